@@ -1,0 +1,181 @@
+#include "asm/x86/inst_form.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+#include "asm/x86/operand_factory.hpp"
+
+namespace peakprobe::x86 {
+using namespace asmjit;
+
+namespace {
+
+const std::vector<std::string>& all_mnemonics() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> v;
+    for (uint32_t id = 1; id < asmjit::x86::Inst::_kIdCount; ++id) {
+      String s;
+      if (InstAPI::instIdToString(Arch::kX64, id, s) == kErrorOk) v.emplace_back(s.data());
+    }
+    return v;
+  }();
+  return names;
+}
+
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j)
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+int widest_vector(const InstText& t) {
+  int bits = 0;
+  for (const auto& k : t.operands) {
+    if (k.cls == OpClass::vec) bits = std::max(bits, k.bits);
+    if (k.cls == OpClass::vmem) bits = std::max(bits, k.index_bits);
+  }
+  return bits;
+}
+
+// Registers chosen so that no two operands alias: asmjit then reports each operand's own role.
+std::vector<Operand> representative_operands(const InstText& t) {
+  std::vector<Operand> ops;
+  const int vec_bits = widest_vector(t);
+  for (size_t i = 0; i < t.operands.size(); ++i) {
+    const OperandKind& k = t.operands[i];
+    const uint32_t n = uint32_t(i);
+    switch (k.cls) {
+      case OpClass::gp: ops.push_back(make_reg(k, asmjit::x86::Gp::kIdR8 + n)); break;
+      case OpClass::vec: ops.push_back(make_reg(k, 1 + n)); break;
+      case OpClass::mask: ops.push_back(make_reg(k, 1 + n)); break;
+      case OpClass::tile: ops.push_back(make_reg(k, n)); break;
+      case OpClass::imm: ops.push_back(probe_imm()); break;
+      case OpClass::mem: ops.push_back(make_mem(k, asmjit::x86::Gp::kIdSi, k.bits == 0 && !k.bcst_bits
+                                                       ? uint32_t(asmjit::x86::Gp::kIdR14) : BaseReg::kIdBad,
+                                                 0, vec_bits)); break;
+      case OpClass::vmem: ops.push_back(make_mem(k, asmjit::x86::Gp::kIdSi, 7, 0, vec_bits)); break;
+      case OpClass::fixed: ops.push_back(make_fixed(k)); break;
+    }
+  }
+  return ops;
+}
+
+// div/idiv/mul/imul with one operand read and write rdx:rax implicitly; asmjit describes the roles
+// only for the explicit three-operand spelling, so the implicit registers are made explicit here.
+void make_implicit_operands_explicit(InstText& t) {
+  static const char* kImplicit[] = {"div", "idiv", "mul", "imul"};
+  if (t.operands.size() != 1) return;
+  if (std::find_if(std::begin(kImplicit), std::end(kImplicit),
+                   [&](const char* m) { return t.mnemonic == m; }) == std::end(kImplicit))
+    return;
+  const OperandKind& src = t.operands[0];
+  const int bits = src.bits;
+  if (bits != 32 && bits != 64) return;  // 8/16-bit forms keep asmjit's own error or handling
+  auto hi = parse_operand_kind(bits == 64 ? "rdx" : "edx").value();
+  auto lo = parse_operand_kind(bits == 64 ? "rax" : "eax").value();
+  t.operands.insert(t.operands.begin(), {hi, lo});
+}
+
+// asmjit's database (2022-12) marks the destination of these forms write-only, but the manuals
+// define it as also read: vdpbf16ps accumulates into it, vpermi2* takes its indices from it.
+// Latency chains and independence both depend on getting this right.
+bool destination_also_read(const std::string& m) {
+  static const char* kForms[] = {"vdpbf16ps", "vpermi2b", "vpermi2w", "vpermi2d",
+                                 "vpermi2q",  "vpermi2ps", "vpermi2pd"};
+  return std::any_of(std::begin(kForms), std::end(kForms), [&](const char* f) { return m == f; });
+}
+
+}  // namespace
+
+std::string feature_name(uint32_t feature_id) {
+  String s;
+  Formatter::formatFeature(s, Arch::kX64, feature_id);
+  std::string out(s.data());
+  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
+  return out;
+}
+
+std::vector<std::string> nearest_mnemonics(const std::string& name, size_t count) {
+  std::vector<std::pair<size_t, std::string>> scored;
+  for (const auto& m : all_mnemonics()) {
+    size_t d = edit_distance(name, m);
+    // A shared prefix is a strong hint ("vfmadd" -> "vfmadd231ps"): rank it as a near miss.
+    if (m.size() > name.size() && m.compare(0, name.size(), name) == 0) d = std::min<size_t>(d, 2);
+    scored.emplace_back(d, m);
+  }
+  std::sort(scored.begin(), scored.end());
+  std::vector<std::string> out;
+  for (size_t i = 0; i < scored.size() && out.size() < count; ++i)
+    if (scored[i].first <= std::max<size_t>(3, name.size() / 3)) out.push_back(scored[i].second);
+  return out;
+}
+
+Expected<InstForm> resolve_inst(const std::string& text) {
+  auto parsed = parse_inst_text(text);
+  if (!parsed) return make_error(parsed.error());
+  InstForm f;
+  f.display = parsed->canonical();
+  f.text = parsed.value();
+  f.id = InstAPI::stringToInstId(Arch::kX64, f.text.mnemonic.c_str(), f.text.mnemonic.size());
+  if (f.id == asmjit::x86::Inst::kIdNone) {
+    std::string msg = "unknown instruction '" + f.text.mnemonic + "'";
+    auto near = nearest_mnemonics(f.text.mnemonic);
+    if (!near.empty()) {
+      msg += "; did you mean ";
+      for (size_t i = 0; i < near.size(); ++i) msg += (i ? ", " : "") + near[i];
+      msg += "?";
+    }
+    return make_error(msg);
+  }
+  make_implicit_operands_explicit(f.text);
+  if (f.text.encoding == "vex") f.options |= InstOptions::kX86_Vex;
+  if (f.text.encoding == "evex") f.options |= InstOptions::kX86_Evex;
+  f.is_lea = f.text.mnemonic == "lea";
+
+  std::vector<Operand> ops = representative_operands(f.text);
+  BaseInst inst(f.id, f.options);
+  for (const auto& k : f.text.operands) {
+    if (k.merge_mask) inst.setExtraReg(asmjit::x86::k(1));
+    if (k.cls == OpClass::vmem) f.is_gather = true;
+  }
+  asmjit::Error err = InstAPI::validate(Arch::kX64, inst, ops.data(), ops.size());
+  if (err != kErrorOk) {
+    return make_error("impossible operand form '" + f.display + "': no encoding of " + f.text.mnemonic +
+                      " takes these operands (asmjit: " + DebugUtils::errorAsString(err) + ")");
+  }
+  // Encode once: validation accepts a few forms the encoder still refuses.
+  {
+    CodeHolder code;
+    code.init(Environment(Arch::kX64));
+    asmjit::x86::Assembler a(&code);
+    err = a.emitInst(inst, ops.data(), ops.size());
+    if (err != kErrorOk)
+      return make_error("impossible operand form '" + f.display + "': asmjit cannot encode it (" +
+                        DebugUtils::errorAsString(err) + ")");
+    const CodeBuffer& buf = code.textSection()->buffer();
+    // EVEX forms start with 0x62 (no legacy prefix precedes a VEX/EVEX escape).
+    f.evex_native = buf.size() > 0 && buf.data()[0] == 0x62;
+  }
+  InstRWInfo rw;
+  InstAPI::queryRWInfo(Arch::kX64, inst, ops.data(), ops.size(), &rw);
+  for (size_t i = 0; i < ops.size(); ++i) {
+    OperandRole r;
+    r.read = rw.operand(i).isRead() || (ops[i].isMem() && rw.operand(i).isMemBaseRead() && !rw.operand(i).isWrite());
+    r.write = rw.operand(i).isWrite();
+    if (ops[i].isImm()) r = OperandRole{true, false};
+    f.roles.push_back(r);
+  }
+  if (!f.roles.empty() && destination_also_read(f.text.mnemonic)) f.roles[0].read = true;
+  CpuFeatures feats;
+  InstAPI::queryFeatures(Arch::kX64, inst, ops.data(), ops.size(), &feats);
+  for (auto it = feats.iterator(); it.hasNext();) f.features.push_back(feature_name(uint32_t(it.next())));
+  return f;
+}
+
+}  // namespace peakprobe::x86

@@ -1,0 +1,169 @@
+#include "asm/x86/stream_emitter.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <mutex>
+
+#include "asm/x86/operand_factory.hpp"
+
+namespace peakprobe::x86 {
+using namespace asmjit;
+namespace ax = asmjit::x86;
+
+namespace {
+
+JitRuntime& runtime() {
+  static JitRuntime rt;
+  return rt;
+}
+std::mutex& runtime_mutex() {
+  static std::mutex m;
+  return m;
+}
+
+template <typename T>
+void fill_pattern(uint8_t* out, T value) {
+  for (size_t i = 0; i < 64 / sizeof(T); ++i) std::memcpy(out + i * sizeof(T), &value, sizeof(T));
+}
+
+int form_vec_bits(const StreamPlan& plan) {
+  int bits = 128;
+  for (const auto& p : plan.copy)
+    for (const auto& op : p.ops) {
+      if (op.isReg() && op.as<BaseReg>().isVec()) bits = std::max(bits, int(op.as<ax::Vec>().size() * 8));
+      if (op.isMem() && op.as<ax::Mem>().hasIndexReg() && op.as<ax::Mem>().indexType() == RegType::kX86_Zmm)
+        bits = 512;
+      if (op.isMem() && op.as<ax::Mem>().hasIndexReg() && op.as<ax::Mem>().indexType() == RegType::kX86_Ymm)
+        bits = std::max(bits, 256);
+    }
+  return bits;
+}
+
+ax::Vec vec_of(int bits, uint32_t id) {
+  return bits == 512 ? ax::Vec(ax::zmm(id)) : bits == 256 ? ax::Vec(ax::ymm(id)) : ax::Vec(ax::xmm(id));
+}
+
+asmjit::Error emit_vec_init(ax::Emitter& e, const RegInit& r, int bits, const HostIsa& isa) {
+  int32_t off = r.kind == InitKind::index ? (r.elem_bits == 64 ? offsetof(ProbeConstants, index64)
+                                                                : offsetof(ProbeConstants, index32))
+              : r.kind == InitKind::ones ? int32_t(offsetof(ProbeConstants, ones))
+                                         : int32_t(offsetof(ProbeConstants, data));
+  ax::Vec v = vec_of(bits, r.id);
+  ax::Mem m = ax::ptr(ax::r11, off);
+  if (r.id >= 16 || bits == 512) return e.emit(ax::Inst::kIdVmovdqu64, v, m);
+  // 128-bit forms are set up with legacy SSE so no upper-half state is dirtied: on Intel cores
+  // dirty upper halves make later SSE instructions merge (and depend) on them.
+  if (bits == 128 || !isa.avx) return e.emit(ax::Inst::kIdMovdqu, ax::xmm(r.id), m);
+  return e.emit(ax::Inst::kIdVmovdqu, v, m);
+}
+
+}  // namespace
+
+void fill_constants(ProbeConstants& c, const std::string& dtype) {
+  std::memset(&c, 0, sizeof(c));
+  // 1.0 in every lane keeps chains finite and normal: x*1 = x, x/1 = x, sqrt(1) = 1, and a running
+  // sum of ones stops growing at 2^24 (f32) long before it could overflow.
+  if (dtype == "f64") fill_pattern<double>(c.data, 1.0);
+  else if (dtype == "f32") fill_pattern<float>(c.data, 1.0f);
+  else if (dtype == "f16") fill_pattern<uint16_t>(c.data, 0x3C00);
+  else if (dtype == "bf16") fill_pattern<uint16_t>(c.data, 0x3F80);
+  else fill_pattern<uint8_t>(c.data, 1);  // integers: 1 in every byte, word and dword
+  for (uint32_t i = 0; i < 16; ++i) std::memcpy(c.index32 + 4 * i, &i, 4);
+  for (uint64_t i = 0; i < 8; ++i) std::memcpy(c.index64 + 8 * i, &i, 8);
+  std::memset(c.ones, 0xFF, sizeof(c.ones));
+  c.tilecfg[0] = 1;  // palette 1
+  for (int t = 0; t < 8; ++t) {
+    uint16_t colsb = 64;
+    std::memcpy(c.tilecfg + 16 + 2 * t, &colsb, 2);
+    c.tilecfg[48 + t] = 16;
+  }
+  c.mxcsr = 0x1F80 | 0x8000 | 0x0040;  // masked exceptions | FTZ | DAZ
+}
+
+JitFunction& JitFunction::operator=(JitFunction&& o) noexcept {
+  if (this != &o) {
+    this->~JitFunction();
+    fn_ = o.fn_;
+    size_ = o.size_;
+    o.fn_ = nullptr;
+  }
+  return *this;
+}
+
+JitFunction::~JitFunction() {
+  if (fn_) {
+    std::lock_guard<std::mutex> lock(runtime_mutex());
+    runtime().release(fn_);
+    fn_ = nullptr;
+  }
+}
+
+asmjit::Error emit_stream_function(ax::Emitter& e, const StreamPlan& plan, int copies, const HostIsa& isa) {
+  const ax::Gp saved[] = {ax::rbx, ax::rbp, ax::r12, ax::r13, ax::r14, ax::r15};
+  for (const auto& r : saved) e.push(r);
+  e.sub(ax::rsp, 8);
+  e.stmxcsr(ax::dword_ptr(ax::rsp));
+  e.ldmxcsr(ax::dword_ptr(ax::rdx, int32_t(offsetof(ProbeConstants, mxcsr))));
+  e.mov(ax::r11, ax::rdx);
+
+  const int vbits = form_vec_bits(plan);
+  for (const auto& r : plan.inits) {
+    if (r.cls == OpClass::vec) {
+      // Only registers the form can address are set up: with 16-register forms, ids stay below 16.
+      if (int(r.id) >= plan.vec_regs) continue;
+      if (asmjit::Error err = emit_vec_init(e, r, vbits, isa)) return err;
+    } else if (r.cls == OpClass::mask) {
+      ax::KReg k = ax::k(r.id);
+      e.emit(isa.avx512bw ? ax::Inst::kIdKxnorq : ax::Inst::kIdKxnorw, k, k, k);
+    }
+  }
+  if (plan.uses_tiles) {
+    e.ldtilecfg(ax::ptr(ax::r11, int32_t(offsetof(ProbeConstants, tilecfg))));
+    for (uint32_t t = 0; t < 8; ++t) e.tilezero(ax::tmm(t));
+  }
+  // General registers last: r11 still points at the constants until here.
+  for (const auto& r : plan.inits) {
+    if (r.cls != OpClass::gp || r.id == ax::Gp::kIdR11) continue;
+    if (r.kind == InitKind::buffer) e.mov(ax::gpq(r.id), ax::rsi);
+    else e.mov(ax::gpq(r.id), Imm(int64_t(r.value)));
+  }
+  for (const auto& r : plan.inits)
+    if (r.cls == OpClass::gp && r.id == ax::Gp::kIdR11) e.mov(ax::r11, Imm(int64_t(r.value)));
+
+  Label loop = e.newLabel();
+  e.align(AlignMode::kCode, 64);
+  e.bind(loop);
+  for (int c = 0; c < copies; ++c)
+    for (const auto& p : plan.copy)
+      if (asmjit::Error err = e.emitInst(p.inst, p.ops.data(), p.ops.size())) return err;
+  e.dec(ax::rdi);
+  e.jnz(loop);
+
+  if (plan.uses_tiles) e.tilerelease();
+  if (isa.avx) e.vzeroupper();
+  e.ldmxcsr(ax::dword_ptr(ax::rsp));
+  e.add(ax::rsp, 8);
+  for (int i = 5; i >= 0; --i) e.pop(saved[i]);
+  e.ret();
+  return kErrorOk;
+}
+
+Expected<JitFunction> compile_stream(const StreamPlan& plan, int copies, const HostIsa& isa, std::string* listing) {
+  CodeHolder code;
+  code.init(runtime().environment());
+  StringLogger logger;
+  if (listing) code.setLogger(&logger);
+  ax::Assembler a(&code);
+  if (asmjit::Error err = emit_stream_function(*a.as<ax::Emitter>(), plan, copies, isa))
+    return make_error(std::string("code generation failed: ") + DebugUtils::errorAsString(err));
+  ProbeFn fn = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(runtime_mutex());
+    if (asmjit::Error err = runtime().add(&fn, &code))
+      return make_error(std::string("cannot map generated code: ") + DebugUtils::errorAsString(err));
+  }
+  if (listing) *listing = logger.data();
+  return JitFunction(fn, code.codeSize());
+}
+
+}  // namespace peakprobe::x86

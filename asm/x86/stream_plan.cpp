@@ -1,0 +1,507 @@
+#include "asm/x86/stream_plan.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "asm/x86/operand_factory.hpp"
+
+namespace peakprobe::x86 {
+using namespace asmjit;
+using asmjit::x86::Gp;
+namespace ax = asmjit::x86;
+
+namespace {
+
+constexpr uint32_t kBufferReg = Gp::kIdSi;
+// The value r11 holds while the loop runs: re-loaded into implicit operands (a dividend for div) by
+// the reset instructions of throughput streams. Large enough that a divide has a full-width quotient.
+constexpr uint64_t kResetValue = 0x0123456789ABCDEFull;
+
+enum class SlotKind { dest, clobbered, source, fixed_read, fixed_written, mem, vmem, lea_mem, imm };
+
+struct Slot {
+  SlotKind kind;
+  const OperandKind* op = nullptr;
+};
+
+struct Pools {
+  std::vector<uint32_t> gp, vec, mask, tile;
+  std::vector<uint32_t>& of(OpClass c) {
+    switch (c) {
+      case OpClass::vec: return vec;
+      case OpClass::mask: return mask;
+      case OpClass::tile: return tile;
+      default: return gp;
+    }
+  }
+  // Sources come from the back of a pool, destinations from the front: they never meet.
+  bool take_back(OpClass c, uint32_t& id) {
+    auto& p = of(c);
+    if (p.empty()) return false;
+    id = p.back();
+    p.pop_back();
+    return true;
+  }
+};
+
+uint32_t fixed_id(const OperandKind& k) { return make_fixed(k).as<BaseReg>().id(); }
+
+bool is_register(OpClass c) {
+  return c == OpClass::gp || c == OpClass::vec || c == OpClass::mask || c == OpClass::tile;
+}
+
+Pools make_pools(const InstForm& f, int vec_regs) {
+  Pools p;
+  for (uint32_t id : {Gp::kIdAx, Gp::kIdBx, Gp::kIdCx, Gp::kIdDx, Gp::kIdBp, Gp::kIdR8, Gp::kIdR9, Gp::kIdR10,
+                      Gp::kIdR12, Gp::kIdR13, Gp::kIdR14, Gp::kIdR15})
+    p.gp.push_back(id);
+  for (int i = 0; i < vec_regs; ++i) p.vec.push_back(uint32_t(i));
+  for (uint32_t i = 1; i < 8; ++i) p.mask.push_back(i);
+  for (uint32_t i = 0; i < 8; ++i) p.tile.push_back(i);
+  // Registers the form names literally (cl, rax, xmm0) are never handed out.
+  for (const auto& k : f.text.operands) {
+    if (k.cls != OpClass::fixed) continue;
+    Operand r = make_fixed(k);
+    auto& pool = r.as<BaseReg>().isGp() ? p.gp : r.as<BaseReg>().isVec() ? p.vec : p.mask;
+    pool.erase(std::remove(pool.begin(), pool.end(), fixed_id(k)), pool.end());
+  }
+  return p;
+}
+
+std::vector<Slot> classify(const InstForm& f) {
+  std::vector<Slot> slots;
+  bool have_dest = false;
+  for (size_t i = 0; i < f.text.operands.size(); ++i) {
+    const OperandKind& k = f.text.operands[i];
+    const OperandRole& r = f.roles[i];
+    Slot s{SlotKind::imm, &k};
+    if (is_register(k.cls)) {
+      if (r.write && !have_dest) {
+        s.kind = SlotKind::dest;
+        have_dest = true;
+      } else {
+        s.kind = r.write ? SlotKind::clobbered : SlotKind::source;
+      }
+    } else if (k.cls == OpClass::fixed) {
+      s.kind = r.write ? SlotKind::fixed_written : SlotKind::fixed_read;
+    } else if (k.cls == OpClass::mem) {
+      s.kind = f.is_lea ? SlotKind::lea_mem : SlotKind::mem;
+    } else if (k.cls == OpClass::vmem) {
+      s.kind = SlotKind::vmem;
+    }
+    slots.push_back(s);
+  }
+  return slots;
+}
+
+int widest_vector(const InstForm& f) {
+  int bits = 0;
+  for (const auto& k : f.text.operands) {
+    if (k.cls == OpClass::vec) bits = std::max(bits, k.bits);
+    if (k.cls == OpClass::vmem) bits = std::max(bits, k.index_bits);
+  }
+  return bits;
+}
+
+bool has_merge_mask(const InstForm& f) {
+  return std::any_of(f.text.operands.begin(), f.text.operands.end(),
+                     [](const OperandKind& k) { return k.merge_mask; });
+}
+
+PlannedInst make_inst(InstId id, std::vector<Operand> ops, PlannedInst::Role role) {
+  PlannedInst p;
+  p.inst = BaseInst(id);
+  p.ops = std::move(ops);
+  p.role = role;
+  return p;
+}
+
+// Sets a clobbered register back to what the probed instruction expects before each instance.
+PlannedInst reset_inst(const OperandKind& k, uint32_t id, const HostIsa& isa) {
+  using R = PlannedInst::Role;
+  if (k.cls == OpClass::mask) {
+    Operand m = ax::k(id);
+    return make_inst(ax::Inst::kIdKxnorw, {m, m, m}, R::reset);
+  }
+  if (k.cls == OpClass::vec) {
+    Operand v = make_reg(k, id);
+    if (isa.avx) return make_inst(ax::Inst::kIdVpcmpeqd, {v, v, v}, R::reset);
+    return make_inst(ax::Inst::kIdPcmpeqd, {v, v}, R::reset);
+  }
+  return make_inst(ax::Inst::kIdMov, {ax::gpq(id), ax::r11}, R::reset);
+}
+
+PlannedInst reset_fixed(const OperandKind& k) {
+  using R = PlannedInst::Role;
+  Operand r = make_fixed(k);
+  // The high half of an implicit rdx:rax dividend must be zero or the divide overflows (#DE);
+  // xor of a register with itself is a dependency-breaking zero idiom.
+  if (r.as<Gp>().id() == Gp::kIdDx) return make_inst(ax::Inst::kIdXor, {ax::edx, ax::edx}, R::reset);
+  return make_inst(ax::Inst::kIdMov, {ax::gpq(r.as<Gp>().id()), ax::r11}, R::reset);
+}
+
+void init_common(StreamPlan& plan, const InstForm& f, const Pools& all) {
+  // Every register the stream may touch starts with a sane value: data for vectors, all-ones masks,
+  // small non-zero integers (1 is a harmless divisor, shift count and multiplier).
+  for (uint32_t id : all.gp) plan.inits.push_back({OpClass::gp, id, InitKind::gp_value, 1});
+  for (uint32_t id : all.vec) plan.inits.push_back({OpClass::vec, id, InitKind::data, 0});
+  bool masks = has_merge_mask(f) || std::any_of(f.text.operands.begin(), f.text.operands.end(),
+                                                 [](const OperandKind& k) { return k.cls == OpClass::mask; });
+  if (masks)
+    for (uint32_t id : all.mask) plan.inits.push_back({OpClass::mask, id, InitKind::ones, 0});
+  plan.inits.push_back({OpClass::gp, Gp::kIdR11, InitKind::gp_value, kResetValue});
+  for (const auto& k : f.text.operands) {
+    if (k.cls != OpClass::fixed) continue;
+    Operand r = make_fixed(k);
+    if (!r.as<BaseReg>().isGp()) continue;
+    uint32_t id = r.as<Gp>().id();
+    plan.inits.push_back({OpClass::gp, id, InitKind::gp_value, id == Gp::kIdDx ? 0 : id == Gp::kIdAx ? kResetValue : 1});
+  }
+  plan.uses_tiles = std::any_of(f.text.operands.begin(), f.text.operands.end(),
+                                [](const OperandKind& k) { return k.cls == OpClass::tile; });
+}
+
+void set_init(StreamPlan& plan, OpClass cls, uint32_t id, InitKind kind, uint64_t value = 0, int elem_bits = 32) {
+  for (auto& r : plan.inits)
+    if (r.cls == cls && r.id == id) {
+      r.kind = kind;
+      r.value = value;
+      r.elem_bits = elem_bits;
+      return;
+    }
+  plan.inits.push_back({cls, id, kind, value, elem_bits});
+}
+
+// Operand values shared by all instances: one fixed register per source operand.
+struct SharedOperands {
+  std::vector<uint32_t> source_id;    // per operand index
+  uint32_t lea_base = 0, lea_index = 0, gather_index = 0, merge_mask = 0;
+};
+
+bool allocate_sources(const InstForm& f, const std::vector<Slot>& slots, Pools& pools, StreamPlan& plan,
+                      SharedOperands& sh) {
+  sh.source_id.assign(slots.size(), 0);
+  for (size_t i = 0; i < slots.size(); ++i) {
+    const OperandKind& k = *slots[i].op;
+    switch (slots[i].kind) {
+      case SlotKind::source:
+        if (!pools.take_back(k.cls, sh.source_id[i])) return false;
+        break;
+      case SlotKind::lea_mem:
+        if (!pools.take_back(OpClass::gp, sh.lea_base) || !pools.take_back(OpClass::gp, sh.lea_index)) return false;
+        break;
+      case SlotKind::vmem:
+        if (!pools.take_back(OpClass::vec, sh.gather_index)) return false;
+        set_init(plan, OpClass::vec, sh.gather_index, InitKind::index, 0, k.index_elem_bits);
+        break;
+      default: break;
+    }
+  }
+  if (has_merge_mask(f) && !f.is_gather && !pools.take_back(OpClass::mask, sh.merge_mask)) return false;
+  return true;
+}
+
+struct InstanceRegs {
+  uint32_t dest = 0;
+  std::vector<uint32_t> clobbered;  // per operand index (0 where not clobbered)
+  uint32_t gather_mask = 0;         // AVX-512 gather's merge mask for this instance
+  int32_t disp = 0;
+  uint32_t mem_base = kBufferReg;
+};
+
+PlannedInst build_instance(const InstForm& f, const std::vector<Slot>& slots, const SharedOperands& sh,
+                           const InstanceRegs& r) {
+  PlannedInst p;
+  p.inst = BaseInst(f.id, f.options);
+  p.role = PlannedInst::Role::measured;
+  const int vec_bits = widest_vector(f);
+  for (size_t i = 0; i < slots.size(); ++i) {
+    const OperandKind& k = *slots[i].op;
+    switch (slots[i].kind) {
+      case SlotKind::dest: p.ops.push_back(make_reg(k, r.dest)); break;
+      case SlotKind::clobbered: p.ops.push_back(make_reg(k, r.clobbered[i])); break;
+      case SlotKind::source: p.ops.push_back(make_reg(k, sh.source_id[i])); break;
+      case SlotKind::fixed_read:
+      case SlotKind::fixed_written: p.ops.push_back(make_fixed(k)); break;
+      case SlotKind::mem: p.ops.push_back(make_mem(k, r.mem_base, BaseReg::kIdBad, r.disp, vec_bits)); break;
+      case SlotKind::lea_mem: p.ops.push_back(make_mem(k, sh.lea_base, sh.lea_index, 8, vec_bits)); break;
+      case SlotKind::vmem: p.ops.push_back(make_mem(k, kBufferReg, sh.gather_index, 0, vec_bits)); break;
+      case SlotKind::imm: p.ops.push_back(probe_imm()); break;
+    }
+  }
+  if (has_merge_mask(f)) p.inst.setExtraReg(ax::k(f.is_gather ? r.gather_mask : sh.merge_mask));
+  return p;
+}
+
+int dest_slot(const std::vector<Slot>& slots) {
+  for (size_t i = 0; i < slots.size(); ++i)
+    if (slots[i].kind == SlotKind::dest) return int(i);
+  return -1;
+}
+
+int vec_regs_for(const InstForm& f) { return f.evex_native ? 32 : 16; }
+
+// Registers one chain needs from the destination's class: the destination plus clobbered inputs of
+// the same class (AVX2 gathers clobber their vector mask).
+int per_chain_regs(const std::vector<Slot>& slots, OpClass cls) {
+  int n = 0;
+  for (const auto& s : slots)
+    if ((s.kind == SlotKind::dest || s.kind == SlotKind::clobbered) && s.op->cls == cls) ++n;
+  return n;
+}
+
+}  // namespace
+
+std::string infer_dtype(const std::string& m) {
+  auto ends = [&](const char* s) { return m.size() >= strlen(s) && m.compare(m.size() - strlen(s), strlen(s), s) == 0; };
+  if (m.find("bf16") != std::string::npos) return "bf16";
+  if (ends("ph") || ends("sh") || ends("phx")) return "f16";
+  if (ends("pd") || ends("sd")) return "f64";
+  if (ends("ps") || ends("ss")) return "f32";
+  return "-";
+}
+
+int max_chains(const InstForm& f) {
+  std::vector<Slot> slots = classify(f);
+  Pools pools = make_pools(f, vec_regs_for(f));
+  StreamPlan scratch;
+  SharedOperands sh;
+  if (!allocate_sources(f, slots, pools, scratch, sh)) return 0;
+  int d = dest_slot(slots);
+  int limit = 32;
+  if (d >= 0) {
+    OpClass cls = slots[size_t(d)].op->cls;
+    limit = int(pools.of(cls).size()) / std::max(1, per_chain_regs(slots, cls));
+  }
+  for (const auto& s : slots)
+    if (s.kind == SlotKind::clobbered && (d < 0 || s.op->cls != slots[size_t(d)].op->cls))
+      limit = std::min(limit, int(pools.of(s.op->cls).size()));
+  if (f.is_gather && has_merge_mask(f)) limit = std::min(limit, int(pools.mask.size()));
+  return std::max(limit, 0);
+}
+
+Expected<StreamPlan> plan_throughput(const InstForm& f, int chains, const HostIsa& isa, const std::string& dtype) {
+  StreamPlan plan;
+  plan.kind = StreamKind::throughput;
+  plan.dtype = dtype;
+  plan.vec_regs = vec_regs_for(f);
+  std::vector<Slot> slots = classify(f);
+  Pools pools = make_pools(f, plan.vec_regs);
+  init_common(plan, f, pools);
+  SharedOperands sh;
+  if (!allocate_sources(f, slots, pools, plan, sh))
+    return make_error("not enough registers for the source operands of '" + f.display + "'");
+  if (chains < 1 || chains > max_chains(f))
+    return make_error("cannot build " + std::to_string(chains) + " independent chains of '" + f.display +
+                      "' (at most " + std::to_string(max_chains(f)) + ")");
+  plan.chains = chains;
+  const int d = dest_slot(slots);
+  for (int j = 0; j < chains; ++j) {
+    InstanceRegs r;
+    r.clobbered.assign(slots.size(), 0);
+    r.disp = 64 * (j % 32);  // distinct cache lines inside the first 2 KiB of the buffer
+    if (d >= 0) {
+      auto& p = pools.of(slots[size_t(d)].op->cls);
+      r.dest = p.front();
+      p.erase(p.begin());
+      plan.dest_ids.push_back(r.dest);
+    }
+    for (size_t i = 0; i < slots.size(); ++i) {
+      if (slots[i].kind != SlotKind::clobbered) continue;
+      auto& p = pools.of(slots[i].op->cls);
+      r.clobbered[i] = p.front();
+      p.erase(p.begin());
+      if (slots[i].op->cls == OpClass::vec) set_init(plan, OpClass::vec, r.clobbered[i], InitKind::ones);
+      plan.copy.push_back(reset_inst(*slots[i].op, r.clobbered[i], isa));
+    }
+    if (f.is_gather && has_merge_mask(f)) {
+      r.gather_mask = pools.mask.front();
+      pools.mask.erase(pools.mask.begin());
+      OperandKind mk;
+      mk.cls = OpClass::mask;
+      plan.copy.push_back(reset_inst(mk, r.gather_mask, isa));
+    }
+    for (const auto& s : slots)
+      if (s.kind == SlotKind::fixed_written) plan.copy.push_back(reset_fixed(*s.op));
+    plan.copy.push_back(build_instance(f, slots, sh, r));
+  }
+  plan.measured_per_copy = chains;
+  plan.method = "independent";
+  return plan;
+}
+
+namespace {
+
+struct Bridge {
+  InstId id = 0;
+  std::string text;
+  bool available = false;
+};
+
+// An instruction that carries a value from register class `from` (the form's result) back to class
+// `to` (the operand the chain continues through). Its own latency is included in the measurement.
+Bridge bridge_for(OpClass from, OpClass to, const HostIsa& isa, bool to_address) {
+  Bridge b;
+  if (from == OpClass::vec && to == OpClass::gp) {
+    b.id = isa.avx ? (to_address ? ax::Inst::kIdVmovd : ax::Inst::kIdVmovq) : (to_address ? ax::Inst::kIdMovd : ax::Inst::kIdMovq);
+    b.text = std::string(isa.avx ? "vmov" : "mov") + (to_address ? "d r32, xmm" : "q r64, xmm");
+    b.available = true;
+  } else if (from == OpClass::gp && to == OpClass::vec) {
+    b.id = isa.avx ? ax::Inst::kIdVmovq : ax::Inst::kIdMovq;
+    b.text = isa.avx ? "vmovq xmm, r64" : "movq xmm, r64";
+    b.available = true;
+  } else if (from == OpClass::mask && to == OpClass::vec) {
+    b.id = ax::Inst::kIdVpmovm2d, b.text = "vpmovm2d zmm, k", b.available = isa.avx512dq;
+  } else if (from == OpClass::vec && to == OpClass::mask) {
+    b.id = ax::Inst::kIdVpmovd2m, b.text = "vpmovd2m k, zmm", b.available = isa.avx512dq;
+  } else if (from == OpClass::mask && to == OpClass::gp) {
+    b.id = ax::Inst::kIdKmovw, b.text = "kmovw r32, k", b.available = isa.avx512f;
+  } else if (from == OpClass::gp && to == OpClass::mask) {
+    b.id = ax::Inst::kIdKmovw, b.text = "kmovw k, r32", b.available = isa.avx512f;
+  }
+  return b;
+}
+
+Operand bridge_operand(OpClass cls, uint32_t id, OpClass other, bool to_address) {
+  if (cls == OpClass::gp) return (to_address || other == OpClass::mask) ? Operand(ax::gpd(id)) : Operand(ax::gpq(id));
+  if (cls == OpClass::vec) return other == OpClass::mask ? Operand(ax::zmm(id)) : Operand(ax::xmm(id));
+  return ax::k(id);
+}
+
+}  // namespace
+
+Expected<StreamPlan> plan_latency(const InstForm& f, const HostIsa& isa, const std::string& dtype) {
+  StreamPlan plan;
+  plan.kind = StreamKind::latency;
+  plan.dtype = dtype;
+  plan.chains = 1;
+  plan.vec_regs = vec_regs_for(f);
+  std::vector<Slot> slots = classify(f);
+  Pools pools = make_pools(f, plan.vec_regs);
+  init_common(plan, f, pools);
+  const int d = dest_slot(slots);
+
+  if (d < 0) {
+    bool fixed_rw = false;
+    for (size_t i = 0; i < slots.size(); ++i)
+      if (slots[i].kind == SlotKind::fixed_written && f.roles[i].read) fixed_rw = true;
+    if (!fixed_rw) {
+      bool store = false;
+      for (size_t i = 0; i < slots.size(); ++i)
+        if (slots[i].kind == SlotKind::mem && f.roles[i].write) store = true;
+      return make_error(store ? "a store writes memory, not a register: throughput only"
+                              : "writes no register result (flags only): throughput only");
+    }
+    SharedOperands sh;
+    if (!allocate_sources(f, slots, pools, plan, sh)) return make_error("not enough registers");
+    InstanceRegs r;
+    r.clobbered.assign(slots.size(), 0);
+    plan.copy.push_back(build_instance(f, slots, sh, r));
+    plan.measured_per_copy = 1;
+    plan.method = "chain through the implicit registers (rdx:rax)";
+    return plan;
+  }
+
+  const OperandKind& dk = *slots[size_t(d)].op;
+  const uint32_t chain = pools.of(dk.cls).front();
+  pools.of(dk.cls).erase(pools.of(dk.cls).begin());
+  plan.dest_ids.push_back(chain);
+
+  // Which operand does the chain come back through?
+  int same_class_src = -1, other_class_src = -1, load = -1;
+  for (size_t i = 0; i < slots.size(); ++i) {
+    if (int(i) == d) continue;
+    if (slots[i].kind == SlotKind::source || slots[i].kind == SlotKind::clobbered) {
+      if (slots[i].op->cls == dk.cls && same_class_src < 0) same_class_src = int(i);
+      if (slots[i].op->cls != dk.cls && other_class_src < 0) other_class_src = int(i);
+    }
+    if (slots[i].kind == SlotKind::mem && f.roles[i].read && load < 0) load = int(i);
+    if (slots[i].kind == SlotKind::lea_mem) load = int(i);
+  }
+
+  SharedOperands sh;
+  InstanceRegs r;
+  r.dest = chain;
+  r.clobbered.assign(slots.size(), 0);
+  const bool dest_rw = f.roles[size_t(d)].read;
+
+  if (dest_rw || same_class_src >= 0 || f.is_lea) {
+    // Read-after-write through one register: the result feeds the next instance directly.
+    if (!dest_rw && same_class_src >= 0) slots[size_t(same_class_src)].kind = SlotKind::dest;
+    if (!allocate_sources(f, slots, pools, plan, sh)) return make_error("not enough registers");
+    for (size_t i = 0; i < slots.size(); ++i)
+      if (slots[i].kind == SlotKind::clobbered) {
+        r.clobbered[i] = pools.of(slots[i].op->cls).front();
+        pools.of(slots[i].op->cls).erase(pools.of(slots[i].op->cls).begin());
+        plan.copy.push_back(reset_inst(*slots[i].op, r.clobbered[i], isa));
+      }
+    if (f.is_gather && has_merge_mask(f)) {
+      r.gather_mask = pools.mask.front();
+      OperandKind mk;
+      mk.cls = OpClass::mask;
+      plan.copy.push_back(reset_inst(mk, r.gather_mask, isa));
+    }
+    if (f.is_lea) {
+      // lea computes from its address registers: chain through the base.
+      plan.copy.push_back(build_instance(f, slots, sh, r));
+      plan.copy.back().ops[size_t(load)] = make_mem(*slots[size_t(load)].op, chain, sh.lea_index, 8, 0);
+      plan.method = "chain through the base register";
+    } else {
+      plan.copy.push_back(build_instance(f, slots, sh, r));
+      plan.method = dest_rw ? "chain through the destination" : "chain through source operand " + std::to_string(same_class_src + 1);
+    }
+    plan.measured_per_copy = 1;
+    return plan;
+  }
+
+  if (load >= 0 && dk.cls == OpClass::gp && !f.is_lea) {
+    const int mem_bits = slots[size_t(load)].op->bits;
+    if ((mem_bits == 64 && dk.bits == 64) || (mem_bits == 32 && dk.bits >= 32)) {
+      // Pointer chase: the loaded value is the next address (buffer words hold their own address).
+      if (!allocate_sources(f, slots, pools, plan, sh)) return make_error("not enough registers");
+      r.mem_base = chain;
+      plan.copy.push_back(build_instance(f, slots, sh, r));
+      plan.chase_bits = mem_bits;
+      set_init(plan, OpClass::gp, chain, InitKind::buffer);
+      plan.measured_per_copy = 1;
+      plan.method = "pointer chase (load-to-use)";
+      return plan;
+    }
+    return make_error("the load is narrower than an address, so no pointer chase is possible: throughput only");
+  }
+
+  // Cross-class forms: chain back through a bridge instruction, whose latency is included.
+  const bool via_address = other_class_src < 0 && load >= 0 && !f.is_lea;
+  const OpClass back_cls = via_address ? OpClass::gp : other_class_src >= 0 ? slots[size_t(other_class_src)].op->cls : dk.cls;
+  if (!via_address && other_class_src < 0) return make_error("no operand to chain the result through: throughput only");
+  if (via_address) {
+    const OperandKind& mk = *slots[size_t(load)].op;
+    const int elem = mk.bcst_bits ? mk.bcst_bits : mk.bits;
+    if (dk.cls != OpClass::vec || elem < 32)
+      return make_error("the load is narrower than an address, so no pointer chase is possible: throughput only");
+  }
+  Bridge b = bridge_for(dk.cls, back_cls, isa, via_address);
+  if (!b.available) return make_error("no bridge instruction from this result back to its input on this CPU: throughput only");
+  uint32_t back_id = 0;
+  if (!pools.take_back(back_cls, back_id)) return make_error("not enough registers");
+  if (!via_address) {
+    slots[size_t(other_class_src)].kind = SlotKind::source;
+  }
+  if (!allocate_sources(f, slots, pools, plan, sh)) return make_error("not enough registers");
+  if (!via_address) sh.source_id[size_t(other_class_src)] = back_id;
+  if (via_address) {
+    r.mem_base = back_id;
+    set_init(plan, OpClass::gp, back_id, InitKind::buffer);
+    plan.chase_bits = 32;
+  }
+  plan.copy.push_back(build_instance(f, slots, sh, r));
+  Operand from = bridge_operand(dk.cls, chain, back_cls, via_address);
+  Operand to = bridge_operand(back_cls, back_id, dk.cls, via_address);
+  plan.copy.push_back(make_inst(b.id, {to, from}, PlannedInst::Role::bridge));
+  plan.measured_per_copy = 1;
+  plan.method = std::string(via_address ? "pointer chase" : "round trip") + " through bridge '" + b.text +
+                "' (upper bound: includes the bridge)";
+  return plan;
+}
+
+}  // namespace peakprobe::x86

@@ -1,0 +1,76 @@
+// Plans the instruction streams that measure one form: which registers each instance uses, which
+// helper instructions (resets, bridges) surround it, and how registers start. Pure data: no code is
+// generated here, so tests can check the dependency structure without a JIT or a clock.
+//
+// Register conventions of every generated probe function (SysV: rdi, rsi, rdx are the arguments):
+//   rdi  loop counter        rsi  probe buffer (64 KiB, below 4 GiB, 4 KiB aligned)
+//   rsp  stack               r11  scratch: constants pointer during set-up, then the reset value
+// Everything else is free for the stream.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <asmjit/x86.h>
+
+#include "asm/x86/inst_form.hpp"
+#include "peakprobe/expected.hpp"
+
+namespace peakprobe::x86 {
+
+enum class StreamKind { throughput, latency };
+
+// What the target CPU can run besides the probed form; used for set-up code and bridges only.
+struct HostIsa {
+  bool avx = false, avx2 = false, avx512f = false, avx512bw = false, avx512dq = false, amx = false;
+};
+
+enum class InitKind {
+  data,          // vector: the data pattern of the dtype (1.0, or small integers)
+  index,         // vector: element i holds i (gather indices stay inside the buffer)
+  ones,          // mask: all bits set; vector: all ones (AVX2 gather masks)
+  gp_value,      // general register: `value`
+  buffer,        // general register: address of the probe buffer (pointer chase start)
+};
+
+struct RegInit {
+  OpClass cls = OpClass::gp;
+  uint32_t id = 0;
+  InitKind kind = InitKind::gp_value;
+  uint64_t value = 0;
+  int elem_bits = 32;  // for InitKind::index
+};
+
+struct PlannedInst {
+  enum class Role { measured, reset, bridge };
+  asmjit::BaseInst inst;
+  std::vector<asmjit::Operand> ops;
+  Role role = Role::measured;
+};
+
+struct StreamPlan {
+  StreamKind kind = StreamKind::throughput;
+  int chains = 1;                      // K: independent destinations (throughput) or 1 (latency)
+  std::vector<PlannedInst> copy;       // one copy of the pattern; the emitter repeats it
+  int measured_per_copy = 0;
+  std::vector<RegInit> inits;
+  std::string dtype;                   // picks the data pattern
+  int vec_regs = 16;                   // registers the form may use (32 for EVEX-native forms)
+  bool uses_tiles = false;
+  int chase_bits = 0;                  // 32/64: buffer words hold the buffer's own address
+  std::string method;                  // how the latency chain is built (or why there is none)
+  std::vector<uint32_t> dest_ids;      // per chain: the destination register (empty if memory dest)
+};
+
+// The dtype a form computes in when the catalog does not say: from the mnemonic's suffix.
+std::string infer_dtype(const std::string& mnemonic);
+
+// Largest K a throughput stream of this form can have with distinct registers.
+int max_chains(const InstForm& form);
+
+Expected<StreamPlan> plan_throughput(const InstForm& form, int chains, const HostIsa& isa,
+                                     const std::string& dtype);
+// Error when the form has no register result to chain (stores, flag-only writers).
+Expected<StreamPlan> plan_latency(const InstForm& form, const HostIsa& isa, const std::string& dtype);
+
+}  // namespace peakprobe::x86

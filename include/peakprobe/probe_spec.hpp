@@ -1,0 +1,17 @@
+// One instruction form to probe: a catalog row or an `inst` argument. Data only.
+#pragma once
+#include <string>
+#include <vector>
+
+namespace peakprobe {
+
+struct ProbeSpec {
+  std::string text;                   // "vfmadd231ps ymm, ymm, ymm" (may start with {vex}/{evex})
+  double ops_per_instruction = 0.0;   // FLOPs or integer ops per instruction; 0 = not an arithmetic op
+  std::string dtype = "-";            // f64 f32 f16 bf16 i64 i32 i16 i8 u8 or "-"
+  std::vector<std::string> requires_features;  // lower case asmjit names; empty = derive from asmjit
+  std::string group = "misc";         // e.g. fp.fma, int.alu, mem.load
+  std::string origin;                 // "probes/x86.catalog:42", "my.catalog:3" or "command line"
+};
+
+}  // namespace peakprobe

@@ -1,0 +1,49 @@
+// Finished measurements handed to reporters. Units are in the field names.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace peakprobe {
+
+enum class Status { ok, skipped, mistrusted, error };
+const char* to_string(Status s);
+
+// Summary of repeated measurements of one quantity (cycles per instruction, say).
+struct Stats {
+  double min = 0, median = 0, max = 0;
+  double spread = 0;   // (median - min) / min: how far a typical run sits above the best one
+  int samples = 0;
+};
+
+// Where the core-cycle figures come from and how steady the clock stayed around a probe.
+struct ClockReading {
+  std::string source;        // "perf_event cycles" or "tsc + add-chain calibration"
+  double ghz = 0;            // core clock during the probe
+  double ghz_before = 0, ghz_after = 0;
+  double drift = 0;          // |after - before| / before
+};
+
+struct ProbeResult {
+  std::string instruction;           // text as given
+  std::string group, dtype, origin;
+  std::optional<double> latency_cycles;
+  std::string latency_method;        // "chain through dest", "pointer chase", "bridge vmovq ..." ...
+  std::optional<double> recip_throughput_cycles;
+  std::optional<double> throughput_ipc;
+  double ops_per_instruction = 0;
+  std::optional<double> gflops;      // per core, for floating-point dtypes
+  std::optional<double> gops;        // per core, for integer dtypes
+  int accumulators = 0;              // K used by the throughput stream
+  int threads = 1;
+  std::optional<double> total_gflops, total_gops;  // all threads together (--threads N)
+  std::vector<double> per_thread_recip_throughput; // one per pinned thread when threads > 1
+  int cpu = -1;                      // logical CPU of the (first) pinned thread
+  Stats throughput_stats, latency_stats;  // cycles per instruction
+  ClockReading clock;
+  Status status = Status::ok;
+  std::string reason;
+  std::string repro;
+};
+
+}  // namespace peakprobe

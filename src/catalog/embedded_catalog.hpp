@@ -1,0 +1,15 @@
+// The catalogs in probes/, compiled into the binary by cmake/embed_catalog.cmake.
+#pragma once
+#include <string>
+#include <vector>
+
+namespace peakprobe {
+
+struct EmbeddedCatalog {
+  std::string name;  // "probes/x86.catalog"
+  std::string text;
+};
+
+const std::vector<EmbeddedCatalog>& embedded_catalogs();
+
+}  // namespace peakprobe

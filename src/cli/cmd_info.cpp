@@ -1,0 +1,96 @@
+#include <unistd.h>
+
+#include <iostream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include "cli/commands.hpp"
+#include "cli/measure.hpp"
+#include "cpu/cpu_info.hpp"
+#include "harness/probe_runner.hpp"
+#include "report/json_report.hpp"
+#include "report/output_file.hpp"
+
+namespace peakprobe::cli {
+namespace {
+
+std::string bytes(uint64_t b) {
+  if (b >= (1ull << 20) && b % (1ull << 20) == 0) return fmt::format("{} MiB", b >> 20);
+  if (b >= 1024 && b % 1024 == 0) return fmt::format("{} KiB", b >> 10);
+  return fmt::format("{} B", b);
+}
+
+void print_info(std::ostream& out, const CpuInfo& c, const ClockReading& clock, int cpu) {
+  out << fmt::format("CPU        {} ({})\n", c.brand, c.vendor);
+  out << fmt::format("           family {:#x} model {:#x} stepping {}{}\n", c.family, c.model, c.stepping,
+                     c.hypervisor ? ", under a hypervisor" : "");
+  out << fmt::format("Topology   {} package(s), {} core(s), {} logical CPU(s), {} thread(s) per core\n",
+                     c.packages, c.physical_cores, c.logical_cpus, c.smt_per_core);
+  for (const auto& l : c.caches)
+    out << fmt::format("Cache      L{} {:<11} {:>8} x{:<3} line {} B, {}-way, shared by {} CPU(s)\n", l.level,
+                       l.type, bytes(l.size_bytes), l.instances, l.line_bytes,
+                       l.associativity < 0 ? std::string("fully") : std::to_string(l.associativity),
+                       l.shared_by_cpus);
+  out << fmt::format("XCR0       {:#x} (AVX state {}, AVX-512 state {}, AMX state {})\n", c.xcr0,
+                     c.os_avx ? "on" : "off", c.os_avx512 ? "on" : "off", c.os_amx ? "on" : "off");
+  out << fmt::format("TSC        {:.3f} GHz{}\n", c.tsc_hz / 1e9, c.tsc_invariant ? " (invariant)" : "");
+  out << fmt::format("Core clock {:.3f} GHz measured on CPU {} ({})\n", clock.ghz, cpu, clock.source);
+  std::string line = "Features  ";
+  for (const auto& f : c.features) {
+    if (line.size() + f.size() + 1 > 100) {
+      out << line << "\n";
+      line = "          ";
+    }
+    line += " " + f;
+  }
+  out << line << "\n";
+  if (!c.os_disabled.empty()) out << fmt::format("OS-disabled {}\n", fmt::join(c.os_disabled, " "));
+}
+
+}  // namespace
+
+void add_info_command(CLI::App& app, GlobalOptions& g) {
+  auto* cmd = app.add_subcommand("info", "Describe this CPU: identity, ISA features, caches, TSC and core clock");
+  // Parsing only records the action; main() runs it once logging is set up.
+  cmd->callback([&g] {
+    g.action = [&g] {
+    std::string err;
+    if (!check_output_paths(g.out, err)) {
+      spdlog::error("{}", err);
+      g.exit_code = kExitOutput;
+      return;
+    }
+    CpuInfo cpu = detect_cpu_info();
+    if (int rc = check_placement(g, cpu)) {
+      g.exit_code = rc;
+      return;
+    }
+    ProbeOptions opt;
+    opt.cpu = g.cpu;
+    auto runner = ProbeRunner::create(cpu, opt);
+    if (!runner) {
+      spdlog::error("{}", runner.error());
+      g.exit_code = kExitMeasure;
+      return;
+    }
+    const ClockReading& clock = (*runner)->start_clock();
+    if (!g.out.json.empty()) {
+      nlohmann::json doc = {{"schema", kSchema}, {"host", to_json(cpu)}, {"clock", to_json(clock)},
+                            {"cpu", (*runner)->cpu()}};
+      try {
+        write_output_file(g.out.json, [&](std::ostream& o) { o << doc.dump(2) << "\n"; });
+      } catch (const OutputError& e) {
+        spdlog::error("{}", e.what());
+        g.exit_code = kExitOutput;
+        return;
+      }
+      if (g.out.json == "-") return;
+    }
+    print_info(std::cout, cpu, clock, (*runner)->cpu());
+    };
+  });
+}
+
+}  // namespace peakprobe::cli

@@ -1,0 +1,58 @@
+#include <spdlog/spdlog.h>
+
+#include "asm/x86/inst_form.hpp"
+#include "cli/commands.hpp"
+#include "cli/measure.hpp"
+
+namespace peakprobe::cli {
+
+void add_inst_command(CLI::App& app, GlobalOptions& g) {
+  auto* cmd = app.add_subcommand("inst", "Measure any instruction form given as text");
+  auto texts = std::make_shared<std::vector<std::string>>();
+  auto ops = std::make_shared<double>(0.0);
+  auto dtype = std::make_shared<std::string>("-");
+  cmd->add_option("instructions", *texts,
+                  "Instruction forms in Intel-manual notation, one per argument, e.g. \"vfmadd231ps ymm, ymm, ymm\"")
+      ->required();
+  cmd->add_option("--ops", *ops, "Arithmetic operations per instruction, for GFLOP/s or GOP/s (default 0: none)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--dtype", *dtype, "Data type of the operations (f64 f32 f16 bf16 i64 i32 i16 i8); "
+                                     "default: from the mnemonic");
+  cmd->footer(
+      "Operand kinds: r8 r16 r32 r64, xmm ymm zmm, k, tmm, imm8 imm16 imm32, m8..m512, m (lea),\n"
+      "m32bcst m64bcst, vm32x..vm64z (gathers), fixed registers (cl, rax), '{k}' write mask,\n"
+      "and a '{vex}' or '{evex}' prefix to pick the encoding. Any instruction asmjit knows works.\n"
+      "Examples:\n"
+      "  peakprobe inst \"vfmadd231ps ymm, ymm, ymm\" \"imul r64, r64\"\n"
+      "  peakprobe inst \"{vex} vpdpbusd ymm, ymm, ymm\" --ops 32 --dtype i8\n"
+      "  peakprobe inst \"mov r64, m64\"          # load-to-use latency by pointer chase\n");
+  // Parsing only records the action; main() runs it once logging is set up.
+  cmd->callback([&g, texts, ops, dtype] {
+    g.action = [&g, texts, ops, dtype] {
+    std::vector<ProbeSpec> specs;
+    bool bad = false;
+    for (const auto& t : *texts) {
+      auto form = x86::resolve_inst(t);
+      if (!form) {
+        spdlog::error("{}", form.error());
+        bad = true;
+        continue;
+      }
+      ProbeSpec s;
+      s.text = form->display;
+      s.ops_per_instruction = *ops;
+      s.dtype = *dtype;
+      s.group = "inst";
+      s.origin = "command line";
+      specs.push_back(s);
+    }
+    if (bad) {
+      g.exit_code = kExitUsage;
+      return;
+    }
+    g.exit_code = measure_and_report(g, specs);
+    };
+  });
+}
+
+}  // namespace peakprobe::cli

@@ -1,0 +1,65 @@
+#include <iostream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include "catalog/catalog.hpp"
+#include "cli/catalog_loading.hpp"
+#include "cli/commands.hpp"
+#include "cpu/cpu_info.hpp"
+#include "harness/probe_runner.hpp"
+#include "asm/x86/inst_form.hpp"
+#include "report/output_file.hpp"
+
+namespace peakprobe::cli {
+
+void add_list_command(CLI::App& app, GlobalOptions& g) {
+  auto* cmd = app.add_subcommand("list", "List catalog forms and whether this CPU supports each");
+  auto filter = std::make_shared<std::string>();
+  cmd->add_option("-f,--filter", *filter, "Only rows whose instruction, group or dtype contains this text");
+  // Parsing only records the action; main() runs it once logging is set up.
+  cmd->callback([&g, filter] {
+    g.action = [&g, filter] {
+    auto specs = load_catalogs(g);
+    if (!specs) {
+      spdlog::error("{}", specs.error());
+      g.exit_code = kExitUsage;
+      return;
+    }
+    CpuInfo cpu = detect_cpu_info();
+    nlohmann::json rows = nlohmann::json::array();
+    size_t supported = 0, shown = 0;
+    std::string table;
+    for (const auto& s : specs.value()) {
+      if (!matches_filter(s, *filter)) continue;
+      auto form = x86::resolve_inst(s.text);
+      std::vector<std::string> needed = form ? form->features : std::vector<std::string>{};
+      needed.insert(needed.end(), s.requires_features.begin(), s.requires_features.end());
+      auto missing = missing_features(cpu, needed);
+      std::string support = missing.empty() ? "yes" : "no: needs " + fmt::format("{}", fmt::join(missing, ", "));
+      supported += missing.empty();
+      ++shown;
+      table += fmt::format("{:<40} {:<16} {:<5} {:>6} {}\n", s.text, s.group, s.dtype, s.ops_per_instruction, support);
+      rows.push_back({{"instruction", s.text}, {"group", s.group}, {"dtype", s.dtype},
+                      {"ops_per_instruction", s.ops_per_instruction}, {"requires", s.requires_features},
+                      {"supported", missing.empty()}, {"missing", missing}, {"origin", s.origin}});
+    }
+    if (!g.out.json.empty()) {
+      nlohmann::json doc = {{"schema", "peakprobe/1"}, {"catalog", rows}};
+      try {
+        write_output_file(g.out.json, [&](std::ostream& o) { o << doc.dump(2) << "\n"; });
+      } catch (const OutputError& e) {
+        spdlog::error("{}", e.what());
+        g.exit_code = kExitOutput;
+        return;
+      }
+      if (g.out.json == "-") return;
+    }
+    std::cout << fmt::format("{:<40} {:<16} {:<5} {:>6} {}\n", "instruction", "group", "dtype", "ops", "supported")
+              << table << fmt::format("{} forms, {} supported on this CPU\n", shown, supported);
+    };
+  });
+}
+
+}  // namespace peakprobe::cli

@@ -1,0 +1,29 @@
+// One registration function per subcommand (each in its own cmd_*.cpp).
+#pragma once
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/common.hpp"
+
+namespace peakprobe::cli {
+
+struct GlobalOptions {
+  OutputOptions out;
+  std::vector<std::string> catalogs;
+  int cpu = -1;
+  int threads = 1;
+  int argc = 0;
+  char** argv = nullptr;
+  int exit_code = kExitOk;
+  std::function<void()> action;  // the chosen subcommand's work
+};
+
+void add_info_command(CLI::App& app, GlobalOptions& g);
+void add_list_command(CLI::App& app, GlobalOptions& g);
+void add_run_command(CLI::App& app, GlobalOptions& g);
+void add_inst_command(CLI::App& app, GlobalOptions& g);
+
+}  // namespace peakprobe::cli

@@ -1,0 +1,101 @@
+#include "cli/common.hpp"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <ctime>
+#include <filesystem>
+#include <iostream>
+
+#include <fmt/format.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include "report/console_report.hpp"
+#include "report/csv_report.hpp"
+#include "report/json_report.hpp"
+#include "report/markdown_report.hpp"
+#include "report/output_file.hpp"
+
+namespace peakprobe::cli {
+
+void setup_logging(const OutputOptions& o) {
+  auto logger = spdlog::stderr_color_mt("peakprobe");
+  logger->set_pattern("%^%l%$: %v");
+  spdlog::set_default_logger(logger);
+  spdlog::set_level(o.quiet ? spdlog::level::err
+                    : o.verbose >= 2 ? spdlog::level::trace
+                    : o.verbose == 1 ? spdlog::level::debug
+                                     : spdlog::level::info);
+}
+
+bool check_output_paths(const OutputOptions& o, std::string& error) {
+  for (const std::string* p : {&o.json, &o.csv, &o.markdown}) {
+    if (p->empty() || *p == "-") continue;
+    std::filesystem::path path(*p);
+    std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : ".";
+    std::error_code ec;
+    if (!std::filesystem::is_directory(dir, ec)) {
+      error = "cannot write '" + *p + "': directory '" + dir.string() + "' does not exist";
+      return false;
+    }
+    if (access(dir.c_str(), W_OK) != 0) {
+      error = "cannot write '" + *p + "': directory '" + dir.string() + "' is not writable";
+      return false;
+    }
+    if (std::filesystem::is_directory(path, ec)) {
+      error = "cannot write '" + *p + "': it is a directory";
+      return false;
+    }
+  }
+  return true;
+}
+
+int emit_outputs(const RunDocument& doc, const OutputOptions& o) {
+  try {
+    if (!o.json.empty())
+      write_output_file(o.json, [&](std::ostream& out) { out << to_json(doc).dump(2) << "\n"; });
+    if (!o.csv.empty()) write_output_file(o.csv, [&](std::ostream& out) { write_csv(out, doc.results); });
+    if (!o.markdown.empty()) write_output_file(o.markdown, [&](std::ostream& out) { write_markdown(out, doc); });
+  } catch (const OutputError& e) {
+    spdlog::error("{}", e.what());
+    return kExitOutput;
+  }
+  if (!o.writes_stdout()) write_console(std::cout, doc, isatty(STDOUT_FILENO) != 0);
+  for (const auto& r : doc.results)
+    if (r.status == Status::error) return kExitResultErrors;
+  return kExitOk;
+}
+
+RunDocument new_document(const CpuInfo& host, int argc, char** argv) {
+  RunDocument d;
+  for (int i = 0; i < argc; ++i) {
+    std::string a = argv[i];
+    if (i == 0) a = "peakprobe";
+    if (a.find_first_of(" \"'$") != std::string::npos) a = "\"" + a + "\"";
+    d.command += (i ? " " : "") + a;
+  }
+  d.version = PEAKPROBE_VERSION;
+  std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  char buf[32];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  d.started_utc = buf;
+  d.host = host;
+  return d;
+}
+
+void progress(const OutputOptions& o, size_t done, size_t total, const std::string& what) {
+  if (o.quiet || !isatty(STDERR_FILENO)) return;
+  std::string line = fmt::format("[{}/{}] {}", done, total, what);
+  if (line.size() > 78) line.resize(78);
+  fmt::print(stderr, "\r\033[K{}", line);
+  std::fflush(stderr);
+}
+
+void progress_done(const OutputOptions& o) {
+  if (o.quiet || !isatty(STDERR_FILENO)) return;
+  fmt::print(stderr, "\r\033[K");
+  std::fflush(stderr);
+}
+
+}  // namespace peakprobe::cli

@@ -1,0 +1,54 @@
+#include "cli/measure.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include "cpu/cpu_info.hpp"
+#include "harness/pin.hpp"
+#include "harness/probe_runner.hpp"
+
+namespace peakprobe::cli {
+
+int check_placement(const GlobalOptions& g, const CpuInfo& cpu) {
+  if (g.cpu >= 0 && !cpu_allowed(g.cpu)) {
+    spdlog::error("--cpu {}: this process may not run there (allowed CPUs: {} logical)", g.cpu, cpu.logical_cpus);
+    return kExitUsage;
+  }
+  if (g.threads < 1 || g.threads > int(cpu.core_order.size())) {
+    spdlog::error("--threads {}: must be between 1 and {} (the CPUs this process may use)", g.threads,
+                  cpu.core_order.size());
+    return kExitUsage;
+  }
+  return 0;
+}
+
+int measure_and_report(GlobalOptions& g, const std::vector<ProbeSpec>& specs) {
+  std::string err;
+  if (!check_output_paths(g.out, err)) {
+    spdlog::error("{}", err);
+    return kExitOutput;
+  }
+  CpuInfo cpu = detect_cpu_info();
+  if (int rc = check_placement(g, cpu)) return rc;
+  ProbeOptions opt;
+  opt.cpu = g.cpu;
+  opt.threads = g.threads;
+  if (g.threads > 1) opt.repro_extra = " --threads " + std::to_string(g.threads);
+  auto runner = ProbeRunner::create(cpu, opt);
+  if (!runner) {
+    spdlog::error("{}", runner.error());
+    return kExitMeasure;
+  }
+  RunDocument doc = new_document(cpu, g.argc, g.argv);
+  doc.clock = (*runner)->start_clock();
+  spdlog::info("core clock {:.3f} GHz on CPU {} ({}); measuring {} form{}", doc.clock.ghz, (*runner)->cpu(),
+               doc.clock.source, specs.size(), specs.size() == 1 ? "" : "s");
+  for (size_t i = 0; i < specs.size(); ++i) {
+    progress(g.out, i + 1, specs.size(), specs[i].text);
+    doc.results.push_back((*runner)->run(specs[i]));
+    spdlog::debug("{}: {}", specs[i].text, to_string(doc.results.back().status));
+  }
+  progress_done(g.out);
+  return emit_outputs(doc, g.out);
+}
+
+}  // namespace peakprobe::cli

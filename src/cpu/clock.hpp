@@ -1,0 +1,40 @@
+// Core-clock calibration without hardware counters: a chain of dependent register adds runs at one
+// add per core cycle on every x86 core, so TSC ticks per add = TSC ticks per core cycle. Timed at N
+// and 2N unrolled copies (loop overhead cancels), median of many samples.
+#pragma once
+#include <memory>
+#include <string>
+
+#include "asm/x86/stream_emitter.hpp"
+#include "harness/cycle_counter.hpp"
+#include "harness/probe_buffer.hpp"
+#include "peakprobe/expected.hpp"
+
+namespace peakprobe {
+
+struct ClockSample {
+  double ticks_per_cycle = 0;  // counter ticks per core cycle (TSC ticks, or 1 with perf cycles)
+  double ghz = 0;
+  double spread = 0;
+};
+
+class ClockCalibrator {
+ public:
+  static Expected<std::unique_ptr<ClockCalibrator>> create(const CycleCounter& counter, double tsc_hz,
+                                                           const x86::HostIsa& isa);
+  ClockSample measure();
+  // Runs the chain until two successive readings agree within 1% (the core has left its idle
+  // frequency) or `max_seconds` pass.
+  ClockSample warm_up(double max_seconds = 0.4);
+  const char* source() const { return counter_.source(); }
+
+ private:
+  ClockCalibrator(const CycleCounter& counter, double tsc_hz) : counter_(counter), tsc_hz_(tsc_hz) {}
+  const CycleCounter& counter_;
+  double tsc_hz_;
+  x86::JitFunction short_, long_;
+  x86::ProbeConstants consts_;
+  ProbeBuffer buffer_;
+};
+
+}  // namespace peakprobe

@@ -1,0 +1,34 @@
+#include "harness/probe_buffer.hpp"
+
+#include <sys/mman.h>
+
+#include <cstring>
+
+namespace peakprobe {
+
+ProbeBuffer::ProbeBuffer() {
+  void* p = mmap(nullptr, kBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT, -1, 0);
+  if (p == MAP_FAILED) p = nullptr;
+  data_ = static_cast<uint8_t*>(p);
+}
+
+ProbeBuffer::~ProbeBuffer() {
+  if (data_) munmap(data_, kBytes);
+}
+
+void ProbeBuffer::fill(const uint8_t pattern[64], int chase_bits) {
+  if (!data_) return;
+  const uint64_t self = reinterpret_cast<uint64_t>(data_);
+  for (size_t off = 0; off < kBytes; off += 64) {
+    if (chase_bits == 64) {
+      for (size_t i = 0; i < 64; i += 8) std::memcpy(data_ + off + i, &self, 8);
+    } else if (chase_bits == 32) {
+      const uint32_t self32 = uint32_t(self);
+      for (size_t i = 0; i < 64; i += 4) std::memcpy(data_ + off + i, &self32, 4);
+    } else {
+      std::memcpy(data_ + off, pattern, 64);
+    }
+  }
+}
+
+}  // namespace peakprobe

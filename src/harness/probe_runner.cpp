@@ -1,0 +1,382 @@
+#include "harness/probe_runner.hpp"
+
+#include <algorithm>
+#include <barrier>
+#include <cmath>
+#include <set>
+#include <thread>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "asm/x86/inst_form.hpp"
+#include "asm/x86/stream_emitter.hpp"
+#include "asm/x86/stream_plan.hpp"
+#include "cpu/clock.hpp"
+#include "cpu/cpu_info.hpp"
+#include "harness/cycle_counter.hpp"
+#include "harness/pin.hpp"
+#include "harness/probe_buffer.hpp"
+#include "harness/timing.hpp"
+
+namespace peakprobe {
+
+namespace {
+
+// No x86 core renames and issues more than 8 instructions per cycle; a faster figure is an artefact.
+constexpr double kMaxIpc = 8.0;
+constexpr int kLatencyCopies = 48;
+constexpr int kThroughputUnits = 64;  // measured instructions per iteration of the short function
+const int kChainCandidates[] = {1, 2, 4, 6, 8, 12, 16, 24, 32};
+
+x86::HostIsa host_isa(const CpuInfo& cpu) {
+  x86::HostIsa isa;
+  isa.avx = cpu.has("avx");
+  isa.avx2 = cpu.has("avx2");
+  isa.avx512f = cpu.has("avx512_f");
+  isa.avx512bw = cpu.has("avx512_bw");
+  isa.avx512dq = cpu.has("avx512_dq");
+  isa.amx = cpu.has("amx_tile");
+  return isa;
+}
+
+bool is_float(const std::string& dtype) {
+  return dtype == "f64" || dtype == "f32" || dtype == "f16" || dtype == "bf16";
+}
+
+TimingBudget probe_budget() {
+  TimingBudget b;
+  b.target_call_ticks = 40000;
+  b.min_samples = 15;
+  b.max_samples = 80;
+  b.max_ticks = 6e6;
+  return b;
+}
+
+struct Compiled {
+  x86::JitFunction short_fn, long_fn;
+  double units_short = 0, units_long = 0;
+  int chase_bits = 0;
+};
+
+Expected<Compiled> compile_pair(const x86::StreamPlan& plan, int short_copies, const x86::HostIsa& isa) {
+  auto s = x86::compile_stream(plan, short_copies, isa);
+  if (!s) return make_error(s.error());
+  auto l = x86::compile_stream(plan, 2 * short_copies, isa);
+  if (!l) return make_error(l.error());
+  Compiled c;
+  c.short_fn = std::move(s.value());
+  c.long_fn = std::move(l.value());
+  c.units_short = double(short_copies * plan.measured_per_copy);
+  c.units_long = 2.0 * c.units_short;
+  c.chase_bits = plan.chase_bits;
+  return c;
+}
+
+// Converts counter ticks per instruction to core cycles per instruction.
+Stats to_cycles(const Stats& ticks, double ticks_per_cycle) {
+  Stats s = ticks;
+  s.min /= ticks_per_cycle;
+  s.median /= ticks_per_cycle;
+  s.max /= ticks_per_cycle;
+  return s;
+}
+
+}  // namespace
+
+std::vector<std::string> missing_features(const CpuInfo& cpu, const std::vector<std::string>& needed) {
+  std::vector<std::string> out;
+  std::set<std::string> seen;
+  for (const auto& f : needed) {
+    std::string n = normalize_feature_name(f);
+    if (!seen.insert(n).second || cpu.has(n)) continue;
+    bool os_off = std::find(cpu.os_disabled.begin(), cpu.os_disabled.end(), n) != cpu.os_disabled.end();
+    out.push_back(os_off ? n + " (CPU has it, OS does not enable its state)" : n);
+  }
+  return out;
+}
+
+struct ProbeRunner::Impl {
+  CpuInfo cpu;
+  ProbeOptions options;
+  x86::HostIsa isa;
+  int pinned_cpu = -1;
+  CycleCounter counter;
+  std::unique_ptr<ClockCalibrator> clock;
+  ClockReading start;
+  ProbeBuffer buffer;
+  x86::ProbeConstants consts;
+
+  bool time(const Compiled& c, const std::string& dtype, PairTiming& t, std::string& err) {
+    x86::fill_constants(consts, dtype);
+    buffer.fill(consts.data, c.chase_bits);
+    return time_pair(c.short_fn.fn(), c.long_fn.fn(), c.units_short, c.units_long, buffer.data(), &consts,
+                     counter, probe_budget(), t, err);
+  }
+
+  void measure_latency(const x86::InstForm& form, const std::string& dtype, ProbeResult& r, Stats& ticks);
+  bool measure_throughput(const x86::InstForm& form, const std::string& dtype, ProbeResult& r, Stats& ticks,
+                          Compiled& best, x86::StreamPlan& best_plan, double latency_ticks);
+  void run_threads(const x86::StreamPlan& plan, const std::string& dtype, ProbeResult& r);
+};
+
+void ProbeRunner::Impl::measure_latency(const x86::InstForm& form, const std::string& dtype, ProbeResult& r,
+                                        Stats& ticks) {
+  auto plan = x86::plan_latency(form, isa, dtype);
+  if (!plan) {
+    r.latency_method = plan.error();
+    return;
+  }
+  r.latency_method = plan->method;
+  auto c = compile_pair(plan.value(), kLatencyCopies, isa);
+  if (!c) {
+    r.status = Status::error;
+    r.reason = c.error();
+    return;
+  }
+  PairTiming t;
+  std::string err;
+  if (!time(c.value(), dtype, t, err)) {
+    r.status = Status::error;
+    r.reason = "latency stream: " + err;
+    return;
+  }
+  ticks = t.per_unit;
+}
+
+bool ProbeRunner::Impl::measure_throughput(const x86::InstForm& form, const std::string& dtype, ProbeResult& r,
+                                           Stats& ticks, Compiled& best, x86::StreamPlan& best_plan,
+                                           double latency_ticks) {
+  const int kmax = x86::max_chains(form);
+  if (kmax < 1) {
+    r.status = Status::error;
+    r.reason = "no registers left for an independent stream";
+    return false;
+  }
+  double best_rt = 1e300;
+  for (int k : kChainCandidates) {
+    if (k > kmax) break;
+    auto plan = x86::plan_throughput(form, k, isa, dtype);
+    if (!plan) {
+      r.status = Status::error;
+      r.reason = plan.error();
+      return false;
+    }
+    const int copies = std::max(1, (kThroughputUnits + k - 1) / k);
+    auto c = compile_pair(plan.value(), copies, isa);
+    if (!c) {
+      r.status = Status::error;
+      r.reason = c.error();
+      return false;
+    }
+    PairTiming t;
+    std::string err;
+    if (!time(c.value(), dtype, t, err)) {
+      r.status = Status::error;
+      r.reason = "throughput stream: " + err;
+      return false;
+    }
+    const double rt = t.per_unit.min;
+    const bool improved = rt < best_rt * 0.98;
+    if (rt < best_rt) {
+      best_rt = rt;
+      ticks = t.per_unit;
+      r.accumulators = k;
+      best = std::move(c.value());
+      best_plan = plan.value();
+    }
+    // Still bound by the chains (K instructions per latency) means more chains may help, even when
+    // this step did not improve much; otherwise one step without gain ends the sweep.
+    const bool chain_bound = latency_ticks > 0 && rt * k > 0.85 * latency_ticks;
+    if (!improved && !chain_bound && k >= 2) break;
+  }
+  return true;
+}
+
+void ProbeRunner::Impl::run_threads(const x86::StreamPlan& plan, const std::string& dtype, ProbeResult& r) {
+  const int n = options.threads;
+  std::vector<int> cpus;
+  for (int c : cpu.core_order)
+    if (int(cpus.size()) < n) cpus.push_back(c);
+  if (int(cpus.size()) < n) {
+    r.status = Status::error;
+    r.reason = fmt::format("--threads {} but only {} CPUs are available", n, cpus.size());
+    return;
+  }
+  const int copies = std::max(1, (kThroughputUnits + plan.chains - 1) / plan.chains);
+  auto c = compile_pair(plan, copies, isa);
+  if (!c) {
+    r.status = Status::error;
+    r.reason = c.error();
+    return;
+  }
+  std::barrier sync(n);
+  std::vector<double> rt(size_t(n), 0.0), ghz(size_t(n), 0.0), drift(size_t(n), 0.0);
+  std::vector<std::string> errors(static_cast<size_t>(n));
+  auto worker = [&](int i) {
+    std::string err;
+    if (!pin_current_thread(cpus[size_t(i)], &err)) errors[size_t(i)] = err;
+    CycleCounter ctr;
+    ProbeBuffer buf;
+    x86::ProbeConstants k;
+    x86::fill_constants(k, dtype);
+    buf.fill(k.data, c->chase_bits);
+    auto cal = ClockCalibrator::create(ctr, cpu.tsc_hz, isa);
+    sync.arrive_and_wait();
+    if (!cal || !buf.ok()) {
+      errors[size_t(i)] = cal ? "cannot map the probe buffer" : cal.error();
+      sync.arrive_and_wait();
+      sync.arrive_and_wait();
+      return;
+    }
+    (*cal)->warm_up(0.1);
+    ClockSample before = (*cal)->measure();
+    sync.arrive_and_wait();  // every core busy from here: the same conditions as the measurement
+    PairTiming t;
+    if (!time_pair(c->short_fn.fn(), c->long_fn.fn(), c->units_short, c->units_long, buf.data(), &k, ctr,
+                   probe_budget(), t, err))
+      errors[size_t(i)] = err;
+    sync.arrive_and_wait();
+    ClockSample after = (*cal)->measure();
+    const double tpc = 0.5 * (before.ticks_per_cycle + after.ticks_per_cycle);
+    rt[size_t(i)] = tpc > 0 ? t.per_unit.min / tpc : 0.0;
+    ghz[size_t(i)] = 0.5 * (before.ghz + after.ghz);
+    drift[size_t(i)] = before.ghz > 0 ? std::fabs(after.ghz - before.ghz) / before.ghz : 0.0;
+  };
+  std::vector<std::thread> team;
+  for (int i = 0; i < n; ++i) team.emplace_back(worker, i);
+  for (auto& t : team) t.join();
+  for (const auto& e : errors)
+    if (!e.empty()) {
+      r.status = Status::error;
+      r.reason = "threaded run: " + e;
+      return;
+    }
+  r.threads = n;
+  r.per_thread_recip_throughput = rt;
+  double total = 0;
+  for (int i = 0; i < n; ++i)
+    if (rt[size_t(i)] > 0) total += r.ops_per_instruction / rt[size_t(i)] * ghz[size_t(i)];
+  if (r.ops_per_instruction > 0) {
+    if (is_float(r.dtype)) r.total_gflops = total;
+    else r.total_gops = total;
+  }
+  const double worst = *std::max_element(drift.begin(), drift.end());
+  if (worst > options.drift_limit && r.status == Status::ok) {
+    r.status = Status::mistrusted;
+    r.reason = fmt::format("core clock drifted {:.1f}% during the {}-thread run", worst * 100, n);
+  }
+}
+
+Expected<std::unique_ptr<ProbeRunner>> ProbeRunner::create(const CpuInfo& cpu, const ProbeOptions& options) {
+  auto impl = std::make_unique<Impl>();
+  impl->cpu = cpu;
+  impl->options = options;
+  impl->isa = host_isa(cpu);
+  int target = options.cpu >= 0 ? options.cpu : (cpu.core_order.empty() ? current_cpu() : cpu.core_order.front());
+  std::string err;
+  if (!pin_current_thread(target, &err)) return make_error(err);
+  impl->pinned_cpu = target;
+  if (!impl->buffer.ok()) return make_error("cannot map the probe buffer below 4 GiB");
+  auto cal = ClockCalibrator::create(impl->counter, cpu.tsc_hz, impl->isa);
+  if (!cal) return make_error("clock calibration: " + cal.error());
+  impl->clock = std::move(cal.value());
+  ClockSample s = impl->clock->warm_up();
+  if (s.ghz <= 0) return make_error("clock calibration failed: the add chain could not be timed");
+  impl->start.source = impl->counter.source();
+  impl->start.ghz = impl->start.ghz_before = impl->start.ghz_after = s.ghz;
+  spdlog::debug("clock {:.3f} GHz on CPU {} ({})", s.ghz, target, impl->counter.source());
+  return std::unique_ptr<ProbeRunner>(new ProbeRunner(std::move(impl)));
+}
+
+ProbeRunner::ProbeRunner(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+ProbeRunner::~ProbeRunner() = default;
+const ClockReading& ProbeRunner::start_clock() const { return impl_->start; }
+int ProbeRunner::cpu() const { return impl_->pinned_cpu; }
+
+ProbeResult ProbeRunner::run(const ProbeSpec& spec) {
+  Impl& m = *impl_;
+  ProbeResult r;
+  r.instruction = spec.text;
+  r.group = spec.group;
+  r.origin = spec.origin;
+  r.ops_per_instruction = spec.ops_per_instruction;
+  r.cpu = m.pinned_cpu;
+  r.threads = 1;
+  r.repro = fmt::format("peakprobe inst \"{}\" --cpu {}{}", spec.text, m.pinned_cpu, m.options.repro_extra);
+  r.clock.source = m.counter.source();
+
+  auto form = x86::resolve_inst(spec.text);
+  if (!form) {
+    r.status = Status::error;
+    r.reason = form.error();
+    return r;
+  }
+  r.instruction = form->display;
+  r.dtype = spec.dtype != "-" ? spec.dtype : x86::infer_dtype(form->text.mnemonic);
+  std::vector<std::string> needed = form->features;
+  needed.insert(needed.end(), spec.requires_features.begin(), spec.requires_features.end());
+  auto missing = missing_features(m.cpu, needed);
+  if (!missing.empty()) {
+    r.status = Status::skipped;
+    r.reason = "needs " + fmt::format("{}", fmt::join(missing, ", ")) + ", not available on this CPU";
+    return r;
+  }
+
+  ClockSample before = m.clock->measure();
+  Stats lat_ticks, tput_ticks;
+  m.measure_latency(form.value(), r.dtype, r, lat_ticks);
+  if (r.status == Status::error) return r;
+  Compiled best;
+  x86::StreamPlan best_plan;
+  if (!m.measure_throughput(form.value(), r.dtype, r, tput_ticks, best, best_plan, lat_ticks.min)) return r;
+  ClockSample after = m.clock->measure();
+
+  const double tpc = 0.5 * (before.ticks_per_cycle + after.ticks_per_cycle);
+  if (tpc <= 0) {
+    r.status = Status::error;
+    r.reason = "clock calibration failed around this probe";
+    return r;
+  }
+  r.clock.ghz = 0.5 * (before.ghz + after.ghz);
+  r.clock.ghz_before = before.ghz;
+  r.clock.ghz_after = after.ghz;
+  r.clock.drift = before.ghz > 0 ? std::fabs(after.ghz - before.ghz) / before.ghz : 0.0;
+
+  r.throughput_stats = to_cycles(tput_ticks, tpc);
+  const double rt = r.throughput_stats.min;
+  r.recip_throughput_cycles = rt;
+  if (rt > 0) r.throughput_ipc = 1.0 / rt;
+  if (lat_ticks.samples > 0) {
+    r.latency_stats = to_cycles(lat_ticks, tpc);
+    r.latency_cycles = r.latency_stats.min;
+  }
+  if (rt > 0 && r.ops_per_instruction > 0) {
+    const double rate = r.ops_per_instruction / rt * r.clock.ghz;
+    if (is_float(r.dtype)) r.gflops = rate;
+    else r.gops = rate;
+  }
+
+  // Trust checks: each one names what was wrong.
+  std::vector<std::string> doubts;
+  if (r.clock.drift > m.options.drift_limit)
+    doubts.push_back(fmt::format("core clock drifted {:.1f}% ({:.3f} -> {:.3f} GHz)", r.clock.drift * 100,
+                                 before.ghz, after.ghz));
+  if (rt <= 0) doubts.push_back("throughput timing came out non-positive");
+  else if (1.0 / rt > kMaxIpc)
+    doubts.push_back(fmt::format("{:.2f} instructions/cycle exceeds any x86 core's issue width", 1.0 / rt));
+  if (r.latency_cycles && *r.latency_cycles <= 0) doubts.push_back("latency timing came out non-positive");
+  if (r.throughput_stats.spread > m.options.spread_limit)
+    doubts.push_back(fmt::format("unsteady timings (median {:.0f}% above the best)", r.throughput_stats.spread * 100));
+  if (!doubts.empty()) {
+    r.status = Status::mistrusted;
+    r.reason = fmt::format("{}", fmt::join(doubts, "; "));
+  } else if (!r.latency_cycles) {
+    r.reason = "latency: " + r.latency_method;
+  }
+
+  if (m.options.threads > 1) m.run_threads(best_plan, r.dtype, r);
+  return r;
+}
+
+}  // namespace peakprobe

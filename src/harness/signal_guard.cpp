@@ -1,0 +1,62 @@
+#include "harness/signal_guard.hpp"
+
+#include <csetjmp>
+#include <csignal>
+#include <cstring>
+#include <mutex>
+
+namespace peakprobe {
+namespace {
+
+thread_local sigjmp_buf* t_jump = nullptr;
+thread_local volatile sig_atomic_t t_signal = 0;
+
+void on_fault(int sig) {
+  if (t_jump) {
+    t_signal = sig;
+    siglongjmp(*t_jump, 1);
+  }
+  // A fault outside generated code is a real bug: restore the default action and let it crash.
+  std::signal(sig, SIG_DFL);
+  std::raise(sig);
+}
+
+void install_handlers() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    struct sigaction sa;
+    std::memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_fault;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_NODEFER;
+    for (int s : {SIGILL, SIGSEGV, SIGBUS, SIGFPE}) sigaction(s, &sa, nullptr);
+  });
+}
+
+const char* describe(int sig) {
+  switch (sig) {
+    case SIGILL: return "illegal instruction (SIGILL): the CPU or OS does not support this form";
+    case SIGSEGV: return "memory fault (SIGSEGV) in generated code";
+    case SIGBUS: return "bus error (SIGBUS) in generated code";
+    case SIGFPE: return "arithmetic fault (SIGFPE) in generated code";
+    default: return "signal in generated code";
+  }
+}
+
+}  // namespace
+
+bool run_guarded(const std::function<void()>& body, std::string& error) {
+  install_handlers();
+  sigjmp_buf jump;
+  if (sigsetjmp(jump, 1) != 0) {
+    t_jump = nullptr;
+    error = describe(t_signal);
+    return false;
+  }
+  t_jump = &jump;
+  body();
+  t_jump = nullptr;
+  return true;
+}
+
+}  // namespace peakprobe

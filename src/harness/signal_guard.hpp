@@ -1,0 +1,12 @@
+// Runs generated code so that a fault (SIGILL, SIGSEGV, SIGBUS, SIGFPE) becomes an error result
+// instead of a crash. Feature checks come first; this is the second line of defence.
+#pragma once
+#include <functional>
+#include <string>
+
+namespace peakprobe {
+
+// Returns true when `body` ran to completion; otherwise false with the signal named in `error`.
+bool run_guarded(const std::function<void()>& body, std::string& error);
+
+}  // namespace peakprobe

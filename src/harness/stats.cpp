@@ -1,0 +1,31 @@
+#include "harness/stats.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace peakprobe {
+
+double percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  p = std::clamp(p, 0.0, 1.0);
+  const double pos = p * double(v.size() - 1);
+  const size_t lo = size_t(std::floor(pos));
+  const size_t hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (v[hi] - v[lo]) * (pos - double(lo));
+}
+
+double median(std::vector<double> v) { return percentile(std::move(v), 0.5); }
+
+Stats summarize(const std::vector<double>& v) {
+  Stats s;
+  if (v.empty()) return s;
+  s.samples = int(v.size());
+  s.min = *std::min_element(v.begin(), v.end());
+  s.max = *std::max_element(v.begin(), v.end());
+  s.median = median(v);
+  s.spread = s.min > 0 ? (s.median - s.min) / s.min : 0.0;
+  return s;
+}
+
+}  // namespace peakprobe

@@ -1,0 +1,53 @@
+// peakprobe: wiring only. Each subcommand lives in src/cli/cmd_*.cpp.
+#include <CLI/CLI.hpp>
+#include <spdlog/spdlog.h>
+
+#include "cli/commands.hpp"
+
+int main(int argc, char** argv) {
+  using namespace peakprobe::cli;
+  GlobalOptions g;
+  g.argc = argc;
+  g.argv = argv;
+  CLI::App app{"peakprobe " PEAKPROBE_VERSION
+               ": measure what this CPU can really do (instruction latency, throughput, peak FLOP/s)"};
+  app.set_version_flag("--version", PEAKPROBE_VERSION);
+  app.require_subcommand(1);
+  app.fallthrough();
+  app.add_flag("-v,--verbose", g.out.verbose, "More log detail on stderr (-vv for trace)");
+  app.add_flag("-q,--quiet", g.out.quiet, "Only errors on stderr; no progress line");
+  app.add_option("--json", g.out.json, "Write the results as JSON to FILE ('-' for stdout)")->type_name("FILE|-");
+  app.add_option("--csv", g.out.csv, "Write the results as CSV to FILE ('-' for stdout)")->type_name("FILE|-");
+  app.add_option("--markdown", g.out.markdown, "Write a Markdown table to FILE ('-' for stdout)")
+      ->type_name("FILE|-");
+  app.add_option("--catalog", g.catalogs, "Add the rows of a catalog FILE (repeatable; see docs/catalog.md)")
+      ->type_name("FILE");
+  app.add_option("--cpu", g.cpu, "Pin the measuring thread to logical CPU N (default: the first core)")
+      ->type_name("N");
+  app.add_option("--threads", g.threads, "Also run each throughput stream on N pinned cores at once and "
+                                         "report per core and in total")
+      ->type_name("N");
+  app.footer(
+      "Exit codes: 0 ok, 1 some result has status error, 2 bad input, 3 output not writable,\n"
+      "4 measuring could not start. Docs: docs/method.md, docs/cli.md, docs/output.md.\n"
+      "Start with: peakprobe info; peakprobe run; peakprobe inst \"vfmadd231ps zmm, zmm, zmm\"");
+  add_info_command(app, g);
+  add_list_command(app, g);
+  add_run_command(app, g);
+  add_inst_command(app, g);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return kExitUsage;
+  }
+  setup_logging(g.out);
+  if (g.action) g.action();
+  return g.exit_code;
+}

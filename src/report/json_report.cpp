@@ -1,0 +1,117 @@
+#include "report/json_report.hpp"
+
+#include <cmath>
+
+namespace peakprobe {
+
+namespace {
+
+using nlohmann::json;
+
+json number(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+
+json number(const std::optional<double>& v) { return v ? number(*v) : json(nullptr); }
+
+json numbers(const std::vector<double>& values) {
+  json a = json::array();
+  for (double v : values) a.push_back(number(v));
+  return a;
+}
+
+json caches(const std::vector<CacheLevel>& levels) {
+  json a = json::array();
+  for (const auto& c : levels) a.push_back(to_json(c));
+  return a;
+}
+
+}  // namespace
+
+json to_json(const CacheLevel& c) {
+  return {{"level", c.level},
+          {"type", c.type},
+          {"size_bytes", c.size_bytes},
+          {"line_bytes", c.line_bytes},
+          {"associativity", c.associativity},
+          {"shared_by_cpus", c.shared_by_cpus},
+          {"instances", c.instances}};
+}
+
+json to_json(const CpuInfo& i) {
+  return {{"vendor", i.vendor},
+          {"brand", i.brand},
+          {"family", i.family},
+          {"model", i.model},
+          {"stepping", i.stepping},
+          {"hypervisor", i.hypervisor},
+          {"xcr0", i.xcr0},
+          {"os_avx", i.os_avx},
+          {"os_avx512", i.os_avx512},
+          {"os_amx", i.os_amx},
+          {"features", i.features},
+          {"os_disabled", i.os_disabled},
+          {"logical_cpus", i.logical_cpus},
+          {"physical_cores", i.physical_cores},
+          {"packages", i.packages},
+          {"smt_per_core", i.smt_per_core},
+          {"core_order", i.core_order},
+          {"caches", caches(i.caches)},
+          {"tsc_hz", number(i.tsc_hz)},
+          {"tsc_invariant", i.tsc_invariant}};
+}
+
+json to_json(const ClockReading& c) {
+  return {{"source", c.source},
+          {"ghz", number(c.ghz)},
+          {"ghz_before", number(c.ghz_before)},
+          {"ghz_after", number(c.ghz_after)},
+          {"drift", number(c.drift)}};
+}
+
+json to_json(const Stats& s) {
+  return {{"min", number(s.min)},
+          {"median", number(s.median)},
+          {"max", number(s.max)},
+          {"spread", number(s.spread)},
+          {"samples", s.samples}};
+}
+
+json to_json(const ProbeResult& r) {
+  return {{"instruction", r.instruction},
+          {"group", r.group},
+          {"dtype", r.dtype},
+          {"status", to_string(r.status)},
+          {"reason", r.reason},
+          {"latency_cycles", number(r.latency_cycles)},
+          {"latency_method", r.latency_method},
+          {"recip_throughput_cycles", number(r.recip_throughput_cycles)},
+          {"throughput_ipc", number(r.throughput_ipc)},
+          {"ops_per_instruction", number(r.ops_per_instruction)},
+          {"gflops", number(r.gflops)},
+          {"gops", number(r.gops)},
+          {"accumulators", r.accumulators},
+          {"threads", r.threads},
+          {"total_gflops", number(r.total_gflops)},
+          {"total_gops", number(r.total_gops)},
+          {"per_thread_recip_throughput", numbers(r.per_thread_recip_throughput)},
+          {"cpu", r.cpu},
+          {"clock_ghz", number(r.clock.ghz)},
+          {"clock", to_json(r.clock)},
+          {"throughput", to_json(r.throughput_stats)},
+          {"latency", to_json(r.latency_stats)},
+          {"origin", r.origin},
+          {"repro", r.repro}};
+}
+
+json to_json(const RunDocument& d) {
+  json results = json::array();
+  for (const auto& r : d.results) results.push_back(to_json(r));
+  return {{"schema", kSchema},
+          {"tool", {{"name", "peakprobe"}, {"version", d.version}}},
+          {"command", d.command},
+          {"started_utc", d.started_utc},
+          {"host", to_json(d.host)},
+          {"clock", to_json(d.clock)},
+          {"results", std::move(results)}};
+}
+
+}  // namespace peakprobe

@@ -1,0 +1,22 @@
+// JSON form of finished records. The document layout is the "peakprobe/1" schema (docs/output.md).
+// Numbers keep full double precision (consumers round); NaN and infinities become null, because JSON
+// has no spelling for them and a parser would reject the whole file.
+#pragma once
+#include <nlohmann/json.hpp>
+
+#include "peakprobe/cpu_info.hpp"
+#include "peakprobe/result.hpp"
+#include "peakprobe/run_document.hpp"
+
+namespace peakprobe {
+
+nlohmann::json to_json(const CacheLevel& cache);
+nlohmann::json to_json(const CpuInfo& info);
+nlohmann::json to_json(const ClockReading& clock);
+nlohmann::json to_json(const Stats& stats);
+// Carries every key of the schema; empty optionals are null, never left out.
+nlohmann::json to_json(const ProbeResult& result);
+// { schema, tool {name, version}, command, started_utc, host, clock, results [...] }
+nlohmann::json to_json(const RunDocument& doc);
+
+}  // namespace peakprobe
