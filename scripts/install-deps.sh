@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Installs what peakprobe needs to build and test, from Debian's archive only (Debian 12 or newer).
+# Run as root (or with sudo). Safe to run again.
+set -euo pipefail
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends \
+  build-essential cmake pkg-config \
+  libasmjit-dev libcli11-dev libspdlog-dev libfmt-dev catch2 nlohmann-json3-dev libhwloc-dev \
+  >/dev/null
+echo "peakprobe dependencies installed"

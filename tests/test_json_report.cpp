@@ -1,0 +1,106 @@
+// Tests for src/report/json_report.cpp: the "peakprobe/1" document, its keys, nulls and precision.
+#include <catch2/catch.hpp>
+
+#include <set>
+#include <string>
+
+#include "report/json_report.hpp"
+#include "report_fixture.hpp"
+
+namespace {
+
+using nlohmann::json;
+
+std::set<std::string> keys(const json& object) {
+  std::set<std::string> k;
+  for (const auto& item : object.items()) k.insert(item.key());
+  return k;
+}
+
+const std::set<std::string> kResultKeys = {
+    "instruction", "group", "dtype", "status", "reason", "latency_cycles", "latency_method",
+    "recip_throughput_cycles", "throughput_ipc", "ops_per_instruction", "gflops", "gops", "accumulators",
+    "threads", "total_gflops", "total_gops", "per_thread_recip_throughput", "cpu", "clock_ghz", "clock",
+    "throughput", "latency", "origin", "repro"};
+const std::set<std::string> kStatsKeys = {"min", "median", "max", "spread", "samples"};
+const std::set<std::string> kClockKeys = {"source", "ghz", "ghz_before", "ghz_after", "drift"};
+
+json fixture_json() { return json::parse(peakprobe::to_json(peakprobe::test::report_fixture()).dump(2)); }
+
+}  // namespace
+
+TEST_CASE("JSON report matches the golden file", "[report]") {
+  peakprobe::test::check_golden("report.json", peakprobe::to_json(peakprobe::test::report_fixture()).dump(2) + "\n");
+}
+
+TEST_CASE("JSON report has the schema header", "[report]") {
+  const json doc = fixture_json();
+  CHECK(keys(doc) == std::set<std::string>{"schema", "tool", "command", "started_utc", "host", "clock", "results"});
+  CHECK(doc["schema"] == "peakprobe/1");
+  CHECK(doc["tool"] == json{{"name", "peakprobe"}, {"version", "0.1.0"}});
+  CHECK(doc["command"] == "peakprobe run --json out.json");
+  CHECK(doc["started_utc"] == "2024-05-01T12:00:00Z");
+  CHECK(keys(doc["clock"]) == kClockKeys);
+  CHECK(doc["clock"]["ghz"] == 3.65);
+}
+
+TEST_CASE("JSON host carries every CpuInfo field", "[report]") {
+  const json host = fixture_json()["host"];
+  CHECK(keys(host) == std::set<std::string>{"vendor", "brand", "family", "model", "stepping", "hypervisor", "xcr0",
+                                            "os_avx", "os_avx512", "os_amx", "features", "os_disabled",
+                                            "logical_cpus", "physical_cores", "packages", "smt_per_core",
+                                            "core_order", "caches", "tsc_hz", "tsc_invariant"});
+  REQUIRE(host["caches"].size() == 4);
+  CHECK(keys(host["caches"][0]) == std::set<std::string>{"level", "type", "size_bytes", "line_bytes",
+                                                         "associativity", "shared_by_cpus", "instances"});
+  CHECK(host["caches"][3]["size_bytes"] == 105 * 1024 * 1024);
+  CHECK(host["xcr0"] == 0x2e7);
+  CHECK(host["features"].size() == 6);
+}
+
+TEST_CASE("JSON results carry exactly the schema keys", "[report]") {
+  const json results = fixture_json()["results"];
+  REQUIRE(results.size() == 5);
+  for (const auto& r : results) {
+    INFO(r["instruction"]);
+    CHECK(keys(r) == kResultKeys);
+    CHECK(keys(r["clock"]) == kClockKeys);
+    CHECK(keys(r["throughput"]) == kStatsKeys);
+    CHECK(keys(r["latency"]) == kStatsKeys);
+    CHECK(r["per_thread_recip_throughput"].is_array());
+  }
+}
+
+TEST_CASE("JSON results write null for empty optionals and non-finite numbers", "[report]") {
+  const json results = fixture_json()["results"];
+  const json& fp = results[0];
+  const json& integer = results[1];
+  const json& skipped = results[2];
+  const json& mistrusted = results[3];
+  const json& error = results[4];
+  CHECK(fp["gflops"] == 233.6);
+  CHECK(fp["gops"].is_null());
+  CHECK(fp["total_gflops"].is_null());
+  CHECK(integer["gflops"].is_null());
+  CHECK(integer["total_gops"] == 175.2);
+  for (const char* key : {"latency_cycles", "recip_throughput_cycles", "throughput_ipc", "gflops", "gops"})
+    CHECK(skipped[key].is_null());
+  CHECK(skipped["status"] == "skipped");
+  CHECK(skipped["reason"] == "needs avx512_fp16");
+  CHECK(mistrusted["latency"]["spread"].is_null());
+  CHECK(mistrusted["latency"]["median"] == 14.05);
+  CHECK(error["clock"]["drift"].is_null());
+  CHECK(error["reason"] == "probe crashed, SIGSEGV in \"vpgatherdd\" | operand 2");
+}
+
+TEST_CASE("JSON keeps full double precision", "[report]") {
+  const json integer = fixture_json()["results"][1];
+  CHECK(integer["recip_throughput_cycles"].get<double>() == 1.0 / 3.0);
+  CHECK(integer["clock_ghz"].get<double>() == 3.6497);
+  CHECK(integer["per_thread_recip_throughput"] == json{0.33334, 0.33341});
+}
+
+TEST_CASE("JSON text never holds NaN or infinity", "[report]") {
+  const std::string text = peakprobe::to_json(peakprobe::test::report_fixture()).dump();
+  for (const char* bad : {"NaN", "nan", "Infinity", "inf"}) CHECK(text.find(bad) == std::string::npos);
+}

@@ -1,0 +1,107 @@
+// End-to-end checks of the peakprobe executable: bad input gets a clear message and a stable exit
+// code, never a crash; JSON on stdout is one parseable document.
+#include <catch2/catch.hpp>
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+namespace {
+
+struct Run {
+  int rc = -1;
+  std::string out, err;
+};
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+Run peakprobe(const std::string& args) {
+  const std::string out = "test_main_stdout.txt", err = "test_main_stderr.txt";
+  std::string cmd = std::string(PEAKPROBE_BINARY) + " " + args + " >" + out + " 2>" + err;
+  int status = std::system(cmd.c_str());
+  Run r;
+  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = slurp(out);
+  r.err = slurp(err);
+  std::remove(out.c_str());
+  std::remove(err.c_str());
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("cli: --help teaches the subcommands", "[main]") {
+  Run r = peakprobe("--help");
+  CHECK(r.rc == 0);
+  for (const char* sub : {"info", "list", "run", "inst", "--json", "Exit codes"})
+    CHECK(r.out.find(sub) != std::string::npos);
+  Run i = peakprobe("inst --help");
+  CHECK(i.rc == 0);
+  CHECK(i.out.find("Operand kinds") != std::string::npos);
+}
+
+TEST_CASE("cli: unknown instruction suggests names and exits 2", "[main]") {
+  Run r = peakprobe("inst \"vfmad231ps ymm, ymm, ymm\"");
+  CHECK(r.rc == 2);
+  CHECK(r.err.find("unknown instruction 'vfmad231ps'") != std::string::npos);
+  CHECK(r.err.find("vfmadd231ps") != std::string::npos);
+}
+
+TEST_CASE("cli: impossible operand form exits 2", "[main]") {
+  Run r = peakprobe("inst \"vaddps ymm, xmm, zmm\"");
+  CHECK(r.rc == 2);
+  CHECK(r.err.find("impossible operand form") != std::string::npos);
+}
+
+TEST_CASE("cli: malformed catalog names file and line", "[main]") {
+  {
+    std::ofstream c("test_main_bad.catalog");
+    c << "# comment\nvaddps ymm, ymm, ymm | 8 | f32 | avx\n";
+  }
+  Run r = peakprobe("run --catalog test_main_bad.catalog");
+  std::remove("test_main_bad.catalog");
+  CHECK(r.rc == 2);
+  CHECK(r.err.find("test_main_bad.catalog:2:") != std::string::npos);
+}
+
+TEST_CASE("cli: an unwritable output path fails before measuring and leaves nothing", "[main]") {
+  Run r = peakprobe("inst \"add r64, r64\" --json /nonexistent-dir/out.json");
+  CHECK(r.rc == 3);
+  CHECK(r.err.find("/nonexistent-dir") != std::string::npos);
+}
+
+TEST_CASE("cli: impossible placement is refused", "[main]") {
+  CHECK(peakprobe("inst \"add r64, r64\" --threads 0").rc == 2);
+  CHECK(peakprobe("inst \"add r64, r64\" --threads 100000").rc == 2);
+  CHECK(peakprobe("inst \"add r64, r64\" --cpu 100000").rc == 2);
+  CHECK(peakprobe("run --filter no-such-row-anywhere").rc == 2);
+  CHECK(peakprobe("frobnicate").rc == 2);
+}
+
+TEST_CASE("cli: --json - writes one document to stdout", "[main][hw]") {
+  Run r = peakprobe("inst \"add r64, r64\" \"vmovups m256, ymm\" --json - --quiet");
+  REQUIRE(r.rc == 0);
+  auto doc = nlohmann::json::parse(r.out);
+  CHECK(doc["schema"] == "peakprobe/1");
+  REQUIRE(doc["results"].size() == 2);
+  CHECK(doc["results"][0]["instruction"] == "add r64, r64");
+  CHECK(doc["host"].contains("caches"));
+  CHECK(doc["clock"]["ghz"].get<double>() > 0);
+}
+
+TEST_CASE("cli: list shows support on this CPU", "[main]") {
+  Run r = peakprobe("list --filter vfmadd231ps");
+  CHECK(r.rc == 0);
+  CHECK(r.out.find("vfmadd231ps ymm, ymm, ymm") != std::string::npos);
+  CHECK(r.out.find("supported on this CPU") != std::string::npos);
+}

@@ -1,0 +1,27 @@
+#include <catch2/catch.hpp>
+
+#include "harness/stats.hpp"
+
+using namespace peakprobe;
+
+TEST_CASE("percentile interpolates between sorted values", "[stats]") {
+  std::vector<double> v = {4, 1, 3, 2, 5};
+  CHECK(percentile(v, 0.0) == Approx(1));
+  CHECK(percentile(v, 1.0) == Approx(5));
+  CHECK(percentile(v, 0.5) == Approx(3));
+  CHECK(percentile(v, 0.25) == Approx(2));
+  CHECK(percentile({1, 2}, 0.5) == Approx(1.5));
+  CHECK(percentile({}, 0.5) == 0.0);
+}
+
+TEST_CASE("summarize: min, median, max and spread above the best", "[stats]") {
+  Stats s = summarize({10, 12, 11, 30, 10});
+  CHECK(s.samples == 5);
+  CHECK(s.min == Approx(10));
+  CHECK(s.max == Approx(30));
+  CHECK(s.median == Approx(11));
+  CHECK(s.spread == Approx(0.1));
+  Stats e = summarize({});
+  CHECK(e.samples == 0);
+  CHECK(e.spread == 0.0);
+}

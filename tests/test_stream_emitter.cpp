@@ -1,0 +1,158 @@
+// The generated code itself (read back from an asmjit Builder, never run here) has the structure the
+// method needs: K independent chains for throughput, one unbroken chain for latency.
+#include <catch2/catch.hpp>
+
+#include "asm/x86/inst_form.hpp"
+#include "asm/x86/stream_emitter.hpp"
+#include "asm/x86/stream_plan.hpp"
+#include "generated_code.hpp"
+
+using namespace peakprobe;
+using namespace peakprobe::test;
+
+namespace {
+
+x86::HostIsa full_isa() {
+  x86::HostIsa isa;
+  isa.avx = isa.avx2 = isa.avx512f = isa.avx512bw = isa.avx512dq = true;
+  return isa;
+}
+
+const char* kForms[] = {
+    "vfmadd231ps ymm, ymm, ymm", "vfmadd231ps zmm, zmm, zmm", "imul r64, r64",   "add r64, r64",
+    "vaddps xmm, xmm, xmm",      "addps xmm, xmm",            "popcnt r64, r64", "vcvtdq2ps ymm, ymm",
+    "vpermps ymm, ymm, ymm",     "vpdpbusd zmm, zmm, zmm",    "shl r64, cl",     "lea r64, m",
+    "vmovups ymm, m256",         "mov r64, m64",              "vgatherdps ymm, vm32y, ymm",
+    "vgatherdps zmm {k}, vm32z", "vfmadd231ps zmm, zmm, m32bcst", "vcvtps2ph xmm, ymm, imm8",
+    "vmovd r32, xmm",            "vpcmpeqd k, zmm, zmm",       "div r64",
+};
+
+}  // namespace
+
+// The instruction that last wrote `reg` before body position `pos`, walking back around the loop.
+int reaching_writer(const std::vector<BodyInst>& body, size_t pos, const PhysReg& reg) {
+  for (size_t back = 1; back <= body.size(); ++back) {
+    size_t i = (pos + body.size() - back) % body.size();
+    if (body[i].writes.count(reg)) return int(i);
+  }
+  return -1;  // set before the loop only
+}
+
+using Role = x86::PlannedInst::Role;
+
+Role role_at(const x86::StreamPlan& plan, size_t pos) { return plan.copy[pos % plan.copy.size()].role; }
+
+TEST_CASE("throughput stream: K chains; each instance depends only on its own chain", "[emitter]") {
+  const auto isa = full_isa();
+  for (const char* text : kForms) {
+    auto form = x86::resolve_inst(text);
+    REQUIRE(form.ok());
+    const int kmax = x86::max_chains(form.value());
+    for (int k : {1, 4, 8}) {
+      if (k > kmax) continue;
+      INFO(text << " K=" << k);
+      auto plan = x86::plan_throughput(form.value(), k, isa, "f32");
+      REQUIRE(plan.ok());
+      const int copies = 3;
+      auto body = loop_body(plan.value(), copies, isa);
+      REQUIRE(body.size() == plan->copy.size() * copies);
+      // Position of each measured instruction among the measured ones.
+      std::vector<int> ordinal(body.size(), -1);
+      int n = 0;
+      for (size_t i = 0; i < body.size(); ++i)
+        if (role_at(plan.value(), i) == Role::measured) {
+          CHECK(body[i].id == form->id);
+          ordinal[i] = n++;
+        }
+      REQUIRE(n == copies * k);
+      std::set<PhysReg> dests;
+      for (size_t i = 0; i < body.size(); ++i) {
+        if (ordinal[i] < 0) continue;
+        if (ordinal[i] < k) dests.insert(body[i].writes.begin(), body[i].writes.end());
+        for (const auto& reg : body[i].reads) {
+          int w = reaching_writer(body, i, reg);
+          if (w < 0 || ordinal[size_t(w)] < 0) continue;  // set up before the loop, or by a reset
+          // A value made by a measured instance is consumed only by the same chain, K instances later.
+          const int distance = (ordinal[i] - ordinal[size_t(w)] + n) % n;
+          CHECK((distance == k % n || (k == n && distance == 0)));
+        }
+      }
+      // K distinct destination registers (forms with a register result).
+      if (!plan->dest_ids.empty()) CHECK(dests.size() >= size_t(k));
+    }
+  }
+}
+
+TEST_CASE("latency stream: every link reads the previous link's result", "[emitter]") {
+  const auto isa = full_isa();
+  for (const char* text : kForms) {
+    auto form = x86::resolve_inst(text);
+    REQUIRE(form.ok());
+    auto plan = x86::plan_latency(form.value(), isa, "f32");
+    if (!plan.ok()) continue;  // forms without a register result: covered below
+    INFO(text << " (" << plan->method << ")");
+    auto body = loop_body(plan.value(), 4, isa);
+    // Links are the measured instructions and bridges; resets (gather masks) are not in the chain.
+    std::vector<BodyInst> links;
+    for (size_t i = 0; i < body.size(); ++i)
+      if (role_at(plan.value(), i) != Role::reset) links.push_back(body[i]);
+    REQUIRE(links.size() >= 4);
+    size_t measured = 0;
+    for (size_t i = 0; i < links.size(); ++i) {
+      const BodyInst& prev = links[(i + links.size() - 1) % links.size()];
+      CHECK(intersects(prev.writes, links[i].reads));
+      measured += links[i].id == form->id;
+    }
+    CHECK(measured == 4);
+  }
+}
+
+TEST_CASE("latency stream: stores and flag-only forms are throughput only", "[emitter]") {
+  const auto isa = full_isa();
+  for (const char* text : {"vmovups m256, ymm", "mov m64, r64", "cmp r64, r64", "movzx r32, m8"}) {
+    INFO(text);
+    auto form = x86::resolve_inst(text);
+    REQUIRE(form.ok());
+    auto plan = x86::plan_latency(form.value(), isa, "-");
+    REQUIRE_FALSE(plan.ok());
+    CHECK(plan.error().find("throughput only") != std::string::npos);
+  }
+}
+
+TEST_CASE("pointer chase: the load's address register is its own destination", "[emitter]") {
+  const auto isa = full_isa();
+  auto form = x86::resolve_inst("mov r64, m64");
+  REQUIRE(form.ok());
+  auto plan = x86::plan_latency(form.value(), isa, "-");
+  REQUIRE(plan.ok());
+  CHECK(plan->chase_bits == 64);
+  auto body = loop_body(plan.value(), 2, isa);
+  REQUIRE(body.size() == 2);
+  CHECK(body[0].writes == std::set<PhysReg>{*body[0].reads.begin()});
+}
+
+TEST_CASE("16-register forms never touch vector registers 16..31", "[emitter]") {
+  const auto isa = full_isa();
+  auto form = x86::resolve_inst("vperm2f128 ymm, ymm, ymm, imm8");
+  REQUIRE(form.ok());
+  CHECK_FALSE(form->evex_native);
+  auto plan = x86::plan_throughput(form.value(), x86::max_chains(form.value()), isa, "f32");
+  REQUIRE(plan.ok());
+  for (const auto& b : loop_body(plan.value(), 1, isa))
+    for (const auto& r : b.writes) CHECK(r.second < 16);
+}
+
+TEST_CASE("the compiled function is callable code of plausible size", "[emitter]") {
+  const auto isa = full_isa();
+  auto form = x86::resolve_inst("add r64, r64");
+  REQUIRE(form.ok());
+  auto plan = x86::plan_throughput(form.value(), 4, isa, "-");
+  REQUIRE(plan.ok());
+  auto small = x86::compile_stream(plan.value(), 4, isa);
+  auto large = x86::compile_stream(plan.value(), 8, isa);
+  REQUIRE(small.ok());
+  REQUIRE(large.ok());
+  CHECK(small->fn() != nullptr);
+  // Doubling the copies adds 16 three-byte adds: exactly 48 bytes more code.
+  CHECK(large->code_size() - small->code_size() == 48);
+}

@@ -1,0 +1,94 @@
+#include <catch2/catch.hpp>
+
+#include "asm/x86/inst_form.hpp"
+#include "asm/x86/stream_plan.hpp"
+
+using namespace peakprobe;
+
+namespace {
+x86::HostIsa avx512() {
+  x86::HostIsa isa;
+  isa.avx = isa.avx2 = isa.avx512f = isa.avx512bw = isa.avx512dq = true;
+  return isa;
+}
+}  // namespace
+
+TEST_CASE("dtype follows the mnemonic's suffix", "[stream_plan]") {
+  CHECK(x86::infer_dtype("vfmadd231ps") == "f32");
+  CHECK(x86::infer_dtype("vaddpd") == "f64");
+  CHECK(x86::infer_dtype("vaddsd") == "f64");
+  CHECK(x86::infer_dtype("vaddph") == "f16");
+  CHECK(x86::infer_dtype("vdpbf16ps") == "bf16");
+  CHECK(x86::infer_dtype("vpaddd") == "-");
+}
+
+TEST_CASE("register budget: EVEX forms get 32 vector registers, VEX forms 16", "[stream_plan]") {
+  auto z = x86::resolve_inst("vfmadd231ps zmm, zmm, zmm");
+  auto y = x86::resolve_inst("vfmadd231ps ymm, ymm, ymm");
+  REQUIRE(z.ok());
+  REQUIRE(y.ok());
+  CHECK(x86::max_chains(z.value()) == 30);  // 32 minus two shared sources
+  CHECK(x86::max_chains(y.value()) == 14);
+  auto g = x86::resolve_inst("vgatherdps ymm, vm32y, ymm");
+  REQUIRE(g.ok());
+  CHECK(x86::max_chains(g.value()) == 7);  // each chain needs a destination and a mask; one index
+}
+
+TEST_CASE("throughput plan: one measured instance per chain and resets for clobbered inputs", "[stream_plan]") {
+  auto g = x86::resolve_inst("vgatherdps ymm, vm32y, ymm");
+  REQUIRE(g.ok());
+  auto plan = x86::plan_throughput(g.value(), 4, avx512(), "f32");
+  REQUIRE(plan.ok());
+  CHECK(plan->measured_per_copy == 4);
+  int measured = 0, resets = 0;
+  for (const auto& p : plan->copy) {
+    measured += p.role == x86::PlannedInst::Role::measured;
+    resets += p.role == x86::PlannedInst::Role::reset;
+  }
+  CHECK(measured == 4);
+  CHECK(resets == 4);  // the AVX2 gather clears its mask: set again before every gather
+  CHECK(plan->dest_ids.size() == 4);
+  CHECK_FALSE(x86::plan_throughput(g.value(), 8, avx512(), "f32").ok());
+}
+
+TEST_CASE("throughput plan: div re-zeroes rdx so the quotient fits", "[stream_plan]") {
+  auto d = x86::resolve_inst("div r64");
+  REQUIRE(d.ok());
+  auto plan = x86::plan_throughput(d.value(), 2, avx512(), "-");
+  REQUIRE(plan.ok());
+  bool zeroes_rdx = false;
+  for (const auto& p : plan->copy)
+    if (p.role == x86::PlannedInst::Role::reset && p.inst.id() == asmjit::x86::Inst::kIdXor) zeroes_rdx = true;
+  CHECK(zeroes_rdx);
+}
+
+TEST_CASE("latency plan: methods name how the chain is built", "[stream_plan]") {
+  struct Case { const char* text; const char* method; };
+  const Case cases[] = {
+      {"vfmadd231ps ymm, ymm, ymm", "chain through the destination"},
+      {"popcnt r64, r64", "chain through source operand 2"},
+      {"vpermps ymm, ymm, ymm", "chain through source operand 2"},  // the index operand
+      {"mov r64, m64", "pointer chase (load-to-use)"},
+      {"lea r64, m", "chain through the base register"},
+      {"div r64", "chain through the implicit registers (rdx:rax)"},
+      {"vmovd r32, xmm", "round trip through bridge 'vmovq xmm, r64' (upper bound: includes the bridge)"},
+  };
+  for (const auto& c : cases) {
+    INFO(c.text);
+    auto f = x86::resolve_inst(c.text);
+    REQUIRE(f.ok());
+    auto plan = x86::plan_latency(f.value(), avx512(), "f32");
+    REQUIRE(plan.ok());
+    CHECK(plan->method == c.method);
+    CHECK(plan->chains == 1);
+  }
+}
+
+TEST_CASE("latency plan: a bridge the CPU cannot run means no latency, not a wrong one", "[stream_plan]") {
+  x86::HostIsa no_dq = avx512();
+  no_dq.avx512dq = false;
+  auto f = x86::resolve_inst("vpcmpeqd k, zmm, zmm");
+  REQUIRE(f.ok());
+  CHECK_FALSE(x86::plan_latency(f.value(), no_dq, "-").ok());
+  CHECK(x86::plan_latency(f.value(), avx512(), "-").ok());
+}
