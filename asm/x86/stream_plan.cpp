@@ -14,8 +14,9 @@ namespace {
 
 constexpr uint32_t kBufferReg = Gp::kIdSi;
 // The value r11 holds while the loop runs: re-loaded into implicit operands (a dividend for div) by
-// the reset instructions of throughput streams. Large enough that a divide has a full-width quotient.
-constexpr uint64_t kResetValue = 0x0123456789ABCDEFull;
+// the reset instructions of throughput streams. Large enough that a divide has a wide quotient, and
+// positive in both its 64-bit and low 32-bit halves so a signed idiv by 1 cannot overflow (#DE).
+constexpr uint64_t kResetValue = 0x0123456712345678ull;
 
 enum class SlotKind { dest, clobbered, source, fixed_read, fixed_written, mem, vmem, lea_mem, imm };
 

@@ -32,6 +32,7 @@ class ProbeRunner {
  private:
   struct Impl;
   explicit ProbeRunner(std::unique_ptr<Impl> impl);
+  ProbeResult run_once(const ProbeSpec& spec);
   std::unique_ptr<Impl> impl_;
 };
 
