@@ -1,6 +1,7 @@
 #include <spdlog/spdlog.h>
 
 #include "asm/x86/inst_form.hpp"
+#include "cli/catalog_loading.hpp"
 #include "cli/commands.hpp"
 #include "cli/measure.hpp"
 
@@ -9,12 +10,14 @@ namespace peakprobe::cli {
 void add_inst_command(CLI::App& app, GlobalOptions& g) {
   auto* cmd = app.add_subcommand("inst", "Measure any instruction form given as text");
   auto texts = std::make_shared<std::vector<std::string>>();
-  auto ops = std::make_shared<double>(0.0);
+  auto ops = std::make_shared<double>(-1.0);
   auto dtype = std::make_shared<std::string>("-");
   cmd->add_option("instructions", *texts,
                   "Instruction forms in Intel-manual notation, one per argument, e.g. \"vfmadd231ps ymm, ymm, ymm\"")
       ->required();
-  cmd->add_option("--ops", *ops, "Arithmetic operations per instruction, for GFLOP/s or GOP/s (default 0: none)")
+  cmd->add_option("--ops", *ops,
+                  "Arithmetic operations per instruction, for GFLOP/s or GOP/s (default: the catalog row's "
+                  "value when the form is in the catalog, else 0)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--dtype", *dtype, "Data type of the operations (f64 f32 f16 bf16 i64 i32 i16 i8); "
                                      "default: from the mnemonic");
@@ -29,6 +32,12 @@ void add_inst_command(CLI::App& app, GlobalOptions& g) {
   // Parsing only records the action; main() runs it once logging is set up.
   cmd->callback([&g, texts, ops, dtype] {
     g.action = [&g, texts, ops, dtype] {
+    auto catalog = load_catalogs(g);
+    if (!catalog) {
+      spdlog::error("{}", catalog.error());
+      g.exit_code = kExitUsage;
+      return;
+    }
     std::vector<ProbeSpec> specs;
     bool bad = false;
     for (const auto& t : *texts) {
@@ -40,10 +49,13 @@ void add_inst_command(CLI::App& app, GlobalOptions& g) {
       }
       ProbeSpec s;
       s.text = form->display;
-      s.ops_per_instruction = *ops;
-      s.dtype = *dtype;
       s.group = "inst";
       s.origin = "command line";
+      // A form the catalog knows brings its ops, dtype and group, so GFLOP/s come out without --ops.
+      for (const auto& row : catalog.value())
+        if (row.text == s.text) s = row;
+      if (*ops >= 0) s.ops_per_instruction = *ops;
+      if (*dtype != "-") s.dtype = *dtype;
       specs.push_back(s);
     }
     if (bad) {

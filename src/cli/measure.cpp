@@ -42,11 +42,9 @@ int measure_and_report(GlobalOptions& g, const std::vector<ProbeSpec>& specs) {
   doc.clock = (*runner)->start_clock();
   spdlog::info("core clock {:.3f} GHz on CPU {} ({}); measuring {} form{}", doc.clock.ghz, (*runner)->cpu(),
                doc.clock.source, specs.size(), specs.size() == 1 ? "" : "s");
-  for (size_t i = 0; i < specs.size(); ++i) {
-    progress(g.out, i + 1, specs.size(), specs[i].text);
-    doc.results.push_back((*runner)->run(specs[i]));
-    spdlog::debug("{}: {}", specs[i].text, to_string(doc.results.back().status));
-  }
+  doc.results = (*runner)->run_batch(specs, [&](size_t i, const ProbeSpec& s) {
+    progress(g.out, i + 1, specs.size(), s.text);
+  });
   progress_done(g.out);
   return emit_outputs(doc, g.out);
 }

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <barrier>
+#include <chrono>
+#include <functional>
 #include <cmath>
 #include <set>
 #include <thread>
@@ -28,7 +30,7 @@ constexpr double kMaxIpc = 8.0;
 constexpr int kLatencyCopies = 48;
 constexpr int kThroughputUnits = 64;  // measured instructions per iteration of the short function
 const int kChainCandidates[] = {1, 2, 4, 6, 8, 12, 16, 24, 32};
-constexpr int kAttempts = 3;
+constexpr int kAttempts = 4;
 
 x86::HostIsa host_isa(const CpuInfo& cpu) {
   x86::HostIsa isa;
@@ -295,17 +297,32 @@ ProbeRunner::~ProbeRunner() = default;
 const ClockReading& ProbeRunner::start_clock() const { return impl_->start; }
 int ProbeRunner::cpu() const { return impl_->pinned_cpu; }
 
-ProbeResult ProbeRunner::run(const ProbeSpec& spec) {
-  // A probe takes milliseconds, so a result spoiled by an interrupt or a clock change is measured
-  // again rather than reported; only a result that stays doubtful is marked mistrusted.
-  ProbeResult r = run_once(spec);
-  for (int attempt = 2; attempt <= kAttempts && r.status == Status::mistrusted; ++attempt) {
-    ProbeResult again = run_once(spec);
-    if (again.status != Status::mistrusted) return again;
-    r = again;
-    r.reason += fmt::format(" ({} attempts)", attempt);
+ProbeResult ProbeRunner::run(const ProbeSpec& spec) { return run_batch({spec}).front(); }
+
+std::vector<ProbeResult> ProbeRunner::run_batch(const std::vector<ProbeSpec>& specs,
+                                                const std::function<void(size_t, const ProbeSpec&)>& on_start) {
+  std::vector<ProbeResult> results;
+  results.reserve(specs.size());
+  for (size_t i = 0; i < specs.size(); ++i) {
+    if (on_start) on_start(i, specs[i]);
+    results.push_back(run_once(specs[i]));
   }
-  return r;
+  // A probe takes milliseconds, and disturbances (an interrupt storm, the host changing the clock)
+  // come in bursts: doubtful rows are measured again after the others, when the burst has likely
+  // passed. Only a row that stays doubtful is reported mistrusted.
+  for (int attempt = 2; attempt <= kAttempts; ++attempt) {
+    bool any = false;
+    for (size_t i = 0; i < specs.size(); ++i) {
+      if (results[i].status != Status::mistrusted) continue;
+      any = true;
+      ProbeResult again = run_once(specs[i]);
+      if (again.status == Status::mistrusted) again.reason += fmt::format(" ({} attempts)", attempt);
+      results[i] = std::move(again);
+    }
+    if (!any) break;
+    if (attempt < kAttempts) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return results;
 }
 
 ProbeResult ProbeRunner::run_once(const ProbeSpec& spec) {

@@ -1,6 +1,7 @@
 // Measures one instruction form: latency chain, throughput with K swept upward, the core clock just
 // before and after, and the trust checks that decide between ok and mistrusted.
 #pragma once
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -16,7 +17,7 @@ struct ProbeOptions {
   int cpu = -1;                 // logical CPU to pin to; -1 = first CPU of the core order
   int threads = 1;              // >1: the throughput stream also runs on this many pinned cores at once
   double drift_limit = 0.02;    // clock change across a probe that marks it mistrusted
-  double spread_limit = 0.10;   // (median - min) / min of the timings that marks it mistrusted
+  double spread_limit = 0.20;   // (median - min) / min of the per-instruction estimates: mistrusted above
   std::string repro_extra;      // options appended to each repro line
 };
 
@@ -25,6 +26,10 @@ class ProbeRunner {
   static Expected<std::unique_ptr<ProbeRunner>> create(const CpuInfo& cpu, const ProbeOptions& options);
   ~ProbeRunner();
   ProbeResult run(const ProbeSpec& spec);
+  // Measures all specs in order, then measures mistrusted ones again (up to 4 attempts in all).
+  // `on_start(i, spec)` is called before each first attempt (progress display).
+  std::vector<ProbeResult> run_batch(const std::vector<ProbeSpec>& specs,
+                                     const std::function<void(size_t, const ProbeSpec&)>& on_start = {});
   // The calibration taken when the runner started (after warm-up).
   const ClockReading& start_clock() const;
   int cpu() const;

@@ -58,13 +58,14 @@ bool time_pair(x86::ProbeFn short_fn, x86::ProbeFn long_fn, double units_short, 
           if (n + 1 >= budget.min_samples && since_improved >= 6) break;
           if (spent > budget.max_ticks && n + 1 >= 3) break;
         }
+        // Each long call minus the best short call: the short function's best time stands for the
+        // fixed cost (call, loop set-up, timer), so every sample is one estimate of the per-unit cost
+        // and min <= median <= max holds by construction.
         const double units = (units_long - units_short) * double(iters);
-        Stats sa = summarize(a), sb = summarize(b);
-        out.per_unit.samples = sb.samples;
-        out.per_unit.min = (sb.min - sa.min) / units;
-        out.per_unit.median = (sb.median - sa.median) / units;
-        out.per_unit.max = (sb.max - sa.min) / units;
-        out.per_unit.spread = sb.spread;  // noise of the long function's calls
+        const double base = *std::min_element(a.begin(), a.end());
+        std::vector<double> per_unit;
+        for (double t : b) per_unit.push_back((t - base) / units);
+        out.per_unit = summarize(per_unit);
         out.tsc_per_unit_median = (median(tb) - median(ta)) / units;
       },
       error);
