@@ -1,9 +1,11 @@
 #include "cpu/clock.hpp"
 
 #include <cmath>
+#include <vector>
 
 #include "asm/x86/inst_form.hpp"
 #include "asm/x86/stream_plan.hpp"
+#include "harness/stats.hpp"
 #include "harness/timing.hpp"
 
 namespace peakprobe {
@@ -12,6 +14,7 @@ namespace {
 // Register-register add: an add with an immediate can run faster than one per cycle on some cores.
 constexpr const char* kChainInst = "add r64, r64";
 constexpr int kShortCopies = 64;
+constexpr int kRounds = 7;
 }  // namespace
 
 Expected<std::unique_ptr<ClockCalibrator>> ClockCalibrator::create(const CycleCounter& counter, double tsc_hz,
@@ -33,20 +36,30 @@ Expected<std::unique_ptr<ClockCalibrator>> ClockCalibrator::create(const CycleCo
 }
 
 ClockSample ClockCalibrator::measure() {
+  // Several short rounds; each round's estimate comes from its best calls (an interrupt or a stolen
+  // time slice only ever adds time), and the clock is the median across rounds, so one disturbed
+  // round cannot move it.
   TimingBudget budget;
-  budget.target_call_ticks = 40000;
-  budget.min_samples = 11;
-  budget.max_samples = 31;
-  budget.max_ticks = 4e6;
-  PairTiming t;
-  std::string err;
+  budget.target_call_ticks = 20000;
+  budget.min_samples = 4;
+  budget.max_samples = 8;
+  budget.max_ticks = 6e5;
+  std::vector<double> tpc, tsc_per_cycle;
+  for (int round = 0; round < kRounds; ++round) {
+    PairTiming t;
+    std::string err;
+    if (!time_pair(short_.fn(), long_.fn(), kShortCopies, 2 * kShortCopies, buffer_.data(), &consts_, counter_,
+                   budget, t, err))
+      return ClockSample{};
+    tpc.push_back(t.per_unit.min);
+    tsc_per_cycle.push_back(t.tsc_per_unit_min);
+  }
   ClockSample s;
-  if (!time_pair(short_.fn(), long_.fn(), kShortCopies, 2 * kShortCopies, buffer_.data(), &consts_, counter_,
-                 budget, t, err))
-    return s;
-  s.ticks_per_cycle = t.per_unit.median;
-  s.ghz = t.tsc_per_unit_median > 0 ? tsc_hz_ / t.tsc_per_unit_median / 1e9 : 0.0;
-  s.spread = t.per_unit.spread;
+  s.ticks_per_cycle = median(tpc);
+  const double tsc_cycle = median(tsc_per_cycle);
+  s.ghz = tsc_cycle > 0 ? tsc_hz_ / tsc_cycle / 1e9 : 0.0;
+  Stats rounds = summarize(tpc);
+  s.spread = rounds.min > 0 ? (rounds.max - rounds.min) / rounds.min : 0.0;
   return s;
 }
 

@@ -62,11 +62,13 @@ bool time_pair(x86::ProbeFn short_fn, x86::ProbeFn long_fn, double units_short, 
         // fixed cost (call, loop set-up, timer), so every sample is one estimate of the per-unit cost
         // and min <= median <= max holds by construction.
         const double units = (units_long - units_short) * double(iters);
-        const double base = *std::min_element(a.begin(), a.end());
+        const double base = best_a;
         std::vector<double> per_unit;
         for (double t : b) per_unit.push_back((t - base) / units);
         out.per_unit = summarize(per_unit);
+        out.overhead_fraction = best_b > 0 ? (2 * base - best_b) / best_b : 0.0;
         out.tsc_per_unit_median = (median(tb) - median(ta)) / units;
+        out.tsc_per_unit_min = (*std::min_element(tb.begin(), tb.end()) - *std::min_element(ta.begin(), ta.end())) / units;
       },
       error);
 }

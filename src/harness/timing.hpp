@@ -20,6 +20,11 @@ struct TimingBudget {
 struct PairTiming {
   Stats per_unit;       // counter ticks per unit (instruction) from min/median/max of each function
   double tsc_per_unit_median = 0;  // TSC ticks per unit (differs from per_unit only with perf cycles)
+  double tsc_per_unit_min = 0;
+  // Fixed cost per call implied by the pair, as a fraction of the long call: with a = N*r + d and
+  // b = 2N*r + d, d = 2a - b. It cannot really be negative; a clearly negative value means the short
+  // calls were disturbed more than the long ones and the difference underestimates r.
+  double overhead_fraction = 0;
   uint64_t iterations = 0;
 };
 
