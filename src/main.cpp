@@ -35,6 +35,10 @@ int main(int argc, char** argv) {
   add_list_command(app, g);
   add_run_command(app, g);
   add_inst_command(app, g);
+  add_pair_command(app, g);
+  add_mix_command(app, g);
+  add_pairs_command(app, g);
+  add_flopmix_command(app, g);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

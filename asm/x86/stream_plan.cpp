@@ -1,6 +1,7 @@
 #include "asm/x86/stream_plan.hpp"
 
 #include <algorithm>
+#include <map>
 #include <cstring>
 
 #include "asm/x86/operand_factory.hpp"
@@ -173,33 +174,63 @@ void set_init(StreamPlan& plan, OpClass cls, uint32_t id, InitKind kind, uint64_
   plan.inits.push_back({cls, id, kind, value, elem_bits});
 }
 
-// Operand values shared by all instances: one fixed register per source operand.
+// Operand values shared by all instances of one form: one fixed register per source operand.
 struct SharedOperands {
   std::vector<uint32_t> source_id;    // per operand index
   uint32_t lea_base = 0, lea_index = 0, gather_index = 0, merge_mask = 0;
 };
 
+// Read-only registers are shared by every form of a plan: the k-th source of a class is the same
+// register for all forms. Nothing writes them, so sharing adds no dependency and leaves more
+// registers for independent destinations.
+class SourceRegs {
+ public:
+  enum Key { kGatherIndex = 100, kMergeMask = 101 };
+  bool get(Pools& pools, OpClass cls, int key, int ordinal, uint32_t& id) {
+    auto it = regs_.find({key, ordinal});
+    if (it != regs_.end()) {
+      id = it->second;
+      return true;
+    }
+    if (!pools.take_back(cls, id)) return false;
+    regs_[{key, ordinal}] = id;
+    return true;
+  }
+
+ private:
+  std::map<std::pair<int, int>, uint32_t> regs_;
+};
+
 bool allocate_sources(const InstForm& f, const std::vector<Slot>& slots, Pools& pools, StreamPlan& plan,
-                      SharedOperands& sh) {
+                      SharedOperands& sh, SourceRegs& shared) {
   sh.source_id.assign(slots.size(), 0);
+  std::map<int, int> ordinal;  // per class: sources of that class seen so far in this form
+  auto next = [&](OpClass c, int key, uint32_t& id) { return shared.get(pools, c, key, ordinal[key]++, id); };
   for (size_t i = 0; i < slots.size(); ++i) {
     const OperandKind& k = *slots[i].op;
     switch (slots[i].kind) {
       case SlotKind::source:
-        if (!pools.take_back(k.cls, sh.source_id[i])) return false;
+        if (!next(k.cls, int(k.cls), sh.source_id[i])) return false;
         break;
       case SlotKind::lea_mem:
-        if (!pools.take_back(OpClass::gp, sh.lea_base) || !pools.take_back(OpClass::gp, sh.lea_index)) return false;
+        if (!next(OpClass::gp, int(OpClass::gp), sh.lea_base) || !next(OpClass::gp, int(OpClass::gp), sh.lea_index))
+          return false;
         break;
       case SlotKind::vmem:
-        if (!pools.take_back(OpClass::vec, sh.gather_index)) return false;
+        if (!next(OpClass::vec, SourceRegs::kGatherIndex, sh.gather_index)) return false;
         set_init(plan, OpClass::vec, sh.gather_index, InitKind::index, 0, k.index_elem_bits);
         break;
       default: break;
     }
   }
-  if (has_merge_mask(f) && !f.is_gather && !pools.take_back(OpClass::mask, sh.merge_mask)) return false;
+  if (has_merge_mask(f) && !f.is_gather && !next(OpClass::mask, SourceRegs::kMergeMask, sh.merge_mask)) return false;
   return true;
+}
+
+bool allocate_sources(const InstForm& f, const std::vector<Slot>& slots, Pools& pools, StreamPlan& plan,
+                      SharedOperands& sh) {
+  SourceRegs own;
+  return allocate_sources(f, slots, pools, plan, sh, own);
 }
 
 struct InstanceRegs {
@@ -242,14 +273,6 @@ int dest_slot(const std::vector<Slot>& slots) {
 
 int vec_regs_for(const InstForm& f) { return f.evex_native ? 32 : 16; }
 
-// Registers one chain needs from the destination's class: the destination plus clobbered inputs of
-// the same class (AVX2 gathers clobber their vector mask).
-int per_chain_regs(const std::vector<Slot>& slots, OpClass cls) {
-  int n = 0;
-  for (const auto& s : slots)
-    if ((s.kind == SlotKind::dest || s.kind == SlotKind::clobbered) && s.op->cls == cls) ++n;
-  return n;
-}
 
 }  // namespace
 
@@ -262,73 +285,146 @@ std::string infer_dtype(const std::string& m) {
   return "-";
 }
 
-int max_chains(const InstForm& f) {
-  std::vector<Slot> slots = classify(f);
-  Pools pools = make_pools(f, vec_regs_for(f));
-  StreamPlan scratch;
+namespace {
+
+// Resets and instance of one chain of form `f`, appended to `copy`.
+struct MixForm {
+  const InstForm* form = nullptr;
+  int weight = 1;
+  std::vector<Slot> slots;
   SharedOperands sh;
-  if (!allocate_sources(f, slots, pools, scratch, sh)) return 0;
-  int d = dest_slot(slots);
-  int limit = 32;
+  std::vector<InstanceRegs> chains;
+  size_t next_chain = 0;
+};
+
+bool allocate_chain(MixForm& m, Pools& pools, StreamPlan& plan, int j) {
+  const InstForm& f = *m.form;
+  InstanceRegs r;
+  r.clobbered.assign(m.slots.size(), 0);
+  r.disp = 64 * (j % 32);  // distinct cache lines inside the first 2 KiB of the buffer
+  auto take_front = [&](OpClass c, uint32_t& id) {
+    auto& p = pools.of(c);
+    if (p.empty()) return false;
+    id = p.front();
+    p.erase(p.begin());
+    return true;
+  };
+  const int d = dest_slot(m.slots);
   if (d >= 0) {
-    OpClass cls = slots[size_t(d)].op->cls;
-    limit = int(pools.of(cls).size()) / std::max(1, per_chain_regs(slots, cls));
+    if (!take_front(m.slots[size_t(d)].op->cls, r.dest)) return false;
+    plan.dest_ids.push_back(r.dest);
   }
-  for (const auto& s : slots)
-    if (s.kind == SlotKind::clobbered && (d < 0 || s.op->cls != slots[size_t(d)].op->cls))
-      limit = std::min(limit, int(pools.of(s.op->cls).size()));
-  if (f.is_gather && has_merge_mask(f)) limit = std::min(limit, int(pools.mask.size()));
-  return std::max(limit, 0);
+  for (size_t i = 0; i < m.slots.size(); ++i) {
+    if (m.slots[i].kind != SlotKind::clobbered) continue;
+    if (!take_front(m.slots[i].op->cls, r.clobbered[i])) return false;
+    if (m.slots[i].op->cls == OpClass::vec) set_init(plan, OpClass::vec, r.clobbered[i], InitKind::ones);
+  }
+  if (f.is_gather && has_merge_mask(f) && !take_front(OpClass::mask, r.gather_mask)) return false;
+  m.chains.push_back(r);
+  return true;
 }
 
-Expected<StreamPlan> plan_throughput(const InstForm& f, int chains, const HostIsa& isa, const std::string& dtype) {
+void emit_chain(MixForm& m, const HostIsa& isa, StreamPlan& plan) {
+  const InstanceRegs& r = m.chains[m.next_chain++ % m.chains.size()];
+  for (size_t i = 0; i < m.slots.size(); ++i)
+    if (m.slots[i].kind == SlotKind::clobbered) plan.copy.push_back(reset_inst(*m.slots[i].op, r.clobbered[i], isa));
+  if (m.form->is_gather && has_merge_mask(*m.form)) {
+    OperandKind mk;
+    mk.cls = OpClass::mask;
+    plan.copy.push_back(reset_inst(mk, r.gather_mask, isa));
+  }
+  for (const auto& s : m.slots)
+    if (s.kind == SlotKind::fixed_written) plan.copy.push_back(reset_fixed(*s.op));
+  plan.copy.push_back(build_instance(*m.form, m.slots, m.sh, r));
+}
+
+// Smooth weighted round-robin: for weights 2:1 the order is A B A, spreading each form evenly.
+std::vector<size_t> interleave(const std::vector<MixForm>& forms) {
+  std::vector<int> current(forms.size(), 0);
+  int total = 0;
+  for (const auto& m : forms) total += m.weight;
+  std::vector<size_t> order;
+  for (int step = 0; step < total; ++step) {
+    size_t best = 0;
+    for (size_t i = 0; i < forms.size(); ++i) {
+      current[i] += forms[i].weight;
+      if (current[i] > current[best]) best = i;
+    }
+    current[best] -= total;
+    order.push_back(best);
+  }
+  return order;
+}
+
+}  // namespace
+
+Expected<StreamPlan> plan_mix(const std::vector<MixEntry>& entries, int rounds, const HostIsa& isa,
+                              const std::string& dtype) {
+  if (entries.empty()) return make_error("an empty mix");
+  if (rounds < 1) return make_error("a mix needs at least one round");
   StreamPlan plan;
   plan.kind = StreamKind::throughput;
   plan.dtype = dtype;
-  plan.vec_regs = vec_regs_for(f);
-  std::vector<Slot> slots = classify(f);
-  Pools pools = make_pools(f, plan.vec_regs);
-  init_common(plan, f, pools);
-  SharedOperands sh;
-  if (!allocate_sources(f, slots, pools, plan, sh))
-    return make_error("not enough registers for the source operands of '" + f.display + "'");
+  plan.vec_regs = 32;
+  for (const auto& e : entries) {
+    if (!e.form || e.weight < 1) return make_error("mix weights must be positive");
+    plan.vec_regs = std::min(plan.vec_regs, vec_regs_for(*e.form));
+  }
+  // One register pool for the whole plan: forms never share a written register.
+  Pools pools = make_pools(*entries.front().form, plan.vec_regs);
+  for (const auto& e : entries) {
+    Pools p = make_pools(*e.form, plan.vec_regs);
+    for (OpClass c : {OpClass::gp, OpClass::vec, OpClass::mask}) {
+      auto& keep = pools.of(c);
+      const auto& other = p.of(c);
+      keep.erase(std::remove_if(keep.begin(), keep.end(),
+                                [&](uint32_t id) { return std::find(other.begin(), other.end(), id) == other.end(); }),
+                 keep.end());
+    }
+  }
+  for (const auto& e : entries) init_common(plan, *e.form, pools);
+  std::vector<MixForm> forms;
+  SourceRegs shared;
+  for (const auto& e : entries) {
+    MixForm m;
+    m.form = e.form;
+    m.weight = e.weight;
+    m.slots = classify(*e.form);
+    if (!allocate_sources(*e.form, m.slots, pools, plan, m.sh, shared))
+      return make_error("not enough registers for the source operands of '" + e.form->display + "'");
+    forms.push_back(std::move(m));
+  }
+  for (auto& m : forms)
+    for (int j = 0; j < m.weight * rounds; ++j)
+      if (!allocate_chain(m, pools, plan, j))
+        return make_error("not enough registers for " + std::to_string(rounds) + " round(s) of this mix");
+  const std::vector<size_t> order = interleave(forms);
+  for (int g = 0; g < rounds; ++g)
+    for (size_t f : order) emit_chain(forms[f], isa, plan);
+  plan.chains = 0;
+  for (const auto& m : forms) {
+    plan.chains += int(m.chains.size());
+    plan.measured_per_form.push_back(int(m.chains.size()));
+  }
+  plan.measured_per_copy = plan.chains;
+  plan.method = "independent";
+  return plan;
+}
+
+int max_rounds(const std::vector<MixEntry>& entries) {
+  HostIsa any;
+  for (int r = 32; r >= 1; --r)
+    if (plan_mix(entries, r, any, "-").ok()) return r;
+  return 0;
+}
+
+int max_chains(const InstForm& f) { return max_rounds({{&f, 1}}); }
+
+Expected<StreamPlan> plan_throughput(const InstForm& f, int chains, const HostIsa& isa, const std::string& dtype) {
   if (chains < 1 || chains > max_chains(f))
     return make_error("cannot build " + std::to_string(chains) + " independent chains of '" + f.display +
                       "' (at most " + std::to_string(max_chains(f)) + ")");
-  plan.chains = chains;
-  const int d = dest_slot(slots);
-  for (int j = 0; j < chains; ++j) {
-    InstanceRegs r;
-    r.clobbered.assign(slots.size(), 0);
-    r.disp = 64 * (j % 32);  // distinct cache lines inside the first 2 KiB of the buffer
-    if (d >= 0) {
-      auto& p = pools.of(slots[size_t(d)].op->cls);
-      r.dest = p.front();
-      p.erase(p.begin());
-      plan.dest_ids.push_back(r.dest);
-    }
-    for (size_t i = 0; i < slots.size(); ++i) {
-      if (slots[i].kind != SlotKind::clobbered) continue;
-      auto& p = pools.of(slots[i].op->cls);
-      r.clobbered[i] = p.front();
-      p.erase(p.begin());
-      if (slots[i].op->cls == OpClass::vec) set_init(plan, OpClass::vec, r.clobbered[i], InitKind::ones);
-      plan.copy.push_back(reset_inst(*slots[i].op, r.clobbered[i], isa));
-    }
-    if (f.is_gather && has_merge_mask(f)) {
-      r.gather_mask = pools.mask.front();
-      pools.mask.erase(pools.mask.begin());
-      OperandKind mk;
-      mk.cls = OpClass::mask;
-      plan.copy.push_back(reset_inst(mk, r.gather_mask, isa));
-    }
-    for (const auto& s : slots)
-      if (s.kind == SlotKind::fixed_written) plan.copy.push_back(reset_fixed(*s.op));
-    plan.copy.push_back(build_instance(f, slots, sh, r));
-  }
-  plan.measured_per_copy = chains;
-  plan.method = "independent";
-  return plan;
+  return plan_mix({{&f, 1}}, chains, isa, dtype);
 }
 
 namespace {

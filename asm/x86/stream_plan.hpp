@@ -60,6 +60,13 @@ struct StreamPlan {
   int chase_bits = 0;                  // 32/64: buffer words hold the buffer's own address
   std::string method;                  // how the latency chain is built (or why there is none)
   std::vector<uint32_t> dest_ids;      // per chain: the destination register (empty if memory dest)
+  std::vector<int> measured_per_form;  // mixes: measured instances of each entry per copy
+};
+
+// One instruction form of a mix and how many of it go into each group.
+struct MixEntry {
+  const InstForm* form = nullptr;
+  int weight = 1;
 };
 
 // The dtype a form computes in when the catalog does not say: from the mnemonic's suffix.
@@ -67,6 +74,15 @@ std::string infer_dtype(const std::string& mnemonic);
 
 // Largest K a throughput stream of this form can have with distinct registers.
 int max_chains(const InstForm& form);
+
+// Several forms interleaved in the ratio of their weights, `rounds` groups per copy: form i gets
+// weight_i x rounds independent chains, no register written by one instance is read by any other
+// instance in flight (of the same form or another), and sources are shared read-only registers.
+// plan_throughput is the one-form case.
+Expected<StreamPlan> plan_mix(const std::vector<MixEntry>& entries, int rounds, const HostIsa& isa,
+                              const std::string& dtype);
+// Most rounds of this mix that fit the register budget (0 if not even one does).
+int max_rounds(const std::vector<MixEntry>& entries);
 
 Expected<StreamPlan> plan_throughput(const InstForm& form, int chains, const HostIsa& isa,
                                      const std::string& dtype);

@@ -1,9 +1,11 @@
 // Everything one peakprobe command measured, as reporters receive it.
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "peakprobe/cpu_info.hpp"
+#include "peakprobe/pair_result.hpp"
 #include "peakprobe/result.hpp"
 
 namespace peakprobe {
@@ -17,6 +19,12 @@ struct RunDocument {
   CpuInfo host;
   ClockReading clock;             // calibration at the start of the run
   std::vector<ProbeResult> results;
+  // Dual-issue commands (mix, pair, pairs, flopmix) fill these instead of `results`.
+  std::vector<MixResult> mixes;
+  std::vector<PairResult> pairs;
+  std::optional<PairMatrix> matrix;
+  std::optional<FlopMixSearch> flop_mix;
+  bool has_dual_issue() const { return !mixes.empty() || !pairs.empty() || matrix || flop_mix; }
 };
 
 }  // namespace peakprobe

@@ -111,6 +111,7 @@ Expected<std::vector<ProbeSpec>> load_catalog_file(const std::string& path) {
 Expected<std::vector<ProbeSpec>> default_catalog() {
   std::vector<ProbeSpec> all;
   for (const auto& c : embedded_catalogs()) {
+    if (!c.name.ends_with(".catalog")) continue;
     auto rows = parse_catalog(c.text, c.name);
     if (!rows) return make_error(rows.error());
     all.insert(all.end(), rows->begin(), rows->end());

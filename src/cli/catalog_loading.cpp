@@ -2,6 +2,9 @@
 
 #include <algorithm>
 
+#include <spdlog/spdlog.h>
+
+#include "asm/x86/inst_form.hpp"
 #include "catalog/catalog.hpp"
 
 namespace peakprobe::cli {
@@ -19,6 +22,35 @@ Expected<std::vector<ProbeSpec>> load_catalogs(const GlobalOptions& g) {
     }
   }
   return all;
+}
+
+Expected<ProbeSpec> spec_for_text(const std::string& text, const std::vector<ProbeSpec>& catalog) {
+  auto form = x86::resolve_inst(text);
+  if (!form) return make_error(form.error());
+  ProbeSpec s;
+  s.text = form->display;
+  s.group = "inst";
+  s.origin = "command line";
+  for (const auto& row : catalog)
+    if (row.text == s.text) s = row;
+  return s;
+}
+
+Expected<std::vector<ProbeSpec>> specs_for_texts(const std::vector<std::string>& texts,
+                                                 const std::vector<ProbeSpec>& catalog) {
+  std::vector<ProbeSpec> specs;
+  bool bad = false;
+  for (const auto& t : texts) {
+    auto s = spec_for_text(t, catalog);
+    if (!s) {
+      spdlog::error("{}", s.error());
+      bad = true;
+      continue;
+    }
+    specs.push_back(s.value());
+  }
+  if (bad) return make_error("invalid instruction text");
+  return specs;
 }
 
 }  // namespace peakprobe::cli

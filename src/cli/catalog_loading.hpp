@@ -8,4 +8,10 @@
 namespace peakprobe::cli {
 // The built-in catalog plus every --catalog file; a row of a later file replaces an equal one.
 Expected<std::vector<ProbeSpec>> load_catalogs(const GlobalOptions& g);
+// A spec for instruction text: validated through asmjit, with ops, dtype and group from the catalog
+// row of the same form when there is one.
+Expected<ProbeSpec> spec_for_text(const std::string& text, const std::vector<ProbeSpec>& catalog);
+// spec_for_text for each text; logs every bad one and fails if any is bad.
+Expected<std::vector<ProbeSpec>> specs_for_texts(const std::vector<std::string>& texts,
+                                                 const std::vector<ProbeSpec>& catalog);
 }  // namespace peakprobe::cli

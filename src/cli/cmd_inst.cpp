@@ -1,6 +1,5 @@
 #include <spdlog/spdlog.h>
 
-#include "asm/x86/inst_form.hpp"
 #include "cli/catalog_loading.hpp"
 #include "cli/commands.hpp"
 #include "cli/measure.hpp"
@@ -38,31 +37,16 @@ void add_inst_command(CLI::App& app, GlobalOptions& g) {
       g.exit_code = kExitUsage;
       return;
     }
-    std::vector<ProbeSpec> specs;
-    bool bad = false;
-    for (const auto& t : *texts) {
-      auto form = x86::resolve_inst(t);
-      if (!form) {
-        spdlog::error("{}", form.error());
-        bad = true;
-        continue;
-      }
-      ProbeSpec s;
-      s.text = form->display;
-      s.group = "inst";
-      s.origin = "command line";
-      // A form the catalog knows brings its ops, dtype and group, so GFLOP/s come out without --ops.
-      for (const auto& row : catalog.value())
-        if (row.text == s.text) s = row;
-      if (*ops >= 0) s.ops_per_instruction = *ops;
-      if (*dtype != "-") s.dtype = *dtype;
-      specs.push_back(s);
-    }
-    if (bad) {
+    auto specs = specs_for_texts(*texts, catalog.value());
+    if (!specs) {
       g.exit_code = kExitUsage;
       return;
     }
-    g.exit_code = measure_and_report(g, specs);
+    for (auto& s : *specs) {
+      if (*ops >= 0) s.ops_per_instruction = *ops;
+      if (*dtype != "-") s.dtype = *dtype;
+    }
+    g.exit_code = measure_and_report(g, specs.value());
     };
   });
 }

@@ -25,5 +25,9 @@ void add_info_command(CLI::App& app, GlobalOptions& g);
 void add_list_command(CLI::App& app, GlobalOptions& g);
 void add_run_command(CLI::App& app, GlobalOptions& g);
 void add_inst_command(CLI::App& app, GlobalOptions& g);
+void add_mix_command(CLI::App& app, GlobalOptions& g);
+void add_pair_command(CLI::App& app, GlobalOptions& g);
+void add_pairs_command(CLI::App& app, GlobalOptions& g);
+void add_flopmix_command(CLI::App& app, GlobalOptions& g);
 
 }  // namespace peakprobe::cli

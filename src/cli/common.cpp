@@ -16,6 +16,8 @@
 #include "report/json_report.hpp"
 #include "report/markdown_report.hpp"
 #include "report/output_file.hpp"
+#include "report/pair_report.hpp"
+#include "report/svg_heatmap.hpp"
 
 namespace peakprobe::cli {
 
@@ -30,7 +32,7 @@ void setup_logging(const OutputOptions& o) {
 }
 
 bool check_output_paths(const OutputOptions& o, std::string& error) {
-  for (const std::string* p : {&o.json, &o.csv, &o.markdown}) {
+  for (const std::string* p : {&o.json, &o.csv, &o.markdown, &o.svg}) {
     if (p->empty() || *p == "-") continue;
     std::filesystem::path path(*p);
     std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : ".";
@@ -53,17 +55,37 @@ bool check_output_paths(const OutputOptions& o, std::string& error) {
 
 int emit_outputs(const RunDocument& doc, const OutputOptions& o) {
   try {
+    const bool dual = doc.has_dual_issue();
     if (!o.json.empty())
       write_output_file(o.json, [&](std::ostream& out) { out << to_json(doc).dump(2) << "\n"; });
-    if (!o.csv.empty()) write_output_file(o.csv, [&](std::ostream& out) { write_csv(out, doc.results); });
-    if (!o.markdown.empty()) write_output_file(o.markdown, [&](std::ostream& out) { write_markdown(out, doc); });
+    if (!o.csv.empty())
+      write_output_file(o.csv, [&](std::ostream& out) {
+        if (dual) write_dual_issue_csv(out, doc);
+        else write_csv(out, doc.results);
+      });
+    if (!o.markdown.empty())
+      write_output_file(o.markdown, [&](std::ostream& out) {
+        if (dual) write_dual_issue_markdown(out, doc);
+        else write_markdown(out, doc);
+      });
+    if (!o.svg.empty() && doc.matrix)
+      write_output_file(o.svg, [&](std::ostream& out) {
+        out << pair_heatmap_svg(*doc.matrix, "Pair matrix on " + doc.host.brand);
+      });
   } catch (const OutputError& e) {
     spdlog::error("{}", e.what());
     return kExitOutput;
   }
-  if (!o.writes_stdout()) write_console(std::cout, doc, isatty(STDOUT_FILENO) != 0);
+  if (!o.writes_stdout()) {
+    if (doc.has_dual_issue()) write_dual_issue_console(std::cout, doc);
+    else write_console(std::cout, doc, isatty(STDOUT_FILENO) != 0);
+  }
   for (const auto& r : doc.results)
     if (r.status == Status::error) return kExitResultErrors;
+  for (const auto& m : doc.mixes)
+    if (m.status == Status::error) return kExitResultErrors;
+  for (const auto& p : doc.pairs)
+    if (p.mix.status == Status::error) return kExitResultErrors;
   return kExitOk;
 }
 

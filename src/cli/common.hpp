@@ -19,9 +19,10 @@ enum ExitCode : int {
 
 struct OutputOptions {
   std::string json, csv, markdown;  // file paths, "-" for stdout, empty for none
+  std::string svg;                  // pair heatmap (pairs only)
   bool quiet = false;
   int verbose = 0;
-  bool writes_stdout() const { return json == "-" || csv == "-" || markdown == "-"; }
+  bool writes_stdout() const { return json == "-" || csv == "-" || markdown == "-" || svg == "-"; }
 };
 
 void setup_logging(const OutputOptions& o);

@@ -49,4 +49,27 @@ int measure_and_report(GlobalOptions& g, const std::vector<ProbeSpec>& specs) {
   return emit_outputs(doc, g.out);
 }
 
+int measure_dual_issue(GlobalOptions& g, const std::function<void(ProbeRunner&, RunDocument&)>& body) {
+  std::string err;
+  if (!check_output_paths(g.out, err)) {
+    spdlog::error("{}", err);
+    return kExitOutput;
+  }
+  CpuInfo cpu = detect_cpu_info();
+  if (int rc = check_placement(g, cpu)) return rc;
+  if (g.threads > 1) spdlog::warn("--threads applies to run and inst; dual-issue probes use one core");
+  ProbeOptions opt;
+  opt.cpu = g.cpu;
+  auto runner = ProbeRunner::create(cpu, opt);
+  if (!runner) {
+    spdlog::error("{}", runner.error());
+    return kExitMeasure;
+  }
+  RunDocument doc = new_document(cpu, g.argc, g.argv);
+  doc.clock = (*runner)->start_clock();
+  body(**runner, doc);
+  progress_done(g.out);
+  return emit_outputs(doc, g.out);
+}
+
 }  // namespace peakprobe::cli

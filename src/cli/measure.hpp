@@ -1,13 +1,20 @@
 // Shared driver of `run` and `inst`: detect the CPU, check options, measure specs, report.
 #pragma once
+#include <functional>
 #include <vector>
 
 #include "cli/commands.hpp"
 #include "peakprobe/probe_spec.hpp"
 
+namespace peakprobe {
+class ProbeRunner;
+}
 namespace peakprobe::cli {
 
 int measure_and_report(GlobalOptions& g, const std::vector<ProbeSpec>& specs);
+// Shared driver of the dual-issue commands: checks outputs and placement, starts a runner, lets
+// `body` fill the document, writes the outputs.
+int measure_dual_issue(GlobalOptions& g, const std::function<void(ProbeRunner&, RunDocument&)>& body);
 // Validates --cpu and --threads against this machine; 0 when fine, else an exit code after logging.
 int check_placement(const GlobalOptions& g, const CpuInfo& cpu);
 

@@ -1,4 +1,5 @@
 #include "harness/probe_runner.hpp"
+#include "harness/probe_runner_impl.hpp"
 
 #include <algorithm>
 #include <barrier>
@@ -23,22 +24,8 @@
 
 namespace peakprobe {
 
-namespace {
+namespace detail {
 
-// No x86 core renames and issues more than 8 instructions per cycle; a faster figure is an artefact.
-constexpr double kMaxIpc = 8.0;
-constexpr int kLatencyCopies = 48;
-constexpr int kThroughputUnits = 64;  // measured instructions per iteration of the short function
-const int kChainCandidates[] = {1, 2, 4, 6, 8, 12, 16, 24, 32};
-constexpr int kAttempts = 4;
-// Calibration rounds (each min-based) that disagree by more than this mean the clock itself moved.
-constexpr double kCalibrationSpreadLimit = 0.03;
-// Below this implied loop overhead (see PairTiming::overhead_fraction) the difference is not trusted.
-constexpr double kMinOverheadFraction = -0.03;
-// A dependent chain faster than this per link can only be rename-time elimination.
-constexpr double kEliminatedLatency = 0.75;
-// Two measurements of the chosen K whose minima differ by more than this are not reproducible.
-constexpr double kRepeatLimit = 0.03;
 
 x86::HostIsa host_isa(const CpuInfo& cpu) {
   x86::HostIsa isa;
@@ -64,12 +51,6 @@ TimingBudget probe_budget() {
   return b;
 }
 
-struct Compiled {
-  x86::JitFunction short_fn, long_fn;
-  double units_short = 0, units_long = 0;
-  int chase_bits = 0;
-};
-
 Expected<Compiled> compile_pair(const x86::StreamPlan& plan, int short_copies, const x86::HostIsa& isa) {
   auto s = x86::compile_stream(plan, short_copies, isa);
   if (!s) return make_error(s.error());
@@ -84,7 +65,6 @@ Expected<Compiled> compile_pair(const x86::StreamPlan& plan, int short_copies, c
   return c;
 }
 
-// Converts counter ticks per instruction to core cycles per instruction.
 Stats to_cycles(const Stats& ticks, double ticks_per_cycle) {
   Stats s = ticks;
   s.min /= ticks_per_cycle;
@@ -93,7 +73,45 @@ Stats to_cycles(const Stats& ticks, double ticks_per_cycle) {
   return s;
 }
 
+std::vector<std::string> timing_doubts(const TrustInputs& in, const ProbeOptions& options) {
+  std::vector<std::string> doubts;
+  const double cal_spread = std::max(in.before.spread, in.after.spread);
+  if (cal_spread > kCalibrationSpreadLimit)
+    doubts.push_back(fmt::format("clock calibration unsteady (rounds differ by {:.1f}%)", cal_spread * 100));
+  const double drift = in.before.ghz > 0 ? std::fabs(in.after.ghz - in.before.ghz) / in.before.ghz : 0.0;
+  if (drift > options.drift_limit)
+    doubts.push_back(fmt::format("core clock drifted {:.1f}% ({:.3f} -> {:.3f} GHz)", drift * 100, in.before.ghz,
+                                 in.after.ghz));
+  if (in.ipc <= 0) doubts.push_back("throughput timing came out non-positive");
+  else if (in.ipc > kMaxIpc)
+    doubts.push_back(fmt::format("{:.2f} instructions/cycle exceeds any x86 core's issue width", in.ipc));
+  if (in.overhead < kMinOverheadFraction)
+    doubts.push_back(fmt::format("N and 2N copies disagree (implied loop overhead {:.1f}%)", in.overhead * 100));
+  // A wide spread alone does not spoil the minimum; a minimum that a second measurement does not
+  // reproduce does.
+  if (in.spread > options.spread_limit && in.repeat_disagreement > kRepeatLimit)
+    doubts.push_back(fmt::format("unsteady timings (median {:.0f}% above the best, a repeat differs by {:.0f}%)",
+                                 in.spread * 100, in.repeat_disagreement * 100));
+  return doubts;
+}
+
+ClockReading clock_reading(const char* source, const ClockSample& before, const ClockSample& after) {
+  ClockReading c;
+  c.source = source;
+  c.ghz = 0.5 * (before.ghz + after.ghz);
+  c.ghz_before = before.ghz;
+  c.ghz_after = after.ghz;
+  c.drift = before.ghz > 0 ? std::fabs(after.ghz - before.ghz) / before.ghz : 0.0;
+  return c;
+}
+
+}  // namespace detail
+
+namespace {
+const int kChainCandidates[] = {1, 2, 4, 6, 8, 12, 16, 24, 32};
 }  // namespace
+
+using namespace detail;
 
 std::vector<std::string> missing_features(const CpuInfo& cpu, const std::vector<std::string>& needed) {
   std::vector<std::string> out;
@@ -106,31 +124,6 @@ std::vector<std::string> missing_features(const CpuInfo& cpu, const std::vector<
   }
   return out;
 }
-
-struct ProbeRunner::Impl {
-  CpuInfo cpu;
-  ProbeOptions options;
-  x86::HostIsa isa;
-  int pinned_cpu = -1;
-  CycleCounter counter;
-  std::unique_ptr<ClockCalibrator> clock;
-  ClockReading start;
-  ProbeBuffer buffer;
-  x86::ProbeConstants consts;
-
-  bool time(const Compiled& c, const std::string& dtype, PairTiming& t, std::string& err) {
-    x86::fill_constants(consts, dtype);
-    buffer.fill(consts.data, c.chase_bits);
-    return time_pair(c.short_fn.fn(), c.long_fn.fn(), c.units_short, c.units_long, buffer.data(), &consts,
-                     counter, probe_budget(), t, err);
-  }
-
-  void measure_latency(const x86::InstForm& form, const std::string& dtype, ProbeResult& r, Stats& ticks);
-  bool measure_throughput(const x86::InstForm& form, const std::string& dtype, ProbeResult& r, Stats& ticks,
-                          Compiled& best, x86::StreamPlan& best_plan, double latency_ticks, double& overhead,
-                          double& repeat_disagreement);
-  void run_threads(const x86::StreamPlan& plan, const std::string& dtype, ProbeResult& r);
-};
 
 void ProbeRunner::Impl::measure_latency(const x86::InstForm& form, const std::string& dtype, ProbeResult& r,
                                         Stats& ticks) {
@@ -395,10 +388,7 @@ ProbeResult ProbeRunner::run_once(const ProbeSpec& spec) {
     r.reason = "clock calibration failed around this probe";
     return r;
   }
-  r.clock.ghz = 0.5 * (before.ghz + after.ghz);
-  r.clock.ghz_before = before.ghz;
-  r.clock.ghz_after = after.ghz;
-  r.clock.drift = before.ghz > 0 ? std::fabs(after.ghz - before.ghz) / before.ghz : 0.0;
+  r.clock = clock_reading(m.counter.source(), before, after);
 
   r.throughput_stats = to_cycles(tput_ticks, tpc);
   const double rt = r.throughput_stats.min;
@@ -415,24 +405,15 @@ ProbeResult ProbeRunner::run_once(const ProbeSpec& spec) {
   }
 
   // Trust checks: each one names what was wrong.
-  std::vector<std::string> doubts;
-  const double cal_spread = std::max(before.spread, after.spread);
-  if (cal_spread > kCalibrationSpreadLimit)
-    doubts.push_back(fmt::format("clock calibration unsteady (rounds differ by {:.1f}%)", cal_spread * 100));
-  if (r.clock.drift > m.options.drift_limit)
-    doubts.push_back(fmt::format("core clock drifted {:.1f}% ({:.3f} -> {:.3f} GHz)", r.clock.drift * 100,
-                                 before.ghz, after.ghz));
-  if (rt <= 0) doubts.push_back("throughput timing came out non-positive");
-  else if (1.0 / rt > kMaxIpc)
-    doubts.push_back(fmt::format("{:.2f} instructions/cycle exceeds any x86 core's issue width", 1.0 / rt));
+  TrustInputs trust;
+  trust.before = before;
+  trust.after = after;
+  trust.ipc = rt > 0 ? 1.0 / rt : 0.0;
+  trust.overhead = overhead;
+  trust.spread = r.throughput_stats.spread;
+  trust.repeat_disagreement = repeat_disagreement;
+  std::vector<std::string> doubts = timing_doubts(trust, m.options);
   if (r.latency_cycles && *r.latency_cycles <= 0) doubts.push_back("latency timing came out non-positive");
-  if (overhead < kMinOverheadFraction)
-    doubts.push_back(fmt::format("N and 2N copies disagree (implied loop overhead {:.1f}%)", overhead * 100));
-  // A wide spread alone does not spoil the minimum; a minimum that a second measurement does not
-  // reproduce does.
-  if (r.throughput_stats.spread > m.options.spread_limit && repeat_disagreement > kRepeatLimit)
-    doubts.push_back(fmt::format("unsteady timings (median {:.0f}% above the best, a repeat differs by {:.0f}%)",
-                                 r.throughput_stats.spread * 100, repeat_disagreement * 100));
   if (!doubts.empty()) {
     r.status = Status::mistrusted;
     r.reason = fmt::format("{}", fmt::join(doubts, "; "));

@@ -8,6 +8,7 @@
 
 #include "peakprobe/cpu_info.hpp"
 #include "peakprobe/expected.hpp"
+#include "peakprobe/pair_result.hpp"
 #include "peakprobe/probe_spec.hpp"
 #include "peakprobe/result.hpp"
 
@@ -21,6 +22,12 @@ struct ProbeOptions {
   std::string repro_extra;      // options appended to each repro line
 };
 
+// One part of an instruction mix: a form and how many of it go into each group.
+struct MixSpec {
+  ProbeSpec probe;
+  int weight = 1;
+};
+
 class ProbeRunner {
  public:
   static Expected<std::unique_ptr<ProbeRunner>> create(const CpuInfo& cpu, const ProbeOptions& options);
@@ -30,6 +37,10 @@ class ProbeRunner {
   // `on_start(i, spec)` is called before each first attempt (progress display).
   std::vector<ProbeResult> run_batch(const std::vector<ProbeSpec>& specs,
                                      const std::function<void(size_t, const ProbeSpec&)>& on_start = {});
+  // Runs the parts interleaved in the ratio of their weights, independent of each other and within
+  // themselves; reports cycles per group, IPC and FLOP/s of the mix. Parts' alone figures are not
+  // measured here. Doubtful results are measured again (up to 4 attempts).
+  MixResult run_mix(const std::vector<MixSpec>& parts);
   // The calibration taken when the runner started (after warm-up).
   const ClockReading& start_clock() const;
   int cpu() const;

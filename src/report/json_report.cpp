@@ -1,5 +1,7 @@
 #include "report/json_report.hpp"
 
+#include "report/pair_report.hpp"
+
 #include <cmath>
 
 namespace peakprobe {
@@ -25,6 +27,9 @@ json caches(const std::vector<CacheLevel>& levels) {
 }
 
 }  // namespace
+
+json json_number(double v) { return number(v); }
+json json_number(const std::optional<double>& v) { return number(v); }
 
 json to_json(const CacheLevel& c) {
   return {{"level", c.level},
@@ -105,13 +110,15 @@ json to_json(const ProbeResult& r) {
 json to_json(const RunDocument& d) {
   json results = json::array();
   for (const auto& r : d.results) results.push_back(to_json(r));
-  return {{"schema", kSchema},
-          {"tool", {{"name", "peakprobe"}, {"version", d.version}}},
-          {"command", d.command},
-          {"started_utc", d.started_utc},
-          {"host", to_json(d.host)},
-          {"clock", to_json(d.clock)},
-          {"results", std::move(results)}};
+  json doc = {{"schema", kSchema},
+              {"tool", {{"name", "peakprobe"}, {"version", d.version}}},
+              {"command", d.command},
+              {"started_utc", d.started_utc},
+              {"host", to_json(d.host)},
+              {"clock", to_json(d.clock)},
+              {"results", std::move(results)}};
+  add_dual_issue(doc, d);  // mixes, pairs, matrix, flop_mix: present only when measured
+  return doc;
 }
 
 }  // namespace peakprobe

@@ -2,6 +2,8 @@
 // Numbers keep full double precision (consumers round); NaN and infinities become null, because JSON
 // has no spelling for them and a parser would reject the whole file.
 #pragma once
+#include <optional>
+
 #include <nlohmann/json.hpp>
 
 #include "peakprobe/cpu_info.hpp"
@@ -9,6 +11,10 @@
 #include "peakprobe/run_document.hpp"
 
 namespace peakprobe {
+
+// A number, or null where it is missing or not finite (JSON has no NaN).
+nlohmann::json json_number(double v);
+nlohmann::json json_number(const std::optional<double>& v);
 
 nlohmann::json to_json(const CacheLevel& cache);
 nlohmann::json to_json(const CpuInfo& info);

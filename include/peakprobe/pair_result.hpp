@@ -1,0 +1,63 @@
+// Results of dual-issue probes: instruction mixes, pairs with their classification, pair matrices
+// with inferred pipe groups, and the best FLOP mix.
+#pragma once
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "peakprobe/result.hpp"
+
+namespace peakprobe {
+
+struct MixPart {
+  std::string instruction;
+  int weight = 1;                        // instances per group
+  double ops_per_instruction = 0;
+  std::string dtype = "-";
+  std::optional<double> alone_cycles;    // cycles per instruction when run alone (its own best K)
+};
+
+struct MixResult {
+  std::vector<MixPart> parts;
+  std::optional<double> cycles_per_group;  // one group = weight_1 + weight_2 + ... instructions
+  std::optional<double> ipc;
+  std::optional<double> flops_per_cycle;   // floating-point ops of the group / cycles per group
+  std::optional<double> ops_per_cycle;     // integer ops of the group / cycles per group
+  std::optional<double> gflops, gops;      // per core at the measured clock
+  int rounds = 0;                          // chains per unit of weight (each part has weight x rounds chains)
+  Stats stats;                             // cycles per group
+  ClockReading clock;
+  Status status = Status::ok;
+  std::string reason;
+  std::string repro;
+};
+
+enum class PairClass { co_issue, partial, shared };
+const char* to_string(PairClass c);
+
+struct PairResult {
+  MixResult mix;                 // the interleaved pair (parts[0] = A, parts[1] = B)
+  std::optional<double> same_port;     // (t_pair - max(a*tA, b*tB)) / min(a*tA, b*tB), clamped to [0, 1]
+  std::optional<PairClass> classification;
+};
+
+struct PairMatrix {
+  std::vector<std::string> instructions;
+  std::vector<double> alone_cycles;                    // per instruction
+  std::vector<std::vector<std::optional<double>>> same_port;  // [i][j], symmetric, null where not measured
+  std::vector<std::vector<std::string>> groups;        // inferred pipe groups (instruction texts)
+  std::vector<PairResult> pairs;                       // every measured pair, i <= j
+};
+
+struct FlopMixSearch {
+  std::string a, b;                  // the two instructions
+  int best_a = 0, best_b = 0;        // the ratio a:b that maximised FLOP/s (0 = that one alone)
+  double best_flops_per_cycle = 0;
+  double best_gflops = 0;
+  std::vector<MixResult> tried;      // every ratio evaluated, in order
+  std::vector<std::pair<int, int>> ratios;  // the a:b of each entry of `tried`
+  bool exhaustive = false;           // brute-force grid instead of the guided search
+};
+
+}  // namespace peakprobe

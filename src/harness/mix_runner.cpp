@@ -1,0 +1,150 @@
+// Measuring instruction mixes (pairs are two-part mixes): same harness, clock and trust checks as a
+// single probe, with the stream built by plan_mix.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <thread>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "harness/probe_runner.hpp"
+#include "harness/probe_runner_impl.hpp"
+
+namespace peakprobe {
+using namespace detail;
+
+namespace {
+
+std::string mix_repro(const std::vector<MixSpec>& parts, int cpu) {
+  std::string cmd = "peakprobe mix";
+  for (const auto& p : parts) cmd += fmt::format(" \"{}:{}\"", p.probe.text, p.weight);
+  return cmd + fmt::format(" --cpu {}", cpu);
+}
+
+}  // namespace
+
+MixResult ProbeRunner::Impl::run_mix_once(const std::vector<MixSpec>& parts) {
+  MixResult r;
+  r.repro = mix_repro(parts, pinned_cpu);
+  r.clock.source = counter.source();
+  std::vector<x86::InstForm> forms;
+  std::vector<std::string> needed;
+  std::string dtype = "-";
+  for (const auto& p : parts) {
+    MixPart part;
+    part.instruction = p.probe.text;
+    part.weight = p.weight;
+    part.ops_per_instruction = p.probe.ops_per_instruction;
+    part.dtype = p.probe.dtype;
+    r.parts.push_back(part);
+    auto form = x86::resolve_inst(p.probe.text);
+    if (!form) {
+      r.status = Status::error;
+      r.reason = form.error();
+      return r;
+    }
+    r.parts.back().instruction = form->display;
+    if (part.dtype == "-") r.parts.back().dtype = x86::infer_dtype(form->text.mnemonic);
+    if (dtype == "-" && is_float(r.parts.back().dtype)) dtype = r.parts.back().dtype;
+    needed.insert(needed.end(), form->features.begin(), form->features.end());
+    needed.insert(needed.end(), p.probe.requires_features.begin(), p.probe.requires_features.end());
+    forms.push_back(std::move(form.value()));
+  }
+  if (auto missing = missing_features(cpu, needed); !missing.empty()) {
+    r.status = Status::skipped;
+    r.reason = fmt::format("needs {}, not available on this CPU", fmt::join(missing, ", "));
+    return r;
+  }
+  std::vector<x86::MixEntry> entries;
+  int group = 0;
+  for (size_t i = 0; i < forms.size(); ++i) {
+    entries.push_back({&forms[i], parts[i].weight});
+    group += parts[i].weight;
+  }
+  // Every part gets as many independent chains as the registers allow: enough to cover latency x
+  // pipes for any common form, so the mix is limited by issue, not by its own dependencies.
+  const int rounds = x86::max_rounds(entries);
+  if (rounds < 1) {
+    r.status = Status::error;
+    r.reason = "these forms together need more registers than the ISA has";
+    return r;
+  }
+  auto plan = x86::plan_mix(entries, rounds, isa, dtype);
+  if (!plan) {
+    r.status = Status::error;
+    r.reason = plan.error();
+    return r;
+  }
+  r.rounds = rounds;
+  const int per_copy = plan->measured_per_copy;
+  auto compiled = compile_pair(plan.value(), std::max(1, (kThroughputUnits + per_copy - 1) / per_copy), isa);
+  if (!compiled) {
+    r.status = Status::error;
+    r.reason = compiled.error();
+    return r;
+  }
+  ClockSample before = clock->measure();
+  PairTiming first, second;
+  std::string err;
+  if (!time(compiled.value(), dtype, first, err) || !time(compiled.value(), dtype, second, err)) {
+    r.status = Status::error;
+    r.reason = "mix stream: " + err;
+    return r;
+  }
+  ClockSample after = clock->measure();
+  const double tpc = 0.5 * (before.ticks_per_cycle + after.ticks_per_cycle);
+  if (tpc <= 0) {
+    r.status = Status::error;
+    r.reason = "clock calibration failed around this mix";
+    return r;
+  }
+  const PairTiming& best = second.per_unit.min < first.per_unit.min ? second : first;
+  Stats per_inst = to_cycles(best.per_unit, tpc);
+  r.stats = per_inst;
+  r.stats.min *= group;
+  r.stats.median *= group;
+  r.stats.max *= group;
+  r.clock = clock_reading(counter.source(), before, after);
+  const double cpg = r.stats.min;
+  r.cycles_per_group = cpg;
+  if (cpg > 0) r.ipc = group / cpg;
+  double flops = 0, iops = 0;
+  for (const auto& p : r.parts) (is_float(p.dtype) ? flops : iops) += p.weight * p.ops_per_instruction;
+  if (cpg > 0 && flops > 0) {
+    r.flops_per_cycle = flops / cpg;
+    r.gflops = *r.flops_per_cycle * r.clock.ghz;
+  }
+  if (cpg > 0 && iops > 0) {
+    r.ops_per_cycle = iops / cpg;
+    r.gops = *r.ops_per_cycle * r.clock.ghz;
+  }
+  TrustInputs trust;
+  trust.before = before;
+  trust.after = after;
+  trust.ipc = r.ipc.value_or(0);
+  trust.overhead = best.overhead_fraction;
+  trust.spread = best.per_unit.spread;
+  trust.repeat_disagreement =
+      std::fabs(first.per_unit.min - second.per_unit.min) / std::min(first.per_unit.min, second.per_unit.min);
+  auto doubts = timing_doubts(trust, options);
+  if (!doubts.empty()) {
+    r.status = Status::mistrusted;
+    r.reason = fmt::format("{}", fmt::join(doubts, "; "));
+  }
+  spdlog::debug("mix {}: {:.3f} cycles/group, {} rounds", r.repro, cpg, rounds);
+  return r;
+}
+
+MixResult ProbeRunner::run_mix(const std::vector<MixSpec>& parts) {
+  MixResult r = impl_->run_mix_once(parts);
+  for (int attempt = 2; attempt <= kAttempts && r.status == Status::mistrusted; ++attempt) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    MixResult again = impl_->run_mix_once(parts);
+    if (again.status == Status::mistrusted) again.reason += fmt::format(" ({} attempts)", attempt);
+    r = std::move(again);
+  }
+  return r;
+}
+
+}  // namespace peakprobe

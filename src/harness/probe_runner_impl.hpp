@@ -1,0 +1,88 @@
+// Internals of ProbeRunner shared by its translation units (single probes, mixes, threads).
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "asm/x86/inst_form.hpp"
+#include "asm/x86/stream_emitter.hpp"
+#include "asm/x86/stream_plan.hpp"
+#include "cpu/clock.hpp"
+#include "harness/cycle_counter.hpp"
+#include "harness/probe_buffer.hpp"
+#include "harness/probe_runner.hpp"
+#include "harness/timing.hpp"
+
+namespace peakprobe::detail {
+
+// No x86 core renames and issues more than 8 instructions per cycle; a faster figure is an artefact.
+inline constexpr double kMaxIpc = 8.0;
+inline constexpr int kLatencyCopies = 48;
+inline constexpr int kThroughputUnits = 64;  // measured instructions per iteration of the short function
+inline constexpr int kAttempts = 4;
+// Calibration rounds (each min-based) that disagree by more than this mean the clock itself moved.
+inline constexpr double kCalibrationSpreadLimit = 0.03;
+// Below this implied loop overhead (see PairTiming::overhead_fraction) the difference is not trusted.
+inline constexpr double kMinOverheadFraction = -0.03;
+// A dependent chain faster than this per link can only be rename-time elimination.
+inline constexpr double kEliminatedLatency = 0.75;
+// Two measurements of the chosen K whose minima differ by more than this are not reproducible.
+inline constexpr double kRepeatLimit = 0.03;
+
+x86::HostIsa host_isa(const CpuInfo& cpu);
+bool is_float(const std::string& dtype);
+TimingBudget probe_budget();
+
+struct Compiled {
+  x86::JitFunction short_fn, long_fn;
+  double units_short = 0, units_long = 0;
+  int chase_bits = 0;
+};
+Expected<Compiled> compile_pair(const x86::StreamPlan& plan, int short_copies, const x86::HostIsa& isa);
+// Counter ticks per instruction -> core cycles per instruction.
+Stats to_cycles(const Stats& ticks, double ticks_per_cycle);
+
+// Everything that can make a timed stream doubtful, as readable reasons (empty = trusted).
+struct TrustInputs {
+  ClockSample before, after;
+  double ipc = 0;                  // instructions per cycle of the stream
+  double overhead = 0;             // PairTiming::overhead_fraction
+  double spread = 0;               // (median - min) / min
+  double repeat_disagreement = 0;  // between two measurements of the same stream
+};
+std::vector<std::string> timing_doubts(const TrustInputs& in, const ProbeOptions& options);
+ClockReading clock_reading(const char* source, const ClockSample& before, const ClockSample& after);
+
+}  // namespace peakprobe::detail
+
+namespace peakprobe {
+
+struct ProbeRunner::Impl {
+  using Compiled = detail::Compiled;
+  CpuInfo cpu;
+  ProbeOptions options;
+  x86::HostIsa isa;
+  int pinned_cpu = -1;
+  CycleCounter counter;
+  std::unique_ptr<ClockCalibrator> clock;
+  ClockReading start;
+  ProbeBuffer buffer;
+  x86::ProbeConstants consts;
+
+  bool time(const Compiled& c, const std::string& dtype, PairTiming& t, std::string& err) {
+    x86::fill_constants(consts, dtype);
+    buffer.fill(consts.data, c.chase_bits);
+    return time_pair(c.short_fn.fn(), c.long_fn.fn(), c.units_short, c.units_long, buffer.data(), &consts,
+                     counter, detail::probe_budget(), t, err);
+  }
+
+  void measure_latency(const x86::InstForm& form, const std::string& dtype, ProbeResult& r, Stats& ticks);
+  bool measure_throughput(const x86::InstForm& form, const std::string& dtype, ProbeResult& r, Stats& ticks,
+                          Compiled& best, x86::StreamPlan& best_plan, double latency_ticks, double& overhead,
+                          double& repeat_disagreement);
+  MixResult run_mix_once(const std::vector<MixSpec>& parts);
+  void run_threads(const x86::StreamPlan& plan, const std::string& dtype, ProbeResult& r);
+};
+
+
+}  // namespace peakprobe

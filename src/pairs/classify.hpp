@@ -1,0 +1,30 @@
+// Classifies an interleaved pair of instructions A and B from its time and the times of each alone.
+//
+// Timings are "per group": one group of the pair holds weight_a instances of A and weight_b of B, so
+// the caller passes a_alone_group = weight_a x (cycles per A alone) and likewise for B. If A and B
+// issue to different pipes, the pair takes as long as the slower part alone (max); if they compete
+// for one pipe, it takes as long as both in sequence (max + min). The same-port measure places the
+// pair's time on that scale.
+#pragma once
+#include "peakprobe/pair_result.hpp"
+
+namespace peakprobe {
+
+// Below this the pair counts as issuing together. Repeated runs of one probe scatter by a few
+// percent, so a pair that truly co-issues rarely measures exactly 0; a quarter leaves room for that.
+inline constexpr double kCoIssueBelow = 0.25;
+// Above this the pair counts as sharing one pipe. The margin below 1 is wider than noise alone needs:
+// a front-end or retire-width limit can slow a co-issuing pair by a few tenths, so only a value
+// close to 1 is strong evidence of one shared pipe.
+inline constexpr double kSharedAbove = 0.75;
+
+// (t_pair - max(a, b)) / min(a, b), clamped to [0, 1]: 0 = as fast as the slower part alone
+// (co-issue), 1 = as slow as both in sequence (one shared pipe). A zero, negative or non-finite
+// input cannot come from a valid measurement and gives 0, so that a broken timing never reads
+// as contention; callers that need to tell that case apart check their inputs first.
+double same_port_measure(double t_pair, double a_alone_group, double b_alone_group);
+
+// co-issue below kCoIssueBelow, shared above kSharedAbove, partial in between (bounds included).
+PairClass classify_pair(double same_port);
+
+}  // namespace peakprobe

@@ -1,0 +1,174 @@
+#include "pairs/pair_runner.hpp"
+
+#include <algorithm>
+#include <numeric>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "pairs/classify.hpp"
+#include "pairs/cluster.hpp"
+
+namespace peakprobe {
+namespace {
+
+bool measured(const MixResult& m) { return m.status == Status::ok || m.status == Status::mistrusted; }
+
+double flops_of(const MixResult& m) { return m.flops_per_cycle.value_or(0.0); }
+
+// Keeps the faster of two measurements of the same stream. A busy neighbour (another guest's thread
+// on the host core's SMT sibling) slows throughput streams for milliseconds at a time while the
+// latency-bound clock chain does not notice, so alone figures are re-measured apart in time and the
+// minimum kept: noise only adds time.
+void keep_faster(MixResult& kept, const MixResult& again) {
+  if (!measured(again)) return;
+  if (!measured(kept) || *again.cycles_per_group < *kept.cycles_per_group) kept = again;
+}
+
+void set_alone(PairResult& p, const MixResult& a, const MixResult& b) {
+  if (p.mix.parts.size() != 2) return;
+  p.mix.parts[0].alone_cycles = measured(a) ? a.cycles_per_group : std::nullopt;
+  p.mix.parts[1].alone_cycles = measured(b) ? b.cycles_per_group : std::nullopt;
+}
+
+}  // namespace
+
+MixResult measure_alone(ProbeRunner& runner, const ProbeSpec& spec) { return runner.run_mix({{spec, 1}}); }
+
+void classify(PairResult& p) {
+  const MixResult& m = p.mix;
+  if (!measured(m) || m.parts.size() != 2 || !m.parts[0].alone_cycles || !m.parts[1].alone_cycles) return;
+  const double a = m.parts[0].weight * *m.parts[0].alone_cycles;
+  const double b = m.parts[1].weight * *m.parts[1].alone_cycles;
+  p.same_port = same_port_measure(*m.cycles_per_group, a, b);
+  p.classification = classify_pair(*p.same_port);
+}
+
+PairResult measure_pair(ProbeRunner& runner, const ProbeSpec& a, const ProbeSpec& b, int wa, int wb,
+                        const MixResult* alone_a, const MixResult* alone_b) {
+  MixResult own_a, own_b;
+  const bool measure_own = !alone_a || !alone_b;
+  if (measure_own) {
+    own_a = measure_alone(runner, a);
+    own_b = measure_alone(runner, b);
+    alone_a = &own_a;
+    alone_b = &own_b;
+  }
+  PairResult p;
+  p.mix = runner.run_mix({{a, wa}, {b, wb}});
+  if (measure_own) {
+    keep_faster(own_a, measure_alone(runner, a));
+    keep_faster(own_b, measure_alone(runner, b));
+  }
+  set_alone(p, *alone_a, *alone_b);
+  if (p.mix.status == Status::ok && (!measured(*alone_a) || !measured(*alone_b))) {
+    p.mix.status = Status::error;
+    p.mix.reason = "an instruction of the pair could not be measured alone: " +
+                   (measured(*alone_a) ? alone_b->reason : alone_a->reason);
+  }
+  if (p.mix.status == Status::ok && (alone_a->status == Status::mistrusted || alone_b->status == Status::mistrusted)) {
+    p.mix.status = Status::mistrusted;
+    p.mix.reason = "an alone measurement is mistrusted: " +
+                   (alone_a->status == Status::mistrusted ? alone_a->reason : alone_b->reason);
+  }
+  classify(p);
+  return p;
+}
+
+PairMatrix measure_pair_matrix(ProbeRunner& runner, const std::vector<ProbeSpec>& specs,
+                               const PairProgress& progress) {
+  const size_t n = specs.size();
+  const size_t total = n + n * (n + 1) / 2;  // the second alone pass is not counted
+  size_t done = 0;
+  PairMatrix m;
+  std::vector<MixResult> alone;
+  for (const auto& s : specs) {
+    if (progress) progress(++done, total, s.text + " alone");
+    alone.push_back(measure_alone(runner, s));
+    m.instructions.push_back(alone.back().parts.empty() ? s.text : alone.back().parts[0].instruction);
+    m.alone_cycles.push_back(alone.back().cycles_per_group.value_or(0.0));
+  }
+  std::vector<std::vector<size_t>> index(n, std::vector<size_t>(n));
+  for (size_t i = 0; i < n; ++i)
+    for (size_t j = i; j < n; ++j) {
+      if (progress) progress(++done, total, specs[i].text + " + " + specs[j].text);
+      index[i][j] = index[j][i] = m.pairs.size();
+      m.pairs.push_back(measure_pair(runner, specs[i], specs[j], 1, 1, &alone[i], &alone[j]));
+    }
+  // Alone figures again, now that time has passed, and from each self-pair (A with A is A's own
+  // stream with twice the chains): the fastest of the three stands.
+  for (size_t i = 0; i < n; ++i) {
+    keep_faster(alone[i], measure_alone(runner, specs[i]));
+    const MixResult& self = m.pairs[index[i][i]].mix;
+    if (measured(self) && measured(alone[i]) && *self.cycles_per_group / 2 < *alone[i].cycles_per_group)
+      alone[i].cycles_per_group = *self.cycles_per_group / 2;
+    m.alone_cycles[i] = alone[i].cycles_per_group.value_or(0.0);
+  }
+  m.same_port.assign(n, std::vector<std::optional<double>>(n));
+  for (size_t i = 0; i < n; ++i)
+    for (size_t j = i; j < n; ++j) {
+      PairResult& p = m.pairs[index[i][j]];
+      set_alone(p, alone[i], alone[j]);
+      classify(p);
+      m.same_port[i][j] = m.same_port[j][i] = p.same_port;
+    }
+  m.groups = name_groups(cluster_pipe_groups(m.same_port), m.instructions);
+  return m;
+}
+
+FlopMixSearch search_flop_mix(ProbeRunner& runner, const ProbeSpec& a, const ProbeSpec& b, bool exhaustive,
+                              const PairProgress& progress) {
+  FlopMixSearch s;
+  s.a = a.text;
+  s.b = b.text;
+  s.exhaustive = exhaustive;
+  std::set<std::pair<int, int>> seen;
+  auto reduce = [](int x, int y) {
+    int g = std::gcd(x, y);
+    return g ? std::make_pair(x / g, y / g) : std::make_pair(x, y);
+  };
+  auto run = [&](int x, int y) {
+    auto key = reduce(x, y);
+    if (!seen.insert(key).second) return;
+    if (progress) progress(s.tried.size() + 1, 0, fmt::format("{}:{}", key.first, key.second));
+    std::vector<MixSpec> parts;
+    // A ratio with a zero side is that instruction alone; keep both parts' order for reporting.
+    if (key.first) parts.push_back({a, key.first});
+    if (key.second) parts.push_back({b, key.second});
+    s.tried.push_back(runner.run_mix(parts));
+    s.ratios.push_back(key);
+    const MixResult& m = s.tried.back();
+    if (m.status == Status::ok && flops_of(m) > s.best_flops_per_cycle) {
+      s.best_flops_per_cycle = flops_of(m);
+      s.best_gflops = m.gflops.value_or(0.0);
+      s.best_a = key.first;
+      s.best_b = key.second;
+    }
+  };
+  if (exhaustive) {
+    for (int x = 0; x <= 4; ++x)
+      for (int y = 0; y <= 4; ++y)
+        if (x || y) run(x, y);
+    return s;
+  }
+  for (auto [x, y] : {std::pair{1, 0}, {0, 1}, {1, 1}, {2, 1}, {1, 2}, {3, 1}, {1, 3}}) run(x, y);
+  // Refine between the best ratio and its neighbours on the a/(a+b) line (Farey mediants), as long
+  // as a finer ratio improves and both sides stay small enough to unroll.
+  for (int step = 0; step < 4 && s.best_flops_per_cycle > 0; ++step) {
+    std::vector<std::pair<int, int>> ratios(seen.begin(), seen.end());
+    auto share = [](const std::pair<int, int>& r) { return double(r.first) / double(r.first + r.second); };
+    std::sort(ratios.begin(), ratios.end(), [&](auto& l, auto& r) { return share(l) < share(r); });
+    const std::pair<int, int> best{s.best_a, s.best_b};
+    auto it = std::find(ratios.begin(), ratios.end(), best);
+    const double before = s.best_flops_per_cycle;
+    std::vector<std::pair<int, int>> next;
+    if (it != ratios.begin()) next.push_back(*(it - 1));
+    if (it != ratios.end() && it + 1 != ratios.end()) next.push_back(*(it + 1));
+    for (auto [x, y] : next)
+      if (x + best.first <= 8 && y + best.second <= 8) run(x + best.first, y + best.second);
+    if (s.best_flops_per_cycle <= before * 1.005) break;
+  }
+  return s;
+}
+
+}  // namespace peakprobe

@@ -1,0 +1,35 @@
+// Dual-issue measurements built from mixes: pairs with their classification, pair matrices with
+// inferred pipe groups, and the search for the FLOP-maximising ratio of two instructions.
+#pragma once
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "harness/probe_runner.hpp"
+#include "peakprobe/pair_result.hpp"
+
+namespace peakprobe {
+
+using PairProgress = std::function<void(size_t done, size_t total, const std::string& what)>;
+
+// One instruction alone, measured exactly as the pairs are (a one-part mix with as many chains as
+// the registers allow), so the comparison is like for like.
+MixResult measure_alone(ProbeRunner& runner, const ProbeSpec& spec);
+
+// A and B interleaved wa:wb; `alone_a`/`alone_b` reuse earlier alone measurements when given.
+PairResult measure_pair(ProbeRunner& runner, const ProbeSpec& a, const ProbeSpec& b, int wa, int wb,
+                        const MixResult* alone_a = nullptr, const MixResult* alone_b = nullptr);
+
+// Fills the classification of a pair from its mix and the parts' alone figures.
+void classify(PairResult& p);
+
+PairMatrix measure_pair_matrix(ProbeRunner& runner, const std::vector<ProbeSpec>& specs,
+                               const PairProgress& progress = {});
+
+// Guided search over ratios a:b (each side 0..8) for the most FLOP per cycle: the coarse ratios
+// 1:0, 0:1, 1:1, 2:1, 1:2, 3:1, 1:3, then mediants between the best and its neighbours while they
+// improve. `exhaustive` tries every reduced ratio with both sides <= 4 instead.
+FlopMixSearch search_flop_mix(ProbeRunner& runner, const ProbeSpec& a, const ProbeSpec& b, bool exhaustive,
+                              const PairProgress& progress = {});
+
+}  // namespace peakprobe
