@@ -105,3 +105,36 @@ TEST_CASE("cli: list shows support on this CPU", "[main]") {
   CHECK(r.out.find("vfmadd231ps ymm, ymm, ymm") != std::string::npos);
   CHECK(r.out.find("supported on this CPU") != std::string::npos);
 }
+
+TEST_CASE("cli: dual-issue commands refuse bad input with exit 2", "[main]") {
+  CHECK(peakprobe("pair \"add r64, r64\" \"imul r64, r64\" --ratio 2-1").rc == 2);
+  CHECK(peakprobe("pair \"add r64, r64\" \"imul r64, r64\" --ratio 0:1").rc == 2);
+  CHECK(peakprobe("mix \"add r64, r64:x\"").rc == 2);
+  CHECK(peakprobe("mix \"add r64, r64:99\"").rc == 2);
+  CHECK(peakprobe("pairs --set no-such-set").rc == 2);
+  CHECK(peakprobe("pairs \"add r64, r64\"").rc == 2);
+  Run f = peakprobe("flopmix \"add r64, r64\" \"sub r64, r64\" --catalog /dev/null");
+  CHECK(f.rc == 2);
+  Run u = peakprobe("pair \"vfmad231ps ymm, ymm, ymm\" \"add r64, r64\"");
+  CHECK(u.rc == 2);
+  CHECK(u.err.find("vfmadd231ps") != std::string::npos);
+}
+
+TEST_CASE("cli: pair --json - gives the classification", "[main][hw]") {
+  Run r = peakprobe("pair \"add r64, r64\" \"imul r64, r64\" --json - --quiet");
+  REQUIRE(r.rc == 0);
+  auto doc = nlohmann::json::parse(r.out);
+  REQUIRE(doc["pairs"].size() == 1);
+  const auto& p = doc["pairs"][0];
+  CHECK(p["parts"].size() == 2);
+  CHECK(p["cycles_per_group"].get<double>() > 0);
+  CHECK(p.contains("same_port"));
+  CHECK(p.contains("classification"));
+  CHECK(p["repro"].get<std::string>().rfind("peakprobe mix ", 0) == 0);
+}
+
+TEST_CASE("cli: pairs --list-sets names the shipped sets", "[main]") {
+  Run r = peakprobe("pairs --list-sets");
+  CHECK(r.rc == 0);
+  CHECK(r.out.find("fp.ymm") != std::string::npos);
+}

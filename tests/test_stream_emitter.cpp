@@ -156,3 +156,76 @@ TEST_CASE("the compiled function is callable code of plausible size", "[emitter]
   // Doubling the copies adds 16 three-byte adds: exactly 48 bytes more code.
   CHECK(large->code_size() - small->code_size() == 48);
 }
+
+TEST_CASE("mix stream: parts interleaved in the asked ratio, no dependency across or within parts", "[emitter]") {
+  const auto isa = full_isa();
+  struct Case { const char* a; const char* b; int wa, wb; };
+  const Case cases[] = {
+      {"vfmadd231ps ymm, ymm, ymm", "vaddps ymm, ymm, ymm", 1, 1},
+      {"vfmadd231ps zmm, zmm, zmm", "vaddps zmm, zmm, zmm", 2, 1},
+      {"vfmadd231ps ymm, ymm, ymm", "vmovups ymm, m256", 1, 2},
+      {"add r64, r64", "vfmadd231ps ymm, ymm, ymm", 3, 1},
+      {"imul r64, r64", "imul r64, r64", 1, 1},
+      {"vgatherdps ymm, vm32y, ymm", "vfmadd231ps ymm, ymm, ymm", 1, 1},
+  };
+  for (const auto& c : cases) {
+    auto fa = x86::resolve_inst(c.a);
+    auto fb = x86::resolve_inst(c.b);
+    REQUIRE(fa.ok());
+    REQUIRE(fb.ok());
+    std::vector<x86::MixEntry> entries = {{&fa.value(), c.wa}, {&fb.value(), c.wb}};
+    const int rounds = x86::max_rounds(entries);
+    INFO(c.a << " : " << c.b << " " << c.wa << ":" << c.wb << " rounds=" << rounds);
+    REQUIRE(rounds >= 1);
+    auto plan = x86::plan_mix(entries, rounds, isa, "f32");
+    REQUIRE(plan.ok());
+    CHECK(plan->measured_per_form == std::vector<int>{c.wa * rounds, c.wb * rounds});
+    const int copies = 2;
+    auto body = loop_body(plan.value(), copies, isa);
+    // Which part each measured instruction belongs to, in program order.
+    std::vector<int> part(body.size(), -1);
+    std::vector<int> ordinal(body.size(), -1);
+    int seen[2] = {0, 0};
+    std::string pattern;
+    size_t mi = 0;
+    for (size_t i = 0; i < body.size(); ++i) {
+      if (role_at(plan.value(), i) != Role::measured) continue;
+      // The same form may be both parts, so parts are told apart by position: the smooth round-robin
+      // order (A B A for 2:1) repeats every wa+wb measured instructions.
+      const int pos = int(mi % size_t(c.wa + c.wb));
+      std::vector<int> order;
+      {
+        int cur[2] = {0, 0}, total = c.wa + c.wb, w[2] = {c.wa, c.wb};
+        for (int s = 0; s < total; ++s) {
+          cur[0] += w[0];
+          cur[1] += w[1];
+          int best = cur[1] > cur[0] ? 1 : 0;
+          cur[best] -= total;
+          order.push_back(best);
+        }
+      }
+      const int p = order[size_t(pos)];
+      CHECK(body[i].id == (p == 0 ? fa->id : fb->id));
+      part[i] = p;
+      ordinal[i] = seen[p]++;
+      pattern += char('A' + p);
+      ++mi;
+    }
+    // The asked ratio, exactly, over the whole body.
+    CHECK(seen[0] * c.wb == seen[1] * c.wa);
+    const int per_part[2] = {seen[0], seen[1]};
+    const int chains[2] = {c.wa * rounds, c.wb * rounds};
+    for (size_t i = 0; i < body.size(); ++i) {
+      if (part[i] < 0) continue;
+      for (const auto& reg : body[i].reads) {
+        int w = reaching_writer(body, i, reg);
+        if (w < 0 || part[size_t(w)] < 0) continue;
+        // Only the same part's same chain feeds an instance: never the other part.
+        CHECK(part[size_t(w)] == part[i]);
+        const int n = per_part[part[i]];
+        const int distance = (ordinal[i] - ordinal[size_t(w)] + n) % n;
+        CHECK((distance == chains[part[i]] % n || (chains[part[i]] == n && distance == 0)));
+      }
+    }
+  }
+}

@@ -3,6 +3,8 @@
 #include "asm/x86/inst_form.hpp"
 #include "asm/x86/stream_plan.hpp"
 
+#include <set>
+
 using namespace peakprobe;
 
 namespace {
@@ -91,4 +93,33 @@ TEST_CASE("latency plan: a bridge the CPU cannot run means no latency, not a wro
   REQUIRE(f.ok());
   CHECK_FALSE(x86::plan_latency(f.value(), no_dq, "-").ok());
   CHECK(x86::plan_latency(f.value(), avx512(), "-").ok());
+}
+
+TEST_CASE("mix plan: sources are shared, destinations never", "[stream_plan]") {
+  auto a = x86::resolve_inst("vfmadd231ps ymm, ymm, ymm");
+  auto b = x86::resolve_inst("vaddps ymm, ymm, ymm");
+  REQUIRE(a.ok());
+  REQUIRE(b.ok());
+  std::vector<x86::MixEntry> e = {{&a.value(), 1}, {&b.value(), 1}};
+  // 16 registers, two shared sources: 14 destinations, 7 rounds of one FMA chain and one add chain.
+  CHECK(x86::max_rounds(e) == 7);
+  auto plan = x86::plan_mix(e, 7, avx512(), "f32");
+  REQUIRE(plan.ok());
+  std::set<uint32_t> dests(plan->dest_ids.begin(), plan->dest_ids.end());
+  CHECK(dests.size() == 14);
+  CHECK_FALSE(x86::plan_mix(e, 8, avx512(), "f32").ok());
+  CHECK_FALSE(x86::plan_mix({}, 1, avx512(), "f32").ok());
+  CHECK_FALSE(x86::plan_mix({{&a.value(), 0}}, 1, avx512(), "f32").ok());
+}
+
+TEST_CASE("mix plan: a 16-register part keeps the whole mix below register 16", "[stream_plan]") {
+  auto z = x86::resolve_inst("vfmadd231ps zmm, zmm, zmm");
+  auto y = x86::resolve_inst("vperm2f128 ymm, ymm, ymm, imm8");
+  REQUIRE(z.ok());
+  REQUIRE(y.ok());
+  std::vector<x86::MixEntry> e = {{&z.value(), 1}, {&y.value(), 1}};
+  auto plan = x86::plan_mix(e, x86::max_rounds(e), avx512(), "f32");
+  REQUIRE(plan.ok());
+  CHECK(plan->vec_regs == 16);
+  for (uint32_t id : plan->dest_ids) CHECK(id < 16);
 }

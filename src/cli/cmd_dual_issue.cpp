@@ -209,11 +209,14 @@ void add_flopmix_command(CLI::App& app, GlobalOptions& g) {
       }
       auto specs = specs_for_texts(texts, catalog.value());
       if (!specs) return void(g.exit_code = kExitUsage);
-      for (const auto& s : specs.value())
-        if (s.ops_per_instruction <= 0) {
-          spdlog::error("'{}' has no FLOP count: add it to a catalog with its ops (see docs/catalog.md)", s.text);
+      for (const auto& s : specs.value()) {
+        const bool fp = s.dtype == "f64" || s.dtype == "f32" || s.dtype == "f16" || s.dtype == "bf16";
+        if (s.ops_per_instruction <= 0 || !fp) {
+          spdlog::error("'{}' has no FLOP count (a floating-point catalog row with ops > 0 is needed; "
+                        "see docs/catalog.md)", s.text);
           return void(g.exit_code = kExitUsage);
         }
+      }
       const bool all = *exhaustive;
       g.exit_code = measure_dual_issue(g, [&](ProbeRunner& r, RunDocument& doc) {
         doc.flop_mix = search_flop_mix(r, specs->at(0), specs->at(1), all, [&](size_t d, size_t t, const std::string& w) {

@@ -1,0 +1,111 @@
+// Hardware tests for dual issue: invariants that hold on every x86-64 core with the features used.
+#include <catch2/catch.hpp>
+
+#include "cpu/cpu_info.hpp"
+#include "pairs/classify.hpp"
+#include "pairs/pair_runner.hpp"
+
+using namespace peakprobe;
+
+namespace {
+
+const CpuInfo& cpu() {
+  static CpuInfo c = detect_cpu_info();
+  return c;
+}
+
+ProbeRunner& runner() {
+  static std::unique_ptr<ProbeRunner> r = [] {
+    auto made = ProbeRunner::create(cpu(), ProbeOptions{});
+    if (!made) FAIL("cannot create the probe runner: " << made.error());
+    return std::move(made.value());
+  }();
+  return *r;
+}
+
+ProbeSpec spec(const std::string& text, double ops = 0, const std::string& dtype = "-") {
+  ProbeSpec s;
+  s.text = text;
+  s.ops_per_instruction = ops;
+  s.dtype = dtype;
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("hw: an integer add beside a vector FMA issues together", "[hw][pair_runner]") {
+  if (!cpu().has("fma")) return;
+  PairResult p = measure_pair(runner(), spec("add r64, r64"), spec("vfmadd231ps ymm, ymm, ymm"), 1, 1);
+  INFO(p.mix.reason);
+  REQUIRE(p.mix.status == Status::ok);
+  REQUIRE(p.classification);
+  CHECK(*p.classification == PairClass::co_issue);
+}
+
+TEST_CASE("hw: an instruction paired with itself shares its own pipes", "[hw][pair_runner]") {
+  PairResult p = measure_pair(runner(), spec("imul r64, r64"), spec("imul r64, r64"), 1, 1);
+  INFO(p.mix.reason);
+  REQUIRE(p.mix.status == Status::ok);
+  REQUIRE(p.same_port);
+  CHECK(*p.same_port > 0.8);
+  CHECK(*p.classification == PairClass::shared);
+}
+
+TEST_CASE("hw: FMA and multiply share the multiplier pipes", "[hw][pair_runner]") {
+  if (!cpu().has("fma")) return;
+  PairResult p = measure_pair(runner(), spec("vfmadd231ps ymm, ymm, ymm"), spec("vmulps ymm, ymm, ymm"), 1, 1);
+  INFO(p.mix.reason);
+  REQUIRE(p.mix.status == Status::ok);
+  CHECK(*p.classification == PairClass::shared);
+}
+
+TEST_CASE("hw: a mix's FLOP/cycle follows from its group time", "[hw][pair_runner]") {
+  if (!cpu().has("fma")) return;
+  MixResult m = runner().run_mix({{spec("vfmadd231ps ymm, ymm, ymm", 16, "f32"), 2}, {spec("vaddps ymm, ymm, ymm", 8, "f32"), 1}});
+  INFO(m.reason);
+  REQUIRE(m.status == Status::ok);
+  REQUIRE(m.cycles_per_group);
+  CHECK(*m.flops_per_cycle == Approx((2 * 16 + 8) / *m.cycles_per_group));
+  CHECK(*m.ipc == Approx(3 / *m.cycles_per_group));
+  // Never faster than the FMAs alone allow, never slower than all three in sequence on one pipe.
+  CHECK(*m.cycles_per_group >= 0.95 * 2 * 0.5);
+}
+
+TEST_CASE("hw: the guided FLOP-mix search is within 3% of the exhaustive one", "[hw][pair_runner]") {
+  if (!cpu().has("fma")) return;
+  ProbeSpec a = spec("vfmadd231ps ymm, ymm, ymm", 16, "f32"), b = spec("vaddps ymm, ymm, ymm", 8, "f32");
+  FlopMixSearch guided = search_flop_mix(runner(), a, b, false);
+  FlopMixSearch full = search_flop_mix(runner(), a, b, true);
+  REQUIRE(full.best_flops_per_cycle > 0);
+  CHECK(guided.best_flops_per_cycle >= 0.97 * full.best_flops_per_cycle);
+  CHECK(guided.tried.size() < full.tried.size() + 3);
+  CHECK(guided.ratios.size() == guided.tried.size());
+  // FMA alone (1:0) is a candidate, so the best is at least what FMA alone reached.
+  REQUIRE(guided.tried.front().flops_per_cycle);
+  CHECK(guided.best_flops_per_cycle >= *guided.tried.front().flops_per_cycle);
+}
+
+TEST_CASE("hw: a pair matrix finds a self-consistent grouping", "[hw][pair_runner]") {
+  if (!cpu().has("fma")) return;
+  std::vector<ProbeSpec> s = {spec("vfmadd231ps ymm, ymm, ymm"), spec("vmulps ymm, ymm, ymm"), spec("add r64, r64")};
+  PairMatrix m = measure_pair_matrix(runner(), s);
+  REQUIRE(m.instructions.size() == 3);
+  REQUIRE(m.pairs.size() == 6);
+  for (size_t i = 0; i < 3; ++i) {
+    REQUIRE(m.same_port[i][i]);
+    CHECK(*m.same_port[i][i] > 0.8);  // each with itself
+  }
+  // FMA and MUL land in one group, the integer add in another.
+  bool together = false;
+  for (const auto& g : m.groups)
+    if (g.size() == 2 && g[0] == "vfmadd231ps ymm, ymm, ymm" && g[1] == "vmulps ymm, ymm, ymm") together = true;
+  CHECK(together);
+}
+
+TEST_CASE("hw: a pair with an unsupported part is skipped, never run", "[hw][pair_runner]") {
+  if (cpu().has("amx_bf16")) return;
+  PairResult p = measure_pair(runner(), spec("add r64, r64"), spec("tdpbf16ps tmm, tmm, tmm"), 1, 1);
+  CHECK(p.mix.status == Status::skipped);
+  CHECK(p.mix.reason.find("amx_bf16") != std::string::npos);
+  CHECK_FALSE(p.classification);
+}
