@@ -39,6 +39,8 @@ int main(int argc, char** argv) {
   add_mix_command(app, g);
   add_pairs_command(app, g);
   add_flopmix_command(app, g);
+  add_mem_command(app, g);
+  add_latency_command(app, g);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

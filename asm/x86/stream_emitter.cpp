@@ -156,14 +156,20 @@ Expected<JitFunction> compile_stream(const StreamPlan& plan, int copies, const H
   ax::Assembler a(&code);
   if (asmjit::Error err = emit_stream_function(*a.as<ax::Emitter>(), plan, copies, isa))
     return make_error(std::string("code generation failed: ") + DebugUtils::errorAsString(err));
-  ProbeFn fn = nullptr;
-  {
-    std::lock_guard<std::mutex> lock(runtime_mutex());
-    if (asmjit::Error err = runtime().add(&fn, &code))
-      return make_error(std::string("cannot map generated code: ") + DebugUtils::errorAsString(err));
-  }
+  auto fn = add_to_runtime(code);
+  if (!fn) return make_error(fn.error());
   if (listing) *listing = logger.data();
+  return std::move(fn.value());
+}
+
+Expected<JitFunction> add_to_runtime(CodeHolder& code) {
+  void* fn = nullptr;
+  std::lock_guard<std::mutex> lock(runtime_mutex());
+  if (asmjit::Error err = runtime().add(&fn, &code))
+    return make_error(std::string("cannot map generated code: ") + DebugUtils::errorAsString(err));
   return JitFunction(fn, code.codeSize());
 }
+
+const Environment& jit_environment() { return runtime().environment(); }
 
 }  // namespace peakprobe::x86

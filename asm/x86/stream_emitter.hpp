@@ -29,23 +29,33 @@ using ProbeFn = void (*)(uint64_t iterations, void* buffer, const ProbeConstants
 class JitFunction {
  public:
   JitFunction() = default;
-  JitFunction(ProbeFn fn, size_t size) : fn_(fn), size_(size) {}
+  JitFunction(void* fn, size_t size) : fn_(fn), size_(size) {}
   JitFunction(JitFunction&& o) noexcept : fn_(o.fn_), size_(o.size_) { o.fn_ = nullptr; }
   JitFunction& operator=(JitFunction&& o) noexcept;
   JitFunction(const JitFunction&) = delete;
   JitFunction& operator=(const JitFunction&) = delete;
   ~JitFunction();
-  ProbeFn fn() const { return fn_; }
+  ProbeFn fn() const { return reinterpret_cast<ProbeFn>(fn_); }
+  // The code as another function type (memory kernels have their own signatures).
+  template <typename F>
+  F as() const {
+    return reinterpret_cast<F>(fn_);
+  }
   size_t code_size() const { return size_; }
 
  private:
-  ProbeFn fn_ = nullptr;
+  void* fn_ = nullptr;
   size_t size_ = 0;
 };
 
 // Emits the whole function into any asmjit emitter (an Assembler to run it, a Builder to inspect it).
 // The loop body sits between `loop` and the closing `dec rdi; jnz loop`.
 asmjit::Error emit_stream_function(asmjit::x86::Emitter& e, const StreamPlan& plan, int copies, const HostIsa& isa);
+
+// Adds finished code to the process-wide JIT runtime (thread-safe).
+Expected<JitFunction> add_to_runtime(asmjit::CodeHolder& code);
+// The environment code must be generated for.
+const asmjit::Environment& jit_environment();
 
 Expected<JitFunction> compile_stream(const StreamPlan& plan, int copies, const HostIsa& isa,
                                      std::string* listing = nullptr);

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "peakprobe/cpu_info.hpp"
+#include "peakprobe/mem_result.hpp"
 #include "peakprobe/pair_result.hpp"
 #include "peakprobe/result.hpp"
 
@@ -25,6 +26,11 @@ struct RunDocument {
   std::optional<PairMatrix> matrix;
   std::optional<FlopMixSearch> flop_mix;
   bool has_dual_issue() const { return !mixes.empty() || !pairs.empty() || matrix || flop_mix; }
+  // Memory commands (mem, latency).
+  std::vector<BandwidthResult> bandwidth;
+  std::vector<LatencyResult> latency;
+  std::vector<CacheLevelEdge> levels;  // from a sweep's curve, matched to the reported caches
+  bool has_memory() const { return !bandwidth.empty() || !latency.empty(); }
 };
 
 }  // namespace peakprobe

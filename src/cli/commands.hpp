@@ -29,5 +29,7 @@ void add_mix_command(CLI::App& app, GlobalOptions& g);
 void add_pair_command(CLI::App& app, GlobalOptions& g);
 void add_pairs_command(CLI::App& app, GlobalOptions& g);
 void add_flopmix_command(CLI::App& app, GlobalOptions& g);
+void add_mem_command(CLI::App& app, GlobalOptions& g);
+void add_latency_command(CLI::App& app, GlobalOptions& g);
 
 }  // namespace peakprobe::cli

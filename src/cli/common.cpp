@@ -16,6 +16,7 @@
 #include "report/json_report.hpp"
 #include "report/markdown_report.hpp"
 #include "report/output_file.hpp"
+#include "report/mem_report.hpp"
 #include "report/pair_report.hpp"
 #include "report/svg_heatmap.hpp"
 
@@ -55,17 +56,19 @@ bool check_output_paths(const OutputOptions& o, std::string& error) {
 
 int emit_outputs(const RunDocument& doc, const OutputOptions& o) {
   try {
-    const bool dual = doc.has_dual_issue();
+    const bool dual = doc.has_dual_issue(), memory = doc.has_memory();
     if (!o.json.empty())
       write_output_file(o.json, [&](std::ostream& out) { out << to_json(doc).dump(2) << "\n"; });
     if (!o.csv.empty())
       write_output_file(o.csv, [&](std::ostream& out) {
         if (dual) write_dual_issue_csv(out, doc);
+        else if (memory) write_memory_csv(out, doc);
         else write_csv(out, doc.results);
       });
     if (!o.markdown.empty())
       write_output_file(o.markdown, [&](std::ostream& out) {
         if (dual) write_dual_issue_markdown(out, doc);
+        else if (memory) write_memory_markdown(out, doc);
         else write_markdown(out, doc);
       });
     if (!o.svg.empty() && doc.matrix)
@@ -78,10 +81,15 @@ int emit_outputs(const RunDocument& doc, const OutputOptions& o) {
   }
   if (!o.writes_stdout()) {
     if (doc.has_dual_issue()) write_dual_issue_console(std::cout, doc);
+    else if (doc.has_memory()) write_memory_console(std::cout, doc);
     else write_console(std::cout, doc, isatty(STDOUT_FILENO) != 0);
   }
   for (const auto& r : doc.results)
     if (r.status == Status::error) return kExitResultErrors;
+  for (const auto& b : doc.bandwidth)
+    if (b.status == Status::error) return kExitResultErrors;
+  for (const auto& l : doc.latency)
+    if (l.status == Status::error) return kExitResultErrors;
   for (const auto& m : doc.mixes)
     if (m.status == Status::error) return kExitResultErrors;
   for (const auto& p : doc.pairs)

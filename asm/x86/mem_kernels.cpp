@@ -1,0 +1,256 @@
+#include "asm/x86/mem_kernels.hpp"
+
+namespace peakprobe::x86 {
+using namespace asmjit;
+namespace ax = asmjit::x86;
+
+namespace {
+
+// 1.0 as a double: triad (a = b + s*c) and update (a = s*a) keep every value finite and normal.
+constexpr uint64_t kOneF64 = 0x3FF0000000000000ull;
+
+struct Regs {
+  ax::Gp passes = ax::rdi, iters = ax::rsi, a = ax::rdx, b = ax::rcx, c = ax::r8;
+  ax::Gp pa = ax::r9, pb = ax::r10, pc = ax::r11, count = ax::rax;
+};
+
+ax::Vec vreg(int width, uint32_t id) {
+  return width == 512 ? ax::Vec(ax::zmm(id)) : width == 256 ? ax::Vec(ax::ymm(id)) : ax::Vec(ax::xmm(id));
+}
+
+ax::Mem at(const ax::Gp& base, int32_t off, int width) {
+  ax::Mem m = ax::ptr(base, off);
+  m.setSize(uint32_t(width / 8));
+  return m;
+}
+
+// Scalar kernels (width 64): general registers for load/store/copy, scalar SSE2 doubles for the
+// arithmetic kernels. Accumulators use callee-saved registers, pushed in the prologue.
+constexpr int kScalarAccs = 6;
+const ax::Gp kScalarAcc[kScalarAccs] = {ax::rbx, ax::rbp, ax::r12, ax::r13, ax::r14, ax::r15};
+
+void emit_scalar_body(ax::Assembler& e, const MemKernelInfo& k, const Regs& r, const ax::Xmm& s) {
+  const ax::Gp* acc = kScalarAcc;
+  for (int i = 0; i < kMemUnroll; ++i) {
+    const int32_t off = 8 * i;
+    switch (k.kernel) {
+      case MemKernel::load: e.add(acc[i % kScalarAccs], ax::qword_ptr(r.pa, off)); break;
+      case MemKernel::store: e.mov(ax::qword_ptr(r.pa, off), acc[i % kScalarAccs]); break;
+      case MemKernel::store_nt: e.movnti(ax::qword_ptr(r.pa, off), acc[i % kScalarAccs]); break;
+      case MemKernel::copy:
+        e.mov(acc[i % kScalarAccs], ax::qword_ptr(r.pb, off));
+        e.mov(ax::qword_ptr(r.pa, off), acc[i % kScalarAccs]);
+        break;
+      case MemKernel::copy_nt:
+        e.mov(acc[i % kScalarAccs], ax::qword_ptr(r.pb, off));
+        e.movnti(ax::qword_ptr(r.pa, off), acc[i % kScalarAccs]);
+        break;
+      case MemKernel::triad:
+      case MemKernel::triad_nt: {
+        ax::Xmm v = ax::xmm(uint32_t(1 + i));
+        e.movsd(v, ax::qword_ptr(r.pc, off));
+        e.mulsd(v, s);
+        e.addsd(v, ax::qword_ptr(r.pb, off));
+        if (k.kernel == MemKernel::triad) e.movsd(ax::qword_ptr(r.pa, off), v);
+        else {
+          e.movq(acc[i % kScalarAccs], v);
+          e.movnti(ax::qword_ptr(r.pa, off), acc[i % kScalarAccs]);
+        }
+        break;
+      }
+      case MemKernel::update: {
+        ax::Xmm v = ax::xmm(uint32_t(1 + i));
+        e.movsd(v, ax::qword_ptr(r.pa, off));
+        e.mulsd(v, s);
+        e.movsd(ax::qword_ptr(r.pa, off), v);
+        break;
+      }
+    }
+  }
+}
+
+void emit_vector_body(ax::Assembler& e, const MemKernelInfo& k, const Regs& r, int w, const HostIsa& isa) {
+  const bool vex = w >= 256 || isa.avx;
+  const bool evex = w == 512;
+  const ax::Vec s = vreg(w, 0);
+  for (int i = 0; i < kMemUnroll; ++i) {
+    const int32_t off = (w / 8) * i;
+    ax::Vec v = vreg(w, uint32_t(1 + i));
+    auto store = [&](const ax::Mem& m, const ax::Vec& x, bool nt) {
+      if (nt) vex ? e.emit(ax::Inst::kIdVmovntpd, m, x) : e.emit(ax::Inst::kIdMovntpd, m, x);
+      else vex ? e.emit(ax::Inst::kIdVmovupd, m, x) : e.emit(ax::Inst::kIdMovupd, m, x);
+    };
+    switch (k.kernel) {
+      case MemKernel::load:
+        // Reduction into kMemUnroll accumulators: the adds never wait on each other.
+        if (evex || vex) e.emit(ax::Inst::kIdVpaddq, v, v, at(r.pa, off, w));
+        else e.emit(ax::Inst::kIdPaddq, v, at(r.pa, off, w));
+        break;
+      case MemKernel::store:
+      case MemKernel::store_nt: store(at(r.pa, off, w), v, k.nontemporal); break;
+      case MemKernel::copy:
+      case MemKernel::copy_nt:
+        vex ? e.emit(ax::Inst::kIdVmovupd, v, at(r.pb, off, w)) : e.emit(ax::Inst::kIdMovupd, v, at(r.pb, off, w));
+        store(at(r.pa, off, w), v, k.nontemporal);
+        break;
+      case MemKernel::triad:
+      case MemKernel::triad_nt:
+        if (vex) {
+          e.emit(ax::Inst::kIdVmovupd, v, at(r.pc, off, w));
+          if (isa.avx2) e.emit(ax::Inst::kIdVfmadd213pd, v, s, at(r.pb, off, w));  // v = v*s + b
+          else {
+            e.emit(ax::Inst::kIdVmulpd, v, v, s);
+            e.emit(ax::Inst::kIdVaddpd, v, v, at(r.pb, off, w));
+          }
+        } else {
+          e.emit(ax::Inst::kIdMovupd, v, at(r.pc, off, w));
+          e.emit(ax::Inst::kIdMulpd, v, s);
+          e.emit(ax::Inst::kIdAddpd, v, at(r.pb, off, w));
+        }
+        store(at(r.pa, off, w), v, k.nontemporal);
+        break;
+      case MemKernel::update:
+        if (vex) e.emit(ax::Inst::kIdVmulpd, v, s, at(r.pa, off, w));
+        else {
+          e.emit(ax::Inst::kIdMovupd, v, at(r.pa, off, w));
+          e.emit(ax::Inst::kIdMulpd, v, s);
+        }
+        store(at(r.pa, off, w), v, false);
+        break;
+    }
+  }
+}
+
+void emit_scale_constant(ax::Assembler& e, int w, const HostIsa& isa) {
+  e.mov(ax::rax, Imm(int64_t(kOneF64)));
+  e.movq(ax::xmm0, ax::rax);
+  if (w == 512) e.vbroadcastsd(ax::zmm0, ax::xmm0);
+  else if (w == 256) e.vbroadcastsd(ax::ymm0, ax::xmm0);
+  else e.pshufd(ax::xmm0, ax::xmm0, Imm(0x44));  // both qwords = 1.0
+  (void)isa;
+}
+
+}  // namespace
+
+const std::vector<MemKernelInfo>& mem_kernels() {
+  static const std::vector<MemKernelInfo> all = {
+      {MemKernel::load, "load", 1, 1, 0, false},          {MemKernel::store, "store", 1, 0, 1, false},
+      {MemKernel::copy, "copy", 2, 1, 1, false},          {MemKernel::triad, "triad", 3, 2, 1, false},
+      {MemKernel::update, "update", 1, 1, 1, false},      {MemKernel::store_nt, "store_nt", 1, 0, 1, true},
+      {MemKernel::copy_nt, "copy_nt", 2, 1, 1, true},     {MemKernel::triad_nt, "triad_nt", 3, 2, 1, true},
+  };
+  return all;
+}
+
+Expected<MemKernelInfo> find_mem_kernel(const std::string& name) {
+  std::string known;
+  for (const auto& k : mem_kernels()) {
+    if (name == k.name) return k;
+    known += (known.empty() ? "" : ", ") + std::string(k.name);
+  }
+  return make_error("unknown kernel '" + name + "' (one of: " + known + ")");
+}
+
+const char* isa_name(int width_bits) {
+  switch (width_bits) {
+    case 512: return "avx512";
+    case 256: return "avx2";
+    case 128: return "sse";
+    default: return "scalar";
+  }
+}
+
+std::vector<int> mem_widths(const HostIsa& isa) {
+  std::vector<int> w = {64, 128};
+  if (isa.avx2) w.push_back(256);
+  if (isa.avx512f) w.push_back(512);
+  return w;
+}
+
+Expected<MemKernelCode> compile_mem_kernel(MemKernel kernel, int w, const HostIsa& isa, std::string* listing) {
+  if (w == 256 && !isa.avx2) return make_error("256-bit kernels need AVX2");
+  if (w == 512 && !isa.avx512f) return make_error("512-bit kernels need AVX-512F");
+  if (w != 64 && w != 128 && w != 256 && w != 512) return make_error("width must be 64, 128, 256 or 512 bits");
+  MemKernelCode out;
+  for (const auto& k : mem_kernels())
+    if (k.kernel == kernel) out.info = k;
+  out.width_bits = w;
+  out.array_step = uint64_t(w / 8) * kMemUnroll;
+  out.bytes_per_iteration = out.array_step * uint64_t(out.info.loads + out.info.stores);
+
+  CodeHolder code;
+  code.init(jit_environment());
+  StringLogger logger;
+  if (listing) code.setLogger(&logger);
+  ax::Assembler e(&code);
+  const Regs r;
+  const ax::Gp saved[] = {ax::rbx, ax::rbp, ax::r12, ax::r13, ax::r14, ax::r15};
+  for (const auto& g : saved) e.push(g);
+  emit_scale_constant(e, w, isa);
+  // Start values for accumulators and stored registers: finite doubles / small integers.
+  for (const auto& g : kScalarAcc) e.mov(g, Imm(1));
+  for (uint32_t i = 1; i <= kMemUnroll; ++i) {
+    if (w == 512) e.vmovapd(ax::zmm(i), ax::zmm0);
+    else if (w == 256) e.vmovapd(ax::ymm(i), ax::ymm0);
+    else e.movapd(ax::xmm(i), ax::xmm0);
+  }
+  Label outer = e.newLabel(), inner = e.newLabel();
+  e.bind(outer);
+  e.mov(r.pa, r.a);
+  e.mov(r.pb, r.b);
+  e.mov(r.pc, r.c);
+  e.mov(r.count, r.iters);
+  e.align(AlignMode::kCode, 64);
+  e.bind(inner);
+  if (w == 64) emit_scalar_body(e, out.info, r, ax::xmm0);
+  else emit_vector_body(e, out.info, r, w, isa);
+  e.add(r.pa, Imm(int64_t(out.array_step)));
+  if (out.info.arrays >= 2) e.add(r.pb, Imm(int64_t(out.array_step)));
+  if (out.info.arrays >= 3) e.add(r.pc, Imm(int64_t(out.array_step)));
+  e.dec(r.count);
+  e.jnz(inner);
+  e.dec(r.passes);
+  e.jnz(outer);
+  if (out.info.nontemporal) e.sfence();  // non-temporal stores are weakly ordered: drain them
+  // The load kernel's sums go nowhere a compiler could see, but generated code is never deleted.
+  if (isa.avx) e.vzeroupper();
+  for (int i = 5; i >= 0; --i) e.pop(saved[i]);
+  e.ret();
+  auto fn = add_to_runtime(code);
+  if (!fn) return make_error(fn.error());
+  if (listing) *listing = logger.data();
+  out.fn = std::move(fn.value());
+  return out;
+}
+
+Expected<JitFunction> compile_chase(int chains, std::string* listing) {
+  if (chains < 1 || chains > kMaxChains)
+    return make_error("chains must be between 1 and " + std::to_string(kMaxChains));
+  CodeHolder code;
+  code.init(jit_environment());
+  StringLogger logger;
+  if (listing) code.setLogger(&logger);
+  ax::Assembler e(&code);
+  // rdi = iterations, rsi = starts; chains live in rax, rdx, rcx, r8..r11, rbx, rbp, r12.
+  const ax::Gp regs[kMaxChains] = {ax::rax, ax::rdx, ax::rcx, ax::r8, ax::r9, ax::r10, ax::r11, ax::rbx, ax::rbp, ax::r12};
+  const ax::Gp saved[] = {ax::rbx, ax::rbp, ax::r12};
+  for (const auto& g : saved) e.push(g);
+  for (int c = 0; c < chains; ++c) e.mov(regs[c], ax::qword_ptr(ax::rsi, 8 * c));
+  Label loop = e.newLabel();
+  e.align(AlignMode::kCode, 64);
+  e.bind(loop);
+  // Each load's address is the previous load's value: a read-after-write chain through memory.
+  for (int u = 0; u < kChaseUnroll; ++u)
+    for (int c = 0; c < chains; ++c) e.mov(regs[c], ax::qword_ptr(regs[c]));
+  e.dec(ax::rdi);
+  e.jnz(loop);
+  for (int c = 0; c < chains; ++c) e.mov(ax::qword_ptr(ax::rsi, 8 * c), regs[c]);
+  for (int i = 2; i >= 0; --i) e.pop(saved[i]);
+  e.ret();
+  auto fn = add_to_runtime(code);
+  if (!fn) return make_error(fn.error());
+  if (listing) *listing = logger.data();
+  return std::move(fn.value());
+}
+
+}  // namespace peakprobe::x86

@@ -1,0 +1,53 @@
+// Results of memory probes: bandwidth kernels by working-set size, load-to-use latency by size, and
+// the cache levels found from a sweep's curve.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "peakprobe/result.hpp"
+
+namespace peakprobe {
+
+struct BandwidthResult {
+  std::string kernel;              // load, store, copy, triad, update, store_nt, copy_nt, triad_nt
+  std::string isa;                 // scalar, sse, avx2, avx512 (vector width of the kernel)
+  uint64_t size_bytes = 0;         // total working set (all arrays of the kernel together)
+  int threads = 1;
+  double bytes_per_iteration = 0;  // instruction bytes per loop iteration (loads + stores)
+  std::optional<double> gbps;      // 10^9 bytes per second, all threads: bytes / (latest end - earliest start)
+  std::optional<double> bytes_per_cycle;  // per core, at the measured clock
+  Stats gbps_stats;                // over repetitions (min/median/max of GB/s; spread = (max - median)/median)
+  std::vector<double> per_thread_gbps;    // each thread's own rate (imbalance check)
+  double imbalance = 0;            // (fastest - slowest) / fastest thread
+  ClockReading clock;
+  Status status = Status::ok;
+  std::string reason;
+  std::string repro;
+};
+
+struct LatencyResult {
+  std::string mode;                // random, page-local
+  std::string pages;               // requested: 4k or 2m
+  std::string pages_granted;       // what the kernel gave (from /proc/self/smaps): 4k, 2m, mixed
+  uint64_t size_bytes = 0;
+  int chains = 1;                  // independent pointer chases in flight (memory-level parallelism)
+  std::optional<double> latency_ns;      // per load of one chain
+  std::optional<double> latency_cycles;  // at the measured clock
+  Stats ns_stats;
+  ClockReading clock;
+  Status status = Status::ok;
+  std::string reason;
+  std::string repro;
+};
+
+struct CacheLevelEdge {
+  std::string name;                // L1, L2, L3, DRAM (from the match with the reported caches)
+  std::optional<uint64_t> edge_bytes;   // where this level's plateau ends (null for the last, DRAM)
+  double gbps = 0;                 // plateau bandwidth (median of its points)
+  std::optional<uint64_t> reported_bytes;  // the size the OS reports for this level (per the threads used)
+  std::string note;                // disagreement between curve and report, said plainly
+};
+
+}  // namespace peakprobe

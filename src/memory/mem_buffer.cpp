@@ -1,0 +1,53 @@
+#include "memory/mem_buffer.hpp"
+
+#include <sys/mman.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+namespace peakprobe {
+namespace {
+constexpr size_t kHuge = 2u << 20;
+}
+
+MemBuffer::MemBuffer(size_t bytes, Pages pages) : bytes_(bytes) {
+  // Over-allocate by 2 MiB so the data can start on a huge-page boundary.
+  map_bytes_ = bytes + kHuge;
+  void* p = mmap(nullptr, map_bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) {
+    map_bytes_ = 0;
+    return;
+  }
+  map_ = static_cast<uint8_t*>(p);
+  uintptr_t aligned = (reinterpret_cast<uintptr_t>(map_) + kHuge - 1) & ~uintptr_t(kHuge - 1);
+  data_ = reinterpret_cast<uint8_t*>(aligned);
+  madvise(data_, bytes_, pages == Pages::huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
+}
+
+MemBuffer::~MemBuffer() {
+  if (map_) munmap(map_, map_bytes_);
+}
+
+std::string MemBuffer::granted_pages() const {
+  std::ifstream smaps("/proc/self/smaps");
+  std::string line;
+  const uintptr_t lo = reinterpret_cast<uintptr_t>(map_), hi = lo + map_bytes_;
+  bool inside = false;
+  uint64_t rss_kb = 0, huge_kb = 0;
+  while (std::getline(smaps, line)) {
+    unsigned long start = 0, end = 0;
+    if (std::sscanf(line.c_str(), "%lx-%lx ", &start, &end) == 2 && line.find(':') > line.find(' ')) {
+      inside = start < hi && end > lo;
+      continue;
+    }
+    if (!inside) continue;
+    unsigned long kb = 0;
+    if (std::sscanf(line.c_str(), "Rss: %lu kB", &kb) == 1) rss_kb += kb;
+    if (std::sscanf(line.c_str(), "AnonHugePages: %lu kB", &kb) == 1) huge_kb += kb;
+  }
+  if (huge_kb == 0) return "4k";
+  return huge_kb * 10 >= rss_kb * 9 ? "2m" : "mixed";
+}
+
+}  // namespace peakprobe

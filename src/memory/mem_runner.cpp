@@ -1,0 +1,323 @@
+#include "memory/mem_runner.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <barrier>
+#include <cmath>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "asm/x86/mem_kernels.hpp"
+#include "cpu/clock.hpp"
+#include "harness/cycle_counter.hpp"
+#include "harness/pin.hpp"
+#include "harness/signal_guard.hpp"
+#include "harness/stats.hpp"
+#include "memory/mem_buffer.hpp"
+#include "memory/permutation.hpp"
+#include "memory/sizes.hpp"
+
+namespace peakprobe {
+namespace {
+
+constexpr double kTargetCallSeconds = 0.004;  // one timed call of a bandwidth kernel
+constexpr int kMinReps = 5, kMaxReps = 25;
+constexpr double kRepBudgetSeconds = 0.35;    // per working-set size
+constexpr uint64_t kLine = 64;
+
+x86::HostIsa isa_of(const CpuInfo& cpu) {
+  x86::HostIsa isa;
+  isa.avx = cpu.has("avx");
+  isa.avx2 = cpu.has("avx2") && cpu.has("fma");
+  isa.avx512f = cpu.has("avx512_f");
+  isa.avx512bw = cpu.has("avx512_bw");
+  isa.avx512dq = cpu.has("avx512_dq");
+  return isa;
+}
+
+// Fills an array with 1.0 doubles: finite values for triad and update, and the first touch that
+// places the pages on the touching thread's node.
+void first_touch(uint8_t* p, size_t bytes) {
+  const double one = 1.0;
+  for (size_t i = 0; i + 8 <= bytes; i += 8) std::memcpy(p + i, &one, 8);
+}
+
+std::string repro_bw(const BandwidthRequest& r, int width, int cpu) {
+  return fmt::format("peakprobe mem --kernel {} --isa {} --sizes {} --threads {} --cpu {}", r.kernel,
+                     x86::isa_name(width), r.size_bytes, r.threads, cpu);
+}
+
+}  // namespace
+
+struct MemRunner::Impl {
+  CpuInfo cpu;
+  x86::HostIsa isa;
+  int first_cpu = 0;
+  CycleCounter counter;
+  std::unique_ptr<ClockCalibrator> clock;
+  ClockReading start;
+};
+
+MemRunner::MemRunner(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+MemRunner::~MemRunner() = default;
+const ClockReading& MemRunner::start_clock() const { return impl_->start; }
+
+Expected<std::unique_ptr<MemRunner>> MemRunner::create(const CpuInfo& cpu, int first_cpu) {
+  auto impl = std::make_unique<Impl>();
+  impl->cpu = cpu;
+  impl->isa = isa_of(cpu);
+  impl->first_cpu = first_cpu >= 0 ? first_cpu : (cpu.core_order.empty() ? 0 : cpu.core_order.front());
+  std::string err;
+  if (!pin_current_thread(impl->first_cpu, &err)) return make_error(err);
+  auto cal = ClockCalibrator::create(impl->counter, cpu.tsc_hz, impl->isa);
+  if (!cal) return make_error("clock calibration: " + cal.error());
+  impl->clock = std::move(cal.value());
+  ClockSample s = impl->clock->warm_up();
+  impl->start.source = impl->counter.source();
+  impl->start.ghz = impl->start.ghz_before = impl->start.ghz_after = s.ghz;
+  return std::unique_ptr<MemRunner>(new MemRunner(std::move(impl)));
+}
+
+BandwidthResult MemRunner::bandwidth(const BandwidthRequest& req) {
+  Impl& m = *impl_;
+  BandwidthResult r;
+  r.kernel = req.kernel;
+  r.size_bytes = req.size_bytes;
+  r.threads = req.threads;
+  auto info = x86::find_mem_kernel(req.kernel);
+  auto widths = x86::mem_widths(m.isa);
+  const int width = req.width_bits ? req.width_bits : widths.back();
+  r.isa = x86::isa_name(width);
+  r.repro = repro_bw(req, width, m.first_cpu);
+  r.clock.source = m.counter.source();
+  if (!info) {
+    r.status = Status::error;
+    r.reason = info.error();
+    return r;
+  }
+  if (std::find(widths.begin(), widths.end(), width) == widths.end()) {
+    r.status = Status::skipped;
+    r.reason = fmt::format("{}-bit kernels need {}, not available on this CPU", width, width == 512 ? "avx512_f" : "avx2 and fma");
+    return r;
+  }
+  if (req.threads < 1 || req.threads > int(m.cpu.core_order.size())) {
+    r.status = Status::error;
+    r.reason = fmt::format("threads must be 1..{}", m.cpu.core_order.size());
+    return r;
+  }
+  auto code = x86::compile_mem_kernel(info->kernel, width, m.isa);
+  if (!code) {
+    r.status = Status::error;
+    r.reason = code.error();
+    return r;
+  }
+  // Each thread gets an equal share; each array a whole number of loop iterations.
+  const int n = req.threads;
+  const uint64_t per_thread = req.size_bytes / uint64_t(n);
+  const uint64_t per_array = per_thread / uint64_t(info->arrays) / code->array_step * code->array_step;
+  if (per_array == 0) {
+    r.status = Status::error;
+    r.reason = fmt::format("working set {} is below the kernel's minimum of {} bytes", req.size_bytes,
+                           code->array_step * uint64_t(info->arrays) * uint64_t(n));
+    return r;
+  }
+  r.size_bytes = per_array * uint64_t(info->arrays) * uint64_t(n);
+  const uint64_t iterations = per_array / code->array_step;
+  const double bytes_per_call_thread = double(iterations) * double(code->bytes_per_iteration);
+  r.bytes_per_iteration = double(code->bytes_per_iteration);
+  const x86::MemFn fn = code->fn.as<x86::MemFn>();
+
+  struct ThreadTimes {
+    std::vector<uint64_t> start, end;
+    std::string error;
+  };
+  std::vector<ThreadTimes> times(size_t(n));
+  std::barrier sync(n);
+  std::atomic<uint64_t> passes{1};
+  std::atomic<bool> stop{false};
+  ClockSample before, after;
+  int reps_done = 0;
+
+  auto worker = [&](int t) {
+    std::string err;
+    const int cpu_id = m.cpu.core_order[size_t(t)];
+    if (!pin_current_thread(cpu_id, &err)) times[size_t(t)].error = err;
+    const MemBuffer::Pages pages = per_array >= (2u << 20) ? MemBuffer::Pages::huge : MemBuffer::Pages::small;
+    MemBuffer buf(per_array * uint64_t(info->arrays) + 4096 * 3, pages);
+    if (!buf.ok()) times[size_t(t)].error = "cannot map " + format_bytes(per_array * uint64_t(info->arrays));
+    uint8_t* arr[3] = {nullptr, nullptr, nullptr};
+    if (buf.ok()) {
+      // Arrays offset by an odd number of 4 KiB pages so their streams do not alias in the L1 sets.
+      for (int a = 0; a < info->arrays; ++a) arr[a] = buf.data() + uint64_t(a) * (per_array + 4096);
+      for (int a = 0; a < info->arrays; ++a) first_touch(arr[a], per_array);
+    }
+    uint8_t* b = arr[1] ? arr[1] : arr[0];
+    uint8_t* c = arr[2] ? arr[2] : b;
+    sync.arrive_and_wait();
+    const bool ok = times[size_t(t)].error.empty();
+    // Warm-up pass and sizing: thread 0 picks the passes per call for everyone.
+    if (ok) {
+      std::string e;
+      if (!run_guarded([&] { fn(1, iterations, arr[0], b, c); }, e)) times[size_t(t)].error = e;
+    }
+    if (t == 0 && ok) {
+      const uint64_t t0 = tsc_now();
+      fn(1, iterations, arr[0], b, c);
+      const double secs = double(tsc_now() - t0) / m.cpu.tsc_hz;
+      passes = std::max<uint64_t>(1, uint64_t(kTargetCallSeconds / std::max(secs, 1e-9)));
+      before = m.clock->measure();
+    }
+    sync.arrive_and_wait();
+    for (int rep = 0; rep < kMaxReps; ++rep) {
+      sync.arrive_and_wait();
+      if (stop.load()) break;
+      const uint64_t s = tsc_now();
+      if (times[size_t(t)].error.empty()) fn(passes.load(), iterations, arr[0], b, c);
+      const uint64_t e = tsc_now();
+      times[size_t(t)].start.push_back(s);
+      times[size_t(t)].end.push_back(e);
+      sync.arrive_and_wait();
+      if (t == 0) {
+        reps_done = rep + 1;
+        double spent = 0;
+        for (size_t i = 0; i < times[0].end.size(); ++i) spent += double(times[0].end[i] - times[0].start[i]);
+        if (reps_done >= kMinReps && spent / m.cpu.tsc_hz > kRepBudgetSeconds) stop = true;
+      }
+    }
+    if (t == 0) after = m.clock->measure();
+  };
+  std::vector<std::thread> team;
+  for (int t = 0; t < n; ++t) team.emplace_back(worker, t);
+  for (auto& th : team) th.join();
+  for (const auto& tt : times)
+    if (!tt.error.empty()) {
+      r.status = Status::error;
+      r.reason = tt.error;
+      return r;
+    }
+  // Aggregate per repetition: all bytes over the span from the earliest start to the latest end.
+  const double bytes_per_rep = bytes_per_call_thread * double(passes.load()) * double(n);
+  std::vector<double> gbps;
+  std::vector<double> thread_best(size_t(n), 0.0);
+  for (int rep = 0; rep < reps_done; ++rep) {
+    uint64_t first = UINT64_MAX, last = 0;
+    for (int t = 0; t < n; ++t) {
+      first = std::min(first, times[size_t(t)].start[size_t(rep)]);
+      last = std::max(last, times[size_t(t)].end[size_t(rep)]);
+      const double secs = double(times[size_t(t)].end[size_t(rep)] - times[size_t(t)].start[size_t(rep)]) / m.cpu.tsc_hz;
+      thread_best[size_t(t)] = std::max(thread_best[size_t(t)], bytes_per_call_thread * double(passes.load()) / secs / 1e9);
+    }
+    gbps.push_back(bytes_per_rep / (double(last - first) / m.cpu.tsc_hz) / 1e9);
+  }
+  Stats st = summarize(gbps);
+  r.gbps_stats = st;
+  // Higher is better here: spread is how far the median falls below the best.
+  r.gbps_stats.spread = st.max > 0 ? (st.max - st.median) / st.max : 0.0;
+  r.gbps = st.max;
+  r.per_thread_gbps = thread_best;
+  const auto [lo, hi] = std::minmax_element(thread_best.begin(), thread_best.end());
+  r.imbalance = *hi > 0 ? (*hi - *lo) / *hi : 0.0;
+  r.clock.ghz = 0.5 * (before.ghz + after.ghz);
+  r.clock.ghz_before = before.ghz;
+  r.clock.ghz_after = after.ghz;
+  r.clock.drift = before.ghz > 0 ? std::fabs(after.ghz - before.ghz) / before.ghz : 0.0;
+  if (r.clock.ghz > 0) r.bytes_per_cycle = *r.gbps / r.clock.ghz / double(n);
+  if (r.gbps_stats.spread > 0.15) {
+    r.status = Status::mistrusted;
+    r.reason = fmt::format("unsteady: median {:.0f}% below the best", r.gbps_stats.spread * 100);
+  }
+  return r;
+}
+
+LatencyResult MemRunner::latency(const LatencyRequest& req) {
+  Impl& m = *impl_;
+  LatencyResult r;
+  r.mode = req.mode;
+  r.pages = req.pages;
+  r.chains = req.chains;
+  r.size_bytes = req.size_bytes / kLine * kLine;
+  r.repro = fmt::format("peakprobe latency --sizes {} --mode {} --pages {} --chains {} --cpu {}", r.size_bytes,
+                        req.mode, req.pages, req.chains, m.first_cpu);
+  r.clock.source = m.counter.source();
+  const uint64_t lines = r.size_bytes / kLine;
+  if (lines < uint64_t(req.chains) * 2 || lines > (1ull << 32) - 1) {
+    r.status = Status::error;
+    r.reason = "working set must hold at least two cache lines per chain (and fewer than 2^32 lines)";
+    return r;
+  }
+  MemBuffer buf(r.size_bytes, req.pages == "2m" ? MemBuffer::Pages::huge : MemBuffer::Pages::small);
+  if (!buf.ok()) {
+    r.status = Status::error;
+    r.reason = "cannot map " + format_bytes(r.size_bytes);
+    return r;
+  }
+  // Each line's first word holds the address of the next line of one random cycle through all lines.
+  const std::vector<uint32_t> next = req.mode == "page-local" ? page_local_cycle(uint32_t(lines), 4096 / kLine, 42)
+                                                              : sattolo_cycle(uint32_t(lines), 42);
+  for (uint64_t i = 0; i < lines; ++i) {
+    uint8_t* target = buf.data() + uint64_t(next[i]) * kLine;
+    std::memcpy(buf.data() + i * kLine, &target, sizeof(target));
+  }
+  r.pages_granted = buf.granted_pages();
+  // Chains start evenly spaced along the cycle, so they never catch up with each other.
+  std::vector<void*> starts(size_t(req.chains));
+  {
+    uint64_t pos = 0, step = lines / uint64_t(req.chains);
+    uint64_t k = 0;
+    for (int c = 0; c < req.chains; ++c) {
+      while (k < uint64_t(c) * step) {
+        pos = next[pos];
+        ++k;
+      }
+      starts[size_t(c)] = buf.data() + pos * kLine;
+    }
+  }
+  auto code = x86::compile_chase(req.chains);
+  if (!code) {
+    r.status = Status::error;
+    r.reason = code.error();
+    return r;
+  }
+  const x86::ChaseFn fn = code->as<x86::ChaseFn>();
+  // One full lap first (caches and TLB in steady state), then timed calls of about 20 ms.
+  uint64_t warm_iters = std::max<uint64_t>(1, lines / x86::kChaseUnroll);
+  std::string err;
+  if (!run_guarded([&] { fn(warm_iters, starts.data()); }, err)) {
+    r.status = Status::error;
+    r.reason = err;
+    return r;
+  }
+  ClockSample before = m.clock->measure();
+  uint64_t iters = 1024;
+  for (;;) {
+    const uint64_t t0 = tsc_now();
+    fn(iters, starts.data());
+    const double secs = double(tsc_now() - t0) / m.cpu.tsc_hz;
+    if (secs > 0.01 || iters > (1ull << 32)) break;
+    iters *= 4;
+  }
+  std::vector<double> ns;
+  for (int rep = 0; rep < 7; ++rep) {
+    const uint64_t t0 = tsc_now();
+    fn(iters, starts.data());
+    const double secs = double(tsc_now() - t0) / m.cpu.tsc_hz;
+    ns.push_back(secs * 1e9 / double(iters * x86::kChaseUnroll));
+  }
+  ClockSample after = m.clock->measure();
+  r.ns_stats = summarize(ns);
+  r.latency_ns = r.ns_stats.min;
+  r.clock.ghz = 0.5 * (before.ghz + after.ghz);
+  r.clock.ghz_before = before.ghz;
+  r.clock.ghz_after = after.ghz;
+  r.clock.drift = before.ghz > 0 ? std::fabs(after.ghz - before.ghz) / before.ghz : 0.0;
+  r.latency_cycles = *r.latency_ns * r.clock.ghz;
+  if (req.pages == "2m" && r.pages_granted != "2m")
+    r.reason = "asked for 2 MiB pages, the kernel granted " + r.pages_granted;
+  return r;
+}
+
+}  // namespace peakprobe

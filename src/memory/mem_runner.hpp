@@ -1,0 +1,42 @@
+// Memory bandwidth and latency measurements: generated kernels run by a team of pinned threads, each
+// on buffers it touched first, started together at a barrier.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "peakprobe/cpu_info.hpp"
+#include "peakprobe/expected.hpp"
+#include "peakprobe/mem_result.hpp"
+
+namespace peakprobe {
+
+struct BandwidthRequest {
+  std::string kernel = "load";
+  int width_bits = 0;        // 0 = the widest this CPU runs
+  uint64_t size_bytes = 0;   // total working set of all threads and arrays
+  int threads = 1;
+};
+
+struct LatencyRequest {
+  uint64_t size_bytes = 0;
+  std::string mode = "random";  // random | page-local
+  std::string pages = "4k";     // 4k | 2m
+  int chains = 1;
+};
+
+class MemRunner {
+ public:
+  static Expected<std::unique_ptr<MemRunner>> create(const CpuInfo& cpu, int first_cpu);
+  ~MemRunner();
+  BandwidthResult bandwidth(const BandwidthRequest& req);
+  LatencyResult latency(const LatencyRequest& req);
+  const ClockReading& start_clock() const;
+
+ private:
+  struct Impl;
+  explicit MemRunner(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace peakprobe
