@@ -138,3 +138,27 @@ TEST_CASE("cli: pairs --list-sets names the shipped sets", "[main]") {
   CHECK(r.rc == 0);
   CHECK(r.out.find("fp.ymm") != std::string::npos);
 }
+
+TEST_CASE("cli: memory commands refuse bad sizes before running", "[main]") {
+  Run big = peakprobe("mem --sizes 64TiB");
+  CHECK(big.rc == 2);
+  Run huge = peakprobe("mem --sizes 100000GiB");
+  CHECK(huge.rc == 2);
+  CHECK(huge.err.find("available") != std::string::npos);
+  CHECK(peakprobe("mem --sizes 0").rc == 2);
+  CHECK(peakprobe("mem --sizes 16QiB").rc == 2);
+  CHECK(peakprobe("mem --kernel stream").rc == 2);
+  CHECK(peakprobe("mem --isa avx1024").rc == 2);
+  CHECK(peakprobe("mem --sizes 1MiB --sweep").rc == 2);
+  CHECK(peakprobe("latency --chains 0").rc == 2);
+  CHECK(peakprobe("latency --pages 1g").rc == 2);
+}
+
+TEST_CASE("cli: mem --json - gives bandwidth rows", "[main][hw]") {
+  Run r = peakprobe("mem --sizes 32KiB --json - --quiet");
+  REQUIRE(r.rc == 0);
+  auto doc = nlohmann::json::parse(r.out);
+  REQUIRE(doc["bandwidth"].size() == 1);
+  CHECK(doc["bandwidth"][0]["gbps"].get<double>() > 0);
+  CHECK(doc["bandwidth"][0]["kernel"] == "load");
+}

@@ -130,6 +130,14 @@ void add_mem_command(CLI::App& app, GlobalOptions& g) {
             progress(g.out, ++done, total, fmt::format("{} {} {}", k, w ? x86::isa_name(w) : "", format_bytes(s)));
             doc.bandwidth.push_back((*runner)->bandwidth({k, w, s, g.threads}));
           }
+      // Rows spoiled by a burst of noise are measured again after the others (the burst has
+      // likely passed); the better of the two stands.
+      for (auto& b : doc.bandwidth) {
+        if (b.status != Status::mistrusted) continue;
+        const int w = b.isa == "avx512" ? 512 : b.isa == "avx2" ? 256 : b.isa == "sse" ? 128 : 64;
+        BandwidthResult again = (*runner)->bandwidth({b.kernel, w, b.size_bytes, b.threads});
+        if (again.status == Status::ok || (again.gbps && b.gbps && *again.gbps > *b.gbps)) b = std::move(again);
+      }
       progress_done(g.out);
       if (*sweep) {
         std::vector<CurvePoint> curve;

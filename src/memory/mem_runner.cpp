@@ -135,7 +135,7 @@ BandwidthResult MemRunner::bandwidth(const BandwidthRequest& req) {
     std::vector<uint64_t> start, end;
     std::string error;
   };
-  std::vector<ThreadTimes> times(size_t(n));
+  std::vector<ThreadTimes> times(static_cast<size_t>(n));
   std::barrier sync(n);
   std::atomic<uint64_t> passes{1};
   std::atomic<bool> stop{false};
@@ -202,7 +202,7 @@ BandwidthResult MemRunner::bandwidth(const BandwidthRequest& req) {
   // Aggregate per repetition: all bytes over the span from the earliest start to the latest end.
   const double bytes_per_rep = bytes_per_call_thread * double(passes.load()) * double(n);
   std::vector<double> gbps;
-  std::vector<double> thread_best(size_t(n), 0.0);
+  std::vector<double> thread_best(static_cast<size_t>(n), 0.0);
   for (int rep = 0; rep < reps_done; ++rep) {
     uint64_t first = UINT64_MAX, last = 0;
     for (int t = 0; t < n; ++t) {

@@ -1,0 +1,79 @@
+// Hardware tests for memory probes: physical invariants of any cache hierarchy, with tolerances.
+#include <catch2/catch.hpp>
+
+#include "cpu/cpu_info.hpp"
+#include "memory/mem_runner.hpp"
+
+using namespace peakprobe;
+
+namespace {
+
+const CpuInfo& cpu() {
+  static CpuInfo c = detect_cpu_info();
+  return c;
+}
+
+MemRunner& runner() {
+  static std::unique_ptr<MemRunner> r = [] {
+    auto made = MemRunner::create(cpu(), -1);
+    if (!made) FAIL("cannot create the memory runner: " << made.error());
+    return std::move(made.value());
+  }();
+  return *r;
+}
+
+}  // namespace
+
+TEST_CASE("hw: L1-resident loads are much faster than DRAM-resident ones", "[hw][mem_runner]") {
+  BandwidthResult l1 = runner().bandwidth({"load", 0, 16 << 10, 1});
+  BandwidthResult dram = runner().bandwidth({"load", 0, 256ull << 20, 1});
+  INFO(l1.reason << " / " << dram.reason);
+  REQUIRE(l1.gbps);
+  REQUIRE(dram.gbps);
+  CHECK(*l1.gbps > 2 * *dram.gbps);
+  // Any x86-64 core loads at least 8 bytes per cycle from L1 and no more than 256.
+  REQUIRE(l1.bytes_per_cycle);
+  CHECK(*l1.bytes_per_cycle > 8);
+  CHECK(*l1.bytes_per_cycle < 256);
+  CHECK(l1.bytes_per_iteration > 0);
+}
+
+TEST_CASE("hw: latency grows with the working set and L1 latency is a few cycles", "[hw][mem_runner]") {
+  LatencyResult l1 = runner().latency({16 << 10, "random", "4k", 1});
+  LatencyResult big = runner().latency({128ull << 20, "random", "4k", 1});
+  REQUIRE(l1.latency_cycles);
+  REQUIRE(big.latency_ns);
+  CHECK(*l1.latency_cycles >= 2.5);
+  CHECK(*l1.latency_cycles <= 7.5);
+  CHECK(*big.latency_ns > 4 * *l1.latency_ns);
+  CHECK(l1.pages_granted == "4k");
+}
+
+TEST_CASE("hw: independent chains overlap their misses", "[hw][mem_runner]") {
+  LatencyResult one = runner().latency({64ull << 20, "random", "4k", 1});
+  LatencyResult four = runner().latency({64ull << 20, "random", "4k", 4});
+  REQUIRE(one.latency_ns);
+  REQUIRE(four.latency_ns);
+  // Per load of one chain the time stays at most the single-chain latency (plus noise): four chains
+  // finish four loads in about one latency.
+  CHECK(*four.latency_ns < 1.3 * *one.latency_ns);
+}
+
+TEST_CASE("hw: several threads add bandwidth and report each thread", "[hw][mem_runner]") {
+  if (cpu().core_order.size() < 2) return;
+  BandwidthResult one = runner().bandwidth({"load", 0, 64 << 10, 1});
+  BandwidthResult two = runner().bandwidth({"load", 0, 128 << 10, 2});
+  REQUIRE(one.gbps);
+  REQUIRE(two.gbps);
+  CHECK(two.per_thread_gbps.size() == 2);
+  CHECK(*two.gbps > 1.5 * *one.gbps);  // private L1s: nearly twice the single-core rate
+  CHECK(two.imbalance >= 0);
+  CHECK(two.imbalance < 0.5);
+}
+
+TEST_CASE("hw: bad memory requests are errors, not crashes", "[hw][mem_runner]") {
+  CHECK(runner().bandwidth({"stream", 0, 1 << 20, 1}).status == Status::error);
+  CHECK(runner().bandwidth({"triad", 0, 64, 1}).status == Status::error);
+  CHECK(runner().bandwidth({"load", 0, 1 << 20, 100000}).status == Status::error);
+  CHECK(runner().latency({64, "random", "4k", 1}).status == Status::error);
+}
