@@ -89,7 +89,7 @@ double run_level(const Series& s, std::size_t first, std::size_t last) {
 
 Run make_run(const Series& s, std::size_t first, std::size_t last) { return {first, last, run_level(s, first, last)}; }
 
-// Maximal runs of flat points; interior ones shorter than kMinInteriorSpan are transition points.
+// Maximal runs of flat points.
 std::vector<Run> flat_runs(const Series& s) {
   std::vector<Run> runs;
   const std::size_t n = s.size();
@@ -101,11 +101,19 @@ std::vector<Run> flat_runs(const Series& s) {
     }
     std::size_t j = i;
     while (j + 1 < n && std::abs(local_slope(s, j + 1)) <= kFlatSlope) ++j;
-    const bool at_end = i == 0 || j == n - 1;
-    if (at_end || s.x[j] - s.x[i] >= kMinInteriorSpan) runs.push_back(make_run(s, i, j));
+    runs.push_back(make_run(s, i, j));
     i = j + 1;
   }
   return runs;
+}
+
+// Interior runs spanning less than kMinInteriorSpan are the flat-looking middle of a transition.
+void drop_short_runs(const Series& s, std::vector<Run>& runs) {
+  const std::size_t n = s.size();
+  std::erase_if(runs, [&](const Run& r) {
+    const bool at_end = r.first == 0 || r.last == n - 1;
+    return !at_end && s.x[r.last] - s.x[r.first] < kMinInteriorSpan;
+  });
 }
 
 // Extends [from, from] one point at a time in direction step (+1 or -1, stopping before `limit`)
@@ -185,6 +193,10 @@ std::vector<CacheLevelEdge> detect_levels(const std::vector<CurvePoint>& curve) 
   if (s.size() == 0) return {};
   std::vector<Run> runs = flat_runs(s);
   add_end_runs(s, runs);
+  // Merging first lets pieces of one plateau that noise or a sparse start cut short join up
+  // before the short ones are judged; merging again joins plateaus a dropped transition separated.
+  merge_runs(s, runs);
+  drop_short_runs(s, runs);
   merge_runs(s, runs);
   std::vector<CacheLevelEdge> levels;
   for (std::size_t i = 0; i < runs.size(); ++i) {

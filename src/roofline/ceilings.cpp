@@ -1,0 +1,213 @@
+#include "roofline/ceilings.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include <fmt/format.h>
+
+namespace peakprobe {
+namespace {
+
+bool ends_with(const std::string& s, const char* suffix) {
+  const std::string x(suffix);
+  return s.size() >= x.size() && s.compare(s.size() - x.size(), x.size(), x) == 0;
+}
+
+// Capacity of a data cache level available to `threads` threads pinned one per core.
+uint64_t capacity(const CacheLevel& c, int threads) {
+  if (c.shared_by_cpus <= 1) return c.size_bytes * uint64_t(std::max(1, std::min(threads, c.instances)));
+  return c.size_bytes * uint64_t(std::max(1, c.instances));
+}
+
+std::vector<CacheLevel> data_levels(const std::vector<CacheLevel>& caches) {
+  std::vector<CacheLevel> d;
+  for (const auto& c : caches)
+    if (c.type != "instruction") d.push_back(c);
+  std::sort(d.begin(), d.end(), [](const CacheLevel& a, const CacheLevel& b) { return a.level < b.level; });
+  return d;
+}
+
+}  // namespace
+
+bool is_float_dtype(const std::string& d) { return d == "f64" || d == "f32" || d == "f16" || d == "bf16"; }
+
+std::string isa_of_instruction(const std::string& text) {
+  if (text.find("zmm") != std::string::npos) return "512";
+  if (text.find("ymm") != std::string::npos) return "256";
+  if (text.find("xmm") != std::string::npos) {
+    // Scalar SSE/AVX forms (addss, vfmadd231sd, vaddsh) use xmm registers for one element.
+    std::string t = text.front() == '{' ? text.substr(text.find('}') + 1) : text;
+    t.erase(0, t.find_first_not_of(' '));
+    const std::string m = t.substr(0, t.find(' '));
+    const bool integer_vector = m.rfind("p", 0) == 0 || m.rfind("vp", 0) == 0;  // vpdpbusd ends in "sd" too
+    if (!integer_vector && (ends_with(m, "ss") || ends_with(m, "sd") || ends_with(m, "sh"))) return "scalar";
+    return "128";
+  }
+  return "scalar";
+}
+
+std::vector<ComputeCeiling> compute_ceilings(const std::vector<ProbeResult>& results,
+                                             const std::optional<FlopMixSearch>& mix) {
+  std::map<std::tuple<std::string, std::string, int>, ComputeCeiling> best;
+  auto offer = [&](ComputeCeiling c) {
+    auto key = std::make_tuple(c.dtype, c.isa, c.threads);
+    auto it = best.find(key);
+    if (it == best.end() || c.gops > it->second.gops) best[key] = c;
+  };
+  for (const auto& r : results) {
+    if (r.status != Status::ok || r.ops_per_instruction <= 0 || r.dtype == "-") continue;
+    const std::optional<double> rate = is_float_dtype(r.dtype) ? r.gflops : r.gops;
+    if (!rate || r.clock.ghz <= 0) continue;
+    ComputeCeiling c;
+    c.dtype = r.dtype == "u8" ? "i8" : r.dtype;
+    c.isa = isa_of_instruction(r.instruction);
+    c.integer = !is_float_dtype(r.dtype);
+    c.clock_ghz = r.clock.ghz;
+    c.source = r.instruction;
+    c.threads = 1;
+    c.gops = *rate;
+    c.ops_per_cycle = *rate / r.clock.ghz;
+    offer(c);
+    const std::optional<double> total = is_float_dtype(r.dtype) ? r.total_gflops : r.total_gops;
+    if (r.threads > 1 && total) {
+      c.threads = r.threads;
+      c.gops = *total;
+      c.ops_per_cycle = *total / r.clock.ghz / r.threads;
+      offer(c);
+    }
+  }
+  if (mix && mix->best_flops_per_cycle > 0 && mix->best_a > 0 && mix->best_b > 0) {
+    for (const auto& m : mix->tried) {
+      if (m.status != Status::ok || !m.flops_per_cycle || *m.flops_per_cycle < mix->best_flops_per_cycle) continue;
+      ComputeCeiling c;
+      c.dtype = m.parts.front().dtype;
+      c.isa = isa_of_instruction(mix->a);
+      c.threads = 1;
+      c.gops = m.gflops.value_or(0);
+      c.ops_per_cycle = *m.flops_per_cycle;
+      c.clock_ghz = m.clock.ghz;
+      c.source = fmt::format("mix {}:{} of {} + {}", mix->best_a, mix->best_b, mix->a, mix->b);
+      offer(c);
+      break;
+    }
+  }
+  std::vector<ComputeCeiling> out;
+  for (auto& [k, c] : best) out.push_back(c);
+  return out;
+}
+
+std::string level_for_size(uint64_t size, const std::vector<CacheLevel>& caches, int threads) {
+  for (const auto& c : data_levels(caches))
+    if (size <= capacity(c, threads)) return "L" + std::to_string(c.level);
+  return "DRAM";
+}
+
+std::vector<std::pair<std::string, uint64_t>> level_sizes(const std::vector<CacheLevel>& caches, int threads) {
+  std::vector<std::pair<std::string, uint64_t>> out;
+  uint64_t last = 0;
+  for (const auto& c : data_levels(caches)) {
+    const uint64_t cap = capacity(c, threads);
+    // Half the capacity, but clearly above the previous level so it does not fit there.
+    const uint64_t size = std::max<uint64_t>(cap / 2, last * 2) / 4096 * 4096;
+    if (size <= last || size > cap) continue;
+    out.emplace_back("L" + std::to_string(c.level), size);
+    last = cap;
+  }
+  out.emplace_back("DRAM", std::max<uint64_t>(512ull << 20, last * 8));
+  return out;
+}
+
+std::vector<MemoryCeiling> memory_ceilings(const std::vector<BandwidthResult>& rows,
+                                           const std::vector<CacheLevel>& caches) {
+  std::map<std::tuple<std::string, std::string, int>, MemoryCeiling> best;
+  for (const auto& r : rows) {
+    if (r.status == Status::error || r.status == Status::skipped || !r.gbps) continue;
+    MemoryCeiling m;
+    m.level = level_for_size(r.size_bytes, caches, r.threads);
+    m.kernel = r.kernel;
+    m.threads = r.threads;
+    m.gbps = *r.gbps;
+    m.bytes_per_cycle = r.bytes_per_cycle.value_or(0);
+    m.size_bytes = r.size_bytes;
+    auto key = std::make_tuple(m.level, m.kernel, m.threads);
+    if (!best.count(key) || m.gbps > best[key].gbps) best[key] = m;
+  }
+  std::vector<MemoryCeiling> out;
+  for (auto& [k, m] : best) out.push_back(m);
+  // Order L1, L2, L3, ..., DRAM.
+  std::stable_sort(out.begin(), out.end(), [](const MemoryCeiling& a, const MemoryCeiling& b) {
+    auto rank = [](const std::string& l) { return l == "DRAM" ? 99 : std::atoi(l.c_str() + 1); };
+    return std::tie(a.threads, a.kernel) < std::tie(b.threads, b.kernel) ||
+           (std::tie(a.threads, a.kernel) == std::tie(b.threads, b.kernel) && rank(a.level) < rank(b.level));
+  });
+  return out;
+}
+
+std::vector<RidgePoint> ridge_points(const std::vector<ComputeCeiling>& compute, const std::vector<MemoryCeiling>& memory) {
+  std::vector<RidgePoint> out;
+  // Per thread count and dtype: the highest compute roof over all widths.
+  std::map<std::pair<int, std::string>, const ComputeCeiling*> peak;
+  for (const auto& c : compute) {
+    auto key = std::make_pair(c.threads, c.dtype);
+    if (!peak.count(key) || c.gops > peak[key]->gops) peak[key] = &c;
+  }
+  for (const auto& [key, c] : peak)
+    for (const auto& m : memory) {
+      if (m.threads != key.first || m.kernel != "load" || m.gbps <= 0) continue;
+      RidgePoint r;
+      r.dtype = c->dtype;
+      r.isa = c->isa;
+      r.level = m.level;
+      r.kernel = m.kernel;
+      r.threads = m.threads;
+      r.ai = c->gops / m.gbps;
+      out.push_back(r);
+    }
+  return out;
+}
+
+CeilingTable make_ceiling_table(const std::vector<ProbeResult>& results, const std::optional<FlopMixSearch>& mix,
+                                const std::vector<BandwidthResult>& bandwidth, const std::vector<CacheLevel>& caches) {
+  CeilingTable t;
+  t.compute = compute_ceilings(results, mix);
+  t.memory = memory_ceilings(bandwidth, caches);
+  t.ridges = ridge_points(t.compute, t.memory);
+  return t;
+}
+
+Expected<KernelScore> score_kernel(const CeilingTable& t, const ScoreRequest& req) {
+  if (!(req.flops > 0) || !(req.bytes > 0) || !(req.seconds > 0) || !std::isfinite(req.flops + req.bytes + req.seconds))
+    return make_error("--flops, --bytes and --seconds must be positive numbers");
+  const ComputeCeiling* peak = nullptr;
+  for (const auto& c : t.compute)
+    if (c.dtype == req.dtype && c.threads == req.threads && (!peak || c.gops > peak->gops)) peak = &c;
+  if (!peak)
+    return make_error(fmt::format("no {} compute ceiling for {} thread(s) in the table", req.dtype, req.threads));
+  const std::string level = req.level.empty() ? "DRAM" : req.level;
+  const MemoryCeiling* bw = nullptr;
+  for (const auto& m : t.memory)
+    if (m.level == level && m.threads == req.threads && (!bw || (m.kernel == "load") > (bw->kernel == "load") ||
+                                                         ((m.kernel == "load") == (bw->kernel == "load") && m.gbps > bw->gbps)))
+      bw = &m;
+  if (!bw) return make_error(fmt::format("no {} memory ceiling for {} thread(s) in the table", level, req.threads));
+  KernelScore s;
+  s.name = req.name;
+  s.flops = req.flops;
+  s.bytes = req.bytes;
+  s.seconds = req.seconds;
+  s.threads = req.threads;
+  s.level = level;
+  s.ai = req.flops / req.bytes;
+  s.achieved_gflops = req.flops / req.seconds / 1e9;
+  const double memory_roof = s.ai * bw->gbps;
+  s.attainable_gflops = std::min(peak->gops, memory_roof);
+  s.bound_by = memory_roof < peak->gops ? fmt::format("memory {} {}", bw->level, bw->kernel)
+                                        : fmt::format("compute {} {}", peak->dtype, peak->isa);
+  s.efficiency = s.achieved_gflops / s.attainable_gflops;
+  s.ridge_ai = peak->gops / bw->gbps;
+  s.distance_to_ridge = s.ai / s.ridge_ai;
+  return s;
+}
+
+}  // namespace peakprobe

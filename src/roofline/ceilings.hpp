@@ -1,0 +1,54 @@
+// Deriving the roofline from measurements: compute ceilings from probe results (and the best FLOP
+// mix), memory ceilings from bandwidth rows, ridge points, and scoring kernels against them.
+// Pure functions: no measuring here.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "peakprobe/ceiling.hpp"
+#include "peakprobe/cpu_info.hpp"
+#include "peakprobe/expected.hpp"
+#include "peakprobe/mem_result.hpp"
+#include "peakprobe/pair_result.hpp"
+#include "peakprobe/result.hpp"
+
+namespace peakprobe {
+
+// "512", "256", "128" or "scalar" for an instruction text (zmm/ymm/xmm; ss/sd/sh and GP forms scalar).
+std::string isa_of_instruction(const std::string& text);
+bool is_float_dtype(const std::string& dtype);
+
+// The best rate per (dtype, isa, threads) among ok results with ops; a FLOP mix that beats the best
+// single instruction of its dtype and width replaces it (one core only: mixes run on one core).
+std::vector<ComputeCeiling> compute_ceilings(const std::vector<ProbeResult>& results,
+                                             const std::optional<FlopMixSearch>& mix = std::nullopt);
+
+// Which level a working set of `size` falls in for `threads` threads: "L1", "L2", ... or "DRAM",
+// by the capacity the reported caches give those threads.
+std::string level_for_size(uint64_t size, const std::vector<CacheLevel>& caches, int threads);
+// One working-set size inside each reported level (half of the capacity available to the threads)
+// and one for DRAM (8 x the last level, at least 512 MiB), with their level names.
+std::vector<std::pair<std::string, uint64_t>> level_sizes(const std::vector<CacheLevel>& caches, int threads);
+
+std::vector<MemoryCeiling> memory_ceilings(const std::vector<BandwidthResult>& rows,
+                                           const std::vector<CacheLevel>& caches);
+
+// For each thread count, each dtype's highest compute ceiling paired with every level's load (or
+// best) bandwidth: ai = peak / bandwidth.
+std::vector<RidgePoint> ridge_points(const std::vector<ComputeCeiling>& compute,
+                                     const std::vector<MemoryCeiling>& memory);
+
+CeilingTable make_ceiling_table(const std::vector<ProbeResult>& results, const std::optional<FlopMixSearch>& mix,
+                                const std::vector<BandwidthResult>& bandwidth, const std::vector<CacheLevel>& caches);
+
+struct ScoreRequest {
+  std::string name = "kernel";
+  double flops = 0, bytes = 0, seconds = 0;
+  std::string dtype = "f32";
+  std::string level;  // "" = DRAM
+  int threads = 1;
+};
+Expected<KernelScore> score_kernel(const CeilingTable& table, const ScoreRequest& req);
+
+}  // namespace peakprobe

@@ -1,0 +1,145 @@
+#include <catch2/catch.hpp>
+
+#include "roofline/ceilings.hpp"
+
+using namespace peakprobe;
+
+namespace {
+
+ProbeResult probe(const std::string& text, const std::string& dtype, double rate, int threads = 1, double total = 0) {
+  ProbeResult r;
+  r.instruction = text;
+  r.dtype = dtype;
+  r.ops_per_instruction = 16;
+  r.clock.ghz = 4.0;
+  r.threads = threads;
+  if (is_float_dtype(dtype)) {
+    r.gflops = rate;
+    if (threads > 1) r.total_gflops = total;
+  } else {
+    r.gops = rate;
+    if (threads > 1) r.total_gops = total;
+  }
+  return r;
+}
+
+std::vector<CacheLevel> caches() {
+  CacheLevel l1{1, "data", 32 << 10, 64, 8, 1, 2}, l2{2, "unified", 1 << 20, 64, 8, 1, 2},
+      l3{3, "unified", 32 << 20, 64, 16, 2, 1}, li{1, "instruction", 32 << 10, 64, 8, 1, 2};
+  return {l1, li, l2, l3};
+}
+
+BandwidthResult bw(const std::string& kernel, uint64_t size, double gbps, int threads = 1) {
+  BandwidthResult b;
+  b.kernel = kernel;
+  b.size_bytes = size;
+  b.gbps = gbps;
+  b.threads = threads;
+  b.bytes_per_cycle = gbps / 4.0 / threads;
+  return b;
+}
+
+}  // namespace
+
+TEST_CASE("ceilings: instruction width from the operands", "[roofline]") {
+  CHECK(isa_of_instruction("vfmadd231ps zmm, zmm, zmm") == "512");
+  CHECK(isa_of_instruction("vaddpd ymm, ymm, m256") == "256");
+  CHECK(isa_of_instruction("addps xmm, xmm") == "128");
+  CHECK(isa_of_instruction("vfmadd231sd xmm, xmm, xmm") == "scalar");
+  CHECK(isa_of_instruction("{vex} vpdpbusd xmm, xmm, xmm") == "128");
+  CHECK(isa_of_instruction("imul r64, r64") == "scalar");
+}
+
+TEST_CASE("ceilings: the best rate per dtype, width and thread count", "[roofline]") {
+  std::vector<ProbeResult> r = {probe("vfmadd231ps zmm, zmm, zmm", "f32", 118, 2, 236),
+                                probe("vaddps zmm, zmm, zmm", "f32", 59),
+                                probe("vfmadd231pd zmm, zmm, zmm", "f64", 59),
+                                probe("vfmadd231ps ymm, ymm, ymm", "f32", 118),
+                                probe("vpdpbusd zmm, zmm, zmm", "i8", 473)};
+  r.push_back(probe("vmulps zmm, zmm, zmm", "f32", 500));
+  r.back().status = Status::mistrusted;  // never a ceiling
+  auto c = compute_ceilings(r);
+  auto find = [&](const std::string& d, const std::string& isa, int t) -> const ComputeCeiling* {
+    for (const auto& x : c)
+      if (x.dtype == d && x.isa == isa && x.threads == t) return &x;
+    return nullptr;
+  };
+  REQUIRE(find("f32", "512", 1));
+  CHECK(find("f32", "512", 1)->gops == 118);
+  CHECK(find("f32", "512", 1)->source == "vfmadd231ps zmm, zmm, zmm");
+  CHECK(find("f32", "512", 1)->ops_per_cycle == Approx(118 / 4.0));
+  REQUIRE(find("f32", "512", 2));
+  CHECK(find("f32", "512", 2)->gops == 236);
+  CHECK(find("f32", "512", 2)->ops_per_cycle == Approx(236 / 4.0 / 2));
+  REQUIRE(find("i8", "512", 1));
+  CHECK(find("i8", "512", 1)->integer);
+  CHECK(find("f32", "256", 1));
+  CHECK(c.size() == 5);
+}
+
+TEST_CASE("ceilings: a FLOP mix that beats the single instruction replaces it", "[roofline]") {
+  FlopMixSearch s;
+  s.a = "vfmadd231ps zmm, zmm, zmm";
+  s.b = "vaddps zmm, zmm, zmm";
+  s.best_a = s.best_b = 1;
+  s.best_flops_per_cycle = 48;
+  MixResult m;
+  m.parts = {MixPart{s.a, 1, 32, "f32"}, MixPart{s.b, 1, 16, "f32"}};
+  m.flops_per_cycle = 48;
+  m.gflops = 192;
+  m.clock.ghz = 4;
+  s.tried = {m};
+  auto c = compute_ceilings({probe("vfmadd231ps zmm, zmm, zmm", "f32", 128)}, s);
+  REQUIRE(c.size() == 1);
+  CHECK(c[0].gops == 192);
+  CHECK(c[0].source.find("mix 1:1") == 0);
+}
+
+TEST_CASE("ceilings: working sets map to the levels the threads can use", "[roofline]") {
+  CHECK(level_for_size(16 << 10, caches(), 1) == "L1");
+  CHECK(level_for_size(48 << 10, caches(), 1) == "L2");
+  CHECK(level_for_size(48 << 10, caches(), 2) == "L1");  // two private L1s hold 64 KiB
+  CHECK(level_for_size(16 << 20, caches(), 1) == "L3");
+  CHECK(level_for_size(1ull << 30, caches(), 2) == "DRAM");
+  auto sizes = level_sizes(caches(), 1);
+  REQUIRE(sizes.size() == 4);
+  CHECK(sizes[0] == std::make_pair(std::string("L1"), uint64_t(16 << 10)));
+  CHECK(sizes[1].first == "L2");
+  CHECK(sizes[2].first == "L3");
+  CHECK(sizes[3].first == "DRAM");
+  for (const auto& [level, size] : sizes) CHECK(level_for_size(size, caches(), 1) == level);
+}
+
+TEST_CASE("ceilings: ridge points are peak / bandwidth", "[roofline]") {
+  auto t = make_ceiling_table({probe("vfmadd231ps zmm, zmm, zmm", "f32", 120)}, std::nullopt,
+                              {bw("load", 16 << 10, 240), bw("load", 1ull << 30, 30), bw("copy", 1ull << 30, 25)}, caches());
+  REQUIRE(t.memory.size() == 3);
+  REQUIRE(t.ridges.size() == 2);  // load kernels only
+  for (const auto& r : t.ridges) {
+    const double expect = r.level == "L1" ? 120.0 / 240 : 120.0 / 30;
+    CHECK(r.ai == Approx(expect));
+  }
+}
+
+TEST_CASE("score: attainable, binding roof, efficiency and ridge distance", "[roofline]") {
+  auto t = make_ceiling_table({probe("vfmadd231ps zmm, zmm, zmm", "f32", 100)}, std::nullopt,
+                              {bw("load", 1ull << 30, 20), bw("load", 16 << 10, 200)}, caches());
+  // AI 1 FLOP/byte against DRAM at 20 GB/s: memory-bound at 20 GFLOP/s; it reaches 10.
+  auto s = score_kernel(t, {"k", 1e9, 1e9, 0.1, "f32", "", 1});
+  REQUIRE(s.ok());
+  CHECK(s->ai == Approx(1));
+  CHECK(s->achieved_gflops == Approx(10));
+  CHECK(s->attainable_gflops == Approx(20));
+  CHECK(s->bound_by == "memory DRAM load");
+  CHECK(s->efficiency == Approx(0.5));
+  CHECK(s->ridge_ai == Approx(5));
+  CHECK(s->distance_to_ridge == Approx(0.2));
+  // From L1 the same kernel is compute-bound.
+  auto l1 = score_kernel(t, {"k", 1e9, 1e9, 0.1, "f32", "L1", 1});
+  REQUIRE(l1.ok());
+  CHECK(l1->bound_by == "compute f32 512");
+  CHECK(l1->attainable_gflops == Approx(100));
+  CHECK_FALSE(score_kernel(t, {"k", 0, 1, 1, "f32", "", 1}).ok());
+  CHECK_FALSE(score_kernel(t, {"k", 1, 1, 1, "f64", "", 1}).ok());
+  CHECK_FALSE(score_kernel(t, {"k", 1, 1, 1, "f32", "L9", 1}).ok());
+}
