@@ -41,6 +41,8 @@ int main(int argc, char** argv) {
   add_flopmix_command(app, g);
   add_mem_command(app, g);
   add_latency_command(app, g);
+  add_roofline_command(app, g);
+  add_score_command(app, g);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -9,6 +9,7 @@ namespace {
 ProbeResult probe(const std::string& text, const std::string& dtype, double rate, int threads = 1, double total = 0) {
   ProbeResult r;
   r.instruction = text;
+  r.group = dtype == "i8" ? "vec.int.dot" : "fp.fma";
   r.dtype = dtype;
   r.ops_per_instruction = 16;
   r.clock.ghz = 4.0;
@@ -75,6 +76,17 @@ TEST_CASE("ceilings: the best rate per dtype, width and thread count", "[rooflin
   CHECK(find("i8", "512", 1)->integer);
   CHECK(find("f32", "256", 1));
   CHECK(c.size() == 5);
+}
+
+TEST_CASE("ceilings: only arithmetic families set roofs; int8 roofs are dot products", "[roofline]") {
+  ProbeResult cmp = probe("vpcmpeqd ymm, ymm, ymm", "i32", 500);
+  cmp.group = "vec.int.cmp";
+  ProbeResult add8 = probe("vpaddb zmm, zmm, zmm", "i8", 900);
+  add8.group = "vec.int.add";
+  ProbeResult dot = probe("vpdpbusd zmm, zmm, zmm", "i8", 473);
+  auto c = compute_ceilings({cmp, add8, dot});
+  REQUIRE(c.size() == 1);
+  CHECK(c[0].source == "vpdpbusd zmm, zmm, zmm");
 }
 
 TEST_CASE("ceilings: a FLOP mix that beats the single instruction replaces it", "[roofline]") {

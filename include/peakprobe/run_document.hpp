@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "peakprobe/ceiling.hpp"
 #include "peakprobe/cpu_info.hpp"
 #include "peakprobe/mem_result.hpp"
 #include "peakprobe/pair_result.hpp"
@@ -31,6 +32,10 @@ struct RunDocument {
   std::vector<LatencyResult> latency;
   std::vector<CacheLevelEdge> levels;  // from a sweep's curve, matched to the reported caches
   bool has_memory() const { return !bandwidth.empty() || !latency.empty(); }
+  // Roofline commands (roofline, score).
+  std::optional<CeilingTable> ceilings;
+  std::vector<KernelScore> scores;
+  bool has_roofline() const { return ceilings.has_value() || !scores.empty(); }
 };
 
 }  // namespace peakprobe

@@ -31,5 +31,7 @@ void add_pairs_command(CLI::App& app, GlobalOptions& g);
 void add_flopmix_command(CLI::App& app, GlobalOptions& g);
 void add_mem_command(CLI::App& app, GlobalOptions& g);
 void add_latency_command(CLI::App& app, GlobalOptions& g);
+void add_roofline_command(CLI::App& app, GlobalOptions& g);
+void add_score_command(CLI::App& app, GlobalOptions& g);
 
 }  // namespace peakprobe::cli

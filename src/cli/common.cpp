@@ -16,6 +16,7 @@
 #include "report/json_report.hpp"
 #include "report/markdown_report.hpp"
 #include "report/output_file.hpp"
+#include "report/ceiling_report.hpp"
 #include "report/mem_report.hpp"
 #include "report/pair_report.hpp"
 #include "report/svg_heatmap.hpp"
@@ -56,18 +57,20 @@ bool check_output_paths(const OutputOptions& o, std::string& error) {
 
 int emit_outputs(const RunDocument& doc, const OutputOptions& o) {
   try {
-    const bool dual = doc.has_dual_issue(), memory = doc.has_memory();
+    const bool roof = doc.has_roofline(), dual = !roof && doc.has_dual_issue(), memory = doc.has_memory();
     if (!o.json.empty())
       write_output_file(o.json, [&](std::ostream& out) { out << to_json(doc).dump(2) << "\n"; });
     if (!o.csv.empty())
       write_output_file(o.csv, [&](std::ostream& out) {
-        if (dual) write_dual_issue_csv(out, doc);
+        if (roof) write_ceilings_csv(out, doc);
+        else if (dual) write_dual_issue_csv(out, doc);
         else if (memory) write_memory_csv(out, doc);
         else write_csv(out, doc.results);
       });
     if (!o.markdown.empty())
       write_output_file(o.markdown, [&](std::ostream& out) {
-        if (dual) write_dual_issue_markdown(out, doc);
+        if (roof) write_ceilings_markdown(out, doc);
+        else if (dual) write_dual_issue_markdown(out, doc);
         else if (memory) write_memory_markdown(out, doc);
         else write_markdown(out, doc);
       });
@@ -80,7 +83,8 @@ int emit_outputs(const RunDocument& doc, const OutputOptions& o) {
     return kExitOutput;
   }
   if (!o.writes_stdout()) {
-    if (doc.has_dual_issue()) write_dual_issue_console(std::cout, doc);
+    if (doc.has_roofline()) write_ceilings_console(std::cout, doc);
+    else if (doc.has_dual_issue()) write_dual_issue_console(std::cout, doc);
     else if (doc.has_memory()) write_memory_console(std::cout, doc);
     else write_console(std::cout, doc, isatty(STDOUT_FILENO) != 0);
   }

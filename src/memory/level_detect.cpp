@@ -18,9 +18,10 @@ namespace {
 // Thresholds of the method described in the header, in natural-log units of bandwidth.
 const double kMinDrop = std::log(1.15);        // a level is at least this much slower than the one before
 const double kEndTolerance = std::log(1.10);   // an end plateau's points lie this close to its median
-const double kFlatSlope = std::log(1.15);      // per octave
+const double kFlatSlope = std::log(1.20);      // per octave
 constexpr double kSlopeHalfWindow = 0.5;       // octaves either side of a point
-constexpr double kMinInteriorSpan = 0.5;       // octaves from a plateau's first point to its last
+constexpr double kMinInteriorSpan = 0.25;      // octaves from a plateau's first point to its last
+constexpr double kMinTrendSpan = 1.0;          // octaves a run must span for its slope to count
 constexpr double kNoteFactor = 1.5;            // edge vs reported capacity
 
 // The curve in log space: x = log2(bytes), y = ln(GB/s), ys = y after the median filter.
@@ -148,20 +149,41 @@ void add_end_runs(const Series& s, std::vector<Run>& runs) {
   if (runs.back().last + 1 < n) runs.push_back(end_run(s, n - 1, -1, runs.back().last));
 }
 
-// True when b does not stand as a level of its own after a: not 15% lower, or the drop between
-// them is spread thinly over the points (a gentle slope the flat test happened to split).
-bool should_merge(const Series& s, const Run& a, const Run& b) {
-  if (a.level - b.level < kMinDrop) return true;
-  return s.ys[a.last] - s.ys[b.first] < kMinDrop / 2;
+// The run's trend line evaluated at x0: the Theil-Sen slope (the median of the slopes between
+// all pairs of its points) through the median of y - slope * x. Medians, because a run's ends may
+// carry the shoulder of the transition next to it, and a least-squares line would tilt towards
+// it. The slope is clamped to what a flat run may have, and taken as 0 over less than
+// kMinTrendSpan, where a few noisy points carried across a wide gap would invent a step.
+double trend_at(const Series& s, const Run& r, double x0) {
+  double slope = 0;
+  if (s.x[r.last] - s.x[r.first] >= kMinTrendSpan) {
+    std::vector<double> slopes;
+    for (std::size_t i = r.first; i <= r.last; ++i)
+      for (std::size_t j = i + 1; j <= r.last; ++j) slopes.push_back((s.ys[j] - s.ys[i]) / (s.x[j] - s.x[i]));
+    slope = std::clamp(median_of(std::move(slopes)), -kFlatSlope, kFlatSlope);
+  }
+  std::vector<double> intercepts;
+  for (std::size_t i = r.first; i <= r.last; ++i) intercepts.push_back(s.ys[i] - slope * s.x[i]);
+  return median_of(std::move(intercepts)) + slope * x0;
 }
+
+// The step between two plateaus where they meet: each one's trend carried to the middle of the gap
+// between them. A gentle slope that the flat test happened to split continues across the gap (a
+// step near 0); a cache edge leaves the whole drop; a rise gives a negative step.
+double step_between(const Series& s, const Run& a, const Run& b) {
+  const double gap = 0.5 * (s.x[a.last] + s.x[b.first]);
+  return trend_at(s, a, gap) - trend_at(s, b, gap);
+}
+
+// b is a level of its own only where the curve steps down by at least kMinDrop from a.
+bool should_merge(const Series& s, const Run& a, const Run& b) { return step_between(s, a, b) < kMinDrop; }
 
 void merge_runs(const Series& s, std::vector<Run>& runs) {
   while (runs.size() > 1) {
     std::optional<std::size_t> best;
     for (std::size_t i = 0; i + 1 < runs.size(); ++i) {
       if (!should_merge(s, runs[i], runs[i + 1])) continue;
-      const double drop = runs[i].level - runs[i + 1].level;
-      if (!best || drop < runs[*best].level - runs[*best + 1].level) best = i;
+      if (!best || step_between(s, runs[i], runs[i + 1]) < step_between(s, runs[*best], runs[*best + 1])) best = i;
     }
     if (!best) return;
     runs[*best] = make_run(s, runs[*best].first, runs[*best + 1].last);
@@ -235,6 +257,24 @@ std::vector<Reported> reported_levels(const std::vector<CacheLevel>& caches, int
   return out;
 }
 
+// An edge for a note. Edges are interpolated between sweep points a quarter octave apart, so two
+// or three significant digits ("8 MiB", "1.5 MiB", "256 KiB") are all they can claim.
+std::string edge_text(uint64_t bytes) {
+  static constexpr const char* kNames[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  std::size_t u = 0;
+  double v = static_cast<double>(bytes);
+  while (u + 1 < std::size(kNames) && v >= 1024) {
+    v /= 1024;
+    ++u;
+  }
+  v = v >= 10 ? std::round(v) : std::round(v * 10) / 10;
+  if (v >= 1024 && u + 1 < std::size(kNames)) {
+    v /= 1024;
+    ++u;
+  }
+  return fmt::format("{:g} {}", v, kNames[u]);
+}
+
 void add_note(std::string& note, const std::string& text) {
   note += note.empty() ? text : "; " + text;
 }
@@ -273,7 +313,7 @@ std::string mismatch_note(uint64_t edge, const Reported& r) {
   if (ratio * kNoteFactor >= 1.0 && ratio <= kNoteFactor) return {};
   const char* why = ratio < 1 ? "a VM may expose less cache than it reports"
                               : "a non-inclusive cache or the prefetchers can carry the edge past the reported size";
-  return fmt::format("curve edge at {}, but the OS reports {} of {} ({})", format_bytes(edge), format_bytes(r.bytes),
+  return fmt::format("curve edge at {}, but the OS reports {} of {} ({})", edge_text(edge), format_bytes(r.bytes),
                      r.name(), why);
 }
 
@@ -342,7 +382,7 @@ std::vector<CacheLevelEdge> match_levels(std::vector<CacheLevelEdge> levels, con
       e.name = "unknown";
       add_note(e.note, fmt::format("curve edge at {} matches no cache the OS reports (a TLB's reach or a "
                                    "prefetcher can make an extra step)",
-                                   format_bytes(*e.edge_bytes)));
+                                   edge_text(*e.edge_bytes)));
       continue;
     }
     const Reported& r = rep[static_cast<std::size_t>(match[k])];

@@ -1,5 +1,6 @@
 #include "report/json_report.hpp"
 
+#include "report/ceiling_report.hpp"
 #include "report/mem_report.hpp"
 #include "report/pair_report.hpp"
 
@@ -120,6 +121,7 @@ json to_json(const RunDocument& d) {
               {"results", std::move(results)}};
   add_dual_issue(doc, d);  // mixes, pairs, matrix, flop_mix: present only when measured
   add_memory(doc, d);      // bandwidth, latency, levels: present only when measured
+  add_roofline(doc, d);    // ceilings, scores
   return doc;
 }
 

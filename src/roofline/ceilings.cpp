@@ -28,6 +28,20 @@ std::vector<CacheLevel> data_levels(const std::vector<CacheLevel>& caches) {
   return d;
 }
 
+// Groups whose ops set a roof: the arithmetic kernels are built from (adds, multiplies, FMAs, dot
+// products). Compares, min/max, shifts, logic, conversions, square roots and the like count lanes
+// too, but a roof drawn from them would promise throughput no numeric kernel gets. int8 peaks are
+// dot products (the issue users care about for quantised inference), not byte adds.
+bool sets_a_roof(const ProbeResult& r) {
+  static const char* kGroups[] = {"fp.add", "fp.mul", "fp.fma", "fp.dot", "vec.int.add", "vec.int.mul",
+                                  "vec.int.dot", "int.alu", "int.mul", "amx", "inst"};
+  const bool arithmetic = std::any_of(std::begin(kGroups), std::end(kGroups),
+                                      [&](const char* g) { return r.group == g; });
+  if (!arithmetic) return false;
+  if (r.dtype == "i8" || r.dtype == "u8") return r.group == "vec.int.dot" || r.group == "amx" || r.group == "inst";
+  return true;
+}
+
 }  // namespace
 
 bool is_float_dtype(const std::string& d) { return d == "f64" || d == "f32" || d == "f16" || d == "bf16"; }
@@ -56,7 +70,7 @@ std::vector<ComputeCeiling> compute_ceilings(const std::vector<ProbeResult>& res
     if (it == best.end() || c.gops > it->second.gops) best[key] = c;
   };
   for (const auto& r : results) {
-    if (r.status != Status::ok || r.ops_per_instruction <= 0 || r.dtype == "-") continue;
+    if (r.status != Status::ok || r.ops_per_instruction <= 0 || r.dtype == "-" || !sets_a_roof(r)) continue;
     const std::optional<double> rate = is_float_dtype(r.dtype) ? r.gflops : r.gops;
     if (!rate || r.clock.ghz <= 0) continue;
     ComputeCeiling c;

@@ -1,0 +1,133 @@
+// `peakprobe compare OLD.json NEW.json`: the regression gate for CI. It measures nothing; it reads two
+// peakprobe/1 documents and exits 5 when any metric got worse beyond the thresholds.
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "cli/commands.hpp"
+#include "compare/compare.hpp"
+#include "report/output_file.hpp"
+
+namespace peakprobe::cli {
+namespace {
+
+// At least one metric regressed. common.hpp's ExitCode stops at 4; this one belongs to compare only.
+constexpr int kExitRegression = 5;
+
+struct CompareArgs {
+  std::string old_path, new_path;
+  double time_percent = 5.0, throughput_percent = 5.0;
+};
+
+std::string display_name(const std::string& path) { return path == "-" ? "standard input" : path; }
+
+// Every failure names the file, so a CI log says which of the two inputs is broken.
+Expected<nlohmann::json> parse_document(std::istream& in, const std::string& path) {
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::parse_error& e) {
+    return make_error(fmt::format("{}: not valid JSON ({})", display_name(path), e.what()));
+  }
+  if (std::string p = schema_problem(doc); !p.empty()) return make_error(display_name(path) + ": " + p);
+  return doc;
+}
+
+Expected<nlohmann::json> load_document(const std::string& path) {
+  if (path == "-") return parse_document(std::cin, path);
+  std::ifstream in(path);
+  if (!in) return make_error(fmt::format("cannot read {}: {}", path, std::strerror(errno)));
+  return parse_document(in, path);
+}
+
+// Returns kExitOk, or kExitOutput after logging why a file could not be written.
+int write_outputs(const CompareReport& report, const CompareArgs& args, const OutputOptions& o) {
+  try {
+    if (!o.json.empty())
+      write_output_file(o.json, [&](std::ostream& out) {
+        nlohmann::json j = to_json(report);
+        j["old_file"] = args.old_path;
+        j["new_file"] = args.new_path;
+        out << j.dump(2) << "\n";
+      });
+    if (!o.markdown.empty())
+      write_output_file(o.markdown, [&](std::ostream& out) { write_compare_markdown(out, report); });
+  } catch (const OutputError& e) {
+    spdlog::error("{}", e.what());
+    return kExitOutput;
+  }
+  return kExitOk;
+}
+
+int run_compare(const CompareArgs& args, const OutputOptions& o) {
+  if (args.old_path == "-" && args.new_path == "-") {
+    spdlog::error("compare: OLD and NEW cannot both be '-': standard input holds one document");
+    return kExitUsage;
+  }
+  if (!o.csv.empty()) {
+    spdlog::error("compare writes no CSV; use --json or --markdown");
+    return kExitUsage;
+  }
+  auto old_doc = load_document(args.old_path);
+  if (!old_doc) {
+    spdlog::error("{}", old_doc.error());
+    return kExitUsage;
+  }
+  auto new_doc = load_document(args.new_path);
+  if (!new_doc) {
+    spdlog::error("{}", new_doc.error());
+    return kExitUsage;
+  }
+  CompareOptions options{args.time_percent / 100, args.throughput_percent / 100};
+  auto report = compare_documents(*old_doc, *new_doc, options);
+  if (!report) {
+    spdlog::error("{}", report.error());
+    return kExitUsage;
+  }
+  if (int rc = write_outputs(*report, args, o); rc != kExitOk) return rc;
+  // Same rule as the measuring commands: stdout carries either a requested format or the console text.
+  if (o.writes_stdout()) {
+    for (const auto& w : report->warnings) spdlog::warn("{}", w);
+  } else {
+    write_compare_console(std::cout, *report, isatty(STDOUT_FILENO) != 0);
+  }
+  return report->regressions > 0 ? kExitRegression : kExitOk;
+}
+
+}  // namespace
+
+void add_compare_command(CLI::App& app, GlobalOptions& g) {
+  auto* cmd = app.add_subcommand("compare", "Compare two JSON documents and flag regressions (for CI)");
+  auto args = std::make_shared<CompareArgs>();
+  cmd->add_option("old", args->old_path, "Baseline document (peakprobe/1 JSON; '-' for stdin)")
+      ->required()
+      ->type_name("OLD.json");
+  cmd->add_option("new", args->new_path, "New document to check against it ('-' for stdin)")
+      ->required()
+      ->type_name("NEW.json");
+  cmd->add_option("--time-threshold", args->time_percent,
+                  "A time or cycle count more than PCT percent higher is a regression (default 5)")
+      ->type_name("PCT")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--throughput-threshold", args->throughput_percent,
+                  "A rate (GFLOP/s, GB/s, IPC) more than PCT percent lower is a regression (default 5)")
+      ->type_name("PCT")
+      ->check(CLI::Range(0.0, 100.0));
+  cmd->footer(
+      "Rows are matched by what they measure (instruction and threads, kernel and size, ...), not by\n"
+      "position. Rows not ok on either side are listed as not comparable, never as regressions.\n"
+      "Exit codes: 0 no regression, 5 at least one regression, 2 unreadable or invalid input,\n"
+      "3 output not writable. Example:\n"
+      "  peakprobe compare baseline.json new.json --markdown compare.md\n");
+  // Parsing only records the action; main() runs it once logging is set up.
+  cmd->callback([&g, args] { g.action = [&g, args] { g.exit_code = run_compare(*args, g.out); }; });
+}
+
+}  // namespace peakprobe::cli

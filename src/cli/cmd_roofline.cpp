@@ -1,0 +1,228 @@
+// `roofline` measures what the ceiling table needs (arithmetic catalog rows at one and all cores,
+// the best FLOP mix, bandwidth of every level at one and all cores) and derives the table;
+// `score` places kernels on it.
+#include <filesystem>
+#include <fstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include "catalog/catalog.hpp"
+#include "cli/catalog_loading.hpp"
+#include "cli/commands.hpp"
+#include "cli/measure.hpp"
+#include "cpu/cpu_info.hpp"
+#include "harness/probe_runner.hpp"
+#include "memory/mem_runner.hpp"
+#include "pairs/pair_runner.hpp"
+#include "report/ceiling_report.hpp"
+#include "roofline/ceilings.hpp"
+
+namespace peakprobe::cli {
+namespace {
+
+const char* kMemKernels[] = {"load", "copy", "triad"};
+
+// The arithmetic rows that can set a ceiling: ok-able rows with ops and a dtype.
+std::vector<ProbeSpec> arithmetic_rows(const std::vector<ProbeSpec>& catalog) {
+  std::vector<ProbeSpec> out;
+  for (const auto& s : catalog)
+    if (s.ops_per_instruction > 0 && s.dtype != "-" && s.group.rfind("mem", 0) != 0) out.push_back(s);
+  return out;
+}
+
+std::string default_flop_a(const CpuInfo& cpu) {
+  return cpu.has("avx512_f") ? "vfmadd231ps zmm, zmm, zmm" : cpu.has("fma") ? "vfmadd231ps ymm, ymm, ymm" : "";
+}
+
+}  // namespace
+
+// Fills doc.results, doc.flop_mix, doc.bandwidth and doc.ceilings. Returns 0 or an exit code.
+int measure_roofline(GlobalOptions& g, const CpuInfo& cpu, RunDocument& doc, bool quick) {
+  auto catalog = load_catalogs(g);
+  if (!catalog) {
+    spdlog::error("{}", catalog.error());
+    return kExitUsage;
+  }
+  const int all = int(cpu.core_order.size());
+  ProbeOptions one;
+  one.cpu = g.cpu;
+  auto runner = ProbeRunner::create(cpu, one);
+  if (!runner) {
+    spdlog::error("{}", runner.error());
+    return kExitMeasure;
+  }
+  doc.clock = (*runner)->start_clock();
+  const auto rows = arithmetic_rows(catalog.value());
+  std::vector<ProbeResult> results = (*runner)->run_batch(rows, [&](size_t i, const ProbeSpec& s) {
+    progress(g.out, i + 1, rows.size(), "compute " + s.text);
+  });
+  // The best FMA + add mix (on several cores peak FLOP/s needs both issued together).
+  if (const std::string a = default_flop_a(cpu); !a.empty()) {
+    const std::string b = a == "vfmadd231ps zmm, zmm, zmm" ? "vaddps zmm, zmm, zmm" : "vaddps ymm, ymm, ymm";
+    auto sa = spec_for_text(a, catalog.value()), sb = spec_for_text(b, catalog.value());
+    if (sa && sb) {
+      progress(g.out, 1, 1, "FLOP mix search");
+      doc.flop_mix = search_flop_mix(**runner, sa.value(), sb.value(), false);
+    }
+  }
+  // All cores: the best single-core row of each dtype and width, run on every core at once.
+  if (all > 1) {
+    CeilingTable single = make_ceiling_table(results, std::nullopt, {}, cpu.caches);
+    ProbeOptions every;
+    every.cpu = g.cpu;
+    every.threads = all;
+    every.repro_extra = fmt::format(" --threads {}", all);
+    auto team = ProbeRunner::create(cpu, every);
+    if (!team) {
+      spdlog::error("{}", team.error());
+      return kExitMeasure;
+    }
+    std::vector<ProbeSpec> best;
+    for (const auto& c : single.compute)
+      for (const auto& s : rows)
+        if (s.text == c.source) best.push_back(s);
+    auto multi = (*team)->run_batch(best, [&](size_t i, const ProbeSpec& s) {
+      progress(g.out, i + 1, best.size(), fmt::format("compute x{} {}", all, s.text));
+    });
+    results.insert(results.end(), multi.begin(), multi.end());
+  }
+  doc.results = results;
+  // Memory: one working set inside each level, at one and all cores.
+  auto mem = MemRunner::create(cpu, g.cpu);
+  if (!mem) {
+    spdlog::error("{}", mem.error());
+    return kExitMeasure;
+  }
+  std::vector<int> thread_counts = {1};
+  if (all > 1) thread_counts.push_back(all);
+  size_t done = 0;
+  for (int t : thread_counts)
+    for (const auto& [level, size] : level_sizes(cpu.caches, t))
+      for (const char* k : kMemKernels) {
+        if (quick && std::string(k) != "load") continue;
+        progress(g.out, ++done, 0, fmt::format("memory {} {} x{}", level, k, t));
+        doc.bandwidth.push_back((*mem)->bandwidth({k, 0, size, t}));
+      }
+  progress_done(g.out);
+  doc.ceilings = make_ceiling_table(doc.results, doc.flop_mix, doc.bandwidth, cpu.caches);
+  return kExitOk;
+}
+
+void add_roofline_command(CLI::App& app, GlobalOptions& g) {
+  auto* cmd = app.add_subcommand("roofline", "The ceiling table: compute and memory roofs, ridge points");
+  auto out_dir = std::make_shared<std::string>();
+  auto quick = std::make_shared<bool>(false);
+  cmd->add_option("--out", *out_dir, "Write ceilings.json and ceilings.csv (and the full document) into DIR")
+      ->type_name("DIR");
+  cmd->add_flag("--quick", *quick, "Memory ceilings with the load kernel only");
+  cmd->footer(
+      "Compute ceilings per dtype and vector width at one and all cores (the best catalog row, or the\n"
+      "best FMA+ADD mix); memory ceilings per level and kernel at one and all cores; ridge points =\n"
+      "peak / bandwidth. Intensity is cache-aware: bytes moved by load/store instructions.\n");
+  cmd->callback([&g, out_dir, quick] {
+    g.action = [&g, out_dir, quick] {
+      CpuInfo cpu = detect_cpu_info();
+      if (int rc = check_placement(g, cpu)) return void(g.exit_code = rc);
+      if (!out_dir->empty()) {
+        std::error_code ec;
+        std::filesystem::create_directories(*out_dir, ec);
+        if (ec) {
+          spdlog::error("cannot create '{}': {}", *out_dir, ec.message());
+          return void(g.exit_code = kExitOutput);
+        }
+        if (g.out.json.empty()) g.out.json = *out_dir + "/roofline.json";
+        if (g.out.csv.empty()) g.out.csv = *out_dir + "/ceilings.csv";
+        if (g.out.markdown.empty()) g.out.markdown = *out_dir + "/ceilings.md";
+      }
+      std::string err;
+      if (!check_output_paths(g.out, err)) {
+        spdlog::error("{}", err);
+        return void(g.exit_code = kExitOutput);
+      }
+      RunDocument doc = new_document(cpu, g.argc, g.argv);
+      if (int rc = measure_roofline(g, cpu, doc, *quick)) return void(g.exit_code = rc);
+      g.exit_code = emit_outputs(doc, g.out);
+    };
+  });
+}
+
+void add_score_command(CLI::App& app, GlobalOptions& g) {
+  auto* cmd = app.add_subcommand("score", "Place a kernel on the roofline: bound, efficiency, binding roof");
+  auto req = std::make_shared<ScoreRequest>();
+  auto table = std::make_shared<std::string>();
+  auto kernels = std::make_shared<std::string>();
+  cmd->add_option("--flops", req->flops, "Floating-point operations the kernel performs");
+  cmd->add_option("--bytes", req->bytes, "Bytes it moves at the chosen level");
+  cmd->add_option("--seconds", req->seconds, "Its run time");
+  cmd->add_option("--name", req->name, "A label for the kernel");
+  cmd->add_option("--dtype", req->dtype, "Data type whose compute roof applies (default f32)");
+  cmd->add_option("--level", req->level, "Memory level its bytes come from: L1, L2, L3 or DRAM (default DRAM)");
+  cmd->add_option("--table", *table, "A saved ceiling table (roofline --json output); measured now if absent")
+      ->type_name("FILE");
+  cmd->add_option("--kernels", *kernels,
+                  "Score several kernels from a JSON array of {name, flops, bytes, seconds[, dtype, level, threads]}")
+      ->type_name("FILE");
+  cmd->footer("The thread count is --threads (default 1). Example:\n"
+              "  peakprobe score --table roof.json --flops 2.1e9 --bytes 1.2e7 --seconds 0.02 --level L2\n");
+  cmd->callback([&g, req, table, kernels] {
+    g.action = [&g, req, table, kernels] {
+      std::vector<ScoreRequest> reqs;
+      if (!kernels->empty()) {
+        std::ifstream in(*kernels);
+        nlohmann::json arr = nlohmann::json::parse(in, nullptr, false);
+        if (!in || arr.is_discarded() || !arr.is_array()) {
+          spdlog::error("cannot read '{}' as a JSON array of kernels", *kernels);
+          return void(g.exit_code = kExitUsage);
+        }
+        for (const auto& k : arr) {
+          ScoreRequest r;
+          r.name = k.value("name", "kernel");
+          r.flops = k.value("flops", 0.0);
+          r.bytes = k.value("bytes", 0.0);
+          r.seconds = k.value("seconds", 0.0);
+          r.dtype = k.value("dtype", std::string("f32"));
+          r.level = k.value("level", std::string());
+          r.threads = k.value("threads", g.threads);
+          reqs.push_back(r);
+        }
+      } else {
+        req->threads = g.threads;
+        reqs.push_back(*req);
+      }
+      CpuInfo cpu = detect_cpu_info();
+      RunDocument doc = new_document(cpu, g.argc, g.argv);
+      CeilingTable t;
+      if (!table->empty()) {
+        std::ifstream in(*table);
+        nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+        auto parsed = j.is_discarded() ? Expected<CeilingTable>(make_error("not JSON")) : ceilings_from_json(j);
+        if (!in || !parsed) {
+          spdlog::error("cannot read a ceiling table from '{}': {}", *table, parsed ? "unreadable" : parsed.error());
+          return void(g.exit_code = kExitUsage);
+        }
+        t = parsed.value();
+      } else {
+        spdlog::info("no --table given: measuring the roofline first (save it with 'peakprobe roofline --json FILE')");
+        if (int rc = measure_roofline(g, cpu, doc, true)) return void(g.exit_code = rc);
+        t = *doc.ceilings;
+        doc.results.clear();
+        doc.bandwidth.clear();
+        doc.flop_mix.reset();
+      }
+      for (const auto& r : reqs) {
+        auto s = score_kernel(t, r);
+        if (!s) {
+          spdlog::error("{}: {}", r.name, s.error());
+          return void(g.exit_code = kExitUsage);
+        }
+        doc.scores.push_back(s.value());
+      }
+      doc.ceilings = t;
+      g.exit_code = emit_outputs(doc, g.out);
+    };
+  });
+}
+
+}  // namespace peakprobe::cli

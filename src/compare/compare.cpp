@@ -1,0 +1,485 @@
+#include "compare/compare.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+namespace peakprobe {
+namespace {
+
+using nlohmann::json;
+
+constexpr Direction kHigher = Direction::higher_is_better;
+constexpr Direction kLower = Direction::lower_is_better;
+
+// ---- reads that never throw: a document from another peakprobe version may lack a key or hold
+// another type there, and one odd row must not abort the whole comparison ----
+
+const json* member(const json& obj, const char* key) {
+  if (!obj.is_object()) return nullptr;
+  auto it = obj.find(key);
+  return it == obj.end() ? nullptr : &*it;
+}
+
+std::optional<double> number_at(const json& obj, const char* key) {
+  const json* v = member(obj, key);
+  if (v == nullptr || !v->is_number()) return std::nullopt;
+  double d = v->get<double>();
+  if (!std::isfinite(d)) return std::nullopt;
+  return d;
+}
+
+std::string text_at(const json& obj, const char* key) {
+  const json* v = member(obj, key);
+  return v != nullptr && v->is_string() ? v->get<std::string>() : std::string();
+}
+
+long long integer_at(const json& obj, const char* key, long long fallback) {
+  const json* v = member(obj, key);
+  return v != nullptr && v->is_number() ? v->get<long long>() : fallback;
+}
+
+// A row without a status (benchmark entries, ceilings) is a plain measurement, so it counts as ok.
+std::string status_of(const json& row) {
+  const json* v = member(row, "status");
+  return v != nullptr && v->is_string() ? v->get<std::string>() : std::string("ok");
+}
+
+// ---- row identities: what a row measures, so that reordered or filtered runs still line up ----
+
+std::string counted(long long n, const char* noun) { return fmt::format("{} {}{}", n, noun, n == 1 ? "" : "s"); }
+
+// Exact, so that two different sizes never print alike (they key the match).
+std::string size_text(long long bytes) {
+  constexpr long long kKiB = 1024, kMiB = kKiB * 1024, kGiB = kMiB * 1024;
+  if (bytes > 0 && bytes % kGiB == 0) return fmt::format("{} GiB", bytes / kGiB);
+  if (bytes > 0 && bytes % kMiB == 0) return fmt::format("{} MiB", bytes / kMiB);
+  if (bytes > 0 && bytes % kKiB == 0) return fmt::format("{} KiB", bytes / kKiB);
+  return fmt::format("{} B", bytes);
+}
+
+std::string inst_identity(const json& r) {
+  long long threads = integer_at(r, "threads", 1);
+  std::string text = text_at(r, "instruction");
+  return threads == 1 ? text : fmt::format("{} [{}]", text, counted(threads, "thread"));
+}
+
+std::string bandwidth_identity(const json& r) {
+  return fmt::format("{} {} {}, {}", text_at(r, "kernel"), text_at(r, "isa"),
+                     size_text(integer_at(r, "size_bytes", 0)), counted(integer_at(r, "threads", 1), "thread"));
+}
+
+std::string latency_identity(const json& r) {
+  return fmt::format("{} {} pages {}, {}", text_at(r, "mode"), text_at(r, "pages"),
+                     size_text(integer_at(r, "size_bytes", 0)), counted(integer_at(r, "chains", 1), "chain"));
+}
+
+// The same spelling as the dual-issue CSV's `parts` column: "add r64, r64:1 + imul r64, r64:1".
+std::string parts_identity(const json& r) {
+  std::string s;
+  const json* parts = member(r, "parts");
+  if (parts == nullptr || !parts->is_array()) return s;
+  for (const auto& p : *parts)
+    s += (s.empty() ? "" : " + ") + fmt::format("{}:{}", text_at(p, "instruction"), integer_at(p, "weight", 1));
+  return s;
+}
+
+std::string compute_ceiling_identity(const json& r) {
+  return fmt::format("{} {}, {}", text_at(r, "dtype"), text_at(r, "isa"),
+                     counted(integer_at(r, "threads", 1), "thread"));
+}
+
+std::string memory_ceiling_identity(const json& r) {
+  return fmt::format("{} {}, {}", text_at(r, "level"), text_at(r, "kernel"),
+                     counted(integer_at(r, "threads", 1), "thread"));
+}
+
+std::string name_identity(const json& r) { return text_at(r, "name"); }
+
+// ---- the kinds of rows a peakprobe/1 document can carry ----
+
+struct MetricSpec {
+  const char* key;
+  Direction direction;
+};
+
+struct RowKind {
+  const char* kind;
+  std::vector<std::vector<const char*>> paths;  // key paths to arrays of rows, e.g. {"matrix", "pairs"}
+  std::string (*identity)(const json&);
+  std::vector<MetricSpec> metrics;
+};
+
+const std::vector<RowKind>& row_kinds() {
+  static const std::vector<MetricSpec> mix_metrics = {
+      {"cycles_per_group", kLower}, {"flops_per_cycle", kHigher}, {"gflops", kHigher}, {"gops", kHigher}};
+  static const std::vector<MetricSpec> benchmark_metrics = {{"mean_ms", kLower}, {"gflops", kHigher}};
+  static const std::vector<RowKind> kinds = {
+      // The totals only exist with --threads N; they catch a loss of multi-core scaling that the
+      // per-core figures (always from the single-thread run) cannot show.
+      {"inst", {{"results"}}, inst_identity,
+       {{"latency_cycles", kLower}, {"recip_throughput_cycles", kLower}, {"throughput_ipc", kHigher},
+        {"gflops", kHigher}, {"gops", kHigher}, {"total_gflops", kHigher}, {"total_gops", kHigher}}},
+      {"bandwidth", {{"bandwidth"}}, bandwidth_identity, {{"gbps", kHigher}}},
+      {"latency", {{"latency"}}, latency_identity, {{"latency_cycles", kLower}, {"latency_ns", kLower}}},
+      {"mix", {{"mixes"}}, parts_identity, mix_metrics},
+      {"pair", {{"pairs"}, {"matrix", "pairs"}}, parts_identity, mix_metrics},
+      {"compute ceiling", {{"ceilings", "compute"}}, compute_ceiling_identity, {{"gops", kHigher}}},
+      {"memory ceiling", {{"ceilings", "memory"}}, memory_ceiling_identity, {{"gbps", kHigher}}},
+      {"matmul", {{"matmul"}}, name_identity, benchmark_metrics},
+      {"benchmark", {{"benchmarks"}}, name_identity, benchmark_metrics},
+  };
+  return kinds;
+}
+
+struct Row {
+  std::string item;
+  const json* obj;
+};
+
+const json* find_path(const json& doc, const std::vector<const char*>& path) {
+  const json* at = &doc;
+  for (const char* key : path) {
+    at = member(*at, key);
+    if (at == nullptr) return nullptr;
+  }
+  return at;
+}
+
+// A repeated identity (the same form given twice to `inst`) gets "#2", "#3": repeats then pair up
+// in order instead of all matching the first.
+std::vector<Row> collect_rows(const json& doc, const RowKind& kind) {
+  std::vector<Row> rows;
+  std::unordered_map<std::string, int> seen;
+  for (const auto& path : kind.paths) {
+    const json* array = find_path(doc, path);
+    if (array == nullptr || !array->is_array()) continue;
+    for (const auto& obj : *array) {
+      if (!obj.is_object()) continue;
+      std::string item = kind.identity(obj);
+      int n = ++seen[item];
+      rows.push_back({n == 1 ? item : fmt::format("{} #{}", item, n), &obj});
+    }
+  }
+  return rows;
+}
+
+// ---- judging ----
+
+// The spec's rule (docs and CI seed): time regresses when new > old * 1.05, a rate when new < old * 0.95.
+Verdict judge(Direction dir, double old_value, double new_value, const CompareOptions& o) {
+  if (dir == kLower) {
+    if (new_value > old_value * (1 + o.time_threshold)) return Verdict::regression;
+    if (new_value < old_value * (1 - o.time_threshold)) return Verdict::improvement;
+  } else {
+    if (new_value < old_value * (1 - o.throughput_threshold)) return Verdict::regression;
+    if (new_value > old_value * (1 + o.throughput_threshold)) return Verdict::improvement;
+  }
+  return Verdict::same;
+}
+
+MetricDelta whole_row(const char* kind, const std::string& item, Verdict verdict, std::string old_status,
+                      std::string new_status) {
+  MetricDelta d;
+  d.kind = kind;
+  d.item = item;
+  d.verdict = verdict;
+  d.old_status = std::move(old_status);
+  d.new_status = std::move(new_status);
+  return d;
+}
+
+MetricDelta metric_delta(const char* kind, const Row& old_row, const Row& new_row, const MetricSpec& m,
+                         const CompareOptions& o) {
+  MetricDelta d = whole_row(kind, old_row.item, Verdict::same, "ok", "ok");
+  d.metric = m.key;
+  d.direction = m.direction;
+  d.old_value = number_at(*old_row.obj, m.key);
+  d.new_value = number_at(*new_row.obj, m.key);
+  if (!d.new_value) {
+    d.verdict = Verdict::removed;
+  } else if (!d.old_value) {
+    d.verdict = Verdict::added;
+  } else if (*d.old_value <= 0) {
+    // No ratio exists against a zero baseline; flagging it is safer than guessing a direction.
+    d.verdict = Verdict::not_comparable;
+    d.note = "baseline is 0";
+  } else {
+    d.ratio = *d.new_value / *d.old_value;
+    d.verdict = judge(m.direction, *d.old_value, *d.new_value, o);
+  }
+  return d;
+}
+
+// A skipped, mistrusted or error row says nothing reliable about speed: listing it keeps it visible
+// without letting noise fail the build.
+void compare_row(const RowKind& kind, const Row& old_row, const Row& new_row, const CompareOptions& o,
+                 std::vector<MetricDelta>& out) {
+  std::string old_status = status_of(*old_row.obj), new_status = status_of(*new_row.obj);
+  if (old_status != "ok" || new_status != "ok") {
+    out.push_back(whole_row(kind.kind, old_row.item, Verdict::not_comparable, old_status, new_status));
+    return;
+  }
+  for (const auto& m : kind.metrics) {
+    // A metric null on both sides does not apply to this row (a store's latency, an integer gflops).
+    if (!number_at(*old_row.obj, m.key) && !number_at(*new_row.obj, m.key)) continue;
+    out.push_back(metric_delta(kind.kind, old_row, new_row, m, o));
+  }
+}
+
+// Returns how many rows appeared in both documents.
+int compare_kind(const RowKind& kind, const json& old_doc, const json& new_doc, const CompareOptions& o,
+                 std::vector<MetricDelta>& out) {
+  std::vector<Row> old_rows = collect_rows(old_doc, kind), new_rows = collect_rows(new_doc, kind);
+  std::unordered_map<std::string, size_t> new_index;
+  for (size_t i = 0; i < new_rows.size(); ++i) new_index.emplace(new_rows[i].item, i);
+  std::vector<bool> matched(new_rows.size(), false);
+  int both = 0;
+  for (const auto& r : old_rows) {
+    auto it = new_index.find(r.item);
+    if (it == new_index.end()) {
+      out.push_back(whole_row(kind.kind, r.item, Verdict::removed, status_of(*r.obj), ""));
+      continue;
+    }
+    matched[it->second] = true;
+    ++both;
+    compare_row(kind, r, new_rows[it->second], o, out);
+  }
+  for (size_t i = 0; i < new_rows.size(); ++i)
+    if (!matched[i]) out.push_back(whole_row(kind.kind, new_rows[i].item, Verdict::added, "", status_of(*new_rows[i].obj)));
+  return both;
+}
+
+std::string host_text(const json& host) {
+  return fmt::format("\"{}\" (family {}, model {})", text_at(host, "brand"), integer_at(host, "family", -1),
+                     integer_at(host, "model", -1));
+}
+
+// Timings from two machines differ for reasons no code change caused; the verdicts still apply, but
+// the reader must know.
+std::optional<std::string> host_warning(const json& old_doc, const json& new_doc) {
+  const json* a = member(old_doc, "host");
+  const json* b = member(new_doc, "host");
+  if (a == nullptr || b == nullptr || !a->is_object() || !b->is_object()) return std::nullopt;
+  bool same = text_at(*a, "brand") == text_at(*b, "brand") &&
+              integer_at(*a, "family", -1) == integer_at(*b, "family", -1) &&
+              integer_at(*a, "model", -1) == integer_at(*b, "model", -1);
+  if (same) return std::nullopt;
+  return fmt::format("different hosts: old {}, new {}; differences may come from the machine, not the code",
+                     host_text(*a), host_text(*b));
+}
+
+std::string threshold_problem(const CompareOptions& o) {
+  if (!std::isfinite(o.time_threshold) || o.time_threshold < 0)
+    return fmt::format("time threshold must be a non-negative fraction, got {}", o.time_threshold);
+  if (!std::isfinite(o.throughput_threshold) || o.throughput_threshold < 0 || o.throughput_threshold > 1)
+    return fmt::format("throughput threshold must be a fraction from 0 to 1, got {}", o.throughput_threshold);
+  return "";
+}
+
+int severity_rank(Verdict v) {
+  switch (v) {
+    case Verdict::regression: return 0;
+    case Verdict::not_comparable: return 1;
+    case Verdict::removed: return 2;
+    case Verdict::added: return 3;
+    case Verdict::improvement: return 4;
+    case Verdict::same: return 5;
+  }
+  return 6;
+}
+
+// ---- text shared by the console and Markdown writers ----
+
+// Enough digits to see a 1% change at every magnitude peakprobe reports (0.25 cycles to 900 GB/s).
+std::string value_text(double v) {
+  double a = std::fabs(v);
+  int decimals = a >= 1000 ? 1 : a >= 100 ? 2 : a >= 1 ? 3 : 4;
+  return fmt::format("{:.{}f}", v, decimals);
+}
+
+std::string change_text(const MetricDelta& d) {
+  return d.ratio ? fmt::format("{:+.1f}%", (*d.ratio - 1) * 100) : std::string("-");
+}
+
+// A value cell; a whole-row delta shows the row's status instead, so "mistrusted" is visible.
+std::string side_text(const std::optional<double>& value, const std::string& status, const MetricDelta& d) {
+  if (value) return value_text(*value);
+  if (d.metric.empty() && !status.empty()) return status;
+  return "-";
+}
+
+std::string percent_text(double fraction) { return fmt::format("{:.3g}%", fraction * 100); }
+
+std::string thresholds_text(const CompareOptions& o) {
+  return fmt::format("a time more than {} higher or a rate more than {} lower is a regression",
+                     percent_text(o.time_threshold), percent_text(o.throughput_threshold));
+}
+
+std::string verdict_text(const MetricDelta& d) {
+  std::string s = to_string(d.verdict);
+  return d.note.empty() ? s : s + " (" + d.note + ")";
+}
+
+std::string counts_text(const CompareReport& r) {
+  int counts[6] = {};
+  for (const auto& d : r.deltas) ++counts[severity_rank(d.verdict)];
+  return fmt::format("{}, {}, {} same, {} not comparable, {} removed, {} added", counted(counts[0], "regression"),
+                     counted(counts[4], "improvement"), counts[5], counts[1], counts[2], counts[3]);
+}
+
+// One table row always stays one row: '|' would split it, control characters would break the line.
+std::string md_escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '|') out += "\\|";
+    else if (static_cast<unsigned char>(c) < 0x20) out += ' ';
+    else out += c;
+  }
+  return out;
+}
+
+std::string code_span(const std::string& s) {
+  std::string fence = s.find('`') == std::string::npos ? "`" : "`` ";
+  std::string close = fence == "`" ? "`" : " ``";
+  return fence + md_escape(s) + close;
+}
+
+std::string md_metric_cell(const MetricDelta& d) {
+  std::string cell = d.kind + " " + code_span(d.item);
+  return d.metric.empty() ? cell : cell + " " + md_escape(d.metric);
+}
+
+const char* verdict_color(Verdict v) {
+  switch (v) {
+    case Verdict::regression: return "\033[31m";
+    case Verdict::improvement: return "\033[32m";
+    case Verdict::not_comparable: return "\033[33m";
+    default: return "";
+  }
+}
+
+json optional_number(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+
+json delta_json(const MetricDelta& d) {
+  return {{"kind", d.kind},
+          {"item", d.item},
+          {"metric", d.metric},
+          {"direction", d.metric.empty() ? "" : to_string(d.direction)},
+          {"old", optional_number(d.old_value)},
+          {"new", optional_number(d.new_value)},
+          {"ratio", optional_number(d.ratio)},
+          {"change_percent", d.ratio ? json((*d.ratio - 1) * 100) : json(nullptr)},
+          {"verdict", to_string(d.verdict)},
+          {"old_status", d.old_status},
+          {"new_status", d.new_status},
+          {"note", d.note}};
+}
+
+}  // namespace
+
+const char* to_string(Direction d) {
+  return d == Direction::higher_is_better ? "higher is better" : "lower is better";
+}
+
+const char* to_string(Verdict v) {
+  switch (v) {
+    case Verdict::regression: return "regression";
+    case Verdict::improvement: return "improvement";
+    case Verdict::same: return "same";
+    case Verdict::not_comparable: return "not comparable";
+    case Verdict::added: return "added";
+    case Verdict::removed: return "removed";
+  }
+  return "unknown";
+}
+
+std::string schema_problem(const json& doc) {
+  if (!doc.is_object()) return "not a JSON object";
+  const json* schema = member(doc, "schema");
+  if (schema == nullptr || !schema->is_string()) return "has no \"schema\" key: not a peakprobe document";
+  if (*schema != kRunSchema)
+    return fmt::format("schema is \"{}\", expected \"{}\"", schema->get<std::string>(), kRunSchema);
+  return "";
+}
+
+Expected<CompareReport> compare_documents(const json& old, const json& now, const CompareOptions& options) {
+  if (std::string p = schema_problem(old); !p.empty()) return make_error("old document: " + p);
+  if (std::string p = schema_problem(now); !p.empty()) return make_error("new document: " + p);
+  if (std::string p = threshold_problem(options); !p.empty()) return make_error(p);
+  CompareReport report;
+  report.options = options;
+  if (auto w = host_warning(old, now)) report.warnings.push_back(*w);
+  int matched_rows = 0;
+  for (const auto& kind : row_kinds()) matched_rows += compare_kind(kind, old, now, options, report.deltas);
+  // Comparing the output of two different commands passes trivially; say so rather than stay silent.
+  if (matched_rows == 0)
+    report.warnings.push_back("the documents share no measured row (different commands or filters?): "
+                              "nothing was compared");
+  for (const auto& d : report.deltas) {
+    report.regressions += d.verdict == Verdict::regression;
+    report.improvements += d.verdict == Verdict::improvement;
+  }
+  return report;
+}
+
+std::vector<MetricDelta> deltas_by_severity(const CompareReport& report) {
+  std::vector<MetricDelta> v = report.deltas;
+  std::stable_sort(v.begin(), v.end(), [](const MetricDelta& a, const MetricDelta& b) {
+    return severity_rank(a.verdict) < severity_rank(b.verdict);
+  });
+  return v;
+}
+
+void write_compare_markdown(std::ostream& out, const CompareReport& report) {
+  out << fmt::format("## peakprobe compare: {}, {}\n\n", counted(report.regressions, "regression"),
+                     counted(report.improvements, "improvement"));
+  out << "Thresholds: " << thresholds_text(report.options) << ". " << counts_text(report) << ".\n\n";
+  for (const auto& w : report.warnings) out << "> **Warning:** " << md_escape(w) << "\n\n";
+  if (report.deltas.empty()) {
+    out << "No metrics to compare.\n";
+    return;
+  }
+  out << "| metric | old | new | change | verdict |\n|---|--:|--:|--:|---|\n";
+  for (const auto& d : deltas_by_severity(report)) {
+    std::string verdict = md_escape(verdict_text(d));
+    if (d.verdict == Verdict::regression) verdict = "**" + verdict + "**";
+    out << "| " << md_metric_cell(d) << " | " << side_text(d.old_value, d.old_status, d) << " | "
+        << side_text(d.new_value, d.new_status, d) << " | " << change_text(d) << " | " << verdict << " |\n";
+  }
+}
+
+json to_json(const CompareReport& report) {
+  json deltas = json::array();
+  for (const auto& d : report.deltas) deltas.push_back(delta_json(d));
+  return {{"schema", kCompareSchema},
+          {"thresholds",
+           {{"time", report.options.time_threshold}, {"throughput", report.options.throughput_threshold}}},
+          {"regressions", report.regressions},
+          {"improvements", report.improvements},
+          {"warnings", report.warnings},
+          {"deltas", deltas}};
+}
+
+void write_compare_console(std::ostream& out, const CompareReport& report, bool color) {
+  out << "peakprobe compare: " << thresholds_text(report.options) << "\n";
+  for (const auto& w : report.warnings) out << "warning: " << w << "\n";
+  out << "\n";
+  bool any = false;
+  for (const auto& d : deltas_by_severity(report)) {
+    if (d.verdict == Verdict::same) continue;
+    any = true;
+    std::string verdict = fmt::format("{:<15}", to_string(d.verdict));
+    if (color && *verdict_color(d.verdict) != '\0') verdict = verdict_color(d.verdict) + verdict + "\033[0m";
+    std::string what = d.kind + "  " + d.item + (d.metric.empty() ? "" : "  " + d.metric);
+    if (!d.note.empty()) what += "  (" + d.note + ")";
+    out << fmt::format("  {}{:>8}  {:>12}  {:>12}  {}\n", verdict, change_text(d),
+                       side_text(d.old_value, d.old_status, d), side_text(d.new_value, d.new_status, d), what);
+  }
+  if (any) out << "\n";
+  out << counts_text(report) << "\n";
+}
+
+}  // namespace peakprobe

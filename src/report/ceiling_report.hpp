@@ -1,0 +1,25 @@
+// Reporters for the roofline: the ceiling table (JSON, CSV, Markdown, console), kernel scores, and
+// reading a saved table back (for `score --table`).
+#pragma once
+#include <ostream>
+
+#include <nlohmann/json.hpp>
+
+#include "peakprobe/ceiling.hpp"
+#include "peakprobe/expected.hpp"
+#include "peakprobe/run_document.hpp"
+
+namespace peakprobe {
+
+nlohmann::json to_json(const CeilingTable& t);
+nlohmann::json to_json(const KernelScore& s);
+// Reads the "ceilings" object of a peakprobe document (or a bare ceilings object).
+Expected<CeilingTable> ceilings_from_json(const nlohmann::json& j);
+// Adds "ceilings" and "scores" when present.
+void add_roofline(nlohmann::json& doc, const RunDocument& d);
+
+void write_ceilings_csv(std::ostream& out, const RunDocument& d);
+void write_ceilings_markdown(std::ostream& out, const RunDocument& d);
+void write_ceilings_console(std::ostream& out, const RunDocument& d);
+
+}  // namespace peakprobe

@@ -1,0 +1,374 @@
+// Tests for src/compare/compare.cpp and src/cli/cmd_compare.cpp: thresholds, matching rows by what
+// they measure, rows that cannot be compared, the outputs, and the command's exit codes.
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
+
+#include "cli/commands.hpp"
+#include "compare/compare.hpp"
+
+// Declared here as well so the tests do not depend on commands.hpp listing it.
+namespace peakprobe::cli {
+void add_compare_command(CLI::App& app, GlobalOptions& g);
+}
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using namespace peakprobe;
+
+namespace {
+
+json host(const std::string& brand = "Test CPU", int family = 25, int model = 17) {
+  return {{"brand", brand}, {"family", family}, {"model", model}, {"vendor", "AMD"}};
+}
+
+json document(json extra = json::object()) {
+  json d = {{"schema", "peakprobe/1"}, {"host", host()}, {"results", json::array()}};
+  for (auto& [k, v] : extra.items()) d[k] = v;
+  return d;
+}
+
+json inst(const std::string& text, double recip, const std::string& status = "ok", int threads = 1) {
+  return {{"instruction", text}, {"status", status}, {"threads", threads}, {"recip_throughput_cycles", recip},
+          {"latency_cycles", nullptr}};
+}
+
+json bandwidth(const std::string& kernel, long long size, double gbps, int threads = 1) {
+  return {{"kernel", kernel}, {"isa", "avx2"}, {"size_bytes", size}, {"threads", threads}, {"gbps", gbps},
+          {"status", "ok"}};
+}
+
+json benchmark(const std::string& name, double mean_ms) { return {{"name", name}, {"mean_ms", mean_ms}}; }
+
+CompareReport compare(const json& old_doc, const json& new_doc, const CompareOptions& o = {}) {
+  auto r = compare_documents(old_doc, new_doc, o);
+  INFO((r ? std::string() : r.error()));
+  REQUIRE(r.ok());
+  return r.value();
+}
+
+const MetricDelta& find(const CompareReport& r, const std::string& item, const std::string& metric) {
+  for (const auto& d : r.deltas)
+    if (d.item == item && d.metric == metric) return d;
+  FAIL("no delta for " << item << " / " << metric);
+  throw std::logic_error("unreachable");
+}
+
+Verdict time_verdict(double old_ms, double new_ms, const CompareOptions& o = {}) {
+  auto r = compare(document({{"benchmarks", {benchmark("matmul 512", old_ms)}}}),
+                   document({{"benchmarks", {benchmark("matmul 512", new_ms)}}}), o);
+  return find(r, "matmul 512", "mean_ms").verdict;
+}
+
+Verdict rate_verdict(double old_gbps, double new_gbps, const CompareOptions& o = {}) {
+  auto r = compare(document({{"bandwidth", {bandwidth("load", 32768, old_gbps)}}}),
+                   document({{"bandwidth", {bandwidth("load", 32768, new_gbps)}}}), o);
+  return find(r, "load avx2 32 KiB, 1 thread", "gbps").verdict;
+}
+
+}  // namespace
+
+TEST_CASE("compare: a time more than 5% slower is a regression", "[compare]") {
+  CHECK(time_verdict(100, 104) == Verdict::same);
+  CHECK(time_verdict(100, 106) == Verdict::regression);
+  CHECK(time_verdict(100, 94) == Verdict::improvement);
+  CHECK(time_verdict(100, 96) == Verdict::same);
+
+  auto r = compare(document({{"results", {inst("imul r64, r64", 1.0)}}}),
+                   document({{"results", {inst("imul r64, r64", 1.06)}}}));
+  const auto& d = find(r, "imul r64, r64", "recip_throughput_cycles");
+  CHECK(d.verdict == Verdict::regression);
+  CHECK(d.direction == Direction::lower_is_better);
+  CHECK(d.ratio.value() == Approx(1.06));
+  CHECK(r.regressions == 1);
+  CHECK(r.improvements == 0);
+}
+
+TEST_CASE("compare: a rate below 95% of the baseline is a regression", "[compare]") {
+  CHECK(rate_verdict(100, 96) == Verdict::same);
+  CHECK(rate_verdict(100, 94) == Verdict::regression);
+  CHECK(rate_verdict(100, 106) == Verdict::improvement);
+  CHECK(rate_verdict(100, 104) == Verdict::same);
+}
+
+TEST_CASE("compare: custom thresholds", "[compare]") {
+  CompareOptions loose{0.10, 0.10};
+  CHECK(time_verdict(100, 106, loose) == Verdict::same);
+  CHECK(time_verdict(100, 111, loose) == Verdict::regression);
+  CHECK(rate_verdict(100, 94, loose) == Verdict::same);
+  CHECK(rate_verdict(100, 89, loose) == Verdict::regression);
+
+  CompareOptions strict{0.01, 0.02};
+  CHECK(time_verdict(100, 102, strict) == Verdict::regression);
+  CHECK(rate_verdict(100, 97, strict) == Verdict::regression);
+  CHECK(rate_verdict(100, 99, strict) == Verdict::same);
+
+  auto bad = compare_documents(document(), document(), CompareOptions{-0.1, 0.05});
+  CHECK_FALSE(bad.ok());
+}
+
+TEST_CASE("compare: rows are matched by identity, not position", "[compare]") {
+  json old_doc = document({{"results", {inst("add r64, r64", 0.25), inst("imul r64, r64", 1.0),
+                                        inst("imul r64, r64", 1.0, "ok", 2)}},
+                           {"bandwidth", {bandwidth("load", 32768, 200), bandwidth("load", 1 << 20, 100)}}});
+  json new_doc = document({{"results", {inst("imul r64, r64", 2.0, "ok", 2), inst("imul r64, r64", 1.0),
+                                        inst("add r64, r64", 0.25)}},
+                           {"bandwidth", {bandwidth("load", 1 << 20, 100), bandwidth("load", 32768, 200)}}});
+  auto r = compare(old_doc, new_doc);
+  CHECK(find(r, "add r64, r64", "recip_throughput_cycles").verdict == Verdict::same);
+  CHECK(find(r, "imul r64, r64", "recip_throughput_cycles").verdict == Verdict::same);
+  CHECK(find(r, "imul r64, r64 [2 threads]", "recip_throughput_cycles").verdict == Verdict::regression);
+  CHECK(find(r, "load avx2 32 KiB, 1 thread", "gbps").verdict == Verdict::same);
+  CHECK(find(r, "load avx2 1 MiB, 1 thread", "gbps").verdict == Verdict::same);
+  CHECK(r.regressions == 1);
+  CHECK(r.warnings.empty());
+}
+
+TEST_CASE("compare: mixes, pairs, latency rows, ceilings and benchmarks", "[compare]") {
+  auto pair = [](double cycles) {
+    return json{{"parts", {{{"instruction", "add r64, r64"}, {"weight", 1}}, {{"instruction", "imul r64, r64"}, {"weight", 1}}}},
+                {"cycles_per_group", cycles}, {"gops", 7.4 / cycles}, {"gflops", nullptr}, {"status", "ok"}};
+  };
+  auto latency = [](double ns) {
+    return json{{"mode", "random"}, {"pages", "4k"}, {"size_bytes", 32768}, {"chains", 1},
+                {"latency_cycles", ns * 4}, {"latency_ns", ns}, {"status", "ok"}};
+  };
+  auto ceilings = [](double gops, double gbps) {
+    return json{{"compute", {{{"dtype", "f32"}, {"isa", "256"}, {"threads", 1}, {"gops", gops}}}},
+                {"memory", {{{"level", "L1"}, {"kernel", "load"}, {"threads", 1}, {"gbps", gbps}}}}};
+  };
+  json old_doc = document({{"pairs", {pair(1.0)}}, {"latency", {latency(1.0)}}, {"ceilings", ceilings(100, 200)},
+                           {"matmul", {{{"name", "tiled"}, {"mean_ms", 10.0}, {"gflops", 50.0}}}}});
+  json new_doc = document({{"pairs", {pair(1.2)}}, {"latency", {latency(0.9)}}, {"ceilings", ceilings(100, 150)},
+                           {"matmul", {{{"name", "tiled"}, {"mean_ms", 10.2}, {"gflops", 49.0}}}}});
+  auto r = compare(old_doc, new_doc);
+  const std::string parts = "add r64, r64:1 + imul r64, r64:1";
+  CHECK(find(r, parts, "cycles_per_group").verdict == Verdict::regression);
+  CHECK(find(r, parts, "gops").verdict == Verdict::regression);
+  CHECK(find(r, "random 4k pages 32 KiB, 1 chain", "latency_ns").verdict == Verdict::improvement);
+  CHECK(find(r, "f32 256, 1 thread", "gops").verdict == Verdict::same);
+  CHECK(find(r, "L1 load, 1 thread", "gbps").verdict == Verdict::regression);
+  CHECK(find(r, "tiled", "mean_ms").verdict == Verdict::same);
+  CHECK(find(r, "tiled", "gflops").direction == Direction::higher_is_better);
+  CHECK(r.regressions == 3);
+}
+
+TEST_CASE("compare: rows and metrics on one side only are added or removed", "[compare]") {
+  json gone = inst("vaddps ymm, ymm, ymm", 0.5);
+  json old_doc = document({{"results", {inst("add r64, r64", 0.25), gone}}});
+  json kept = inst("add r64, r64", 0.25);
+  kept["latency_cycles"] = 1.0;
+  json new_doc = document({{"results", {kept, inst("vmulps ymm, ymm, ymm", 0.5)}}});
+  auto r = compare(old_doc, new_doc);
+  CHECK(find(r, "vaddps ymm, ymm, ymm", "").verdict == Verdict::removed);
+  CHECK(find(r, "vaddps ymm, ymm, ymm", "").old_status == "ok");
+  CHECK(find(r, "vmulps ymm, ymm, ymm", "").verdict == Verdict::added);
+  CHECK(find(r, "add r64, r64", "latency_cycles").verdict == Verdict::added);
+  CHECK(r.regressions == 0);
+  CHECK(r.deltas.back().item == "vmulps ymm, ymm, ymm");  // added rows come last
+}
+
+TEST_CASE("compare: rows not ok on either side are not comparable", "[compare]") {
+  json old_doc = document({{"results", {inst("imul r64, r64", 1.0, "mistrusted"), inst("add r64, r64", 0.25)}}});
+  json new_doc = document({{"results", {inst("imul r64, r64", 3.0), inst("add r64, r64", 0.9, "skipped")}}});
+  auto r = compare(old_doc, new_doc);
+  const auto& a = find(r, "imul r64, r64", "");
+  CHECK(a.verdict == Verdict::not_comparable);
+  CHECK(a.old_status == "mistrusted");
+  CHECK(a.new_status == "ok");
+  const auto& b = find(r, "add r64, r64", "");
+  CHECK(b.verdict == Verdict::not_comparable);
+  CHECK(b.new_status == "skipped");
+  CHECK(r.regressions == 0);
+  CHECK(r.deltas.size() == 2);
+}
+
+TEST_CASE("compare: a different host gives a warning", "[compare]") {
+  json old_doc = document({{"results", {inst("add r64, r64", 0.25)}}});
+  json new_doc = old_doc;
+  CHECK(compare(old_doc, new_doc).warnings.empty());
+  new_doc["host"] = host("Other CPU");
+  auto r = compare(old_doc, new_doc);
+  REQUIRE(r.warnings.size() == 1);
+  CHECK(r.warnings[0].find("different hosts") != std::string::npos);
+  CHECK(r.warnings[0].find("Other CPU") != std::string::npos);
+  new_doc["host"] = host("Test CPU", 25, 33);
+  CHECK(compare(old_doc, new_doc).warnings.size() == 1);
+}
+
+TEST_CASE("compare: documents sharing no row give a warning", "[compare]") {
+  auto r = compare(document({{"results", {inst("add r64, r64", 0.25)}}}),
+                   document({{"bandwidth", {bandwidth("load", 32768, 200)}}}));
+  REQUIRE(r.warnings.size() == 1);
+  CHECK(r.warnings[0].find("nothing was compared") != std::string::npos);
+}
+
+TEST_CASE("compare: a document of another schema is an error", "[compare]") {
+  json other = document();
+  other["schema"] = "peakprobe/2";
+  auto a = compare_documents(other, document(), {});
+  REQUIRE_FALSE(a.ok());
+  CHECK(a.error().find("old document") != std::string::npos);
+  CHECK(a.error().find("peakprobe/2") != std::string::npos);
+  json none = document();
+  none.erase("schema");
+  auto b = compare_documents(document(), none, {});
+  REQUIRE_FALSE(b.ok());
+  CHECK(b.error().find("new document") != std::string::npos);
+  CHECK_FALSE(compare_documents(json::array(), document(), {}).ok());
+  CHECK(schema_problem(document()).empty());
+}
+
+TEST_CASE("compare: Markdown has one row per delta, regressions first", "[compare]") {
+  json old_doc = document({{"results", {inst("add r64, r64", 0.25), inst("imul r64, r64", 1.0),
+                                        inst("lea r64, m", 0.5, "skipped"), inst("a|b", 1.0)}}});
+  json new_doc = document({{"results", {inst("add r64, r64", 0.2), inst("imul r64, r64", 1.2),
+                                        inst("lea r64, m", 0.5), inst("a|b", 1.0)}}});
+  auto r = compare(old_doc, new_doc);
+  std::ostringstream out;
+  write_compare_markdown(out, r);
+  std::istringstream lines(out.str());
+  std::vector<std::string> rows;
+  for (std::string line; std::getline(lines, line);)
+    if (line.rfind("| ", 0) == 0) rows.push_back(line);
+  // The header row, then one per delta.
+  REQUIRE(rows.size() == r.deltas.size() + 1);
+  CHECK(rows[0] == "| metric | old | new | change | verdict |");
+  CHECK(rows[1].find("imul r64, r64") != std::string::npos);
+  CHECK(rows[1].find("**regression**") != std::string::npos);
+  CHECK(rows[1].find("+20.0%") != std::string::npos);
+  CHECK(rows[2].find("not comparable") != std::string::npos);
+  CHECK(rows[2].find("skipped") != std::string::npos);
+  CHECK(out.str().find("`a\\|b`") != std::string::npos);
+  CHECK(out.str().find("1 regression, 1 improvement") != std::string::npos);
+}
+
+TEST_CASE("compare: JSON and console forms", "[compare]") {
+  auto r = compare(document({{"results", {inst("imul r64, r64", 1.0)}}}),
+                   document({{"results", {inst("imul r64, r64", 1.1), inst("add r64, r64", 0.25)}}}));
+  json j = to_json(r);
+  CHECK(j["schema"] == "peakprobe-compare/1");
+  CHECK(j["regressions"] == 1);
+  CHECK(j["thresholds"]["time"] == Approx(0.05));
+  REQUIRE(j["deltas"].size() == 2);
+  CHECK(j["deltas"][0]["verdict"] == "regression");
+  CHECK(j["deltas"][0]["ratio"].get<double>() == Approx(1.1));
+  CHECK(j["deltas"][1]["verdict"] == "added");
+  CHECK(j["deltas"][1]["ratio"].is_null());
+
+  std::ostringstream out;
+  write_compare_console(out, r, false);
+  CHECK(out.str().find("regression") != std::string::npos);
+  CHECK(out.str().find("1 regression, 0 improvements") != std::string::npos);
+  CHECK(out.str().find('\033') == std::string::npos);
+}
+
+namespace {
+
+struct ScratchDir {
+  fs::path path;
+  ScratchDir() {
+    std::string name = (fs::temp_directory_path() / "peakprobe-compare-XXXXXX").string();
+    REQUIRE(::mkdtemp(name.data()) != nullptr);
+    path = name;
+  }
+  ~ScratchDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+  std::string write(const std::string& name, const std::string& text) const {
+    std::ofstream(path / name) << text;
+    return (path / name).string();
+  }
+};
+
+// Runs the compare subcommand in-process, with stdout and the log lines captured.
+struct CliRun {
+  int rc = -1;
+  std::string out, log;
+};
+
+CliRun run_cli(std::vector<std::string> args, peakprobe::cli::OutputOptions out = {}) {
+  CLI::App app;
+  peakprobe::cli::GlobalOptions g;
+  g.out = out;
+  peakprobe::cli::add_compare_command(app, g);
+  args.insert(args.begin(), {"peakprobe", "compare"});
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  app.parse(static_cast<int>(argv.size()), argv.data());
+  REQUIRE(g.action);
+  std::ostringstream captured, log;
+  auto* saved = std::cout.rdbuf(captured.rdbuf());
+  auto previous = spdlog::default_logger();
+  spdlog::set_default_logger(
+      std::make_shared<spdlog::logger>("compare-test", std::make_shared<spdlog::sinks::ostream_sink_mt>(log)));
+  g.action();
+  spdlog::set_default_logger(previous);
+  std::cout.rdbuf(saved);
+  return {g.exit_code, captured.str(), log.str()};
+}
+
+}  // namespace
+
+TEST_CASE("compare command: exit codes and outputs", "[compare]") {
+  ScratchDir dir;
+  json base = document({{"results", {inst("imul r64, r64", 1.0)}}});
+  json slower = document({{"results", {inst("imul r64, r64", 1.07)}}});
+  std::string a = dir.write("a.json", base.dump());
+  std::string b = dir.write("b.json", slower.dump());
+
+  CHECK(run_cli({a, a}).rc == 0);
+  auto regressed = run_cli({a, b});
+  CHECK(regressed.rc == 5);
+  CHECK(regressed.out.find("regression") != std::string::npos);
+  CHECK(run_cli({a, b, "--time-threshold", "10"}).rc == 0);
+
+  peakprobe::cli::OutputOptions files;
+  files.json = (dir.path / "report.json").string();
+  files.markdown = (dir.path / "report.md").string();
+  CHECK(run_cli({a, b}, files).rc == 5);
+  json report = json::parse(std::ifstream(files.json));
+  CHECK(report["regressions"] == 1);
+  CHECK(report["old_file"] == a);
+  CHECK(fs::file_size(files.markdown) > 0);
+
+  peakprobe::cli::OutputOptions to_stdout;
+  to_stdout.json = "-";
+  auto piped = run_cli({a, b}, to_stdout);
+  CHECK(json::parse(piped.out)["regressions"] == 1);
+}
+
+TEST_CASE("compare command: unreadable or invalid input exits 2", "[compare]") {
+  ScratchDir dir;
+  std::string good = dir.write("good.json", document().dump());
+  json other = document();
+  other["schema"] = "peakprobe/9";
+  // Each message names the file at fault, so a CI log says which input is broken.
+  std::string missing = (dir.path / "missing.json").string();
+  auto r = run_cli({missing, good});
+  CHECK(r.rc == 2);
+  CHECK(r.log.find("cannot read " + missing) != std::string::npos);
+  std::string text = dir.write("text.json", "not json");
+  r = run_cli({good, text});
+  CHECK(r.rc == 2);
+  CHECK(r.log.find(text + ": not valid JSON") != std::string::npos);
+  std::string wrong = dir.write("other.json", other.dump());
+  r = run_cli({good, wrong});
+  CHECK(r.rc == 2);
+  CHECK(r.log.find(wrong + ": schema is \"peakprobe/9\"") != std::string::npos);
+  CHECK(run_cli({"-", "-"}).rc == 2);
+}
