@@ -12,7 +12,7 @@ int main(int argc, char** argv) {
   CLI::App app{"peakprobe " PEAKPROBE_VERSION
                ": measure what this CPU can really do (instruction latency, throughput, peak FLOP/s)"};
   app.set_version_flag("--version", PEAKPROBE_VERSION);
-  app.require_subcommand(1);
+  app.require_subcommand(0, 1);
   app.fallthrough();
   app.add_flag("-v,--verbose", g.out.verbose, "More log detail on stderr (-vv for trace)");
   app.add_flag("-q,--quiet", g.out.quiet, "Only errors on stderr; no progress line");
@@ -27,10 +27,14 @@ int main(int argc, char** argv) {
   app.add_option("--threads", g.threads, "Also run each throughput stream on N pinned cores at once and "
                                          "report per core and in total")
       ->type_name("N");
+  app.add_option("--out", g.report_out, "Without a subcommand: the full report's folder (default peakprobe-HOST-DATE)")
+      ->type_name("DIR");
+  app.add_flag("--quick", g.report_quick, "Without a subcommand: a shorter full report");
   app.footer(
       "Exit codes: 0 ok, 1 some result has status error, 2 bad input, 3 output not writable,\n"
-      "4 measuring could not start. Docs: docs/method.md, docs/cli.md, docs/output.md.\n"
-      "Start with: peakprobe info; peakprobe run; peakprobe inst \"vfmadd231ps zmm, zmm, zmm\"");
+      "4 measuring could not start, 5 compare found a regression. Docs: docs/method.md, docs/cli.md, docs/output.md.\n"
+      "Start with: peakprobe (the full report into a folder), peakprobe info, peakprobe run,\n"
+      "peakprobe inst \"vfmadd231ps zmm, zmm, zmm\", peakprobe mem --sweep, peakprobe roofline");
   add_info_command(app, g);
   add_list_command(app, g);
   add_run_command(app, g);
@@ -43,6 +47,8 @@ int main(int argc, char** argv) {
   add_latency_command(app, g);
   add_roofline_command(app, g);
   add_score_command(app, g);
+  add_report_command(app, g);
+  add_compare_command(app, g);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -56,6 +62,8 @@ int main(int argc, char** argv) {
     return kExitUsage;
   }
   setup_logging(g.out);
+  // No subcommand: the main job, the full report with its defaults.
   if (g.action) g.action();
+  else g.exit_code = run_report(g, g.report_out, g.report_quick);
   return g.exit_code;
 }

@@ -39,7 +39,7 @@ std::string default_flop_a(const CpuInfo& cpu) {
 }  // namespace
 
 // Fills doc.results, doc.flop_mix, doc.bandwidth and doc.ceilings. Returns 0 or an exit code.
-int measure_roofline(GlobalOptions& g, const CpuInfo& cpu, RunDocument& doc, bool quick) {
+int measure_roofline(GlobalOptions& g, const CpuInfo& cpu, RunDocument& doc, bool quick, bool whole_catalog) {
   auto catalog = load_catalogs(g);
   if (!catalog) {
     spdlog::error("{}", catalog.error());
@@ -55,8 +55,9 @@ int measure_roofline(GlobalOptions& g, const CpuInfo& cpu, RunDocument& doc, boo
   }
   doc.clock = (*runner)->start_clock();
   const auto rows = arithmetic_rows(catalog.value());
-  std::vector<ProbeResult> results = (*runner)->run_batch(rows, [&](size_t i, const ProbeSpec& s) {
-    progress(g.out, i + 1, rows.size(), "compute " + s.text);
+  const auto& measured = whole_catalog ? catalog.value() : rows;
+  std::vector<ProbeResult> results = (*runner)->run_batch(measured, [&](size_t i, const ProbeSpec& s) {
+    progress(g.out, i + 1, measured.size(), "instruction " + s.text);
   });
   // The best FMA + add mix (on several cores peak FLOP/s needs both issued together).
   if (const std::string a = default_flop_a(cpu); !a.empty()) {
@@ -142,7 +143,7 @@ void add_roofline_command(CLI::App& app, GlobalOptions& g) {
         return void(g.exit_code = kExitOutput);
       }
       RunDocument doc = new_document(cpu, g.argc, g.argv);
-      if (int rc = measure_roofline(g, cpu, doc, *quick)) return void(g.exit_code = rc);
+      if (int rc = measure_roofline(g, cpu, doc, *quick, false)) return void(g.exit_code = rc);
       g.exit_code = emit_outputs(doc, g.out);
     };
   });
@@ -205,7 +206,7 @@ void add_score_command(CLI::App& app, GlobalOptions& g) {
         t = parsed.value();
       } else {
         spdlog::info("no --table given: measuring the roofline first (save it with 'peakprobe roofline --json FILE')");
-        if (int rc = measure_roofline(g, cpu, doc, true)) return void(g.exit_code = rc);
+        if (int rc = measure_roofline(g, cpu, doc, true, false)) return void(g.exit_code = rc);
         t = *doc.ceilings;
         doc.results.clear();
         doc.bandwidth.clear();

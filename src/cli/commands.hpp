@@ -19,6 +19,8 @@ struct GlobalOptions {
   char** argv = nullptr;
   int exit_code = kExitOk;
   std::function<void()> action;  // the chosen subcommand's work
+  std::string report_out;         // bare `peakprobe --out DIR`
+  bool report_quick = false;      // bare `peakprobe --quick`
 };
 
 void add_info_command(CLI::App& app, GlobalOptions& g);
@@ -33,5 +35,9 @@ void add_mem_command(CLI::App& app, GlobalOptions& g);
 void add_latency_command(CLI::App& app, GlobalOptions& g);
 void add_roofline_command(CLI::App& app, GlobalOptions& g);
 void add_score_command(CLI::App& app, GlobalOptions& g);
+void add_report_command(CLI::App& app, GlobalOptions& g);
+void add_compare_command(CLI::App& app, GlobalOptions& g);
+// The full report into `out_dir` (default: peakprobe-HOST-DATE); what a bare `peakprobe` runs.
+int run_report(GlobalOptions& g, std::string out_dir, bool quick);
 
 }  // namespace peakprobe::cli

@@ -15,6 +15,9 @@ int measure_and_report(GlobalOptions& g, const std::vector<ProbeSpec>& specs);
 // Shared driver of the dual-issue commands: checks outputs and placement, starts a runner, lets
 // `body` fill the document, writes the outputs.
 int measure_dual_issue(GlobalOptions& g, const std::function<void(ProbeRunner&, RunDocument&)>& body);
+// Measures what the ceiling table needs into `doc` (results, flop_mix, bandwidth, ceilings):
+// arithmetic catalog rows (or the whole catalog) at one and all cores, memory per level. 0 or an exit code.
+int measure_roofline(GlobalOptions& g, const CpuInfo& cpu, RunDocument& doc, bool quick, bool whole_catalog);
 // Validates --cpu and --threads against this machine; 0 when fine, else an exit code after logging.
 int check_placement(const GlobalOptions& g, const CpuInfo& cpu);
 

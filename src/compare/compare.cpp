@@ -470,6 +470,7 @@ void write_compare_console(std::ostream& out, const CompareReport& report, bool 
   bool any = false;
   for (const auto& d : deltas_by_severity(report)) {
     if (d.verdict == Verdict::same) continue;
+    if (!any) out << fmt::format("  {:<15}{:>8}  {:>12}  {:>12}  {}\n", "verdict", "change", "old", "new", "metric");
     any = true;
     std::string verdict = fmt::format("{:<15}", to_string(d.verdict));
     if (color && *verdict_color(d.verdict) != '\0') verdict = verdict_color(d.verdict) + verdict + "\033[0m";

@@ -17,20 +17,25 @@ struct CurvePoint {
 
 // Plateaus of the curve, smallest working set first, names left empty. Expects a geometric sweep
 // with at least 4 points per octave; points are sorted by size, and those with no finite positive
-// bandwidth are dropped. The method, in log(GB/s) against log2(size):
+// bandwidth are dropped. The method, in ln(GB/s) against log2(size):
 //  - a 3-point median filter removes single outliers;
 //  - a point is flat when the least-squares slope over the points within half an octave of it is
-//    below 15% per octave; maximal runs of flat points are the candidate plateaus. A slope test
+//    below 20% per octave; maximal runs of flat points are the candidate plateaus. A slope test
 //    (rather than "within +-10% of the run's median" alone) keeps the points of a gradual
 //    transition out of the plateaus, where they would otherwise form short spurious levels;
-//  - interior candidates spanning less than half an octave are transition points and are dropped;
-//    where the curve starts or ends on a slope, the end points within +-10% of the end value form an
-//    end plateau of their own, even a single point;
-//  - neighbouring plateaus merge unless the later one is at least 15% lower and the drop between
-//    them is local (at least half of that 15% between the last point of one and the first of the
-//    next), so rises and gently sloping tails never make a level.
+//  - where the curve starts or ends on a slope, the end points within +-10% of the end value form
+//    an end plateau of their own, even a single point (the last point may be the only one in DRAM);
+//  - neighbouring plateaus merge unless the curve steps down by at least 15% where they meet: each
+//    plateau's trend (Theil-Sen line, flat for runs under an octave) is carried to the middle of
+//    the gap between them and compared there. So rises never make a level, nor does a gently
+//    sloping DRAM tail that the flat test happened to cut in two;
+//  - interior plateaus spanning less than a quarter octave (a single point at 4 per octave) are
+//    the flat-looking middle of a transition and are dropped, then the merge runs again.
 // gbps is the plateau's median; edge_bytes is where the smoothed curve crosses the geometric mean
-// of this plateau's level and the next one's (interpolated in log-log), null for the last plateau.
+// of this plateau's median and the next one's (interpolated in log-log), null for the last plateau.
+// The thresholds were chosen on synthetic curves with logistic transitions up to an octave wide,
+// up to +-8% noise and DRAM tails falling up to 10% per octave; a step of less than about 25%
+// spread over a whole octave can no longer be told from a slope and may be missed.
 std::vector<CacheLevelEdge> detect_levels(const std::vector<CurvePoint>& curve);
 
 // How much of one reported cache level `threads` threads pinned one per core can use:

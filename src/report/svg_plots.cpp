@@ -50,7 +50,10 @@ constexpr const char* kSeriesColours[] = {"#0072B2", "#D55E00", "#009E73", "#CC7
 // Roof colours: memory levels in blues and warm tones, compute dtypes in darker hues, so that a
 // diagonal and a horizontal roof of the same colour never meet. All keep 4.5:1 contrast on white.
 constexpr const char* kLevelColours[] = {"#0067A5", "#00795C", "#A85A00", "#C0392B", "#6A3D9A", "#4D4D4D"};
-constexpr const char* kDtypeColours[] = {"#332288", "#882255", "#117733", "#AA4499", "#44776E", "#7A5C00"};
+// Each common dtype keeps its colour from plot to plot; others take the spares in turn.
+constexpr std::pair<const char*, const char*> kDtypeColours[] = {
+    {"f64", "#332288"}, {"f32", "#882255"}, {"bf16", "#AA4499"}, {"f16", "#7A5C00"}, {"tf32", "#5E4FA2"}};
+constexpr const char* kSpareDtypeColours[] = {"#8C510A", "#3F3F7F", "#7F3F5F"};
 constexpr const char* kIntegerColour = "#6B6B6B";
 constexpr const char* kEdgeColour = "#444444";
 constexpr const char* kReportedColour = "#6F6F6F";
@@ -439,9 +442,13 @@ struct PixelSegment {
 
 PixelSegment to_pixels(const Frame& f, const Segment& s) { return {f.x(s.x1), f.y(s.y1), f.x(s.x2), f.y(s.y2)}; }
 
-Pen compute_pen(const ComputeCeiling& c, std::size_t index) {
+// spare counts the roofs of uncommon dtypes drawn so far.
+Pen compute_pen(const ComputeCeiling& c, std::size_t& spare) {
   if (c.integer) return {kIntegerColour, kDashed, 1.5};
-  return {kDtypeColours[index % std::size(kDtypeColours)], "", 2};
+  for (const auto& [dtype, colour] : kDtypeColours) {
+    if (c.dtype == dtype) return {colour, "", 2};
+  }
+  return {kSpareDtypeColours[spare++ % std::size(kSpareDtypeColours)], "", 2};
 }
 
 Pen memory_pen(std::size_t index) { return {kLevelColours[index % std::size(kLevelColours)], "", 2}; }
@@ -463,10 +470,10 @@ Axis rate_axis(double lo, double hi, bool log, const std::string& title) {
 
 std::vector<LegendEntry> roofline_legend(const RoofModel& m) {
   std::vector<LegendEntry> entries;
-  std::size_t floating = 0;
+  std::size_t spare = 0;
   for (const auto& c : m.compute) {
     const std::string unit = c.integer ? " (GOP/s)" : "";
-    entries.push_back({roof_name(c) + unit, compute_pen(c, c.integer ? 0 : floating++), Symbol::line});
+    entries.push_back({roof_name(c) + unit, compute_pen(c, spare), Symbol::line});
   }
   for (std::size_t i = 0; i < m.memory.size(); ++i)
     entries.push_back({m.memory[i].level + " " + m.memory[i].kernel, memory_pen(i), Symbol::line});
@@ -563,9 +570,9 @@ struct RoofPieces {
 
 RoofPieces layout_roofs(const Frame& f, const RoofModel& m, RoofDrawing& d) {
   RoofPieces p;
-  std::size_t floating = 0;
+  std::size_t spare = 0;
   for (const auto& c : m.compute) {
-    const Pen pen = compute_pen(c, c.integer ? 0 : floating++);
+    const Pen pen = compute_pen(c, spare);
     const PixelSegment s = to_pixels(f, compute_segment(m, c));
     d.lines += line_element(s.x1, s.y1, s.x2, s.y2, pen);
     p.compute.push_back({s, {0, 0, roof_label(c), "end", 0, kFont, pen.colour}});

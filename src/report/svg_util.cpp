@@ -1,7 +1,6 @@
 #include "report/svg_util.hpp"
 
 #include <algorithm>
-#include <array>
 #include <climits>
 #include <cmath>
 #include <numbers>
@@ -78,7 +77,9 @@ std::string fmt_si(double v) {
   if (v == 0) return "0";
   if (v < 0) return "-" + fmt_si(-v);
   const int exponent = static_cast<int>(std::floor(std::log10(v)));
-  const int decimals = std::max(0, 2 - exponent);
+  // Above 999 the digits past the third become zeros (1234 -> 1230) instead of an exponent.
+  if (exponent > 2) return fmt::format("{:.0f}", std::round(v / pow10(exponent - 2)) * pow10(exponent - 2));
+  const int decimals = 2 - exponent;
   // Rounding may carry into a new digit (9.996 -> "10.00"); trimming the zeros then keeps it short.
   return trim_zeros(fmt::format("{:.{}f}", v, decimals));
 }

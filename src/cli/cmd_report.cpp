@@ -1,0 +1,196 @@
+// The main job: `peakprobe` with no subcommand, or `peakprobe report`. Everything a performance
+// engineer wants from a new machine, into one folder: the instruction table, the ceiling table,
+// memory bandwidth and latency curves, the FP pair matrix, plots and one HTML page.
+#include <unistd.h>
+
+#include <chrono>
+#include <ctime>
+#include <filesystem>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "catalog/sets.hpp"
+#include "cli/catalog_loading.hpp"
+#include "cli/commands.hpp"
+#include "cli/measure.hpp"
+#include "cpu/cpu_info.hpp"
+#include "harness/probe_runner.hpp"
+#include "memory/level_detect.hpp"
+#include "memory/mem_runner.hpp"
+#include "memory/sizes.hpp"
+#include "pairs/pair_runner.hpp"
+#include "report/ceiling_report.hpp"
+#include "report/csv_report.hpp"
+#include "report/html_report.hpp"
+#include "report/json_report.hpp"
+#include "report/markdown_report.hpp"
+#include "report/mem_report.hpp"
+#include "report/output_file.hpp"
+#include "report/pair_report.hpp"
+#include "report/svg_heatmap.hpp"
+#include "report/svg_plots.hpp"
+
+namespace peakprobe::cli {
+namespace {
+
+std::string default_out_dir() {
+  char host[128] = "host";
+  gethostname(host, sizeof(host) - 1);
+  std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  char stamp[32];
+  std::strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", std::localtime(&now));
+  return fmt::format("peakprobe-{}-{}", host, stamp);
+}
+
+// The FP pair set of the widest vector width this CPU runs.
+std::string pair_set_for(const CpuInfo& cpu) {
+  return cpu.has("avx512_f") ? "fp.zmm" : cpu.has("avx2") ? "fp.ymm" : "fp.xmm";
+}
+
+void measure_memory_curves(GlobalOptions& g, const CpuInfo& cpu, RunDocument& doc, bool quick) {
+  auto mem = MemRunner::create(cpu, g.cpu);
+  if (!mem) {
+    spdlog::warn("memory curves skipped: {}", mem.error());
+    return;
+  }
+  const uint64_t top = default_sweep_top(cpu);
+  const auto bw_sizes = sweep_sizes(4096, top, quick ? 2 : 4);
+  std::vector<BandwidthResult> sweep;
+  size_t i = 0;
+  for (uint64_t s : bw_sizes) {
+    progress(g.out, ++i, bw_sizes.size(), "bandwidth sweep " + format_bytes(s));
+    sweep.push_back((*mem)->bandwidth({"load", 0, s, 1}));
+  }
+  std::vector<CurvePoint> curve;
+  for (const auto& b : sweep)
+    if (b.gbps) curve.push_back({b.size_bytes, *b.gbps});
+  doc.levels = match_levels(detect_levels(curve), cpu.caches, 1);
+  doc.bandwidth.insert(doc.bandwidth.begin(), sweep.begin(), sweep.end());
+  // Latency: 2 points per octave are enough to see every level's step.
+  const auto lat_sizes = sweep_sizes(4096, std::min<uint64_t>(top, 512ull << 20), quick ? 1 : 2);
+  i = 0;
+  for (uint64_t s : lat_sizes) {
+    progress(g.out, ++i, lat_sizes.size(), "latency " + format_bytes(s));
+    doc.latency.push_back((*mem)->latency({s, "random", "4k", 1}));
+  }
+}
+
+int write_folder(const std::string& dir, const RunDocument& doc) {
+  std::vector<std::pair<std::string, std::string>> svgs;
+  const int all = int(doc.host.core_order.size());
+  if (doc.ceilings) {
+    svgs.emplace_back("Roofline, one core", roofline_svg(*doc.ceilings, doc.scores, 1, "Roofline, one core: " + doc.host.brand));
+    if (all > 1)
+      svgs.emplace_back(fmt::format("Roofline, {} cores", all),
+                        roofline_svg(*doc.ceilings, doc.scores, all, fmt::format("Roofline, {} cores: {}", all, doc.host.brand)));
+  }
+  std::vector<BandwidthResult> curve;
+  for (const auto& b : doc.bandwidth)
+    if (b.kernel == "load" && b.threads == 1) curve.push_back(b);
+  if (!curve.empty())
+    svgs.emplace_back("Bandwidth vs working set", bandwidth_svg(curve, doc.levels, doc.host.caches, "Load bandwidth, one core"));
+  if (!doc.latency.empty())
+    svgs.emplace_back("Latency vs working set", latency_svg(doc.latency, doc.host.caches, "Load-to-use latency, one core"));
+  if (doc.matrix) svgs.emplace_back("Pair matrix", pair_heatmap_svg(*doc.matrix, "FP pair matrix: " + doc.host.brand));
+  try {
+    write_output_file(dir + "/report.json", [&](std::ostream& o) { o << to_json(doc).dump(2) << "\n"; });
+    write_output_file(dir + "/instructions.csv", [&](std::ostream& o) { write_csv(o, doc.results); });
+    write_output_file(dir + "/ceilings.csv", [&](std::ostream& o) { write_ceilings_csv(o, doc); });
+    write_output_file(dir + "/memory.csv", [&](std::ostream& o) { write_memory_csv(o, doc); });
+    write_output_file(dir + "/summary.md", [&](std::ostream& o) {
+      write_ceilings_markdown(o, doc);
+      o << "\n";
+      write_memory_markdown(o, doc);
+      o << "\n";
+      write_markdown(o, doc);
+    });
+    const char* names[] = {"roofline-1core.svg", "roofline-allcores.svg", "bandwidth.svg", "latency.svg", "pairs.svg"};
+    for (const auto& [title, svg] : svgs) {
+      std::string file = title.rfind("Roofline, one", 0) == 0 ? names[0]
+                         : title.rfind("Roofline", 0) == 0    ? names[1]
+                         : title.rfind("Bandwidth", 0) == 0   ? names[2]
+                         : title.rfind("Latency", 0) == 0     ? names[3]
+                                                              : names[4];
+      write_output_file(dir + "/" + file, [&](std::ostream& o) { o << svg; });
+    }
+    write_output_file(dir + "/report.html", [&](std::ostream& o) {
+      o << html_report(doc, doc.ceilings.value_or(CeilingTable{}), svgs);
+    });
+  } catch (const OutputError& e) {
+    spdlog::error("{}", e.what());
+    return kExitOutput;
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+int run_report(GlobalOptions& g, std::string out_dir, bool quick) {
+  if (out_dir.empty()) out_dir = default_out_dir();
+  std::error_code ec;
+  std::filesystem::create_directories(out_dir, ec);
+  if (ec || access(out_dir.c_str(), W_OK) != 0) {
+    spdlog::error("cannot write the report folder '{}': {}", out_dir, ec ? ec.message() : "not writable");
+    return kExitOutput;
+  }
+  std::string err;
+  if (!check_output_paths(g.out, err)) {
+    spdlog::error("{}", err);
+    return kExitOutput;
+  }
+  CpuInfo cpu = detect_cpu_info();
+  if (int rc = check_placement(g, cpu)) return rc;
+  const auto t0 = std::chrono::steady_clock::now();
+  RunDocument doc = new_document(cpu, g.argc, g.argv);
+  spdlog::info("full report on {} -> {}/ (about a minute{})", cpu.brand, out_dir, quick ? "; --quick" : "");
+  if (int rc = measure_roofline(g, cpu, doc, quick, true)) return rc;
+  measure_memory_curves(g, cpu, doc, quick);
+  if (auto sets = default_sets(); sets) {
+    const std::string want = pair_set_for(cpu);
+    auto catalog = load_catalogs(g);
+    for (const auto& s : sets.value())
+      if (s.name == want && catalog) {
+        auto specs = specs_for_texts(s.instructions, catalog.value());
+        ProbeOptions one;
+        one.cpu = g.cpu;
+        auto runner = ProbeRunner::create(cpu, one);
+        if (specs && runner)
+          doc.matrix = measure_pair_matrix(**runner, specs.value(), [&](size_t d, size_t t, const std::string& w) {
+            progress(g.out, d, t, "pairs " + w);
+          });
+      }
+  }
+  progress_done(g.out);
+  int rc = write_folder(out_dir, doc);
+  if (rc) return rc;
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  // The console gets the ceiling table; everything else is in the folder.
+  if (!g.out.writes_stdout()) write_ceilings_console(std::cout, doc);
+  if (!g.out.json.empty() || !g.out.csv.empty() || !g.out.markdown.empty()) {
+    OutputOptions extra = g.out;
+    extra.svg.clear();
+    rc = emit_outputs(doc, extra);
+  }
+  spdlog::info("report written to {}/ in {:.0f} s (open report.html)", out_dir, secs);
+  for (const auto& r : doc.results)
+    if (r.status == Status::error) return std::max(rc, int(kExitResultErrors));
+  return rc;
+}
+
+void add_report_command(CLI::App& app, GlobalOptions& g) {
+  auto* cmd = app.add_subcommand("report", "The full report (also what a bare 'peakprobe' runs)");
+  auto out_dir = std::make_shared<std::string>();
+  auto quick = std::make_shared<bool>(false);
+  cmd->add_option("--out", *out_dir, "Folder for the results (default: peakprobe-HOST-DATE)")->type_name("DIR");
+  cmd->add_flag("--quick", *quick, "A shorter pass: fewer sweep points, load kernel only for memory ceilings");
+  cmd->footer(
+      "Runs: CPU description and clock, every catalog instruction, the FLOP mix, the ceiling table at\n"
+      "one and all cores, the bandwidth and latency sweeps with cache levels, the FP pair matrix. Writes\n"
+      "report.json, instructions.csv, ceilings.csv, memory.csv, summary.md, SVG plots and report.html.\n");
+  cmd->callback([&g, out_dir, quick] {
+    g.action = [&g, out_dir, quick] { g.exit_code = run_report(g, *out_dir, *quick); };
+  });
+}
+
+}  // namespace peakprobe::cli
