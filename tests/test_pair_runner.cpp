@@ -1,6 +1,8 @@
 // Hardware tests for dual issue: invariants that hold on every x86-64 core with the features used.
 #include <catch2/catch.hpp>
 
+#include <optional>
+
 #include "cpu/cpu_info.hpp"
 #include "pairs/classify.hpp"
 #include "pairs/pair_runner.hpp"
@@ -77,7 +79,13 @@ TEST_CASE("hw: the guided FLOP-mix search is within 3% of the exhaustive one", "
   FlopMixSearch guided = search_flop_mix(runner(), a, b, false);
   FlopMixSearch full = search_flop_mix(runner(), a, b, true);
   REQUIRE(full.best_flops_per_cycle > 0);
-  CHECK(guided.best_flops_per_cycle >= 0.97 * full.best_flops_per_cycle);
+  // Judge the pick, not two noisy runs against each other: the ratio the guided search chose, as the
+  // brute-force sweep itself measured it, must be within 3% of that sweep's maximum. A chosen ratio
+  // outside the brute-force grid (a side above 4) is compared by value instead.
+  std::optional<double> same_run;
+  for (size_t i = 0; i < full.ratios.size(); ++i)
+    if (full.ratios[i] == std::make_pair(guided.best_a, guided.best_b)) same_run = full.tried[i].flops_per_cycle;
+  CHECK(same_run.value_or(guided.best_flops_per_cycle) >= 0.97 * full.best_flops_per_cycle);
   CHECK(guided.tried.size() < full.tried.size() + 3);
   CHECK(guided.ratios.size() == guided.tried.size());
   // FMA alone (1:0) is a candidate, so the best is at least what FMA alone reached.

@@ -61,6 +61,24 @@ Expected<std::vector<uint64_t>> choose_sizes(const std::string& list, bool sweep
   return sizes;
 }
 
+// What both memory commands need before measuring: writable outputs, a runner, the document.
+int start_memory(GlobalOptions& g, const CpuInfo& cpu, std::unique_ptr<MemRunner>& runner, RunDocument& doc) {
+  std::string err;
+  if (!check_output_paths(g.out, err)) {
+    spdlog::error("{}", err);
+    return kExitOutput;
+  }
+  auto made = MemRunner::create(cpu, g.cpu);
+  if (!made) {
+    spdlog::error("{}", made.error());
+    return kExitMeasure;
+  }
+  runner = std::move(made.value());
+  doc = new_document(cpu, g.argc, g.argv);
+  doc.clock = runner->start_clock();
+  return kExitOk;
+}
+
 }  // namespace
 
 void add_mem_command(CLI::App& app, GlobalOptions& g) {
@@ -110,32 +128,23 @@ void add_mem_command(CLI::App& app, GlobalOptions& g) {
         spdlog::error("{}", chosen.error());
         return void(g.exit_code = kExitUsage);
       }
-      std::string err;
-      if (!check_output_paths(g.out, err)) {
-        spdlog::error("{}", err);
-        return void(g.exit_code = kExitOutput);
-      }
-      auto runner = MemRunner::create(cpu, g.cpu);
-      if (!runner) {
-        spdlog::error("{}", runner.error());
-        return void(g.exit_code = kExitMeasure);
-      }
-      RunDocument doc = new_document(cpu, g.argc, g.argv);
-      doc.clock = (*runner)->start_clock();
+      std::unique_ptr<MemRunner> runner;
+      RunDocument doc;
+      if (int rc = start_memory(g, cpu, runner, doc)) return void(g.exit_code = rc);
       const size_t total = names.size() * widths.size() * chosen->size();
       size_t done = 0;
       for (const auto& k : names)
         for (int w : widths)
           for (uint64_t s : chosen.value()) {
             progress(g.out, ++done, total, fmt::format("{} {} {}", k, w ? x86::isa_name(w) : "", format_bytes(s)));
-            doc.bandwidth.push_back((*runner)->bandwidth({k, w, s, g.threads}));
+            doc.bandwidth.push_back(runner->bandwidth({k, w, s, g.threads}));
           }
       // Rows spoiled by a burst of noise are measured again after the others (the burst has
       // likely passed); the better of the two stands.
       for (auto& b : doc.bandwidth) {
         if (b.status != Status::mistrusted) continue;
         const int w = b.isa == "avx512" ? 512 : b.isa == "avx2" ? 256 : b.isa == "sse" ? 128 : 64;
-        BandwidthResult again = (*runner)->bandwidth({b.kernel, w, b.size_bytes, b.threads});
+        BandwidthResult again = runner->bandwidth({b.kernel, w, b.size_bytes, b.threads});
         if (again.status == Status::ok || (again.gbps && b.gbps && *again.gbps > *b.gbps)) b = std::move(again);
       }
       progress_done(g.out);
@@ -178,22 +187,13 @@ void add_latency_command(CLI::App& app, GlobalOptions& g) {
         spdlog::error("{}", chosen.error());
         return void(g.exit_code = kExitUsage);
       }
-      std::string err;
-      if (!check_output_paths(g.out, err)) {
-        spdlog::error("{}", err);
-        return void(g.exit_code = kExitOutput);
-      }
-      auto runner = MemRunner::create(cpu, g.cpu);
-      if (!runner) {
-        spdlog::error("{}", runner.error());
-        return void(g.exit_code = kExitMeasure);
-      }
-      RunDocument doc = new_document(cpu, g.argc, g.argv);
-      doc.clock = (*runner)->start_clock();
+      std::unique_ptr<MemRunner> runner;
+      RunDocument doc;
+      if (int rc = start_memory(g, cpu, runner, doc)) return void(g.exit_code = rc);
       size_t done = 0;
       for (uint64_t s : chosen.value()) {
         progress(g.out, ++done, chosen->size(), format_bytes(s));
-        doc.latency.push_back((*runner)->latency({s, *mode, *pages, *chains}));
+        doc.latency.push_back(runner->latency({s, *mode, *pages, *chains}));
       }
       progress_done(g.out);
       g.exit_code = emit_outputs(doc, g.out);

@@ -63,6 +63,16 @@ ClockSample ClockCalibrator::measure() {
   return s;
 }
 
+ClockReading clock_reading(const char* source, const ClockSample& before, const ClockSample& after) {
+  ClockReading c;
+  c.source = source;
+  c.ghz = 0.5 * (before.ghz + after.ghz);
+  c.ghz_before = before.ghz;
+  c.ghz_after = after.ghz;
+  c.drift = before.ghz > 0 ? std::fabs(after.ghz - before.ghz) / before.ghz : 0.0;
+  return c;
+}
+
 ClockSample ClockCalibrator::warm_up(double max_seconds) {
   const uint64_t start = tsc_now();
   ClockSample prev = measure();

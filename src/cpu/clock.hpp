@@ -9,6 +9,7 @@
 #include "harness/cycle_counter.hpp"
 #include "harness/probe_buffer.hpp"
 #include "peakprobe/expected.hpp"
+#include "peakprobe/result.hpp"
 
 namespace peakprobe {
 
@@ -17,6 +18,9 @@ struct ClockSample {
   double ghz = 0;
   double spread = 0;
 };
+
+// The reading of a probe bracketed by two calibrations: mean clock, both ends and the drift.
+ClockReading clock_reading(const char* source, const ClockSample& before, const ClockSample& after);
 
 class ClockCalibrator {
  public:

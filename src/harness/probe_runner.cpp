@@ -95,16 +95,6 @@ std::vector<std::string> timing_doubts(const TrustInputs& in, const ProbeOptions
   return doubts;
 }
 
-ClockReading clock_reading(const char* source, const ClockSample& before, const ClockSample& after) {
-  ClockReading c;
-  c.source = source;
-  c.ghz = 0.5 * (before.ghz + after.ghz);
-  c.ghz_before = before.ghz;
-  c.ghz_after = after.ghz;
-  c.drift = before.ghz > 0 ? std::fabs(after.ghz - before.ghz) / before.ghz : 0.0;
-  return c;
-}
-
 }  // namespace detail
 
 namespace {

@@ -51,7 +51,6 @@ struct TrustInputs {
   double repeat_disagreement = 0;  // between two measurements of the same stream
 };
 std::vector<std::string> timing_doubts(const TrustInputs& in, const ProbeOptions& options);
-ClockReading clock_reading(const char* source, const ClockSample& before, const ClockSample& after);
 
 }  // namespace peakprobe::detail
 

@@ -221,10 +221,7 @@ BandwidthResult MemRunner::bandwidth(const BandwidthRequest& req) {
   r.per_thread_gbps = thread_best;
   const auto [lo, hi] = std::minmax_element(thread_best.begin(), thread_best.end());
   r.imbalance = *hi > 0 ? (*hi - *lo) / *hi : 0.0;
-  r.clock.ghz = 0.5 * (before.ghz + after.ghz);
-  r.clock.ghz_before = before.ghz;
-  r.clock.ghz_after = after.ghz;
-  r.clock.drift = before.ghz > 0 ? std::fabs(after.ghz - before.ghz) / before.ghz : 0.0;
+  r.clock = clock_reading(m.counter.source(), before, after);
   if (r.clock.ghz > 0) r.bytes_per_cycle = *r.gbps / r.clock.ghz / double(n);
   if (r.gbps_stats.spread > 0.15) {
     r.status = Status::mistrusted;
@@ -310,10 +307,7 @@ LatencyResult MemRunner::latency(const LatencyRequest& req) {
   ClockSample after = m.clock->measure();
   r.ns_stats = summarize(ns);
   r.latency_ns = r.ns_stats.min;
-  r.clock.ghz = 0.5 * (before.ghz + after.ghz);
-  r.clock.ghz_before = before.ghz;
-  r.clock.ghz_after = after.ghz;
-  r.clock.drift = before.ghz > 0 ? std::fabs(after.ghz - before.ghz) / before.ghz : 0.0;
+  r.clock = clock_reading(m.counter.source(), before, after);
   r.latency_cycles = *r.latency_ns * r.clock.ghz;
   if (req.pages == "2m" && r.pages_granted != "2m")
     r.reason = "asked for 2 MiB pages, the kernel granted " + r.pages_granted;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "memory/sizes.hpp"
+#include "report/csv_report.hpp"
 #include "report/json_report.hpp"
 
 namespace peakprobe {
@@ -12,13 +13,6 @@ using nlohmann::json;
 
 std::string opt(const std::optional<double>& v, int decimals) {
   return v ? fmt::format("{:.{}f}", *v, decimals) : "";
-}
-
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string q = "\"";
-  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return q + "\"";
 }
 
 }  // namespace

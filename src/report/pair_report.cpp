@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "report/csv_report.hpp"
 #include "report/json_report.hpp"
 
 namespace peakprobe {
@@ -23,13 +24,6 @@ std::string md_escape(std::string s) {
   std::string out;
   for (char c : s) out += c == '|' ? std::string("\\|") : std::string(1, c);
   return out;
-}
-
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string q = "\"";
-  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return q + "\"";
 }
 
 }  // namespace
