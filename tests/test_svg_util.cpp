@@ -191,22 +191,33 @@ TEST_CASE("inside checks every corner, rotation included", "[plots]") {
 
 TEST_CASE("LabelPlacer takes the first free candidate inside the area", "[plots]") {
   LabelPlacer placer(0, 0, 100, 100);
-  placer.block(Box{50, 50, 10, 10, 0});
+  placer.block(Box{50, 50, 10, 10, 0}, Obstacle::mark);
   const std::vector<Box> candidates = {{150, 50, 5, 5, 0}, {50, 50, 5, 5, 0}, {80, 50, 5, 5, 0}, {20, 50, 5, 5, 0}};
   CHECK(placer.place(candidates) == 2);  // outside, then on the block, then free
   // The placed label now blocks the next one.
   CHECK(placer.place({{80, 52, 5, 5, 0}, {20, 50, 5, 5, 0}}) == 1);
-  CHECK(placer.blocked().size() == 3);
+  CHECK(placer.blocked_count() == 3);
 }
 
 TEST_CASE("LabelPlacer falls back to the fewest collisions", "[plots]") {
   LabelPlacer placer(0, 0, 100, 100);
-  placer.block(Box{30, 50, 5, 5, 0});
-  placer.block(Box{40, 50, 5, 5, 0});
-  placer.block(Box{70, 50, 5, 5, 0});
+  placer.block(Box{30, 50, 5, 5, 0}, Obstacle::mark);
+  placer.block(Box{40, 50, 5, 5, 0}, Obstacle::mark);
+  placer.block(Box{70, 50, 5, 5, 0}, Obstacle::mark);
   CHECK(placer.place({{35, 50, 6, 6, 0}, {70, 50, 6, 6, 0}, {300, 50, 1, 1, 0}}) == 1);
   // Nothing inside at all: the first candidate, still drawn.
   CHECK(placer.place({{300, 50, 1, 1, 0}, {-300, 50, 1, 1, 0}}) == 0);
+}
+
+TEST_CASE("LabelPlacer covers lines before marks, and marks before labels", "[plots]") {
+  LabelPlacer placer(0, 0, 100, 100);
+  placer.block(segment_box(0, 50, 100, 50), Obstacle::line);
+  placer.block(segment_box(0, 55, 100, 55), Obstacle::line);
+  placer.block(Box{20, 20, 5, 5, 0}, Obstacle::mark);
+  // Over a mark, over two lines, over one line: the last wins.
+  CHECK(placer.place({{20, 20, 4, 4, 0}, {50, 52, 4, 4, 0}, {50, 48, 4, 4, 0}}) == 2);
+  // The placed label, though it sits on a line, now costs more to cover than the mark.
+  CHECK(placer.place({{50, 48, 4, 4, 0}, {20, 20, 4, 4, 0}}) == 1);
 }
 
 TEST_CASE("svg_util offers the project's XML escaping", "[plots]") {

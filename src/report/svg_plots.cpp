@@ -34,7 +34,7 @@ constexpr double kLegendRow = 18;
 constexpr double kSwatch = 24;
 constexpr double kLabelInset = 2;    // labels keep this far inside the plot area
 // Labels sit this far from the line they name, beyond their own descent or ascent, so the line
-// (1.5 px wide) never touches the glyphs.
+// (up to 2 px wide) never touches the glyphs.
 constexpr double kLineGap = 2.5;
 
 constexpr const char* kInk = "#222222";
@@ -47,8 +47,8 @@ constexpr const char* kDotted = "2 3";
 // forms of colour blindness.
 constexpr const char* kSeriesColours[] = {"#0072B2", "#D55E00", "#009E73", "#CC79A7",
                                           "#E69F00", "#56B4E9", "#000000", "#8C564B"};
-// Roof colours: memory levels in blues and warm tones, compute dtypes in darker hues, so that a
-// diagonal and a horizontal roof of the same colour never meet. All keep 4.5:1 contrast on white.
+// Memory levels and compute dtypes draw from separate palettes, so a diagonal roof never shares its
+// colour with a horizontal one. Labels take their roof's colour: all keep 4.5:1 contrast on white.
 constexpr const char* kLevelColours[] = {"#0067A5", "#00795C", "#A85A00", "#C0392B", "#6A3D9A", "#4D4D4D"};
 // Each common dtype keeps its colour from plot to plot; others take the spares in turn.
 constexpr std::pair<const char*, const char*> kDtypeColours[] = {
@@ -89,6 +89,7 @@ struct Label {
   double angle = 0;
   double font = kFont;
   std::string colour = kInk;
+  double spacing = 0;  // extra air before and after the text when placing it
 };
 
 std::string text_element(const Label& l) {
@@ -99,7 +100,11 @@ std::string text_element(const Label& l) {
   return fmt::format("<text {} fill=\"{}\">{}</text>\n", a, l.colour, xml_escape(l.text));
 }
 
-Box label_box(const Label& l) { return text_box(l.x, l.y, l.text, l.anchor, l.angle, l.font); }
+Box label_box(const Label& l) {
+  Box b = text_box(l.x, l.y, l.text, l.anchor, l.angle, l.font);
+  b.half_w += l.spacing;
+  return b;
+}
 
 // The first candidate the placer accepts; see LabelPlacer for how it picks.
 Label place(LabelPlacer& placer, const std::vector<Label>& candidates) {
@@ -451,7 +456,12 @@ Pen compute_pen(const ComputeCeiling& c, std::size_t& spare) {
   return {kSpareDtypeColours[spare++ % std::size(kSpareDtypeColours)], "", 2};
 }
 
-Pen memory_pen(std::size_t index) { return {kLevelColours[index % std::size(kLevelColours)], "", 2}; }
+// Colours follow the level, not its position, so DRAM is the same red in every plot.
+Pen memory_pen(const std::string& level) {
+  const int rank = level_rank(level);
+  const std::size_t index = rank >= 1 && rank <= 3 ? rank - 1 : rank == 100 ? 3 : rank == 4 ? 4 : 5;
+  return {kLevelColours[index], "", 2};
+}
 
 // Fractions below 1 read better as 1/64 than as 0.0156.
 std::string intensity_text(double v) { return v < 1 ? "1/" + fmt_si(1 / v) : fmt_si(v); }
@@ -475,8 +485,7 @@ std::vector<LegendEntry> roofline_legend(const RoofModel& m) {
     const std::string unit = c.integer ? " (GOP/s)" : "";
     entries.push_back({roof_name(c) + unit, compute_pen(c, spare), Symbol::line});
   }
-  for (std::size_t i = 0; i < m.memory.size(); ++i)
-    entries.push_back({m.memory[i].level + " " + m.memory[i].kernel, memory_pen(i), Symbol::line});
+  for (const auto& r : m.memory) entries.push_back({r.level + " " + r.kernel, memory_pen(r.level), Symbol::line});
   if (m.peak > 0 && !m.memory.empty()) entries.push_back({"ridge (FLOP/byte)", {kInk, "", 1.5}, Symbol::ring});
   if (!m.kernels.empty()) entries.push_back({"kernel", {kInk, "", 1.5}, Symbol::dot});
   return entries;
@@ -484,16 +493,21 @@ std::vector<LegendEntry> roofline_legend(const RoofModel& m) {
 
 // ---- roofline labels ----
 
-// Right-aligned just above or just below a horizontal roof, stepping leftwards when the right end is taken.
+// Right-aligned just above or just below a horizontal roof, stepping leftwards when the right end is
+// taken. Roofs a few pixels apart leave no room next to each line: then a row further out, where
+// the label's colour still ties it to its roof.
 std::vector<Label> compute_label_candidates(const Frame& f, const PixelSegment& s, const std::string& text,
                                             const std::string& colour) {
   std::vector<Label> c;
-  const double above = s.y1 - kLineGap - 1 - kFont * kDescentEm;
-  const double below = s.y1 + kLineGap + 1 + kFont * kAscentEm;
   const double width = text_width(text, kFont);
-  for (double end = f.right - 6; end - width >= std::min(s.x1, f.right - width - 6) - 1e-9; end -= 20) {
-    c.push_back({end, above, text, "end", 0, kFont, colour});
-    c.push_back({end, below, text, "end", 0, kFont, colour});
+  const double row = kFont + 2;
+  for (int k = 0; k < 3; ++k) {
+    const double above = s.y1 - kLineGap - 1 - kFont * kDescentEm - k * row;
+    const double below = s.y1 + kLineGap + 1 + kFont * kAscentEm + k * row;
+    for (double end = f.right - 6; end - width >= std::min(s.x1, f.right - width - 6) - 1e-9; end -= 20) {
+      c.push_back({end, above, text, "end", 0, kFont, colour});
+      c.push_back({end, below, text, "end", 0, kFont, colour});
+    }
   }
   return c;
 }
@@ -526,13 +540,16 @@ std::vector<Label> memory_label_candidates(const PixelSegment& s, const std::str
 }
 
 // Beside the ridge circle, first on the row just below the top roof, then further rows above and below.
+// Ridges close together would put their numbers side by side on one row, where "2 2.38" reads as
+// one label; the extra spacing sends the second number to another row instead.
 std::vector<Label> ridge_label_candidates(double cx, double cy, const std::string& text) {
+  constexpr double kRidgePad = 4;
   std::vector<Label> c;
   const double row = kTickFont + 3;
   for (int k = 0; k < 4; ++k) {
-    c.push_back({cx + 6, cy + 6 + kTickFont * kAscentEm + k * row, text, "start", 0, kTickFont});
-    c.push_back({cx, cy - 7 - k * row, text, "middle", 0, kTickFont});
-    c.push_back({cx - 6, cy + 6 + kTickFont * kAscentEm + k * row, text, "end", 0, kTickFont});
+    c.push_back({cx + 6, cy + 6 + kTickFont * kAscentEm + k * row, text, "start", 0, kTickFont, kInk, kRidgePad});
+    c.push_back({cx, cy - 7 - k * row, text, "middle", 0, kTickFont, kInk, kRidgePad});
+    c.push_back({cx - 6, cy + 6 + kTickFont * kAscentEm + k * row, text, "end", 0, kTickFont, kInk, kRidgePad});
   }
   return c;
 }
@@ -577,11 +594,10 @@ RoofPieces layout_roofs(const Frame& f, const RoofModel& m, RoofDrawing& d) {
     d.lines += line_element(s.x1, s.y1, s.x2, s.y2, pen);
     p.compute.push_back({s, {0, 0, roof_label(c), "end", 0, kFont, pen.colour}});
   }
-  for (std::size_t i = 0; i < m.memory.size(); ++i) {
-    const auto& r = m.memory[i];
+  for (const auto& r : m.memory) {
     const auto seg = memory_segment(m, r);
     if (!seg) continue;
-    const Pen pen = memory_pen(i);
+    const Pen pen = memory_pen(r.level);
     const PixelSegment s = to_pixels(f, *seg);
     d.lines += line_element(s.x1, s.y1, s.x2, s.y2, pen);
     p.memory.push_back({s, {0, 0, roof_label(r), "start", 0, kFont, pen.colour}});
@@ -600,10 +616,10 @@ RoofPieces layout_roofs(const Frame& f, const RoofModel& m, RoofDrawing& d) {
 // choices (horizontal roofs, ridges) go before the ones that can move further (diagonals, kernels).
 std::vector<Label> place_roof_labels(const Frame& f, const RoofModel& m, const RoofPieces& p) {
   LabelPlacer placer = plot_placer(f);
-  for (const auto& [s, l] : p.compute) placer.block(segment_box(s.x1, s.y1, s.x2, s.y2));
-  for (const auto& [s, l] : p.memory) placer.block(segment_box(s.x1, s.y1, s.x2, s.y2));
-  for (const auto& r : p.ridges) placer.block({r.x, r.y, 5, 5, 0});
-  for (const auto& [x, y] : p.kernels) placer.block({x, y, 5, 5, 0});
+  for (const auto& [s, l] : p.compute) placer.block(segment_box(s.x1, s.y1, s.x2, s.y2), Obstacle::line);
+  for (const auto& [s, l] : p.memory) placer.block(segment_box(s.x1, s.y1, s.x2, s.y2), Obstacle::line);
+  for (const auto& r : p.ridges) placer.block({r.x, r.y, 5, 5, 0}, Obstacle::mark);
+  for (const auto& [x, y] : p.kernels) placer.block({x, y, 5, 5, 0}, Obstacle::mark);
   std::vector<Label> labels;
   for (const auto& [s, l] : p.compute) labels.push_back(place(placer, compute_label_candidates(f, s, l.text, l.colour)));
   for (const auto& r : p.ridges) labels.push_back(place(placer, ridge_label_candidates(r.x, r.y, r.text)));
@@ -788,7 +804,7 @@ std::string draw_sweep_body(const Frame& f, const SweepPlot& p) {
   for (const auto& m : p.marks) {
     const double x = f.x(m.bytes);
     s += line_element(x, f.top, x, f.bottom, m.pen);
-    placer.block(segment_box(x, f.top, x, f.bottom));
+    placer.block(segment_box(x, f.top, x, f.bottom), Obstacle::line);
   }
   for (std::size_t i = 0; i < p.series.size(); ++i) {
     s += draw_series(f, p.series[i], series_pen(i));
@@ -796,7 +812,7 @@ std::string draw_sweep_body(const Frame& f, const SweepPlot& p) {
     for (std::size_t k = 0; k < pts.size(); ++k) {
       const double x1 = f.x(pts[k].first), y1 = f.y(pts[k].second);
       const auto& next = pts[std::min(k + 1, pts.size() - 1)];
-      placer.block(segment_box(x1, y1, f.x(next.first), f.y(next.second), 2));
+      placer.block(segment_box(x1, y1, f.x(next.first), f.y(next.second), 2), Obstacle::line);
     }
   }
   std::vector<Label> labels;

@@ -75,7 +75,7 @@ bool separated_on(const Box& a, const Box& b, Axis2 axis) {
 std::string fmt_si(double v) {
   if (!std::isfinite(v)) return "-";
   if (v == 0) return "0";
-  if (v < 0) return "-" + fmt_si(-v);
+  if (v < 0) return fmt::format("-{}", fmt_si(-v));
   const int exponent = static_cast<int>(std::floor(std::log10(v)));
   // Above 999 the digits past the third become zeros (1234 -> 1230) instead of an exponent.
   if (exponent > 2) return fmt::format("{:.0f}", std::round(v / pow10(exponent - 2)) * pow10(exponent - 2));
@@ -209,25 +209,32 @@ bool inside(const Box& b, double left, double top, double right, double bottom) 
 LabelPlacer::LabelPlacer(double left, double top, double right, double bottom)
     : left_(left), top_(top), right_(right), bottom_(bottom) {}
 
-void LabelPlacer::block(const Box& b) { blocked_.push_back(b); }
+void LabelPlacer::block(const Box& b, Obstacle kind) { blocked_.push_back({b, kind}); }
 
-int LabelPlacer::collisions(const Box& b) const {
-  return static_cast<int>(std::count_if(blocked_.begin(), blocked_.end(), [&](const Box& o) { return overlaps(b, o); }));
+long LabelPlacer::cost(const Box& b) const {
+  // Each kind outweighs any number of the kinds after it that a plot can hold.
+  constexpr long kLabelCost = 1'000'000, kMarkCost = 1'000, kLineCost = 1;
+  long total = 0;
+  for (const auto& [other, kind] : blocked_) {
+    if (!overlaps(b, other)) continue;
+    total += kind == Obstacle::label ? kLabelCost : kind == Obstacle::mark ? kMarkCost : kLineCost;
+  }
+  return total;
 }
 
 std::size_t LabelPlacer::place(const std::vector<Box>& candidates) {
   std::size_t best = 0;
-  int best_collisions = INT_MAX;
+  long best_cost = LONG_MAX;
   for (std::size_t i = 0; i < candidates.size(); ++i) {
     if (!inside(candidates[i], left_, top_, right_, bottom_)) continue;
-    const int n = collisions(candidates[i]);
-    if (n < best_collisions) {
+    const long c = cost(candidates[i]);
+    if (c < best_cost) {
       best = i;
-      best_collisions = n;
+      best_cost = c;
     }
-    if (n == 0) break;
+    if (c == 0) break;
   }
-  if (!candidates.empty()) blocked_.push_back(candidates[best]);
+  if (!candidates.empty()) blocked_.push_back({candidates[best], Obstacle::label});
   return best;
 }
 

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "report/svg_heatmap.hpp"  // xml_escape: one escaping rule for every SVG and HTML writer
@@ -88,22 +89,28 @@ bool overlaps(const Box& a, const Box& b);
 // True when every corner of b lies inside the axis-aligned rectangle.
 bool inside(const Box& b, double left, double top, double right, double bottom);
 
+// What a label may cover when every free place is taken, from worst to least bad: another label
+// (both become unreadable), a mark such as a point or circle (it disappears under the halo), a line
+// (it runs under the label's white halo and stays visible on both sides).
+enum class Obstacle { label, mark, line };
+
 // Places labels one at a time, each at the first of its candidate positions that stays inside the
-// area and covers nothing placed or blocked before it. When every candidate collides, the one
-// inside the area with the fewest collisions wins (the first of those on a tie): a label drawn over
-// something is still better than a label missing. The chosen box then blocks later labels.
+// area and covers nothing placed or blocked before it. When every candidate collides, the one inside
+// the area that covers the fewest labels, then marks, then lines wins (the first of those on a tie):
+// a label drawn over something is still better than a label missing. The chosen box then blocks
+// later labels.
 class LabelPlacer {
  public:
   LabelPlacer(double left, double top, double right, double bottom);
-  void block(const Box& b);
+  void block(const Box& b, Obstacle kind);
   // The index of the chosen candidate; candidates must not be empty.
   std::size_t place(const std::vector<Box>& candidates);
-  const std::vector<Box>& blocked() const { return blocked_; }
+  std::size_t blocked_count() const { return blocked_.size(); }
 
  private:
-  int collisions(const Box& b) const;
+  long cost(const Box& b) const;
   double left_, top_, right_, bottom_;
-  std::vector<Box> blocked_;
+  std::vector<std::pair<Box, Obstacle>> blocked_;
 };
 
 }  // namespace peakprobe
