@@ -49,6 +49,7 @@ int main(int argc, char** argv) {
   add_score_command(app, g);
   add_report_command(app, g);
   add_compare_command(app, g);
+  add_matmul_command(app, g);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -162,3 +162,17 @@ TEST_CASE("cli: mem --json - gives bandwidth rows", "[main][hw]") {
   CHECK(doc["bandwidth"][0]["gbps"].get<double>() > 0);
   CHECK(doc["bandwidth"][0]["kernel"] == "load");
 }
+
+TEST_CASE("cli: matmul checks its result and refuses bad shapes", "[main][hw]") {
+  CHECK(peakprobe("matmul --shape 10,10").rc == 2);
+  CHECK(peakprobe("matmul --shape 0,4,4").rc == 2);
+  CHECK(peakprobe("matmul --shape a,b,c").rc == 2);
+  Run r = peakprobe("matmul --shape 37,41,43 --json - --quiet");
+  REQUIRE(r.rc == 0);
+  auto doc = nlohmann::json::parse(r.out);
+  const auto& mm = doc["matmul"];
+  CHECK(mm["max_rel_error"].get<double>() < 1e-5);
+  CHECK(mm["gflops"].get<double>() > 0);
+  CHECK(mm["timing_ms"]["repetitions"].get<int>() >= 5);
+  CHECK(mm["shape"] == nlohmann::json({37, 41, 43}));
+}
