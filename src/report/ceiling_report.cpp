@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "memory/sizes.hpp"
+#include "report/csv_report.hpp"
 #include "report/json_report.hpp"
 
 namespace peakprobe {
@@ -95,8 +96,8 @@ void write_ceilings_csv(std::ostream& out, const RunDocument& d) {
   out << "kind,dtype_or_level,isa_or_kernel,threads,value,unit,per_cycle,clock_ghz,size_bytes,source\n";
   if (d.ceilings) {
     for (const auto& c : d.ceilings->compute)
-      out << fmt::format("compute,{},{},{},{:.3f},{},{:.3f},{:.3f},,\"{}\"\n", c.dtype, c.isa, c.threads, c.gops,
-                         c.integer ? "GOP/s" : "GFLOP/s", c.ops_per_cycle, c.clock_ghz, c.source);
+      out << fmt::format("compute,{},{},{},{:.3f},{},{:.3f},{:.3f},,{}\n", c.dtype, c.isa, c.threads, c.gops,
+                         c.integer ? "GOP/s" : "GFLOP/s", c.ops_per_cycle, c.clock_ghz, csv_field(c.source));
     for (const auto& m : d.ceilings->memory)
       out << fmt::format("memory,{},{},{},{:.3f},GB/s,{:.3f},,{},\n", m.level, m.kernel, m.threads, m.gbps,
                          m.bytes_per_cycle, m.size_bytes);
@@ -104,8 +105,8 @@ void write_ceilings_csv(std::ostream& out, const RunDocument& d) {
       out << fmt::format("ridge,{}/{},{}/{},{},{:.4f},FLOP/byte,,,,\n", r.dtype, r.level, r.isa, r.kernel, r.threads, r.ai);
   }
   for (const auto& s : d.scores)
-    out << fmt::format("score,{},{},{},{:.3f},GFLOP/s,{:.4f},,,\"{}\"\n", s.level, s.name, s.threads, s.achieved_gflops,
-                       s.efficiency, s.bound_by);
+    out << fmt::format("score,{},{},{},{:.3f},GFLOP/s,{:.4f},,,{}\n", s.level, csv_field(s.name), s.threads,
+                       s.achieved_gflops, s.efficiency, csv_field(s.bound_by));
 }
 
 void write_ceilings_markdown(std::ostream& out, const RunDocument& d) {
