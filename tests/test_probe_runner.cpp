@@ -132,6 +132,11 @@ TEST_CASE("hw: threads run the same stream on several cores at once", "[hw][prob
   CHECK(r.threads == 2);
   REQUIRE(r.per_thread_recip_throughput.size() == 2);
   REQUIRE(r.total_gops);
+  if (r.status == Status::mistrusted) {
+    // Interference that outlasted every re-measurement must be said, not hidden.
+    CHECK(!r.reason.empty());
+    return;
+  }
   // Separate cores do not share a multiplier: each keeps its single-core rate (within VM noise).
   for (double rt : r.per_thread_recip_throughput) CHECK(rt == Approx(*r.recip_throughput_cycles).epsilon(0.15));
   CHECK(*r.total_gops > 1.6 * *r.gops);

@@ -275,6 +275,13 @@ void ProbeRunner::Impl::run_threads(const x86::StreamPlan& plan, const std::stri
     r.status = Status::mistrusted;
     r.reason = fmt::format("core clock drifted {:.1f}% during the {}-thread run", worst * 100, n);
   }
+  // Identical streams on separate cores run at the same rate; a core that lags was disturbed.
+  const auto [fast, slow] = std::minmax_element(rt.begin(), rt.end());
+  if (*fast > 0 && *slow / *fast - 1 > kThreadImbalanceLimit && r.status == Status::ok) {
+    r.status = Status::mistrusted;
+    r.reason = fmt::format("threads disagree: the slowest core is {:.0f}% behind the fastest (interference)",
+                           (*slow / *fast - 1) * 100);
+  }
 }
 
 Expected<std::unique_ptr<ProbeRunner>> ProbeRunner::create(const CpuInfo& cpu, const ProbeOptions& options) {

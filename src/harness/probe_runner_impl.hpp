@@ -28,6 +28,8 @@ inline constexpr double kMinOverheadFraction = -0.03;
 inline constexpr double kEliminatedLatency = 0.75;
 // Two measurements of the chosen K whose minima differ by more than this are not reproducible.
 inline constexpr double kRepeatLimit = 0.03;
+// Pinned threads running the same stream whose rates differ by more than this were disturbed.
+inline constexpr double kThreadImbalanceLimit = 0.10;
 
 x86::HostIsa host_isa(const CpuInfo& cpu);
 bool is_float(const std::string& dtype);
