@@ -65,6 +65,14 @@ std::size_t matrix_order(const Matrix& m) {
   return n;
 }
 
+// Appended rather than written as "#" + std::to_string(i): GCC 12 gives a false -Wrestrict
+// warning for that operator+ at -O2.
+std::string placeholder(int index) {
+  std::string s = "#";
+  s += std::to_string(index);
+  return s;
+}
+
 }  // namespace
 
 std::vector<std::vector<int>> cluster_pipe_groups(const Matrix& same_port, double threshold) {
@@ -89,7 +97,7 @@ std::vector<std::vector<std::string>> name_groups(const std::vector<std::vector<
     std::vector<std::string> row;
     for (int i : g) {
       const bool known = i >= 0 && static_cast<std::size_t>(i) < names.size();
-      row.push_back(known ? names[static_cast<std::size_t>(i)] : "#" + std::to_string(i));
+      row.push_back(known ? names[static_cast<std::size_t>(i)] : placeholder(i));
     }
     named.push_back(std::move(row));
   }

@@ -166,7 +166,9 @@ Layout make_layout(const PairMatrix& m, const std::string& title,
   l.top = kPad + kTitleFontSize + 12 + slant + kFontSize + kLabelGap;
   const int matrix_bottom = l.top + n * kCell;
   l.legend_top = matrix_bottom + 28;
-  l.groups_top = l.legend_top + 8 + kLegendBarHeight + 30 + 32;
+  // Legend: caption, bar, tick values, class names (see draw_legend); then a blank line and the
+  // groups heading above the first group line.
+  l.groups_top = l.legend_top + 8 + kLegendBarHeight + 32 + kLineHeight + 2 * kLineHeight;
 
   // The last column's label runs out to the right of the matrix.
   const int last_label_right = n > 0 ? l.left + (n - 1) * kCell + kCell / 2 + 4 + slant + kFontSize : 0;
