@@ -5,25 +5,15 @@
 #include <thread>
 
 #include "cpu/cpu_info.hpp"
+#include "hw_fixture.hpp"
 #include "harness/probe_runner.hpp"
 
 using namespace peakprobe;
 
 namespace {
 
-const CpuInfo& cpu() {
-  static CpuInfo c = detect_cpu_info();
-  return c;
-}
-
-ProbeRunner& runner() {
-  static std::unique_ptr<ProbeRunner> r = [] {
-    auto made = ProbeRunner::create(cpu(), ProbeOptions{});
-    if (!made) FAIL("cannot create the probe runner: " << made.error());
-    return std::move(made.value());
-  }();
-  return *r;
-}
+const CpuInfo& cpu() { return test::this_cpu(); }
+ProbeRunner& runner() { return test::shared_runner(); }
 
 ProbeResult measure(const std::string& text, double ops = 0, const std::string& dtype = "-") {
   ProbeSpec s;

@@ -134,13 +134,8 @@ int run_report(GlobalOptions& g, std::string out_dir, bool quick) {
     spdlog::error("cannot write the report folder '{}': {}", out_dir, ec ? ec.message() : "not writable");
     return kExitOutput;
   }
-  std::string err;
-  if (!check_output_paths(g.out, err)) {
-    spdlog::error("{}", err);
-    return kExitOutput;
-  }
-  CpuInfo cpu = detect_cpu_info();
-  if (int rc = check_placement(g, cpu)) return rc;
+  CpuInfo cpu;
+  if (int rc = prepare_measuring(g, cpu)) return rc;
   const auto t0 = std::chrono::steady_clock::now();
   RunDocument doc = new_document(cpu, g.argc, g.argv);
   spdlog::info("full report on {} -> {}/ (about a minute{})", cpu.brand, out_dir, quick ? "; --quick" : "");

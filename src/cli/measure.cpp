@@ -21,14 +21,19 @@ int check_placement(const GlobalOptions& g, const CpuInfo& cpu) {
   return 0;
 }
 
-int measure_and_report(GlobalOptions& g, const std::vector<ProbeSpec>& specs) {
+int prepare_measuring(const GlobalOptions& g, CpuInfo& cpu) {
   std::string err;
   if (!check_output_paths(g.out, err)) {
     spdlog::error("{}", err);
     return kExitOutput;
   }
-  CpuInfo cpu = detect_cpu_info();
-  if (int rc = check_placement(g, cpu)) return rc;
+  cpu = detect_cpu_info();
+  return check_placement(g, cpu);
+}
+
+int measure_and_report(GlobalOptions& g, const std::vector<ProbeSpec>& specs) {
+  CpuInfo cpu;
+  if (int rc = prepare_measuring(g, cpu)) return rc;
   ProbeOptions opt;
   opt.cpu = g.cpu;
   opt.threads = g.threads;
@@ -50,13 +55,8 @@ int measure_and_report(GlobalOptions& g, const std::vector<ProbeSpec>& specs) {
 }
 
 int measure_dual_issue(GlobalOptions& g, const std::function<void(ProbeRunner&, RunDocument&)>& body) {
-  std::string err;
-  if (!check_output_paths(g.out, err)) {
-    spdlog::error("{}", err);
-    return kExitOutput;
-  }
-  CpuInfo cpu = detect_cpu_info();
-  if (int rc = check_placement(g, cpu)) return rc;
+  CpuInfo cpu;
+  if (int rc = prepare_measuring(g, cpu)) return rc;
   if (g.threads > 1) spdlog::warn("--threads applies to run and inst; dual-issue probes use one core");
   ProbeOptions opt;
   opt.cpu = g.cpu;

@@ -18,6 +18,9 @@ int measure_dual_issue(GlobalOptions& g, const std::function<void(ProbeRunner&, 
 // Measures what the ceiling table needs into `doc` (results, flop_mix, bandwidth, ceilings):
 // arithmetic catalog rows (or the whole catalog) at one and all cores, memory per level. 0 or an exit code.
 int measure_roofline(GlobalOptions& g, const CpuInfo& cpu, RunDocument& doc, bool quick, bool whole_catalog);
+// What every measuring command does first: outputs writable, CPU described, --cpu/--threads
+// valid. 0 when fine (cpu filled), else an exit code after logging.
+int prepare_measuring(const GlobalOptions& g, CpuInfo& cpu);
 // Validates --cpu and --threads against this machine; 0 when fine, else an exit code after logging.
 int check_placement(const GlobalOptions& g, const CpuInfo& cpu);
 
