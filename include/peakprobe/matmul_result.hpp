@@ -1,0 +1,65 @@
+// A finished matmul measurement, handed to reporters (JSON, Markdown, console) and to `compare`.
+// Units are in the field names; times are milliseconds of one whole call (all batch items).
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "peakprobe/result.hpp"
+
+namespace peakprobe {
+
+// f32: A, B, C in f32. bf16: A, B in bf16, C in f32 (vdpbf16ps). int8: A u8, B s8, C s32
+// (vpdpbusd; the u8 x s8 convention of oneDNN and VNNI).
+enum class MatmulDtype { f32, bf16, i8 };
+const char* to_string(MatmulDtype d);
+
+// The tiling a run used: the register block (mr rows x nr columns, nr = nv vectors), the cache
+// blocks (mc x kc of A, kc x nc of B) and the thread grid (thread_rows x thread_cols = threads).
+struct MatmulConfig {
+  int mr = 0, nv = 0, nr = 0;
+  int mc = 0, kc = 0, nc = 0;
+  int threads = 1, thread_rows = 1, thread_cols = 1;
+};
+
+struct TimingSummary {
+  double mean_ms = 0, min_ms = 0, max_ms = 0, std_ms = 0;
+  int repetitions = 0, warmup = 0;
+};
+
+// The same problem run by an installed BLAS (cblas_sgemm of OpenBLAS or BLIS, found at run time).
+struct BaselineResult {
+  std::string library;  // "openblas", "blis"
+  std::string path;     // the shared object that was loaded
+  TimingSummary timing;
+  double gflops = 0;            // from min_ms
+  double max_rel_error = 0;     // against the same reference as ours
+  double speedup = 0;           // baseline min_ms / our min_ms: > 1 means peakprobe is faster
+};
+
+struct MatmulResult {
+  std::string name;             // identity for `compare`: "matmul f32 1024x1024x1024 batch 1, 1 thread"
+  int64_t m = 0, n = 0, k = 0, batch = 1;
+  MatmulDtype dtype = MatmulDtype::f32;
+  int threads = 1;
+  std::string cold_cache = "none";
+  std::string kernel;           // "avx512 f32 6x64"
+  MatmulConfig config;
+  std::string config_source;    // "cost model", "autotune", "--config"
+  double max_rel_error = 0;
+  int64_t rows_checked = 0;
+  TimingSummary timing;
+  double gflops = 0;            // 2*M*N*K*batch / min time (GOP/s for int8)
+  double arithmetic_intensity = 0;  // FLOP per byte of A, B and C moved once
+  std::optional<double> ceiling_gflops;
+  std::string ceiling_source;   // the probe behind the ceiling: "vfmadd231ps zmm, zmm, zmm"
+  std::string bound_by;         // "compute f32 512" or "memory DRAM"
+  std::optional<double> efficiency;  // gflops / ceiling
+  ClockReading clock;
+  std::vector<BaselineResult> baselines;
+  Status status = Status::ok;
+  std::string reason;
+};
+
+}  // namespace peakprobe

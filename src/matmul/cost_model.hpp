@@ -1,0 +1,76 @@
+// The matmul cost model: enumerates tilings (register block, cache blocks, thread grid) for one
+// problem on one machine and predicts each one's time from the machine's measured ceilings, so the
+// choice is one number in seconds rather than a cascade of unitless filters. No JIT, no timing: the
+// machine is a plain description, so tests can plan for a 2-core laptop or a 64-core server.
+#pragma once
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "peakprobe/cpu_info.hpp"
+#include "peakprobe/matmul_result.hpp"
+
+namespace peakprobe {
+
+// What the model knows of the machine. Bandwidths in GB/s, per core unless named total.
+struct MachineModel {
+  int cores = 1;                    // physical cores that may run threads
+  int vector_bits = 512;            // widest usable vector (512 AVX-512, 256 AVX2)
+  int vector_registers = 32;        // architectural vector registers at that width
+  double ghz = 3.0;                 // core clock
+  // Per core, per cycle, for the dtype's dot/FMA instruction at vector_bits: instructions issued and
+  // cycles of latency (from peakprobe's own probes, or a table for synthetic machines).
+  double fma_per_cycle = 1.0;
+  double fma_latency = 4.0;
+  double loads_per_cycle = 2.0;     // vector loads per cycle (load ports)
+  uint64_t l1_bytes = 32 << 10;     // per core
+  uint64_t l2_bytes = 1 << 20;      // per core
+  uint64_t l3_bytes = 32 << 20;     // one instance
+  int l3_shared_by = 8;             // cores per L3 instance
+  double l2_gbps = 100, l3_gbps = 60, dram_gbps = 20;  // per core, one thread streaming
+  double dram_total_gbps = 40;      // all cores together
+};
+
+// From the detected caches and topology; the clock and issue rates from measured figures given by
+// the caller (fma_per_cycle = 1 / recip throughput of the kernel's instruction).
+MachineModel machine_model_from(const CpuInfo& cpu, double ghz, double fma_per_cycle, double fma_latency);
+
+struct MatmulProblem {
+  int64_t m = 0, n = 0, k = 0, batch = 1;
+  MatmulDtype dtype = MatmulDtype::f32;
+  int threads = 1;
+};
+
+// The predicted time of one configuration and the factors it is built from.
+struct CandidateCost {
+  MatmulConfig config;
+  double seconds = 0;             // predicted wall time of the whole call
+  double compute_seconds = 0;     // padded FLOPs of the busiest thread / its kernel rate
+  double memory_seconds = 0;      // traffic of the busiest thread beyond L1 / the bandwidth of where it comes from
+  double pack_seconds = 0;        // packing A and B panels
+  double kernel_efficiency = 0;   // 0..1: register-block rate limit (loads per FMA, accumulators vs latency x rate, C update)
+  double padding = 0;             // fraction of computed elements that are padding (0 = none)
+  double imbalance = 0;           // busiest thread's work / mean - 1 (0 = balanced)
+  uint64_t bytes_per_thread = 0;  // packing buffers one thread holds
+  std::string note;               // why it lost, when a rule ruled it out ("B block exceeds L3 share")
+};
+
+// Register blocks worth trying at this vector width and register count: mr rows x nv vectors with
+// mr*nv accumulators + nv B vectors + 1 broadcast within the register file, nv in 1..4.
+std::vector<std::pair<int, int>> register_blocks(const MachineModel& machine);
+
+// Every candidate on a grid (register blocks x kc x mc x nc x thread grids), cheapest first.
+std::vector<CandidateCost> rank_configs(const MachineModel& machine, const MatmulProblem& problem);
+
+// The cheapest candidate (rank_configs().front()).
+CandidateCost choose_config(const MachineModel& machine, const MatmulProblem& problem);
+
+// Predicted cost of one given configuration (for --config and for scoring autotune points).
+CandidateCost predict(const MachineModel& machine, const MatmulProblem& problem, const MatmulConfig& config);
+
+// `--explain`: the machine figures used, the top `rows` candidates with their factors, and the choice.
+void write_explanation(std::ostream& out, const MachineModel& machine, const MatmulProblem& problem,
+                       const std::vector<CandidateCost>& ranked, int rows = 12);
+
+}  // namespace peakprobe
