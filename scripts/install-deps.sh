@@ -6,8 +6,11 @@ SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
+# libopenblas0-pthread and libblis4-pthread are optional run-time baselines for `peakprobe matmul`:
+# found with dlopen when present, never linked against.
 $SUDO apt-get install -y -qq --no-install-recommends \
   build-essential cmake pkg-config \
   libasmjit-dev libcli11-dev libspdlog-dev libfmt-dev catch2 nlohmann-json3-dev libhwloc-dev \
+  libopenblas0-pthread libblis4-pthread \
   >/dev/null
 echo "peakprobe dependencies installed"

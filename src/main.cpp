@@ -50,6 +50,7 @@ int main(int argc, char** argv) {
   add_report_command(app, g);
   add_compare_command(app, g);
   add_matmul_command(app, g);
+  add_bench_command(app, g);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -1,4 +1,5 @@
-// The generated GEMM against a plain reference, over many odd shapes and both thread counts.
+// The generated GEMM against the plain reference: every dtype the CPU has, over many odd shapes,
+// register blocks and thread grids, with blocks small enough to force every loop and edge path.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -6,106 +7,162 @@
 
 #include "cpu/cpu_info.hpp"
 #include "matmul/gemm.hpp"
+#include "matmul/reference.hpp"
 
 using namespace peakprobe;
 
 namespace {
-
-x86::HostIsa isa_of(const CpuInfo& cpu) {
-  x86::HostIsa isa;
-  isa.avx = cpu.has("avx");
-  isa.avx2 = cpu.has("avx2") && cpu.has("fma");
-  isa.avx512f = cpu.has("avx512_f");
-  return isa;
-}
 
 const CpuInfo& cpu() {
   static CpuInfo c = detect_cpu_info();
   return c;
 }
 
-// Largest |C - reference| relative to the largest |reference| (sums of K products of [-1, 1] values).
-double gemm_error(int64_t m, int64_t n, int64_t k, const GemmBlocking& blocking) {
+std::vector<MatmulDtype> supported_dtypes() {
+  std::vector<MatmulDtype> out;
+  for (MatmulDtype d : {MatmulDtype::f32, MatmulDtype::bf16, MatmulDtype::i8})
+    if (gemm_unsupported(cpu(), d).empty()) out.push_back(d);
+  return out;
+}
+
+// Largest |C - reference| over the largest |reference|; C starts as garbage so a missed tile shows.
+double gemm_error(Gemm& gemm, int64_t m, int64_t n, int64_t k, const MatmulConfig& config) {
+  const MatmulDtype dt = gemm.dtype();
+  const int es = element_bytes(dt);
   std::mt19937 rng(unsigned(m * 131 + n * 17 + k));
-  std::uniform_real_distribution<float> d(-1, 1);
-  std::vector<float> a(size_t(m * k)), b(size_t(k * n)), c(size_t(m * n), 7.0f), ref(size_t(m * n));
-  for (auto& x : a) x = d(rng);
-  for (auto& x : b) x = d(rng);
-  Gemm gemm(cpu(), isa_of(cpu()));
-  auto ok = gemm.run(m, n, k, a.data(), k, b.data(), n, c.data(), n, blocking);
+  std::vector<uint8_t> a(size_t(m * k * es)), b(size_t(k * n * es)), c(size_t(m * n * 4), 0x5a);
+  std::uniform_real_distribution<float> real(-1, 1);
+  for (size_t i = 0; i < a.size() / size_t(es); ++i) {
+    if (dt == MatmulDtype::f32) reinterpret_cast<float*>(a.data())[i] = real(rng);
+    if (dt == MatmulDtype::bf16) reinterpret_cast<uint16_t*>(a.data())[i] = float_to_bf16(real(rng));
+    if (dt == MatmulDtype::i8) a[i] = uint8_t(rng() & 255);  // the whole u8 range: unsigned must stay unsigned
+  }
+  for (size_t i = 0; i < b.size() / size_t(es); ++i) {
+    if (dt == MatmulDtype::f32) reinterpret_cast<float*>(b.data())[i] = real(rng);
+    if (dt == MatmulDtype::bf16) reinterpret_cast<uint16_t*>(b.data())[i] = float_to_bf16(real(rng));
+    if (dt == MatmulDtype::i8) b[i] = uint8_t(rng() & 255);  // s8 from -128 to 127
+  }
+  auto ok = gemm.run(GemmArgs{m, n, k, a.data(), k, b.data(), n, c.data(), n}, config);
   if (!ok) FAIL(ok.error());
-  reference_gemm(m, n, k, a.data(), b.data(), ref.data(), 0, m);
+  std::vector<double> ref(static_cast<size_t>(n));
   double worst = 0, scale = 1e-30;
-  for (size_t i = 0; i < c.size(); ++i) {
-    worst = std::max(worst, double(std::fabs(c[i] - ref[i])));
-    scale = std::max(scale, double(std::fabs(ref[i])));
+  for (int64_t i = 0; i < m; ++i) {
+    reference_row(dt, i, n, k, a.data(), k, b.data(), n, ref.data());
+    for (int64_t j = 0; j < n; ++j) {
+      worst = std::max(worst, std::fabs(c_value(dt, c.data(), i * n + j) - ref[size_t(j)]));
+      scale = std::max(scale, std::fabs(ref[size_t(j)]));
+    }
   }
   return worst / scale;
 }
 
+double limit(MatmulDtype d) { return d == MatmulDtype::i8 ? 0.0 : 2e-6 * 70; }
+
+MatmulConfig small_blocks(MatmulDtype dt, int mr, int nv, int rows, int cols) {
+  MatmulConfig g;
+  const int lanes = gemm_vector_bits(cpu()) / 32;
+  g.mr = mr, g.nv = nv, g.nr = nv * lanes;
+  g.mc = mr * 2, g.nc = g.nr * 2, g.kc = 4 * (4 / element_bytes(dt));
+  g.thread_rows = rows, g.thread_cols = cols, g.threads = rows * cols;
+  return g;
+}
+
 }  // namespace
 
-TEST_CASE("gemm: every edge path matches the reference, sizes 1..70", "[gemm]") {
-  Gemm probe(cpu(), isa_of(cpu()));
-  if (probe.shape().mr == 0) return;  // no AVX2/AVX-512: the kernels refuse, tested below
-  std::mt19937 rng(7);
-  std::uniform_int_distribution<int> dim(1, 70);
-  for (int trial = 0; trial < 60; ++trial) {
-    const int m = dim(rng), n = dim(rng), k = dim(rng);
-    INFO(m << "x" << n << "x" << k);
-    GemmBlocking g = choose_blocking(cpu(), probe.shape(), m, n, k, 1 + trial % 2);
-    CHECK(gemm_error(m, n, k, g) < 1e-5);
+TEST_CASE("gemm: every dtype and edge path matches the reference, sizes 1..70", "[gemm]") {
+  for (MatmulDtype dt : supported_dtypes()) {
+    Gemm gemm(cpu(), dt);
+    std::mt19937 rng(7);
+    std::uniform_int_distribution<int> dim(1, 70);
+    for (int trial = 0; trial < (dt == MatmulDtype::f32 ? 60 : 25); ++trial) {
+      const int m = dim(rng), n = dim(rng), k = dim(rng);
+      INFO(to_string(dt) << " " << m << "x" << n << "x" << k);
+      MatmulConfig g = default_config(cpu(), dt, m, n, k, 1 + trial % 2);
+      CHECK(gemm_error(gemm, m, n, k, g) <= limit(dt));
+    }
   }
 }
 
-TEST_CASE("gemm: primes, tall and skinny shapes, small blocks that force every loop", "[gemm]") {
-  Gemm probe(cpu(), isa_of(cpu()));
-  if (probe.shape().mr == 0) return;
+TEST_CASE("gemm: primes, tall and skinny shapes, small blocks, register blocks and thread grids", "[gemm]") {
   struct Shape { int m, n, k; };
-  for (Shape s : {Shape{127, 131, 137}, Shape{1, 513, 3}, Shape{513, 1, 7}, Shape{7, 5, 1000}, Shape{200, 3, 1},
-                  Shape{97, 200, 61}}) {
-    INFO(s.m << "x" << s.n << "x" << s.k);
-    GemmBlocking small;
-    small.mc = probe.shape().mr * 2;
-    small.kc = 16;
-    small.nc = probe.shape().nr * 2;
-    small.threads = 2;
-    CHECK(gemm_error(s.m, s.n, s.k, small) < 1e-5);
-    CHECK(gemm_error(s.m, s.n, s.k, choose_blocking(cpu(), probe.shape(), s.m, s.n, s.k, 1)) < 1e-5);
+  const int regs = gemm_vector_registers(gemm_vector_bits(cpu()));
+  for (MatmulDtype dt : supported_dtypes()) {
+    Gemm gemm(cpu(), dt);
+    for (Shape s : {Shape{127, 131, 137}, Shape{1, 513, 3}, Shape{513, 1, 7}, Shape{7, 5, 1000}, Shape{200, 3, 1},
+                    Shape{97, 200, 61}}) {
+      // Register blocks of every width; the AVX2 register file holds fewer.
+      for (auto [mr, nv] : {std::pair{6, regs == 32 ? 4 : 2}, std::pair{8, 3}, std::pair{1, 1}, std::pair{4, 2}}) {
+        if (x86::registers_needed(mr, nv) > regs) continue;
+        for (auto [rows, cols] : {std::pair{1, 1}, std::pair{2, 1}, std::pair{1, 2}}) {
+          INFO(to_string(dt) << " " << s.m << "x" << s.n << "x" << s.k << " block " << mr << "x" << nv
+                             << " grid " << rows << "x" << cols);
+          CHECK(gemm_error(gemm, s.m, s.n, s.k, small_blocks(dt, mr, nv, rows, cols)) <= limit(dt));
+        }
+      }
+      CHECK(gemm_error(gemm, s.m, s.n, s.k, default_config(cpu(), dt, s.m, s.n, s.k, 1)) <= limit(dt));
+    }
   }
 }
 
-TEST_CASE("gemm: blocking follows the caches and the problem", "[gemm]") {
-  x86::MicroKernelShape s{6, 64, 512};
+TEST_CASE("gemm: k = 0 gives zeros; buffers are reused across shapes", "[gemm]") {
+  if (!gemm_unsupported(cpu(), MatmulDtype::f32).empty()) return;
+  Gemm gemm(cpu(), MatmulDtype::f32);
+  std::vector<float> c(12, 3.0f);
+  float dummy = 0;
+  REQUIRE(gemm.run(GemmArgs{3, 4, 0, &dummy, 0, &dummy, 4, c.data(), 4},
+                   default_config(cpu(), MatmulDtype::f32, 3, 4, 1, 1))
+              .ok());
+  for (float x : c) CHECK(x == 0.0f);
+  // A large shape grows the buffers, then a small one must not read stale panels.
+  CHECK(gemm_error(gemm, 300, 300, 700, default_config(cpu(), MatmulDtype::f32, 300, 300, 700, 1)) < 1e-5);
+  CHECK(gemm_error(gemm, 5, 9, 3, default_config(cpu(), MatmulDtype::f32, 5, 9, 3, 1)) < 1e-5);
+}
+
+TEST_CASE("gemm: configurations are checked before anything runs", "[gemm]") {
   CpuInfo c;
-  c.caches = {{1, "data", 32 << 10, 64, 8, 1, 2}, {2, "unified", 1 << 20, 64, 8, 1, 2}, {3, "unified", 32 << 20, 64, 16, 2, 1}};
-  GemmBlocking g = choose_blocking(c, s, 4096, 4096, 4096, 1);
+  c.features = {"avx512_f", "avx2", "fma"};
+  MatmulConfig good = default_config(c, MatmulDtype::f32, 100, 100, 100, 1);
+  CHECK(check_config(c, MatmulDtype::f32, good).empty());
+  MatmulConfig bad = good;
+  bad.mc = good.mr * 2 + 1;
+  CHECK_THAT(check_config(c, MatmulDtype::f32, bad), Catch::Contains("multiple of mr"));
+  bad = good;
+  bad.mr = 14, bad.nv = 4, bad.nr = 64;
+  CHECK_THAT(check_config(c, MatmulDtype::f32, bad), Catch::Contains("vector registers"));
+  bad = good;
+  bad.threads = 3;
+  CHECK_THAT(check_config(c, MatmulDtype::f32, bad), Catch::Contains("thread grid"));
+  MatmulConfig bf = default_config(c, MatmulDtype::bf16, 100, 100, 100, 1);
+  bf.kc = 63;
+  CHECK_THAT(check_config(c, MatmulDtype::bf16, bf), Catch::Contains("multiple of 2"));
+  // Features are named when missing.
+  CHECK_THAT(gemm_unsupported(c, MatmulDtype::bf16), Catch::Contains("avx512_bf16"));
+  CHECK_THAT(gemm_unsupported(c, MatmulDtype::i8), Catch::Contains("avx512_vnni"));
+  CHECK_THAT(gemm_unsupported(CpuInfo{}, MatmulDtype::f32), Catch::Contains("avx2"));
+  Gemm gemm(CpuInfo{}, MatmulDtype::f32);
+  float x = 0;
+  auto refused = gemm.run(GemmArgs{1, 1, 1, &x, 1, &x, 1, &x, 1}, good);
+  REQUIRE_FALSE(refused.ok());
+  CHECK_THAT(refused.error(), Catch::Contains("avx2"));
+}
+
+TEST_CASE("gemm: the default tiling follows the caches and the problem", "[gemm]") {
+  CpuInfo c;
+  c.features = {"avx512_f"};
+  c.smt_per_core = 1;
+  c.caches = {{1, "data", 32 << 10, 64, 8, 1, 2}, {2, "unified", 1 << 20, 64, 8, 1, 2},
+              {3, "unified", 32 << 20, 64, 16, 2, 1}};
+  MatmulConfig g = default_config(c, MatmulDtype::f32, 4096, 4096, 4096, 2);
   CHECK(g.kc == 512);  // half of a 1 MiB L2 over 64 floats x 4 bytes is 2048, clamped to 512
-  CHECK(g.mc % 6 == 0);
-  CHECK(g.nc % 64 == 0);
+  CHECK(g.mc % g.mr == 0);
+  CHECK(g.nc % g.nr == 0);
   CHECK(uint64_t(g.mc) * uint64_t(g.kc) * 4 <= (1u << 20) / 2);
-  GemmBlocking tiny = choose_blocking(c, s, 5, 7, 3, 1);
+  CHECK(g.thread_rows * g.thread_cols == 2);
+  MatmulConfig b16 = default_config(c, MatmulDtype::bf16, 4096, 4096, 4096, 1);
+  CHECK(b16.kc == 1024);  // the same 512 k steps hold two bf16 values each
+  MatmulConfig tiny = default_config(c, MatmulDtype::f32, 5, 7, 3, 1);
   CHECK(tiny.kc == 3);
   CHECK(tiny.mc == 6);
   CHECK(tiny.nc == 64);
-}
-
-TEST_CASE("gemm: kernels compute rows x columns FMAs per step and mask the column tail", "[gemm]") {
-  x86::HostIsa isa;
-  isa.avx = isa.avx2 = isa.avx512f = true;
-  auto full = x86::micro_kernel_listing(isa, 6, 64);
-  REQUIRE(full.ok());
-  size_t fmas = 0, pos = 0;
-  while ((pos = full->find("vfmadd231ps", pos)) != std::string::npos) ++fmas, ++pos;
-  CHECK(fmas == 24);
-  CHECK(full->find("{k1}") == std::string::npos);
-  auto edge = x86::micro_kernel_listing(isa, 3, 37);
-  REQUIRE(edge.ok());
-  fmas = pos = 0;
-  while ((pos = edge->find("vfmadd231ps", pos)) != std::string::npos) ++fmas, ++pos;
-  CHECK(fmas == 9);  // 3 rows x 3 vectors (37 columns)
-  CHECK(edge->find("{k1}") != std::string::npos);
-  x86::HostIsa none;
-  CHECK_FALSE(x86::micro_kernel_listing(none, 6, 16).ok());
-  CHECK_FALSE(x86::micro_kernel_listing(isa, 7, 64).ok());
+  CHECK(default_config(c, MatmulDtype::i8, 5, 7, 3, 1).kc == 4);  // k rounded up to whole quads
 }

@@ -1,5 +1,7 @@
 #include "asm/x86/matmul_kernel.hpp"
 
+#include <fmt/format.h>
+
 namespace peakprobe::x86 {
 using namespace asmjit;
 namespace ax = asmjit::x86;
@@ -8,38 +10,27 @@ namespace {
 
 ax::Vec vec(int bits, uint32_t id) { return bits == 512 ? ax::Vec(ax::zmm(id)) : ax::Vec(ax::ymm(id)); }
 
-// Registers: accumulators 0 .. rows*nv-1, B vectors next, one broadcast register last.
-Error emit_kernel(ax::Assembler& e, const MicroKernelShape& s, int rows, int cols) {
-  const int lanes = s.vec_bits / 32;
-  const int nv = s.nr / lanes;                   // vectors per row of the block
-  const int used = (cols + lanes - 1) / lanes;   // vectors holding valid columns
-  const int tail = cols - (used - 1) * lanes;    // valid lanes of the last one
-  const ax::Gp kc = ax::rdi, a = ax::rsi, b = ax::rdx, c = ax::rcx, ldc = ax::r8;
+// The multiply-accumulate of the dtype: acc += b (x) broadcast A.
+void emit_dot(ax::Assembler& e, MatmulDtype dtype, const ax::Vec& acc, const ax::Vec& b, const ax::Vec& a) {
+  switch (dtype) {
+    case MatmulDtype::f32: e.emit(ax::Inst::kIdVfmadd231ps, acc, b, a); break;
+    case MatmulDtype::bf16: e.emit(ax::Inst::kIdVdpbf16ps, acc, b, a); break;
+    // vpdpbusd multiplies the unsigned bytes of its second operand by the signed bytes of its third.
+    case MatmulDtype::i8: e.emit(ax::Inst::kIdVpdpbusd, acc, a, b); break;
+  }
+}
+
+// The accumulators hold f32 (f32, bf16) or s32 (int8); C is added with the matching add.
+InstId add_id(MatmulDtype dtype) { return dtype == MatmulDtype::i8 ? ax::Inst::kIdVpaddd : ax::Inst::kIdVaddps; }
+
+// Writes the accumulators to C, adding what C holds when `add`. The last vector of a row is masked
+// when the tile is narrower than nr: columns past the tile are never read or written (they may not
+// exist). Free registers after the loop: the B vectors (mask on AVX2) and the broadcast (temporary).
+void emit_update(ax::Assembler& e, const MicroKernelShape& s, int rows, int used, int tail, bool add) {
+  const ax::Gp c = ax::rcx, ldc = ax::r8;
   const uint32_t b0 = uint32_t(rows * used), bc = b0 + uint32_t(used);
-  for (int i = 0; i < rows * used; ++i) {
-    ax::Vec v = vec(s.vec_bits, uint32_t(i));
-    e.emit(ax::Inst::kIdVxorps, v, v, v);
-  }
-  Label loop = e.newLabel(), done = e.newLabel();
-  e.test(kc, kc);
-  e.jz(done);
-  e.align(AlignMode::kCode, 64);
-  e.bind(loop);
-  for (int j = 0; j < used; ++j)
-    e.emit(ax::Inst::kIdVmovups, vec(s.vec_bits, b0 + uint32_t(j)), ax::ptr(b, j * s.vec_bits / 8));
-  for (int i = 0; i < rows; ++i) {
-    e.emit(ax::Inst::kIdVbroadcastss, vec(s.vec_bits, bc), ax::dword_ptr(a, 4 * i));
-    for (int j = 0; j < used; ++j)
-      e.emit(ax::Inst::kIdVfmadd231ps, vec(s.vec_bits, uint32_t(i * used + j)), vec(s.vec_bits, b0 + uint32_t(j)),
-             vec(s.vec_bits, bc));
-  }
-  e.add(a, Imm(4 * s.mr));  // packed A keeps MR floats per step even for edge rows (zero padded)
-  e.add(b, Imm(4 * s.nr));
-  e.dec(kc);
-  e.jnz(loop);
-  e.bind(done);
-  // C += accumulators; the last vector of a row is masked when the tile is narrower than NR.
-  if (tail < lanes) {
+  const bool masked_tail = tail < s.lanes();
+  if (masked_tail) {
     if (s.vec_bits == 512) {
       e.mov(ax::eax, Imm(int32_t((1u << tail) - 1)));
       e.kmovw(ax::k1, ax::eax);
@@ -47,7 +38,7 @@ Error emit_kernel(ax::Assembler& e, const MicroKernelShape& s, int rows, int col
       // AVX2: a lane mask with the sign bit set in the valid lanes, for vmaskmovps.
       e.sub(ax::rsp, 32);
       for (int l = 0; l < 8; ++l) e.mov(ax::dword_ptr(ax::rsp, 4 * l), Imm(l < tail ? -1 : 0));
-      e.vmovups(ax::ymm(15), ax::ptr(ax::rsp));
+      e.vmovups(ax::ymm(b0), ax::ptr(ax::rsp));
       e.add(ax::rsp, 32);
     }
   }
@@ -55,33 +46,83 @@ Error emit_kernel(ax::Assembler& e, const MicroKernelShape& s, int rows, int col
     for (int j = 0; j < used; ++j) {
       ax::Vec acc = vec(s.vec_bits, uint32_t(i * used + j));
       ax::Mem m = ax::ptr(c, j * s.vec_bits / 8);
-      const bool masked = j == used - 1 && tail < lanes;
+      const bool masked = j == used - 1 && masked_tail;
       if (!masked) {
-        e.emit(ax::Inst::kIdVaddps, acc, acc, m);
+        if (add) e.emit(add_id(s.dtype), acc, acc, m);
         e.emit(ax::Inst::kIdVmovups, m, acc);
       } else if (s.vec_bits == 512) {
-        // Masked load and store: columns past n are never read or written (they may not exist).
-        ax::Vec tmp = vec(512, bc);
-        e.k(ax::k1).z().vmovups(tmp.as<ax::Zmm>(), m);
-        e.vaddps(acc.as<ax::Zmm>(), acc.as<ax::Zmm>(), tmp.as<ax::Zmm>());
+        if (add) {
+          ax::Zmm tmp = ax::zmm(bc);
+          e.k(ax::k1).z().vmovups(tmp, m);
+          e.emit(add_id(s.dtype), acc, acc, tmp);
+        }
         e.k(ax::k1).vmovups(m, acc.as<ax::Zmm>());
       } else {
-        ax::Ymm tmp = ax::ymm(bc);
-        e.vmaskmovps(tmp, ax::ymm(15), m);
-        e.vaddps(acc.as<ax::Ymm>(), acc.as<ax::Ymm>(), tmp);
-        e.vmaskmovps(m, ax::ymm(15), acc.as<ax::Ymm>());
+        if (add) {
+          ax::Ymm tmp = ax::ymm(bc);
+          e.vmaskmovps(tmp, ax::ymm(b0), m);
+          e.emit(add_id(s.dtype), acc, acc, tmp);
+        }
+        e.vmaskmovps(m, ax::ymm(b0), acc.as<ax::Ymm>());
       }
     }
     e.add(c, ldc);
   }
+}
+
+Error emit_kernel(ax::Assembler& e, const MicroKernelShape& s, int rows, int cols) {
+  const int lanes = s.lanes();
+  const int used = (cols + lanes - 1) / lanes;  // vectors holding valid columns
+  const int tail = cols - (used - 1) * lanes;   // valid lanes of the last one
+  const ax::Gp steps = ax::rdi, a = ax::rsi, b = ax::rdx, c = ax::rcx, ldc = ax::r8, accumulate = ax::r9;
+  const uint32_t b0 = uint32_t(rows * used), bc = b0 + uint32_t(used);
+  // Ask for the C tile now: its lines arrive while the k loop runs instead of stalling the update.
+  e.mov(ax::r10, c);
+  const int row_bytes = cols * 4;
+  for (int i = 0; i < rows; ++i) {
+    for (int off = 0; off < row_bytes; off += 64) e.prefetcht0(ax::ptr(ax::r10, off));
+    e.prefetcht0(ax::ptr(ax::r10, row_bytes - 1));
+    e.add(ax::r10, ldc);
+  }
+  for (int i = 0; i < rows * used; ++i) {
+    ax::Vec v = vec(s.vec_bits, uint32_t(i));
+    // vpxord is AVX-512F (vxorps on zmm would need DQ); the AVX2 kernels use VEX vxorps.
+    e.emit(s.vec_bits == 512 ? ax::Inst::kIdVpxord : ax::Inst::kIdVxorps, v, v, v);
+  }
+  Label loop = e.newLabel(), done = e.newLabel(), store = e.newLabel(), out = e.newLabel();
+  e.test(steps, steps);
+  e.jz(done);
+  e.align(AlignMode::kCode, 64);
+  e.bind(loop);
+  for (int j = 0; j < used; ++j)
+    e.emit(ax::Inst::kIdVmovups, vec(s.vec_bits, b0 + uint32_t(j)), ax::ptr(b, j * s.vec_bits / 8));
+  for (int i = 0; i < rows; ++i) {
+    e.emit(ax::Inst::kIdVpbroadcastd, vec(s.vec_bits, bc), ax::dword_ptr(a, 4 * i));
+    for (int j = 0; j < used; ++j)
+      emit_dot(e, s.dtype, vec(s.vec_bits, uint32_t(i * used + j)), vec(s.vec_bits, b0 + uint32_t(j)),
+               vec(s.vec_bits, bc));
+  }
+  e.add(a, Imm(4 * s.mr));  // packed A keeps mr words per step even for edge rows (zero padded)
+  e.add(b, Imm(4 * s.nr()));
+  e.dec(steps);
+  e.jnz(loop);
+  e.bind(done);
+  e.test(accumulate, accumulate);
+  e.jz(store);
+  emit_update(e, s, rows, used, tail, true);
+  e.jmp(out);
+  e.bind(store);
+  emit_update(e, s, rows, used, tail, false);
+  e.bind(out);
   e.vzeroupper();
   e.ret();
   return kErrorOk;
 }
 
 Expected<JitFunction> compile(const MicroKernelShape& s, int rows, int cols, std::string* listing) {
-  if (s.mr == 0) return make_error("the f32 GEMM kernels need AVX-512F or AVX2 with FMA");
-  if (rows < 1 || rows > s.mr || cols < 1 || cols > s.nr) return make_error("micro-tile out of range");
+  if (std::string why = check_shape(s, s.vec_bits == 512 ? 32 : 16); !why.empty()) return make_error(why);
+  if (rows < 1 || rows > s.mr || cols < 1 || cols > s.nr())
+    return make_error(fmt::format("micro-tile {}x{} outside the {}x{} block", rows, cols, s.mr, s.nr()));
   CodeHolder code;
   code.init(jit_environment());
   StringLogger logger;
@@ -96,13 +137,17 @@ Expected<JitFunction> compile(const MicroKernelShape& s, int rows, int cols, std
 
 }  // namespace
 
-MicroKernelShape micro_kernel_shape(const HostIsa& isa) {
-  if (isa.avx512f) return {6, 64, 512};
-  if (isa.avx2) return {6, 16, 256};
-  return {0, 0, 0};
+std::string check_shape(const MicroKernelShape& s, int vector_registers) {
+  if (s.vec_bits != 512 && s.vec_bits != 256) return fmt::format("vector width {} bits: only 256 and 512", s.vec_bits);
+  if (s.dtype != MatmulDtype::f32 && s.vec_bits != 512)
+    return fmt::format("{} kernels need AVX-512 (vdpbf16ps / vpdpbusd on zmm)", to_string(s.dtype));
+  if (s.mr < 1 || s.nv < 1 || s.nv > 4)
+    return fmt::format("register block {}x{} vectors: rows must be >= 1 and vectors 1..4", s.mr, s.nv);
+  if (registers_needed(s.mr, s.nv) > vector_registers)
+    return fmt::format("register block {}x{} needs {} vector registers, the CPU has {}", s.mr, s.nv,
+                       registers_needed(s.mr, s.nv), vector_registers);
+  return "";
 }
-
-MicroKernels::MicroKernels(const HostIsa& isa) : isa_(isa), shape_(micro_kernel_shape(isa)) {}
 
 Expected<MicroKernelFn> MicroKernels::get(int rows, int cols) {
   std::lock_guard<std::mutex> lock(mutex_);
@@ -116,9 +161,9 @@ Expected<MicroKernelFn> MicroKernels::get(int rows, int cols) {
   return it->second.as<MicroKernelFn>();
 }
 
-Expected<std::string> micro_kernel_listing(const HostIsa& isa, int rows, int cols) {
+Expected<std::string> micro_kernel_listing(const MicroKernelShape& shape, int rows, int cols) {
   std::string text;
-  auto fn = compile(micro_kernel_shape(isa), rows, cols, &text);
+  auto fn = compile(shape, rows, cols, &text);
   if (!fn) return make_error(fn.error());
   return text;
 }

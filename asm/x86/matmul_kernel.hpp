@@ -1,47 +1,62 @@
-// Generated f32 GEMM micro-kernels: C[mr x n] += A_panel[mr x kc] * B_panel[kc x NR] for packed
-// panels, one register block of MR x NR accumulators. AVX-512: 6 x 64 (24 zmm accumulators, 4 B
-// vectors, 1 broadcast); AVX2+FMA: 6 x 16 (12 ymm accumulators). Edge tiles are separate kernels:
-// fewer rows (mr < MR) and masked columns (n < NR), so there is no scalar tail.
+// Generated GEMM micro-kernels: C[mr x nr] (+)= A_panel * B_panel for packed panels, one register
+// block of mr x nv vector accumulators (nr = nv x lanes). One kernel shape serves three dtypes,
+// because each "k step" is one 32-bit lane of work:
+//   f32  vfmadd231ps   a step is 1 k value  (A: 1 float per row,  B: nr floats)
+//   bf16 vdpbf16ps     a step is 2 k values (A: 2 bf16 per row,   B: nr pairs), C in f32
+//   int8 vpdpbusd      a step is 4 k values (A: 4 u8 per row,     B: nr quads of s8), C in s32
+// so a packed A panel is always k_steps x mr 32-bit words and a B panel k_steps x nr words.
+// Edge tiles are separate kernels: fewer rows (rows < mr) and masked columns (cols < nr), so there
+// is no scalar tail.
 #pragma once
 #include <cstdint>
 #include <map>
 #include <mutex>
-#include <utility>
+#include <string>
+#include <tuple>
 
 #include "asm/x86/stream_emitter.hpp"
-#include "asm/x86/stream_plan.hpp"
 #include "peakprobe/expected.hpp"
+#include "peakprobe/matmul_result.hpp"
 
 namespace peakprobe::x86 {
 
 struct MicroKernelShape {
-  int mr = 6;        // rows of the register block
-  int nr = 64;       // columns (a multiple of the vector width)
+  int mr = 6;         // rows of the register block
+  int nv = 4;         // vectors per row
   int vec_bits = 512;
+  MatmulDtype dtype = MatmulDtype::f32;
+  int lanes() const { return vec_bits / 32; }
+  int nr() const { return nv * lanes(); }
+  // k values one 32-bit lane holds: 1 f32, 2 bf16, 4 int8.
+  int k_group() const { return dtype == MatmulDtype::f32 ? 1 : dtype == MatmulDtype::bf16 ? 2 : 4; }
 };
-// The register block for this CPU: 6x64 with AVX-512F, 6x16 with AVX2+FMA; mr 0 when neither.
-MicroKernelShape micro_kernel_shape(const HostIsa& isa);
 
-// void kernel(uint64_t kc, const float* a_panel, const float* b_panel, float* c, uint64_t ldc_bytes)
-// a_panel: kc groups of MR floats (row r of step k at [k*MR + r]); b_panel: kc groups of NR floats.
-using MicroKernelFn = void (*)(uint64_t kc, const float* a, const float* b, float* c, uint64_t ldc_bytes);
+// Registers the block needs: mr*nv accumulators, nv B vectors, one broadcast.
+inline int registers_needed(int mr, int nv) { return mr * nv + nv + 1; }
+
+// "" when the shape can be generated for a CPU with these vector registers, else why not.
+std::string check_shape(const MicroKernelShape& s, int vector_registers);
+
+// void kernel(uint64_t k_steps, const void* a, const void* b, void* c, uint64_t ldc_bytes, uint64_t accumulate)
+// accumulate = 0 stores the block into C (the first K block), 1 adds it to C.
+using MicroKernelFn = void (*)(uint64_t k_steps, const void* a, const void* b, void* c, uint64_t ldc_bytes,
+                               uint64_t accumulate);
 
 // Kernels compiled on first use for each (rows, columns) edge case; thread-safe.
 class MicroKernels {
  public:
-  explicit MicroKernels(const HostIsa& isa);
+  explicit MicroKernels(const MicroKernelShape& shape) : shape_(shape) {}
   const MicroKernelShape& shape() const { return shape_; }
-  // rows in 1..MR, cols in 1..NR.
+  // rows in 1..mr, cols in 1..nr.
   Expected<MicroKernelFn> get(int rows, int cols);
 
  private:
-  HostIsa isa_;
   MicroKernelShape shape_;
   std::mutex mutex_;
   std::map<std::pair<int, int>, JitFunction> kernels_;
 };
 
 // The kernel's code as text (for tests and --explain).
-Expected<std::string> micro_kernel_listing(const HostIsa& isa, int rows, int cols);
+Expected<std::string> micro_kernel_listing(const MicroKernelShape& shape, int rows, int cols);
 
 }  // namespace peakprobe::x86

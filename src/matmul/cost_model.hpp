@@ -24,6 +24,7 @@ struct MachineModel {
   double fma_per_cycle = 1.0;
   double fma_latency = 4.0;
   double loads_per_cycle = 2.0;     // vector loads per cycle (load ports)
+  double stores_per_cycle = 1.0;    // vector stores per cycle (one store port at full width)
   uint64_t l1_bytes = 32 << 10;     // per core
   uint64_t l2_bytes = 1 << 20;      // per core
   uint64_t l3_bytes = 32 << 20;     // one instance

@@ -1,122 +1,246 @@
 #include "matmul/gemm.hpp"
 
+#include <immintrin.h>
+#include <sys/mman.h>
+
 #include <algorithm>
+#include <array>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
-#include <memory>
 #include <thread>
 
+#include <fmt/format.h>
+
 #include "harness/pin.hpp"
+#include "matmul/packing.hpp"
+#include "matmul/reference.hpp"
 
 namespace peakprobe {
 namespace {
 
-struct FreeDeleter {
-  void operator()(float* p) const { std::free(p); }
-};
-using Buffer = std::unique_ptr<float, FreeDeleter>;
+constexpr size_t kHugePage = 2u << 20;
 
-Buffer aligned_floats(size_t count) {
-  const size_t bytes = (count * sizeof(float) + 63) / 64 * 64;
-  return Buffer(static_cast<float*>(std::aligned_alloc(64, std::max<size_t>(bytes, 64))));
-}
+// A growable, 64-byte aligned word buffer; blocks of 2 MiB and more are huge-page aligned and
+// advised, so packed panels do not pay a TLB miss every 4 KiB.
+class WordBuffer {
+ public:
+  uint32_t* get() const { return data_.get(); }
+  bool ensure(size_t words) {
+    if (words <= words_) return true;
+    size_t bytes = std::max<size_t>(words * 4, 64);
+    const size_t align = bytes >= kHugePage ? kHugePage : 64;
+    bytes = (bytes + align - 1) / align * align;
+    data_.reset(static_cast<uint32_t*>(std::aligned_alloc(align, bytes)));
+    if (!data_) return words_ = 0, false;
+    if (align == kHugePage) madvise(data_.get(), bytes, MADV_HUGEPAGE);
+    words_ = bytes / 4;
+    return true;
+  }
+
+ private:
+  struct FreeDeleter {
+    void operator()(uint32_t* p) const { std::free(p); }
+  };
+  std::unique_ptr<uint32_t, FreeDeleter> data_;
+  size_t words_ = 0;
+};
+
+// The threads of one column group meet here between packing a B block and using it. Spinning is
+// right while each thread has a core of its own; after a while it yields, so an oversubscribed
+// machine still makes progress.
+class SpinBarrier {
+ public:
+  explicit SpinBarrier(int parties) : parties_(parties) {}
+  void wait() {
+    if (parties_ == 1) return;
+    const int gen = generation_.load(std::memory_order_acquire);
+    if (arrived_.fetch_add(1, std::memory_order_acq_rel) == parties_ - 1) {
+      arrived_.store(0, std::memory_order_relaxed);
+      generation_.fetch_add(1, std::memory_order_release);
+      return;
+    }
+    for (int spins = 0; generation_.load(std::memory_order_acquire) == gen; ++spins) {
+      if (spins < 20000) _mm_pause();
+      else std::this_thread::yield();
+    }
+  }
+
+ private:
+  const int parties_;
+  std::atomic<int> arrived_{0}, generation_{0};
+};
 
 uint64_t level_bytes(const CpuInfo& cpu, int level, uint64_t fallback) {
   for (const auto& c : cpu.caches)
-    if (c.level == level && c.type != "instruction") return c.size_bytes / std::max(1, c.shared_by_cpus);
+    if (c.level == level && c.type != "instruction") {
+      const int cores_sharing = std::max(1, c.shared_by_cpus / std::max(1, cpu.smt_per_core));
+      return c.size_bytes / uint64_t(cores_sharing);
+    }
   return fallback;
 }
 
-// B[pc.., jc..] (kc x nc) -> micro-panels of kc x NR, columns past nc zero.
-void pack_b(const float* b, int64_t ldb, int64_t kc, int64_t nc, int nr, float* out) {
-  for (int64_t j0 = 0; j0 < nc; j0 += nr) {
-    const int64_t w = std::min<int64_t>(nr, nc - j0);
-    for (int64_t p = 0; p < kc; ++p) {
-      const float* src = b + p * ldb + j0;
-      std::memcpy(out, src, size_t(w) * sizeof(float));
-      if (w < nr) std::memset(out + w, 0, size_t(nr - w) * sizeof(float));
-      out += nr;
-    }
-  }
-}
-
-// A[ic.., pc..] (mc x kc) -> micro-panels of MR x kc stored k-major, rows past mc zero.
-void pack_a(const float* a, int64_t lda, int64_t mc, int64_t kc, int mr, float* out) {
-  for (int64_t i0 = 0; i0 < mc; i0 += mr) {
-    const int64_t h = std::min<int64_t>(mr, mc - i0);
-    for (int64_t p = 0; p < kc; ++p) {
-      for (int64_t r = 0; r < h; ++r) out[r] = a[(i0 + r) * lda + p];
-      for (int64_t r = h; r < mr; ++r) out[r] = 0.0f;
-      out += mr;
-    }
-  }
-}
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 }  // namespace
 
-GemmBlocking choose_blocking(const CpuInfo& cpu, const x86::MicroKernelShape& s, int64_t m, int64_t n, int64_t k,
-                             int threads) {
-  GemmBlocking g;
-  g.threads = std::max(1, threads);
+struct Gemm::Workspace {
+  std::vector<WordBuffer> a;                   // one per thread
+  std::vector<std::array<WordBuffer, 2>> b;    // one pair per column group: pack the next while others finish
+};
+
+std::string gemm_unsupported(const CpuInfo& cpu, MatmulDtype dtype) {
+  switch (dtype) {
+    case MatmulDtype::f32:
+      if (cpu.has("avx512_f") || (cpu.has("avx2") && cpu.has("fma"))) return "";
+      return "the f32 kernels need avx512_f, or avx2 with fma";
+    case MatmulDtype::bf16:
+      if (!cpu.has("avx512_f")) return "the bf16 kernels need avx512_f";
+      return cpu.has("avx512_bf16") ? "" : "the bf16 kernels need avx512_bf16 (vdpbf16ps)";
+    case MatmulDtype::i8:
+      if (!cpu.has("avx512_f")) return "the int8 kernels need avx512_f";
+      return cpu.has("avx512_vnni") ? "" : "the int8 kernels need avx512_vnni (vpdpbusd)";
+  }
+  return "unknown dtype";
+}
+
+int gemm_vector_bits(const CpuInfo& cpu) { return cpu.has("avx512_f") ? 512 : 256; }
+
+MatmulConfig default_config(const CpuInfo& cpu, MatmulDtype dtype, int64_t m, int64_t n, int64_t k, int threads) {
+  MatmulConfig g;
+  const int bits = gemm_vector_bits(cpu), lanes = bits / 32, kg = 4 / element_bytes(dtype);
+  g.mr = 6;
+  g.nv = bits == 512 ? 4 : 2;
+  g.nr = g.nv * lanes;
   const uint64_t l2 = level_bytes(cpu, 2, 1 << 20), l3 = level_bytes(cpu, 3, 8 << 20);
-  g.kc = int(std::clamp<uint64_t>(l2 / 2 / (uint64_t(s.nr) * 4), 64, 512));
-  g.mc = int(std::clamp<uint64_t>(l2 / 2 / (uint64_t(g.kc) * 4) / uint64_t(s.mr) * uint64_t(s.mr), uint64_t(s.mr), 960));
-  g.nc = int(std::clamp<uint64_t>(l3 / (uint64_t(g.kc) * 4) / uint64_t(s.nr) * uint64_t(s.nr), uint64_t(s.nr), 8192));
-  g.kc = int(std::min<int64_t>(g.kc, std::max<int64_t>(k, 1)));
-  g.mc = int(std::min<int64_t>(g.mc, (m + s.mr - 1) / s.mr * s.mr));
-  g.nc = int(std::min<int64_t>(g.nc, (n + s.nr - 1) / s.nr * s.nr));
+  // In k steps (32-bit words) first, then in k values.
+  const uint64_t steps = std::clamp<uint64_t>(l2 / 2 / (uint64_t(g.nr) * 4), 64, 512);
+  g.mc = int(std::clamp<uint64_t>(l2 / 2 / (steps * 4) / uint64_t(g.mr) * uint64_t(g.mr), uint64_t(g.mr), 960));
+  g.nc = int(std::clamp<uint64_t>(l3 / (steps * 4) / uint64_t(g.nr) * uint64_t(g.nr), uint64_t(g.nr), 8192));
+  g.kc = int(std::min<int64_t>(int64_t(steps) * kg, ceil_div(std::max<int64_t>(k, 1), kg) * kg));
+  g.mc = int(std::min<int64_t>(g.mc, ceil_div(m, g.mr) * g.mr));
+  g.nc = int(std::min<int64_t>(g.nc, ceil_div(n, g.nr) * g.nr));
+  g.threads = std::max(1, threads);
+  g.thread_rows = g.threads;
+  g.thread_cols = 1;
   return g;
 }
 
-Gemm::Gemm(const CpuInfo& cpu, const x86::HostIsa& isa) : cpu_(cpu), kernels_(isa) {}
+std::string check_config(const CpuInfo& cpu, MatmulDtype dtype, const MatmulConfig& g) {
+  const int bits = gemm_vector_bits(cpu), lanes = bits / 32, kg = 4 / element_bytes(dtype);
+  x86::MicroKernelShape s{g.mr, g.nv, bits, dtype};
+  if (std::string why = x86::check_shape(s, gemm_vector_registers(bits)); !why.empty()) return why;
+  if (g.nr != g.nv * lanes) return fmt::format("nr {} must be nv x {} lanes = {}", g.nr, lanes, g.nv * lanes);
+  if (g.mc < g.mr || g.mc % g.mr) return fmt::format("mc {} must be a positive multiple of mr {}", g.mc, g.mr);
+  if (g.nc < g.nr || g.nc % g.nr) return fmt::format("nc {} must be a positive multiple of nr {}", g.nc, g.nr);
+  if (g.kc < kg || g.kc % kg)
+    return fmt::format("kc {} must be a positive multiple of {} ({} packs {} k values a lane)", g.kc, kg,
+                       to_string(dtype), kg);
+  if (g.threads < 1 || g.thread_rows < 1 || g.thread_cols < 1 || g.thread_rows * g.thread_cols != g.threads)
+    return fmt::format("thread grid {}x{} does not make {} threads", g.thread_rows, g.thread_cols, g.threads);
+  return "";
+}
 
-Expected<bool> Gemm::run(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb,
-                         float* c, int64_t ldc, const GemmBlocking& g) {
-  const auto s = kernels_.shape();
-  if (s.mr == 0) return make_error("f32 GEMM needs AVX-512F or AVX2 with FMA");
-  if (m < 0 || n < 0 || k < 0) return make_error("negative matrix dimension");
-  for (int64_t i = 0; i < m; ++i) std::memset(c + i * ldc, 0, size_t(n) * sizeof(float));
-  if (m == 0 || n == 0 || k == 0) return true;
-  // Compile every edge kernel up front, so worker threads only look them up.
-  std::vector<int> widths = {s.nr};
-  for (int64_t jc = 0; jc < n; jc += g.nc)
-    if (const int64_t w = std::min<int64_t>(g.nc, n - jc); w % s.nr) widths.push_back(int(w % s.nr));
-  for (int r = 1; r <= s.mr; ++r)
-    for (int col : widths)
-      if (auto kf = kernels_.get(r, col); !kf) return make_error(kf.error());
-  // Rows are split into equal runs of whole micro-panels, one per thread.
-  const int64_t panels = (m + s.mr - 1) / s.mr;
-  const int threads = int(std::min<int64_t>(g.threads, panels));
-  std::vector<std::string> errors(static_cast<size_t>(threads));
+Gemm::Gemm(const CpuInfo& cpu, MatmulDtype dtype)
+    : cpu_(cpu), dtype_(dtype), vec_bits_(gemm_vector_bits(cpu)), workspace_(std::make_unique<Workspace>()) {}
+Gemm::~Gemm() = default;
+
+std::string Gemm::kernel_name(const MatmulConfig& g) const {
+  return fmt::format("{} {} {}x{}", vec_bits_ == 512 ? "avx512" : "avx2", to_string(dtype_), g.mr, g.nr);
+}
+
+x86::MicroKernels& Gemm::kernels_for(int mr, int nv) {
+  auto& slot = kernels_[{mr, nv}];
+  if (!slot) slot = std::make_unique<x86::MicroKernels>(x86::MicroKernelShape{mr, nv, vec_bits_, dtype_});
+  return *slot;
+}
+
+Expected<bool> Gemm::run(const GemmArgs& x, const MatmulConfig& g) {
+  if (std::string why = gemm_unsupported(cpu_, dtype_); !why.empty()) return make_error(why);
+  if (std::string why = check_config(cpu_, dtype_, g); !why.empty()) return make_error(why);
+  if (x.m < 0 || x.n < 0 || x.k < 0) return make_error("negative matrix dimension");
+  if (x.m == 0 || x.n == 0) return true;
+  if (x.k == 0) {
+    for (int64_t i = 0; i < x.m; ++i) std::memset(static_cast<char*>(x.c) + i * x.ldc * 4, 0, size_t(x.n) * 4);
+    return true;
+  }
+  const int es = element_bytes(dtype_), mr = g.mr, nr = g.nr;
+  // A thread with no rows or columns of its own is not started.
+  const int64_t row_panels = ceil_div(x.m, mr), col_panels = ceil_div(x.n, nr);
+  const int tr_count = int(std::min<int64_t>(g.thread_rows, row_panels));
+  const int tc_count = int(std::min<int64_t>(g.thread_cols, col_panels));
+  const int threads = tr_count * tc_count;
+  auto col_range = [&](int tc) {
+    return std::make_pair(std::min(x.n, col_panels * tc / tc_count * nr),
+                          std::min(x.n, col_panels * (tc + 1) / tc_count * nr));
+  };
+
+  // Every kernel a thread may need, compiled now and looked up without a lock: [rows][cols].
+  x86::MicroKernels& kernels = kernels_for(mr, g.nv);
+  std::vector<x86::MicroKernelFn> table(size_t((mr + 1) * (nr + 1)), nullptr);
+  std::vector<int> widths = {nr};
+  for (int tc = 0; tc < tc_count; ++tc) {
+    auto [c0, c1] = col_range(tc);
+    for (int64_t jc = c0; jc < c1; jc += g.nc)
+      if (const int64_t w = std::min<int64_t>(g.nc, c1 - jc) % nr) widths.push_back(int(w));
+  }
+  for (int r = 1; r <= mr; ++r)
+    for (int w : widths) {
+      auto fn = kernels.get(r, w);
+      if (!fn) return make_error(fn.error());
+      table[size_t(r * (nr + 1) + w)] = *fn;
+    }
+
+  // Buffers: an A block per thread; two B blocks per column group.
+  const int64_t steps_max = k_steps(std::min<int64_t>(g.kc, x.k), es);
+  Workspace& ws = *workspace_;
+  ws.a.resize(size_t(threads));
+  ws.b.resize(size_t(tc_count));
+  for (auto& buf : ws.a)
+    if (!buf.ensure(size_t(steps_max * ceil_div(std::min<int64_t>(g.mc, x.m), mr) * mr)))
+      return make_error("cannot allocate the A packing buffers");
+  for (auto& pair : ws.b)
+    for (auto& buf : pair)
+      if (!buf.ensure(size_t(steps_max * ceil_div(std::min<int64_t>(g.nc, x.n), nr) * nr)))
+        return make_error("cannot allocate the B packing buffers");
+  std::vector<std::unique_ptr<SpinBarrier>> barriers;
+  for (int tc = 0; tc < tc_count; ++tc) barriers.push_back(std::make_unique<SpinBarrier>(tr_count));
+
+  const auto* a = static_cast<const uint8_t*>(x.a);
+  const auto* b = static_cast<const uint8_t*>(x.b);
+  auto* c = static_cast<uint8_t*>(x.c);
   auto worker = [&](int t) {
     if (t < int(cpu_.core_order.size())) pin_current_thread(cpu_.core_order[size_t(t)]);
-    const int64_t row_begin = panels * t / threads * s.mr, row_end = std::min<int64_t>(m, panels * (t + 1) / threads * s.mr);
-    if (row_begin >= row_end) return;
-    Buffer bp = aligned_floats(size_t(g.kc) * size_t((g.nc + s.nr - 1) / s.nr * s.nr));
-    Buffer ap = aligned_floats(size_t(g.kc) * size_t((g.mc + s.mr - 1) / s.mr * s.mr));
-    if (!bp || !ap) {
-      errors[size_t(t)] = "cannot allocate packing buffers";
-      return;
-    }
-    for (int64_t jc = 0; jc < n; jc += g.nc) {
-      const int64_t nc = std::min<int64_t>(g.nc, n - jc);
-      for (int64_t pc = 0; pc < k; pc += g.kc) {
-        const int64_t kc = std::min<int64_t>(g.kc, k - pc);
-        pack_b(b + pc * ldb + jc, ldb, kc, nc, s.nr, bp.get());
-        for (int64_t ic = row_begin; ic < row_end; ic += g.mc) {
-          const int64_t mc = std::min<int64_t>(g.mc, row_end - ic);
-          pack_a(a + ic * lda + pc, lda, mc, kc, s.mr, ap.get());
-          for (int64_t jr = 0; jr < nc; jr += s.nr) {
-            const int cols = int(std::min<int64_t>(s.nr, nc - jr));
-            for (int64_t ir = 0; ir < mc; ir += s.mr) {
-              const int rows = int(std::min<int64_t>(s.mr, mc - ir));
-              auto kf = kernels_.get(rows, cols);
-              if (!kf) {
-                errors[size_t(t)] = kf.error();
-                return;
-              }
-              (*kf)(uint64_t(kc), ap.get() + ir * kc, bp.get() + jr * kc, c + (ic + ir) * ldc + jc + jr,
-                    uint64_t(ldc) * sizeof(float));
+    const int tr = t % tr_count, tc = t / tr_count;
+    const int64_t r0 = std::min(x.m, row_panels * tr / tr_count * mr);
+    const int64_t r1 = std::min(x.m, row_panels * (tr + 1) / tr_count * mr);
+    const auto [c0, c1] = col_range(tc);
+    uint32_t* ap = ws.a[size_t(t)].get();
+    int block = 0;
+    for (int64_t jc = c0; jc < c1; jc += g.nc) {
+      const int64_t nc = std::min<int64_t>(g.nc, c1 - jc), panels = ceil_div(nc, nr);
+      // Diagonal assignment: each thread of the group starts on a different B micro-panel, so
+      // they do not all read the same lines at the same moment.
+      const int64_t start = panels * tr / tr_count;
+      for (int64_t pc = 0; pc < x.k; pc += g.kc) {
+        const int64_t kc = std::min<int64_t>(g.kc, x.k - pc), steps = k_steps(kc, es);
+        uint32_t* bp = ws.b[size_t(tc)][size_t(block++ & 1)].get();
+        pack_b(b + (pc * x.ldb + jc) * es, x.ldb, kc, nc, es, nr, panels * tr / tr_count,
+               panels * (tr + 1) / tr_count, bp);
+        barriers[size_t(tc)]->wait();
+        const uint64_t accumulate = pc > 0;
+        for (int64_t ic = r0; ic < r1; ic += g.mc) {
+          const int64_t mc = std::min<int64_t>(g.mc, r1 - ic);
+          pack_a(a + (ic * x.lda + pc) * es, x.lda, mc, kc, es, mr, ap);
+          for (int64_t q = 0; q < panels; ++q) {
+            const int64_t jp = (q + start) % panels, jr = jp * nr;
+            const int cols = int(std::min<int64_t>(nr, nc - jr));
+            const uint32_t* bpanel = bp + jp * steps * nr;
+            for (int64_t ir = 0; ir < mc; ir += mr) {
+              const int rows = int(std::min<int64_t>(mr, mc - ir));
+              table[size_t(rows * (nr + 1) + cols)](uint64_t(steps), ap + ir * steps, bpanel,
+                                                     c + ((ic + ir) * x.ldc + jc + jr) * 4, uint64_t(x.ldc) * 4,
+                                                     accumulate);
             }
           }
         }
@@ -127,23 +251,7 @@ Expected<bool> Gemm::run(int64_t m, int64_t n, int64_t k, const float* a, int64_
   for (int t = 1; t < threads; ++t) team.emplace_back(worker, t);
   worker(0);
   for (auto& th : team) th.join();
-  for (const auto& e : errors)
-    if (!e.empty()) return make_error(e);
   return true;
-}
-
-void reference_gemm(int64_t m, int64_t n, int64_t k, const float* a, const float* b, float* c, int64_t row_begin,
-                    int64_t row_end) {
-  std::vector<double> row(static_cast<size_t>(n));
-  for (int64_t i = std::max<int64_t>(0, row_begin); i < std::min(m, row_end); ++i) {
-    std::fill(row.begin(), row.end(), 0.0);
-    for (int64_t p = 0; p < k; ++p) {
-      const double av = a[i * k + p];
-      const float* br = b + p * n;
-      for (int64_t j = 0; j < n; ++j) row[size_t(j)] += av * double(br[j]);
-    }
-    for (int64_t j = 0; j < n; ++j) c[i * n + j] = float(row[size_t(j)]);
-  }
 }
 
 }  // namespace peakprobe

@@ -1,42 +1,65 @@
-// f32 GEMM, C = A x B (row-major), on the generated micro-kernels: B packed in KC x NR micro-panels,
-// A in MR x KC micro-panels, blocks KC / MC / NC sized from the caches (the BLIS analytical model's
-// shape), rows split over pinned threads.
+// GEMM C = A x B (row-major) on the generated micro-kernels, BLIS-shaped: for each column block
+// (nc) and k block (kc), the B block is packed into kc x nr micro-panels that the threads of one
+// column group pack together and share; each thread packs its own mc x kc blocks of A and runs the
+// register-block kernel over them. Threads form a grid over M (thread_rows) and N (thread_cols).
 #pragma once
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "asm/x86/matmul_kernel.hpp"
 #include "peakprobe/cpu_info.hpp"
 #include "peakprobe/expected.hpp"
+#include "peakprobe/matmul_result.hpp"
 
 namespace peakprobe {
 
-struct GemmBlocking {
-  int mc = 0, kc = 0, nc = 0;
-  int threads = 1;
-};
+// "" when this CPU can run the dtype's kernels, else the missing feature, named.
+std::string gemm_unsupported(const CpuInfo& cpu, MatmulDtype dtype);
+// Widest vector the kernels use on this CPU (512 or 256) and how many registers it has.
+int gemm_vector_bits(const CpuInfo& cpu);
+inline int gemm_vector_registers(int vector_bits) { return vector_bits == 512 ? 32 : 16; }
 
-// KC: a B micro-panel (KC x NR floats) in half of L2; MC: an A block (MC x KC) in half of L2 rounded
-// to MR; NC: a B block (KC x NC) in the L3 share, rounded to NR. Clamped to the problem.
-GemmBlocking choose_blocking(const CpuInfo& cpu, const x86::MicroKernelShape& s, int64_t m, int64_t n, int64_t k,
-                             int threads);
+// A plain analytical tiling (the BLIS model's shape), used when no cost model is at hand: 6 x 4
+// vectors (AVX-512) or 6 x 2 (AVX2); KC so a B micro-panel sits in half of L2, MC so an A block
+// sits in the other half, NC from the L3 share; threads over M. Clamped to the problem.
+MatmulConfig default_config(const CpuInfo& cpu, MatmulDtype dtype, int64_t m, int64_t n, int64_t k, int threads);
+
+// "" when the configuration can run this problem, else what is wrong with it (for --config).
+std::string check_config(const CpuInfo& cpu, MatmulDtype dtype, const MatmulConfig& config);
+
+struct GemmArgs {
+  int64_t m = 0, n = 0, k = 0;
+  const void* a = nullptr;  // f32 / bf16 / u8, m x k
+  int64_t lda = 0;          // leading dimensions in elements
+  const void* b = nullptr;  // f32 / bf16 / s8, k x n
+  int64_t ldb = 0;
+  void* c = nullptr;        // f32 / f32 / s32, m x n
+  int64_t ldc = 0;
+};
 
 class Gemm {
  public:
-  Gemm(const CpuInfo& cpu, const x86::HostIsa& isa);
-  const x86::MicroKernelShape& shape() { return kernels_.shape(); }
-  // C = A * B; lda/ldb/ldc in elements. Threads are pinned in the CPU's core order.
-  Expected<bool> run(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb,
-                     float* c, int64_t ldc, const GemmBlocking& blocking);
+  Gemm(const CpuInfo& cpu, MatmulDtype dtype);
+  ~Gemm();
+  Gemm(const Gemm&) = delete;
+  Gemm& operator=(const Gemm&) = delete;
+  MatmulDtype dtype() const { return dtype_; }
+  // Name of the kernel a configuration runs: "avx512 f32 6x64".
+  std::string kernel_name(const MatmulConfig& config) const;
+  // C = A x B. Threads are pinned in the CPU's core order. Packing buffers are kept between calls.
+  Expected<bool> run(const GemmArgs& args, const MatmulConfig& config);
 
  private:
+  struct Workspace;
+  x86::MicroKernels& kernels_for(int mr, int nv);
   CpuInfo cpu_;
-  x86::MicroKernels kernels_;
+  MatmulDtype dtype_;
+  int vec_bits_;
+  std::map<std::pair<int, int>, std::unique_ptr<x86::MicroKernels>> kernels_;
+  std::unique_ptr<Workspace> workspace_;
 };
-
-// Plain triple loop with double accumulation, over rows [row_begin, row_end).
-void reference_gemm(int64_t m, int64_t n, int64_t k, const float* a, const float* b, float* c, int64_t row_begin,
-                    int64_t row_end);
 
 }  // namespace peakprobe

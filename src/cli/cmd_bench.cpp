@@ -1,0 +1,180 @@
+// `peakprobe bench matmul`: the benchmark spec's parameter matrix for the bundled GEMM (shapes,
+// dtypes, batch sizes) in one run: JSON rows that `peakprobe compare` matches by name against a
+// stored baseline (benchmarks/baselines/), and a Markdown table for people.
+#include <iostream>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include "cli/commands.hpp"
+#include "cli/matmul_common.hpp"
+#include "cli/measure.hpp"
+#include "matmul/matmul_run.hpp"
+#include "report/json_report.hpp"
+#include "report/matmul_report.hpp"
+#include "report/output_file.hpp"
+
+namespace peakprobe::cli {
+namespace {
+
+struct BenchOptions {
+  std::string shapes = "128,1024,4096,127,513";
+  std::string dtypes = "f32,bf16";
+  std::string batches = "1,4,16";
+  std::string baselines = "openblas,blis";
+  double max_gflop = 200;  // per call; bigger combinations are listed as skipped
+  bool quick = false;
+};
+
+template <typename T>
+Expected<std::vector<T>> parse_list(const std::string& text, const char* what, T lo, T hi) {
+  std::vector<T> out;
+  std::stringstream in(text);
+  for (std::string item; std::getline(in, item, ',');) {
+    size_t used = 0;
+    long long v = 0;
+    try {
+      v = std::stoll(item, &used);
+    } catch (...) {
+      used = 0;
+    }
+    if (used != item.size() || item.empty() || v < lo || v > hi)
+      return make_error(fmt::format("{} '{}': expected whole numbers from {} to {}", what, item, lo, hi));
+    out.push_back(T(v));
+  }
+  if (out.empty()) return make_error(fmt::format("{}: empty list", what));
+  return out;
+}
+
+int run_bench(GlobalOptions& g, const BenchOptions& o) {
+  auto shapes = parse_list<int64_t>(o.shapes, "--shapes", 1, 65536);
+  if (!shapes) return spdlog::error("{}", shapes.error()), kExitUsage;
+  auto batches = parse_list<int64_t>(o.batches, "--batches", 1, 4096);
+  if (!batches) return spdlog::error("{}", batches.error()), kExitUsage;
+  std::vector<MatmulDtype> dtypes;
+  {
+    std::stringstream in(o.dtypes);
+    for (std::string item; std::getline(in, item, ',');) {
+      auto d = parse_dtype(item);
+      if (!d) return spdlog::error("--dtypes: {}", d.error()), kExitUsage;
+      dtypes.push_back(*d);
+    }
+  }
+  CpuInfo cpu;
+  if (int rc = prepare_measuring(g, cpu)) return rc;
+  std::vector<std::string> baselines;
+  {
+    std::stringstream in(o.baselines);
+    for (std::string item; std::getline(in, item, ',');)
+      if (!item.empty() && item != "none") baselines.push_back(item);
+  }
+
+  std::vector<MatmulResult> results;
+  size_t done = 0;
+  const size_t total = shapes->size() * dtypes.size() * batches->size();
+  for (MatmulDtype dt : dtypes) {
+    MatmulResult skipped_template;
+    skipped_template.dtype = dt;
+    skipped_template.threads = g.threads;
+    if (std::string why = gemm_unsupported(cpu, dt); !why.empty()) {
+      for (int64_t s : *shapes)
+        for (int64_t b : *batches) {
+          MatmulResult r = skipped_template;
+          r.m = r.n = r.k = s, r.batch = b;
+          r.name = matmul_name(s, s, s, b, dt, g.threads, ColdCacheMode::none);
+          r.status = Status::skipped;
+          r.reason = why + ", not available on this CPU";
+          results.push_back(r);
+          progress(g.out, ++done, total, r.name);
+        }
+      continue;
+    }
+    const MatmulRoof roof = measure_roof(g, cpu, dt, g.threads);
+    const MachineModel machine = machine_for(cpu, roof);
+    Gemm gemm(cpu, dt);
+    for (int64_t s : *shapes) {
+      if (o.quick && s > 2048) {
+        done += batches->size();
+        continue;
+      }
+      for (int64_t b : *batches) {
+        const std::string name = matmul_name(s, s, s, b, dt, g.threads, ColdCacheMode::none);
+        progress(g.out, ++done, total, name);
+        const double gflop = 2.0 * double(s) * double(s) * double(s) * double(b) / 1e9;
+        if (gflop > o.max_gflop) {
+          MatmulResult r = skipped_template;
+          r.m = r.n = r.k = s, r.batch = b, r.name = name;
+          r.status = Status::skipped;
+          r.reason = fmt::format("{:.0f} GFLOP per call is over --max-gflop {:.0f}", gflop, o.max_gflop);
+          results.push_back(r);
+          continue;
+        }
+        MatmulRequest rq;
+        rq.m = rq.n = rq.k = s, rq.batch = b, rq.dtype = dt;
+        rq.config = choose_config(machine, MatmulProblem{s, s, s, b, dt, g.threads}).config;
+        rq.baselines = baselines;
+        auto r = run_matmul(cpu, gemm, rq);
+        if (!r) {
+          MatmulResult e = skipped_template;
+          e.m = e.n = e.k = s, e.batch = b, e.name = name;
+          e.status = Status::error;
+          e.reason = r.error();
+          results.push_back(e);
+          continue;
+        }
+        score_matmul(*r, roof, machine);
+        spdlog::info("{}: {:.1f} G{}/s{}", name, r->gflops, dt == MatmulDtype::i8 ? "OP" : "FLOP",
+                     r->efficiency ? fmt::format(", {:.1f}% of the roof", 100 * *r->efficiency) : "");
+        results.push_back(*r);
+      }
+    }
+  }
+  progress_done(g.out);
+
+  try {
+    if (!g.out.json.empty()) {
+      nlohmann::json rows = nlohmann::json::array();
+      for (const auto& r : results) rows.push_back(to_json(r));
+      nlohmann::json doc = {{"schema", kSchema}, {"host", to_json(cpu)}, {"benchmarks", rows}};
+      write_output_file(g.out.json, [&](std::ostream& os) { os << doc.dump(2) << "\n"; });
+    }
+    if (!g.out.csv.empty()) write_output_file(g.out.csv, [&](std::ostream& os) { write_matmul_csv(os, results); });
+    if (!g.out.markdown.empty())
+      write_output_file(g.out.markdown, [&](std::ostream& os) { write_matmul_markdown(os, results); });
+  } catch (const OutputError& e) {
+    spdlog::error("{}", e.what());
+    return kExitOutput;
+  }
+  if (!g.out.writes_stdout()) write_matmul_markdown(std::cout, results);
+  for (const auto& r : results)
+    if (r.status == Status::error) return kExitResultErrors;
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_bench_command(CLI::App& app, GlobalOptions& g) {
+  auto* bench = app.add_subcommand("bench", "Benchmark suites over a parameter matrix, for regression tracking");
+  bench->require_subcommand(1);
+  auto o = std::make_shared<BenchOptions>();
+  auto* mm = bench->add_subcommand("matmul", "The bundled GEMM over shapes x dtypes x batch sizes");
+  mm->add_option("--shapes", o->shapes, "Cube sizes S (S x S x S problems)")->capture_default_str();
+  mm->add_option("--dtypes", o->dtypes, "f32, bf16, int8")->capture_default_str();
+  mm->add_option("--batches", o->batches, "Batch sizes")->capture_default_str();
+  mm->add_option("--baseline", o->baselines, "BLAS libraries for the f32 rows (openblas, blis, none)")
+      ->capture_default_str();
+  mm->add_option("--max-gflop", o->max_gflop, "Skip combinations with more work per call than this")
+      ->capture_default_str();
+  mm->add_flag("--quick", o->quick, "Leave out shapes above 2048");
+  mm->footer(
+      "Each row is one `peakprobe matmul` run (cost-model tiling, checked, timed, scored). Rows are named\n"
+      "\"matmul DTYPE MxNxK batch B, T thread(s)\" so `peakprobe compare OLD.json NEW.json` matches them.\n"
+      "Examples:\n"
+      "  peakprobe --threads 2 --json new.json bench matmul\n"
+      "  peakprobe compare benchmarks/baselines/amd-zen4-kvm-2c.json new.json\n");
+  mm->callback([&g, o] { g.action = [&g, o] { g.exit_code = run_bench(g, *o); }; });
+}
+
+}  // namespace peakprobe::cli

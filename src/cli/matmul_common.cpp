@@ -1,0 +1,147 @@
+#include "cli/matmul_common.hpp"
+
+#include <algorithm>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "harness/probe_runner.hpp"
+#include "matmul/matmul_run.hpp"
+
+namespace peakprobe::cli {
+
+std::string roof_instruction(const CpuInfo& cpu, MatmulDtype dtype) {
+  switch (dtype) {
+    case MatmulDtype::f32: return gemm_vector_bits(cpu) == 512 ? "vfmadd231ps zmm, zmm, zmm" : "vfmadd231ps ymm, ymm, ymm";
+    case MatmulDtype::bf16: return "vdpbf16ps zmm, zmm, zmm";
+    case MatmulDtype::i8: return "vpdpbusd zmm, zmm, zmm";
+  }
+  return "";
+}
+
+MatmulRoof measure_roof(const GlobalOptions& g, const CpuInfo& cpu, MatmulDtype dtype, int threads) {
+  MatmulRoof roof;
+  roof.source = roof_instruction(cpu, dtype);
+  roof.threads = threads;
+  ProbeOptions opt;
+  opt.cpu = g.cpu;
+  opt.threads = threads;
+  auto runner = ProbeRunner::create(cpu, opt);
+  if (!runner) {
+    spdlog::warn("no ceiling: {}", runner.error());
+    return roof;
+  }
+  ProbeSpec s;
+  s.text = roof.source;
+  const int lanes = (dtype == MatmulDtype::f32 ? gemm_vector_bits(cpu) : 512) / 32;
+  s.ops_per_instruction = double(lanes) * 2 * (dtype == MatmulDtype::f32 ? 1 : dtype == MatmulDtype::bf16 ? 2 : 4);
+  s.dtype = dtype == MatmulDtype::i8 ? "i8" : to_string(dtype);
+  s.origin = "matmul roof";
+  ProbeResult p = (*runner)->run(s);
+  roof.clock = p.clock;
+  if (p.status != Status::ok) {
+    spdlog::warn("no ceiling: {} is {} ({})", s.text, to_string(p.status), p.reason);
+    return roof;
+  }
+  if (p.recip_throughput_cycles && *p.recip_throughput_cycles > 0) roof.per_cycle = 1.0 / *p.recip_throughput_cycles;
+  if (p.latency_cycles) roof.latency = *p.latency_cycles;
+  const auto per_core = dtype == MatmulDtype::i8 ? p.gops : p.gflops;
+  const auto total = dtype == MatmulDtype::i8 ? p.total_gops : p.total_gflops;
+  roof.gflops = threads > 1 ? total : per_core;
+  return roof;
+}
+
+MachineModel machine_for(const CpuInfo& cpu, const MatmulRoof& roof) {
+  return machine_model_from(cpu, roof.clock.ghz > 0 ? roof.clock.ghz : 3.0, roof.per_cycle, roof.latency);
+}
+
+void score_matmul(MatmulResult& r, const MatmulRoof& roof, const MachineModel& machine) {
+  r.ceiling_source = roof.source;
+  r.ceiling_gflops = roof.gflops;
+  const int bits = r.dtype == MatmulDtype::f32 ? machine.vector_bits : 512;
+  r.bound_by = fmt::format("compute {} {}", to_string(r.dtype), bits);
+  if (roof.gflops) {
+    // The memory roof from the model's DRAM figure: only a problem too big for the caches and too
+    // thin to reuse its operands (small AI) sits under it.
+    const double dram = r.threads > 1 ? machine.dram_total_gbps : machine.dram_gbps;
+    const double bytes = matmul_bytes(r.m, r.n, r.k, r.batch, r.dtype);
+    const double caches = double(machine.l3_bytes) + double(machine.l2_bytes) * machine.cores;
+    if (bytes > caches && r.arithmetic_intensity * dram < *roof.gflops) {
+      r.ceiling_gflops = r.arithmetic_intensity * dram;
+      r.ceiling_source = fmt::format("DRAM {:.1f} GB/s (model estimate) x AI {:.2f}", dram, r.arithmetic_intensity);
+      r.bound_by = "memory DRAM";
+    }
+    r.efficiency = r.gflops / *r.ceiling_gflops;
+  }
+}
+
+Expected<MatmulConfig> parse_config(const std::string& text, const MatmulConfig& base, int vector_bits) {
+  MatmulConfig c = base;
+  std::stringstream in(text);
+  std::string item;
+  bool nr_given = false, mc_given = false, nc_given = false;
+  while (std::getline(in, item, ',')) {
+    const auto eq = item.find('=');
+    if (eq == std::string::npos)
+      return make_error(fmt::format("--config '{}': expected key=value items (mr, nv, nr, mc, kc, nc, grid)", item));
+    const std::string key = item.substr(0, eq), value = item.substr(eq + 1);
+    if (key == "grid") {
+      int rows = 0, cols = 0;
+      char x = 0;
+      std::stringstream g(value);
+      if (!(g >> rows >> x >> cols) || x != 'x' || g.peek() != EOF || rows < 1 || cols < 1)
+        return make_error(fmt::format("--config grid '{}': expected ROWSxCOLS, e.g. 2x1", value));
+      c.thread_rows = rows, c.thread_cols = cols, c.threads = rows * cols;
+      continue;
+    }
+    int v = 0;
+    size_t used = 0;
+    try {
+      v = std::stoi(value, &used);
+    } catch (...) {
+      used = 0;
+    }
+    if (used != value.size() || value.empty() || v < 1)
+      return make_error(fmt::format("--config {}: '{}' is not a positive whole number", key, value));
+    if (key == "mr") c.mr = v;
+    else if (key == "nv") c.nv = v;
+    else if (key == "nr") c.nr = v, nr_given = true;
+    else if (key == "mc") c.mc = v, mc_given = true;
+    else if (key == "kc") c.kc = v;
+    else if (key == "nc") c.nc = v, nc_given = true;
+    else return make_error(fmt::format("--config: unknown key '{}' (known: mr, nv, nr, mc, kc, nc, grid)", key));
+  }
+  const int lanes = vector_bits / 32;
+  if (nr_given) {
+    if (c.nr % lanes) return make_error(fmt::format("--config nr {} is not a multiple of {} lanes", c.nr, lanes));
+    c.nv = c.nr / lanes;
+  }
+  c.nr = c.nv * lanes;
+  // Blocks the user did not give follow a changed register block: whole micro-panels.
+  if (!mc_given) c.mc = std::max(c.mr, (c.mc + c.mr - 1) / c.mr * c.mr);
+  if (!nc_given) c.nc = std::max(c.nr, (c.nc + c.nr - 1) / c.nr * c.nr);
+  return c;
+}
+
+std::string config_text(const MatmulConfig& c) {
+  return fmt::format("mr={},nv={},mc={},kc={},nc={},grid={}x{}", c.mr, c.nv, c.mc, c.kc, c.nc, c.thread_rows,
+                     c.thread_cols);
+}
+
+Expected<MatmulDtype> parse_dtype(const std::string& text) {
+  if (text == "f32") return MatmulDtype::f32;
+  if (text == "bf16") return MatmulDtype::bf16;
+  if (text == "int8" || text == "i8" || text == "u8s8") return MatmulDtype::i8;
+  return make_error(fmt::format("--dtype '{}': expected f32, bf16 or int8", text));
+}
+
+bool parse_shape(const std::string& s, int64_t& m, int64_t& n, int64_t& k) {
+  std::stringstream in(s);
+  char c1 = 0, c2 = 0;
+  in >> m >> c1 >> n >> c2 >> k;
+  return in && c1 == ',' && c2 == ',' && in.peek() == EOF && m > 0 && n > 0 && k > 0 && m <= 65536 && n <= 65536 &&
+         k <= 65536;
+}
+
+}  // namespace peakprobe::cli

@@ -1,0 +1,45 @@
+// What `matmul` and `bench matmul` share: the roof each dtype is scored against (its dot/FMA
+// instruction measured on the same pinned cores), the cost model fed with those figures, the
+// plan for a shape (model, autotune or --config), and the scoring of a finished run.
+#pragma once
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "cli/commands.hpp"
+#include "matmul/cost_model.hpp"
+#include "matmul/gemm.hpp"
+#include "peakprobe/expected.hpp"
+#include "peakprobe/matmul_result.hpp"
+
+namespace peakprobe::cli {
+
+struct MatmulRoof {
+  std::optional<double> gflops;  // all `threads` cores together
+  std::string source;            // "vfmadd231ps zmm, zmm, zmm"
+  double per_cycle = 1;          // instructions per cycle per core (1 / reciprocal throughput)
+  double latency = 4;            // cycles
+  ClockReading clock;
+  int threads = 1;
+};
+
+// The dtype's instruction as the kernels use it: vfmadd231ps (zmm or ymm), vdpbf16ps zmm, vpdpbusd zmm.
+std::string roof_instruction(const CpuInfo& cpu, MatmulDtype dtype);
+// Measures it with a ProbeRunner on `threads` cores from --cpu; gflops empty when it cannot run.
+MatmulRoof measure_roof(const GlobalOptions& g, const CpuInfo& cpu, MatmulDtype dtype, int threads);
+MachineModel machine_for(const CpuInfo& cpu, const MatmulRoof& roof);
+
+// Ceiling, bound_by and efficiency: the compute roof, unless the arithmetic intensity times the
+// model's DRAM bandwidth is lower (then the memory roof binds).
+void score_matmul(MatmulResult& r, const MatmulRoof& roof, const MachineModel& machine);
+
+// "--config mr=8,nv=3,mc=96,kc=256,nc=1536,grid=2x1": keys not given keep `base`'s values.
+Expected<MatmulConfig> parse_config(const std::string& text, const MatmulConfig& base, int vector_bits);
+std::string config_text(const MatmulConfig& c);
+
+Expected<MatmulDtype> parse_dtype(const std::string& text);
+// "M,N,K" with whole numbers 1..65536.
+bool parse_shape(const std::string& text, int64_t& m, int64_t& n, int64_t& k);
+
+}  // namespace peakprobe::cli

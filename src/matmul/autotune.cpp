@@ -1,0 +1,85 @@
+#include "matmul/autotune.hpp"
+
+#include <algorithm>
+#include <set>
+#include <tuple>
+
+namespace peakprobe {
+namespace {
+
+int64_t round_up(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
+
+auto key(const MatmulConfig& c) {
+  return std::make_tuple(c.mr, c.nv, c.mc, c.kc, c.nc, c.thread_rows, c.thread_cols);
+}
+
+}  // namespace
+
+std::vector<MatmulConfig> autotune_grid(const MachineModel& machine, const MatmulProblem& p, int model_top) {
+  const auto ranked = rank_configs(machine, p);
+  const int kg = p.dtype == MatmulDtype::f32 ? 1 : p.dtype == MatmulDtype::bf16 ? 2 : 4;
+  const int lanes = machine.vector_bits / 32;
+  std::vector<MatmulConfig> out;
+  std::set<decltype(key(MatmulConfig{}))> seen;
+  auto add = [&](MatmulConfig c) {
+    // Clamp to the problem the way the GEMM would use it, so equal runs are not measured twice.
+    c.kc = int(std::min<int64_t>(c.kc, round_up(p.k, kg)));
+    c.mc = int(std::min<int64_t>(c.mc, round_up(p.m, c.mr)));
+    c.nc = int(std::min<int64_t>(c.nc, round_up(p.n, c.nr)));
+    if (seen.insert(key(c)).second) out.push_back(c);
+  };
+  // Register blocks: the model's favourite few, in the order it ranks them.
+  std::vector<std::pair<int, int>> blocks;
+  for (const auto& c : ranked)
+    if (std::find(blocks.begin(), blocks.end(), std::pair{c.config.mr, c.config.nv}) == blocks.end() &&
+        blocks.size() < 3)
+      blocks.emplace_back(c.config.mr, c.config.nv);
+  std::vector<std::pair<int, int>> grids;
+  for (int rows = 1; rows <= p.threads; ++rows)
+    if (p.threads % rows == 0) grids.emplace_back(rows, p.threads / rows);
+  for (auto [mr, nv] : blocks)
+    for (int steps : {128, 256, 512})
+      for (int mc_rows : {48, 144, 288})
+        for (int nc_cols : {512, 2048, 8192})
+          for (auto [rows, cols] : grids) {
+            MatmulConfig c;
+            c.mr = mr, c.nv = nv, c.nr = nv * lanes;
+            c.kc = steps * kg;
+            c.mc = int(round_up(mc_rows, mr));
+            c.nc = int(round_up(nc_cols, c.nr));
+            c.threads = p.threads, c.thread_rows = rows, c.thread_cols = cols;
+            add(c);
+          }
+  for (int i = 0; i < model_top && i < int(ranked.size()); ++i) add(ranked[size_t(i)].config);
+  return out;
+}
+
+Expected<AutotuneResult> autotune(const MachineModel& machine, const MatmulProblem& problem,
+                                  const MeasureConfig& measure, int model_top) {
+  AutotuneResult r;
+  const CandidateCost pick = choose_config(machine, problem);
+  auto measure_point = [&](const MatmulConfig& c) -> Expected<AutotunePoint> {
+    auto ms = measure(c);
+    if (!ms) return make_error(ms.error());
+    return AutotunePoint{c, predict(machine, problem, c).seconds * 1e3, *ms};
+  };
+  for (const MatmulConfig& c : autotune_grid(machine, problem, model_top)) {
+    auto point = measure_point(c);
+    if (!point) return make_error(point.error());
+    r.points.push_back(*point);
+    if (key(c) == key(pick.config)) r.model_pick = *point;
+  }
+  if (r.model_pick.measured_ms == 0) {
+    auto point = measure_point(pick.config);
+    if (!point) return make_error(point.error());
+    r.model_pick = *point;
+    r.points.push_back(*point);
+  }
+  std::sort(r.points.begin(), r.points.end(),
+            [](const AutotunePoint& a, const AutotunePoint& b) { return a.measured_ms < b.measured_ms; });
+  r.best = r.points.front();
+  r.model_gap = r.model_pick.measured_ms / r.best.measured_ms - 1.0;
+  return r;
+}
+
+}  // namespace peakprobe

@@ -1,0 +1,309 @@
+// OpenBLAS / BLIS through dlopen: candidate lists, symbol lookup, thread control and cblas_sgemm.
+#include "matmul/blas_baseline.hpp"
+
+#include <dlfcn.h>
+#include <link.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace peakprobe {
+
+namespace {
+
+// cblas_sgemm with Debian's 32-bit blasint; enums as their CBLAS values.
+using SgemmFn = void (*)(int order, int trans_a, int trans_b, int m, int n, int k, float alpha, const float* a,
+                         int lda, const float* b, int ldb, float beta, float* c, int ldc);
+constexpr int kCblasRowMajor = 101;
+constexpr int kCblasNoTrans = 111;
+
+using OpenblasSetThreads = void (*)(int);
+using OpenblasGetThreads = int (*)();
+using OpenblasString = char* (*)();
+// BLIS takes and returns dim_t (64-bit in Debian's build). Results are read through their low 32 bits
+// only, which is right whether the build's dim_t/gint_t is 32 or 64 bits wide.
+using BlisSetThreads = void (*)(long);
+using BlisGetThreads = long (*)();
+using BlisString = char* (*)();
+using BlisArchQuery = int (*)();
+using BlisArchString = char* (*)(int);
+using BlisFlag = long (*)();
+
+struct KnownLibrary {
+  const char* name;     // "openblas"
+  const char* display;  // "OpenBLAS"
+  const char* package;  // Debian package that provides it
+  std::vector<std::string> sonames;
+  std::vector<std::string> variant_dirs;  // under the multiarch library directory
+  const char* file;                       // file name inside those variant dirs
+};
+
+const std::vector<KnownLibrary>& known_libraries() {
+  static const std::vector<KnownLibrary> known = {
+      {"openblas", "OpenBLAS", "libopenblas0-pthread", {"libopenblas.so.0"},
+       {"openblas-pthread", "openblas-openmp", "openblas-serial"}, "libopenblas.so.0"},
+      {"blis", "BLIS", "libblis4-pthread", {"libblis.so.4", "libblis.so.3"},
+       {"blis-pthread", "blis-openmp", "blis-serial"}, "libblis.so.4"},
+  };
+  return known;
+}
+
+std::string package_hint() {
+  std::string s;
+  for (const auto& k : known_libraries()) {
+    if (!s.empty()) s += ", ";
+    s += std::string(k.display) + ": Debian package " + k.package;
+  }
+  return s;
+}
+
+std::string real_path(const std::string& p) {
+  if (char* r = ::realpath(p.c_str(), nullptr)) {
+    std::string out(r);
+    std::free(r);
+    return out;
+  }
+  return p;
+}
+
+std::string parent_dir(const std::string& p) {
+  const auto slash = p.rfind('/');
+  return slash == std::string::npos || slash == 0 ? std::string() : p.substr(0, slash);
+}
+
+// The multiarch library directories to search for Debian's variant subdirectories: the one this
+// binary was built for, and the one the running libc was loaded from (the same on Debian and Ubuntu;
+// it covers a differently laid out system). Deduplicated by real path, first spelling kept.
+std::vector<std::string> multiarch_dirs() {
+  std::vector<std::string> dirs, seen;
+  auto add = [&](const std::string& d) {
+    if (d.empty()) return;
+    const std::string r = real_path(d);
+    if (std::find(seen.begin(), seen.end(), r) != seen.end()) return;
+    seen.push_back(r);
+    dirs.push_back(d);
+  };
+#if defined(__x86_64__) && defined(__ILP32__)
+  add("/usr/lib/x86_64-linux-gnux32");
+#elif defined(__x86_64__)
+  add("/usr/lib/x86_64-linux-gnu");
+#elif defined(__aarch64__)
+  add("/usr/lib/aarch64-linux-gnu");
+#elif defined(__i386__)
+  add("/usr/lib/i386-linux-gnu");
+#endif
+  if (void* libc = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD)) {
+    struct link_map* lm = nullptr;
+    if (dlinfo(libc, RTLD_DI_LINKMAP, &lm) == 0 && lm && lm->l_name && lm->l_name[0] == '/')
+      add(parent_dir(lm->l_name));
+    dlclose(libc);
+  }
+  return dirs;
+}
+
+std::vector<std::string> candidates_for(const KnownLibrary& lib) {
+  std::vector<std::string> out(lib.sonames.begin(), lib.sonames.end());
+  for (const auto& dir : multiarch_dirs())
+    for (const auto& variant : lib.variant_dirs) out.push_back(dir + "/" + variant + "/" + lib.file);
+  return out;
+}
+
+// dlerror() without the "FILE: " prefix it usually starts with.
+std::string dl_reason(const std::string& file) {
+  const char* e = dlerror();
+  std::string s = e ? e : "unknown dlopen error";
+  if (s.rfind(file + ": ", 0) == 0) s.erase(0, file.size() + 2);
+  if (s == "cannot open shared object file: No such file or directory") return "not found";
+  return s;
+}
+
+std::string trim(std::string s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.erase(s.begin());
+  return s;
+}
+
+bool contains_nocase(const std::string& hay, const std::string& needle) {
+  auto lower = [](std::string s) {
+    for (auto& ch : s) ch = char(std::tolower(static_cast<unsigned char>(ch)));
+    return s;
+  };
+  return lower(hay).find(lower(needle)) != std::string::npos;
+}
+
+std::string file_name(const std::string& p) {
+  const auto slash = p.rfind('/');
+  return slash == std::string::npos ? p : p.substr(slash + 1);
+}
+
+}  // namespace
+
+Expected<std::unique_ptr<BlasLibrary>> BlasLibrary::open(const std::string& name) {
+  const KnownLibrary* known = nullptr;
+  for (const auto& k : known_libraries())
+    if (name == k.name) known = &k;
+  const bool is_path = name.find('/') != std::string::npos;
+  const bool is_soname = !is_path && name.find(".so") != std::string::npos;
+  if (!known && !is_path && !is_soname) {
+    std::string names;
+    for (const auto& k : known_libraries()) names += std::string(names.empty() ? "" : ", ") + k.name;
+    return make_error("unknown BLAS library \"" + name + "\": known names are " + names +
+                      " (or give the path of a shared library that exports cblas_sgemm)");
+  }
+  if (is_path) {
+    struct stat st {};
+    if (::stat(name.c_str(), &st) != 0) {
+      const std::string why = errno == ENOENT || errno == ENOTDIR ? "does not exist" : std::strerror(errno);
+      return make_error("BLAS library " + name + ": " + why + " (tried " + name + "; " + package_hint() + ")");
+    }
+  }
+
+  const std::vector<std::string> candidates = known ? candidates_for(*known) : std::vector<std::string>{name};
+  std::string tried;
+  for (const auto& file : candidates) {
+    if (!tried.empty()) tried += ", ";
+    tried += file;
+    dlerror();
+    void* handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!handle) {
+      tried += " (" + dl_reason(file) + ")";
+      continue;
+    }
+    void* sym = dlsym(handle, "cblas_sgemm");
+    if (!sym) {
+      tried += " (loads, but has no cblas_sgemm)";
+      dlclose(handle);
+      continue;
+    }
+
+    std::unique_ptr<BlasLibrary> lib(new BlasLibrary());
+    lib->handle_ = handle;
+    lib->sgemm_ = sym;
+    // The file that really defines cblas_sgemm (it may be a dependency of the one named), symlinks
+    // resolved; the link map's name of the opened object as a fallback.
+    Dl_info info{};
+    if (dladdr(sym, &info) != 0 && info.dli_fname && info.dli_fname[0] != '\0') {
+      lib->path_ = real_path(info.dli_fname);
+    } else {
+      struct link_map* lm = nullptr;
+      if (dlinfo(handle, RTLD_DI_LINKMAP, &lm) == 0 && lm && lm->l_name && lm->l_name[0] != '\0')
+        lib->path_ = real_path(lm->l_name);
+      else
+        lib->path_ = real_path(file);
+    }
+
+    void* ob_set = dlsym(handle, "openblas_set_num_threads");
+    void* ob_config = dlsym(handle, "openblas_get_config");
+    void* bli_set = dlsym(handle, "bli_thread_set_num_threads");
+    void* bli_version = dlsym(handle, "bli_info_get_version_str");
+    const bool openblas = ob_set || ob_config || dlsym(handle, "openblas_get_corename");
+    const bool blis = !openblas && (bli_set || bli_version);
+    if (openblas) {
+      lib->name_ = "openblas";
+      if (ob_set) {
+        lib->set_threads_ = ob_set;
+        lib->get_threads_ = dlsym(handle, "openblas_get_num_threads");
+        lib->set_threads_kind_ = 1;
+      }
+      std::string v;
+      if (ob_config)
+        if (const char* s = reinterpret_cast<OpenblasString>(ob_config)()) v = trim(s);
+      if (void* core = dlsym(handle, "openblas_get_corename"))
+        if (const char* s = reinterpret_cast<OpenblasString>(core)()) {
+          const std::string c = trim(s);
+          if (!c.empty() && !contains_nocase(v, c)) v += (v.empty() ? "OpenBLAS " : " ") + c;
+        }
+      lib->version_ = v;
+    } else if (blis) {
+      lib->name_ = "blis";
+      if (bli_set) {
+        lib->set_threads_ = bli_set;
+        lib->get_threads_ = dlsym(handle, "bli_thread_get_num_threads");
+        lib->set_threads_kind_ = 2;
+      }
+      std::string v;
+      if (bli_version)
+        if (const char* s = reinterpret_cast<BlisString>(bli_version)()) v = "BLIS " + trim(s);
+      void* query = dlsym(handle, "bli_arch_query_id");
+      void* arch = dlsym(handle, "bli_arch_string");
+      if (!v.empty() && query && arch)
+        if (const char* s = reinterpret_cast<BlisArchString>(arch)(reinterpret_cast<BlisArchQuery>(query)()))
+          if (!trim(s).empty()) v += " " + trim(s);
+      if (!v.empty()) {
+        const auto flag = [&](const char* sym_name) {
+          void* f = dlsym(handle, sym_name);
+          return f && static_cast<int>(reinterpret_cast<BlisFlag>(f)()) != 0;
+        };
+        if (flag("bli_info_get_enable_pthreads"))
+          v += " pthreads";
+        else if (flag("bli_info_get_enable_openmp"))
+          v += " openmp";
+      }
+      lib->version_ = v;
+    } else {
+      lib->name_ = file_name(name);
+    }
+    if (known) lib->name_ = known->name;  // what was asked for, whatever the symbols suggest
+    return lib;
+  }
+
+  if (known)
+    return make_error(std::string(known->display) + " not found: tried " + tried +
+                      "; install the Debian package " + known->package);
+  if (tried.find("has no cblas_sgemm") != std::string::npos)
+    return make_error(name + " has no cblas_sgemm: not a CBLAS library (" + package_hint() + ")");
+  return make_error("cannot load BLAS library " + name + ": tried " + tried + " (" + package_hint() + ")");
+}
+
+BlasLibrary::~BlasLibrary() {
+  if (handle_) dlclose(handle_);
+}
+
+bool BlasLibrary::set_threads(int threads) {
+  if (threads < 1 || !set_threads_) return false;
+  if (set_threads_kind_ == 1) {
+    reinterpret_cast<OpenblasSetThreads>(set_threads_)(threads);
+    if (get_threads_) return reinterpret_cast<OpenblasGetThreads>(get_threads_)() == threads;
+    return true;
+  }
+  if (set_threads_kind_ == 2) {
+    reinterpret_cast<BlisSetThreads>(set_threads_)(long(threads));
+    if (get_threads_) return static_cast<int>(reinterpret_cast<BlisGetThreads>(get_threads_)()) == threads;
+    return true;
+  }
+  return false;
+}
+
+bool BlasLibrary::sgemm_args_ok(int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldc) {
+  auto in_range = [](int64_t v, int64_t lo) { return v >= lo && v <= kMaxDim; };
+  return in_range(m, 0) && in_range(n, 0) && in_range(k, 0) && in_range(lda, std::max<int64_t>(1, k)) &&
+         in_range(ldb, std::max<int64_t>(1, n)) && in_range(ldc, std::max<int64_t>(1, n));
+}
+
+void BlasLibrary::sgemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb,
+                        float* c, int64_t ldc) const {
+  if (!sgemm_args_ok(m, n, k, lda, ldb, ldc)) {
+    std::fprintf(stderr,
+                 "peakprobe: internal error: %s sgemm called with m=%lld n=%lld k=%lld lda=%lld ldb=%lld ldc=%lld "
+                 "(dimensions must be 0..%d, lda >= k, ldb and ldc >= n)\n",
+                 name_.c_str(), (long long)m, (long long)n, (long long)k, (long long)lda, (long long)ldb,
+                 (long long)ldc, INT32_MAX);
+    std::abort();
+  }
+  reinterpret_cast<SgemmFn>(sgemm_)(kCblasRowMajor, kCblasNoTrans, kCblasNoTrans, int(m), int(n), int(k), 1.0f, a,
+                                    int(lda), b, int(ldb), 0.0f, c, int(ldc));
+}
+
+std::vector<std::string> default_blas_names() {
+  std::vector<std::string> names;
+  for (const auto& k : known_libraries()) names.push_back(k.name);
+  return names;
+}
+
+}  // namespace peakprobe

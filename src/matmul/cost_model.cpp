@@ -1,0 +1,611 @@
+// The matmul cost model. Every candidate tiling gets one predicted time in seconds for the busiest
+// thread of the BLIS-style GEMM (loops jc / pc / ic around packed blocks, then jr / ir around the
+// micro-kernel), built from three parts:
+//   compute  the busiest thread's micro-kernel cycles: its tiles (padding included) x k steps x the
+//            register block's cycles per step, plus the C update and call overhead of every call;
+//   memory   the bytes its kernel loops stream from beyond L1 (A micro-panels, B micro-panels,
+//            C tiles), each divided by the bandwidth of the level it lives in, which follows from
+//            whether its block fits that level's budget: an overflowing block simply costs the next
+//            level's bandwidth, no arbitrary penalty;
+//   packing  copying A and B into panels, done by the thread between kernel runs, so not overlapped.
+// Compute and memory overlap partially (see combine_overlapped); packing and barriers add on top.
+#include "matmul/cost_model.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <set>
+#include <tuple>
+
+namespace peakprobe {
+namespace {
+
+// ---- Judgement calls of the model, in one place ----
+
+// Share of a cache that a resident block may fill. L1 keeps the B micro-panel with room for the
+// A micro-panel and the C tile streaming past (about 6 of 8 ways); L2 and L3 keep half for the
+// resident block and half for what streams through them (B micro-panels, C panels) and for conflict
+// misses of limited associativity, the usual rule of the BLIS analytical model.
+constexpr double kL1Fill = 0.75;
+constexpr double kL2Fill = 0.5;
+constexpr double kL3Fill = 0.5;
+
+// FMA and load ports run in parallel, yet a block near the load ports' limit loses throughput before
+// it reaches it (L1 bank conflicts, dispatch interference). A p-norm of the two port times is that
+// soft maximum: equal to the larger when the other is small, 19% above it when both are equal.
+constexpr double kPortSoftness = 4.0;
+
+// Prefetchers and out-of-order execution hide most streaming behind the FMAs, not all of it: panel
+// starts, TLB misses and bursts stall. An Euclidean combination (p = 2) charges a memory term of a
+// third of compute about 5%, and 41% when the two are equal, where measured kernels fall well short
+// of either limit. Full overlap (max) would make every in-budget and out-of-budget block look alike.
+constexpr double kOverlapSoftness = 2.0;
+
+// Cycles per micro-kernel call besides the k loop and the C update: the k loop's mispredicted exit
+// (about 15 cycles on recent cores) plus pointer and mask set-up.
+constexpr double kCallOverheadCycles = 16.0;
+
+// One barrier among the threads that share a packed B block: a few cache-line round trips between
+// cores, about a microsecond. Two per B block (packed, then released).
+constexpr double kBarrierSeconds = 1e-6;
+constexpr int kBarriersPerBBlock = 2;
+
+// kc targets in k values (BLIS kernels use 128..512; 1024 covers a B micro-panel that fits L1
+// only for narrow blocks); each is clamped to K and split evenly.
+constexpr std::array<int, 8> kKcTargets = {64, 96, 128, 192, 256, 384, 512, 1024};
+// mc and nc as fractions of the budget of the cache that holds their block: the full budget, and
+// smaller blocks that leave room (and, for nc, repack A fewer times per B block... more often).
+constexpr std::array<double, 2> kMcFills = {0.5, 1.0};
+constexpr std::array<double, 3> kNcFills = {0.25, 0.5, 1.0};
+// Register block x thread grid pairs kept after the first, coarse pass; the second pass tries every
+// kc / mc / nc on each, so the total stays near 32 x 8 x 2 x 3 = 1536 candidates.
+constexpr size_t kPairsKept = 32;
+// The coarse pass's kc: a common, well-amortised depth.
+constexpr int kCoarseKc = 256;
+
+constexpr double kGiga = 1e9;
+constexpr double kKiB = 1024.0, kMiB = 1024.0 * 1024.0;
+
+// ---- Small helpers ----
+
+int64_t ceil_div(int64_t a, int64_t b) { return b <= 0 ? 0 : (a + b - 1) / b; }
+int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
+
+// (a^p + b^p)^(1/p), computed from the larger term so that it cannot overflow.
+double soft_max(double a, double b, double p) {
+  const double hi = std::max(a, b), lo = std::min(a, b);
+  if (hi <= 0) return 0;
+  return hi * std::pow(1.0 + std::pow(lo / hi, p), 1.0 / p);
+}
+
+struct DtypeTraits {
+  int ab_bytes;  // one element of A or B
+  int c_bytes;   // one element of C (f32 or s32 accumulators)
+  int kgroup;    // k values one instruction folds into a 32-bit lane
+};
+
+DtypeTraits dtype_traits(MatmulDtype d) {
+  switch (d) {
+    case MatmulDtype::bf16: return {2, 4, 2};  // vdpbf16ps: bf16 pairs into an f32 lane
+    case MatmulDtype::i8: return {1, 4, 4};    // vpdpbusd: u8 x s8 quads into an s32 lane
+    case MatmulDtype::f32: break;
+  }
+  return {4, 4, 1};
+}
+
+// 32-bit lanes per vector, whatever the dtype (bf16 pairs and int8 quads each fill one lane).
+int lanes_of(const MachineModel& machine) { return std::max(1, machine.vector_bits / 32); }
+
+double flops_of(const MatmulProblem& p) {
+  return 2.0 * double(p.m) * double(p.n) * double(p.k) * double(std::max<int64_t>(p.batch, 1));
+}
+
+bool valid(const MatmulProblem& p) { return p.m > 0 && p.n > 0 && p.k > 0; }
+
+// ---- Where data lives ----
+
+enum class Level { l1, l2, l3, dram };
+
+const char* level_name(Level l) {
+  switch (l) {
+    case Level::l1: return "L1";
+    case Level::l2: return "L2";
+    case Level::l3: return "L3";
+    case Level::dram: return "DRAM";
+  }
+  return "?";
+}
+
+// Cache budgets seen by one thread of a given grid, and the bandwidths it gets.
+struct Budgets {
+  double l1 = 0, l2 = 0;
+  double l3_thread = 0;   // this thread's part of its L3 instance
+  double l3_b_block = 0;  // room for one shared B block in an L3 instance
+  double dram_gbps = 0;   // this thread's part of DRAM bandwidth
+  Level source = Level::dram;  // where A, B and C are before the call
+};
+
+// Threads are assumed laid out column-major over the grid (thread t: row t % thread_rows, column
+// t / thread_rows), so that the threads sharing a B block are neighbours in core order and share an
+// L3 instance; one instance then holds a B block per column group it hosts.
+Budgets budgets_for(const MachineModel& machine, const MatmulProblem& problem, int thread_rows, int threads) {
+  Budgets b;
+  b.l1 = kL1Fill * double(machine.l1_bytes);
+  b.l2 = kL2Fill * double(machine.l2_bytes);
+  const int per_l3 = std::max(1, std::min(machine.l3_shared_by, threads));
+  b.l3_thread = kL3Fill * double(machine.l3_bytes) / per_l3;
+  b.l3_b_block = kL3Fill * double(machine.l3_bytes) / double(ceil_div(per_l3, thread_rows));
+  b.dram_gbps = std::min(machine.dram_gbps, machine.dram_total_gbps / std::max(1, threads));
+  // Repeated calls on the same matrices find them in the cache when the whole problem fits there.
+  const DtypeTraits dt = dtype_traits(problem.dtype);
+  const double total = (double(problem.m) * double(problem.k) + double(problem.k) * double(problem.n)) * dt.ab_bytes +
+                       double(problem.m) * double(problem.n) * dt.c_bytes;
+  b.source = total <= b.l2 && threads == 1 ? Level::l2 : total <= kL3Fill * double(machine.l3_bytes) ? Level::l3
+                                                                                                      : Level::dram;
+  return b;
+}
+
+// Seconds to move `bytes` from `level` for one thread. L1 traffic is the load ports' business,
+// already in the kernel's cycles per step.
+double transfer_seconds(const MachineModel& machine, const Budgets& b, double bytes, Level level) {
+  // A bandwidth of zero (unknown) must not divide by zero: treat it as 1 MB/s, absurdly slow.
+  constexpr double kFloorGbps = 1e-3;
+  double gbps = 0;
+  switch (level) {
+    case Level::l1: return 0;
+    case Level::l2: gbps = machine.l2_gbps; break;
+    case Level::l3: gbps = machine.l3_gbps; break;
+    case Level::dram: gbps = b.dram_gbps; break;
+  }
+  return bytes / (std::max(gbps, kFloorGbps) * kGiga);
+}
+
+// ---- One configuration's shape on the problem ----
+
+// Fills in what a config leaves open or gets wrong: nr from nv, blocks rounded to their units.
+MatmulConfig normalized(const MachineModel& machine, const MatmulProblem& problem, MatmulConfig c) {
+  const DtypeTraits dt = dtype_traits(problem.dtype);
+  c.mr = std::max(1, c.mr);
+  c.nv = std::max(1, c.nv);
+  c.nr = c.nv * lanes_of(machine);
+  c.kc = int(round_up(std::max(c.kc, dt.kgroup), dt.kgroup));
+  c.mc = int(round_up(std::max(c.mc, c.mr), c.mr));
+  c.nc = int(round_up(std::max(c.nc, c.nr), c.nr));
+  c.thread_rows = std::max(1, c.thread_rows);
+  c.thread_cols = std::max(1, c.thread_cols);
+  c.threads = c.thread_rows * c.thread_cols;
+  return c;
+}
+
+// The counts the cost is built from, for the busiest thread (the one with the most tiles).
+struct Geometry {
+  DtypeTraits dt{};
+  double k = 0;            // K as given
+  int64_t kpad = 0;        // K rounded up to kgroup
+  int64_t ksteps = 0;      // micro-kernel k steps over all of K
+  int64_t kblocks = 0;     // pc iterations = micro-kernel calls per tile
+  int64_t kc = 0;          // kc clamped to K
+  int64_t tiles_m = 0, tiles_n = 0;      // mr x nr tiles of the whole C
+  int64_t tiles_m_t = 0, tiles_n_t = 0;  // ... of the busiest thread
+  int64_t rows_pad = 0, cols_pad = 0;    // busiest thread's rows and columns, padded to tiles
+  double rows = 0, cols = 0;             // ... without padding
+  int64_t mc = 0, nc = 0;                // blocks clamped to the thread's share
+  int64_t n_ic = 0, n_jc = 0;            // ic and jc iterations
+  double a_block = 0, b_block = 0, b_panel = 0, c_panel = 0;  // bytes
+
+  double tiles_t() const { return double(tiles_m_t) * double(tiles_n_t); }
+};
+
+Geometry geometry_of(const MatmulProblem& p, const MatmulConfig& c) {
+  Geometry g;
+  g.dt = dtype_traits(p.dtype);
+  g.k = double(p.k);
+  g.kpad = round_up(p.k, g.dt.kgroup);
+  g.ksteps = g.kpad / g.dt.kgroup;
+  g.kc = std::min<int64_t>(c.kc, g.kpad);
+  g.kblocks = ceil_div(g.ksteps, g.kc / g.dt.kgroup);
+  g.tiles_m = ceil_div(p.m, c.mr);
+  g.tiles_n = ceil_div(p.n, c.nr);
+  g.tiles_m_t = ceil_div(g.tiles_m, c.thread_rows);
+  g.tiles_n_t = ceil_div(g.tiles_n, c.thread_cols);
+  g.rows_pad = g.tiles_m_t * c.mr;
+  g.cols_pad = g.tiles_n_t * c.nr;
+  g.rows = double(std::min(g.rows_pad, p.m));
+  g.cols = double(std::min(g.cols_pad, p.n));
+  g.mc = std::min<int64_t>(c.mc, g.rows_pad);
+  g.nc = std::min<int64_t>(c.nc, g.cols_pad);
+  g.n_ic = ceil_div(g.rows_pad, g.mc);
+  g.n_jc = ceil_div(g.cols_pad, g.nc);
+  g.a_block = double(g.mc) * double(g.kc) * g.dt.ab_bytes;
+  g.b_block = double(g.kc) * double(g.nc) * g.dt.ab_bytes;
+  g.b_panel = double(g.kc) * double(c.nr) * g.dt.ab_bytes;
+  g.c_panel = double(g.rows_pad) * double(g.nc) * g.dt.c_bytes;
+  return g;
+}
+
+// ---- Compute: the register block's rate ----
+
+struct KernelTiming {
+  double ideal_step = 0;  // cycles per k step if only the FMA ports limited
+  double step = 0;        // cycles per k step with load ports and latency
+  double call = 0;        // cycles per call beyond the k loop (C update, overhead)
+};
+
+KernelTiming kernel_timing(const MachineModel& machine, int mr, int nv) {
+  constexpr double kMinRate = 1e-3;  // a zero issue rate from a failed probe must not divide by zero
+  const double fma_rate = std::max(machine.fma_per_cycle, kMinRate);
+  const double load_rate = std::max(machine.loads_per_cycle, kMinRate);
+  const double store_rate = std::max(machine.stores_per_cycle, kMinRate);
+  const double accumulators = double(mr) * nv;
+  KernelTiming t;
+  t.ideal_step = accumulators / fma_rate;
+  // Per k step: nv B vector loads and mr broadcasts feed mr*nv FMAs.
+  const double load_cycles = double(mr + nv) / load_rate;
+  // Each accumulator is a dependency chain of one FMA per k step: a step takes at least the latency.
+  t.step = std::max(soft_max(t.ideal_step, load_cycles, kPortSoftness), machine.fma_latency);
+  // Per call the C tile is loaded, added to and stored: mr*nv loads and mr*nv stores.
+  t.call = accumulators / load_rate + accumulators / store_rate + kCallOverheadCycles;
+  return t;
+}
+
+// ---- Memory: where each operand lives and what it costs ----
+
+struct Placement {
+  Level a_block, b_block, b_panel, c_panel, a_slice;
+};
+
+Placement place(const Geometry& g, const Budgets& b) {
+  Placement pl;
+  pl.a_block = g.a_block <= b.l2 ? Level::l2 : g.a_block <= b.l3_thread ? Level::l3 : Level::dram;
+  pl.b_block = g.a_block + g.b_block <= b.l2 ? Level::l2 : g.b_block <= b.l3_b_block ? Level::l3 : Level::dram;
+  // A B micro-panel out of L1 is re-read every call, from the half of L2 the A block leaves free.
+  pl.b_panel = g.b_panel <= b.l1 ? Level::l1 : g.b_panel <= b.l2 ? Level::l2 : pl.b_block;
+  // Between two visits of a C tile (consecutive pc), the thread sweeps its whole C panel.
+  pl.c_panel = g.c_panel + g.a_block <= b.l2 ? Level::l2 : g.c_panel <= b.l3_thread ? Level::l3 : Level::dram;
+  // A is re-packed for every jc: the thread's rows of A come back from wherever they fit.
+  const double a_slice = g.rows * double(g.kpad) * g.dt.ab_bytes;
+  pl.a_slice = a_slice <= b.l2 ? Level::l2 : a_slice <= b.l3_thread ? Level::l3 : Level::dram;
+  return pl;
+}
+
+// Later in a level order = slower; source data is never read faster than from L2.
+Level slower(Level a, Level b) { return std::max(a, b); }
+
+// Seconds of the kernel loops' traffic (overlapped with compute).
+double kernel_memory_seconds(const MachineModel& machine, const MatmulConfig& c, const Geometry& g,
+                             const Budgets& b, const Placement& pl) {
+  const double k = double(g.kpad), ab = g.dt.ab_bytes, cb = g.dt.c_bytes;
+  // Every call streams its A micro-panel (mr x kc) from the A block.
+  const double a_bytes = g.tiles_t() * k * c.mr * ab;
+  double s = transfer_seconds(machine, b, a_bytes, pl.a_block);
+  // A B micro-panel resident in L1 is fetched once per ic block; otherwise once per call.
+  if (pl.b_panel == Level::l1)
+    s += transfer_seconds(machine, b, double(g.n_ic) * double(g.cols_pad) * k * ab, pl.b_block);
+  else
+    s += transfer_seconds(machine, b, g.tiles_t() * k * c.nr * ab, pl.b_panel);
+  // C: every pc pass loads and stores the thread's C; the first pass from where C starts.
+  const double c_pass = double(g.rows_pad) * double(g.cols_pad) * cb * 2;
+  s += transfer_seconds(machine, b, g.rows * g.cols * cb * 2, b.source);
+  s += transfer_seconds(machine, b, double(g.kblocks - 1) * c_pass, pl.c_panel);
+  return s;
+}
+
+// Seconds of packing, which the thread does between kernel runs (not overlapped), plus the barriers
+// around B blocks shared by several threads.
+double pack_seconds(const MachineModel& machine, const MatmulConfig& c, const Geometry& g, const Budgets& b,
+                    const Placement& pl) {
+  const double ab = g.dt.ab_bytes;
+  // A: the thread's rows, once per jc; the first time from where A starts, later from where its slice
+  // fits. The packed block is written into L2 (or wherever it lives if larger).
+  const double a_read = g.rows * g.k * ab;
+  double s = transfer_seconds(machine, b, a_read, b.source);
+  s += transfer_seconds(machine, b, a_read * double(g.n_jc - 1), pl.a_slice);
+  s += transfer_seconds(machine, b, double(g.n_jc) * double(g.rows_pad) * double(g.kpad) * ab,
+                        slower(pl.a_block, Level::l2));
+  // B: each block is packed once, cooperatively by the thread_rows threads that share it.
+  const double share = 1.0 / c.thread_rows;
+  s += transfer_seconds(machine, b, g.cols * g.k * ab * share, b.source);
+  s += transfer_seconds(machine, b, double(g.cols_pad) * double(g.kpad) * ab * share, slower(pl.b_block, Level::l2));
+  if (c.thread_rows > 1) s += kBarriersPerBBlock * double(g.n_jc) * double(g.kblocks) * kBarrierSeconds;
+  return s;
+}
+
+// Why a candidate is worse than it could be, in a few words for the explanation table.
+std::string notes_of(const MatmulConfig& c, const Geometry& g, const Placement& pl) {
+  std::string out;
+  auto add = [&out](const std::string& s) { out += (out.empty() ? "" : "; ") + s; };
+  if (pl.a_block != Level::l2) add(std::string("A block over L2 budget, from ") + level_name(pl.a_block));
+  if (pl.b_panel != Level::l1) add(std::string("B panel over L1 budget, from ") + level_name(pl.b_panel));
+  if (pl.b_block == Level::dram) add("B block over L3 share, from DRAM");
+  const int64_t busy = std::min<int64_t>(c.thread_rows, g.tiles_m) * std::min<int64_t>(c.thread_cols, g.tiles_n);
+  if (busy < c.threads) add(std::to_string(c.threads - busy) + " idle threads");
+  return out;
+}
+
+CandidateCost evaluate(const MachineModel& machine, const MatmulProblem& problem, const MatmulConfig& config) {
+  CandidateCost r;
+  r.config = normalized(machine, problem, config);
+  if (!valid(problem)) {
+    r.note = "empty problem: nothing to compute";
+    return r;
+  }
+  const MatmulConfig& c = r.config;
+  const Geometry g = geometry_of(problem, c);
+  const Budgets b = budgets_for(machine, problem, c.thread_rows, c.threads);
+  const Placement pl = place(g, b);
+  const KernelTiming kt = kernel_timing(machine, c.mr, c.nv);
+
+  constexpr double kMinGhz = 1e-3;  // a missing clock must not divide by zero
+  const double hz = std::max(machine.ghz, kMinGhz) * kGiga;
+  const double batch = double(std::max<int64_t>(problem.batch, 1));
+  const double cycles = g.tiles_t() * (double(g.ksteps) * kt.step + double(g.kblocks) * kt.call);
+  r.kernel_efficiency = g.tiles_t() * double(g.ksteps) * kt.ideal_step / cycles;
+  r.compute_seconds = cycles / hz * batch;
+  r.memory_seconds = kernel_memory_seconds(machine, c, g, b, pl) * batch;
+  r.pack_seconds = pack_seconds(machine, c, g, b, pl) * batch;
+  r.seconds = soft_max(r.compute_seconds, r.memory_seconds, kOverlapSoftness) + r.pack_seconds;
+
+  const double computed = double(g.tiles_m) * c.mr * double(g.tiles_n) * c.nr * double(g.kpad);
+  r.padding = 1.0 - double(problem.m) * double(problem.n) * double(problem.k) / computed;
+  const double mean_tiles = double(g.tiles_m) * double(g.tiles_n) / c.threads;
+  r.imbalance = g.tiles_t() / mean_tiles - 1.0;
+  // The thread's own A buffer and its share of the B buffer it packs with its column group.
+  r.bytes_per_thread = uint64_t(g.a_block + g.b_block / c.thread_rows);
+  r.note = notes_of(c, g, pl);
+  return r;
+}
+
+// ---- Enumeration ----
+
+// Register blocks for this problem: the machine's, plus a block of exactly m rows when m is smaller
+// than every block of that width (latency-bound, but better than computing padding rows).
+std::vector<std::pair<int, int>> candidate_blocks(const MachineModel& machine, const MatmulProblem& problem) {
+  auto blocks = register_blocks(machine);
+  for (int nv = 1; nv <= 4; ++nv) {
+    int smallest = 0;
+    for (auto [mr, v] : blocks)
+      if (v == nv && (smallest == 0 || mr < smallest)) smallest = mr;
+    const bool fits = problem.m * nv + nv + 1 <= machine.vector_registers;
+    if (fits && (smallest == 0 || problem.m < smallest)) blocks.emplace_back(int(problem.m), nv);
+  }
+  return blocks;
+}
+
+// (thread_rows, thread_cols) with thread_rows * thread_cols = threads.
+std::vector<std::pair<int, int>> thread_grids(int threads) {
+  std::vector<std::pair<int, int>> grids;
+  for (int r = 1; r <= threads; ++r)
+    if (threads % r == 0) grids.emplace_back(r, threads / r);
+  return grids;
+}
+
+// Splits `total` into the fewest blocks of at most `max_block`, of even size rounded up to `unit`
+// (so 1026 rows in blocks of at most 510 become 3 blocks of 342, not 510 + 510 + 6).
+int64_t balanced_block(int64_t total, int64_t max_block, int64_t unit) {
+  max_block = std::max(unit, max_block / unit * unit);
+  const int64_t blocks = ceil_div(total, max_block);
+  return round_up(ceil_div(total, blocks), unit);
+}
+
+// Completes a register block and grid with kc near `kc_target` and mc / nc filling the given
+// fractions of their caches' budgets.
+MatmulConfig with_blocks(const MachineModel& machine, const MatmulProblem& problem, MatmulConfig c, int kc_target,
+                         double mc_fill, double nc_fill) {
+  const DtypeTraits dt = dtype_traits(problem.dtype);
+  const int64_t kpad = round_up(problem.k, dt.kgroup);
+  c.kc = int(balanced_block(kpad, std::min<int64_t>(kc_target, kpad), dt.kgroup));
+  c.mc = c.mr;
+  c.nc = c.nr;
+  const Geometry g = geometry_of(problem, c);
+  const Budgets b = budgets_for(machine, problem, c.thread_rows, c.threads);
+  const double kc_bytes = double(g.kc) * dt.ab_bytes;
+  const auto fitting = [](double budget, double per_unit, int64_t total) {
+    return int64_t(std::min(double(total), std::floor(budget / per_unit)));
+  };
+  c.mc = int(balanced_block(g.rows_pad, fitting(mc_fill * b.l2, kc_bytes, g.rows_pad), c.mr));
+  c.nc = int(balanced_block(g.cols_pad, fitting(nc_fill * b.l3_b_block, kc_bytes, g.cols_pad), c.nr));
+  return c;
+}
+
+using ConfigKey = std::tuple<int, int, int, int, int, int, int>;
+ConfigKey key_of(const MatmulConfig& c) {
+  return {c.mr, c.nv, c.mc, c.kc, c.nc, c.thread_rows, c.thread_cols};
+}
+
+bool cheaper(const CandidateCost& a, const CandidateCost& b) {
+  if (a.seconds != b.seconds) return a.seconds < b.seconds;
+  if (a.bytes_per_thread != b.bytes_per_thread) return a.bytes_per_thread < b.bytes_per_thread;
+  return key_of(a.config) < key_of(b.config);
+}
+
+// First pass: every register block on every thread grid, blocked with a common kc and full budgets.
+std::vector<CandidateCost> coarse_pairs(const MachineModel& machine, const MatmulProblem& problem) {
+  std::vector<CandidateCost> out;
+  std::set<std::tuple<int, int, int, int>> seen;
+  const int lanes = lanes_of(machine);
+  for (auto [mr, nv] : candidate_blocks(machine, problem)) {
+    for (auto [rows, cols] : thread_grids(std::max(1, problem.threads))) {
+      MatmulConfig c;
+      c.mr = mr;
+      c.nv = nv;
+      c.nr = nv * lanes;
+      // A thread without a tile is wasted: a grid wider than the tiles uses fewer threads.
+      c.thread_rows = int(std::min<int64_t>(rows, ceil_div(problem.m, mr)));
+      c.thread_cols = int(std::min<int64_t>(cols, ceil_div(problem.n, c.nr)));
+      c.threads = c.thread_rows * c.thread_cols;
+      if (!seen.insert({mr, nv, c.thread_rows, c.thread_cols}).second) continue;
+      out.push_back(evaluate(machine, problem, with_blocks(machine, problem, c, kCoarseKc, 1.0, 1.0)));
+    }
+  }
+  std::sort(out.begin(), out.end(), cheaper);
+  if (out.size() > kPairsKept) out.resize(kPairsKept);
+  return out;
+}
+
+std::string bytes_text(double bytes) {
+  char buf[32];
+  if (bytes >= kMiB)
+    std::snprintf(buf, sizeof buf, "%.4g MiB", bytes / kMiB);
+  else
+    std::snprintf(buf, sizeof buf, "%.4g KiB", bytes / kKiB);
+  return buf;
+}
+
+std::string printf_text(const char* format, auto... args) {
+  char buf[256];
+  std::snprintf(buf, sizeof buf, format, args...);
+  return buf;
+}
+
+std::string grid_text(const MatmulConfig& c) { return printf_text("%dx%d", c.thread_rows, c.thread_cols); }
+
+bool has_feature(const CpuInfo& cpu, const char* name) {
+  return std::find(cpu.features.begin(), cpu.features.end(), name) != cpu.features.end();
+}
+
+}  // namespace
+
+std::vector<std::pair<int, int>> register_blocks(const MachineModel& machine) {
+  const int regs = machine.vector_registers;
+  // Registers left for accumulators once nv B vectors and one broadcast are held.
+  const auto max_rows = [regs](int nv) { return std::max(0, (regs - nv - 1) / nv); };
+  // Enough independent accumulators to keep every FMA port busy across the latency; when even the
+  // largest block cannot (few registers, long latency), the largest blocks are the best there is.
+  int most = 0;
+  for (int nv = 1; nv <= 4; ++nv) most = std::max(most, max_rows(nv) * nv);
+  const int needed = std::min(most, std::max(1, int(std::ceil(machine.fma_latency * machine.fma_per_cycle - 1e-9))));
+  std::vector<std::pair<int, int>> blocks;
+  for (int nv = 1; nv <= 4; ++nv)
+    for (int mr = 1; mr <= max_rows(nv); ++mr)
+      if (mr * nv >= needed) blocks.emplace_back(mr, nv);
+  if (blocks.empty()) blocks.emplace_back(1, 1);  // a register file too small for any block still runs 1x1
+  return blocks;
+}
+
+CandidateCost predict(const MachineModel& machine, const MatmulProblem& problem, const MatmulConfig& config) {
+  return evaluate(machine, problem, config);
+}
+
+std::vector<CandidateCost> rank_configs(const MachineModel& machine, const MatmulProblem& problem) {
+  if (!valid(problem)) {
+    MatmulConfig c;
+    c.mr = 1;
+    c.nv = 1;
+    return {evaluate(machine, problem, c)};
+  }
+  // Second pass: every kc / mc / nc on the pairs the first pass kept.
+  std::vector<CandidateCost> out;
+  std::set<ConfigKey> seen;
+  for (const CandidateCost& pair : coarse_pairs(machine, problem))
+    for (int kc : kKcTargets)
+      for (double mc_fill : kMcFills)
+        for (double nc_fill : kNcFills) {
+          const MatmulConfig c = with_blocks(machine, problem, pair.config, kc, mc_fill, nc_fill);
+          if (seen.insert(key_of(c)).second) out.push_back(evaluate(machine, problem, c));
+        }
+  std::sort(out.begin(), out.end(), cheaper);
+  return out;
+}
+
+CandidateCost choose_config(const MachineModel& machine, const MatmulProblem& problem) {
+  return rank_configs(machine, problem).front();
+}
+
+MachineModel machine_model_from(const CpuInfo& cpu, double ghz, double fma_per_cycle, double fma_latency) {
+  MachineModel m;
+  m.cores = std::max(1, cpu.physical_cores);
+  if (has_feature(cpu, "avx512_f")) {
+    m.vector_bits = 512, m.vector_registers = 32;
+  } else if (has_feature(cpu, "avx2")) {
+    m.vector_bits = 256, m.vector_registers = 16;
+  } else {
+    m.vector_bits = 128, m.vector_registers = 16;  // SSE: xmm0..15
+  }
+  constexpr double kFallbackGhz = 3.0;
+  m.ghz = ghz > 0 ? ghz : cpu.tsc_hz > 0 ? cpu.tsc_hz / kGiga : kFallbackGhz;
+  m.fma_per_cycle = fma_per_cycle > 0 ? fma_per_cycle : 1.0;
+  m.fma_latency = fma_latency > 0 ? fma_latency : 4.0;
+
+  // Caches: size of one instance; cores sharing it = logical CPUs sharing it / SMT threads per core.
+  m.l3_bytes = 0;
+  m.l3_shared_by = 1;
+  for (const CacheLevel& c : cpu.caches) {
+    if (c.type == "instruction" || c.size_bytes == 0) continue;
+    const int sharing = std::max(1, c.shared_by_cpus / std::max(1, cpu.smt_per_core));
+    if (c.level == 1) m.l1_bytes = c.size_bytes / uint64_t(sharing);
+    if (c.level == 2) m.l2_bytes = c.size_bytes / uint64_t(sharing);
+    if (c.level == 3) m.l3_bytes = c.size_bytes, m.l3_shared_by = sharing;
+  }
+
+  // Bandwidth defaults, for callers without measured figures (they overwrite these with the memory
+  // probes' results). L2 -> L1 sustains about half of its 64 B/cycle peak on Skylake- to Zen 4-class
+  // cores; one core reads its L3 at about 12 B/cycle; one core's DRAM stream is limited by its
+  // outstanding misses (10-20 line fill buffers x 64 B over ~80 ns: about 15 GB/s); a package has
+  // 2 DDR channels per 8 cores, roughly (desktops 2, servers 8-12), at about 20 GB/s each.
+  constexpr double kL2BytesPerCycle = 32, kL3BytesPerCycle = 12;
+  constexpr double kCoreDramGbps = 15, kChannelGbps = 20;
+  constexpr int kCoresPerChannelPair = 8;
+  m.l2_gbps = kL2BytesPerCycle * m.ghz;
+  m.l3_gbps = kL3BytesPerCycle * m.ghz;
+  m.dram_gbps = kCoreDramGbps;
+  const int packages = std::max(1, cpu.packages);
+  const int per_package = std::max(1, m.cores / packages);
+  const double channels = 2.0 * packages * std::max(1, per_package / kCoresPerChannelPair);
+  m.dram_total_gbps = std::max(m.dram_gbps, channels * kChannelGbps);
+  return m;
+}
+
+void write_explanation(std::ostream& out, const MachineModel& machine, const MatmulProblem& problem,
+                       const std::vector<CandidateCost>& ranked, int rows) {
+  const DtypeTraits dt = dtype_traits(problem.dtype);
+  const int lanes = lanes_of(machine);
+  const double flop_per_instruction = 2.0 * lanes * dt.kgroup;
+  const double peak = machine.ghz * machine.fma_per_cycle * flop_per_instruction;
+  const char* rate = problem.dtype == MatmulDtype::i8 ? "GOP/s" : "GFLOP/s";
+  const double flops = flops_of(problem);
+
+  out << "machine: " << machine.cores << " cores, " << machine.vector_bits << "-bit vectors x "
+      << machine.vector_registers << " registers, "
+      << printf_text("%.2f GHz, %g FMA/cycle, latency %g cycles, %g loads + %g stores/cycle\n", machine.ghz,
+                     machine.fma_per_cycle, machine.fma_latency, machine.loads_per_cycle, machine.stores_per_cycle);
+  out << "  caches: L1d " << bytes_text(double(machine.l1_bytes)) << ", L2 " << bytes_text(double(machine.l2_bytes))
+      << " per core; L3 " << bytes_text(double(machine.l3_bytes)) << " shared by " << machine.l3_shared_by
+      << " cores\n";
+  out << printf_text("  bandwidth GB/s per core: L2 %.0f, L3 %.0f, DRAM %.0f (all cores %.0f)\n", machine.l2_gbps,
+                     machine.l3_gbps, machine.dram_gbps, machine.dram_total_gbps);
+  out << printf_text("  peak %.1f %s per core (%s: %.0f per instruction, %d k per lane)\n", peak, rate,
+                     to_string(problem.dtype), flop_per_instruction, dt.kgroup);
+  out << "problem: " << to_string(problem.dtype) << " " << problem.m << " x " << problem.n << " x " << problem.k
+      << ", batch " << std::max<int64_t>(problem.batch, 1) << ", " << problem.threads
+      << (problem.threads == 1 ? " thread" : " threads") << printf_text(": %.4g G operations\n", flops / kGiga);
+  out << printf_text("model: time = (compute^2 + memory^2)^(1/2) + packing; blocks: A mc x kc in %.0f%% of L2, "
+                     "B kc x nr in %.0f%% of L1, B kc x nc in %.0f%% of the L3 share\n",
+                     kL2Fill * 100, kL1Fill * 100, kL3Fill * 100);
+  if (ranked.empty()) {
+    out << "no candidates\n";
+    return;
+  }
+  const size_t shown = std::min(ranked.size(), size_t(std::max(rows, 0)));
+  out << ranked.size() << " candidates, the " << shown << " cheapest:\n";
+  out << printf_text("%4s  %-6s %6s %5s %6s %6s %10s %9s %7s %6s %6s %9s  %s\n", "rank", "mr*nr", "mc", "kc", "nc",
+                     "grid", "pred ms", rate, "kernel", "pad", "imbal", "KiB/thr", "note");
+  for (size_t i = 0; i < shown; ++i) {
+    const CandidateCost& r = ranked[i];
+    const MatmulConfig& c = r.config;
+    const double achieved = r.seconds > 0 ? flops / r.seconds / kGiga : 0;
+    out << printf_text("%4zu  %-6s %6d %5d %6d %6s %10.3f %9.1f %6.1f%% %5.1f%% %5.1f%% %9.0f  %s\n", i + 1,
+                       printf_text("%dx%d", c.mr, c.nr).c_str(), c.mc, c.kc, c.nc, grid_text(c).c_str(),
+                       r.seconds * 1e3, achieved, r.kernel_efficiency * 100, r.padding * 100, r.imbalance * 100,
+                       double(r.bytes_per_thread) / kKiB, r.note.c_str());
+  }
+  const CandidateCost& best = ranked.front();
+  const MatmulConfig& c = best.config;
+  out << printf_text("chosen: %dx%d block (mr %d, nv %d), mc %d, kc %d, nc %d, grid %s (%d threads): "
+                     "%.3f ms, %.1f %s predicted (compute %.3f ms, memory %.3f ms, packing %.3f ms)\n",
+                     c.mr, c.nr, c.mr, c.nv, c.mc, c.kc, c.nc, grid_text(c).c_str(), c.threads, best.seconds * 1e3,
+                     best.seconds > 0 ? flops / best.seconds / kGiga : 0, rate, best.compute_seconds * 1e3,
+                     best.memory_seconds * 1e3, best.pack_seconds * 1e3);
+}
+
+}  // namespace peakprobe

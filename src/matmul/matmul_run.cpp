@@ -1,0 +1,262 @@
+#include "matmul/matmul_run.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <random>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "matmul/blas_baseline.hpp"
+#include "matmul/reference.hpp"
+
+namespace peakprobe {
+namespace {
+
+struct FreeDeleter {
+  void operator()(void* p) const { std::free(p); }
+};
+using Bytes = std::unique_ptr<uint8_t, FreeDeleter>;
+
+Bytes aligned_bytes(size_t n) {
+  n = (std::max<size_t>(n, 64) + 4095) / 4096 * 4096;
+  return Bytes(static_cast<uint8_t*>(std::aligned_alloc(4096, n)));
+}
+
+// The three operands of the whole batch, item i at i x (its size).
+struct Operands {
+  int64_t m, n, k, batch;
+  MatmulDtype dtype;
+  Bytes a, b, c;
+  size_t a_bytes() const { return size_t(m * k * batch) * size_t(element_bytes(dtype)); }
+  size_t b_bytes() const { return size_t(k * n * batch) * size_t(element_bytes(dtype)); }
+  size_t c_bytes() const { return size_t(m * n * batch) * 4; }
+};
+
+// Values in [-1, 1] for f32 and bf16 (rounded to bf16), A in [0, 63] and B in [-64, 63] for int8 so
+// no s32 sum can overflow for K up to 65536 (4032 x 65536 < 2^31).
+void fill(Operands& op, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> real(-1, 1);
+  auto fill_one = [&](uint8_t* p, size_t count, bool is_a) {
+    switch (op.dtype) {
+      case MatmulDtype::f32:
+        for (size_t i = 0; i < count; ++i) reinterpret_cast<float*>(p)[i] = real(rng);
+        break;
+      case MatmulDtype::bf16:
+        for (size_t i = 0; i < count; ++i) reinterpret_cast<uint16_t*>(p)[i] = float_to_bf16(real(rng));
+        break;
+      case MatmulDtype::i8:
+        for (size_t i = 0; i < count; ++i)
+          p[i] = is_a ? uint8_t(rng() & 63) : uint8_t(int8_t(int(rng() & 127) - 64));
+        break;
+    }
+  };
+  fill_one(op.a.get(), size_t(op.m * op.k * op.batch), true);
+  fill_one(op.b.get(), size_t(op.k * op.n * op.batch), false);
+  std::memset(op.c.get(), 0, op.c_bytes());
+}
+
+Expected<Operands> make_operands(int64_t m, int64_t n, int64_t k, int64_t batch, MatmulDtype dtype) {
+  Operands op{m, n, k, batch, dtype, nullptr, nullptr, nullptr};
+  op.a = aligned_bytes(op.a_bytes());
+  op.b = aligned_bytes(op.b_bytes());
+  op.c = aligned_bytes(op.c_bytes());
+  if (!op.a || !op.b || !op.c) return make_error(fmt::format("cannot allocate {:.1f} MB of operands",
+                                                             matmul_bytes(m, n, k, batch, dtype) / 1e6));
+  fill(op, uint32_t(m * 131 + n * 17 + k));
+  return op;
+}
+
+using Call = std::function<Expected<bool>(const uint8_t* a, const uint8_t* b, uint8_t* c)>;
+
+// Rows checked: all of a small problem, 64 spread rows of a large one (the reference is O(MNK)),
+// in the first and the last batch item.
+double check(const Operands& op, const uint8_t* c, int64_t& rows_checked) {
+  const int es = element_bytes(op.dtype);
+  const int64_t step = double(op.m) * double(op.n) * double(op.k) > 2e9 ? std::max<int64_t>(1, op.m / 64) : 1;
+  std::vector<double> ref(size_t(op.n));
+  double worst = 0, scale = 1e-30;
+  rows_checked = 0;
+  for (int64_t item : {int64_t(0), op.batch - 1}) {
+    const uint8_t* a = op.a.get() + size_t(item * op.m * op.k * es);
+    const uint8_t* b = op.b.get() + size_t(item * op.k * op.n * es);
+    const uint8_t* ci = c + size_t(item * op.m * op.n * 4);
+    for (int64_t i = 0; i < op.m; i += step) {
+      reference_row(op.dtype, i, op.n, op.k, a, op.k, b, op.n, ref.data());
+      for (int64_t j = 0; j < op.n; ++j) {
+        worst = std::max(worst, std::fabs(c_value(op.dtype, ci, i * op.n + j) - ref[size_t(j)]));
+        scale = std::max(scale, std::fabs(ref[size_t(j)]));
+      }
+      ++rows_checked;
+    }
+    if (op.batch == 1) break;
+  }
+  return worst / scale;
+}
+
+struct Timed {
+  TimingSummary timing;
+  double max_rel_error = 0;
+  int64_t rows_checked = 0;
+};
+
+// Check once, then warm up and time `call` over the batch, cold or warm.
+Expected<Timed> time_calls(const CpuInfo& cpu, Operands& op, const MatmulRequest& rq, const Call& call) {
+  auto run_batch = [&](const uint8_t* a, const uint8_t* b, uint8_t* c) -> Expected<bool> {
+    const int es = element_bytes(op.dtype);
+    for (int64_t i = 0; i < op.batch; ++i)
+      if (auto ok = call(a + size_t(i * op.m * op.k * es), b + size_t(i * op.k * op.n * es),
+                         c + size_t(i * op.m * op.n * 4));
+          !ok)
+        return ok;
+    return true;
+  };
+  Timed out;
+  std::memset(op.c.get(), 0x7f, op.c_bytes());  // stale C must not pass the check
+  if (auto ok = run_batch(op.a.get(), op.b.get(), op.c.get()); !ok) return make_error(ok.error());
+  out.max_rel_error = check(op, op.c.get(), out.rows_checked);
+
+  // In mode wei only B (the weights) rotates; in mode all every operand does.
+  std::vector<ColdCacheArg> args = {{op.a.get(), op.a_bytes(), false},
+                                    {op.b.get(), op.b_bytes(), true},
+                                    {op.c.get(), op.c_bytes(), false}};
+  auto cache = ColdCache::create(rq.cold_cache, args, cold_cache_pile_bytes(cpu, rq.config.threads), rq.flush_tlb);
+  if (!cache) return make_error(cache.error());
+  std::vector<double> ms;
+  double total = 0;
+  for (int i = 0; i < rq.warmup + rq.max_repetitions; ++i) {
+    const auto& p = cache->next();
+    cache->flush_tlb();
+    const auto t0 = std::chrono::steady_clock::now();
+    if (auto ok = run_batch(static_cast<const uint8_t*>(p[0]), static_cast<const uint8_t*>(p[1]),
+                            static_cast<uint8_t*>(p[2]));
+        !ok)
+      return make_error(ok.error());
+    const double t = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    if (i < rq.warmup) continue;
+    ms.push_back(t);
+    total += t;
+    if (int(ms.size()) >= rq.min_repetitions && total >= rq.min_seconds * 1e3) break;
+  }
+  out.timing = summarize_times(ms, rq.warmup);
+  return out;
+}
+
+}  // namespace
+
+TimingSummary summarize_times(const std::vector<double>& ms, int warmup) {
+  TimingSummary t;
+  t.repetitions = int(ms.size());
+  t.warmup = warmup;
+  if (ms.empty()) return t;
+  t.min_ms = *std::min_element(ms.begin(), ms.end());
+  t.max_ms = *std::max_element(ms.begin(), ms.end());
+  for (double x : ms) t.mean_ms += x / double(ms.size());
+  double var = 0;
+  for (double x : ms) var += (x - t.mean_ms) * (x - t.mean_ms) / double(ms.size());
+  t.std_ms = std::sqrt(var);
+  return t;
+}
+
+double matmul_bytes(int64_t m, int64_t n, int64_t k, int64_t batch, MatmulDtype dtype) {
+  const double es = element_bytes(dtype);
+  return double(batch) * (es * double(m) * double(k) + es * double(k) * double(n) + 4.0 * double(m) * double(n));
+}
+
+std::string matmul_name(int64_t m, int64_t n, int64_t k, int64_t batch, MatmulDtype dtype, int threads,
+                        ColdCacheMode cold) {
+  std::string name = fmt::format("matmul {} {}x{}x{} batch {}, {} thread{}", to_string(dtype), m, n, k, batch,
+                                 threads, threads == 1 ? "" : "s");
+  if (cold != ColdCacheMode::none) name += fmt::format(", cold {}", to_string(cold));
+  return name;
+}
+
+double matmul_error_limit(MatmulDtype dtype) { return dtype == MatmulDtype::i8 ? 0.0 : 1e-4; }
+
+Expected<MatmulResult> run_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulRequest& rq) {
+  auto op = make_operands(rq.m, rq.n, rq.k, rq.batch, rq.dtype);
+  if (!op) return make_error(op.error());
+  MatmulResult r;
+  r.m = rq.m, r.n = rq.n, r.k = rq.k, r.batch = rq.batch, r.dtype = rq.dtype;
+  r.threads = rq.config.threads;
+  r.cold_cache = to_string(rq.cold_cache);
+  if (rq.flush_tlb) r.cold_cache += "+tlb";
+  r.name = matmul_name(rq.m, rq.n, rq.k, rq.batch, rq.dtype, r.threads, rq.cold_cache);
+  r.kernel = gemm.kernel_name(rq.config);
+  r.config = rq.config;
+  r.config_source = rq.config_source;
+  const int64_t m = rq.m, n = rq.n, k = rq.k;
+  auto ours = time_calls(cpu, *op, rq, [&](const uint8_t* a, const uint8_t* b, uint8_t* c) {
+    return gemm.run(GemmArgs{m, n, k, a, k, b, n, c, n}, rq.config);
+  });
+  if (!ours) return make_error(ours.error());
+  r.timing = ours->timing;
+  r.max_rel_error = ours->max_rel_error;
+  r.rows_checked = ours->rows_checked;
+  const double flops = 2.0 * double(m) * double(n) * double(k) * double(rq.batch);
+  r.gflops = flops / (r.timing.min_ms * 1e-3) / 1e9;
+  r.arithmetic_intensity = flops / matmul_bytes(m, n, k, rq.batch, rq.dtype);
+  if (r.max_rel_error > matmul_error_limit(rq.dtype)) {
+    r.status = Status::error;
+    r.reason = fmt::format("result differs from the reference: max_rel_error {:.2e} (limit {:.0e})",
+                           r.max_rel_error, matmul_error_limit(rq.dtype));
+  }
+  for (const std::string& name : rq.baselines) {
+    if (rq.dtype != MatmulDtype::f32) {
+      spdlog::info("baseline {}: only f32 is compared (the Debian BLAS builds have no bf16/int8 GEMM)", name);
+      continue;
+    }
+    auto lib = BlasLibrary::open(name);
+    if (!lib) {
+      spdlog::info("baseline {}: {}", name, lib.error());
+      continue;
+    }
+    (*lib)->set_threads(r.threads);
+    auto theirs = time_calls(cpu, *op, rq, [&](const uint8_t* a, const uint8_t* b, uint8_t* c) -> Expected<bool> {
+      (*lib)->sgemm(m, n, k, reinterpret_cast<const float*>(a), k, reinterpret_cast<const float*>(b), n,
+                    reinterpret_cast<float*>(c), n);
+      return true;
+    });
+    if (!theirs) {
+      spdlog::warn("baseline {}: {}", name, theirs.error());
+      continue;
+    }
+    BaselineResult br;
+    br.library = (*lib)->name();
+    br.path = (*lib)->path();
+    br.timing = theirs->timing;
+    br.gflops = flops / (br.timing.min_ms * 1e-3) / 1e9;
+    br.max_rel_error = theirs->max_rel_error;
+    br.speedup = br.timing.min_ms / r.timing.min_ms;
+    r.baselines.push_back(br);
+  }
+  return r;
+}
+
+Expected<double> time_matmul_config(Gemm& gemm, int64_t m, int64_t n, int64_t k, const MatmulConfig& config) {
+  static thread_local std::unique_ptr<Operands> cached;
+  if (!cached || cached->m != m || cached->n != n || cached->k != k || cached->dtype != gemm.dtype()) {
+    auto op = make_operands(m, n, k, 1, gemm.dtype());
+    if (!op) return make_error(op.error());
+    cached = std::make_unique<Operands>(std::move(*op));
+  }
+  Operands& op = *cached;
+  const GemmArgs args{m, n, k, op.a.get(), k, op.b.get(), n, op.c.get(), n};
+  if (auto ok = gemm.run(args, config); !ok) return make_error(ok.error());
+  double best = 1e300, total = 0;
+  for (int i = 0; i < 3 || (total < 100 && i < 1000); ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    gemm.run(args, config);
+    const double t = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    best = std::min(best, t);
+    total += t;
+  }
+  return best;
+}
+
+}  // namespace peakprobe

@@ -1,0 +1,51 @@
+// One matmul measurement as the benchmark spec asks: operands filled with seeded random values,
+// the result checked against the plain reference (max_rel_error), warm-up runs, then repetitions
+// until both a count and a time are reached; mean, min, max and std of the wall time of a call.
+// Optionally every run reads cold operands (benchdnn's --cold-cache) and the same problem is run
+// by installed BLAS libraries for a side-by-side baseline.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "matmul/gemm.hpp"
+#include "memory/cold_cache.hpp"
+#include "peakprobe/expected.hpp"
+#include "peakprobe/matmul_result.hpp"
+
+namespace peakprobe {
+
+struct MatmulRequest {
+  int64_t m = 0, n = 0, k = 0, batch = 1;
+  MatmulDtype dtype = MatmulDtype::f32;
+  MatmulConfig config;
+  std::string config_source = "cost model";
+  ColdCacheMode cold_cache = ColdCacheMode::none;
+  bool flush_tlb = false;         // with a cold cache: also evict the TLB before each run
+  int warmup = 2;
+  int min_repetitions = 5;
+  double min_seconds = 0.5;       // keep repeating until this much time was measured
+  int max_repetitions = 10000;
+  std::vector<std::string> baselines;  // BLAS libraries to run too ("openblas", "blis"); f32 only
+};
+
+// Bytes of A, B and C of the whole batch.
+double matmul_bytes(int64_t m, int64_t n, int64_t k, int64_t batch, MatmulDtype dtype);
+// "matmul f32 1024x1024x1024 batch 1, 1 thread" (+ ", cold all" when cold): the row identity for compare.
+std::string matmul_name(int64_t m, int64_t n, int64_t k, int64_t batch, MatmulDtype dtype, int threads,
+                        ColdCacheMode cold);
+// Largest error the check accepts: exact for int8, 1e-4 relative for f32 and bf16 (f32 accumulation).
+double matmul_error_limit(MatmulDtype dtype);
+
+// Runs and times the request on `gemm`; fills everything of MatmulResult except the ceiling,
+// bound_by and efficiency (the caller measures the roof). status is error when the check fails.
+Expected<MatmulResult> run_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulRequest& request);
+
+// Best time in ms of `config` over a short run (autotune): warm-up 1, then 3 runs or 0.1 s.
+Expected<double> time_matmul_config(Gemm& gemm, int64_t m, int64_t n, int64_t k, const MatmulConfig& config);
+
+// mean, min, max, population std of times in ms.
+TimingSummary summarize_times(const std::vector<double>& ms, int warmup);
+
+}  // namespace peakprobe

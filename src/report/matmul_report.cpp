@@ -1,0 +1,477 @@
+#include "report/matmul_report.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <fmt/format.h>
+
+#include "report/csv_report.hpp"
+#include "report/json_report.hpp"
+
+namespace peakprobe {
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kMissing = "-";
+
+// ---- shared wording ----
+
+bool integer_dtype(MatmulDtype d) { return d == MatmulDtype::i8; }
+const char* rate_unit(MatmulDtype d) { return integer_dtype(d) ? "GOP/s" : "GFLOP/s"; }
+const char* op_name(MatmulDtype d) { return integer_dtype(d) ? "OP" : "FLOP"; }
+
+std::string counted(int64_t n, const char* noun) { return fmt::format("{} {}{}", n, noun, n == 1 ? "" : "s"); }
+
+std::string shape_text(const MatmulResult& r) { return fmt::format("{}x{}x{}", r.m, r.n, r.k); }
+
+bool cold(const MatmulResult& r) { return !r.cold_cache.empty() && r.cold_cache != "none"; }
+
+// A zero mc means no tiling was chosen (the run failed before planning).
+bool has_config(const MatmulConfig& c) { return c.mc > 0 || c.kc > 0 || c.nc > 0; }
+bool timed(const MatmulResult& r) { return r.timing.repetitions > 0; }
+bool finite(const std::optional<double>& v) { return v && std::isfinite(*v); }
+
+std::string fixed(double v, int decimals, const char* missing = kMissing) {
+  return std::isfinite(v) ? fmt::format("{:.{}f}", v, decimals) : std::string(missing);
+}
+
+std::string scientific(double v, int decimals, const char* missing = kMissing) {
+  return std::isfinite(v) ? fmt::format("{:.{}e}", v, decimals) : std::string(missing);
+}
+
+// "1.04x"; a speedup of 0 means none was computed.
+std::string speedup_text(double s) { return s > 0 && std::isfinite(s) ? fmt::format("{:.2f}x", s) : kMissing; }
+
+// "mc=96 kc=384 nc=1024 grid 1x1 (cost model)"
+std::string blocking_text(const MatmulResult& r) {
+  const MatmulConfig& c = r.config;
+  std::string s = fmt::format("mc={} kc={} nc={} grid {}x{}", c.mc, c.kc, c.nc, c.thread_rows, c.thread_cols);
+  if (!r.config_source.empty()) s += " (" + r.config_source + ")";
+  return s;
+}
+
+// Baseline libraries in the order they first appear, so tables and CSV columns follow the run.
+std::vector<std::string> libraries(const std::vector<MatmulResult>& results) {
+  std::vector<std::string> names;
+  for (const auto& r : results)
+    for (const auto& b : r.baselines)
+      if (std::find(names.begin(), names.end(), b.library) == names.end()) names.push_back(b.library);
+  return names;
+}
+
+const BaselineResult* baseline(const MatmulResult& r, const std::string& library) {
+  for (const auto& b : r.baselines)
+    if (b.library == library) return &b;
+  return nullptr;
+}
+
+// ---- JSON ----
+
+json to_json(const TimingSummary& t, json row) {
+  row["mean_ms"] = json_number(t.mean_ms);
+  row["min_ms"] = json_number(t.min_ms);
+  row["max_ms"] = json_number(t.max_ms);
+  row["std_ms"] = json_number(t.std_ms);
+  row["repetitions"] = t.repetitions;
+  row["warmup"] = t.warmup;
+  return row;
+}
+
+json to_json(const MatmulConfig& c) {
+  return {{"mr", c.mr}, {"nv", c.nv}, {"nr", c.nr}, {"mc", c.mc}, {"kc", c.kc}, {"nc", c.nc},
+          {"threads", c.threads}, {"thread_rows", c.thread_rows}, {"thread_cols", c.thread_cols}};
+}
+
+json to_json(const BaselineResult& b) {
+  json row = {{"library", b.library},
+              {"path", b.path},
+              {"gflops", json_number(b.gflops)},
+              {"max_rel_error", json_number(b.max_rel_error)},
+              {"speedup", json_number(b.speedup)}};
+  return to_json(b.timing, std::move(row));
+}
+
+// Reads that never throw: a document from another version may lack a key or hold another type.
+const json* member(const json& obj, const char* key) {
+  if (!obj.is_object()) return nullptr;
+  auto it = obj.find(key);
+  return it == obj.end() ? nullptr : &*it;
+}
+
+// Missing: the fallback; null: NaN, the only thing to_json writes as null for a plain number.
+double number_at(const json& obj, const char* key, double fallback = 0) {
+  const json* v = member(obj, key);
+  if (v == nullptr) return fallback;
+  if (v->is_null()) return std::numeric_limits<double>::quiet_NaN();
+  return v->is_number() ? v->get<double>() : fallback;
+}
+
+std::optional<double> optional_at(const json& obj, const char* key) {
+  const json* v = member(obj, key);
+  if (v == nullptr || !v->is_number()) return std::nullopt;
+  return v->get<double>();
+}
+
+template <typename Int>
+Int integer_at(const json& obj, const char* key, Int fallback) {
+  const json* v = member(obj, key);
+  return v != nullptr && v->is_number() ? v->get<Int>() : fallback;
+}
+
+std::string text_at(const json& obj, const char* key, std::string fallback = "") {
+  const json* v = member(obj, key);
+  return v != nullptr && v->is_string() ? v->get<std::string>() : fallback;
+}
+
+TimingSummary timing_from(const json& j) {
+  TimingSummary t;
+  t.mean_ms = number_at(j, "mean_ms");
+  t.min_ms = number_at(j, "min_ms");
+  t.max_ms = number_at(j, "max_ms");
+  t.std_ms = number_at(j, "std_ms");
+  t.repetitions = integer_at(j, "repetitions", 0);
+  t.warmup = integer_at(j, "warmup", 0);
+  return t;
+}
+
+MatmulConfig config_from(const json& j) {
+  MatmulConfig c;
+  c.mr = integer_at(j, "mr", c.mr);
+  c.nv = integer_at(j, "nv", c.nv);
+  c.nr = integer_at(j, "nr", c.nr);
+  c.mc = integer_at(j, "mc", c.mc);
+  c.kc = integer_at(j, "kc", c.kc);
+  c.nc = integer_at(j, "nc", c.nc);
+  c.threads = integer_at(j, "threads", c.threads);
+  c.thread_rows = integer_at(j, "thread_rows", c.thread_rows);
+  c.thread_cols = integer_at(j, "thread_cols", c.thread_cols);
+  return c;
+}
+
+ClockReading clock_from(const json& j) {
+  ClockReading c;
+  c.source = text_at(j, "source");
+  c.ghz = number_at(j, "ghz");
+  c.ghz_before = number_at(j, "ghz_before");
+  c.ghz_after = number_at(j, "ghz_after");
+  c.drift = number_at(j, "drift");
+  return c;
+}
+
+BaselineResult baseline_from(const json& j) {
+  BaselineResult b;
+  b.library = text_at(j, "library");
+  b.path = text_at(j, "path");
+  b.timing = timing_from(j);
+  b.gflops = number_at(j, "gflops");
+  b.max_rel_error = number_at(j, "max_rel_error");
+  b.speedup = number_at(j, "speedup");
+  return b;
+}
+
+// Matched against to_string, so the spelling lives in one place (matmul_dtype.cpp).
+MatmulDtype dtype_from(const std::string& text) {
+  for (MatmulDtype d : {MatmulDtype::f32, MatmulDtype::bf16, MatmulDtype::i8})
+    if (text == to_string(d)) return d;
+  return MatmulDtype::f32;
+}
+
+std::optional<Status> status_from(const std::string& text) {
+  for (Status s : {Status::ok, Status::skipped, Status::mistrusted, Status::error})
+    if (text == to_string(s)) return s;
+  return std::nullopt;
+}
+
+// ---- Markdown ----
+
+// Table cells and list items are single lines; GitHub ends a cell at any unescaped '|'.
+std::string cell(std::string_view text) {
+  std::string s;
+  for (char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) c = ' ';
+    if (c == '|') s += '\\';
+    s += c;
+  }
+  return s;
+}
+
+// The std is left off where it is not finite rather than shown as "± -".
+std::string mean_and_std(const TimingSummary& t) {
+  std::string s = fixed(t.mean_ms, 3);
+  if (std::isfinite(t.std_ms)) s += " ± " + fixed(t.std_ms, 3);
+  return s;
+}
+
+std::string markdown_config(const MatmulResult& r) {
+  if (!has_config(r.config)) return kMissing;
+  return cell(fmt::format("{}x{}, {}", r.config.mr, r.config.nr, blocking_text(r)));
+}
+
+std::string markdown_baseline(const MatmulResult& r, const std::string& library) {
+  const BaselineResult* b = baseline(r, library);
+  if (b == nullptr || b->timing.repetitions <= 0) return kMissing;
+  return fmt::format("{} ({})", fixed(b->gflops, 1), speedup_text(b->speedup));
+}
+
+void write_markdown_row(std::ostream& out, const MatmulResult& r, const std::vector<std::string>& libs) {
+  std::string problem = shape_text(r);
+  if (cold(r)) problem += ", cold cache " + r.cold_cache;
+  const bool t = timed(r);
+  out << fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |", cell(problem), to_string(r.dtype),
+                     r.batch, r.threads, t ? fixed(r.timing.min_ms, 3) : kMissing,
+                     t ? mean_and_std(r.timing) : kMissing,
+                     t ? fixed(r.gflops, 1) : kMissing,
+                     t && finite(r.efficiency) ? fixed(*r.efficiency * 100, 1) + "%" : kMissing,
+                     r.bound_by.empty() ? kMissing : cell(r.bound_by), markdown_config(r));
+  for (const auto& lib : libs) out << ' ' << markdown_baseline(r, lib) << " |";
+  out << ' ' << to_string(r.status) << " |\n";
+}
+
+// ---- CSV ----
+
+using Cell = std::string (*)(const MatmulResult&);
+struct Column {
+  std::string_view name;
+  Cell cell;
+};
+
+constexpr int kMs = 4, kRate = 2, kIntensity = 3, kFraction = 4, kGhz = 3, kError = 3, kSpeedup = 3;
+
+std::string csv_fixed(double v, int decimals) { return fixed(v, decimals, ""); }
+std::string when_timed(const MatmulResult& r, double v, int decimals) { return timed(r) ? csv_fixed(v, decimals) : ""; }
+std::string when_configured(const MatmulResult& r, int v) { return has_config(r.config) ? std::to_string(v) : ""; }
+
+constexpr Column kCells[] = {
+    {"name", [](const MatmulResult& r) { return r.name; }},
+    {"m", [](const MatmulResult& r) { return std::to_string(r.m); }},
+    {"n", [](const MatmulResult& r) { return std::to_string(r.n); }},
+    {"k", [](const MatmulResult& r) { return std::to_string(r.k); }},
+    {"batch", [](const MatmulResult& r) { return std::to_string(r.batch); }},
+    {"dtype", [](const MatmulResult& r) { return std::string(to_string(r.dtype)); }},
+    {"threads", [](const MatmulResult& r) { return std::to_string(r.threads); }},
+    {"cold_cache", [](const MatmulResult& r) { return r.cold_cache; }},
+    {"kernel", [](const MatmulResult& r) { return r.kernel; }},
+    {"mr", [](const MatmulResult& r) { return when_configured(r, r.config.mr); }},
+    {"nv", [](const MatmulResult& r) { return when_configured(r, r.config.nv); }},
+    {"nr", [](const MatmulResult& r) { return when_configured(r, r.config.nr); }},
+    {"mc", [](const MatmulResult& r) { return when_configured(r, r.config.mc); }},
+    {"kc", [](const MatmulResult& r) { return when_configured(r, r.config.kc); }},
+    {"nc", [](const MatmulResult& r) { return when_configured(r, r.config.nc); }},
+    {"thread_rows", [](const MatmulResult& r) { return when_configured(r, r.config.thread_rows); }},
+    {"thread_cols", [](const MatmulResult& r) { return when_configured(r, r.config.thread_cols); }},
+    {"config_source", [](const MatmulResult& r) { return r.config_source; }},
+    {"max_rel_error",
+     [](const MatmulResult& r) { return r.rows_checked > 0 ? scientific(r.max_rel_error, kError, "") : ""; }},
+    {"rows_checked", [](const MatmulResult& r) { return r.rows_checked > 0 ? std::to_string(r.rows_checked) : ""; }},
+    {"mean_ms", [](const MatmulResult& r) { return when_timed(r, r.timing.mean_ms, kMs); }},
+    {"min_ms", [](const MatmulResult& r) { return when_timed(r, r.timing.min_ms, kMs); }},
+    {"max_ms", [](const MatmulResult& r) { return when_timed(r, r.timing.max_ms, kMs); }},
+    {"std_ms", [](const MatmulResult& r) { return when_timed(r, r.timing.std_ms, kMs); }},
+    {"repetitions", [](const MatmulResult& r) { return timed(r) ? std::to_string(r.timing.repetitions) : ""; }},
+    {"warmup", [](const MatmulResult& r) { return timed(r) ? std::to_string(r.timing.warmup) : ""; }},
+    {"gflops", [](const MatmulResult& r) { return when_timed(r, r.gflops, kRate); }},
+    {"arithmetic_intensity",
+     [](const MatmulResult& r) {
+       return r.arithmetic_intensity > 0 ? csv_fixed(r.arithmetic_intensity, kIntensity) : "";
+     }},
+    {"ceiling_gflops",
+     [](const MatmulResult& r) { return r.ceiling_gflops ? csv_fixed(*r.ceiling_gflops, kRate) : ""; }},
+    {"ceiling_source", [](const MatmulResult& r) { return r.ceiling_source; }},
+    {"bound_by", [](const MatmulResult& r) { return r.bound_by; }},
+    {"efficiency",
+     [](const MatmulResult& r) { return timed(r) && r.efficiency ? csv_fixed(*r.efficiency, kFraction) : ""; }},
+    {"clock_ghz", [](const MatmulResult& r) { return r.clock.ghz > 0 ? csv_fixed(r.clock.ghz, kGhz) : ""; }},
+    {"status", [](const MatmulResult& r) { return std::string(to_string(r.status)); }},
+    {"reason", [](const MatmulResult& r) { return r.reason; }},
+};
+
+// Where the per-library columns go: after the rates, before the status.
+constexpr std::size_t kBaselineColumnsAt = std::size(kCells) - 2;
+
+std::string csv_baseline(const MatmulResult& r, const std::string& library, int field) {
+  const BaselineResult* b = baseline(r, library);
+  if (b == nullptr || b->timing.repetitions <= 0) return "";
+  switch (field) {
+    case 0: return csv_fixed(b->timing.mean_ms, kMs);
+    case 1: return csv_fixed(b->timing.min_ms, kMs);
+    case 2: return csv_fixed(b->gflops, kRate);
+    default: return b->speedup > 0 ? csv_fixed(b->speedup, kSpeedup) : "";
+  }
+}
+
+constexpr const char* kBaselineFields[] = {"mean_ms", "min_ms", "gflops", "speedup"};
+
+void write_csv_line(std::ostream& out, const std::vector<std::string>& fields) {
+  for (std::size_t i = 0; i < fields.size(); ++i) out << (i > 0 ? "," : "") << csv_field(fields[i]);
+  out << '\n';
+}
+
+}  // namespace
+
+json to_json(const MatmulResult& r) {
+  json row = {{"name", r.name},
+              {"shape", {{"m", r.m}, {"n", r.n}, {"k", r.k}}},
+              {"batch", r.batch},
+              {"dtype", to_string(r.dtype)},
+              {"threads", r.threads},
+              {"cold_cache", r.cold_cache},
+              {"kernel", r.kernel},
+              {"config", to_json(r.config)},
+              {"config_source", r.config_source},
+              {"max_rel_error", json_number(r.max_rel_error)},
+              {"rows_checked", r.rows_checked},
+              {"gflops", json_number(r.gflops)},
+              {"arithmetic_intensity", json_number(r.arithmetic_intensity)},
+              {"ceiling_gflops", json_number(r.ceiling_gflops)},
+              {"ceiling_source", r.ceiling_source},
+              {"bound_by", r.bound_by},
+              {"efficiency", json_number(r.efficiency)},
+              {"clock", to_json(r.clock)},
+              {"status", to_string(r.status)}};
+  row = to_json(r.timing, std::move(row));
+  json baselines = json::array();
+  for (const auto& b : r.baselines) baselines.push_back(to_json(b));
+  row["baselines"] = std::move(baselines);
+  if (!r.reason.empty()) row["reason"] = r.reason;
+  return row;
+}
+
+MatmulResult matmul_from_json(const json& j) {
+  MatmulResult r;
+  r.name = text_at(j, "name");
+  if (const json* shape = member(j, "shape")) {
+    r.m = integer_at<int64_t>(*shape, "m", 0);
+    r.n = integer_at<int64_t>(*shape, "n", 0);
+    r.k = integer_at<int64_t>(*shape, "k", 0);
+  }
+  r.batch = integer_at<int64_t>(j, "batch", r.batch);
+  r.dtype = dtype_from(text_at(j, "dtype"));
+  r.threads = integer_at(j, "threads", r.threads);
+  r.cold_cache = text_at(j, "cold_cache", r.cold_cache);
+  r.kernel = text_at(j, "kernel");
+  if (const json* config = member(j, "config")) r.config = config_from(*config);
+  r.config_source = text_at(j, "config_source");
+  r.max_rel_error = number_at(j, "max_rel_error");
+  r.rows_checked = integer_at<int64_t>(j, "rows_checked", 0);
+  r.timing = timing_from(j);
+  r.gflops = number_at(j, "gflops");
+  r.arithmetic_intensity = number_at(j, "arithmetic_intensity");
+  r.ceiling_gflops = optional_at(j, "ceiling_gflops");
+  r.ceiling_source = text_at(j, "ceiling_source");
+  r.bound_by = text_at(j, "bound_by");
+  r.efficiency = optional_at(j, "efficiency");
+  if (const json* clock = member(j, "clock")) r.clock = clock_from(*clock);
+  if (const json* baselines = member(j, "baselines"); baselines != nullptr && baselines->is_array())
+    for (const auto& b : *baselines)
+      if (b.is_object()) r.baselines.push_back(baseline_from(b));
+  r.reason = text_at(j, "reason");
+  const std::string status = text_at(j, "status", "ok");
+  if (auto s = status_from(status)) {
+    r.status = *s;
+  } else {
+    r.status = Status::error;
+    if (r.reason.empty()) r.reason = fmt::format("unknown status \"{}\"", status);
+  }
+  return r;
+}
+
+void write_matmul_console(std::ostream& out, const MatmulResult& r) {
+  const char* unit = rate_unit(r.dtype);
+  std::string head = fmt::format("matmul {} {} (batch {}) on {}", to_string(r.dtype), shape_text(r), r.batch,
+                                 counted(r.threads, "thread"));
+  if (cold(r)) head += ", cold cache " + r.cold_cache;
+  if (!r.kernel.empty()) head += ", kernel " + r.kernel;
+  if (has_config(r.config)) head += ", " + blocking_text(r);
+  out << head << '\n';
+  if (r.rows_checked > 0)
+    out << fmt::format("  max_rel_error {} ({} rows checked)\n",
+                       r.max_rel_error == 0 ? std::string("0") : scientific(r.max_rel_error, 1), r.rows_checked);
+  if (timed(r)) {
+    const TimingSummary& t = r.timing;
+    out << fmt::format("  time ms: mean {} min {} max {} std {} ({} reps, {} warm-up)\n", fixed(t.mean_ms, 3),
+                       fixed(t.min_ms, 3), fixed(t.max_ms, 3), fixed(t.std_ms, 3), t.repetitions, t.warmup);
+    std::string rate = fmt::format("  {} {}, AI {} {}/byte", fixed(r.gflops, 1), unit, fixed(r.arithmetic_intensity, 1),
+                                   op_name(r.dtype));
+    if (!r.bound_by.empty()) rate += ", bound by " + r.bound_by;
+    if (finite(r.ceiling_gflops)) {
+      rate += fmt::format("{} ceiling {} {}", r.bound_by.empty() ? "," : ":", fixed(*r.ceiling_gflops, 1), unit);
+      if (!r.ceiling_source.empty()) rate += " (" + r.ceiling_source + ")";
+      if (finite(r.efficiency)) rate += fmt::format(", efficiency {}%", fixed(*r.efficiency * 100, 1));
+    } else {
+      rate += ", no ceiling measured";
+    }
+    out << rate << '\n';
+  }
+  for (const auto& b : r.baselines) {
+    std::string line = "  " + b.library;
+    if (!b.path.empty()) line += " (" + b.path + ")";
+    if (b.timing.repetitions > 0) {
+      line += fmt::format(": {} {}, min {} ms", fixed(b.gflops, 1), unit, fixed(b.timing.min_ms, 2));
+      if (b.speedup > 0 && std::isfinite(b.speedup)) line += " -> peakprobe " + speedup_text(b.speedup);
+    } else {
+      line += ": not timed";
+    }
+    out << line << '\n';
+  }
+  if (r.status != Status::ok)
+    out << fmt::format("  {}: {}\n", to_string(r.status), r.reason.empty() ? "no reason given" : r.reason);
+}
+
+void write_matmul_markdown(std::ostream& out, const std::vector<MatmulResult>& results) {
+  out << "## matmul\n\n";
+  if (results.empty()) {
+    out << "No matmul results.\n";
+    return;
+  }
+  const std::vector<std::string> libs = libraries(results);
+  out << "Times are of one whole call (all batch items); GFLOP/s is from the fastest run (GOP/s for int8) and "
+         "efficiency is that rate over the measured ceiling.";
+  if (!libs.empty())
+    out << " A baseline cell is the library's GFLOP/s and the speedup, its min time over peakprobe's: above "
+           "1.00x peakprobe is faster.";
+  out << "\n\n| shape | dtype | batch | threads | min ms | mean ms ± std | GFLOP/s | efficiency | bound by | config |";
+  for (const auto& lib : libs) out << ' ' << cell(lib) << " |";
+  out << " status |\n|---|---|--:|--:|--:|--:|--:|--:|---|---|";
+  for (std::size_t i = 0; i < libs.size(); ++i) out << "--:|";
+  out << "---|\n";
+  for (const auto& r : results) write_markdown_row(out, r, libs);
+  const bool any =
+      std::any_of(results.begin(), results.end(), [](const MatmulResult& r) { return r.status != Status::ok; });
+  if (!any) return;
+  out << "\nNot ok:\n\n";
+  for (const auto& r : results) {
+    if (r.status == Status::ok) continue;
+    out << fmt::format("- {} {} ({}): {}\n", cell(shape_text(r)), to_string(r.dtype), to_string(r.status),
+                       r.reason.empty() ? "no reason given" : cell(r.reason));
+  }
+}
+
+void write_matmul_csv(std::ostream& out, const std::vector<MatmulResult>& results) {
+  const std::vector<std::string> libs = libraries(results);
+  std::vector<std::string> header;
+  for (std::size_t i = 0; i < std::size(kCells); ++i) {
+    if (i == kBaselineColumnsAt)
+      for (const auto& lib : libs)
+        for (const char* f : kBaselineFields) header.push_back(lib + "_" + f);
+    header.emplace_back(kCells[i].name);
+  }
+  write_csv_line(out, header);
+  for (const auto& r : results) {
+    std::vector<std::string> fields;
+    for (std::size_t i = 0; i < std::size(kCells); ++i) {
+      if (i == kBaselineColumnsAt)
+        for (const auto& lib : libs)
+          for (int f = 0; f < int(std::size(kBaselineFields)); ++f) fields.push_back(csv_baseline(r, lib, f));
+      fields.push_back(kCells[i].cell(r));
+    }
+    write_csv_line(out, fields);
+  }
+}
+
+}  // namespace peakprobe

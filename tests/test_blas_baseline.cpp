@@ -1,0 +1,175 @@
+// The BLAS baselines found with dlopen: name and path errors, a strided sgemm against a double
+// reference, thread control. Absent libraries only WARN (their error must still name the package).
+#include <catch2/catch.hpp>
+
+#include <dlfcn.h>
+#include <link.h>
+#include <sys/stat.h>
+
+#include <cmath>
+#include <random>
+
+#include "matmul/blas_baseline.hpp"
+
+using namespace peakprobe;
+
+namespace {
+
+bool is_regular_file(const std::string& p) {
+  struct stat st {};
+  return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+// Largest |C - reference| relative to the largest |reference|, as in test_gemm.cpp; every element
+// of C outside the m x n block (the ldc padding) must keep its sentinel.
+double strided_sgemm_error(const BlasLibrary& lib, int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb,
+                           int64_t ldc, bool& padding_untouched) {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> d(-1, 1);
+  const float sentinel = -12345.0f;
+  std::vector<float> a(size_t(m * lda), sentinel), b(size_t(k * ldb), sentinel), c(size_t(m * ldc), sentinel);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t p = 0; p < k; ++p) a[size_t(i * lda + p)] = d(rng);
+  for (int64_t p = 0; p < k; ++p)
+    for (int64_t j = 0; j < n; ++j) b[size_t(p * ldb + j)] = d(rng);
+  lib.sgemm(m, n, k, a.data(), lda, b.data(), ldb, c.data(), ldc);
+  double worst = 0, scale = 1e-30;
+  padding_untouched = true;
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      double ref = 0;
+      for (int64_t p = 0; p < k; ++p) ref += double(a[size_t(i * lda + p)]) * double(b[size_t(p * ldb + j)]);
+      worst = std::max(worst, std::fabs(double(c[size_t(i * ldc + j)]) - ref));
+      scale = std::max(scale, std::fabs(ref));
+    }
+    for (int64_t j = n; j < ldc; ++j) padding_untouched = padding_untouched && c[size_t(i * ldc + j)] == sentinel;
+  }
+  return worst / scale;
+}
+
+// The real file of the libm this process already uses, found without guessing the multiarch dir.
+std::string libm_path() {
+  void* h = dlopen("libm.so.6", RTLD_NOW | RTLD_LOCAL);
+  if (!h) return "";
+  std::string path;
+  struct link_map* lm = nullptr;
+  if (dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm && lm->l_name) path = lm->l_name;
+  dlclose(h);
+  return path;
+}
+
+void check_library(const std::string& name, const std::string& package) {
+  auto lib = BlasLibrary::open(name);
+  if (!lib) {
+    WARN(name << " is not installed here: " << lib.error());
+    CHECK_THAT(lib.error(), Catch::Contains(package));
+    CHECK_THAT(lib.error(), Catch::Contains("tried"));
+    return;
+  }
+  BlasLibrary& l = **lib;
+  INFO(name << " loaded from " << l.path() << ", version \"" << l.version() << "\"");
+  CHECK(l.name() == name);
+  CHECK(is_regular_file(l.path()));
+  CHECK(l.path().front() == '/');
+  CHECK_FALSE(l.version().empty());
+  CHECK(l.set_threads(1));
+  CHECK_FALSE(l.set_threads(0));
+
+  bool padding_untouched = false;
+  CHECK(strided_sgemm_error(l, 37, 29, 41, 41 + 7, 29 + 5, 29 + 11, padding_untouched) < 1e-5);
+  CHECK(padding_untouched);
+
+  // Two threads, and back to one: the pthread builds keep a pool and must follow both ways.
+  CHECK(l.set_threads(2));
+  CHECK(strided_sgemm_error(l, 37, 29, 41, 50, 40, 33, padding_untouched) < 1e-5);
+  CHECK(strided_sgemm_error(l, 300, 257, 129, 131, 260, 257, padding_untouched) < 1e-5);
+  CHECK(l.set_threads(1));
+  CHECK(strided_sgemm_error(l, 1, 1, 1, 1, 1, 1, padding_untouched) < 1e-5);
+}
+
+}  // namespace
+
+TEST_CASE("blas: an unknown library name is an error listing the known names", "[blas]") {
+  auto lib = BlasLibrary::open("mkl");
+  REQUIRE_FALSE(lib);
+  CHECK_THAT(lib.error(), Catch::Contains("\"mkl\""));
+  CHECK_THAT(lib.error(), Catch::Contains("openblas"));
+  CHECK_THAT(lib.error(), Catch::Contains("blis"));
+  auto empty = BlasLibrary::open("");
+  REQUIRE_FALSE(empty);
+  CHECK_THAT(empty.error(), Catch::Contains("openblas"));
+  CHECK(default_blas_names() == std::vector<std::string>{"openblas", "blis"});
+}
+
+TEST_CASE("blas: a path that does not exist is an error naming it", "[blas]") {
+  const std::string path = "/nonexistent/peakprobe-test/libnosuchblas.so.1";
+  auto lib = BlasLibrary::open(path);
+  REQUIRE_FALSE(lib);
+  CHECK_THAT(lib.error(), Catch::Contains(path));
+  CHECK_THAT(lib.error(), Catch::Contains("does not exist"));
+  auto soname = BlasLibrary::open("libnosuchblas.so.1");
+  REQUIRE_FALSE(soname);
+  CHECK_THAT(soname.error(), Catch::Contains("libnosuchblas.so.1"));
+}
+
+TEST_CASE("blas: a shared library without cblas_sgemm is rejected", "[blas]") {
+  const std::string path = libm_path();
+  REQUIRE_FALSE(path.empty());
+  INFO("libm at " << path);
+  auto lib = BlasLibrary::open(path);
+  REQUIRE_FALSE(lib);
+  CHECK_THAT(lib.error(), Catch::Contains(path));
+  CHECK_THAT(lib.error(), Catch::Contains("cblas_sgemm"));
+}
+
+TEST_CASE("blas: OpenBLAS sgemm matches a double reference with padded leading dimensions", "[blas]") {
+  check_library("openblas", "libopenblas0-pthread");
+}
+
+TEST_CASE("blas: BLIS sgemm matches a double reference with padded leading dimensions", "[blas]") {
+  check_library("blis", "libblis4-pthread");
+}
+
+TEST_CASE("blas: both libraries at once, by path, and reopened after closing", "[blas]") {
+  auto first = BlasLibrary::open("openblas");
+  auto second = BlasLibrary::open("blis");
+  if (!first || !second) {
+    WARN("needs both OpenBLAS and BLIS: " << (first ? second.error() : first.error()));
+    return;
+  }
+  bool padding = false;
+  // RTLD_LOCAL keeps their identically named symbols apart: each still computes the right product.
+  CHECK(strided_sgemm_error(**first, 37, 29, 41, 48, 34, 40, padding) < 1e-5);
+  CHECK(strided_sgemm_error(**second, 37, 29, 41, 48, 34, 40, padding) < 1e-5);
+
+  // The recorded path loads the same library again, recognised by its symbols.
+  for (auto* l : {&first, &second}) {
+    auto again = BlasLibrary::open((**l)->path());
+    REQUIRE(again);
+    CHECK((*again)->name() == (**l)->name());
+    CHECK((*again)->path() == (**l)->path());
+  }
+
+  // Closing (the OpenBLAS pthread pool included) and loading again works.
+  const std::string path = (*first)->path();
+  CHECK((*first)->set_threads(2));
+  CHECK(strided_sgemm_error(**first, 300, 257, 129, 131, 260, 257, padding) < 1e-5);
+  first.value().reset();
+  auto reopened = BlasLibrary::open("openblas");
+  REQUIRE(reopened);
+  CHECK((*reopened)->path() == path);
+  CHECK(strided_sgemm_error(**reopened, 37, 29, 41, 48, 34, 40, padding) < 1e-5);
+}
+
+TEST_CASE("blas: sgemm arguments must fit cblas's 32-bit ints and the row-major strides", "[blas]") {
+  CHECK(BlasLibrary::sgemm_args_ok(37, 29, 41, 41, 29, 29));
+  CHECK(BlasLibrary::sgemm_args_ok(65536, 65536, 65536, 65536, 65536, 65536));
+  CHECK(BlasLibrary::sgemm_args_ok(0, 0, 0, 1, 1, 1));
+  CHECK_FALSE(BlasLibrary::sgemm_args_ok(0, 0, 0, 0, 1, 1));
+  CHECK_FALSE(BlasLibrary::sgemm_args_ok(37, 29, 41, 40, 29, 29));  // lda < k
+  CHECK_FALSE(BlasLibrary::sgemm_args_ok(37, 29, 41, 41, 28, 29));  // ldb < n
+  CHECK_FALSE(BlasLibrary::sgemm_args_ok(37, 29, 41, 41, 29, 28));  // ldc < n
+  CHECK_FALSE(BlasLibrary::sgemm_args_ok(int64_t(1) << 31, 1, 1, 1, 1, 1));
+  CHECK_FALSE(BlasLibrary::sgemm_args_ok(1, 1, 1, int64_t(1) << 31, 1, 1));
+  CHECK_FALSE(BlasLibrary::sgemm_args_ok(-1, 1, 1, 1, 1, 1));
+}

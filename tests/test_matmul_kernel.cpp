@@ -1,0 +1,72 @@
+// The generated micro-kernels, read as code: one dot instruction per accumulator per k step, into
+// rows x vectors distinct accumulators fed by the B vectors and one broadcast; masked column tails;
+// both the store and the accumulate epilogue; shapes outside the register file refused.
+#include <catch2/catch.hpp>
+
+#include <regex>
+#include <set>
+
+#include "asm/x86/matmul_kernel.hpp"
+
+using namespace peakprobe;
+using peakprobe::x86::MicroKernelShape;
+
+namespace {
+
+size_t count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t pos = 0; (pos = text.find(what, pos)) != std::string::npos; ++pos) ++n;
+  return n;
+}
+
+// Destination registers of every `mnemonic` line.
+std::set<std::string> destinations(const std::string& text, const std::string& mnemonic) {
+  std::set<std::string> out;
+  std::regex line(mnemonic + R"(\s+([xyz]mm\d+))");
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), line); it != std::sregex_iterator(); ++it)
+    out.insert((*it)[1]);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("matmul kernel: rows x vectors independent accumulators per k step", "[matmul_kernel]") {
+  for (auto [dt, mnemonic] : {std::pair{MatmulDtype::f32, "vfmadd231ps"}, std::pair{MatmulDtype::bf16, "vdpbf16ps"},
+                              std::pair{MatmulDtype::i8, "vpdpbusd"}}) {
+    INFO(mnemonic);
+    auto full = x86::micro_kernel_listing(MicroKernelShape{6, 4, 512, dt}, 6, 64);
+    REQUIRE(full.ok());
+    CHECK(count(*full, mnemonic) == 24);
+    CHECK(destinations(*full, mnemonic).size() == 24);  // no two dot products share an accumulator
+    CHECK(count(*full, "vpbroadcastd") == 6);
+    CHECK(count(*full, "{k1}") == 0);
+    // Both epilogues: plain stores for the first k block, load-add-store after.
+    const char* add = dt == MatmulDtype::i8 ? "vpaddd" : "vaddps";
+    CHECK(count(*full, add) == 24);
+    CHECK(count(*full, "prefetcht0") >= 6 * 4);  // every line of the C tile requested early
+  }
+}
+
+TEST_CASE("matmul kernel: edge tiles use fewer rows and a masked last vector", "[matmul_kernel]") {
+  auto edge = x86::micro_kernel_listing(MicroKernelShape{6, 4, 512, MatmulDtype::f32}, 3, 37);
+  REQUIRE(edge.ok());
+  CHECK(count(*edge, "vfmadd231ps") == 9);  // 3 rows x 3 vectors (37 columns)
+  CHECK(count(*edge, "{k1}") > 0);
+  auto avx2 = x86::micro_kernel_listing(MicroKernelShape{6, 2, 256, MatmulDtype::f32}, 6, 13);
+  REQUIRE(avx2.ok());
+  CHECK(count(*avx2, "vfmadd231ps") == 12);
+  CHECK(count(*avx2, "vmaskmovps") > 0);
+  CHECK(avx2->find("zmm") == std::string::npos);
+  for (const auto& line : destinations(*avx2, "vfmadd231ps")) CHECK(std::stoi(line.substr(3)) < 16);
+}
+
+TEST_CASE("matmul kernel: shapes outside the register file or the ISA are refused", "[matmul_kernel]") {
+  CHECK(x86::check_shape(MicroKernelShape{6, 4, 512, MatmulDtype::f32}, 32).empty());
+  CHECK(x86::check_shape(MicroKernelShape{14, 2, 512, MatmulDtype::f32}, 32).empty());  // 28 + 2 + 1 = 31
+  CHECK_THAT(x86::check_shape(MicroKernelShape{7, 4, 512, MatmulDtype::f32}, 32), Catch::Contains("33"));
+  CHECK_THAT(x86::check_shape(MicroKernelShape{6, 4, 256, MatmulDtype::f32}, 16), Catch::Contains("registers"));
+  CHECK_THAT(x86::check_shape(MicroKernelShape{6, 2, 256, MatmulDtype::bf16}, 16), Catch::Contains("AVX-512"));
+  CHECK_FALSE(x86::check_shape(MicroKernelShape{6, 5, 512, MatmulDtype::f32}, 32).empty());
+  CHECK_FALSE(x86::micro_kernel_listing(MicroKernelShape{6, 4, 512, MatmulDtype::f32}, 7, 64).ok());
+  CHECK_FALSE(x86::micro_kernel_listing(MicroKernelShape{6, 4, 512, MatmulDtype::f32}, 6, 65).ok());
+}

@@ -1,0 +1,278 @@
+// Tests for src/report/matmul_report.cpp: golden console, Markdown, CSV and JSON output for three
+// hand-made results (f32 with two baselines, int8 without a ceiling, a mistrusted f32 run), the JSON
+// round trip, and the keys `compare` reads.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <limits>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "compare/compare.hpp"
+#include "report/matmul_report.hpp"
+#include "report_fixture.hpp"
+
+using namespace peakprobe;
+using nlohmann::json;
+
+namespace {
+
+double gflops_of(int64_t m, int64_t n, int64_t k, int64_t batch, double ms) {
+  return 2.0 * double(m) * double(n) * double(k) * double(batch) / (ms * 1e-3) / 1e9;
+}
+
+MatmulResult f32_with_baselines() {
+  MatmulResult r;
+  r.name = "matmul f32 1024x1024x1024 batch 1, 1 thread";
+  r.m = r.n = r.k = 1024;
+  r.kernel = "avx512 f32 6x64";
+  r.config = {6, 4, 64, 96, 384, 1024, 1, 1, 1};
+  r.config_source = "cost model";
+  r.max_rel_error = 7.8e-7;
+  r.rows_checked = 1024;
+  r.timing = {20.312, 20.150, 20.900, 0.210, 25, 2};
+  r.gflops = gflops_of(1024, 1024, 1024, 1, 20.150);
+  r.arithmetic_intensity = 2.0 * 1024 * 1024 * 1024 / (4.0 * 3 * 1024 * 1024);
+  r.ceiling_gflops = 118.4;
+  r.ceiling_source = "vfmadd231ps zmm, zmm, zmm";
+  r.bound_by = "compute f32 512";
+  r.efficiency = r.gflops / 118.4;
+  r.clock = test::fixture_clock();
+  BaselineResult openblas;
+  openblas.library = "openblas";
+  openblas.path = "/usr/lib/x86_64-linux-gnu/openblas-pthread/libopenblas.so.0";
+  openblas.timing = {21.402, 20.990, 22.130, 0.301, 25, 2};
+  openblas.gflops = gflops_of(1024, 1024, 1024, 1, 20.990);
+  openblas.max_rel_error = 1.1e-6;
+  openblas.speedup = 20.990 / 20.150;
+  BaselineResult blis;
+  blis.library = "blis";
+  blis.path = "/usr/lib/x86_64-linux-gnu/blis-openmp/libblis.so.4";
+  blis.timing = {23.910, 23.500, 25.020, 0.402, 25, 2};
+  blis.gflops = gflops_of(1024, 1024, 1024, 1, 23.500);
+  blis.max_rel_error = 9.5e-7;
+  blis.speedup = 23.500 / 20.150;
+  r.baselines = {openblas, blis};
+  return r;
+}
+
+// No ceiling was measured and no BLAS runs int8: the optional fields stay empty.
+MatmulResult int8_without_ceiling() {
+  MatmulResult r;
+  r.name = "matmul int8 512x512x2048 batch 4, 2 threads";
+  r.m = 512;
+  r.n = 512;
+  r.k = 2048;
+  r.batch = 4;
+  r.dtype = MatmulDtype::i8;
+  r.threads = 2;
+  r.cold_cache = "flush";
+  r.kernel = "avx512 vnni int8 6x64";
+  r.config = {6, 4, 64, 120, 1024, 512, 2, 2, 1};
+  r.config_source = "autotune";
+  r.max_rel_error = 0;
+  r.rows_checked = 512;
+  r.timing = {3.104, 3.020, 3.410, 0.092, 40, 2};
+  r.gflops = gflops_of(512, 512, 2048, 4, 3.020);
+  r.arithmetic_intensity = 2.0 * 512 * 512 * 2048 / (512.0 * 2048 + 2048.0 * 512 + 4.0 * 512 * 512);
+  r.clock = {"perf_event cycles", 3.7, 3.69, 3.71, 0.0054};
+  return r;
+}
+
+// Its reason holds a comma, a quote and a pipe; its std is NaN and its clock drift infinite, to
+// prove that no output prints "nan" or "inf".
+MatmulResult mistrusted_f32() {
+  MatmulResult r;
+  r.name = "matmul f32 256x256x256 batch 1, 4 threads";
+  r.m = r.n = r.k = 256;
+  r.threads = 4;
+  r.kernel = "avx2 f32 6x16";
+  r.config = {6, 2, 16, 48, 256, 128, 4, 2, 2};
+  r.config_source = "--config";
+  r.max_rel_error = 2.4e-7;
+  r.rows_checked = 256;
+  r.timing = {0.420, 0.310, 0.970, std::numeric_limits<double>::quiet_NaN(), 200, 2};
+  r.gflops = gflops_of(256, 256, 256, 1, 0.310);
+  r.arithmetic_intensity = 2.0 * 256 * 256 * 256 / (4.0 * 3 * 256 * 256);
+  r.ceiling_gflops = 236.4;
+  r.ceiling_source = "vfmadd231ps ymm, ymm, ymm";
+  r.bound_by = "compute f32 256";
+  r.efficiency = r.gflops / 236.4;
+  r.clock = {"tsc + add-chain calibration", 3.65, 3.65, 0, std::numeric_limits<double>::infinity()};
+  BaselineResult openblas;
+  openblas.library = "openblas";
+  openblas.path = "/usr/lib/x86_64-linux-gnu/libopenblas.so.0";
+  openblas.timing = {0.380, 0.290, 0.610, 0.071, 200, 2};
+  openblas.gflops = gflops_of(256, 256, 256, 1, 0.290);
+  openblas.max_rel_error = 3.0e-7;
+  openblas.speedup = 0.290 / 0.310;
+  r.baselines = {openblas};
+  r.status = Status::mistrusted;
+  r.reason = "spread 213% over 200 runs, \"min\" far below mean | limit 5%";
+  return r;
+}
+
+std::vector<MatmulResult> fixtures() { return {f32_with_baselines(), int8_without_ceiling(), mistrusted_f32()}; }
+
+// A failure before planning: nothing was configured, checked or timed.
+MatmulResult error_before_timing() {
+  MatmulResult r;
+  r.name = "matmul bf16 64x64x64 batch 1, 1 thread";
+  r.m = r.n = r.k = 64;
+  r.dtype = MatmulDtype::bf16;
+  r.status = Status::error;
+  r.reason = "needs avx512_bf16";
+  return r;
+}
+
+json rows(const std::vector<MatmulResult>& results) {
+  json a = json::array();
+  for (const auto& r : results) a.push_back(to_json(r));
+  return a;
+}
+
+bool mentions_non_finite(const std::string& text) {
+  return text.find("nan") != std::string::npos || text.find("inf") != std::string::npos;
+}
+
+}  // namespace
+
+TEST_CASE("matmul console lines match the golden file", "[matmul_report]") {
+  std::ostringstream out;
+  bool first = true;
+  for (const auto& r : fixtures()) {
+    if (!first) out << '\n';
+    write_matmul_console(out, r);
+    first = false;
+  }
+  CHECK_FALSE(mentions_non_finite(out.str()));
+  test::check_golden("matmul_console.txt", out.str());
+}
+
+TEST_CASE("matmul Markdown table matches the golden file", "[matmul_report]") {
+  std::ostringstream out;
+  write_matmul_markdown(out, fixtures());
+  CHECK_FALSE(mentions_non_finite(out.str()));
+  test::check_golden("matmul.md", out.str());
+}
+
+TEST_CASE("matmul CSV matches the golden file", "[matmul_report]") {
+  std::ostringstream out;
+  write_matmul_csv(out, fixtures());
+  CHECK_FALSE(mentions_non_finite(out.str()));
+  test::check_golden("matmul.csv", out.str());
+}
+
+TEST_CASE("matmul JSON rows match the golden file", "[matmul_report]") {
+  const json a = rows(fixtures());
+  test::check_golden("matmul.json", a.dump(2) + "\n");
+  // Absent ceilings and non-finite numbers are null, never left out; an empty reason is left out.
+  CHECK(a[1]["ceiling_gflops"].is_null());
+  CHECK(a[1]["efficiency"].is_null());
+  CHECK(a[1]["baselines"] == json::array());
+  CHECK_FALSE(a[0].contains("reason"));
+  CHECK(a[2]["std_ms"].is_null());
+  CHECK(a[2]["clock"]["drift"].is_null());
+  CHECK(a[2]["status"] == "mistrusted");
+  CHECK(a[2]["reason"] == mistrusted_f32().reason);
+  CHECK(a[0]["shape"] == json{{"m", 1024}, {"n", 1024}, {"k", 1024}});
+  CHECK(a[0]["baselines"][1]["library"] == "blis");
+  CHECK(a[0]["baselines"][1]["speedup"].get<double>() == Approx(23.5 / 20.15));
+}
+
+TEST_CASE("matmul JSON reads back as it was written", "[matmul_report]") {
+  for (const auto& r : fixtures()) {
+    const json written = to_json(r);
+    const MatmulResult back = matmul_from_json(json::parse(written.dump()));
+    CHECK(to_json(back) == written);
+    CHECK(back.name == r.name);
+    CHECK(back.dtype == r.dtype);
+    CHECK(back.batch == r.batch);
+    CHECK(back.status == r.status);
+    CHECK(back.reason == r.reason);
+    CHECK(back.ceiling_gflops.has_value() == r.ceiling_gflops.has_value());
+    CHECK(back.efficiency.has_value() == r.efficiency.has_value());
+    CHECK(back.config.thread_rows == r.config.thread_rows);
+    CHECK(back.timing.min_ms == r.timing.min_ms);
+    REQUIRE(back.baselines.size() == r.baselines.size());
+    for (size_t i = 0; i < r.baselines.size(); ++i) {
+      CHECK(back.baselines[i].path == r.baselines[i].path);
+      CHECK(back.baselines[i].speedup == r.baselines[i].speedup);
+    }
+  }
+  // The NaN std was written as null and reads back as NaN, not as 0.
+  CHECK(std::isnan(matmul_from_json(to_json(mistrusted_f32())).timing.std_ms));
+}
+
+TEST_CASE("matmul JSON reading never throws on odd input", "[matmul_report]") {
+  const MatmulResult empty = matmul_from_json(json::object());
+  CHECK(empty.status == Status::ok);
+  CHECK(empty.batch == 1);
+  CHECK(empty.cold_cache == "none");
+  CHECK_FALSE(empty.ceiling_gflops.has_value());
+  CHECK(matmul_from_json(json::array()).name.empty());
+  const MatmulResult odd = matmul_from_json(json{{"name", 3}, {"status", "weird"}, {"shape", "1x2x3"},
+                                                 {"baselines", {1, json::object()}}, {"threads", "two"}});
+  CHECK(odd.name.empty());
+  CHECK(odd.threads == 1);
+  CHECK(odd.status == Status::error);
+  CHECK(odd.reason == "unknown status \"weird\"");
+  CHECK(odd.baselines.size() == 1);
+}
+
+TEST_CASE("matmul JSON rows carry what compare reads, at the top level", "[matmul_report]") {
+  for (const auto& r : fixtures()) {
+    const json j = to_json(r);
+    REQUIRE(j["name"].is_string());
+    CHECK(j["name"] == r.name);
+    REQUIRE(j["mean_ms"].is_number());
+    CHECK(j["mean_ms"].get<double>() == r.timing.mean_ms);
+    REQUIRE(j["gflops"].is_number());
+    CHECK(j["gflops"].get<double>() == r.gflops);
+    CHECK(j["status"].is_string());
+  }
+  // And compare does line them up: a 10% slower f32 run regresses on both metrics; the mistrusted
+  // row is listed as not comparable instead of being judged.
+  auto document = [](const std::vector<MatmulResult>& results) {
+    return json{{"schema", kRunSchema}, {"host", json::object()}, {"results", json::array()},
+                {"matmul", rows(results)}};
+  };
+  std::vector<MatmulResult> slower = fixtures();
+  slower[0].timing.mean_ms *= 1.1;
+  slower[0].gflops /= 1.1;
+  auto report = compare_documents(document(fixtures()), document(slower), CompareOptions{});
+  REQUIRE(report.ok());
+  auto verdict = [&](const std::string& item, const std::string& metric) {
+    for (const auto& d : report->deltas)
+      if (d.kind == "matmul" && d.item == item && d.metric == metric) return std::optional<Verdict>(d.verdict);
+    return std::optional<Verdict>();
+  };
+  CHECK(verdict(slower[0].name, "mean_ms") == Verdict::regression);
+  CHECK(verdict(slower[0].name, "gflops") == Verdict::regression);
+  CHECK(verdict(slower[1].name, "mean_ms") == Verdict::same);
+  CHECK(verdict(slower[2].name, "") == Verdict::not_comparable);
+  CHECK(report->regressions == 2);
+}
+
+TEST_CASE("matmul outputs of a run that failed before timing", "[matmul_report]") {
+  const MatmulResult r = error_before_timing();
+  std::ostringstream console, md, csv;
+  write_matmul_console(console, r);
+  CHECK(console.str() ==
+        "matmul bf16 64x64x64 (batch 1) on 1 thread\n"
+        "  error: needs avx512_bf16\n");
+  write_matmul_markdown(md, {r});
+  CHECK(md.str().find("| 64x64x64 | bf16 | 1 | 1 | - | - | - | - | - | - | error |\n") != std::string::npos);
+  CHECK(md.str().find("- 64x64x64 bf16 (error): needs avx512_bf16\n") != std::string::npos);
+  write_matmul_csv(csv, {r});
+  // Nothing after cold_cache but the status and the reason: 25 empty fields in between.
+  const std::string line = "\"matmul bf16 64x64x64 batch 1, 1 thread\",64,64,64,1,bf16,1,none" + std::string(26, ',') +
+                           "error,needs avx512_bf16\n";
+  CHECK(csv.str().find("\n" + line) != std::string::npos);
+  std::ostringstream none;
+  write_matmul_markdown(none, {});
+  CHECK(none.str() == "## matmul\n\nNo matmul results.\n");
+}

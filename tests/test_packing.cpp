@@ -1,0 +1,87 @@
+// Packed layouts, element by element: A panels of mr rows per k step, B panels of nr columns per k
+// step, bf16 pairs and int8 quads with the lower k in the low bits, zero padding past M, N and K,
+// and a B range packed by one thread landing where the whole block would put it.
+#include <catch2/catch.hpp>
+
+#include <cstring>
+#include <numeric>
+#include <vector>
+
+#include "matmul/packing.hpp"
+
+using namespace peakprobe;
+
+TEST_CASE("packing: f32 A panels are k-major with zero rows past M", "[packing]") {
+  // 5 x 3 matrix, lda 4 (one unused column), mr 4: panels rows 0-3 and 4 (+3 zero rows).
+  std::vector<float> a(20);
+  std::iota(a.begin(), a.end(), 1.0f);
+  std::vector<uint32_t> out(2 * 3 * 4, 0xdeadbeef);
+  pack_a(a.data(), 4, 5, 3, 4, 4, out.data());
+  auto f = [&](size_t i) { float x; std::memcpy(&x, &out[i], 4); return x; };
+  // Panel 0, step 1: rows 0..3 at column 1 = a[r*4 + 1].
+  for (int r = 0; r < 4; ++r) CHECK(f(4 + size_t(r)) == a[size_t(r * 4 + 1)]);
+  // Panel 1 (row 4 only), step 2.
+  CHECK(f(12 + 2 * 4 + 0) == a[4 * 4 + 2]);
+  for (int r = 1; r < 4; ++r) CHECK(out[12 + 2 * 4 + size_t(r)] == 0u);
+}
+
+TEST_CASE("packing: bf16 and int8 A words hold consecutive k values, the k tail zero", "[packing]") {
+  // bf16: 1 row, k = 3 -> 2 steps; the second word holds k=2 and a zero.
+  std::vector<uint16_t> a16 = {0x1111, 0x2222, 0x3333};
+  std::vector<uint32_t> out(2 * 2);
+  pack_a(a16.data(), 3, 1, 3, 2, 2, out.data());
+  CHECK(out[0] == 0x22221111u);
+  CHECK(out[1] == 0u);  // padded row
+  CHECK(out[2] == 0x00003333u);
+  // int8: 1 row, k = 6 -> 2 steps.
+  std::vector<uint8_t> a8 = {1, 2, 3, 4, 5, 6};
+  std::vector<uint32_t> out8(2);
+  pack_a(a8.data(), 6, 1, 6, 1, 1, out8.data());
+  CHECK(out8[0] == 0x04030201u);
+  CHECK(out8[1] == 0x00000605u);
+}
+
+TEST_CASE("packing: B panels per k step, zero columns past N, thread ranges in place", "[packing]") {
+  const int64_t kc = 3, nc = 10, nr = 4;  // 3 panels, the last 2 columns wide
+  std::vector<float> b(size_t(kc * 12));
+  std::iota(b.begin(), b.end(), 0.0f);
+  std::vector<uint32_t> whole(size_t(3 * kc * nr), 1), split(size_t(3 * kc * nr), 1);
+  pack_b(b.data(), 12, kc, nc, 4, int(nr), 0, 3, whole.data());
+  pack_b(b.data(), 12, kc, nc, 4, int(nr), 0, 1, split.data());
+  pack_b(b.data(), 12, kc, nc, 4, int(nr), 1, 3, split.data());
+  CHECK(whole == split);
+  auto f = [&](size_t i) { float x; std::memcpy(&x, &whole[i], 4); return x; };
+  // Panel 1, step 2, column 3 -> b[2][4 + 3].
+  CHECK(f(size_t(1 * kc * nr + 2 * nr + 3)) == b[2 * 12 + 7]);
+  // Panel 2 holds columns 8, 9 and two zeros.
+  CHECK(f(size_t(2 * kc * nr + 0)) == b[8]);
+  CHECK(whole[size_t(2 * kc * nr + 2)] == 0u);
+  CHECK(whole[size_t(2 * kc * nr + 3)] == 0u);
+}
+
+TEST_CASE("packing: bf16 pairs and int8 quads interleave rows of B, vector and scalar paths alike", "[packing]") {
+  // 37 columns exercises the 8/16-wide SIMD path and the scalar tail; k = 5 leaves partial groups.
+  const int64_t k = 5, n = 37, nr = 48;
+  std::vector<uint16_t> b16(size_t(k * n));
+  std::vector<uint8_t> b8(size_t(k * n));
+  for (size_t i = 0; i < b16.size(); ++i) b16[i] = uint16_t(i * 7 + 1), b8[i] = uint8_t(i * 13 + 5);
+  std::vector<uint32_t> p16(size_t(k_steps(k, 2) * nr)), p8(size_t(k_steps(k, 1) * nr));
+  pack_b(b16.data(), n, k, n, 2, int(nr), 0, 1, p16.data());
+  pack_b(b8.data(), n, k, n, 1, int(nr), 0, 1, p8.data());
+  for (int64_t s = 0; s < k_steps(k, 2); ++s)
+    for (int64_t j = 0; j < nr; ++j) {
+      uint32_t want = 0;
+      for (int q = 0; q < 2; ++q)
+        if (j < n && s * 2 + q < k) want |= uint32_t(b16[size_t((s * 2 + q) * n + j)]) << (16 * q);
+      INFO("bf16 step " << s << " column " << j);
+      CHECK(p16[size_t(s * nr + j)] == want);
+    }
+  for (int64_t s = 0; s < k_steps(k, 1); ++s)
+    for (int64_t j = 0; j < nr; ++j) {
+      uint32_t want = 0;
+      for (int q = 0; q < 4; ++q)
+        if (j < n && s * 4 + q < k) want |= uint32_t(b8[size_t((s * 4 + q) * n + j)]) << (8 * q);
+      INFO("int8 step " << s << " column " << j);
+      CHECK(p8[size_t(s * nr + j)] == want);
+    }
+}
