@@ -77,13 +77,26 @@ Error emit_kernel(ax::Assembler& e, const MicroKernelShape& s, int rows, int col
   const ax::Gp steps = ax::rdi, a = ax::rsi, b = ax::rdx, c = ax::rcx, ldc = ax::r8, accumulate = ax::r9;
   const uint32_t b0 = uint32_t(rows * used), bc = b0 + uint32_t(used);
   // Ask for the C tile now: its lines arrive while the k loop runs instead of stalling the update.
-  e.mov(ax::r10, c);
+  e.mov(ax::rax, c);
   const int row_bytes = cols * 4;
   for (int i = 0; i < rows; ++i) {
-    for (int off = 0; off < row_bytes; off += 64) e.prefetcht0(ax::ptr(ax::r10, off));
-    e.prefetcht0(ax::ptr(ax::r10, row_bytes - 1));
-    e.add(ax::r10, ldc);
+    for (int off = 0; off < row_bytes; off += 64) e.prefetcht0(ax::ptr(ax::rax, off));
+    e.prefetcht0(ax::ptr(ax::rax, row_bytes - 1));
+    e.add(ax::rax, ldc);
   }
+  // In-place A: rows 0-2 at a, a + lda, a + 2 lda; rows 3-5 the same from a3 = a + 3 lda.
+  const ax::Gp lda = ax::r11, a3 = ax::r10;
+  if (s.a_direct) {
+    e.mov(lda, ax::qword_ptr(ax::rsp, 8));  // the 7th argument, on the stack
+    e.lea(a3, ax::ptr(a, lda, 1));
+    e.add(a3, lda);
+  }
+  auto a_row = [&](int i) -> ax::Mem {
+    if (!s.a_direct) return ax::dword_ptr(a, 4 * i);
+    const ax::Gp base = i < 3 ? a : a3;
+    const int r = i % 3;
+    return r == 0 ? ax::dword_ptr(base) : ax::dword_ptr(base, lda, r == 1 ? 0u : 1u);
+  };
   for (int i = 0; i < rows * used; ++i) {
     ax::Vec v = vec(s.vec_bits, uint32_t(i));
     // vpxord is AVX-512F (vxorps on zmm would need DQ); the AVX2 kernels use VEX vxorps.
@@ -97,12 +110,17 @@ Error emit_kernel(ax::Assembler& e, const MicroKernelShape& s, int rows, int col
   for (int j = 0; j < used; ++j)
     e.emit(ax::Inst::kIdVmovups, vec(s.vec_bits, b0 + uint32_t(j)), ax::ptr(b, j * s.vec_bits / 8));
   for (int i = 0; i < rows; ++i) {
-    e.emit(ax::Inst::kIdVpbroadcastd, vec(s.vec_bits, bc), ax::dword_ptr(a, 4 * i));
+    e.emit(ax::Inst::kIdVpbroadcastd, vec(s.vec_bits, bc), a_row(i));
     for (int j = 0; j < used; ++j)
       emit_dot(e, s.dtype, vec(s.vec_bits, uint32_t(i * used + j)), vec(s.vec_bits, b0 + uint32_t(j)),
                vec(s.vec_bits, bc));
   }
-  e.add(a, Imm(4 * s.mr));  // packed A keeps mr words per step even for edge rows (zero padded)
+  if (s.a_direct) {
+    e.add(a, Imm(4));
+    e.add(a3, Imm(4));
+  } else {
+    e.add(a, Imm(4 * s.mr));  // packed A keeps mr words per step even for edge rows (zero padded)
+  }
   e.add(b, Imm(4 * s.nr()));
   e.dec(steps);
   e.jnz(loop);
@@ -141,6 +159,8 @@ std::string check_shape(const MicroKernelShape& s, int vector_registers) {
   if (s.vec_bits != 512 && s.vec_bits != 256) return fmt::format("vector width {} bits: only 256 and 512", s.vec_bits);
   if (s.dtype != MatmulDtype::f32 && s.vec_bits != 512)
     return fmt::format("{} kernels need AVX-512 (vdpbf16ps / vpdpbusd on zmm)", to_string(s.dtype));
+  if (s.a_direct && (s.dtype != MatmulDtype::f32 || s.mr > 6))
+    return "in-place A needs f32 and at most 6 rows (bf16/int8 k groups and more rows need packing)";
   if (s.mr < 1 || s.nv < 1 || s.nv > 4)
     return fmt::format("register block {}x{} vectors: rows must be >= 1 and vectors 1..4", s.mr, s.nv);
   if (registers_needed(s.mr, s.nv) > vector_registers)

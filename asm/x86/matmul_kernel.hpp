@@ -25,6 +25,9 @@ struct MicroKernelShape {
   int nv = 4;         // vectors per row
   int vec_bits = 512;
   MatmulDtype dtype = MatmulDtype::f32;
+  // f32 only, mr <= 6: A is read in place (row-major, lda_bytes apart) instead of from a packed
+  // panel. Small problems reuse each A panel too few times for packing to pay.
+  bool a_direct = false;
   int lanes() const { return vec_bits / 32; }
   int nr() const { return nv * lanes(); }
   // k values one 32-bit lane holds: 1 f32, 2 bf16, 4 int8.
@@ -37,10 +40,11 @@ inline int registers_needed(int mr, int nv) { return mr * nv + nv + 1; }
 // "" when the shape can be generated for a CPU with these vector registers, else why not.
 std::string check_shape(const MicroKernelShape& s, int vector_registers);
 
-// void kernel(uint64_t k_steps, const void* a, const void* b, void* c, uint64_t ldc_bytes, uint64_t accumulate)
-// accumulate = 0 stores the block into C (the first K block), 1 adds it to C.
+// void kernel(k_steps, a, b, c, ldc_bytes, accumulate, lda_bytes)
+// accumulate = 0 stores the block into C (the first K block), 1 adds it to C. lda_bytes is read
+// only by a_direct kernels.
 using MicroKernelFn = void (*)(uint64_t k_steps, const void* a, const void* b, void* c, uint64_t ldc_bytes,
-                               uint64_t accumulate);
+                               uint64_t accumulate, uint64_t lda_bytes);
 
 // Kernels compiled on first use for each (rows, columns) edge case; thread-safe.
 class MicroKernels {

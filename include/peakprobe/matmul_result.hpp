@@ -21,6 +21,7 @@ struct MatmulConfig {
   int mr = 0, nv = 0, nr = 0;
   int mc = 0, kc = 0, nc = 0;
   int threads = 1, thread_rows = 1, thread_cols = 1;
+  bool pack_a = true;  // false: f32 kernels with mr <= 6 read A in place (small problems)
 };
 
 struct TimingSummary {

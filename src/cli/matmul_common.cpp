@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "harness/pin.hpp"
 #include "harness/probe_runner.hpp"
 #include "matmul/matmul_run.hpp"
 
@@ -24,6 +25,7 @@ MatmulRoof measure_roof(const GlobalOptions& g, const CpuInfo& cpu, MatmulDtype 
   MatmulRoof roof;
   roof.source = roof_instruction(cpu, dtype);
   roof.threads = threads;
+  AffinityGuard caller_affinity;  // the probe pins this thread; BLAS threads started later must not inherit it
   ProbeOptions opt;
   opt.cpu = g.cpu;
   opt.threads = threads;
@@ -86,6 +88,11 @@ Expected<MatmulConfig> parse_config(const std::string& text, const MatmulConfig&
     if (eq == std::string::npos)
       return make_error(fmt::format("--config '{}': expected key=value items (mr, nv, nr, mc, kc, nc, grid)", item));
     const std::string key = item.substr(0, eq), value = item.substr(eq + 1);
+    if (key == "pack_a") {
+      if (value != "0" && value != "1") return make_error(fmt::format("--config pack_a '{}': expected 0 or 1", value));
+      c.pack_a = value == "1";
+      continue;
+    }
     if (key == "grid") {
       int rows = 0, cols = 0;
       char x = 0;
@@ -110,7 +117,7 @@ Expected<MatmulConfig> parse_config(const std::string& text, const MatmulConfig&
     else if (key == "mc") c.mc = v, mc_given = true;
     else if (key == "kc") c.kc = v;
     else if (key == "nc") c.nc = v, nc_given = true;
-    else return make_error(fmt::format("--config: unknown key '{}' (known: mr, nv, nr, mc, kc, nc, grid)", key));
+    else return make_error(fmt::format("--config: unknown key '{}' (known: mr, nv, nr, mc, kc, nc, grid, pack_a)", key));
   }
   const int lanes = vector_bits / 32;
   if (nr_given) {
@@ -125,8 +132,8 @@ Expected<MatmulConfig> parse_config(const std::string& text, const MatmulConfig&
 }
 
 std::string config_text(const MatmulConfig& c) {
-  return fmt::format("mr={},nv={},mc={},kc={},nc={},grid={}x{}", c.mr, c.nv, c.mc, c.kc, c.nc, c.thread_rows,
-                     c.thread_cols);
+  return fmt::format("mr={},nv={},mc={},kc={},nc={},grid={}x{}{}", c.mr, c.nv, c.mc, c.kc, c.nc, c.thread_rows,
+                     c.thread_cols, c.pack_a ? "" : ",pack_a=0");
 }
 
 Expected<MatmulDtype> parse_dtype(const std::string& text) {

@@ -32,4 +32,14 @@ bool cpu_allowed(int cpu) {
   return cpu >= 0 && cpu < CPU_SETSIZE && CPU_ISSET(cpu, &set);
 }
 
+static_assert(sizeof(cpu_set_t) <= 128, "AffinityGuard::saved_ must hold a cpu_set_t");
+
+AffinityGuard::AffinityGuard() {
+  ok_ = pthread_getaffinity_np(pthread_self(), sizeof(cpu_set_t), reinterpret_cast<cpu_set_t*>(saved_)) == 0;
+}
+
+AffinityGuard::~AffinityGuard() {
+  if (ok_) pthread_setaffinity_np(pthread_self(), sizeof(cpu_set_t), reinterpret_cast<const cpu_set_t*>(saved_));
+}
+
 }  // namespace peakprobe

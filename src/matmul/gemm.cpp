@@ -128,7 +128,7 @@ MatmulConfig default_config(const CpuInfo& cpu, MatmulDtype dtype, int64_t m, in
 
 std::string check_config(const CpuInfo& cpu, MatmulDtype dtype, const MatmulConfig& g) {
   const int bits = gemm_vector_bits(cpu), lanes = bits / 32, kg = 4 / element_bytes(dtype);
-  x86::MicroKernelShape s{g.mr, g.nv, bits, dtype};
+  x86::MicroKernelShape s{g.mr, g.nv, bits, dtype, !g.pack_a};
   if (std::string why = x86::check_shape(s, gemm_vector_registers(bits)); !why.empty()) return why;
   if (g.nr != g.nv * lanes) return fmt::format("nr {} must be nv x {} lanes = {}", g.nr, lanes, g.nv * lanes);
   if (g.mc < g.mr || g.mc % g.mr) return fmt::format("mc {} must be a positive multiple of mr {}", g.mc, g.mr);
@@ -149,9 +149,9 @@ std::string Gemm::kernel_name(const MatmulConfig& g) const {
   return fmt::format("{} {} {}x{}", vec_bits_ == 512 ? "avx512" : "avx2", to_string(dtype_), g.mr, g.nr);
 }
 
-x86::MicroKernels& Gemm::kernels_for(int mr, int nv) {
-  auto& slot = kernels_[{mr, nv}];
-  if (!slot) slot = std::make_unique<x86::MicroKernels>(x86::MicroKernelShape{mr, nv, vec_bits_, dtype_});
+x86::MicroKernels& Gemm::kernels_for(int mr, int nv, bool a_direct) {
+  auto& slot = kernels_[{mr, nv, a_direct}];
+  if (!slot) slot = std::make_unique<x86::MicroKernels>(x86::MicroKernelShape{mr, nv, vec_bits_, dtype_, a_direct});
   return *slot;
 }
 
@@ -176,7 +176,8 @@ Expected<bool> Gemm::run(const GemmArgs& x, const MatmulConfig& g) {
   };
 
   // Every kernel a thread may need, compiled now and looked up without a lock: [rows][cols].
-  x86::MicroKernels& kernels = kernels_for(mr, g.nv);
+  const bool direct = !g.pack_a;
+  x86::MicroKernels& kernels = kernels_for(mr, g.nv, direct);
   std::vector<x86::MicroKernelFn> table(size_t((mr + 1) * (nr + 1)), nullptr);
   std::vector<int> widths = {nr};
   for (int tc = 0; tc < tc_count; ++tc) {
@@ -231,22 +232,25 @@ Expected<bool> Gemm::run(const GemmArgs& x, const MatmulConfig& g) {
         const uint64_t accumulate = pc > 0;
         for (int64_t ic = r0; ic < r1; ic += g.mc) {
           const int64_t mc = std::min<int64_t>(g.mc, r1 - ic);
-          pack_a(a + (ic * x.lda + pc) * es, x.lda, mc, kc, es, mr, ap);
+          if (!direct) pack_a(a + (ic * x.lda + pc) * es, x.lda, mc, kc, es, mr, ap);
           for (int64_t q = 0; q < panels; ++q) {
             const int64_t jp = (q + start) % panels, jr = jp * nr;
             const int cols = int(std::min<int64_t>(nr, nc - jr));
             const uint32_t* bpanel = bp + jp * steps * nr;
             for (int64_t ir = 0; ir < mc; ir += mr) {
               const int rows = int(std::min<int64_t>(mr, mc - ir));
-              table[size_t(rows * (nr + 1) + cols)](uint64_t(steps), ap + ir * steps, bpanel,
+              const void* apanel = direct ? static_cast<const void*>(a + ((ic + ir) * x.lda + pc) * 4)
+                                          : static_cast<const void*>(ap + ir * steps);
+              table[size_t(rows * (nr + 1) + cols)](uint64_t(steps), apanel, bpanel,
                                                      c + ((ic + ir) * x.ldc + jc + jr) * 4, uint64_t(x.ldc) * 4,
-                                                     accumulate);
+                                                     accumulate, uint64_t(x.lda) * 4);
             }
           }
         }
       }
     }
   };
+  AffinityGuard caller_affinity;  // the caller is worker 0 only for this call
   std::vector<std::thread> team;
   for (int t = 1; t < threads; ++t) team.emplace_back(worker, t);
   worker(0);

@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "asm/x86/matmul_kernel.hpp"
@@ -54,11 +55,11 @@ class Gemm {
 
  private:
   struct Workspace;
-  x86::MicroKernels& kernels_for(int mr, int nv);
+  x86::MicroKernels& kernels_for(int mr, int nv, bool a_direct);
   CpuInfo cpu_;
   MatmulDtype dtype_;
   int vec_bits_;
-  std::map<std::pair<int, int>, std::unique_ptr<x86::MicroKernels>> kernels_;
+  std::map<std::tuple<int, int, bool>, std::unique_ptr<x86::MicroKernels>> kernels_;
   std::unique_ptr<Workspace> workspace_;
 };
 
