@@ -163,16 +163,59 @@ TEST_CASE("cli: mem --json - gives bandwidth rows", "[main][hw]") {
   CHECK(doc["bandwidth"][0]["kernel"] == "load");
 }
 
-TEST_CASE("cli: matmul checks its result and refuses bad shapes", "[main][hw]") {
+TEST_CASE("cli: matmul checks its result and refuses bad input", "[main][hw]") {
   CHECK(peakprobe("matmul --shape 10,10").rc == 2);
   CHECK(peakprobe("matmul --shape 0,4,4").rc == 2);
   CHECK(peakprobe("matmul --shape a,b,c").rc == 2);
-  Run r = peakprobe("matmul --shape 37,41,43 --json - --quiet");
+  Run dtype = peakprobe("matmul --shape 8,8,8 --dtype f16");
+  CHECK(dtype.rc == 2);
+  CHECK_THAT(dtype.err, Catch::Contains("f32, bf16 or int8"));
+  Run cold = peakprobe("matmul --shape 8,8,8 --cold-cache lukewarm");
+  CHECK(cold.rc == 2);
+  CHECK_THAT(cold.err, Catch::Contains("lukewarm"));
+  Run config = peakprobe("matmul --shape 8,8,8 --config mr=6,kc=banana");
+  CHECK(config.rc == 2);
+  CHECK_THAT(config.err, Catch::Contains("kc"));
+  Run key = peakprobe("matmul --shape 8,8,8 --config foo=1");
+  CHECK(key.rc == 2);
+  CHECK_THAT(key.err, Catch::Contains("unknown key 'foo'"));
+  Run grid = peakprobe("matmul --shape 8,8,8 --config grid=2x1");
+  CHECK(grid.rc == 2);  // 2 threads in the grid, --threads 1
+  CHECK_THAT(grid.err, Catch::Contains("--threads"));
+  Run huge = peakprobe("matmul --shape 65536,65536,65536 --batch 64");
+  CHECK(huge.rc == 2);
+  CHECK_THAT(huge.err, Catch::Contains("free memory"));
+
+  Run r = peakprobe("matmul --shape 37,41,43 --baseline none --json - --quiet");
   REQUIRE(r.rc == 0);
   auto doc = nlohmann::json::parse(r.out);
-  const auto& mm = doc["matmul"];
+  REQUIRE(doc["matmul"].is_array());
+  const auto& mm = doc["matmul"][0];
   CHECK(mm["max_rel_error"].get<double>() < 1e-5);
   CHECK(mm["gflops"].get<double>() > 0);
-  CHECK(mm["timing_ms"]["repetitions"].get<int>() >= 5);
-  CHECK(mm["shape"] == nlohmann::json({37, 41, 43}));
+  CHECK(mm["repetitions"].get<int>() >= 5);
+  CHECK(mm["min_ms"].get<double>() <= mm["mean_ms"].get<double>());
+  CHECK(mm["shape"] == nlohmann::json({{"k", 43}, {"m", 37}, {"n", 41}}));
+  CHECK_THAT(mm["config_source"].get<std::string>(), Catch::StartsWith("cost model"));
+}
+
+TEST_CASE("cli: matmul int8 with batch and a cold cache is exact", "[main][hw]") {
+  Run r = peakprobe("matmul --shape 29,70,33 --dtype int8 --batch 3 --cold-cache all+tlb --json - --quiet");
+  if (r.rc == 4) {
+    CHECK_THAT(r.err, Catch::Contains("avx512_vnni"));  // the CPU lacks it: named, nothing executed
+    return;
+  }
+  REQUIRE(r.rc == 0);
+  const auto mm = nlohmann::json::parse(r.out)["matmul"][0];
+  CHECK(mm["max_rel_error"].get<double>() == 0.0);
+  CHECK(mm["batch"] == 3);
+  CHECK(mm["cold_cache"] == "all+tlb");
+  CHECK(mm["name"] == "matmul int8 29x70x33 batch 3, 1 thread, cold all");
+}
+
+TEST_CASE("cli: matmul --explain prints the candidates and the choice", "[main][hw]") {
+  Run r = peakprobe("matmul --shape 64,64,64 --explain --baseline none --quiet");
+  REQUIRE(r.rc == 0);
+  CHECK_THAT(r.out, Catch::Contains("chosen:"));
+  CHECK_THAT(r.out, Catch::Contains("candidates"));
 }

@@ -112,8 +112,11 @@ int run_bench(GlobalOptions& g, const BenchOptions& o) {
           continue;
         }
         MatmulRequest rq;
-        rq.m = rq.n = rq.k = s, rq.batch = b, rq.dtype = dt;
-        rq.config = choose_config(machine, MatmulProblem{s, s, s, b, dt, g.threads}).config;
+        rq.m = rq.n = rq.k = s, rq.batch = b, rq.dtype = dt, rq.threads = g.threads;
+        const MatmulProblem problem{s, s, s, b, dt, g.threads};
+        const MatmulPlan plan = plan_matmul(cpu, gemm, problem, rank_configs(machine, problem));
+        rq.config = plan.config;
+        rq.config_source = plan.source;
         rq.baselines = baselines;
         auto r = run_matmul(cpu, gemm, rq);
         if (!r) {

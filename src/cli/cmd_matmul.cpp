@@ -119,6 +119,16 @@ int run_matmul_command(GlobalOptions& g, const MatmulOptions& o) {
   Gemm gemm(cpu, *dtype);
   MatmulConfig config = ranked.front().config;
   std::string source = "cost model";
+  auto use_plan = [&] {
+    const MatmulPlan plan = plan_matmul(cpu, gemm, problem, ranked);
+    config = plan.config;
+    source = plan.source;
+    if (o.explain && !plan.checked.empty() && !g.out.writes_stdout()) {
+      std::cout << "checked on this problem:\n";
+      for (const auto& [c, ms] : plan.checked) std::cout << fmt::format("  {:<44} {:>9.3f} ms\n", config_text(c), ms);
+      std::cout << fmt::format("using: {}\n", config_text(config));
+    }
+  };
   std::optional<AutotuneResult> tuned;
   if (!o.config.empty()) {
     auto c = parse_config(o.config, config, gemm_vector_bits(cpu));
@@ -140,10 +150,12 @@ int run_matmul_command(GlobalOptions& g, const MatmulOptions& o) {
     config = at->best.config;
     source = "autotune";
     if (!g.out.writes_stdout()) print_autotune(std::cout, *at);
+  } else {
+    use_plan();
   }
 
   MatmulRequest rq;
-  rq.m = m, rq.n = n, rq.k = k, rq.batch = o.batch, rq.dtype = *dtype;
+  rq.m = m, rq.n = n, rq.k = k, rq.batch = o.batch, rq.dtype = *dtype, rq.threads = g.threads;
   rq.config = config;
   rq.config_source = source;
   rq.cold_cache = cold->first;

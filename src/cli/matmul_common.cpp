@@ -58,6 +58,33 @@ MachineModel machine_for(const CpuInfo& cpu, const MatmulRoof& roof) {
   return machine_model_from(cpu, roof.clock.ghz > 0 ? roof.clock.ghz : 3.0, roof.per_cycle, roof.latency);
 }
 
+MatmulPlan plan_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulProblem& p,
+                       const std::vector<CandidateCost>& ranked) {
+  MatmulPlan plan{ranked.front().config, "cost model", {}};
+  constexpr double kCheckBelowSeconds = 0.2;  // beyond this, checking would cost more than it can gain
+  if (ranked.front().seconds / double(std::max<int64_t>(1, p.batch)) > kCheckBelowSeconds) return plan;
+  std::vector<MatmulConfig> shortlist;
+  std::vector<std::pair<int, int>> blocks;
+  for (const auto& c : ranked) {
+    if (blocks.size() == 3) break;
+    if (std::find(blocks.begin(), blocks.end(), std::pair{c.config.mr, c.config.nv}) != blocks.end()) continue;
+    blocks.emplace_back(c.config.mr, c.config.nv);
+    shortlist.push_back(c.config);
+  }
+  MatmulConfig analytic = default_config(cpu, p.dtype, p.m, p.n, p.k, p.threads);
+  analytic.pack_a = !(p.dtype == MatmulDtype::f32 && analytic.mr <= 6);
+  shortlist.push_back(analytic);
+  double best = 1e300;
+  for (const MatmulConfig& c : shortlist) {
+    auto ms = time_matmul_config(gemm, p.m, p.n, p.k, c);
+    if (!ms) continue;
+    plan.checked.emplace_back(c, *ms);
+    if (*ms < best) best = *ms, plan.config = c;
+  }
+  if (plan.checked.size() > 1) plan.source = fmt::format("cost model, best of {} checked", plan.checked.size());
+  return plan;
+}
+
 void score_matmul(MatmulResult& r, const MatmulRoof& roof, const MachineModel& machine) {
   r.ceiling_source = roof.source;
   r.ceiling_gflops = roof.gflops;

@@ -6,6 +6,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "cli/commands.hpp"
 #include "matmul/cost_model.hpp"
@@ -28,7 +30,22 @@ struct MatmulRoof {
 std::string roof_instruction(const CpuInfo& cpu, MatmulDtype dtype);
 // Measures it with a ProbeRunner on `threads` cores from --cpu; gflops empty when it cannot run.
 MatmulRoof measure_roof(const GlobalOptions& g, const CpuInfo& cpu, MatmulDtype dtype, int threads);
+// The cost model's machine: caches and topology detected, clock and issue rate from the roof probe,
+// and the rate of every register block measured on this core (a fraction of a second).
 MachineModel machine_for(const CpuInfo& cpu, const MatmulRoof& roof);
+
+// The tiling a run uses by default: the cost model ranks every candidate; when one run is short
+// (predicted under 0.2 s), the best configuration of each of its top three register blocks and the
+// analytical BLIS-style tiling are timed briefly on this very problem and the fastest is used, since
+// the model's top candidates often lie within a few percent of each other. `checked` lists what was
+// timed (ms), for --explain.
+struct MatmulPlan {
+  MatmulConfig config;
+  std::string source;  // "cost model" or "cost model, best of N checked"
+  std::vector<std::pair<MatmulConfig, double>> checked;
+};
+MatmulPlan plan_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulProblem& problem,
+                       const std::vector<CandidateCost>& ranked);
 
 // Ceiling, bound_by and efficiency: the compute roof, unless the arithmetic intensity times the
 // model's DRAM bandwidth is lower (then the memory roof binds).

@@ -4,11 +4,12 @@
 //   compute  the busiest thread's micro-kernel cycles: its tiles (padding included) x k steps x the
 //            register block's cycles per step, plus the C update and call overhead of every call;
 //   memory   the bytes its kernel loops stream from beyond L1 (A micro-panels, B micro-panels,
-//            C tiles), each divided by the bandwidth of the level it lives in, which follows from
-//            whether its block fits that level's budget: an overflowing block simply costs the next
-//            level's bandwidth, no arbitrary penalty;
-//   packing  copying A and B into panels, done by the thread between kernel runs, so not overlapped.
-// Compute and memory overlap partially (see combine_overlapped); packing and barriers add on top.
+//            C tiles, B packed in another L3 instance), each divided by the bandwidth of the level it
+//            lives in, which follows from whether its block fits that level's budget: an overflowing
+//            block simply costs the next level's bandwidth, no arbitrary penalty;
+//   packing  copying A and B into panels, done by the thread between kernel runs, so not overlapped,
+//            plus the barriers around B blocks shared by a column of threads.
+// seconds = (compute^2 + memory^2)^(1/2) + packing: a partial overlap (see kOverlapSoftness).
 #include "matmul/cost_model.hpp"
 
 #include <algorithm>
@@ -31,40 +32,53 @@ constexpr double kL1Fill = 0.75;
 constexpr double kL2Fill = 0.5;
 constexpr double kL3Fill = 0.5;
 
-// FMA and load ports run in parallel, yet a block near the load ports' limit loses throughput before
-// it reaches it (L1 bank conflicts, dispatch interference). A p-norm of the two port times is that
-// soft maximum: equal to the larger when the other is small, 19% above it when both are equal.
+// FMA ports, load ports and the front end work in parallel, yet a block near one limit loses
+// throughput before it reaches it (L1 bank conflicts, dispatch interference). A p-norm of the
+// three times is that soft maximum: equal to the largest when the others are small, 19% above it
+// when two are equal.
 constexpr double kPortSoftness = 4.0;
+// Instructions per k step besides the FMAs and loads: the k loop's pointer increment and branch.
+constexpr double kLoopInstructions = 2.0;
 
 // Prefetchers and out-of-order execution hide most streaming behind the FMAs, not all of it: panel
 // starts, TLB misses and bursts stall. An Euclidean combination (p = 2) charges a memory term of a
 // third of compute about 5%, and 41% when the two are equal, where measured kernels fall well short
 // of either limit. Full overlap (max) would make every in-budget and out-of-budget block look alike.
+// Check: for the first GEMM's blocking (6x64, kc 512, B micro-panels streaming from L2) at 1024^3 on
+// the 3.7 GHz Zen 4 development machine this predicts 107 GFLOP/s on one thread; it measured 106.
 constexpr double kOverlapSoftness = 2.0;
 
 // Cycles per micro-kernel call besides the k loop and the C update: the k loop's mispredicted exit
 // (about 15 cycles on recent cores) plus pointer and mask set-up.
 constexpr double kCallOverheadCycles = 16.0;
 
-// One barrier among the threads that share a packed B block: a few cache-line round trips between
-// cores, about a microsecond. Two per B block (packed, then released).
-constexpr double kBarrierSeconds = 1e-6;
+// A barrier among the threads that share a packed B block is a tree of cache-line hand-offs between
+// cores: one cross-core round trip (100-200 ns) per level, each way. Two barriers per B block
+// (packed, then released for the next one).
+constexpr double kBarrierLevelSeconds = 0.25e-6;
 constexpr int kBarriersPerBBlock = 2;
 
-// kc targets in k values (BLIS kernels use 128..512; 1024 covers a B micro-panel that fits L1
-// only for narrow blocks); each is clamped to K and split evenly.
+// kc in k values: BLIS kernels use 128..512; 64 and 96 keep a wide B micro-panel (64 f32 columns)
+// in a 32 KiB L1, 1024 suits narrow blocks. Each is clamped to K (rounded up to kgroup).
 constexpr std::array<int, 8> kKcTargets = {64, 96, 128, 192, 256, 384, 512, 1024};
-// mc and nc as fractions of the budget of the cache that holds their block: the full budget, and
-// smaller blocks that leave room (and, for nc, repack A fewer times per B block... more often).
+// mc as fractions of the L2 budget of the A block: all of it, or half to leave room for the rest.
 constexpr std::array<double, 2> kMcFills = {0.5, 1.0};
-constexpr std::array<double, 3> kNcFills = {0.25, 0.5, 1.0};
+// What bounds nc: the B block in all or half of its L3 budget, or the thread's C panel (its rows x nc,
+// swept between two visits of a C tile) in its L3 share or in the L2 room the A block leaves. A smaller
+// nc keeps C close at the price of packing A once more per extra jc.
+enum class NcRule { b_block_full, b_block_half, c_panel_l3, c_panel_l2 };
+constexpr std::array<NcRule, 4> kNcRules = {NcRule::b_block_full, NcRule::b_block_half, NcRule::c_panel_l3,
+                                            NcRule::c_panel_l2};
 // Register block x thread grid pairs kept after the first, coarse pass; the second pass tries every
-// kc / mc / nc on each, so the total stays near 32 x 8 x 2 x 3 = 1536 candidates.
+// kc / mc / nc on each, so the total stays below 32 x 9 x 2 x 4 = 2304 candidates.
 constexpr size_t kPairsKept = 32;
-// The coarse pass's kc: a common, well-amortised depth.
-constexpr int kCoarseKc = 256;
+// The coarse pass's kc: the deepest whose B micro-panel fits L1, but no deeper than this common,
+// well-amortised depth.
+constexpr int kCoarseKcMax = 256;
 
 constexpr double kGiga = 1e9;
+// The f32 kernels read A in place for blocks of up to 6 rows (asm/x86/matmul_kernel.hpp).
+constexpr int kMaxInPlaceRows = 6;
 constexpr double kKiB = 1024.0, kMiB = 1024.0 * 1024.0;
 
 // ---- Small helpers ----
@@ -122,6 +136,9 @@ struct Budgets {
   double l1 = 0, l2 = 0;
   double l3_thread = 0;   // this thread's part of its L3 instance
   double l3_b_block = 0;  // room for one shared B block in an L3 instance
+  // Part of the B blocks this thread reads that threads in other L3 instances packed, per thread of
+  // its instance (the instance fetches it once, for all of them).
+  double b_remote = 0;
   double dram_gbps = 0;   // this thread's part of DRAM bandwidth
   Level source = Level::dram;  // where A, B and C are before the call
 };
@@ -136,6 +153,8 @@ Budgets budgets_for(const MachineModel& machine, const MatmulProblem& problem, i
   const int per_l3 = std::max(1, std::min(machine.l3_shared_by, threads));
   b.l3_thread = kL3Fill * double(machine.l3_bytes) / per_l3;
   b.l3_b_block = kL3Fill * double(machine.l3_bytes) / double(ceil_div(per_l3, thread_rows));
+  const int group_here = std::min(thread_rows, per_l3);
+  b.b_remote = (1.0 - double(group_here) / thread_rows) / group_here;
   b.dram_gbps = std::min(machine.dram_gbps, machine.dram_total_gbps / std::max(1, threads));
   // Repeated calls on the same matrices find them in the cache when the whole problem fits there.
   const DtypeTraits dt = dtype_traits(problem.dtype);
@@ -175,6 +194,7 @@ MatmulConfig normalized(const MachineModel& machine, const MatmulProblem& proble
   c.thread_rows = std::max(1, c.thread_rows);
   c.thread_cols = std::max(1, c.thread_cols);
   c.threads = c.thread_rows * c.thread_cols;
+  if (problem.dtype != MatmulDtype::f32 || c.mr > kMaxInPlaceRows) c.pack_a = true;  // the kernels cannot
   return c;
 }
 
@@ -195,6 +215,8 @@ struct Geometry {
   double a_block = 0, b_block = 0, b_panel = 0, c_panel = 0;  // bytes
 
   double tiles_t() const { return double(tiles_m_t) * double(tiles_n_t); }
+  // Calls that use a B micro-panel already used in the same ic block.
+  double b_panel_rereads() const { return double(tiles_m_t - n_ic) * double(tiles_n_t); }
 };
 
 Geometry geometry_of(const MatmulProblem& p, const MatmulConfig& c) {
@@ -240,12 +262,16 @@ KernelTiming kernel_timing(const MachineModel& machine, int mr, int nv) {
   const double accumulators = double(mr) * nv;
   KernelTiming t;
   t.ideal_step = accumulators / fma_rate;
-  // Per k step: nv B vector loads and mr broadcasts feed mr*nv FMAs.
+  // Per k step: nv B vector loads and mr broadcasts feed mr*nv FMAs; all of them pass the front end.
   const double load_cycles = double(mr + nv) / load_rate;
+  const double issue_cycles = (accumulators + mr + nv + kLoopInstructions) / std::max(machine.issue_width, kMinRate);
+  const double ports = soft_max(t.ideal_step, soft_max(load_cycles, issue_cycles, kPortSoftness), kPortSoftness);
   // Each accumulator is a dependency chain of one FMA per k step: a step takes at least the latency.
-  t.step = std::max(soft_max(t.ideal_step, load_cycles, kPortSoftness), machine.fma_latency);
-  // Per call the C tile is loaded, added to and stored: mr*nv loads and mr*nv stores.
-  t.call = accumulators / load_rate + accumulators / store_rate + kCallOverheadCycles;
+  t.step = std::max(ports, machine.fma_latency);
+  // Per call the C tile is loaded, added to and stored: mr*nv loads, adds and stores. They go to
+  // different ports and overlap one another, so the update lasts as long as its busiest port.
+  const double c_update = std::max({accumulators / load_rate, accumulators / store_rate, accumulators / fma_rate});
+  t.call = c_update + kCallOverheadCycles;
   return t;
 }
 
@@ -259,7 +285,8 @@ Placement place(const Geometry& g, const Budgets& b) {
   Placement pl;
   pl.a_block = g.a_block <= b.l2 ? Level::l2 : g.a_block <= b.l3_thread ? Level::l3 : Level::dram;
   pl.b_block = g.a_block + g.b_block <= b.l2 ? Level::l2 : g.b_block <= b.l3_b_block ? Level::l3 : Level::dram;
-  // A B micro-panel out of L1 is re-read every call, from the half of L2 the A block leaves free.
+  // A B micro-panel that L1 cannot hold is re-read by every further call of its ic block, from the
+  // half of L2 the A block leaves free if it fits there.
   pl.b_panel = g.b_panel <= b.l1 ? Level::l1 : g.b_panel <= b.l2 ? Level::l2 : pl.b_block;
   // Between two visits of a C tile (consecutive pc), the thread sweeps its whole C panel.
   pl.c_panel = g.c_panel + g.a_block <= b.l2 ? Level::l2 : g.c_panel <= b.l3_thread ? Level::l3 : Level::dram;
@@ -269,7 +296,8 @@ Placement place(const Geometry& g, const Budgets& b) {
   return pl;
 }
 
-// Later in a level order = slower; source data is never read faster than from L2.
+// The slower of two levels (they are declared fastest first). Packed buffers are written at no more
+// than L2 speed, even when they would fit L1.
 Level slower(Level a, Level b) { return std::max(a, b); }
 
 // Seconds of the kernel loops' traffic (overlapped with compute).
@@ -279,11 +307,21 @@ double kernel_memory_seconds(const MachineModel& machine, const MatmulConfig& c,
   // Every call streams its A micro-panel (mr x kc) from the A block.
   const double a_bytes = g.tiles_t() * k * c.mr * ab;
   double s = transfer_seconds(machine, b, a_bytes, pl.a_block);
-  // A B micro-panel resident in L1 is fetched once per ic block; otherwise once per call.
-  if (pl.b_panel == Level::l1)
-    s += transfer_seconds(machine, b, double(g.n_ic) * double(g.cols_pad) * k * ab, pl.b_block);
-  else
-    s += transfer_seconds(machine, b, g.tiles_t() * k * c.nr * ab, pl.b_panel);
+  // A read in place is not packed, but each jc pass still brings the thread's rows of A in from
+  // where they live (the traffic packing would have had), now overlapped with the kernels.
+  if (!c.pack_a) {
+    const double a_read = g.rows * g.k * ab;
+    s += transfer_seconds(machine, b, a_read, b.source);
+    s += transfer_seconds(machine, b, a_read * double(g.n_jc - 1), pl.a_slice);
+  }
+  // A B micro-panel comes from the B block once per ic block (its first call); the other calls of
+  // that ic block find it in L1, or re-read it from where it fits when L1 cannot hold it.
+  s += transfer_seconds(machine, b, double(g.n_ic) * double(g.cols_pad) * k * ab, pl.b_block);
+  s += transfer_seconds(machine, b, g.b_panel_rereads() * k * c.nr * ab, pl.b_panel);
+  // A B block packed by a column group that spans several L3 instances reaches each instance once
+  // from the others: across the chip's fabric, which on chiplet designs runs at DRAM-like speed.
+  if (pl.b_block != Level::dram)
+    s += transfer_seconds(machine, b, double(g.cols_pad) * k * ab * b.b_remote, Level::dram);
   // C: every pc pass loads and stores the thread's C; the first pass from where C starts.
   const double c_pass = double(g.rows_pad) * double(g.cols_pad) * cb * 2;
   s += transfer_seconds(machine, b, g.rows * g.cols * cb * 2, b.source);
@@ -298,16 +336,23 @@ double pack_seconds(const MachineModel& machine, const MatmulConfig& c, const Ge
   const double ab = g.dt.ab_bytes;
   // A: the thread's rows, once per jc; the first time from where A starts, later from where its slice
   // fits. The packed block is written into L2 (or wherever it lives if larger).
-  const double a_read = g.rows * g.k * ab;
-  double s = transfer_seconds(machine, b, a_read, b.source);
-  s += transfer_seconds(machine, b, a_read * double(g.n_jc - 1), pl.a_slice);
-  s += transfer_seconds(machine, b, double(g.n_jc) * double(g.rows_pad) * double(g.kpad) * ab,
-                        slower(pl.a_block, Level::l2));
+  // Kernels that read A in place (pack_a false) skip this; the kernel's A traffic stays the same.
+  double s = 0;
+  if (c.pack_a) {
+    const double a_read = g.rows * g.k * ab;
+    s += transfer_seconds(machine, b, a_read, b.source);
+    s += transfer_seconds(machine, b, a_read * double(g.n_jc - 1), pl.a_slice);
+    s += transfer_seconds(machine, b, double(g.n_jc) * double(g.rows_pad) * double(g.kpad) * ab,
+                          slower(pl.a_block, Level::l2));
+  }
   // B: each block is packed once, cooperatively by the thread_rows threads that share it.
   const double share = 1.0 / c.thread_rows;
   s += transfer_seconds(machine, b, g.cols * g.k * ab * share, b.source);
   s += transfer_seconds(machine, b, double(g.cols_pad) * double(g.kpad) * ab * share, slower(pl.b_block, Level::l2));
-  if (c.thread_rows > 1) s += kBarriersPerBBlock * double(g.n_jc) * double(g.kblocks) * kBarrierSeconds;
+  if (c.thread_rows > 1) {
+    const double barrier = kBarrierLevelSeconds * std::ceil(std::log2(double(c.thread_rows)));
+    s += kBarriersPerBBlock * double(g.n_jc) * double(g.kblocks) * barrier;
+  }
   return s;
 }
 
@@ -315,11 +360,14 @@ double pack_seconds(const MachineModel& machine, const MatmulConfig& c, const Ge
 std::string notes_of(const MatmulConfig& c, const Geometry& g, const Placement& pl) {
   std::string out;
   auto add = [&out](const std::string& s) { out += (out.empty() ? "" : "; ") + s; };
+  if (!c.pack_a) add("A read in place");
   if (pl.a_block != Level::l2) add(std::string("A block over L2 budget, from ") + level_name(pl.a_block));
-  if (pl.b_panel != Level::l1) add(std::string("B panel over L1 budget, from ") + level_name(pl.b_panel));
+  if (pl.b_panel != Level::l1 && g.b_panel_rereads() > 0)
+    add(std::string("B panel over L1 budget, from ") + level_name(pl.b_panel));
   if (pl.b_block == Level::dram) add("B block over L3 share, from DRAM");
   const int64_t busy = std::min<int64_t>(c.thread_rows, g.tiles_m) * std::min<int64_t>(c.thread_cols, g.tiles_n);
-  if (busy < c.threads) add(std::to_string(c.threads - busy) + " idle threads");
+  const int64_t idle = c.threads - busy;
+  if (idle > 0) add(std::to_string(idle) + (idle == 1 ? " idle thread" : " idle threads"));
   return out;
 }
 
@@ -375,8 +423,11 @@ std::vector<std::pair<int, int>> candidate_blocks(const MachineModel& machine, c
 // (thread_rows, thread_cols) with thread_rows * thread_cols = threads.
 std::vector<std::pair<int, int>> thread_grids(int threads) {
   std::vector<std::pair<int, int>> grids;
-  for (int r = 1; r <= threads; ++r)
-    if (threads % r == 0) grids.emplace_back(r, threads / r);
+  for (int r = 1; int64_t(r) * r <= threads; ++r) {
+    if (threads % r != 0) continue;
+    grids.emplace_back(r, threads / r);
+    if (r != threads / r) grids.emplace_back(threads / r, r);
+  }
   return grids;
 }
 
@@ -388,13 +439,16 @@ int64_t balanced_block(int64_t total, int64_t max_block, int64_t unit) {
   return round_up(ceil_div(total, blocks), unit);
 }
 
-// Completes a register block and grid with kc near `kc_target` and mc / nc filling the given
-// fractions of their caches' budgets.
+// Completes a register block and grid: kc = kc_target clamped to K, mc filling `mc_fill` of the
+// L2 budget, nc as large as `nc_rule` allows; mc and nc split the thread's rows / columns evenly.
 MatmulConfig with_blocks(const MachineModel& machine, const MatmulProblem& problem, MatmulConfig c, int kc_target,
-                         double mc_fill, double nc_fill) {
+                         double mc_fill, NcRule nc_rule) {
   const DtypeTraits dt = dtype_traits(problem.dtype);
   const int64_t kpad = round_up(problem.k, dt.kgroup);
-  c.kc = int(balanced_block(kpad, std::min<int64_t>(kc_target, kpad), dt.kgroup));
+  c.kc = int(round_up(std::min<int64_t>(kc_target, kpad), dt.kgroup));
+  // Reading A in place saves its packing and costs nothing the model sees, so it is taken wherever
+  // the kernels allow it.
+  c.pack_a = !(problem.dtype == MatmulDtype::f32 && c.mr <= kMaxInPlaceRows);
   c.mc = c.mr;
   c.nc = c.nr;
   const Geometry g = geometry_of(problem, c);
@@ -404,13 +458,22 @@ MatmulConfig with_blocks(const MachineModel& machine, const MatmulProblem& probl
     return int64_t(std::min(double(total), std::floor(budget / per_unit)));
   };
   c.mc = int(balanced_block(g.rows_pad, fitting(mc_fill * b.l2, kc_bytes, g.rows_pad), c.mr));
-  c.nc = int(balanced_block(g.cols_pad, fitting(nc_fill * b.l3_b_block, kc_bytes, g.cols_pad), c.nr));
+  const Geometry with_mc = geometry_of(problem, c);
+  const double c_row = double(with_mc.rows_pad) * dt.c_bytes;  // C panel bytes per column
+  double nc_max = 0;
+  switch (nc_rule) {
+    case NcRule::b_block_full: nc_max = fitting(b.l3_b_block, kc_bytes, g.cols_pad); break;
+    case NcRule::b_block_half: nc_max = fitting(0.5 * b.l3_b_block, kc_bytes, g.cols_pad); break;
+    case NcRule::c_panel_l3: nc_max = fitting(b.l3_thread, c_row, g.cols_pad); break;
+    case NcRule::c_panel_l2: nc_max = fitting(std::max(0.0, b.l2 - with_mc.a_block), c_row, g.cols_pad); break;
+  }
+  c.nc = int(balanced_block(g.cols_pad, int64_t(nc_max), c.nr));
   return c;
 }
 
-using ConfigKey = std::tuple<int, int, int, int, int, int, int>;
+using ConfigKey = std::tuple<int, int, int, int, int, int, int, bool>;
 ConfigKey key_of(const MatmulConfig& c) {
-  return {c.mr, c.nv, c.mc, c.kc, c.nc, c.thread_rows, c.thread_cols};
+  return {c.mr, c.nv, c.mc, c.kc, c.nc, c.thread_rows, c.thread_cols, c.pack_a};
 }
 
 bool cheaper(const CandidateCost& a, const CandidateCost& b) {
@@ -419,7 +482,23 @@ bool cheaper(const CandidateCost& a, const CandidateCost& b) {
   return key_of(a.config) < key_of(b.config);
 }
 
-// First pass: every register block on every thread grid, blocked with a common kc and full budgets.
+// The kc grid, plus the deepest kc whose B micro-panel still fits the L1 budget (the BLIS
+// analytical model's choice), which the grid may straddle.
+int kc_fitting_l1(const MachineModel& machine, const MatmulProblem& problem, const MatmulConfig& c) {
+  const DtypeTraits dt = dtype_traits(problem.dtype);
+  const double panel_row = double(c.nr) * dt.ab_bytes;  // bytes of B micro-panel per k
+  const double fits = std::min(kL1Fill * double(machine.l1_bytes) / panel_row, double(kKcTargets.back()));
+  return std::max(dt.kgroup, int(fits) / dt.kgroup * dt.kgroup);
+}
+
+std::vector<int> kc_targets(const MachineModel& machine, const MatmulProblem& problem, const MatmulConfig& c) {
+  std::vector<int> out(kKcTargets.begin(), kKcTargets.end());
+  out.push_back(kc_fitting_l1(machine, problem, c));
+  return out;
+}
+
+// First pass: every register block on every thread grid, with the deepest kc whose B micro-panel
+// fits L1 (at most kCoarseKcMax) and full budgets; the cheapest pairs go on to the second pass.
 std::vector<CandidateCost> coarse_pairs(const MachineModel& machine, const MatmulProblem& problem) {
   std::vector<CandidateCost> out;
   std::set<std::tuple<int, int, int, int>> seen;
@@ -435,7 +514,8 @@ std::vector<CandidateCost> coarse_pairs(const MachineModel& machine, const Matmu
       c.thread_cols = int(std::min<int64_t>(cols, ceil_div(problem.n, c.nr)));
       c.threads = c.thread_rows * c.thread_cols;
       if (!seen.insert({mr, nv, c.thread_rows, c.thread_cols}).second) continue;
-      out.push_back(evaluate(machine, problem, with_blocks(machine, problem, c, kCoarseKc, 1.0, 1.0)));
+      const int kc = std::min(kCoarseKcMax, kc_fitting_l1(machine, problem, c));
+      out.push_back(evaluate(machine, problem, with_blocks(machine, problem, c, kc, 1.0, NcRule::b_block_full)));
     }
   }
   std::sort(out.begin(), out.end(), cheaper);
@@ -453,12 +533,24 @@ std::string bytes_text(double bytes) {
 }
 
 std::string printf_text(const char* format, auto... args) {
-  char buf[256];
-  std::snprintf(buf, sizeof buf, format, args...);
-  return buf;
+  const int length = std::snprintf(nullptr, 0, format, args...);
+  std::string out(size_t(std::max(length, 0)) + 1, '\0');
+  std::snprintf(out.data(), out.size(), format, args...);
+  out.pop_back();  // the terminating NUL snprintf wrote
+  return out;
 }
 
 std::string grid_text(const MatmulConfig& c) { return printf_text("%dx%d", c.thread_rows, c.thread_cols); }
+
+// Where the chosen configuration's blocks live, for the explanation.
+std::string placement_text(const MachineModel& machine, const MatmulProblem& problem, const MatmulConfig& c) {
+  const Geometry g = geometry_of(problem, c);
+  const Budgets b = budgets_for(machine, problem, c.thread_rows, c.threads);
+  const Placement pl = place(g, b);
+  return "A block " + bytes_text(g.a_block) + " in " + level_name(pl.a_block) + ", B micro-panel " +
+         bytes_text(g.b_panel) + " in " + level_name(pl.b_panel) + ", B block " + bytes_text(g.b_block) + " in " +
+         level_name(pl.b_block) + ", C panel " + bytes_text(g.c_panel) + " in " + level_name(pl.c_panel);
+}
 
 bool has_feature(const CpuInfo& cpu, const char* name) {
   return std::find(cpu.features.begin(), cpu.features.end(), name) != cpu.features.end();
@@ -472,9 +564,12 @@ std::vector<std::pair<int, int>> register_blocks(const MachineModel& machine) {
   const auto max_rows = [regs](int nv) { return std::max(0, (regs - nv - 1) / nv); };
   // Enough independent accumulators to keep every FMA port busy across the latency; when even the
   // largest block cannot (few registers, long latency), the largest blocks are the best there is.
-  int most = 0;
+  int most = 1;
   for (int nv = 1; nv <= 4; ++nv) most = std::max(most, max_rows(nv) * nv);
-  const int needed = std::min(most, std::max(1, int(std::ceil(machine.fma_latency * machine.fma_per_cycle - 1e-9))));
+  const double wanted = std::ceil(machine.fma_latency * machine.fma_per_cycle - 1e-9);  // 1e-9: 4.0000001 is 4
+  const int needed = int(std::clamp(wanted, 1.0, double(most)));
+  // No block is dominated outright: for one nv, a taller block loads less per FMA but pads more rows
+  // of a short matrix, so every height from the accumulator minimum to the register limit stays.
   std::vector<std::pair<int, int>> blocks;
   for (int nv = 1; nv <= 4; ++nv)
     for (int mr = 1; mr <= max_rows(nv); ++mr)
@@ -498,10 +593,10 @@ std::vector<CandidateCost> rank_configs(const MachineModel& machine, const Matmu
   std::vector<CandidateCost> out;
   std::set<ConfigKey> seen;
   for (const CandidateCost& pair : coarse_pairs(machine, problem))
-    for (int kc : kKcTargets)
+    for (int kc : kc_targets(machine, problem, pair.config))
       for (double mc_fill : kMcFills)
-        for (double nc_fill : kNcFills) {
-          const MatmulConfig c = with_blocks(machine, problem, pair.config, kc, mc_fill, nc_fill);
+        for (NcRule nc_rule : kNcRules) {
+          const MatmulConfig c = with_blocks(machine, problem, pair.config, kc, mc_fill, nc_rule);
           if (seen.insert(key_of(c)).second) out.push_back(evaluate(machine, problem, c));
         }
   std::sort(out.begin(), out.end(), cheaper);
@@ -524,6 +619,7 @@ MachineModel machine_model_from(const CpuInfo& cpu, double ghz, double fma_per_c
   }
   constexpr double kFallbackGhz = 3.0;
   m.ghz = ghz > 0 ? ghz : cpu.tsc_hz > 0 ? cpu.tsc_hz / kGiga : kFallbackGhz;
+  // Without measured figures: one FMA per cycle and 4 cycles of latency, as on most AVX2/AVX-512 cores.
   m.fma_per_cycle = fma_per_cycle > 0 ? fma_per_cycle : 1.0;
   m.fma_latency = fma_latency > 0 ? fma_latency : 4.0;
 
@@ -556,56 +652,80 @@ MachineModel machine_model_from(const CpuInfo& cpu, double ghz, double fma_per_c
   return m;
 }
 
-void write_explanation(std::ostream& out, const MachineModel& machine, const MatmulProblem& problem,
-                       const std::vector<CandidateCost>& ranked, int rows) {
-  const DtypeTraits dt = dtype_traits(problem.dtype);
-  const int lanes = lanes_of(machine);
-  const double flop_per_instruction = 2.0 * lanes * dt.kgroup;
-  const double peak = machine.ghz * machine.fma_per_cycle * flop_per_instruction;
-  const char* rate = problem.dtype == MatmulDtype::i8 ? "GOP/s" : "GFLOP/s";
-  const double flops = flops_of(problem);
+namespace {
 
+const char* rate_unit(MatmulDtype d) { return d == MatmulDtype::i8 ? "GOP/s" : "GFLOP/s"; }
+
+// The figures the model used: the machine, the problem and the rules the blocks were sized by.
+void write_inputs(std::ostream& out, const MachineModel& machine, const MatmulProblem& problem) {
+  const DtypeTraits dt = dtype_traits(problem.dtype);
+  const double flop_per_instruction = 2.0 * lanes_of(machine) * dt.kgroup;
+  const double peak = machine.ghz * machine.fma_per_cycle * flop_per_instruction;
   out << "machine: " << machine.cores << " cores, " << machine.vector_bits << "-bit vectors x "
       << machine.vector_registers << " registers, "
-      << printf_text("%.2f GHz, %g FMA/cycle, latency %g cycles, %g loads + %g stores/cycle\n", machine.ghz,
-                     machine.fma_per_cycle, machine.fma_latency, machine.loads_per_cycle, machine.stores_per_cycle);
+      << printf_text("%.2f GHz; per cycle: FMA %g (latency %g), loads %g, stores %g, instructions %g\n", machine.ghz,
+                     machine.fma_per_cycle, machine.fma_latency, machine.loads_per_cycle, machine.stores_per_cycle,
+                     machine.issue_width);
   out << "  caches: L1d " << bytes_text(double(machine.l1_bytes)) << ", L2 " << bytes_text(double(machine.l2_bytes))
       << " per core; L3 " << bytes_text(double(machine.l3_bytes)) << " shared by " << machine.l3_shared_by
       << " cores\n";
   out << printf_text("  bandwidth GB/s per core: L2 %.0f, L3 %.0f, DRAM %.0f (all cores %.0f)\n", machine.l2_gbps,
                      machine.l3_gbps, machine.dram_gbps, machine.dram_total_gbps);
-  out << printf_text("  peak %.1f %s per core (%s: %.0f per instruction, %d k per lane)\n", peak, rate,
-                     to_string(problem.dtype), flop_per_instruction, dt.kgroup);
+  out << printf_text("  peak %.1f %s per core (%s: %.0f per instruction, %d k per lane)\n", peak,
+                     rate_unit(problem.dtype), to_string(problem.dtype), flop_per_instruction, dt.kgroup);
   out << "problem: " << to_string(problem.dtype) << " " << problem.m << " x " << problem.n << " x " << problem.k
       << ", batch " << std::max<int64_t>(problem.batch, 1) << ", " << problem.threads
-      << (problem.threads == 1 ? " thread" : " threads") << printf_text(": %.4g G operations\n", flops / kGiga);
+      << (problem.threads == 1 ? " thread" : " threads")
+      << printf_text(": %.4g G operations\n", flops_of(problem) / kGiga);
   out << printf_text("model: time = (compute^2 + memory^2)^(1/2) + packing; blocks: A mc x kc in %.0f%% of L2, "
                      "B kc x nr in %.0f%% of L1, B kc x nc in %.0f%% of the L3 share\n",
                      kL2Fill * 100, kL1Fill * 100, kL3Fill * 100);
+}
+
+// One aligned row per candidate, cheapest first.
+void write_table(std::ostream& out, const MatmulProblem& problem, const std::vector<CandidateCost>& ranked,
+                 size_t shown) {
+  out << ranked.size() << " candidates, the " << shown << " cheapest:\n";
+  out << printf_text("%4s  %-6s %6s %5s %6s %6s %10s %9s %7s %6s %6s %9s  %s\n", "rank", "block", "mc", "kc", "nc",
+                     "grid", "pred ms", rate_unit(problem.dtype), "kernel", "pad", "imbal", "KiB/thr", "note");
+  for (size_t i = 0; i < shown; ++i) {
+    const CandidateCost& r = ranked[i];
+    const MatmulConfig& c = r.config;
+    const double achieved = r.seconds > 0 ? flops_of(problem) / r.seconds / kGiga : 0;
+    std::string row = printf_text("%4zu  %-6s %6d %5d %6d %6s %#10.4g %9.1f %6.1f%% %5.1f%% %5.1f%% %9.0f  %s", i + 1,
+                                  printf_text("%dx%d", c.mr, c.nr).c_str(), c.mc, c.kc, c.nc, grid_text(c).c_str(),
+                                  r.seconds * 1e3, achieved, r.kernel_efficiency * 100, r.padding * 100,
+                                  r.imbalance * 100, double(r.bytes_per_thread) / kKiB, r.note.c_str());
+    row.erase(row.find_last_not_of(' ') + 1);  // no trailing blanks when there is no note
+    out << row << "\n";
+  }
+}
+
+// Where the winner's blocks live, how its time splits, and the "chosen:" line last.
+void write_choice(std::ostream& out, const MachineModel& machine, const MatmulProblem& problem,
+                  const CandidateCost& best) {
+  const MatmulConfig& c = best.config;
+  if (valid(problem)) out << "  chosen placement: " << placement_text(machine, problem, c) << "\n";
+  out << printf_text("  chosen split: compute %.4g ms, memory %.4g ms (overlapped), packing %.4g ms\n",
+                     best.compute_seconds * 1e3, best.memory_seconds * 1e3, best.pack_seconds * 1e3);
+  out << printf_text("chosen: %dx%d block (mr %d, nv %d), mc %d, kc %d, nc %d, grid %s (%d %s): %.4g ms, %.1f %s "
+                     "predicted\n",
+                     c.mr, c.nr, c.mr, c.nv, c.mc, c.kc, c.nc, grid_text(c).c_str(), c.threads,
+                     c.threads == 1 ? "thread" : "threads", best.seconds * 1e3,
+                     best.seconds > 0 ? flops_of(problem) / best.seconds / kGiga : 0, rate_unit(problem.dtype));
+}
+
+}  // namespace
+
+void write_explanation(std::ostream& out, const MachineModel& machine, const MatmulProblem& problem,
+                       const std::vector<CandidateCost>& ranked, int rows) {
+  write_inputs(out, machine, problem);
   if (ranked.empty()) {
     out << "no candidates\n";
     return;
   }
-  const size_t shown = std::min(ranked.size(), size_t(std::max(rows, 0)));
-  out << ranked.size() << " candidates, the " << shown << " cheapest:\n";
-  out << printf_text("%4s  %-6s %6s %5s %6s %6s %10s %9s %7s %6s %6s %9s  %s\n", "rank", "mr*nr", "mc", "kc", "nc",
-                     "grid", "pred ms", rate, "kernel", "pad", "imbal", "KiB/thr", "note");
-  for (size_t i = 0; i < shown; ++i) {
-    const CandidateCost& r = ranked[i];
-    const MatmulConfig& c = r.config;
-    const double achieved = r.seconds > 0 ? flops / r.seconds / kGiga : 0;
-    out << printf_text("%4zu  %-6s %6d %5d %6d %6s %10.3f %9.1f %6.1f%% %5.1f%% %5.1f%% %9.0f  %s\n", i + 1,
-                       printf_text("%dx%d", c.mr, c.nr).c_str(), c.mc, c.kc, c.nc, grid_text(c).c_str(),
-                       r.seconds * 1e3, achieved, r.kernel_efficiency * 100, r.padding * 100, r.imbalance * 100,
-                       double(r.bytes_per_thread) / kKiB, r.note.c_str());
-  }
-  const CandidateCost& best = ranked.front();
-  const MatmulConfig& c = best.config;
-  out << printf_text("chosen: %dx%d block (mr %d, nv %d), mc %d, kc %d, nc %d, grid %s (%d threads): "
-                     "%.3f ms, %.1f %s predicted (compute %.3f ms, memory %.3f ms, packing %.3f ms)\n",
-                     c.mr, c.nr, c.mr, c.nv, c.mc, c.kc, c.nc, grid_text(c).c_str(), c.threads, best.seconds * 1e3,
-                     best.seconds > 0 ? flops / best.seconds / kGiga : 0, rate, best.compute_seconds * 1e3,
-                     best.memory_seconds * 1e3, best.pack_seconds * 1e3);
+  write_table(out, problem, ranked, std::min(ranked.size(), size_t(std::max(rows, 0))));
+  write_choice(out, machine, problem, ranked.front());
 }
 
 }  // namespace peakprobe

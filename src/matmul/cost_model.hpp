@@ -4,6 +4,8 @@
 // machine is a plain description, so tests can plan for a 2-core laptop or a 64-core server.
 #pragma once
 #include <cstdint>
+#include <map>
+#include <utility>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -25,6 +27,7 @@ struct MachineModel {
   double fma_latency = 4.0;
   double loads_per_cycle = 2.0;     // vector loads per cycle (load ports)
   double stores_per_cycle = 1.0;    // vector stores per cycle (one store port at full width)
+  double issue_width = 4.0;         // instructions renamed per cycle (Skylake 4; Zen 4, Golden Cove 6)
   uint64_t l1_bytes = 32 << 10;     // per core
   uint64_t l2_bytes = 1 << 20;      // per core
   uint64_t l3_bytes = 32 << 20;     // one instance
@@ -34,7 +37,9 @@ struct MachineModel {
 };
 
 // From the detected caches and topology; the clock and issue rates from measured figures given by
-// the caller (fma_per_cycle = 1 / recip throughput of the kernel's instruction).
+// the caller (fma_per_cycle = 1 / recip throughput of the kernel's instruction). Bandwidths are
+// rough defaults derived from the clock and core count (see the .cpp); callers overwrite them with
+// measured ones when they have them.
 MachineModel machine_model_from(const CpuInfo& cpu, double ghz, double fma_per_cycle, double fma_latency);
 
 struct MatmulProblem {
@@ -49,7 +54,7 @@ struct CandidateCost {
   double seconds = 0;             // predicted wall time of the whole call
   double compute_seconds = 0;     // padded FLOPs of the busiest thread / its kernel rate
   double memory_seconds = 0;      // traffic of the busiest thread beyond L1 / the bandwidth of where it comes from
-  double pack_seconds = 0;        // packing A and B panels
+  double pack_seconds = 0;        // packing A and B panels, and the barriers around shared B blocks
   double kernel_efficiency = 0;   // 0..1: register-block rate limit (loads per FMA, accumulators vs latency x rate, C update)
   double padding = 0;             // fraction of computed elements that are padding (0 = none)
   double imbalance = 0;           // busiest thread's work / mean - 1 (0 = balanced)

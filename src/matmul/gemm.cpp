@@ -211,7 +211,9 @@ Expected<bool> Gemm::run(const GemmArgs& x, const MatmulConfig& g) {
   const auto* b = static_cast<const uint8_t*>(x.b);
   auto* c = static_cast<uint8_t*>(x.c);
   auto worker = [&](int t) {
-    if (t < int(cpu_.core_order.size())) pin_current_thread(cpu_.core_order[size_t(t)]);
+    // The caller runs worker 0 where it already is (pinning costs two system calls a run, 5-10% of
+    // a 128^3 product); the helpers are pinned to the next cores in order.
+    if (t > 0 && t < int(cpu_.core_order.size())) pin_current_thread(cpu_.core_order[size_t(t)]);
     const int tr = t % tr_count, tc = t / tr_count;
     const int64_t r0 = std::min(x.m, row_panels * tr / tr_count * mr);
     const int64_t r1 = std::min(x.m, row_panels * (tr + 1) / tr_count * mr);
@@ -250,7 +252,6 @@ Expected<bool> Gemm::run(const GemmArgs& x, const MatmulConfig& g) {
       }
     }
   };
-  AffinityGuard caller_affinity;  // the caller is worker 0 only for this call
   std::vector<std::thread> team;
   for (int t = 1; t < threads; ++t) team.emplace_back(worker, t);
   worker(0);

@@ -48,9 +48,12 @@ class Gemm {
   Gemm(const Gemm&) = delete;
   Gemm& operator=(const Gemm&) = delete;
   MatmulDtype dtype() const { return dtype_; }
+  const CpuInfo& cpu() const { return cpu_; }
   // Name of the kernel a configuration runs: "avx512 f32 6x64".
   std::string kernel_name(const MatmulConfig& config) const;
-  // C = A x B. Threads are pinned in the CPU's core order. Packing buffers are kept between calls.
+  // C = A x B. The calling thread does the first share of the work where it runs (pin it to the
+  // first core of cpu.core_order for steady timings); the other threads are pinned to the next
+  // cores in that order. Packing buffers are kept between calls.
   Expected<bool> run(const GemmArgs& args, const MatmulConfig& config);
 
  private:

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "harness/pin.hpp"
 #include "matmul/blas_baseline.hpp"
 #include "matmul/reference.hpp"
 
@@ -105,8 +106,12 @@ struct Timed {
   int64_t rows_checked = 0;
 };
 
-// Check once, then warm up and time `call` over the batch, cold or warm.
-Expected<Timed> time_calls(const CpuInfo& cpu, Operands& op, const MatmulRequest& rq, const Call& call) {
+// Check once, then warm up and time `call` over the batch, cold or warm. With `pin`, the calling
+// thread sits on the first core meanwhile (and is given its CPU set back after, so threads a BLAS
+// library starts later are not born on one core).
+Expected<Timed> time_calls(const CpuInfo& cpu, Operands& op, const MatmulRequest& rq, const Call& call, bool pin) {
+  AffinityGuard caller_affinity;
+  if (pin && !cpu.core_order.empty()) pin_current_thread(cpu.core_order.front());
   auto run_batch = [&](const uint8_t* a, const uint8_t* b, uint8_t* c) -> Expected<bool> {
     const int es = element_bytes(op.dtype);
     for (int64_t i = 0; i < op.batch; ++i)
@@ -183,7 +188,7 @@ Expected<MatmulResult> run_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulRe
   if (!op) return make_error(op.error());
   MatmulResult r;
   r.m = rq.m, r.n = rq.n, r.k = rq.k, r.batch = rq.batch, r.dtype = rq.dtype;
-  r.threads = rq.config.threads;
+  r.threads = std::max(rq.threads, rq.config.threads);
   r.cold_cache = to_string(rq.cold_cache);
   if (rq.flush_tlb) r.cold_cache += "+tlb";
   r.name = matmul_name(rq.m, rq.n, rq.k, rq.batch, rq.dtype, r.threads, rq.cold_cache);
@@ -193,7 +198,7 @@ Expected<MatmulResult> run_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulRe
   const int64_t m = rq.m, n = rq.n, k = rq.k;
   auto ours = time_calls(cpu, *op, rq, [&](const uint8_t* a, const uint8_t* b, uint8_t* c) {
     return gemm.run(GemmArgs{m, n, k, a, k, b, n, c, n}, rq.config);
-  });
+  }, true);
   if (!ours) return make_error(ours.error());
   r.timing = ours->timing;
   r.max_rel_error = ours->max_rel_error;
@@ -221,7 +226,7 @@ Expected<MatmulResult> run_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulRe
       (*lib)->sgemm(m, n, k, reinterpret_cast<const float*>(a), k, reinterpret_cast<const float*>(b), n,
                     reinterpret_cast<float*>(c), n);
       return true;
-    });
+    }, r.threads == 1);  // a threaded library's own threads must be free to spread
     if (!theirs) {
       spdlog::warn("baseline {}: {}", name, theirs.error());
       continue;
@@ -247,6 +252,8 @@ Expected<double> time_matmul_config(Gemm& gemm, int64_t m, int64_t n, int64_t k,
   }
   Operands& op = *cached;
   const GemmArgs args{m, n, k, op.a.get(), k, op.b.get(), n, op.c.get(), n};
+  AffinityGuard caller_affinity;
+  if (!gemm.cpu().core_order.empty()) pin_current_thread(gemm.cpu().core_order.front());
   if (auto ok = gemm.run(args, config); !ok) return make_error(ok.error());
   double best = 1e300, total = 0;
   for (int i = 0; i < 3 || (total < 100 && i < 1000); ++i) {

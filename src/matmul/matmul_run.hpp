@@ -19,6 +19,7 @@ namespace peakprobe {
 struct MatmulRequest {
   int64_t m = 0, n = 0, k = 0, batch = 1;
   MatmulDtype dtype = MatmulDtype::f32;
+  int threads = 1;                // asked for; the config may use fewer when there are few tiles
   MatmulConfig config;
   std::string config_source = "cost model";
   ColdCacheMode cold_cache = ColdCacheMode::none;

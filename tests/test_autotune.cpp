@@ -1,0 +1,84 @@
+// The autotune search: its grid is valid and covers the model's picks, a measured search finds the
+// fastest point, and the gap to the model's pick is reported. On the real machine, the model's
+// pick is compared with the exhaustive grid and must not be far from its best.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "cpu/cpu_info.hpp"
+#include "matmul/autotune.hpp"
+#include "matmul/gemm.hpp"
+#include "matmul/matmul_run.hpp"
+
+using namespace peakprobe;
+
+namespace {
+
+MachineModel laptop() {
+  MachineModel m;
+  m.cores = 2, m.vector_bits = 512, m.vector_registers = 32, m.ghz = 3.7;
+  m.l2_bytes = 1 << 20, m.l3_bytes = 32 << 20, m.l3_shared_by = 2;
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("autotune: the grid is valid for the problem and holds the model's pick", "[autotune]") {
+  CpuInfo cpu;
+  cpu.features = {"avx512_f", "avx512_bf16", "avx512_vnni"};
+  for (MatmulDtype dt : {MatmulDtype::f32, MatmulDtype::bf16, MatmulDtype::i8}) {
+    const MatmulProblem p{300, 200, 150, 1, dt, 2};
+    const auto grid = autotune_grid(laptop(), p);
+    CHECK(grid.size() >= 20);
+    for (const auto& c : grid) {
+      INFO(to_string(dt) << " mr " << c.mr << " nv " << c.nv << " mc " << c.mc << " kc " << c.kc << " nc " << c.nc);
+      CHECK(check_config(cpu, dt, c).empty());
+      CHECK(c.threads == 2);
+    }
+  }
+}
+
+TEST_CASE("autotune: finds the fastest point and reports the model's gap", "[autotune]") {
+  const MatmulProblem p{512, 512, 512, 1, MatmulDtype::f32, 1};
+  const CandidateCost pick = choose_config(laptop(), p);
+  // A made-up machine where kc 256 is best whatever the model thinks.
+  auto measure = [&](const MatmulConfig& c) -> Expected<double> {
+    return 10.0 + std::abs(c.kc - 256) / 64.0 + (c.mr == pick.config.mr ? 0.0 : 0.5);
+  };
+  auto at = autotune(laptop(), p, measure);
+  REQUIRE(at.ok());
+  CHECK(at->best.config.kc == 256);
+  CHECK(at->best.measured_ms == Approx(10.0));
+  for (size_t i = 1; i < at->points.size(); ++i) CHECK(at->points[i - 1].measured_ms <= at->points[i].measured_ms);
+  CHECK(at->model_gap == Approx(at->model_pick.measured_ms / 10.0 - 1.0));
+  CHECK(at->model_gap >= 0);
+  // Measured by the model's own prediction, its pick cannot be beaten by the grid.
+  auto self = autotune(laptop(), p, [&](const MatmulConfig& c) -> Expected<double> {
+    return predict(laptop(), p, c).seconds * 1e3;
+  });
+  REQUIRE(self.ok());
+  CHECK(self->model_gap == Approx(0.0).margin(1e-9));
+  // A measurement that fails stops the search with its message.
+  auto failed = autotune(laptop(), p, [](const MatmulConfig&) -> Expected<double> { return make_error("boom"); });
+  REQUIRE_FALSE(failed.ok());
+  CHECK(failed.error() == "boom");
+}
+
+TEST_CASE("autotune: on this machine the model's pick is close to the best of the grid", "[autotune][hw]") {
+  const CpuInfo cpu = detect_cpu_info();
+  if (!gemm_unsupported(cpu, MatmulDtype::f32).empty()) return;
+  const int bits = gemm_vector_bits(cpu);
+  MachineModel machine = machine_model_from(cpu, 3.0, bits == 512 ? 1.0 : 2.0, 4.0);
+  const MatmulProblem p{384, 384, 384, 1, MatmulDtype::f32, 1};
+  Gemm gemm(cpu, MatmulDtype::f32);
+  // Noise only slows a run: the best of a few searches.
+  double gap = 1e9;
+  for (int attempt = 0; attempt < 3 && gap > 0.15; ++attempt) {
+    auto at = autotune(machine, p, [&](const MatmulConfig& c) { return time_matmul_config(gemm, 384, 384, 384, c); });
+    REQUIRE(at.ok());
+    gap = std::min(gap, at->model_gap);
+    WARN("model pick " << at->model_pick.measured_ms << " ms, best " << at->best.measured_ms << " ms of "
+                       << at->points.size() << ": gap " << 100 * at->model_gap << "%");
+  }
+  CHECK(gap <= 0.15);
+}

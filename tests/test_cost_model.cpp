@@ -1,0 +1,449 @@
+// The matmul cost model on synthetic machines: the register blocks it may use, the plans it picks for
+// a laptop and a server, padding, imbalance, cache fit, dtype grouping and the --explain text.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <set>
+#include <sstream>
+
+#include "matmul/cost_model.hpp"
+
+using namespace peakprobe;
+
+namespace {
+
+constexpr uint64_t KiB = 1024, MiB = 1024 * 1024;
+
+// A 2-core AVX-512 laptop (Zen 4-like: one 512-bit FMA per cycle).
+MachineModel laptop() {
+  MachineModel m;
+  m.cores = 2;
+  m.vector_bits = 512;
+  m.vector_registers = 32;
+  m.ghz = 3.7;
+  m.fma_per_cycle = 1;
+  m.fma_latency = 4;
+  m.l1_bytes = 32 * KiB;
+  m.l2_bytes = 1 * MiB;
+  m.l3_bytes = 32 * MiB;
+  m.l3_shared_by = 2;
+  m.l2_gbps = 118, m.l3_gbps = 44, m.dram_gbps = 15, m.dram_total_gbps = 40;
+  return m;
+}
+
+// A 64-core AVX-512 server: two FMAs per cycle, L3 in instances of 8 cores, little DRAM per core.
+MachineModel server() {
+  MachineModel m;
+  m.cores = 64;
+  m.vector_bits = 512;
+  m.vector_registers = 32;
+  m.ghz = 3.0;
+  m.fma_per_cycle = 2;
+  m.fma_latency = 4;
+  m.l1_bytes = 48 * KiB;
+  m.l2_bytes = 2 * MiB;
+  m.l3_bytes = 32 * MiB;
+  m.l3_shared_by = 8;
+  m.l2_gbps = 96, m.l3_gbps = 36, m.dram_gbps = 10, m.dram_total_gbps = 200;
+  return m;
+}
+
+// An 8-core AVX2 desktop: 16 ymm registers.
+MachineModel avx2_desktop() {
+  MachineModel m;
+  m.cores = 8;
+  m.vector_bits = 256;
+  m.vector_registers = 16;
+  m.ghz = 4.0;
+  m.fma_per_cycle = 2;
+  m.fma_latency = 4;
+  m.l1_bytes = 32 * KiB;
+  m.l2_bytes = 512 * KiB;
+  m.l3_bytes = 16 * MiB;
+  m.l3_shared_by = 8;
+  return m;
+}
+
+MatmulProblem problem(int64_t m, int64_t n, int64_t k, int threads = 1, MatmulDtype dtype = MatmulDtype::f32) {
+  MatmulProblem p;
+  p.m = m, p.n = n, p.k = k, p.threads = threads, p.dtype = dtype;
+  return p;
+}
+
+MatmulConfig config(int mr, int nv, int mc, int kc, int nc, int thread_rows, int thread_cols) {
+  MatmulConfig c;
+  c.mr = mr, c.nv = nv, c.mc = mc, c.kc = kc, c.nc = nc;
+  c.thread_rows = thread_rows, c.thread_cols = thread_cols, c.threads = thread_rows * thread_cols;
+  return c;
+}
+
+double intensity(std::pair<int, int> block) {
+  return double(block.first) * block.second / (block.first + block.second);
+}
+
+double accumulators_needed(const MachineModel& m) { return std::ceil(m.fma_latency * m.fma_per_cycle); }
+
+// The blocks a chosen plan keeps resident must fit the caches meant for them.
+void check_blocks_fit(const MachineModel& m, const CandidateCost& best, int ab_bytes = 4) {
+  const MatmulConfig& c = best.config;
+  INFO("mr " << c.mr << " nr " << c.nr << " mc " << c.mc << " kc " << c.kc << " nc " << c.nc);
+  CHECK(uint64_t(c.mc) * uint64_t(c.kc) * ab_bytes <= m.l2_bytes);  // A block in L2
+  CHECK(uint64_t(c.kc) * uint64_t(c.nr) * ab_bytes <= m.l1_bytes);  // B micro-panel in L1
+  CHECK(uint64_t(c.kc) * uint64_t(c.nc) * ab_bytes <= m.l3_bytes);  // B block in an L3 instance
+}
+
+}  // namespace
+
+TEST_CASE("to_string names the matmul dtypes", "[cost_model]") {
+  CHECK(std::string(to_string(MatmulDtype::f32)) == "f32");
+  CHECK(std::string(to_string(MatmulDtype::bf16)) == "bf16");
+  CHECK(std::string(to_string(MatmulDtype::i8)) == "int8");
+}
+
+TEST_CASE("register blocks fit the register file and hide the FMA latency", "[cost_model]") {
+  for (const MachineModel& m : {laptop(), server(), avx2_desktop()}) {
+    INFO(m.vector_registers << " registers, " << m.fma_per_cycle << " FMA/cycle");
+    const auto blocks = register_blocks(m);
+    REQUIRE(!blocks.empty());
+    int most = 0;
+    for (auto [mr, nv] : blocks) {
+      INFO("block " << mr << " x " << nv);
+      CHECK(nv >= 1);
+      CHECK(nv <= 4);
+      CHECK(mr >= 1);
+      CHECK(mr * nv + nv + 1 <= m.vector_registers);  // accumulators + B vectors + broadcast
+      CHECK(mr * nv >= accumulators_needed(m));
+      most = std::max(most, mr * nv);
+    }
+    // The tallest block of every width is there (nothing cut below the register limit).
+    for (int nv = 1; nv <= 4; ++nv) {
+      const int tallest = (m.vector_registers - nv - 1) / nv;
+      if (tallest * nv >= accumulators_needed(m))
+        CHECK(std::count(blocks.begin(), blocks.end(), std::make_pair(tallest, nv)) == 1);
+    }
+    CHECK(most >= accumulators_needed(m));
+  }
+  // AVX-512: the 6 x 4-vector block of 24 accumulators is among them.
+  const auto avx512 = register_blocks(laptop());
+  CHECK(std::count(avx512.begin(), avx512.end(), std::make_pair(6, 4)) == 1);
+  // A register file too small for the latency still gets its largest blocks, never nothing.
+  MachineModel tiny = avx2_desktop();
+  tiny.vector_registers = 6;
+  tiny.fma_latency = 8;
+  const auto few = register_blocks(tiny);
+  REQUIRE(!few.empty());
+  for (auto [mr, nv] : few) CHECK(mr * nv + nv + 1 <= 6);
+}
+
+TEST_CASE("when loads limit the kernel, the best block has the highest operand intensity", "[cost_model]") {
+  // One load port for two FMA ports: every broadcast and B load competes with the FMAs, so the block
+  // with the fewest loads per FMA (highest mr*nv/(mr+nv)) must win a large square problem.
+  MachineModel m = server();
+  m.loads_per_cycle = 1;
+  const auto blocks = register_blocks(m);
+  double best_intensity = 0;
+  for (auto b : blocks) best_intensity = std::max(best_intensity, intensity(b));
+  const CandidateCost best = choose_config(m, problem(3072, 3072, 3072));
+  INFO("chosen " << best.config.mr << " x " << best.config.nv);
+  CHECK(intensity({best.config.mr, best.config.nv}) == Approx(best_intensity));
+  CHECK(best.config.mr * best.config.nv >= accumulators_needed(m));
+}
+
+TEST_CASE("a 2-core laptop and a 64-core server plan 4096^3 differently", "[cost_model]") {
+  const MachineModel lap = laptop(), srv = server();
+  const CandidateCost on_laptop = choose_config(lap, problem(4096, 4096, 4096, lap.cores));
+  const CandidateCost on_server = choose_config(srv, problem(4096, 4096, 4096, srv.cores));
+  CHECK(on_laptop.config.threads == 2);
+  CHECK(on_server.config.threads == 64);
+  // 64 x 1 would make every thread read all of B, mostly packed in other L3 instances: 2D instead.
+  CHECK(on_server.config.thread_rows > 1);
+  CHECK(on_server.config.thread_cols > 1);
+  MatmulConfig rows_only = on_server.config;
+  rows_only.thread_rows = 64, rows_only.thread_cols = 1;
+  CHECK(predict(srv, problem(4096, 4096, 4096, 64), rows_only).seconds > on_server.seconds);
+  CHECK(on_laptop.imbalance < 0.05);
+  CHECK(on_server.imbalance < 0.05);
+  check_blocks_fit(lap, on_laptop);
+  check_blocks_fit(srv, on_server);
+  // The server's shared B block must fit one L3 instance next to its neighbours'; the laptop's the
+  // L3 it shares with one other core.
+  CHECK(uint64_t(on_server.config.kc) * on_server.config.nc * 4 <= srv.l3_bytes / 2);
+  // And it is faster, by roughly its extra compute.
+  CHECK(on_server.seconds * 10 < on_laptop.seconds);
+}
+
+TEST_CASE("narrow and short problems pick blocks that avoid padding", "[cost_model]") {
+  const MachineModel lap = laptop(), srv = server();
+  SECTION("tall-skinny: 4096 x 16 x 4096") {
+    for (auto [m, threads] : {std::pair{lap, 1}, std::pair{srv, 64}}) {
+      const CandidateCost best = choose_config(m, problem(4096, 16, 4096, threads));
+      CHECK(best.config.nr == 16);  // one vector covers n exactly
+      CHECK(best.padding < 0.01);
+      CHECK(best.imbalance < 0.05);
+    }
+  }
+  SECTION("n = 48 is three vectors") {
+    const CandidateCost best = choose_config(lap, problem(2048, 48, 2048));
+    CHECK(48 % best.config.nr == 0);
+    CHECK(best.padding < 0.01);
+  }
+  SECTION("m = 3 rows") {
+    const CandidateCost best = choose_config(lap, problem(3, 4096, 1024, 2));
+    CHECK(best.config.mr == 3);
+    CHECK(best.padding < 0.01);
+  }
+  SECTION("m = 1, a row vector times a matrix") {
+    const CandidateCost best = choose_config(srv, problem(1, 4096, 4096));
+    CHECK(best.config.mr == 1);
+    CHECK(best.padding == Approx(0).margin(1e-12));
+  }
+  SECTION("AVX2: n = 8 is one ymm vector") {
+    const CandidateCost best = choose_config(avx2_desktop(), problem(4096, 8, 4096, 8));
+    // Either one ymm vector wide, or (this problem is bound by reading A) a wider block that reads
+    // A in place: padding columns cost compute, which is idle here anyway, packing A costs traffic.
+    if (best.config.pack_a) {
+      CHECK(best.config.nr == 8);
+      CHECK(best.padding < 0.01);
+    } else {
+      CHECK(best.config.mr <= 6);
+      CHECK(best.memory_seconds > best.compute_seconds);
+    }
+  }
+}
+
+TEST_CASE("chosen blocks fit the caches they are meant for", "[cost_model]") {
+  check_blocks_fit(laptop(), choose_config(laptop(), problem(1024, 1024, 1024)));
+  check_blocks_fit(laptop(), choose_config(laptop(), problem(2048, 2048, 2048, 2)));
+  check_blocks_fit(server(), choose_config(server(), problem(4096, 4096, 4096, 64)));
+  check_blocks_fit(avx2_desktop(), choose_config(avx2_desktop(), problem(2048, 2048, 2048, 8)));
+  // bf16 halves the bytes per element: the B micro-panel may hold twice the k.
+  check_blocks_fit(laptop(), choose_config(laptop(), problem(2048, 2048, 2048, 1, MatmulDtype::bf16)), 2);
+}
+
+TEST_CASE("an overflowing block costs the next level's bandwidth", "[cost_model]") {
+  const MachineModel m = laptop();
+  const MatmulProblem p = problem(2048, 2048, 2048);
+  // Same block and kc, A block 384 KiB (in the L2 budget) against 3 MiB (over all of L2).
+  const CandidateCost fits = predict(m, p, config(6, 4, 384, 256, 2048, 1, 1));
+  const CandidateCost spills = predict(m, p, config(6, 4, 2046, 384, 2048, 1, 1));
+  CHECK(fits.note.find("A block") == std::string::npos);
+  CHECK(spills.note.find("A block over L2 budget, from L3") != std::string::npos);
+  CHECK(spills.memory_seconds > fits.memory_seconds);
+  // Finite, proportionate: L3 bandwidth, not a penalty factor.
+  CHECK(spills.seconds < 2 * fits.seconds);
+}
+
+TEST_CASE("predicted time grows with the problem, and never beats the peak", "[cost_model]") {
+  const MachineModel m = laptop();
+  const double peak_gflops = m.ghz * m.fma_per_cycle * 2 * (m.vector_bits / 32);
+  double previous = 0;
+  for (int64_t size : {16, 32, 64, 128, 256, 512, 1024, 2048, 4096}) {
+    const MatmulProblem p = problem(size, size, size);
+    const CandidateCost best = choose_config(m, p);
+    INFO("size " << size);
+    CHECK(best.seconds > previous);
+    CHECK(2.0 * size * size * size / best.seconds / 1e9 <= peak_gflops);
+    previous = best.seconds;
+  }
+  // Growing one dimension only, too.
+  CHECK(choose_config(m, problem(1024, 1024, 2048)).seconds > choose_config(m, problem(1024, 1024, 1024)).seconds);
+  CHECK(choose_config(m, problem(2048, 512, 512)).seconds > choose_config(m, problem(1024, 512, 512)).seconds);
+  // batch multiplies the call.
+  MatmulProblem batched = problem(256, 256, 256);
+  batched.batch = 4;
+  CHECK(choose_config(m, batched).seconds == Approx(4 * choose_config(m, problem(256, 256, 256)).seconds));
+}
+
+TEST_CASE("an imbalanced thread grid is predicted slower per flop", "[cost_model]") {
+  const MachineModel m = server();
+  SECTION("3 threads on m = 6") {
+    const MatmulProblem p = problem(6, 1024, 1024, 3);
+    // 2-row tiles: one each. 4-row tiles: two tiles for three threads, one idle.
+    const CandidateCost balanced = predict(m, p, config(2, 4, 2, 256, 1024, 3, 1));
+    const CandidateCost idle = predict(m, p, config(4, 4, 4, 256, 1024, 3, 1));
+    CHECK(balanced.imbalance == Approx(0).margin(1e-12));
+    CHECK(idle.imbalance == Approx(0.5));
+    CHECK(idle.note.find("1 idle thread") != std::string::npos);
+    CHECK(idle.seconds > balanced.seconds);  // same FLOPs, so slower per flop
+  }
+  SECTION("6 tiles on 4 threads against 3") {
+    const MatmulProblem p4 = problem(36, 1024, 1024, 4), p3 = problem(36, 1024, 1024, 3);
+    const CandidateCost four = predict(m, p4, config(6, 4, 36, 256, 1024, 4, 1));
+    const CandidateCost three = predict(m, p3, config(6, 4, 36, 256, 1024, 3, 1));
+    CHECK(four.imbalance == Approx(1.0 / 3));
+    CHECK(three.imbalance == Approx(0).margin(1e-12));
+    // Thread-seconds per flop: the fourth thread buys nothing.
+    CHECK(four.seconds * 4 > three.seconds * 3);
+  }
+  SECTION("the ranking gives no thread an empty share") {
+    const CandidateCost best = choose_config(m, problem(16, 16, 4096, 64));
+    const int64_t tiles = ((16 + best.config.mr - 1) / best.config.mr) * ((16 + best.config.nr - 1) / best.config.nr);
+    CHECK(best.config.threads <= tiles);  // a handful of tiles, not 64 threads
+    CHECK(best.imbalance == Approx(0).margin(1e-12));
+    CHECK(best.note.find("idle") == std::string::npos);
+  }
+}
+
+TEST_CASE("the ranking is sorted and agrees with predict", "[cost_model]") {
+  for (const MatmulProblem& p : {problem(1024, 1024, 1024), problem(777, 333, 555, 2), problem(4096, 16, 4096, 2)}) {
+    const auto ranked = rank_configs(laptop(), p);
+    REQUIRE(!ranked.empty());
+    CHECK(ranked.size() <= 5000);  // a few thousand at most
+    CHECK(std::is_sorted(ranked.begin(), ranked.end(),
+                         [](const CandidateCost& a, const CandidateCost& b) { return a.seconds < b.seconds; }));
+    const CandidateCost chosen = choose_config(laptop(), p);
+    CHECK(chosen.seconds == ranked.front().seconds);
+    for (size_t i : {size_t(0), ranked.size() / 2, ranked.size() - 1}) {
+      const CandidateCost again = predict(laptop(), p, ranked[i].config);
+      CHECK(again.seconds == ranked[i].seconds);
+      CHECK(again.kernel_efficiency == ranked[i].kernel_efficiency);
+    }
+    // Every candidate is a whole plan: nr from nv, blocks in their units, a grid of the threads.
+    std::set<std::tuple<int, int, int, int, int, int, int>> seen;
+    for (const CandidateCost& r : ranked) {
+      const MatmulConfig& c = r.config;
+      CHECK(c.nr == c.nv * 16);
+      CHECK(c.mc % c.mr == 0);
+      CHECK(c.nc % c.nr == 0);
+      CHECK(c.threads == c.thread_rows * c.thread_cols);
+      CHECK(c.threads <= p.threads);
+      CHECK(r.kernel_efficiency > 0);
+      CHECK(r.kernel_efficiency <= 1);
+      CHECK(seen.insert({c.mr, c.nv, c.mc, c.kc, c.nc, c.thread_rows, c.thread_cols}).second);
+    }
+  }
+}
+
+TEST_CASE("bf16 and int8 block k in pairs and quads", "[cost_model]") {
+  for (auto [dtype, group] : {std::pair{MatmulDtype::bf16, 2}, std::pair{MatmulDtype::i8, 4}}) {
+    const MatmulProblem p = problem(1024, 1024, 1023, 1, dtype);
+    const auto ranked = rank_configs(laptop(), p);
+    REQUIRE(!ranked.empty());
+    for (const CandidateCost& r : ranked) CHECK(r.config.kc % group == 0);
+    // K = 1023 is padded to a whole group, which shows as padding even when M and N fit the block.
+    const CandidateCost r = predict(laptop(), p, config(8, 2, 512, 256, 1024, 1, 1));
+    CHECK(r.padding > 0);
+    CHECK(r.config.kc % group == 0);
+    // Twice (four times) the operations per instruction: faster than f32 on the same block.
+    const CandidateCost f32 = predict(laptop(), problem(1024, 1024, 1023), config(8, 2, 512, 256, 1024, 1, 1));
+    CHECK(r.compute_seconds < f32.compute_seconds / (group * 0.9));
+  }
+}
+
+TEST_CASE("degenerate problems never divide by zero", "[cost_model]") {
+  const MachineModel m = server();
+  for (const MatmulProblem& p : {problem(1, 1, 1), problem(1, 1, 1, 64), problem(1, 4096, 1, 64),
+                                 problem(4096, 1, 1, 64), problem(65536, 65536, 65536, 64),
+                                 problem(65536, 1, 65536, 64), problem(3, 5, 7, 1000)}) {
+    INFO(p.m << " x " << p.n << " x " << p.k << ", " << p.threads << " threads");
+    const auto ranked = rank_configs(m, p);
+    REQUIRE(!ranked.empty());
+    const CandidateCost& best = ranked.front();
+    CHECK(std::isfinite(best.seconds));
+    CHECK(best.seconds > 0);
+    CHECK(std::isfinite(best.padding));
+    CHECK(std::isfinite(best.imbalance));
+    CHECK(best.config.threads >= 1);
+    // No more threads than tiles.
+    const int64_t tiles = ((p.m + best.config.mr - 1) / best.config.mr) * ((p.n + best.config.nr - 1) / best.config.nr);
+    CHECK(best.config.threads <= tiles);
+  }
+  // An empty problem: one candidate, nothing to do.
+  const auto empty = rank_configs(m, problem(0, 16, 16));
+  REQUIRE(empty.size() == 1);
+  CHECK(empty.front().seconds == 0);
+  CHECK(!empty.front().note.empty());
+  // A config with nothing filled in is completed, not divided by.
+  const CandidateCost blank = predict(m, problem(100, 100, 100), MatmulConfig{});
+  CHECK(std::isfinite(blank.seconds));
+  CHECK(blank.config.nr == 16);
+  // A machine with no L3 and no bandwidth figures still ranks.
+  MachineModel bare = laptop();
+  bare.l3_bytes = 0, bare.l2_gbps = 0, bare.l3_gbps = 0, bare.dram_gbps = 0, bare.dram_total_gbps = 0;
+  CHECK(std::isfinite(choose_config(bare, problem(512, 512, 512, 2)).seconds));
+}
+
+TEST_CASE("ranking is fast", "[cost_model]") {
+  // The budget is 50 ms on an optimised build; the margin covers debug and sanitizer builds.
+  const auto start = std::chrono::steady_clock::now();
+  const auto ranked = rank_configs(server(), problem(65536, 65536, 65536, 64));
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  CHECK(!ranked.empty());
+  CHECK(ms < 250);
+}
+
+TEST_CASE("machine_model_from reads vector width and caches", "[cost_model]") {
+  CpuInfo cpu;
+  cpu.physical_cores = 64;
+  cpu.logical_cpus = 128;
+  cpu.packages = 1;
+  cpu.smt_per_core = 2;
+  cpu.features = {"avx", "avx2", "fma", "avx512_f"};
+  cpu.caches = {{1, "data", 48 * KiB, 64, 12, 2, 64},
+                {1, "instruction", 32 * KiB, 64, 8, 2, 64},
+                {2, "unified", 2 * MiB, 64, 16, 2, 64},
+                {3, "unified", 32 * MiB, 64, 16, 16, 8}};
+  const MachineModel m = machine_model_from(cpu, 3.0, 2, 4);
+  CHECK(m.cores == 64);
+  CHECK(m.vector_bits == 512);
+  CHECK(m.vector_registers == 32);
+  CHECK(m.ghz == 3.0);
+  CHECK(m.fma_per_cycle == 2);
+  CHECK(m.fma_latency == 4);
+  CHECK(m.l1_bytes == 48 * KiB);  // shared by the two SMT threads of one core: one core's
+  CHECK(m.l2_bytes == 2 * MiB);
+  CHECK(m.l3_bytes == 32 * MiB);
+  CHECK(m.l3_shared_by == 8);  // 16 logical CPUs = 8 cores
+  CHECK(m.l2_gbps > m.l3_gbps);
+  CHECK(m.l3_gbps > m.dram_gbps);
+  CHECK(m.dram_total_gbps >= m.dram_gbps);
+
+  cpu.features = {"avx", "avx2", "fma"};
+  const MachineModel avx2 = machine_model_from(cpu, 3.0, 2, 4);
+  CHECK(avx2.vector_bits == 256);
+  CHECK(avx2.vector_registers == 16);
+  // Without an L3, blocks that would live there are priced at DRAM, and planning still works.
+  cpu.caches.pop_back();
+  const MachineModel no_l3 = machine_model_from(cpu, 0, 0, 0);
+  CHECK(no_l3.l3_bytes == 0);
+  CHECK(no_l3.ghz > 0);
+  CHECK(std::isfinite(choose_config(no_l3, problem(1024, 1024, 1024, 4)).seconds));
+}
+
+TEST_CASE("the explanation shows the machine, the top rows and the choice", "[cost_model]") {
+  const MachineModel m = laptop();
+  const MatmulProblem p = problem(1024, 1024, 1024);
+  const auto ranked = rank_configs(m, p);
+  std::ostringstream out;
+  write_explanation(out, m, p, ranked, 5);
+  const std::string text = out.str();
+  INFO(text);
+  CHECK(text.find("512-bit") != std::string::npos);
+  CHECK(text.find("1024 x 1024 x 1024") != std::string::npos);
+  // Rows 1..5 and not 6.
+  std::istringstream lines(text);
+  std::string line;
+  int rows = 0;
+  std::string last_line;
+  while (std::getline(lines, line)) {
+    std::istringstream words(line);
+    int rank = 0;
+    std::string block;
+    if (words >> rank >> block && rank >= 1 && block.find('x') != std::string::npos) ++rows;  // "  3  8x32 ..."
+    last_line = line;
+  }
+  CHECK(rows == 5);
+  // The last line names the chosen configuration.
+  const MatmulConfig& c = ranked.front().config;
+  CHECK(last_line.rfind("chosen: ", 0) == 0);
+  CHECK(last_line.find(std::to_string(c.mr) + "x" + std::to_string(c.nr) + " block") != std::string::npos);
+  CHECK(last_line.find("kc " + std::to_string(c.kc)) != std::string::npos);
+  CHECK(last_line.find("GFLOP/s") != std::string::npos);
+  // int8 speaks of operations, not FLOPs.
+  std::ostringstream int8;
+  const MatmulProblem q = problem(512, 512, 512, 1, MatmulDtype::i8);
+  write_explanation(int8, m, q, rank_configs(m, q), 3);
+  CHECK(int8.str().find("GOP/s") != std::string::npos);
+}

@@ -1,0 +1,44 @@
+// A whole measurement on the real machine: checked, timed by the spec, named for compare, cold
+// runs and batches accepted; a wrong kernel result is an error, not a number.
+#include <catch2/catch.hpp>
+
+#include "cpu/cpu_info.hpp"
+#include "matmul/matmul_run.hpp"
+
+using namespace peakprobe;
+
+TEST_CASE("matmul run: checked and timed as the spec asks", "[matmul_run][hw]") {
+  const CpuInfo cpu = detect_cpu_info();
+  if (!gemm_unsupported(cpu, MatmulDtype::f32).empty()) return;
+  Gemm gemm(cpu, MatmulDtype::f32);
+  MatmulRequest rq;
+  rq.m = 50, rq.n = 70, rq.k = 90, rq.batch = 2;
+  rq.config = default_config(cpu, MatmulDtype::f32, 50, 70, 90, 1);
+  rq.min_seconds = 0.02;
+  rq.cold_cache = ColdCacheMode::all;
+  auto r = run_matmul(cpu, gemm, rq);
+  REQUIRE(r.ok());
+  CHECK(r->status == Status::ok);
+  CHECK(r->max_rel_error < 1e-5);
+  CHECK(r->rows_checked == 100);  // every row of the first and the last item
+  CHECK(r->timing.repetitions >= 5);
+  CHECK(r->timing.warmup == 2);
+  CHECK(r->timing.min_ms <= r->timing.mean_ms);
+  CHECK(r->timing.mean_ms <= r->timing.max_ms);
+  CHECK(r->gflops == Approx(2.0 * 50 * 70 * 90 * 2 / (r->timing.min_ms * 1e-3) / 1e9));
+  CHECK(r->arithmetic_intensity == Approx(2.0 * 50 * 70 * 90 / (4.0 * (50 * 90 + 90 * 70 + 50 * 70))));
+  CHECK(r->name == "matmul f32 50x70x90 batch 2, 1 thread, cold all");
+  CHECK(r->cold_cache == "all");
+}
+
+TEST_CASE("matmul run: timing summaries and names", "[matmul_run]") {
+  TimingSummary t = summarize_times({1, 2, 3, 4}, 2);
+  CHECK(t.min_ms == 1);
+  CHECK(t.max_ms == 4);
+  CHECK(t.mean_ms == 2.5);
+  CHECK(t.std_ms == Approx(1.118034));
+  CHECK(t.repetitions == 4);
+  CHECK(matmul_name(1, 2, 3, 4, MatmulDtype::bf16, 2, ColdCacheMode::none) == "matmul bf16 1x2x3 batch 4, 2 threads");
+  CHECK(matmul_bytes(2, 3, 4, 1, MatmulDtype::i8) == 2 * 4 + 4 * 3 + 4.0 * 2 * 3);
+  CHECK(matmul_error_limit(MatmulDtype::i8) == 0.0);
+}
