@@ -74,6 +74,13 @@ MatmulPlan plan_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulProblem& p,
   MatmulConfig analytic = default_config(cpu, p.dtype, p.m, p.n, p.k, p.threads);
   analytic.pack_a = !(p.dtype == MatmulDtype::f32 && analytic.mr <= 6);
   shortlist.push_back(analytic);
+  // Starting threads costs tens of microseconds a call, which the model does not price: for small
+  // problems one thread can win, so its best block is checked too.
+  if (p.threads > 1) {
+    MatmulConfig single = shortlist.front();
+    single.threads = single.thread_rows = single.thread_cols = 1;
+    shortlist.push_back(single);
+  }
   double best = 1e300;
   for (const MatmulConfig& c : shortlist) {
     auto ms = time_matmul_config(gemm, p.m, p.n, p.k, c);
