@@ -21,8 +21,12 @@ struct MatmulConfig {
   int mr = 0, nv = 0, nr = 0;
   int mc = 0, kc = 0, nc = 0;
   int threads = 1, thread_rows = 1, thread_cols = 1;
-  bool pack_a = true;  // false: f32 kernels with mr <= 6 read A in place (small problems)
+  bool pack_a = true;  // false: read A in place (only where a_in_place_possible says the kernels can)
 };
+
+// The kernels read A in place for f32 blocks of up to 6 rows (two base pointers and lda); bf16/int8
+// k groups and taller blocks need packed panels.
+inline bool a_in_place_possible(MatmulDtype dtype, int mr) { return dtype == MatmulDtype::f32 && mr <= 6; }
 
 struct TimingSummary {
   double mean_ms = 0, min_ms = 0, max_ms = 0, std_ms = 0;

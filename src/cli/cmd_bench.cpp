@@ -64,30 +64,27 @@ int run_bench(GlobalOptions& g, const BenchOptions& o) {
   }
   CpuInfo cpu;
   if (int rc = prepare_measuring(g, cpu)) return rc;
-  std::vector<std::string> baselines;
-  {
-    std::stringstream in(o.baselines);
-    for (std::string item; std::getline(in, item, ',');)
-      if (!item.empty() && item != "none") baselines.push_back(item);
-  }
+  const std::vector<std::string> baselines = split_list(o.baselines);
 
   std::vector<MatmulResult> results;
   size_t done = 0;
   const size_t total = shapes->size() * dtypes.size() * batches->size();
+  // A row for a combination that was not measured: skipped or failed, with the reason.
+  auto not_measured = [&](MatmulDtype dt, int64_t s, int64_t b, Status status, std::string reason) {
+    MatmulResult r;
+    r.dtype = dt, r.threads = g.threads;
+    r.m = r.n = r.k = s, r.batch = b;
+    r.name = matmul_name(s, s, s, b, dt, g.threads, ColdCacheMode::none);
+    r.status = status;
+    r.reason = std::move(reason);
+    results.push_back(r);
+  };
   for (MatmulDtype dt : dtypes) {
-    MatmulResult skipped_template;
-    skipped_template.dtype = dt;
-    skipped_template.threads = g.threads;
     if (std::string why = gemm_unsupported(cpu, dt); !why.empty()) {
       for (int64_t s : *shapes)
         for (int64_t b : *batches) {
-          MatmulResult r = skipped_template;
-          r.m = r.n = r.k = s, r.batch = b;
-          r.name = matmul_name(s, s, s, b, dt, g.threads, ColdCacheMode::none);
-          r.status = Status::skipped;
-          r.reason = why + ", not available on this CPU";
-          results.push_back(r);
-          progress(g.out, ++done, total, r.name);
+          not_measured(dt, s, b, Status::skipped, why + ", not available on this CPU");
+          progress(g.out, ++done, total, results.back().name);
         }
       continue;
     }
@@ -104,11 +101,8 @@ int run_bench(GlobalOptions& g, const BenchOptions& o) {
         progress(g.out, ++done, total, name);
         const double gflop = 2.0 * double(s) * double(s) * double(s) * double(b) / 1e9;
         if (gflop > o.max_gflop) {
-          MatmulResult r = skipped_template;
-          r.m = r.n = r.k = s, r.batch = b, r.name = name;
-          r.status = Status::skipped;
-          r.reason = fmt::format("{:.0f} GFLOP per call is over --max-gflop {:.0f}", gflop, o.max_gflop);
-          results.push_back(r);
+          not_measured(dt, s, b, Status::skipped,
+                       fmt::format("{:.0f} GFLOP per call is over --max-gflop {:.0f}", gflop, o.max_gflop));
           continue;
         }
         MatmulRequest rq;
@@ -120,11 +114,7 @@ int run_bench(GlobalOptions& g, const BenchOptions& o) {
         rq.baselines = baselines;
         auto r = run_matmul(cpu, gemm, rq);
         if (!r) {
-          MatmulResult e = skipped_template;
-          e.m = e.n = e.k = s, e.batch = b, e.name = name;
-          e.status = Status::error;
-          e.reason = r.error();
-          results.push_back(e);
+          not_measured(dt, s, b, Status::error, r.error());
           continue;
         }
         score_matmul(*r, roof, machine);

@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <iostream>
-#include <sstream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -35,14 +34,6 @@ struct MatmulOptions {
   bool autotune = false;
   bool quick = false;  // bench: leave out 4096^3
 };
-
-std::vector<std::string> split_list(const std::string& text) {
-  std::vector<std::string> out;
-  std::stringstream in(text);
-  for (std::string item; std::getline(in, item, ',');)
-    if (!item.empty() && item != "none") out.push_back(item);
-  return out;
-}
 
 // "all+tlb" -> mode all with the TLB flushed before each run.
 Expected<std::pair<ColdCacheMode, bool>> parse_cold(const std::string& text) {

@@ -72,7 +72,7 @@ MatmulPlan plan_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulProblem& p,
     shortlist.push_back(c.config);
   }
   MatmulConfig analytic = default_config(cpu, p.dtype, p.m, p.n, p.k, p.threads);
-  analytic.pack_a = !(p.dtype == MatmulDtype::f32 && analytic.mr <= 6);  // in place measured faster here at every size
+  analytic.pack_a = !a_in_place_possible(p.dtype, analytic.mr);  // in place measured faster here at every size
   shortlist.push_back(analytic);
   // Starting threads costs tens of microseconds a call, which the model does not price: for small
   // problems one thread can win, so its best block is checked too.
@@ -175,6 +175,14 @@ Expected<MatmulDtype> parse_dtype(const std::string& text) {
   if (text == "bf16") return MatmulDtype::bf16;
   if (text == "int8" || text == "i8" || text == "u8s8") return MatmulDtype::i8;
   return make_error(fmt::format("--dtype '{}': expected f32, bf16 or int8", text));
+}
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream in(text);
+  for (std::string item; std::getline(in, item, ',');)
+    if (!item.empty() && item != "none") out.push_back(item);
+  return out;
 }
 
 bool parse_shape(const std::string& s, int64_t& m, int64_t& n, int64_t& k) {

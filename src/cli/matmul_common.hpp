@@ -56,6 +56,8 @@ Expected<MatmulConfig> parse_config(const std::string& text, const MatmulConfig&
 std::string config_text(const MatmulConfig& c);
 
 Expected<MatmulDtype> parse_dtype(const std::string& text);
+// "openblas,blis" -> its items; "none" and empty items are dropped (--baseline none).
+std::vector<std::string> split_list(const std::string& text);
 // "M,N,K" with whole numbers 1..65536.
 bool parse_shape(const std::string& text, int64_t& m, int64_t& n, int64_t& k);
 

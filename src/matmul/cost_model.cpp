@@ -77,8 +77,6 @@ constexpr size_t kPairsKept = 32;
 constexpr int kCoarseKcMax = 256;
 
 constexpr double kGiga = 1e9;
-// The f32 kernels read A in place for blocks of up to 6 rows (asm/x86/matmul_kernel.hpp).
-constexpr int kMaxInPlaceRows = 6;
 constexpr double kKiB = 1024.0, kMiB = 1024.0 * 1024.0;
 
 // ---- Small helpers ----
@@ -194,7 +192,7 @@ MatmulConfig normalized(const MachineModel& machine, const MatmulProblem& proble
   c.thread_rows = std::max(1, c.thread_rows);
   c.thread_cols = std::max(1, c.thread_cols);
   c.threads = c.thread_rows * c.thread_cols;
-  if (problem.dtype != MatmulDtype::f32 || c.mr > kMaxInPlaceRows) c.pack_a = true;  // the kernels cannot
+  if (!a_in_place_possible(problem.dtype, c.mr)) c.pack_a = true;  // the kernels cannot
   return c;
 }
 
@@ -449,7 +447,7 @@ MatmulConfig with_blocks(const MachineModel& machine, const MatmulProblem& probl
   // Reading A in place saves its packing, but its rows lie lda apart: when A is larger than half of
   // L2 those strided streams come from L3 badly prefetched (measured: 1024^3 with nc 64 ran at half
   // speed in place). So only an A that stays in L2 is read in place; larger ones are packed.
-  c.pack_a = !(problem.dtype == MatmulDtype::f32 && c.mr <= kMaxInPlaceRows &&
+  c.pack_a = !(a_in_place_possible(problem.dtype, c.mr) &&
                double(problem.m) * double(problem.k) * 4.0 <= kL2Fill * double(machine.l2_bytes));
   c.mc = c.mr;
   c.nc = c.nr;
