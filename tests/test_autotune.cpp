@@ -6,9 +6,11 @@
 #include <cmath>
 
 #include "cpu/cpu_info.hpp"
+#include "hw_fixture.hpp"
 #include "matmul/autotune.hpp"
 #include "matmul/gemm.hpp"
 #include "matmul/matmul_run.hpp"
+#include "skip.hpp"
 
 using namespace peakprobe;
 
@@ -65,10 +67,26 @@ TEST_CASE("autotune: finds the fastest point and reports the model's gap", "[aut
 }
 
 TEST_CASE("autotune: on this machine the model's pick is close to the best of the grid", "[autotune][hw]") {
-  const CpuInfo cpu = detect_cpu_info();
-  if (!gemm_unsupported(cpu, MatmulDtype::f32).empty()) return;
+  const CpuInfo& cpu = test::this_cpu();
+  if (const std::string why = gemm_unsupported(cpu, MatmulDtype::f32); !why.empty()) PP_SKIP(why);
+  // The model is fed as `matmul` feeds it: clock, issue rate and latency of the kernel's own FMA,
+  // measured here, as they differ between cores (one zmm FMA per cycle on Zen 4, two on Zen 5 and
+  // many Xeons).
   const int bits = gemm_vector_bits(cpu);
-  MachineModel machine = machine_model_from(cpu, 3.0, bits == 512 ? 1.0 : 2.0, 4.0);
+  ProbeSpec fma;
+  fma.text = bits == 512 ? "vfmadd231ps zmm, zmm, zmm" : "vfmadd231ps ymm, ymm, ymm";
+  fma.ops_per_instruction = bits / 32 * 2;
+  fma.dtype = "f32";
+  const ProbeResult r = test::shared_runner().run_batch({fma}).front();
+  INFO(fma.text << ": " << to_string(r.status) << " " << r.reason);
+  REQUIRE((r.status == Status::ok || r.status == Status::mistrusted));
+  REQUIRE(r.recip_throughput_cycles);
+  REQUIRE(*r.recip_throughput_cycles > 0);
+  REQUIRE(r.latency_cycles);
+  REQUIRE(r.clock.ghz > 0);
+  MachineModel machine = machine_model_from(cpu, r.clock.ghz, 1.0 / *r.recip_throughput_cycles, *r.latency_cycles);
+  WARN(fma.text << ": " << 1.0 / *r.recip_throughput_cycles << " per cycle, latency " << *r.latency_cycles
+                << " cycles, at " << r.clock.ghz << " GHz");
   const MatmulProblem p{384, 384, 384, 1, MatmulDtype::f32, 1};
   Gemm gemm(cpu, MatmulDtype::f32);
   // Noise only slows a run: the best of a few searches.

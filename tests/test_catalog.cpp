@@ -1,10 +1,9 @@
 #include <catch2/catch.hpp>
 
-#include <cstdio>
-#include <fstream>
 #include <set>
 
 #include "catalog/catalog.hpp"
+#include "scratch_dir.hpp"
 
 using namespace peakprobe;
 
@@ -61,13 +60,9 @@ TEST_CASE("catalog: a repeated form names the first line", "[catalog]") {
 }
 
 TEST_CASE("catalog: files load from disk, a missing one is an error", "[catalog]") {
-  const std::string path = "test_catalog_tmp.catalog";
-  {
-    std::ofstream out(path);
-    out << "vaddps ymm, ymm, ymm | 8 | f32 | avx | fp.add\n";
-  }
+  const test::ScratchDir dir;
+  const std::string path = dir.write("tmp.catalog", "vaddps ymm, ymm, ymm | 8 | f32 | avx | fp.add\n");
   auto rows = load_catalog_file(path);
-  std::remove(path.c_str());
   REQUIRE(rows.ok());
   CHECK(rows->size() == 1);
   auto missing = load_catalog_file("/nonexistent/dir/x.catalog");

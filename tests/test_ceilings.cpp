@@ -78,7 +78,7 @@ TEST_CASE("ceilings: the best rate per dtype, width and thread count", "[rooflin
   CHECK(c.size() == 5);
 }
 
-TEST_CASE("ceilings: only arithmetic families set roofs; int8 roofs are dot products", "[roofline]") {
+TEST_CASE("ceilings: only arithmetic families set roofs, int8 roofs are dot products", "[roofline]") {
   ProbeResult cmp = probe("vpcmpeqd ymm, ymm, ymm", "i32", 500);
   cmp.group = "vec.int.cmp";
   ProbeResult add8 = probe("vpaddb zmm, zmm, zmm", "i8", 900);

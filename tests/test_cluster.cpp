@@ -108,7 +108,7 @@ TEST_CASE("Groups are sorted and ordered by their smallest index", "[pairs]") {
   CHECK(cluster_pipe_groups(m) == Groups{{0, 3}, {1, 5}, {2}, {4}});
 }
 
-TEST_CASE("One filled triangle is enough; asymmetric values are averaged", "[pairs]") {
+TEST_CASE("One filled triangle is enough, asymmetric values are averaged", "[pairs]") {
   Matrix m = empty_matrix(3);
   m[0][1] = 0.9;  // [1][0] missing
   m[1][2] = 0.3;

@@ -4,12 +4,13 @@
 
 #include "cpu/cpu_info.hpp"
 #include "matmul/matmul_run.hpp"
+#include "skip.hpp"
 
 using namespace peakprobe;
 
 TEST_CASE("matmul run: checked and timed as the spec asks", "[matmul_run][hw]") {
   const CpuInfo cpu = detect_cpu_info();
-  if (!gemm_unsupported(cpu, MatmulDtype::f32).empty()) return;
+  if (const std::string why = gemm_unsupported(cpu, MatmulDtype::f32); !why.empty()) PP_SKIP(why);
   Gemm gemm(cpu, MatmulDtype::f32);
   MatmulRequest rq;
   rq.m = 50, rq.n = 70, rq.k = 90, rq.batch = 2;

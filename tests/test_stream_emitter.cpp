@@ -42,7 +42,7 @@ using Role = x86::PlannedInst::Role;
 
 Role role_at(const x86::StreamPlan& plan, size_t pos) { return plan.copy[pos % plan.copy.size()].role; }
 
-TEST_CASE("throughput stream: K chains; each instance depends only on its own chain", "[emitter]") {
+TEST_CASE("throughput stream: K chains, each instance depends only on its own chain", "[emitter]") {
   const auto isa = full_isa();
   for (const char* text : kForms) {
     auto form = x86::resolve_inst(text);

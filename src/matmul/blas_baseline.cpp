@@ -170,7 +170,9 @@ Expected<std::unique_ptr<BlasLibrary>> BlasLibrary::open(const std::string& name
     if (!tried.empty()) tried += ", ";
     tried += file;
     dlerror();
-    void* handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
+    // RTLD_NODELETE: never unmapped, even when rejected below; once its constructors have run, a BLAS
+    // may have started threads or registered handlers that call into it until the process exits.
+    void* handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
     if (!handle) {
       tried += " (" + dl_reason(file) + ")";
       continue;
@@ -262,7 +264,7 @@ Expected<std::unique_ptr<BlasLibrary>> BlasLibrary::open(const std::string& name
 }
 
 BlasLibrary::~BlasLibrary() {
-  if (handle_) dlclose(handle_);
+  if (handle_) dlclose(handle_);  // drops the reference only: RTLD_NODELETE keeps it mapped
 }
 
 bool BlasLibrary::set_threads(int threads) {

@@ -11,15 +11,20 @@
 
 namespace peakprobe {
 
-// One loaded library with a cblas_sgemm; the handle is closed on destruction.
+// One loaded library with a cblas_sgemm. The handle is closed on destruction, but the library stays
+// mapped until the process exits (RTLD_NODELETE, see open()).
 class BlasLibrary {
  public:
   // Largest m, n, k or leading dimension sgemm() accepts: Debian's OpenBLAS and BLIS take 32-bit
   // ints (blasint). Callers keep shapes at most 65536 (the CLI's limit), far below this.
   static constexpr int64_t kMaxDim = INT32_MAX;
 
-  // Loads the first candidate that dlopen accepts (RTLD_NOW | RTLD_LOCAL) and that exports
-  // cblas_sgemm. Candidates for "openblas": libopenblas.so.0, then the Debian openblas-pthread /
+  // Loads the first candidate that dlopen accepts (RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE) and that
+  // exports cblas_sgemm. RTLD_LOCAL keeps OpenBLAS's and BLIS's identically named symbols apart.
+  // RTLD_NODELETE because unmapping a BLAS is unsafe: its worker threads, thread-specific-data
+  // destructors and exit handlers may still run its code after dlclose (a BLIS test that passed
+  // died with SIGSEGV at process exit), so nothing loaded here is unloaded before the process exits.
+  // Candidates for "openblas": libopenblas.so.0, then the Debian openblas-pthread /
   // -openmp / -serial variants in the multiarch directory; for "blis": libblis.so.4, libblis.so.3,
   // then the Debian blis-pthread / -openmp / -serial variants. A name containing '/' is a path to
   // that file, and one containing ".so" a soname for the loader's search path; then name() is
