@@ -1,12 +1,14 @@
 // Hardware tests for dual issue: invariants that hold on every x86-64 core with the features used.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <optional>
 
 #include "cpu/cpu_info.hpp"
 #include "hw_fixture.hpp"
 #include "pairs/classify.hpp"
 #include "pairs/pair_runner.hpp"
+#include "skip.hpp"
 
 using namespace peakprobe;
 
@@ -36,18 +38,23 @@ bool in_one_of(int attempts, F&& attempt) {
 }  // namespace
 
 TEST_CASE("hw: an integer add beside a vector FMA issues together", "[hw][pair_runner]") {
-  if (!cpu().has("fma")) return;
+  if (!cpu().has("fma")) PP_SKIP("needs fma");
   PairResult p;
-  CHECK(in_one_of(3, [&] {
+  bool any_trusted = false;
+  const bool shown = in_one_of(3, [&] {
     p = measure_pair(runner(), spec("add r64, r64"), spec("vfmadd231ps ymm, ymm, ymm"), 1, 1);
+    any_trusted |= p.mix.status != Status::mistrusted;
     return p.mix.status == Status::ok && p.classification && *p.classification == PairClass::co_issue;
-  }));
+  });
+  if (!shown && !any_trusted) PP_SKIP("every attempt stayed mistrusted: " << p.mix.reason);
   INFO(p.mix.reason);
+  CHECK(shown);
 }
 
 TEST_CASE("hw: an instruction paired with itself shares its own pipes", "[hw][pair_runner]") {
   PairResult p = measure_pair(runner(), spec("imul r64, r64"), spec("imul r64, r64"), 1, 1);
   INFO(p.mix.reason);
+  if (p.mix.status == Status::mistrusted) PP_SKIP("the pair stayed mistrusted: " << p.mix.reason);
   REQUIRE(p.mix.status == Status::ok);
   REQUIRE(p.same_port);
   CHECK(*p.same_port > 0.8);
@@ -55,27 +62,38 @@ TEST_CASE("hw: an instruction paired with itself shares its own pipes", "[hw][pa
 }
 
 TEST_CASE("hw: FMA and multiply share the multiplier pipes", "[hw][pair_runner]") {
-  if (!cpu().has("fma")) return;
+  if (!cpu().has("fma")) PP_SKIP("needs fma");
   PairResult p = measure_pair(runner(), spec("vfmadd231ps ymm, ymm, ymm"), spec("vmulps ymm, ymm, ymm"), 1, 1);
   INFO(p.mix.reason);
+  if (p.mix.status == Status::mistrusted) PP_SKIP("the pair stayed mistrusted: " << p.mix.reason);
   REQUIRE(p.mix.status == Status::ok);
   CHECK(*p.classification == PairClass::shared);
 }
 
 TEST_CASE("hw: a mix's FLOP/cycle follows from its group time", "[hw][pair_runner]") {
-  if (!cpu().has("fma")) return;
+  if (!cpu().has("fma")) PP_SKIP("needs fma");
   MixResult m = runner().run_mix({{spec("vfmadd231ps ymm, ymm, ymm", 16, "f32"), 2}, {spec("vaddps ymm, ymm, ymm", 8, "f32"), 1}});
   INFO(m.reason);
+  if (m.status == Status::mistrusted) PP_SKIP("the mix stayed mistrusted: " << m.reason);
   REQUIRE(m.status == Status::ok);
   REQUIRE(m.cycles_per_group);
   CHECK(*m.flops_per_cycle == Approx((2 * 16 + 8) / *m.cycles_per_group));
   CHECK(*m.ipc == Approx(3 / *m.cycles_per_group));
-  // Never faster than the FMAs alone allow, never slower than all three in sequence on one pipe.
-  CHECK(*m.cycles_per_group >= 0.95 * 2 * 0.5);
+  // Never faster than its two FMAs alone allow, at the rate this core reaches with FMAs only (best
+  // of three, as noise only slows a run; 10% for the error of two measurements).
+  double fma_cycles = 1e9;
+  for (int i = 0; i < 3; ++i) {
+    ProbeResult alone = runner().run_batch({spec("vfmadd231ps ymm, ymm, ymm", 16, "f32")}).front();
+    if (alone.status == Status::ok && alone.recip_throughput_cycles)
+      fma_cycles = std::min(fma_cycles, *alone.recip_throughput_cycles);
+  }
+  REQUIRE(fma_cycles < 1e9);
+  INFO("FMA alone: " << fma_cycles << " cycles each");
+  CHECK(*m.cycles_per_group >= 0.9 * 2 * fma_cycles);
 }
 
 TEST_CASE("hw: the guided FLOP-mix search is within 3% of the exhaustive one", "[hw][pair_runner]") {
-  if (!cpu().has("fma")) return;
+  if (!cpu().has("fma")) PP_SKIP("needs fma");
   ProbeSpec a = spec("vfmadd231ps ymm, ymm, ymm", 16, "f32"), b = spec("vaddps ymm, ymm, ymm", 8, "f32");
   FlopMixSearch guided, full;
   std::optional<double> same_run;
@@ -89,6 +107,12 @@ TEST_CASE("hw: the guided FLOP-mix search is within 3% of the exhaustive one", "
            same_run.value_or(guided.best_flops_per_cycle) >= 0.97 * full.best_flops_per_cycle;
   });
   REQUIRE(full.best_flops_per_cycle > 0);
+  // A search over mixes the harness mistrusted compares noise with noise.
+  auto mistrusted = [](const FlopMixSearch& f) {
+    return std::any_of(f.tried.begin(), f.tried.end(), [](const MixResult& m) { return m.status == Status::mistrusted; });
+  };
+  if (!close && (mistrusted(guided) || mistrusted(full)))
+    PP_SKIP("some mixes of the last attempt stayed mistrusted (the core was disturbed)");
   // Judge the pick, not two noisy runs against each other: the ratio the guided search chose, as the
   // brute-force sweep itself measured it, must be within 3% of that sweep's maximum. A chosen ratio
   // outside the brute-force grid (a side above 4) is compared by value instead.
@@ -101,7 +125,7 @@ TEST_CASE("hw: the guided FLOP-mix search is within 3% of the exhaustive one", "
 }
 
 TEST_CASE("hw: a pair matrix finds a self-consistent grouping", "[hw][pair_runner]") {
-  if (!cpu().has("fma")) return;
+  if (!cpu().has("fma")) PP_SKIP("needs fma");
   std::vector<ProbeSpec> s = {spec("vfmadd231ps ymm, ymm, ymm"), spec("vmulps ymm, ymm, ymm"), spec("add r64, r64")};
   PairMatrix m = measure_pair_matrix(runner(), s);
   REQUIRE(m.instructions.size() == 3);
@@ -118,7 +142,7 @@ TEST_CASE("hw: a pair matrix finds a self-consistent grouping", "[hw][pair_runne
 }
 
 TEST_CASE("hw: a pair with an unsupported part is skipped, never run", "[hw][pair_runner]") {
-  if (cpu().has("amx_bf16")) return;
+  if (cpu().has("amx_bf16")) PP_SKIP("this CPU has amx_bf16, so tdpbf16ps is not unsupported here");
   PairResult p = measure_pair(runner(), spec("add r64, r64"), spec("tdpbf16ps tmm, tmm, tmm"), 1, 1);
   CHECK(p.mix.status == Status::skipped);
   CHECK(p.mix.reason.find("amx_bf16") != std::string::npos);

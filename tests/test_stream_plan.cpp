@@ -36,6 +36,29 @@ TEST_CASE("register budget: EVEX forms get 32 vector registers, VEX forms 16", "
   CHECK(x86::max_chains(g.value()) == 7);  // each chain needs a destination and a mask; one index
 }
 
+TEST_CASE("register budget: at least 12 general-purpose chains when no reset value is needed", "[stream_plan]") {
+  // 3-cycle multipliers x 3 units (Zen 5) need 9 chains; 1-cycle ALUs x 6 need 6; leave room.
+  for (const char* text : {"add r64, r64", "imul r64, r64", "popcnt r64, r64"}) {
+    auto f = x86::resolve_inst(text);
+    REQUIRE(f.ok());
+    INFO(text);
+    CHECK(x86::max_chains(f.value()) >= 12);
+    auto plan = x86::plan_throughput(f.value(), x86::max_chains(f.value()), x86::HostIsa{}, "-");
+    REQUIRE(plan.ok());
+    std::set<uint32_t> dests(plan->dest_ids.begin(), plan->dest_ids.end());
+    CHECK(dests.size() == plan->dest_ids.size());  // every chain its own register
+    CHECK(dests.count(asmjit::x86::Gp::kIdDi) == 0);   // never the loop counter
+    CHECK(dests.count(asmjit::x86::Gp::kIdSi) == 0);   // nor the buffer
+    CHECK(dests.count(asmjit::x86::Gp::kIdSp) == 0);
+  }
+  // div re-loads its dividend from r11 before each instance: r11 is not a chain register there.
+  auto div = x86::resolve_inst("div r64");
+  REQUIRE(div.ok());
+  auto plan = x86::plan_throughput(div.value(), x86::max_chains(div.value()), x86::HostIsa{}, "-");
+  REQUIRE(plan.ok());
+  for (uint32_t id : plan->dest_ids) CHECK(id != uint32_t(asmjit::x86::Gp::kIdR11));
+}
+
 TEST_CASE("throughput plan: one measured instance per chain and resets for clobbered inputs", "[stream_plan]") {
   auto g = x86::resolve_inst("vgatherdps ymm, vm32y, ymm");
   REQUIRE(g.ok());

@@ -86,8 +86,9 @@ void make_implicit_operands_explicit(InstText& t) {
 // define it as also read: vdpbf16ps accumulates into it, vpermi2* takes its indices from it.
 // Latency chains and independence both depend on getting this right.
 bool destination_also_read(const std::string& m) {
-  static const char* kForms[] = {"vdpbf16ps", "vpermi2b", "vpermi2w", "vpermi2d",
-                                 "vpermi2q",  "vpermi2ps", "vpermi2pd"};
+  // movhps/movlps/movhpd/movlpd load into one half and keep the other: the destination is merged.
+  static const char* kForms[] = {"vdpbf16ps", "vpermi2b", "vpermi2w", "vpermi2d", "vpermi2q", "vpermi2ps",
+                                 "vpermi2pd", "movhps",   "movlps",   "movhpd",   "movlpd"};
   return std::any_of(std::begin(kForms), std::end(kForms), [&](const char* f) { return m == f; });
 }
 

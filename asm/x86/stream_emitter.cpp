@@ -141,6 +141,7 @@ asmjit::Error emit_stream_function(ax::Emitter& e, const StreamPlan& plan, int c
 
   if (plan.uses_tiles) e.tilerelease();
   if (isa.avx) e.vzeroupper();
+  e.cld();  // the ABI wants the direction flag clear on return, whatever the stream did to it
   e.ldmxcsr(ax::dword_ptr(ax::rsp));
   e.add(ax::rsp, 8);
   for (int i = 5; i >= 0; --i) e.pop(saved[i]);

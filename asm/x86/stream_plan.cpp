@@ -151,7 +151,8 @@ void init_common(StreamPlan& plan, const InstForm& f, const Pools& all) {
                                                  [](const OperandKind& k) { return k.cls == OpClass::mask; });
   if (masks)
     for (uint32_t id : all.mask) plan.inits.push_back({OpClass::mask, id, InitKind::ones, 0});
-  plan.inits.push_back({OpClass::gp, Gp::kIdR11, InitKind::gp_value, kResetValue});
+  if (std::find(all.gp.begin(), all.gp.end(), uint32_t(Gp::kIdR11)) == all.gp.end())
+    plan.inits.push_back({OpClass::gp, Gp::kIdR11, InitKind::gp_value, kResetValue});
   for (const auto& k : f.text.operands) {
     if (k.cls != OpClass::fixed) continue;
     Operand r = make_fixed(k);
@@ -382,6 +383,16 @@ Expected<StreamPlan> plan_mix(const std::vector<MixEntry>& entries, int rounds, 
                  keep.end());
     }
   }
+  // r11 holds the reset value only for forms whose resets need it; otherwise it is one more
+  // register for independent chains (wide cores need 12 or more general-purpose chains).
+  const bool needs_reset_value = std::any_of(entries.begin(), entries.end(), [](const MixEntry& e) {
+    const auto slots = classify(*e.form);
+    return std::any_of(slots.begin(), slots.end(), [](const Slot& s) {
+      return (s.kind == SlotKind::clobbered && s.op->cls == OpClass::gp) || s.kind == SlotKind::fixed_written ||
+             s.kind == SlotKind::fixed_read;  // a form naming r11 itself keeps it out of the pool
+    });
+  });
+  if (!needs_reset_value) pools.gp.push_back(Gp::kIdR11);
   for (const auto& e : entries) init_common(plan, *e.form, pools);
   std::vector<MixForm> forms;
   SourceRegs shared;
@@ -559,6 +570,7 @@ Expected<StreamPlan> plan_latency(const InstForm& f, const HostIsa& isa, const s
       r.mem_base = chain;
       plan.copy.push_back(build_instance(f, slots, sh, r));
       plan.chase_bits = mem_bits;
+      plan.chase_byteswap = f.text.mnemonic == "movbe";
       set_init(plan, OpClass::gp, chain, InitKind::buffer);
       plan.measured_per_copy = 1;
       plan.method = "pointer chase (load-to-use)";

@@ -5,6 +5,7 @@
 // Register conventions of every generated probe function (SysV: rdi, rsi, rdx are the arguments):
 //   rdi  loop counter        rsi  probe buffer (64 KiB, below 4 GiB, 4 KiB aligned)
 //   rsp  stack               r11  scratch: constants pointer during set-up, then the reset value
+//                                 (or one more chain register for forms that need no reset)
 // Everything else is free for the stream.
 #pragma once
 #include <cstdint>
@@ -58,6 +59,7 @@ struct StreamPlan {
   int vec_regs = 16;                   // registers the form may use (32 for EVEX-native forms)
   bool uses_tiles = false;
   int chase_bits = 0;                  // 32/64: buffer words hold the buffer's own address
+  bool chase_byteswap = false;         // ... byte-swapped (movbe loads swap them back)
   std::string method;                  // how the latency chain is built (or why there is none)
   std::vector<uint32_t> dest_ids;      // per chain: the destination register (empty if memory dest)
   std::vector<int> measured_per_form;  // mixes: measured instances of each entry per copy

@@ -35,6 +35,7 @@ struct ProbeResult {
   std::optional<double> gflops;      // per core, for floating-point dtypes
   std::optional<double> gops;        // per core, for integer dtypes
   int accumulators = 0;              // K used by the throughput stream
+  bool chains_limited_by_registers = false;  // K hit the register file while still latency-bound
   int threads = 1;
   std::optional<double> total_gflops, total_gops;  // all threads together (--threads N)
   std::vector<double> per_thread_recip_throughput; // one per pinned thread when threads > 1

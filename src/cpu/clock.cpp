@@ -1,5 +1,6 @@
 #include "cpu/clock.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -32,6 +33,23 @@ Expected<std::unique_ptr<ClockCalibrator>> ClockCalibrator::create(const CycleCo
   c->long_ = std::move(l.value());
   x86::fill_constants(c->consts_, "-");
   if (!c->buffer_.ok()) return make_error("cannot map the probe buffer");
+  // The wide reference: every register the planner can give the add, each its own chain.
+  const int k = x86::max_chains(form.value());
+  auto wide = x86::plan_throughput(form.value(), k, isa, "-");
+  if (!wide) return make_error(wide.error());
+  const int copies = std::max(1, kShortCopies / k);
+  auto ws = x86::compile_stream(wide.value(), copies, isa);
+  auto wl = x86::compile_stream(wide.value(), 2 * copies, isa);
+  if (!ws) return make_error(ws.error());
+  if (!wl) return make_error(wl.error());
+  c->wide_short_ = std::move(ws.value());
+  c->wide_long_ = std::move(wl.value());
+  c->wide_short_units_ = double(copies * wide->measured_per_copy);
+  c->wide_long_units_ = 2 * c->wide_short_units_;
+  c->ruler_.chain = c->long_.fn();
+  c->ruler_.wide = c->wide_long_.fn();
+  c->ruler_.buffer = c->buffer_.data();
+  c->ruler_.consts = &c->consts_;
   return c;
 }
 
@@ -44,7 +62,7 @@ ClockSample ClockCalibrator::measure() {
   budget.min_samples = 4;
   budget.max_samples = 8;
   budget.max_ticks = 6e5;
-  std::vector<double> tpc, tsc_per_cycle;
+  std::vector<double> tpc, tsc_per_cycle, fixed, iters;
   for (int round = 0; round < kRounds; ++round) {
     PairTiming t;
     std::string err;
@@ -53,9 +71,28 @@ ClockSample ClockCalibrator::measure() {
       return ClockSample{};
     tpc.push_back(t.per_unit.min);
     tsc_per_cycle.push_back(t.tsc_per_unit_min);
+    fixed.push_back(std::max(0.0, 2 * t.short_min_ticks - t.long_min_ticks));
+    iters.push_back(double(t.iterations));
   }
   ClockSample s;
   s.ticks_per_cycle = median(tpc);
+  // The ruler's calls last about a third of a probe call: enough to read the clock, cheap to repeat.
+  ruler_.chain_iters = std::max<uint64_t>(1, uint64_t(median(iters) * 0.4));
+  ruler_.chain_units = 2.0 * kShortCopies * double(ruler_.chain_iters);
+  ruler_.chain_fixed_ticks = median(fixed);
+  ruler_.calibrated_tpc = s.ticks_per_cycle;
+  PairTiming w;
+  std::string err;
+  if (s.ticks_per_cycle > 0 &&
+      time_pair(wide_short_.fn(), wide_long_.fn(), wide_short_units_, wide_long_units_, buffer_.data(), &consts_,
+                counter_, budget, w, err) &&
+      w.per_unit.min > 0) {
+    ruler_.wide_iters = std::max<uint64_t>(1, uint64_t(double(w.iterations) * 0.4));
+    ruler_.wide_units = wide_long_units_ * double(ruler_.wide_iters);
+    ruler_.wide_fixed_ticks = std::max(0.0, 2 * w.short_min_ticks - w.long_min_ticks);
+    const double cpi = w.per_unit.min / s.ticks_per_cycle;
+    ruler_.wide_best_cpi = ruler_.wide_best_cpi > 0 ? std::min(ruler_.wide_best_cpi, cpi) : cpi;
+  }
   const double tsc_cycle = median(tsc_per_cycle);
   s.ghz = tsc_cycle > 0 ? tsc_hz_ / tsc_cycle / 1e9 : 0.0;
   Stats rounds = summarize(tpc);

@@ -1,6 +1,8 @@
 // Core-clock calibration without hardware counters: a chain of dependent register adds runs at one
 // add per core cycle on every x86 core, so TSC ticks per add = TSC ticks per core cycle. Timed at N
-// and 2N unrolled copies (loop overhead cancels), median of many samples.
+// and 2N unrolled copies (loop overhead cancels), median of many samples. The calibrator also owns
+// the Ruler that is timed beside every probe sample: the same chain, and the same add on every free
+// register (the core's undisturbed issue rate, to recognise moments when the core is shared).
 #pragma once
 #include <memory>
 #include <string>
@@ -8,6 +10,7 @@
 #include "asm/x86/stream_emitter.hpp"
 #include "harness/cycle_counter.hpp"
 #include "harness/probe_buffer.hpp"
+#include "harness/timing.hpp"
 #include "peakprobe/expected.hpp"
 #include "peakprobe/result.hpp"
 
@@ -31,12 +34,18 @@ class ClockCalibrator {
   // frequency) or `max_seconds` pass.
   ClockSample warm_up(double max_seconds = 0.4);
   const char* source() const { return counter_.source(); }
+  // The reference streams to time beside every probe sample (ready after the first measure()).
+  const Ruler& ruler() const { return ruler_; }
+  double tsc_hz() const { return tsc_hz_; }
 
  private:
   ClockCalibrator(const CycleCounter& counter, double tsc_hz) : counter_(counter), tsc_hz_(tsc_hz) {}
   const CycleCounter& counter_;
   double tsc_hz_;
   x86::JitFunction short_, long_;
+  x86::JitFunction wide_short_, wide_long_;
+  double wide_short_units_ = 0, wide_long_units_ = 0;
+  Ruler ruler_;
   x86::ProbeConstants consts_;
   ProbeBuffer buffer_;
 };

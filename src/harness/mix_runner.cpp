@@ -84,7 +84,7 @@ MixResult ProbeRunner::Impl::run_mix_once(const std::vector<MixSpec>& parts) {
     r.reason = compiled.error();
     return r;
   }
-  ClockSample before = clock->measure();
+  ClockSample before = calibrate();
   PairTiming first, second;
   std::string err;
   if (!time(compiled.value(), dtype, first, err) || !time(compiled.value(), dtype, second, err)) {
@@ -92,20 +92,21 @@ MixResult ProbeRunner::Impl::run_mix_once(const std::vector<MixSpec>& parts) {
     r.reason = "mix stream: " + err;
     return r;
   }
-  ClockSample after = clock->measure();
+  ClockSample after = calibrate();
   const double tpc = 0.5 * (before.ticks_per_cycle + after.ticks_per_cycle);
   if (tpc <= 0) {
     r.status = Status::error;
     r.reason = "clock calibration failed around this mix";
     return r;
   }
-  const PairTiming& best = second.per_unit.min < first.per_unit.min ? second : first;
-  Stats per_inst = to_cycles(best.per_unit, tpc);
+  const PairTiming& best = second.cycles.min < first.cycles.min ? second : first;
+  Stats per_inst = best.cycles;
   r.stats = per_inst;
   r.stats.min *= group;
   r.stats.median *= group;
   r.stats.max *= group;
   r.clock = clock_reading(counter.source(), before, after);
+  if (best.ghz > 0) r.clock.ghz = best.ghz;  // the clock the samples were converted with
   const double cpg = r.stats.min;
   r.cycles_per_group = cpg;
   if (cpg > 0) r.ipc = group / cpg;
@@ -126,7 +127,13 @@ MixResult ProbeRunner::Impl::run_mix_once(const std::vector<MixSpec>& parts) {
   trust.overhead = best.overhead_fraction;
   trust.spread = best.per_unit.spread;
   trust.repeat_disagreement =
-      std::fabs(first.per_unit.min - second.per_unit.min) / std::min(first.per_unit.min, second.per_unit.min);
+      std::fabs(first.cycles.min - second.cycles.min) / std::min(first.cycles.min, second.cycles.min);
+  trust.issue_width = issue_width;
+  if (best.paired) {
+    trust.clean_samples = best.clean_samples;
+    trust.slowed_samples = best.slowed_samples;
+    trust.slowdown = best.slowdown;
+  }
   auto doubts = timing_doubts(trust, options);
   if (!doubts.empty()) {
     r.status = Status::mistrusted;
@@ -139,7 +146,7 @@ MixResult ProbeRunner::Impl::run_mix_once(const std::vector<MixSpec>& parts) {
 MixResult ProbeRunner::run_mix(const std::vector<MixSpec>& parts) {
   MixResult r = impl_->run_mix_once(parts);
   for (int attempt = 2; attempt <= kAttempts && r.status == Status::mistrusted; ++attempt) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    std::this_thread::sleep_for(std::chrono::milliseconds(attempt == 2 ? 30 : attempt == 3 ? 250 : 1000));
     MixResult again = impl_->run_mix_once(parts);
     if (again.status == Status::mistrusted) again.reason += fmt::format(" ({} attempts)", attempt);
     r = std::move(again);

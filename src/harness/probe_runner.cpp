@@ -13,6 +13,7 @@
 #include <spdlog/spdlog.h>
 
 #include "asm/x86/inst_form.hpp"
+#include "asm/x86/state_forms.hpp"
 #include "asm/x86/stream_emitter.hpp"
 #include "asm/x86/stream_plan.hpp"
 #include "cpu/clock.hpp"
@@ -62,6 +63,7 @@ Expected<Compiled> compile_pair(const x86::StreamPlan& plan, int short_copies, c
   c.units_short = double(short_copies * plan.measured_per_copy);
   c.units_long = 2.0 * c.units_short;
   c.chase_bits = plan.chase_bits;
+  c.chase_byteswap = plan.chase_byteswap;
   return c;
 }
 
@@ -83,10 +85,15 @@ std::vector<std::string> timing_doubts(const TrustInputs& in, const ProbeOptions
     doubts.push_back(fmt::format("core clock drifted {:.1f}% ({:.3f} -> {:.3f} GHz)", drift * 100, in.before.ghz,
                                  in.after.ghz));
   if (in.ipc <= 0) doubts.push_back("throughput timing came out non-positive");
-  else if (in.ipc > kMaxIpc)
-    doubts.push_back(fmt::format("{:.2f} instructions/cycle exceeds any x86 core's issue width", in.ipc));
+  else if (in.issue_width > 0 && in.ipc > in.issue_width * (1 + kIssueWidthTolerance))
+    doubts.push_back(fmt::format("{:.2f} instructions/cycle is beyond the {:.2f} this core was seen to issue at most",
+                                 in.ipc, in.issue_width));
   if (in.overhead < kMinOverheadFraction)
     doubts.push_back(fmt::format("N and 2N copies disagree (implied loop overhead {:.1f}%)", in.overhead * 100));
+  if (in.clean_samples >= 0 && in.clean_samples < 3)
+    doubts.push_back(fmt::format("the core ran slowed in {} of {} samples ({:.0f}% slower: its other hardware "
+                                 "thread or the host was busy)",
+                                 in.slowed_samples, in.slowed_samples + in.clean_samples, in.slowdown * 100));
   // A wide spread alone does not spoil the minimum; a minimum that a second measurement does not
   // reproduce does.
   if (in.spread > options.spread_limit && in.repeat_disagreement > kRepeatLimit)
@@ -98,7 +105,21 @@ std::vector<std::string> timing_doubts(const TrustInputs& in, const ProbeOptions
 }  // namespace detail
 
 namespace {
-const int kChainCandidates[] = {1, 2, 4, 6, 8, 12, 16, 24, 32};
+// K values tried in order; the register file's limit is always tried last (see chain_candidates).
+const int kChainCandidates[] = {1, 2, 3, 4, 6, 8, 10, 12, 16, 20, 24, 28, 32};
+
+std::vector<int> chain_candidates(int kmax) {
+  std::vector<int> ks;
+  for (int k : kChainCandidates)
+    if (k < kmax) ks.push_back(k);
+  ks.push_back(kmax);
+  return ks;
+}
+
+// Forms that set the core's widest issue rate: eliminated moves, nops, one-cycle ALU ops.
+const int kRetryPauseMs[] = {30, 250, 1000};
+
+const char* const kIssueWidthForms[] = {"nop", "mov r64, r64", "add r64, r64"};
 }  // namespace
 
 using namespace detail;
@@ -116,7 +137,7 @@ std::vector<std::string> missing_features(const CpuInfo& cpu, const std::vector<
 }
 
 void ProbeRunner::Impl::measure_latency(const x86::InstForm& form, const std::string& dtype, ProbeResult& r,
-                                        Stats& ticks) {
+                                        PairTiming& lat) {
   auto plan = x86::plan_latency(form, isa, dtype);
   if (!plan) {
     r.latency_method = plan.error();
@@ -129,20 +150,16 @@ void ProbeRunner::Impl::measure_latency(const x86::InstForm& form, const std::st
     r.reason = c.error();
     return;
   }
-  PairTiming t;
   std::string err;
-  if (!time(c.value(), dtype, t, err)) {
+  if (!time(c.value(), dtype, lat, err)) {
     r.status = Status::error;
     r.reason = "latency stream: " + err;
-    return;
   }
-  ticks = t.per_unit;
 }
 
 bool ProbeRunner::Impl::measure_throughput(const x86::InstForm& form, const std::string& dtype, ProbeResult& r,
-                                           Stats& ticks, Compiled& best, x86::StreamPlan& best_plan,
-                                           double latency_ticks, double& overhead,
-                                           double& repeat_disagreement) {
+                                           PairTiming& best_t, Compiled& best, x86::StreamPlan& best_plan,
+                                           double latency_cycles, double& repeat_disagreement) {
   const int kmax = x86::max_chains(form);
   if (kmax < 1) {
     r.status = Status::error;
@@ -150,8 +167,8 @@ bool ProbeRunner::Impl::measure_throughput(const x86::InstForm& form, const std:
     return false;
   }
   double best_rt = 1e300;
-  for (int k : kChainCandidates) {
-    if (k > kmax) break;
+  bool chain_bound = false;
+  for (int k : chain_candidates(kmax)) {
     auto plan = x86::plan_throughput(form, k, isa, dtype);
     if (!plan) {
       r.status = Status::error;
@@ -172,34 +189,94 @@ bool ProbeRunner::Impl::measure_throughput(const x86::InstForm& form, const std:
       r.reason = "throughput stream: " + err;
       return false;
     }
-    const double rt = t.per_unit.min;
-    spdlog::debug("  K={:<2} {:.4f} ticks/inst (median {:.4f}, {} samples, overhead {:+.1f}%)", k, rt,
-                  t.per_unit.median, t.per_unit.samples, t.overhead_fraction * 100);
+    const double rt = t.cycles.min;
+    spdlog::debug("  K={:<2} {:.4f} cycles/inst (median {:.4f}, {} samples, {} slowed, overhead {:+.1f}%)", k, rt,
+                  t.cycles.median, t.cycles.samples, t.slowed_samples, t.overhead_fraction * 100);
     const bool improved = rt < best_rt * 0.98;
     if (rt < best_rt) {
       best_rt = rt;
-      ticks = t.per_unit;
-      overhead = t.overhead_fraction;
+      best_t = t;
       r.accumulators = k;
       best = std::move(c.value());
       best_plan = plan.value();
     }
     // Still bound by the chains (K instructions per latency) means more chains may help, even when
     // this step did not improve much; otherwise one step without gain ends the sweep.
-    const bool chain_bound = latency_ticks > 0 && rt * k > 0.85 * latency_ticks;
+    chain_bound = latency_cycles > 0 && rt * k > 0.85 * latency_cycles;
     if (!improved && !chain_bound && k >= 2) break;
   }
+  // The register file, not the hardware, may have stopped the sweep: say so.
+  r.chains_limited_by_registers = r.accumulators == kmax && chain_bound && kmax > 1;
   // The chosen K is timed once more: a disturbance during the sweep must not decide the figure.
   PairTiming again;
   std::string err;
   if (time(best, dtype, again, err)) {
-    repeat_disagreement = std::fabs(again.per_unit.min - ticks.min) / std::min(again.per_unit.min, ticks.min);
-    if (again.per_unit.min < ticks.min) {
-      ticks = again.per_unit;
-      overhead = again.overhead_fraction;
-    }
+    repeat_disagreement =
+        std::fabs(again.cycles.min - best_t.cycles.min) / std::min(again.cycles.min, best_t.cycles.min);
+    if (again.cycles.min < best_t.cycles.min) best_t = again;
   }
   return true;
+}
+
+bool ProbeRunner::Impl::measure_balanced(const x86::InstForm& form, const x86::Companion& companion,
+                                         const std::string& dtype, ProbeResult& r, PairTiming& best_t,
+                                         Compiled& best, x86::StreamPlan& best_plan, double& repeat_disagreement) {
+  auto other = x86::resolve_inst(companion.text);
+  if (!other) {
+    r.status = Status::error;
+    r.reason = "companion '" + companion.text + "': " + other.error();
+    return false;
+  }
+  r.latency_method = "balanced with '" + other->display + "' (" + companion.why +
+                     "): throughput only, cycles per instruction of the pair";
+  std::vector<x86::MixEntry> entries = {{&form, 1}, {&other.value(), 1}};
+  if (companion.first) std::swap(entries[0], entries[1]);
+  const int rounds = x86::max_rounds(entries);
+  auto plan = rounds > 0 ? x86::plan_mix(entries, rounds, isa, dtype) : Expected<x86::StreamPlan>(make_error(
+                                                                            "not enough registers for the pair"));
+  if (!plan) {
+    r.status = Status::error;
+    r.reason = plan.error();
+    return false;
+  }
+  const int per_copy = plan->measured_per_copy;
+  auto c = compile_pair(plan.value(), std::max(1, (kThroughputUnits + per_copy - 1) / per_copy), isa);
+  if (!c) {
+    r.status = Status::error;
+    r.reason = c.error();
+    return false;
+  }
+  PairTiming first, second;
+  std::string err;
+  if (!time(c.value(), dtype, first, err) || !time(c.value(), dtype, second, err)) {
+    r.status = Status::error;
+    r.reason = "balanced stream: " + err;
+    return false;
+  }
+  repeat_disagreement = std::fabs(first.cycles.min - second.cycles.min) / std::min(first.cycles.min, second.cycles.min);
+  best_t = second.cycles.min < first.cycles.min ? second : first;
+  r.accumulators = rounds;
+  best = std::move(c.value());
+  best_plan = plan.value();
+  return true;
+}
+
+void ProbeRunner::Impl::measure_issue_width() {
+  for (const char* text : kIssueWidthForms) {
+    auto form = x86::resolve_inst(text);
+    if (!form) continue;
+    const int k = x86::max_chains(form.value());
+    auto plan = x86::plan_throughput(form.value(), k, isa, "-");
+    if (!plan) continue;
+    auto c = compile_pair(plan.value(), std::max(1, (kThroughputUnits + k - 1) / k), isa);
+    if (!c) continue;
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      PairTiming t;
+      std::string err;
+      if (time(c.value(), "-", t, err) && t.cycles.min > 0) issue_width = std::max(issue_width, 1.0 / t.cycles.min);
+    }
+  }
+  spdlog::debug("widest issue rate seen: {:.2f} instructions/cycle", issue_width);
 }
 
 void ProbeRunner::Impl::run_threads(const x86::StreamPlan& plan, const std::string& dtype, ProbeResult& r) {
@@ -229,7 +306,7 @@ void ProbeRunner::Impl::run_threads(const x86::StreamPlan& plan, const std::stri
     ProbeBuffer buf;
     x86::ProbeConstants k;
     x86::fill_constants(k, dtype);
-    buf.fill(k.data, c->chase_bits);
+    buf.fill(k.data, c->chase_bits, c->chase_byteswap);
     auto cal = ClockCalibrator::create(ctr, cpu.tsc_hz, isa);
     sync.arrive_and_wait();
     if (!cal || !buf.ok()) {
@@ -243,13 +320,18 @@ void ProbeRunner::Impl::run_threads(const x86::StreamPlan& plan, const std::stri
     sync.arrive_and_wait();  // every core busy from here: the same conditions as the measurement
     PairTiming t;
     if (!time_pair(c->short_fn.fn(), c->long_fn.fn(), c->units_short, c->units_long, buf.data(), &k, ctr,
-                   probe_budget(), t, err))
+                   probe_budget(), t, err, &(*cal)->ruler(), cpu.tsc_hz))
       errors[size_t(i)] = err;
     sync.arrive_and_wait();
     ClockSample after = (*cal)->measure();
     const double tpc = 0.5 * (before.ticks_per_cycle + after.ticks_per_cycle);
-    rt[size_t(i)] = tpc > 0 ? t.per_unit.min / tpc : 0.0;
-    ghz[size_t(i)] = 0.5 * (before.ghz + after.ghz);
+    if (t.paired) {
+      rt[size_t(i)] = t.cycles.min;
+      ghz[size_t(i)] = t.ghz > 0 ? t.ghz : 0.5 * (before.ghz + after.ghz);
+    } else {
+      rt[size_t(i)] = tpc > 0 ? t.per_unit.min / tpc : 0.0;
+      ghz[size_t(i)] = 0.5 * (before.ghz + after.ghz);
+    }
     drift[size_t(i)] = before.ghz > 0 ? std::fabs(after.ghz - before.ghz) / before.ghz : 0.0;
   };
   std::vector<std::thread> team;
@@ -301,6 +383,8 @@ Expected<std::unique_ptr<ProbeRunner>> ProbeRunner::create(const CpuInfo& cpu, c
   if (s.ghz <= 0) return make_error("clock calibration failed: the add chain could not be timed");
   impl->start.source = impl->counter.source();
   impl->start.ghz = impl->start.ghz_before = impl->start.ghz_after = s.ghz;
+  impl->last_calibration = s;
+  impl->measure_issue_width();
   spdlog::debug("clock {:.3f} GHz on CPU {} ({})", s.ghz, target, impl->counter.source());
   return std::unique_ptr<ProbeRunner>(new ProbeRunner(std::move(impl)));
 }
@@ -333,7 +417,8 @@ std::vector<ProbeResult> ProbeRunner::run_batch(const std::vector<ProbeSpec>& sp
       results[i] = std::move(again);
     }
     if (!any) break;
-    if (attempt < kAttempts) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    // A busy sibling thread or host can hold the core for seconds: wait longer each time.
+    if (attempt < kAttempts) std::this_thread::sleep_for(std::chrono::milliseconds(kRetryPauseMs[attempt - 2]));
   }
   return results;
 }
@@ -367,32 +452,44 @@ ProbeResult ProbeRunner::run_once(const ProbeSpec& spec) {
     return r;
   }
 
-  ClockSample before = m.clock->measure();
-  Stats lat_ticks, tput_ticks;
-  m.measure_latency(form.value(), r.dtype, r, lat_ticks);
-  if (r.status == Status::error) return r;
+  if (auto why = x86::refusal_reason(form.value())) {
+    r.status = Status::skipped;
+    r.reason = "refused before running: " + *why;
+    return r;
+  }
+
+  ClockSample before = m.calibrate();
+  PairTiming lat, tput;
   Compiled best;
   x86::StreamPlan best_plan;
-  double overhead = 0, repeat_disagreement = 0;
-  if (!m.measure_throughput(form.value(), r.dtype, r, tput_ticks, best, best_plan, lat_ticks.min, overhead,
-                            repeat_disagreement))
-    return r;
-  ClockSample after = m.clock->measure();
-
-  const double tpc = 0.5 * (before.ticks_per_cycle + after.ticks_per_cycle);
-  if (tpc <= 0) {
+  double repeat_disagreement = 0;
+  if (auto companion = x86::balancing_companion(form.value())) {
+    // Stack and flag forms: a balanced pair per copy, reported per instruction of the pair.
+    if (!m.measure_balanced(form.value(), *companion, r.dtype, r, tput, best, best_plan, repeat_disagreement))
+      return r;
+  } else {
+    m.measure_latency(form.value(), r.dtype, r, lat);
+    if (r.status == Status::error) return r;
+    const double lat_cycles = lat.cycles.samples > 0 ? lat.cycles.min : 0.0;
+    if (!m.measure_throughput(form.value(), r.dtype, r, tput, best, best_plan, lat_cycles, repeat_disagreement))
+      return r;
+  }
+  ClockSample after = m.calibrate();
+  if (tput.cycles.samples == 0 || tput.ghz <= 0) {
     r.status = Status::error;
     r.reason = "clock calibration failed around this probe";
     return r;
   }
   r.clock = clock_reading(m.counter.source(), before, after);
+  // The figures were converted with the clock of their own samples: that is the clock they report.
+  r.clock.ghz = tput.ghz;
 
-  r.throughput_stats = to_cycles(tput_ticks, tpc);
+  r.throughput_stats = tput.cycles;
   const double rt = r.throughput_stats.min;
   r.recip_throughput_cycles = rt;
   if (rt > 0) r.throughput_ipc = 1.0 / rt;
-  if (lat_ticks.samples > 0) {
-    r.latency_stats = to_cycles(lat_ticks, tpc);
+  if (lat.cycles.samples > 0) {
+    r.latency_stats = lat.cycles;
     r.latency_cycles = r.latency_stats.min;
   }
   if (rt > 0 && r.ops_per_instruction > 0) {
@@ -406,11 +503,23 @@ ProbeResult ProbeRunner::run_once(const ProbeSpec& spec) {
   trust.before = before;
   trust.after = after;
   trust.ipc = rt > 0 ? 1.0 / rt : 0.0;
-  trust.overhead = overhead;
+  trust.overhead = tput.overhead_fraction;
   trust.spread = r.throughput_stats.spread;
   trust.repeat_disagreement = repeat_disagreement;
+  trust.issue_width = m.issue_width;
+  if (tput.paired) {
+    const bool lat_worse = lat.paired && lat.clean_samples < tput.clean_samples;
+    trust.clean_samples = lat_worse ? lat.clean_samples : tput.clean_samples;
+    trust.slowed_samples = lat_worse ? lat.slowed_samples : tput.slowed_samples;
+    trust.slowdown = lat_worse ? lat.slowdown : tput.slowdown;
+  }
   std::vector<std::string> doubts = timing_doubts(trust, m.options);
   if (r.latency_cycles && *r.latency_cycles <= 0) doubts.push_back("latency timing came out non-positive");
+  // K chains through the destination cannot finish faster than one chain's latency over K.
+  if (r.latency_cycles && rt > 0 && r.latency_method == "chain through the destination" &&
+      rt * r.accumulators < 0.93 * *r.latency_cycles)
+    doubts.push_back(fmt::format("{} chains ran faster ({:.3f} cycles each) than one chain's latency allows ({:.3f})",
+                                 r.accumulators, rt, *r.latency_cycles / r.accumulators));
   if (!doubts.empty()) {
     r.status = Status::mistrusted;
     r.reason = fmt::format("{}", fmt::join(doubts, "; "));
@@ -420,6 +529,9 @@ ProbeResult ProbeRunner::run_once(const ProbeSpec& spec) {
     // Not an error: a chain of moves the renamer eliminates really runs faster than a cycle per link.
     r.reason = "latency below one cycle: the chain's instructions are eliminated at register rename";
   }
+  if (r.chains_limited_by_registers && r.status == Status::ok && r.reason.empty())
+    r.reason = fmt::format("throughput limited by the register file: {} independent chains were still latency-bound",
+                           r.accumulators);
 
   if (m.options.threads > 1) m.run_threads(best_plan, r.dtype, r);
   return r;

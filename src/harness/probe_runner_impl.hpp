@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "asm/x86/inst_form.hpp"
+#include "asm/x86/state_forms.hpp"
 #include "asm/x86/stream_emitter.hpp"
 #include "asm/x86/stream_plan.hpp"
 #include "cpu/clock.hpp"
@@ -15,8 +16,9 @@
 
 namespace peakprobe::detail {
 
-// No x86 core renames and issues more than 8 instructions per cycle; a faster figure is an artefact.
-inline constexpr double kMaxIpc = 8.0;
+// A figure may exceed the widest issue rate this core showed by this much (timing jitter) before it
+// is called an artefact.
+inline constexpr double kIssueWidthTolerance = 0.03;
 inline constexpr int kLatencyCopies = 48;
 inline constexpr int kThroughputUnits = 64;  // measured instructions per iteration of the short function
 inline constexpr int kAttempts = 4;
@@ -39,6 +41,7 @@ struct Compiled {
   x86::JitFunction short_fn, long_fn;
   double units_short = 0, units_long = 0;
   int chase_bits = 0;
+  bool chase_byteswap = false;
 };
 Expected<Compiled> compile_pair(const x86::StreamPlan& plan, int short_copies, const x86::HostIsa& isa);
 // Counter ticks per instruction -> core cycles per instruction.
@@ -51,6 +54,10 @@ struct TrustInputs {
   double overhead = 0;             // PairTiming::overhead_fraction
   double spread = 0;               // (median - min) / min
   double repeat_disagreement = 0;  // between two measurements of the same stream
+  double issue_width = 0;          // most instructions per cycle this core was seen to run (0: unknown)
+  int clean_samples = -1;          // paired timings: undisturbed samples (-1: not paired)
+  int slowed_samples = 0;
+  double slowdown = 0;
 };
 std::vector<std::string> timing_doubts(const TrustInputs& in, const ProbeOptions& options);
 
@@ -70,17 +77,38 @@ struct ProbeRunner::Impl {
   ProbeBuffer buffer;
   x86::ProbeConstants consts;
 
+  ClockSample last_calibration;  // the most recent ClockCalibrator::measure() around a probe
+
+  // Times the pair beside the ruler; `t.cycles` and `t.ghz` are always set (from the last
+  // calibration when the ruler is not ready).
   bool time(const Compiled& c, const std::string& dtype, PairTiming& t, std::string& err) {
     x86::fill_constants(consts, dtype);
-    buffer.fill(consts.data, c.chase_bits);
-    return time_pair(c.short_fn.fn(), c.long_fn.fn(), c.units_short, c.units_long, buffer.data(), &consts,
-                     counter, detail::probe_budget(), t, err);
+    buffer.fill(consts.data, c.chase_bits, c.chase_byteswap);
+    if (!time_pair(c.short_fn.fn(), c.long_fn.fn(), c.units_short, c.units_long, buffer.data(), &consts,
+                   counter, detail::probe_budget(), t, err, &clock->ruler(), cpu.tsc_hz))
+      return false;
+    if (!t.paired && last_calibration.ticks_per_cycle > 0) {
+      t.cycles = detail::to_cycles(t.per_unit, last_calibration.ticks_per_cycle);
+      t.ticks_per_cycle = last_calibration.ticks_per_cycle;
+      t.ghz = last_calibration.ghz;
+    }
+    return true;
+  }
+  ClockSample calibrate() {
+    last_calibration = clock->measure();
+    return last_calibration;
   }
 
-  void measure_latency(const x86::InstForm& form, const std::string& dtype, ProbeResult& r, Stats& ticks);
-  bool measure_throughput(const x86::InstForm& form, const std::string& dtype, ProbeResult& r, Stats& ticks,
-                          Compiled& best, x86::StreamPlan& best_plan, double latency_ticks, double& overhead,
+  double issue_width = 0;  // most instructions per cycle seen on this core (measure_issue_width)
+
+  void measure_latency(const x86::InstForm& form, const std::string& dtype, ProbeResult& r, PairTiming& lat);
+  bool measure_throughput(const x86::InstForm& form, const std::string& dtype, ProbeResult& r, PairTiming& best_t,
+                          Compiled& best, x86::StreamPlan& best_plan, double latency_cycles,
                           double& repeat_disagreement);
+  bool measure_balanced(const x86::InstForm& form, const x86::Companion& companion, const std::string& dtype,
+                        ProbeResult& r, PairTiming& best_t, Compiled& best, x86::StreamPlan& best_plan,
+                        double& repeat_disagreement);
+  void measure_issue_width();
   MixResult run_mix_once(const std::vector<MixSpec>& parts);
   void run_threads(const x86::StreamPlan& plan, const std::string& dtype, ProbeResult& r);
 };

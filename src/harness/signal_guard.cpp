@@ -3,7 +3,9 @@
 #include <csetjmp>
 #include <csignal>
 #include <cstring>
+#include <algorithm>
 #include <mutex>
+#include <vector>
 
 namespace peakprobe {
 namespace {
@@ -21,6 +23,19 @@ void on_fault(int sig) {
   std::raise(sig);
 }
 
+// The handler runs on a stack of its own: generated code may have moved or exhausted the thread's
+// stack pointer when it faults. One per thread, set up on the thread's first guarded run.
+void install_alt_stack() {
+  thread_local std::vector<char> stack;
+  if (!stack.empty()) return;
+  stack.resize(size_t(std::max<long>(SIGSTKSZ, 64 * 1024)));
+  stack_t ss{};
+  ss.ss_sp = stack.data();
+  ss.ss_size = stack.size();
+  ss.ss_flags = 0;
+  sigaltstack(&ss, nullptr);
+}
+
 void install_handlers() {
   static std::once_flag once;
   std::call_once(once, [] {
@@ -28,9 +43,10 @@ void install_handlers() {
     std::memset(&sa, 0, sizeof(sa));
     sa.sa_handler = on_fault;
     sigemptyset(&sa.sa_mask);
-    sa.sa_flags = SA_NODEFER;
-    for (int s : {SIGILL, SIGSEGV, SIGBUS, SIGFPE}) sigaction(s, &sa, nullptr);
+    sa.sa_flags = SA_NODEFER | SA_ONSTACK;
+    for (int s : {SIGILL, SIGSEGV, SIGBUS, SIGFPE, SIGTRAP}) sigaction(s, &sa, nullptr);
   });
+  install_alt_stack();
 }
 
 const char* describe(int sig) {
@@ -39,6 +55,7 @@ const char* describe(int sig) {
     case SIGSEGV: return "memory fault (SIGSEGV) in generated code";
     case SIGBUS: return "bus error (SIGBUS) in generated code";
     case SIGFPE: return "arithmetic fault (SIGFPE) in generated code";
+    case SIGTRAP: return "trap (SIGTRAP) in generated code";
     default: return "signal in generated code";
   }
 }

@@ -5,6 +5,7 @@
 
 #include "harness/signal_guard.hpp"
 #include "harness/stats.hpp"
+#include <spdlog/spdlog.h>
 
 namespace peakprobe {
 namespace {
@@ -23,11 +24,30 @@ CallTime time_call(x86::ProbeFn fn, uint64_t iters, void* buffer, const x86::Pro
   return {c1 - c0, t1 - t0};
 }
 
+// Minimum of v[i-h .. i+h] (clipped at the ends): the clock of sample i's moment. Nothing makes a
+// dependent add chain faster than one add per cycle, while an interrupt or a busy sibling thread
+// makes it slower, so the fastest nearby chain is the clock. The core clock moves over milliseconds;
+// a sample takes tens of microseconds.
+std::vector<double> local_min(const std::vector<double>& v, size_t h) {
+  std::vector<double> out(v.size());
+  for (size_t i = 0; i < v.size(); ++i) {
+    const size_t lo = i >= h ? i - h : 0, hi = std::min(v.size(), i + h + 1);
+    out[i] = *std::min_element(v.begin() + long(lo), v.begin() + long(hi));
+  }
+  return out;
+}
+
+// A paired chain this much slower than the last calibration was disturbed (the clock itself moves by
+// a few per cent at most within a probe; larger drifts are mistrusted anyway).
+constexpr double kChainDisturbedLimit = 0.05;
+
 }  // namespace
 
 bool time_pair(x86::ProbeFn short_fn, x86::ProbeFn long_fn, double units_short, double units_long,
                void* buffer, const x86::ProbeConstants* consts, const CycleCounter& counter,
-               const TimingBudget& budget, PairTiming& out, std::string& error) {
+               const TimingBudget& budget, PairTiming& out, std::string& error, const Ruler* ruler,
+               double tsc_hz) {
+  const bool paired = ruler && ruler->ready();
   return run_guarded(
       [&] {
         // Size the call: iterations grow until the long function runs for the target time.
@@ -39,10 +59,26 @@ bool time_pair(x86::ProbeFn short_fn, x86::ProbeFn long_fn, double units_short, 
           iters = std::max<uint64_t>(iters + 1, uint64_t(double(iters) * std::clamp(scale * 1.1, 1.1, 8.0)));
         }
         out.iterations = iters;
+        const double units = (units_long - units_short) * double(iters);
         std::vector<double> a, b, ta, tb;
-        double spent = 0, best_a = 1e300, best_b = 1e300;
-        int since_improved = 0;
+        std::vector<double> chain_tpc, chain_tsc_tpc, wide_tpu;  // paired reference samples
+        double spent = 0, best_a = 1e300, best_b = 1e300, best_x = 1e300;
+        int since_improved = 0, clean = 0;
         for (int n = 0; n < budget.max_samples; ++n) {
+          double x = 0;  // this sample's per-unit estimate, for the stopping rule only
+          if (paired) {
+            // The references run right before the pair: the same moment of the clock, the same
+            // state of the sibling hardware thread.
+            CallTime rc = time_call(ruler->chain, ruler->chain_iters, ruler->buffer, ruler->consts, counter);
+            CallTime rw = time_call(ruler->wide, ruler->wide_iters, ruler->buffer, ruler->consts, counter);
+            const double tpc = std::max(1e-9, (double(rc.ticks) - ruler->chain_fixed_ticks) / ruler->chain_units);
+            const double tsc_per_tick = rc.ticks ? double(rc.tsc) / double(rc.ticks) : 1.0;
+            chain_tpc.push_back(tpc);
+            chain_tsc_tpc.push_back(tpc * tsc_per_tick);
+            wide_tpu.push_back((double(rw.ticks) - ruler->wide_fixed_ticks) / ruler->wide_units);
+            if (wide_tpu.back() / tpc <= ruler->wide_best_cpi * (1 + kRulerCleanLimit)) ++clean;
+            spent += double(rc.tsc + rw.tsc);
+          }
           CallTime sa = time_call(short_fn, iters, buffer, consts, counter);
           CallTime sb = time_call(long_fn, iters, buffer, consts, counter);
           a.push_back(double(sa.ticks));
@@ -50,25 +86,75 @@ bool time_pair(x86::ProbeFn short_fn, x86::ProbeFn long_fn, double units_short, 
           ta.push_back(double(sa.tsc));
           tb.push_back(double(sb.tsc));
           spent += double(sa.tsc + sb.tsc);
+          x = paired ? (b.back() - a.back()) / units / chain_tpc.back() : b.back();
           // Noise only adds time: keep sampling while the minima still improve.
-          const bool improved = a.back() < best_a * 0.998 || b.back() < best_b * 0.998;
+          const bool improved = a.back() < best_a * 0.998 || b.back() < best_b * 0.998 || x < best_x * 0.998;
           best_a = std::min(best_a, a.back());
           best_b = std::min(best_b, b.back());
+          best_x = std::min(best_x, x);
           since_improved = improved ? 0 : since_improved + 1;
-          if (n + 1 >= budget.min_samples && since_improved >= 6) break;
+          const bool enough_clean = !paired || clean >= budget.min_clean_samples;
+          if (n + 1 >= budget.min_samples && since_improved >= 6 && enough_clean) break;
           if (spent > budget.max_ticks && n + 1 >= 3) break;
         }
         // Each long call minus the best short call: the short function's best time stands for the
         // fixed cost (call, loop set-up, timer), so every sample is one estimate of the per-unit cost
         // and min <= median <= max holds by construction.
-        const double units = (units_long - units_short) * double(iters);
         const double base = best_a;
         std::vector<double> per_unit;
         for (double t : b) per_unit.push_back((t - base) / units);
         out.per_unit = summarize(per_unit);
         out.overhead_fraction = best_b > 0 ? (2 * base - best_b) / best_b : 0.0;
+        out.short_min_ticks = best_a;
+        out.long_min_ticks = best_b;
         out.tsc_per_unit_median = (median(tb) - median(ta)) / units;
         out.tsc_per_unit_min = (*std::min_element(tb.begin(), tb.end()) - *std::min_element(ta.begin(), ta.end())) / units;
+        if (!paired) return;
+
+        // Paired conversion: each call in core cycles at the clock of its own moment.
+        const std::vector<double> tpc = local_min(chain_tpc, 2);
+        const std::vector<double> tsc_tpc_local = local_min(chain_tsc_tpc, 2);
+        std::vector<double> cpi(tpc.size());
+        for (size_t i = 0; i < tpc.size(); ++i) cpi[i] = wide_tpu[i] / tpc[i];
+        // A faster moment than any seen before is the new undisturbed rate (a low percentile, so a
+        // single odd sample cannot set it). A busy sibling slows the wide stream far more than the
+        // chain (measured on Zen 3: chain +1-3%, wide +15-100%), so the ratio only rises with it.
+        std::vector<bool> chain_ok(tpc.size(), true);
+        std::vector<double> cpi_ok;
+        for (size_t i = 0; i < tpc.size(); ++i) {
+          if (ruler->calibrated_tpc > 0) chain_ok[i] = tpc[i] <= ruler->calibrated_tpc * (1 + kChainDisturbedLimit);
+          if (chain_ok[i]) cpi_ok.push_back(cpi[i]);
+        }
+        if (cpi_ok.size() >= 3) ruler->wide_best_cpi = std::min(ruler->wide_best_cpi, percentile(cpi_ok, 0.1));
+        for (size_t i = 0; i < tpc.size(); ++i)
+          spdlog::trace("    sample {:2}: chain {:.4f} local {:.4f} wide/chain {:.4f} (best {:.4f}) probe {:.4f}", i,
+                        chain_tpc[i], tpc[i], cpi[i], ruler->wide_best_cpi, (b[i] - a[i]) / units / tpc[i]);
+        std::vector<bool> ok(tpc.size());
+        std::vector<double> slow;
+        for (size_t i = 0; i < tpc.size(); ++i) {
+          ok[i] = chain_ok[i] && cpi[i] <= ruler->wide_best_cpi * (1 + kRulerCleanLimit);
+          if (!ok[i]) slow.push_back(cpi[i] / ruler->wide_best_cpi - 1);
+        }
+        out.clean_samples = int(std::count(ok.begin(), ok.end(), true));
+        out.slowed_samples = int(ok.size()) - out.clean_samples;
+        out.slowdown = median(slow);
+        // Too few undisturbed samples: convert them all (the caller mistrusts the result).
+        const bool use_all = out.clean_samples < 3;
+        double base_cycles = 1e300;
+        for (size_t i = 0; i < a.size(); ++i)
+          if (use_all || ok[i]) base_cycles = std::min(base_cycles, a[i] / tpc[i]);
+        std::vector<double> cyc, used_tpc, used_tsc;
+        for (size_t i = 0; i < b.size(); ++i) {
+          if (!use_all && !ok[i]) continue;
+          cyc.push_back((b[i] / tpc[i] - base_cycles) / units);
+          used_tpc.push_back(tpc[i]);
+          used_tsc.push_back(tsc_tpc_local[i]);
+        }
+        out.paired = true;
+        out.cycles = summarize(cyc);
+        out.ticks_per_cycle = median(used_tpc);
+        const double tsc_tpc = median(used_tsc);  // already smoothed like tpc
+        out.ghz = tsc_hz > 0 && tsc_tpc > 0 ? tsc_hz / tsc_tpc / 1e9 : 0.0;
       },
       error);
 }

@@ -1,5 +1,11 @@
 // Times a pair of generated functions that differ only in how many copies of the pattern they
 // unroll (N and 2N). Subtracting cancels the call, the loop counter and the timer's own cost.
+//
+// With a Ruler, every sample of the pair is taken next to a sample of two reference streams: a
+// dependent 1-cycle add chain (the clock of that moment) and independent adds over every free
+// register (the core's full issue rate). Each sample is converted to core cycles with the clock of
+// its own moment, and samples taken while the core ran slowed (its SMT sibling or the host busy)
+// are recognised and left out. See docs/method.md, "Paired ruler".
 #pragma once
 #include <cstdint>
 #include <string>
@@ -15,7 +21,33 @@ struct TimingBudget {
   int min_samples = 9;
   int max_samples = 80;
   double max_ticks = 2.5e7;          // stop sampling after this many ticks in total
+  int min_clean_samples = 5;         // with a ruler: undisturbed samples wanted before stopping
 };
+
+// The reference streams of one pinned core (owned by its ClockCalibrator).
+struct Ruler {
+  x86::ProbeFn chain = nullptr;  // dependent `add r64, r64`: one add per core cycle on every x86 core
+  double chain_units = 0;        // adds per call at chain_iters
+  uint64_t chain_iters = 0;
+  double chain_fixed_ticks = 0;  // ticks of a call spent outside the adds (call, set-up, timer)
+  x86::ProbeFn wide = nullptr;   // the same add on independent registers: the core's full ALU rate
+  double wide_units = 0;
+  uint64_t wide_iters = 0;
+  double wide_fixed_ticks = 0;
+  // Fewest cycles per add of `wide` seen on this core: the core running undisturbed. Lowered by
+  // every timing that sees a faster moment.
+  mutable double wide_best_cpi = 0;
+  // The clock of the last calibration (ticks per cycle). A paired chain far slower than it was
+  // interrupted or preempted, not a slower clock: such samples neither count as undisturbed nor
+  // set the best rate.
+  double calibrated_tpc = 0;
+  void* buffer = nullptr;
+  const x86::ProbeConstants* consts = nullptr;
+  bool ready() const { return chain && wide && chain_units > 0 && wide_units > 0 && wide_best_cpi > 0; }
+};
+
+// A sample counts as undisturbed while the wide reference runs within this of its best rate.
+inline constexpr double kRulerCleanLimit = 0.015;  // undisturbed samples sit within 0.5% (Zen 3)
 
 struct PairTiming {
   Stats per_unit;       // counter ticks per unit (instruction) from min/median/max of each function
@@ -26,12 +58,21 @@ struct PairTiming {
   // calls were disturbed more than the long ones and the difference underestimates r.
   double overhead_fraction = 0;
   uint64_t iterations = 0;
+  double short_min_ticks = 0, long_min_ticks = 0;  // best call of each function
+  // With a ruler only (paired = true):
+  bool paired = false;
+  Stats cycles;                 // core cycles per unit over the undisturbed samples
+  double ticks_per_cycle = 0;   // the clock during the samples (median of the paired chain)
+  double ghz = 0;               // the same clock in GHz (needs tsc_hz)
+  int clean_samples = 0, slowed_samples = 0;  // undisturbed / taken while the core ran slowed
+  double slowdown = 0;          // median slowdown of the wide reference in the slowed samples
 };
 
 // `units_short` / `units_long`: measured instructions per loop iteration of each function.
 // Returns false with `error` set when the generated code faulted.
 bool time_pair(x86::ProbeFn short_fn, x86::ProbeFn long_fn, double units_short, double units_long,
                void* buffer, const x86::ProbeConstants* consts, const CycleCounter& counter,
-               const TimingBudget& budget, PairTiming& out, std::string& error);
+               const TimingBudget& budget, PairTiming& out, std::string& error, const Ruler* ruler = nullptr,
+               double tsc_hz = 0);
 
 }  // namespace peakprobe

@@ -96,6 +96,7 @@ json to_json(const ProbeResult& r) {
           {"gflops", number(r.gflops)},
           {"gops", number(r.gops)},
           {"accumulators", r.accumulators},
+          {"chains_limited_by_registers", r.chains_limited_by_registers},
           {"threads", r.threads},
           {"total_gflops", number(r.total_gflops)},
           {"total_gops", number(r.total_gops)},

@@ -1,0 +1,81 @@
+#include "asm/x86/state_forms.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace peakprobe::x86 {
+
+namespace {
+
+bool is_one_of(const std::string& m, std::initializer_list<const char*> names) {
+  return std::any_of(names.begin(), names.end(), [&](const char* n) { return m == n; });
+}
+
+bool starts_with(const std::string& m, const char* prefix) { return m.rfind(prefix, 0) == 0; }
+
+// The width the stack moves by: a 16-bit operand pushes 2 bytes, everything else 8 in 64-bit mode.
+bool sixteen_bit(const InstForm& f) {
+  return !f.text.operands.empty() && f.text.operands[0].bits == 16;
+}
+
+}  // namespace
+
+std::optional<Companion> balancing_companion(const InstForm& f) {
+  const std::string& m = f.text.mnemonic;
+  if (m == "push") return Companion{sixteen_bit(f) ? "pop r16" : "pop r64", false, "a pop after each push"};
+  if (m == "pop") return Companion{sixteen_bit(f) ? "push r16" : "push r64", true, "a push before each pop"};
+  if (m == "pushf") return Companion{"popf", false, "a popf after each pushf"};
+  if (m == "pushfq") return Companion{"popfq", false, "a popfq after each pushfq"};
+  // popf loads what the pushf before it saved: the flags stay as they were (no trap flag, DF clear).
+  if (m == "popf") return Companion{"pushf", true, "a pushf before each popf"};
+  if (m == "popfq") return Companion{"pushfq", true, "a pushfq before each popfq"};
+  if (m == "std") return Companion{"cld", false, "a cld after each std"};
+  if (m == "enter") return Companion{"leave", false, "a leave after each enter"};
+  if (m == "leave") return Companion{"enter imm16, imm8", true, "an enter before each leave"};
+  return std::nullopt;
+}
+
+std::optional<std::string> refusal_reason(const InstForm& f) {
+  const std::string& m = f.text.mnemonic;
+  if (is_one_of(m, {"syscall", "sysenter", "sysexit", "sysexitq", "sysret", "sysretq", "int", "int1", "int3",
+                    "into", "iret", "iretd", "iretq"}))
+    return "'" + m + "' leaves the process for the kernel (a system call, trap or interrupt return): "
+           "not measurable from user space";
+  if (is_one_of(m, {"ud0", "ud1", "ud2"})) return "'" + m + "' is defined to raise an invalid-opcode fault";
+  if (is_one_of(m, {"hlt", "cli", "sti", "clts", "lgdt", "lidt", "lldt", "ltr", "lmsw", "invd", "wbinvd",
+                    "wbnoinvd", "invlpg", "invlpga", "invpcid", "rdmsr", "wrmsr", "swapgs", "xsetbv", "monitor",
+                    "mwait", "monitorx", "mwaitx", "in", "out", "ins", "insb", "insw", "insd", "outs", "outsb",
+                    "outsw", "outsd", "sysexit", "rsm", "smsw", "sldt", "str", "sgdt", "sidt", "invlpgb",
+                    "tlbsync", "rdpmc", "clzero"}) ||
+      starts_with(m, "vm") && (m == "vmcall" || m == "vmlaunch" || m == "vmresume" || m == "vmxoff" ||
+                               m == "vmxon" || m == "vmread" || m == "vmwrite" || m == "vmclear" ||
+                               m == "vmptrld" || m == "vmptrst" || m == "vmrun" || m == "vmload" ||
+                               m == "vmsave" || m == "vmmcall" || m == "vmfunc"))
+    return "'" + m + "' is privileged or talks to devices or the hypervisor: not measurable from user space";
+  if (is_one_of(m, {"wrfsbase", "wrgsbase"}))
+    return "'" + m + "' moves the thread's FS/GS base, which the C library's thread-local storage stands on";
+  if (is_one_of(m, {"call", "ret", "retf", "jmp", "loop", "loope", "loopne", "jecxz", "jrcxz"}) ||
+      (m.size() >= 2 && m[0] == 'j'))
+    return "'" + m + "' transfers control: branches are not measured as single forms yet";
+  if (is_one_of(m, {"movs", "movsb", "movsw", "movsq", "stos", "stosb", "stosw", "stosd", "stosq", "lods",
+                    "lodsb", "lodsw", "lodsd", "lodsq", "cmps", "cmpsb", "cmpsw", "cmpsq", "scas", "scasb",
+                    "scasw", "scasd", "scasq"}) ||
+      (m == "movsd" && f.text.operands.empty()) || (m == "cmpsd" && f.text.operands.empty()))
+    return "string instructions move rsi/rdi, which hold the probe's buffer and loop counter";
+  if (is_one_of(m, {"maskmovdqu", "vmaskmovdqu", "maskmovq"}))
+    return "'" + m + "' stores through the implicit rdi, which holds the probe's loop counter";
+  for (const auto& k : f.text.operands) {
+    if (k.cls != OpClass::fixed) continue;
+    const std::string& r = k.fixed;
+    if (is_one_of(r.c_str(), {"rsp", "esp", "sp", "spl"}))
+      return "'" + f.display + "' names the stack pointer, which the harness keeps: use push/pop forms";
+    if (is_one_of(r.c_str(), {"rdi", "edi", "di", "dil", "rsi", "esi", "si", "sil"}))
+      return "'" + f.display + "' names " + r + ", which holds the probe's loop counter or buffer: use r64 "
+             "and the tool picks a free register";
+    if (is_one_of(r.c_str(), {"fs", "gs"}))
+      return "'" + f.display + "' names a segment register the C library's thread-local storage stands on";
+  }
+  return std::nullopt;
+}
+
+}  // namespace peakprobe::x86
