@@ -77,6 +77,7 @@ inline ProbeResult int_ok_row() {
   r.origin = "builtin";
   r.latency_cycles = 1.0;
   r.latency_method = "chain through dest";
+  r.latencies = {{2, "ymm", 1.0, "chain through operand 2", false}, {3, "ymm", 1.02, "chain through operand 3", false}};
   r.recip_throughput_cycles = 1.0 / 3.0;
   r.throughput_ipc = 3.0;
   r.ops_per_instruction = 8;

@@ -20,7 +20,7 @@ std::set<std::string> keys(const json& object) {
 const std::set<std::string> kResultKeys = {
     "instruction", "group", "dtype", "status", "reason", "latency_cycles", "latency_method",
     "recip_throughput_cycles", "throughput_ipc", "ops_per_instruction", "gflops", "gops", "accumulators",
-    "chains_limited_by_registers",
+    "chains_limited_by_registers", "latencies",
     "threads", "total_gflops", "total_gops", "per_thread_recip_throughput", "cpu", "clock_ghz", "clock",
     "throughput", "latency", "origin", "repro"};
 const std::set<std::string> kStatsKeys = {"min", "median", "max", "spread", "samples"};

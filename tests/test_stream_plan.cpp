@@ -146,3 +146,49 @@ TEST_CASE("mix plan: a 16-register part keeps the whole mix below register 16", 
   CHECK(plan->vec_regs == 16);
   for (uint32_t id : plan->dest_ids) CHECK(id < 16);
 }
+
+TEST_CASE("latency per operand: every read input of the result's class, and a load's address", "[stream_plan]") {
+  auto add = x86::resolve_inst("add r64, m64");
+  REQUIRE(add.ok());
+  CHECK(x86::latency_operands(add.value()) == std::vector<int>{0, 1});
+  auto through_mem = x86::plan_latency_through(add.value(), 1, x86::HostIsa{}, "-");
+  REQUIRE(through_mem.ok());
+  CHECK(through_mem->bridge_cycles == 1);
+  REQUIRE(through_mem->copy.size() == 2);
+  // The result feeds `and zero, result`, and `zero` is the index of the next load's address.
+  const auto& inst = through_mem->copy[0];
+  const auto& bridge = through_mem->copy[1];
+  CHECK(bridge.inst.id() == asmjit::x86::Inst::kIdAnd);
+  const uint32_t result = inst.ops[0].as<asmjit::BaseReg>().id();
+  const uint32_t zero = bridge.ops[0].as<asmjit::BaseReg>().id();
+  CHECK(bridge.ops[1].as<asmjit::BaseReg>().id() == result);
+  REQUIRE(inst.ops[1].isMem());
+  CHECK(inst.ops[1].as<asmjit::x86::Mem>().indexId() == zero);
+  CHECK(zero != result);
+
+  auto fma = x86::resolve_inst("vfmadd231ps ymm, ymm, ymm");
+  REQUIRE(fma.ok());
+  CHECK(x86::latency_operands(fma.value()) == std::vector<int>{0, 1, 2});
+  // Through operand 2 while the destination is also read: two registers alternate, each instance
+  // reads the other's result in operand 2 and never its own result there.
+  auto p = x86::plan_latency_through(fma.value(), 1, x86::HostIsa{}, "f32");
+  REQUIRE(p.ok());
+  REQUIRE(p->copy.size() == 2);
+  CHECK(p->measured_per_copy == 2);
+  const uint32_t d0 = p->copy[0].ops[0].as<asmjit::BaseReg>().id(), s0 = p->copy[0].ops[1].as<asmjit::BaseReg>().id();
+  const uint32_t d1 = p->copy[1].ops[0].as<asmjit::BaseReg>().id(), s1 = p->copy[1].ops[1].as<asmjit::BaseReg>().id();
+  CHECK(s0 == d1);
+  CHECK(s1 == d0);
+  CHECK(d0 != d1);
+  // A write-only destination chains through the operand directly.
+  auto vadd = x86::resolve_inst("vaddps ymm, ymm, ymm");
+  REQUIRE(vadd.ok());
+  CHECK(x86::latency_operands(vadd.value()) == std::vector<int>{1, 2});
+  auto q = x86::plan_latency_through(vadd.value(), 2, x86::HostIsa{}, "f32");
+  REQUIRE(q.ok());
+  REQUIRE(q->copy.size() == 1);
+  CHECK(q->copy[0].ops[0].as<asmjit::BaseReg>().id() == q->copy[0].ops[2].as<asmjit::BaseReg>().id());
+  CHECK(q->copy[0].ops[1].as<asmjit::BaseReg>().id() != q->copy[0].ops[0].as<asmjit::BaseReg>().id());
+  // No path through an immediate or an operand that is only written.
+  CHECK_FALSE(x86::plan_latency_through(vadd.value(), 0, x86::HostIsa{}, "f32").ok());
+}

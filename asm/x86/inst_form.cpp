@@ -94,6 +94,18 @@ bool destination_also_read(const std::string& m) {
 
 }  // namespace
 
+std::vector<int64_t> default_immediates(const InstText& t) {
+  static const char* kCounted[] = {"shl", "shr", "sal", "sar", "rol", "ror", "rcl", "rcr", "shld", "shrd"};
+  const bool counted = std::any_of(std::begin(kCounted), std::end(kCounted), [&](const char* m) { return t.mnemonic == m; });
+  std::vector<int64_t> v(t.operands.size(), 1);
+  for (size_t i = 0; i < t.operands.size(); ++i) {
+    if (t.operands[i].cls != OpClass::imm) continue;
+    if (counted) v[i] = 5;
+    if (t.mnemonic == "enter" && i == 1) v[i] = 0;
+  }
+  return v;
+}
+
 std::string feature_name(uint32_t feature_id) {
   String s;
   Formatter::formatFeature(s, Arch::kX64, feature_id);
@@ -135,6 +147,7 @@ Expected<InstForm> resolve_inst(const std::string& text) {
     return make_error(msg);
   }
   make_implicit_operands_explicit(f.text);
+  f.imms = default_immediates(f.text);
   if (f.text.encoding == "vex") f.options |= InstOptions::kX86_Vex;
   if (f.text.encoding == "evex") f.options |= InstOptions::kX86_Evex;
   f.is_lea = f.text.mnemonic == "lea";

@@ -27,7 +27,15 @@ struct InstForm {
   bool evex_native = false;            // encoded as EVEX: vector registers 16..31 are usable
   bool is_lea = false;                 // the memory operand is an address only, never accessed
   bool is_gather = false;
+  // The value of each immediate operand in generated streams (per operand index; others unused).
+  // Default: the common case (see default_immediates); `inst --imm N` sets them all.
+  std::vector<int64_t> imms;
 };
+
+// The common case for each immediate operand: 1 for most forms; a count other than 1 for
+// general-purpose shifts and rotates (a count of 1 has its own, often faster, path: rcl/rcr); a
+// nesting level of 0 for enter.
+std::vector<int64_t> default_immediates(const InstText& text);
 
 // Text -> form. Errors: unknown mnemonic (with the nearest names), impossible operand form.
 Expected<InstForm> resolve_inst(const std::string& text);

@@ -16,6 +16,6 @@ asmjit::Operand make_reg(OpClass cls, int bits, uint32_t id);
 asmjit::Operand make_mem(const OperandKind& kind, uint32_t base, uint32_t index, int32_t disp, int vec_bits);
 asmjit::Operand make_fixed(const OperandKind& kind);
 // The immediate every probe uses: 1 is a valid, harmless shift count, selector and rounding mode.
-inline asmjit::Imm probe_imm() { return asmjit::Imm(1); }
+inline asmjit::Imm probe_imm(int64_t value = 1) { return asmjit::Imm(value); }
 
 }  // namespace peakprobe::x86

@@ -259,7 +259,7 @@ PlannedInst build_instance(const InstForm& f, const std::vector<Slot>& slots, co
       case SlotKind::mem: p.ops.push_back(make_mem(k, r.mem_base, BaseReg::kIdBad, r.disp, vec_bits)); break;
       case SlotKind::lea_mem: p.ops.push_back(make_mem(k, sh.lea_base, sh.lea_index, 8, vec_bits)); break;
       case SlotKind::vmem: p.ops.push_back(make_mem(k, kBufferReg, sh.gather_index, 0, vec_bits)); break;
-      case SlotKind::imm: p.ops.push_back(probe_imm()); break;
+      case SlotKind::imm: p.ops.push_back(probe_imm(i < f.imms.size() ? f.imms[i] : 1)); break;
     }
   }
   if (has_merge_mask(f)) p.inst.setExtraReg(ax::k(f.is_gather ? r.gather_mask : sh.merge_mask));
@@ -610,6 +610,108 @@ Expected<StreamPlan> plan_latency(const InstForm& f, const HostIsa& isa, const s
   plan.measured_per_copy = 1;
   plan.method = std::string(via_address ? "pointer chase" : "round trip") + " through bridge '" + b.text +
                 "' (upper bound: includes the bridge)";
+  return plan;
+}
+
+std::vector<int> latency_operands(const InstForm& f) {
+  std::vector<int> out;
+  const std::vector<Slot> slots = classify(f);
+  const int d = dest_slot(slots);
+  if (d < 0 || f.is_lea || f.is_gather) return out;
+  const OpClass dc = slots[size_t(d)].op->cls;
+  for (size_t i = 0; i < slots.size(); ++i) {
+    const bool read = f.roles[i].read;
+    if (int(i) == d) {
+      if (read) out.push_back(int(i));
+    } else if ((slots[i].kind == SlotKind::source || slots[i].kind == SlotKind::clobbered) && read &&
+               slots[i].op->cls == dc) {
+      out.push_back(int(i));
+    } else if (slots[i].kind == SlotKind::mem && read && dc == OpClass::gp) {
+      out.push_back(int(i));
+    }
+  }
+  return out;
+}
+
+Expected<StreamPlan> plan_latency_through(const InstForm& f, int operand, const HostIsa& isa,
+                                          const std::string& dtype) {
+  std::vector<Slot> slots = classify(f);
+  const int d = dest_slot(slots);
+  const std::vector<int> ops = latency_operands(f);
+  if (d < 0 || std::find(ops.begin(), ops.end(), operand) == ops.end())
+    return make_error("no latency chain through operand " + std::to_string(operand + 1));
+  if (operand == d) {
+    auto plan = plan_latency(f, isa, dtype);
+    if (plan) plan->method = "chain through the destination";
+    return plan;
+  }
+  StreamPlan plan;
+  plan.kind = StreamKind::latency;
+  plan.dtype = dtype;
+  plan.chains = 1;
+  plan.vec_regs = vec_regs_for(f);
+  Pools pools = make_pools(f, plan.vec_regs);
+  init_common(plan, f, pools);
+  const OperandKind& dk = *slots[size_t(d)].op;
+  auto take = [&](OpClass c, uint32_t& id) {
+    auto& p = pools.of(c);
+    if (p.empty()) return false;
+    id = p.front();
+    p.erase(p.begin());
+    return true;
+  };
+  uint32_t chain = 0, other = 0, zero = 0;
+  if (!take(dk.cls, chain)) return make_error("not enough registers");
+  plan.dest_ids.push_back(chain);
+  const bool mem = slots[size_t(operand)].kind == SlotKind::mem;
+  const bool alternate = !mem && f.roles[size_t(d)].read;
+  if (alternate && !take(dk.cls, other)) return make_error("not enough registers");
+  if (mem) {
+    if (!take(OpClass::gp, zero)) return make_error("not enough registers");
+    set_init(plan, OpClass::gp, zero, InitKind::gp_value, 0);
+  } else {
+    slots[size_t(operand)].kind = SlotKind::source;  // filled in per instance below
+  }
+  SharedOperands sh;
+  if (!allocate_sources(f, slots, pools, plan, sh)) return make_error("not enough registers");
+  InstanceRegs r;
+  r.clobbered.assign(slots.size(), 0);
+  for (size_t i = 0; i < slots.size(); ++i)
+    if (slots[i].kind == SlotKind::clobbered && int(i) != operand && !take(slots[i].op->cls, r.clobbered[i]))
+      return make_error("not enough registers");
+  auto instance = [&](uint32_t dest, uint32_t from) {
+    for (size_t i = 0; i < slots.size(); ++i)
+      if (slots[i].kind == SlotKind::clobbered && int(i) != operand)
+        plan.copy.push_back(reset_inst(*slots[i].op, r.clobbered[i], isa));
+    for (const auto& sl : slots)
+      if (sl.kind == SlotKind::fixed_written) plan.copy.push_back(reset_fixed(*sl.op));
+    InstanceRegs ir = r;
+    ir.dest = dest;
+    PlannedInst p = build_instance(f, slots, sh, ir);
+    const OperandKind& k = *slots[size_t(operand)].op;
+    if (mem) p.ops[size_t(operand)] = make_mem(k, kBufferReg, zero, 0, widest_vector(f));
+    else p.ops[size_t(operand)] = make_reg(k, from);
+    plan.copy.push_back(p);
+  };
+  const std::string n = std::to_string(operand + 1);
+  if (mem) {
+    instance(chain, 0);
+    // zero &= result: still 0, but only once the result exists; the next load's address waits.
+    plan.copy.push_back(make_inst(ax::Inst::kIdAnd, {ax::gpq(zero), ax::gpq(chain)}, PlannedInst::Role::bridge));
+    plan.bridge_cycles = 1;
+    plan.measured_per_copy = 1;
+    plan.method = "chain through the address of operand " + n + " (via 'and r64, r64', 1 cycle, subtracted)";
+  } else if (alternate) {
+    instance(other, chain);
+    instance(chain, other);
+    plan.measured_per_copy = 2;
+    plan.method = "chain through operand " + n + " (two registers alternate; the destination's own chain runs "
+                  "beside it, exact while it is at most twice as long)";
+  } else {
+    instance(chain, chain);
+    plan.measured_per_copy = 1;
+    plan.method = "chain through operand " + n;
+  }
   return plan;
 }
 

@@ -63,6 +63,8 @@ struct StreamPlan {
   std::string method;                  // how the latency chain is built (or why there is none)
   std::vector<uint32_t> dest_ids;      // per chain: the destination register (empty if memory dest)
   std::vector<int> measured_per_form;  // mixes: measured instances of each entry per copy
+  double bridge_cycles = 0;            // latency of known 1-cycle helpers in the chain, to subtract
+  bool upper_bound = false;            // the chain includes a helper of unknown latency
 };
 
 // One instruction form of a mix and how many of it go into each group.
@@ -90,5 +92,16 @@ Expected<StreamPlan> plan_throughput(const InstForm& form, int chains, const Hos
                                      const std::string& dtype);
 // Error when the form has no register result to chain (stores, flag-only writers).
 Expected<StreamPlan> plan_latency(const InstForm& form, const HostIsa& isa, const std::string& dtype);
+
+// Inputs a latency chain can come back through (operand indices, 0-based): the destination when it
+// is also read, every other read register of the destination's class, and for general-purpose
+// results the address of a memory operand. Empty when the form writes no register.
+std::vector<int> latency_operands(const InstForm& form);
+// The chain from the result back into input `operand` only (uops.info's "latency operand i ->
+// result"). Registers: the result is that operand's register (two alternating registers when the
+// destination is also read, so its own chain runs beside, not on, the measured path). Memory: the
+// result feeds the address through `and t, result` (t stays 0, one cycle, subtracted).
+Expected<StreamPlan> plan_latency_through(const InstForm& form, int operand, const HostIsa& isa,
+                                          const std::string& dtype);
 
 }  // namespace peakprobe::x86

@@ -1,5 +1,7 @@
 // One instruction form to probe: a catalog row or an `inst` argument. Data only.
 #pragma once
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,6 +14,7 @@ struct ProbeSpec {
   std::vector<std::string> requires_features;  // lower case asmjit names; empty = derive from asmjit
   std::string group = "misc";         // e.g. fp.fma, int.alu, mem.load
   std::string origin;                 // "probes/x86.catalog:42", "my.catalog:3" or "command line"
+  std::optional<int64_t> imm;         // value of every immediate operand (`inst --imm N`); default: per form
 };
 
 }  // namespace peakprobe

@@ -24,11 +24,21 @@ struct ClockReading {
   double drift = 0;          // |after - before| / before
 };
 
+// The latency from one input operand to the result (uops.info's "operand i -> result").
+struct OperandLatency {
+  int operand = 0;           // 1-based, as written in the form
+  std::string kind;          // the operand as written: "r64", "m64", "ymm"
+  double cycles = 0;         // best of the samples, known helpers subtracted
+  std::string method;        // how the chain was built
+  bool upper_bound = false;  // includes a helper of unknown latency
+};
+
 struct ProbeResult {
   std::string instruction;           // text as given
   std::string group, dtype, origin;
   std::optional<double> latency_cycles;
   std::string latency_method;        // "chain through dest", "pointer chase", "bridge vmovq ..." ...
+  std::vector<OperandLatency> latencies;  // per input operand, when the form has more than one path
   std::optional<double> recip_throughput_cycles;
   std::optional<double> throughput_ipc;
   double ops_per_instruction = 0;

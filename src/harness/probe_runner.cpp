@@ -261,6 +261,28 @@ bool ProbeRunner::Impl::measure_balanced(const x86::InstForm& form, const x86::C
   return true;
 }
 
+void ProbeRunner::Impl::measure_operand_latencies(const x86::InstForm& form, const std::string& dtype,
+                                                  ProbeResult& r) {
+  const std::vector<int> ops = x86::latency_operands(form);
+  if (ops.size() < 2) return;  // one path: latency_cycles says it all
+  for (int op : ops) {
+    auto plan = x86::plan_latency_through(form, op, isa, dtype);
+    if (!plan) continue;
+    auto c = compile_pair(plan.value(), kLatencyCopies, isa);
+    if (!c) continue;
+    PairTiming t;
+    std::string err;
+    if (!time(c.value(), dtype, t, err) || t.cycles.samples == 0) continue;
+    OperandLatency l;
+    l.operand = op + 1;
+    l.kind = form.text.operands[size_t(op)].text;
+    l.cycles = t.cycles.min - plan->bridge_cycles;
+    l.method = plan->method;
+    l.upper_bound = plan->upper_bound;
+    r.latencies.push_back(l);
+  }
+}
+
 void ProbeRunner::Impl::measure_issue_width() {
   for (const char* text : kIssueWidthForms) {
     auto form = x86::resolve_inst(text);
@@ -432,7 +454,8 @@ ProbeResult ProbeRunner::run_once(const ProbeSpec& spec) {
   r.ops_per_instruction = spec.ops_per_instruction;
   r.cpu = m.pinned_cpu;
   r.threads = 1;
-  r.repro = fmt::format("peakprobe inst \"{}\" --cpu {}{}", spec.text, m.pinned_cpu, m.options.repro_extra);
+  r.repro = fmt::format("peakprobe inst \"{}\" --cpu {}{}{}", spec.text, m.pinned_cpu,
+                        spec.imm ? fmt::format(" --imm {}", *spec.imm) : std::string(), m.options.repro_extra);
   r.clock.source = m.counter.source();
 
   auto form = x86::resolve_inst(spec.text);
@@ -442,6 +465,9 @@ ProbeResult ProbeRunner::run_once(const ProbeSpec& spec) {
     return r;
   }
   r.instruction = form->display;
+  if (spec.imm)
+    for (size_t i = 0; i < form->text.operands.size(); ++i)
+      if (form->text.operands[i].cls == x86::OpClass::imm) form->imms[i] = *spec.imm;
   r.dtype = spec.dtype != "-" ? spec.dtype : x86::infer_dtype(form->text.mnemonic);
   std::vector<std::string> needed = form->features;
   needed.insert(needed.end(), spec.requires_features.begin(), spec.requires_features.end());
@@ -470,6 +496,7 @@ ProbeResult ProbeRunner::run_once(const ProbeSpec& spec) {
   } else {
     m.measure_latency(form.value(), r.dtype, r, lat);
     if (r.status == Status::error) return r;
+    m.measure_operand_latencies(form.value(), r.dtype, r);
     const double lat_cycles = lat.cycles.samples > 0 ? lat.cycles.min : 0.0;
     if (!m.measure_throughput(form.value(), r.dtype, r, tput, best, best_plan, lat_cycles, repeat_disagreement))
       return r;

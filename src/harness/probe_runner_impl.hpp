@@ -109,6 +109,8 @@ struct ProbeRunner::Impl {
                         ProbeResult& r, PairTiming& best_t, Compiled& best, x86::StreamPlan& best_plan,
                         double& repeat_disagreement);
   void measure_issue_width();
+  // latencies[]: one chain per input operand, for forms with more than one path.
+  void measure_operand_latencies(const x86::InstForm& form, const std::string& dtype, ProbeResult& r);
   MixResult run_mix_once(const std::vector<MixSpec>& parts);
   void run_threads(const x86::StreamPlan& plan, const std::string& dtype, ProbeResult& r);
 };

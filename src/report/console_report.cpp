@@ -83,6 +83,13 @@ const char* ansi(Status s) {
 std::vector<std::string> notes(const ProbeResult& r) {
   std::vector<std::string> lines;
   if (r.status == Status::mistrusted && !r.reason.empty()) lines.push_back("mistrusted: " + r.reason);
+  if (!r.latencies.empty()) {
+    std::string l = "latency by operand:";
+    for (size_t i = 0; i < r.latencies.size(); ++i)
+      l += fmt::format("{} {} ({}) {}{:.2f}", i ? "," : "", r.latencies[i].operand, r.latencies[i].kind,
+                       r.latencies[i].upper_bound ? "<=" : "", r.latencies[i].cycles);
+    lines.push_back(l);
+  }
   const std::optional<double> total = is_fp(r) ? r.total_gflops : r.total_gops;
   if (r.threads > 1 && total && std::isfinite(*total))
     lines.push_back(fmt::format("total {:.2f} {} on {} threads", *total, is_fp(r) ? "GFLOP/s" : "GOP/s", r.threads));

@@ -82,6 +82,14 @@ json to_json(const Stats& s) {
           {"samples", s.samples}};
 }
 
+json latencies_json(const std::vector<OperandLatency>& ls) {
+  json a = json::array();
+  for (const auto& l : ls)
+    a.push_back({{"operand", l.operand}, {"kind", l.kind}, {"cycles", number(l.cycles)},
+                 {"method", l.method}, {"upper_bound", l.upper_bound}});
+  return a;
+}
+
 json to_json(const ProbeResult& r) {
   return {{"instruction", r.instruction},
           {"group", r.group},
@@ -90,6 +98,7 @@ json to_json(const ProbeResult& r) {
           {"reason", r.reason},
           {"latency_cycles", number(r.latency_cycles)},
           {"latency_method", r.latency_method},
+          {"latencies", latencies_json(r.latencies)},
           {"recip_throughput_cycles", number(r.recip_throughput_cycles)},
           {"throughput_ipc", number(r.throughput_ipc)},
           {"ops_per_instruction", number(r.ops_per_instruction)},

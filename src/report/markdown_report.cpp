@@ -65,8 +65,19 @@ void write_heading(std::ostream& out, const RunDocument& doc) {
   out << "## " << escape_pipes(cpu.empty() ? "unknown CPU" : cpu) << " at " << clock_text(doc.clock) << "\n\n";
 }
 
+// The destination chain, then each operand's latency when the form has several: "1.000 (2: 5.00)".
+std::string latency_cell(const ProbeResult& r) {
+  std::string s = fixed(r.latency_cycles, 3);
+  if (r.latencies.empty()) return s;
+  s += " (";
+  for (size_t i = 0; i < r.latencies.size(); ++i)
+    s += fmt::format("{}{}: {}{:.2f}", i ? ", " : "", r.latencies[i].operand, r.latencies[i].upper_bound ? "≤" : "",
+                     r.latencies[i].cycles);
+  return s + ")";
+}
+
 void write_row(std::ostream& out, const ProbeResult& r) {
-  out << fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", code(r.instruction), fixed(r.latency_cycles, 3),
+  out << fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", code(r.instruction), latency_cell(r),
                      fixed(r.recip_throughput_cycles, 3), fixed(r.throughput_ipc, 3), rate(r),
                      r.accumulators > 0 ? std::to_string(r.accumulators) : kMissing, to_string(r.status));
 }
