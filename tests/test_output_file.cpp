@@ -111,3 +111,26 @@ TEST_CASE("a body that throws midway leaves the old file intact", "[report]") {
   CHECK(read(target) == "old content\n");
   CHECK(dir.entries() == 1);
 }
+
+TEST_CASE("output file: devices and FIFOs are refused, never replaced; symlinks are followed", "[report]") {
+  CHECK_THROWS_AS(peakprobe::write_output_file("/dev/null", [](std::ostream& o) { o << "x"; }), peakprobe::OutputError);
+  struct stat st {};
+  REQUIRE(::stat("/dev/null", &st) == 0);
+  CHECK(S_ISCHR(st.st_mode));  // still the device
+  ScratchDir dir;
+  const std::string fifo = (dir.path / "fifo").string();
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  try {
+    peakprobe::write_output_file(fifo, [](std::ostream& o) { o << "x"; });
+    FAIL("a FIFO was accepted");
+  } catch (const peakprobe::OutputError& e) {
+    CHECK_THAT(e.what(), Catch::Contains("a FIFO"));
+  }
+  const std::string real = (dir.path / "real.json").string(), link = (dir.path / "link.json").string();
+  peakprobe::write_output_file(real, [](std::ostream& o) { o << "old"; });
+  REQUIRE(::symlink(real.c_str(), link.c_str()) == 0);
+  peakprobe::write_output_file(link, [](std::ostream& o) { o << "new"; });
+  REQUIRE(::lstat(link.c_str(), &st) == 0);
+  CHECK(S_ISLNK(st.st_mode));  // the link stays a link
+  CHECK(read(real) == "new");
+}

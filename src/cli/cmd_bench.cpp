@@ -131,7 +131,7 @@ int run_bench(GlobalOptions& g, const BenchOptions& o) {
       nlohmann::json rows = nlohmann::json::array();
       for (const auto& r : results) rows.push_back(to_json(r));
       nlohmann::json doc = {{"schema", kSchema}, {"host", to_json(cpu)}, {"benchmarks", rows}};
-      write_output_file(g.out.json, [&](std::ostream& os) { os << doc.dump(2) << "\n"; });
+      write_output_file(g.out.json, [&](std::ostream& os) { os << json_text(doc) << "\n"; });
     }
     if (!g.out.csv.empty()) write_output_file(g.out.csv, [&](std::ostream& os) { write_matmul_csv(os, results); });
     if (!g.out.markdown.empty())

@@ -12,6 +12,7 @@
 #include <spdlog/spdlog.h>
 
 #include "cli/commands.hpp"
+#include "report/json_report.hpp"
 #include "compare/compare.hpp"
 #include "report/output_file.hpp"
 
@@ -55,7 +56,7 @@ int write_outputs(const CompareReport& report, const CompareArgs& args, const Ou
         nlohmann::json j = to_json(report);
         j["old_file"] = args.old_path;
         j["new_file"] = args.new_path;
-        out << j.dump(2) << "\n";
+        out << json_text(j) << "\n";
       });
     if (!o.markdown.empty())
       write_output_file(o.markdown, [&](std::ostream& out) { write_compare_markdown(out, report); });

@@ -80,7 +80,7 @@ void add_info_command(CLI::App& app, GlobalOptions& g) {
       nlohmann::json doc = {{"schema", kSchema}, {"host", to_json(cpu)}, {"clock", to_json(clock)},
                             {"cpu", (*runner)->cpu()}};
       try {
-        write_output_file(g.out.json, [&](std::ostream& o) { o << doc.dump(2) << "\n"; });
+        write_output_file(g.out.json, [&](std::ostream& o) { o << json_text(doc) << "\n"; });
       } catch (const OutputError& e) {
         spdlog::error("{}", e.what());
         g.exit_code = kExitOutput;

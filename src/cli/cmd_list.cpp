@@ -7,6 +7,7 @@
 #include "catalog/catalog.hpp"
 #include "cli/catalog_loading.hpp"
 #include "cli/commands.hpp"
+#include "report/json_report.hpp"
 #include "cpu/cpu_info.hpp"
 #include "harness/probe_runner.hpp"
 #include "asm/x86/inst_form.hpp"
@@ -48,7 +49,7 @@ void add_list_command(CLI::App& app, GlobalOptions& g) {
     if (!g.out.json.empty()) {
       nlohmann::json doc = {{"schema", "peakprobe/1"}, {"catalog", rows}};
       try {
-        write_output_file(g.out.json, [&](std::ostream& o) { o << doc.dump(2) << "\n"; });
+        write_output_file(g.out.json, [&](std::ostream& o) { o << json_text(doc) << "\n"; });
       } catch (const OutputError& e) {
         spdlog::error("{}", e.what());
         g.exit_code = kExitOutput;

@@ -169,7 +169,7 @@ int run_matmul_command(GlobalOptions& g, const MatmulOptions& o) {
       doc["cost_model"] = {{"candidates", ranked.size()}, {"top", candidates}};
     }
     try {
-      write_output_file(g.out.json, [&](std::ostream& os) { os << doc.dump(2) << "\n"; });
+      write_output_file(g.out.json, [&](std::ostream& os) { os << json_text(doc) << "\n"; });
     } catch (const OutputError& e) {
       spdlog::error("{}", e.what());
       return kExitOutput;

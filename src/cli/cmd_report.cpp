@@ -94,7 +94,7 @@ int write_folder(const std::string& dir, const RunDocument& doc) {
     svgs.emplace_back("Latency vs working set", latency_svg(doc.latency, doc.host.caches, "Load-to-use latency, one core"));
   if (doc.matrix) svgs.emplace_back("Pair matrix", pair_heatmap_svg(*doc.matrix, "FP pair matrix: " + doc.host.brand));
   try {
-    write_output_file(dir + "/report.json", [&](std::ostream& o) { o << to_json(doc).dump(2) << "\n"; });
+    write_output_file(dir + "/report.json", [&](std::ostream& o) { o << json_text(to_json(doc)) << "\n"; });
     write_output_file(dir + "/instructions.csv", [&](std::ostream& o) { write_csv(o, doc.results); });
     write_output_file(dir + "/ceilings.csv", [&](std::ostream& o) { write_ceilings_csv(o, doc); });
     write_output_file(dir + "/memory.csv", [&](std::ostream& o) { write_memory_csv(o, doc); });

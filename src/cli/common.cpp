@@ -59,7 +59,7 @@ int emit_outputs(const RunDocument& doc, const OutputOptions& o) {
   try {
     const bool roof = doc.has_roofline(), dual = !roof && doc.has_dual_issue(), memory = doc.has_memory();
     if (!o.json.empty())
-      write_output_file(o.json, [&](std::ostream& out) { out << to_json(doc).dump(2) << "\n"; });
+      write_output_file(o.json, [&](std::ostream& out) { out << json_text(to_json(doc)) << "\n"; });
     if (!o.csv.empty())
       write_output_file(o.csv, [&](std::ostream& out) {
         if (roof) write_ceilings_csv(out, doc);

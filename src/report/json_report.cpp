@@ -135,4 +135,6 @@ json to_json(const RunDocument& d) {
   return doc;
 }
 
+std::string json_text(const json& doc) { return doc.dump(2, ' ', false, json::error_handler_t::replace); }
+
 }  // namespace peakprobe

@@ -25,4 +25,8 @@ nlohmann::json to_json(const ProbeResult& result);
 // { schema, tool {name, version}, command, started_utc, host, clock, results [...] }
 nlohmann::json to_json(const RunDocument& doc);
 
+// The document as indented text. Bytes that are not UTF-8 (an instruction text or path given on the
+// command line) become U+FFFD instead of aborting the write after all the measuring.
+std::string json_text(const nlohmann::json& doc);
+
 }  // namespace peakprobe

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <sstream>
@@ -94,20 +95,52 @@ void write_stdout(const std::function<void(std::ostream&)>& body) {
   if (!std::cout) throw OutputError("cannot write to stdout");
 }
 
+const char* file_kind(mode_t m) {
+  if (S_ISDIR(m)) return "a directory";
+  if (S_ISCHR(m)) return "a character device";
+  if (S_ISBLK(m)) return "a block device";
+  if (S_ISFIFO(m)) return "a FIFO";
+  if (S_ISSOCK(m)) return "a socket";
+  return "not a regular file";
+}
+
+// A symbolic link is followed: the file it names is replaced and the link stays.
+std::string follow_links(const std::string& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) return path;
+  char* real = ::realpath(path.c_str(), nullptr);
+  if (!real) return path;  // a dangling link: replaced like a new file
+  std::string out(real);
+  std::free(real);
+  return out;
+}
+
 }  // namespace
 
 void write_output_file(const std::string& path, const std::function<void(std::ostream&)>& body) {
   if (path == "-") return write_stdout(body);
+  const std::string target = follow_links(path);
+  struct stat st {};
+  if (::stat(target.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    // /dev/stdout, /proc/self/fd/1: the same file as standard output is written in place, like '-'.
+    struct stat out {};
+    if (::fstat(STDOUT_FILENO, &out) == 0 && out.st_dev == st.st_dev && out.st_ino == st.st_ino)
+      return write_stdout(body);
+    // Never replace a device, FIFO or directory with a regular file (as root that would replace
+    // /dev/null for everyone).
+    throw OutputError(fmt::format("cannot write '{}': it is {}, not a regular file; give a file path or '-'",
+                                  path, file_kind(st.st_mode)));
+  }
   // Formatting into memory first keeps a throwing body away from the file system entirely, and
   // write(2) below reports the real errno (ENOSPC, EIO) where an ofstream would only set failbit.
   std::ostringstream text;
   body(text);
   if (!text) throw OutputError(fmt::format("cannot write '{}': formatting the output failed", path));
-  const mode_t mode = target_mode(path);
-  TempFile tmp(path);
+  const mode_t mode = target_mode(target);
+  TempFile tmp(target);
   tmp.write_all(text.view());
   tmp.commit(mode);
-  sync_directory(directory_of(path));
+  sync_directory(directory_of(target));
 }
 
 }  // namespace peakprobe
