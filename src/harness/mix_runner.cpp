@@ -99,7 +99,7 @@ MixResult ProbeRunner::Impl::run_mix_once(const std::vector<MixSpec>& parts) {
     r.reason = "clock calibration failed around this mix";
     return r;
   }
-  const PairTiming& best = second.cycles.min < first.cycles.min ? second : first;
+  const PairTiming& best = second.value < first.value ? second : first;
   Stats per_inst = best.cycles;
   r.stats = per_inst;
   r.stats.min *= group;
@@ -107,7 +107,7 @@ MixResult ProbeRunner::Impl::run_mix_once(const std::vector<MixSpec>& parts) {
   r.stats.max *= group;
   r.clock = clock_reading(counter.source(), before, after);
   if (best.ghz > 0) r.clock.ghz = best.ghz;  // the clock the samples were converted with
-  const double cpg = r.stats.min;
+  const double cpg = best.value * group;
   r.cycles_per_group = cpg;
   if (cpg > 0) r.ipc = group / cpg;
   double flops = 0, iops = 0;
@@ -127,7 +127,7 @@ MixResult ProbeRunner::Impl::run_mix_once(const std::vector<MixSpec>& parts) {
   trust.overhead = best.overhead_fraction;
   trust.spread = best.per_unit.spread;
   trust.repeat_disagreement =
-      std::fabs(first.cycles.min - second.cycles.min) / std::min(first.cycles.min, second.cycles.min);
+      std::fabs(first.value - second.value) / std::min(first.value, second.value);
   trust.issue_width = issue_width;
   if (best.paired) {
     trust.clean_samples = best.clean_samples;

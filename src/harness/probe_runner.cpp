@@ -90,7 +90,9 @@ std::vector<std::string> timing_doubts(const TrustInputs& in, const ProbeOptions
                                  in.ipc, in.issue_width));
   if (in.overhead < kMinOverheadFraction)
     doubts.push_back(fmt::format("N and 2N copies disagree (implied loop overhead {:.1f}%)", in.overhead * 100));
-  if (in.clean_samples >= 0 && in.clean_samples < 3)
+  // A few undisturbed samples among many slowed ones are not enough: a sibling that comes and goes
+  // within a sample can leave the ruler fast and the probe slow.
+  if (in.clean_samples >= 0 && (in.clean_samples < kMinCleanSamples || in.clean_samples < in.slowed_samples))
     doubts.push_back(fmt::format("the core ran slowed in {} of {} samples ({:.0f}% slower: its other hardware "
                                  "thread or the host was busy)",
                                  in.slowed_samples, in.slowed_samples + in.clean_samples, in.slowdown * 100));
@@ -189,7 +191,7 @@ bool ProbeRunner::Impl::measure_throughput(const x86::InstForm& form, const std:
       r.reason = "throughput stream: " + err;
       return false;
     }
-    const double rt = t.cycles.min;
+    const double rt = t.value;
     spdlog::debug("  K={:<2} {:.4f} cycles/inst (median {:.4f}, {} samples, {} slowed, overhead {:+.1f}%)", k, rt,
                   t.cycles.median, t.cycles.samples, t.slowed_samples, t.overhead_fraction * 100);
     const bool improved = rt < best_rt * 0.98;
@@ -212,8 +214,8 @@ bool ProbeRunner::Impl::measure_throughput(const x86::InstForm& form, const std:
   std::string err;
   if (time(best, dtype, again, err)) {
     repeat_disagreement =
-        std::fabs(again.cycles.min - best_t.cycles.min) / std::min(again.cycles.min, best_t.cycles.min);
-    if (again.cycles.min < best_t.cycles.min) best_t = again;
+        std::fabs(again.value - best_t.value) / std::min(again.value, best_t.value);
+    if (again.value < best_t.value) best_t = again;
   }
   return true;
 }
@@ -253,8 +255,8 @@ bool ProbeRunner::Impl::measure_balanced(const x86::InstForm& form, const x86::C
     r.reason = "balanced stream: " + err;
     return false;
   }
-  repeat_disagreement = std::fabs(first.cycles.min - second.cycles.min) / std::min(first.cycles.min, second.cycles.min);
-  best_t = second.cycles.min < first.cycles.min ? second : first;
+  repeat_disagreement = std::fabs(first.value - second.value) / std::min(first.value, second.value);
+  best_t = second.value < first.value ? second : first;
   r.accumulators = rounds;
   best = std::move(c.value());
   best_plan = plan.value();
@@ -276,7 +278,7 @@ void ProbeRunner::Impl::measure_operand_latencies(const x86::InstForm& form, con
     OperandLatency l;
     l.operand = op + 1;
     l.kind = form.text.operands[size_t(op)].text;
-    l.cycles = t.cycles.min - plan->bridge_cycles;
+    l.cycles = t.value - plan->bridge_cycles;
     l.method = plan->method;
     l.upper_bound = plan->upper_bound;
     r.latencies.push_back(l);
@@ -295,7 +297,7 @@ void ProbeRunner::Impl::measure_issue_width() {
     for (int attempt = 0; attempt < 2; ++attempt) {
       PairTiming t;
       std::string err;
-      if (time(c.value(), "-", t, err) && t.cycles.min > 0) issue_width = std::max(issue_width, 1.0 / t.cycles.min);
+      if (time(c.value(), "-", t, err) && t.value > 0) issue_width = std::max(issue_width, 1.0 / t.value);
     }
   }
   spdlog::debug("widest issue rate seen: {:.2f} instructions/cycle", issue_width);
@@ -348,7 +350,7 @@ void ProbeRunner::Impl::run_threads(const x86::StreamPlan& plan, const std::stri
     ClockSample after = (*cal)->measure();
     const double tpc = 0.5 * (before.ticks_per_cycle + after.ticks_per_cycle);
     if (t.paired) {
-      rt[size_t(i)] = t.cycles.min;
+      rt[size_t(i)] = t.value;
       ghz[size_t(i)] = t.ghz > 0 ? t.ghz : 0.5 * (before.ghz + after.ghz);
     } else {
       rt[size_t(i)] = tpc > 0 ? t.per_unit.min / tpc : 0.0;
@@ -497,7 +499,7 @@ ProbeResult ProbeRunner::run_once(const ProbeSpec& spec) {
     m.measure_latency(form.value(), r.dtype, r, lat);
     if (r.status == Status::error) return r;
     m.measure_operand_latencies(form.value(), r.dtype, r);
-    const double lat_cycles = lat.cycles.samples > 0 ? lat.cycles.min : 0.0;
+    const double lat_cycles = lat.cycles.samples > 0 ? lat.value : 0.0;
     if (!m.measure_throughput(form.value(), r.dtype, r, tput, best, best_plan, lat_cycles, repeat_disagreement))
       return r;
   }
@@ -512,12 +514,12 @@ ProbeResult ProbeRunner::run_once(const ProbeSpec& spec) {
   r.clock.ghz = tput.ghz;
 
   r.throughput_stats = tput.cycles;
-  const double rt = r.throughput_stats.min;
+  const double rt = tput.value;
   r.recip_throughput_cycles = rt;
   if (rt > 0) r.throughput_ipc = 1.0 / rt;
   if (lat.cycles.samples > 0) {
     r.latency_stats = lat.cycles;
-    r.latency_cycles = r.latency_stats.min;
+    r.latency_cycles = lat.value;
   }
   if (rt > 0 && r.ops_per_instruction > 0) {
     const double rate = r.ops_per_instruction / rt * r.clock.ghz;

@@ -19,6 +19,8 @@ namespace peakprobe::detail {
 // A figure may exceed the widest issue rate this core showed by this much (timing jitter) before it
 // is called an artefact.
 inline constexpr double kIssueWidthTolerance = 0.03;
+// A paired timing needs this many undisturbed samples, and more undisturbed than slowed ones.
+inline constexpr int kMinCleanSamples = 5;
 inline constexpr int kLatencyCopies = 48;
 inline constexpr int kThroughputUnits = 64;  // measured instructions per iteration of the short function
 inline constexpr int kAttempts = 4;
@@ -89,6 +91,7 @@ struct ProbeRunner::Impl {
       return false;
     if (!t.paired && last_calibration.ticks_per_cycle > 0) {
       t.cycles = detail::to_cycles(t.per_unit, last_calibration.ticks_per_cycle);
+      t.value = t.cycles.min;
       t.ticks_per_cycle = last_calibration.ticks_per_cycle;
       t.ghz = last_calibration.ghz;
     }

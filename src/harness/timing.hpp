@@ -61,7 +61,8 @@ struct PairTiming {
   double short_min_ticks = 0, long_min_ticks = 0;  // best call of each function
   // With a ruler only (paired = true):
   bool paired = false;
-  Stats cycles;                 // core cycles per unit over the undisturbed samples
+  Stats cycles;                 // core cycles per unit, one estimate per undisturbed sample
+  double value = 0;             // the figure: cycles.median when paired, else the minimum (see timing.cpp)
   double ticks_per_cycle = 0;   // the clock during the samples (median of the paired chain)
   double ghz = 0;               // the same clock in GHz (needs tsc_hz)
   int clean_samples = 0, slowed_samples = 0;  // undisturbed / taken while the core ran slowed
