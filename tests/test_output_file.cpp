@@ -112,7 +112,7 @@ TEST_CASE("a body that throws midway leaves the old file intact", "[report]") {
   CHECK(dir.entries() == 1);
 }
 
-TEST_CASE("output file: devices and FIFOs are refused, never replaced; symlinks are followed", "[report]") {
+TEST_CASE("output file: devices and FIFOs are refused, never replaced, and symlinks are followed", "[report]") {
   CHECK_THROWS_AS(peakprobe::write_output_file("/dev/null", [](std::ostream& o) { o << "x"; }), peakprobe::OutputError);
   struct stat st {};
   REQUIRE(::stat("/dev/null", &st) == 0);

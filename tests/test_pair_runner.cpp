@@ -106,13 +106,14 @@ TEST_CASE("hw: the guided FLOP-mix search is within 3% of the exhaustive one", "
     return full.best_flops_per_cycle > 0 &&
            same_run.value_or(guided.best_flops_per_cycle) >= 0.97 * full.best_flops_per_cycle;
   });
-  REQUIRE(full.best_flops_per_cycle > 0);
-  // A search over mixes the harness mistrusted compares noise with noise.
+  // A search over mixes the harness mistrusted compares noise with noise (and finds no best at all
+  // when every mix was mistrusted).
   auto mistrusted = [](const FlopMixSearch& f) {
     return std::any_of(f.tried.begin(), f.tried.end(), [](const MixResult& m) { return m.status == Status::mistrusted; });
   };
   if (!close && (mistrusted(guided) || mistrusted(full)))
     PP_SKIP("some mixes of the last attempt stayed mistrusted (the core was disturbed)");
+  REQUIRE(full.best_flops_per_cycle > 0);
   // Judge the pick, not two noisy runs against each other: the ratio the guided search chose, as the
   // brute-force sweep itself measured it, must be within 3% of that sweep's maximum. A chosen ratio
   // outside the brute-force grid (a side above 4) is compared by value instead.

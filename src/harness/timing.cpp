@@ -81,8 +81,9 @@ bool time_pair(x86::ProbeFn short_fn, x86::ProbeFn long_fn, double units_short, 
             const double tsc_per_tick = rc.ticks ? double(rc.tsc) / double(rc.ticks) : 1.0;
             chain_tpc.push_back(tpc);
             chain_tsc_tpc.push_back(tpc * tsc_per_tick);
-            wide_tpu.push_back((double(rw.ticks) - ruler->wide_fixed_ticks) / ruler->wide_units);
-            if (wide_tpu.back() / tpc <= ruler->wide_best_cpi * (1 + kRulerCleanLimit)) ++clean;
+            // Wide call over chain call, both whole: a ratio of two adjacent moments, no overhead model.
+            wide_tpu.push_back(rc.ticks ? double(rw.ticks) / double(rc.ticks) : 1e9);
+            if (wide_tpu.back() <= ruler->wide_best_cpi * (1 + kRulerCleanLimit)) ++clean;
             spent += double(rc.tsc + rw.tsc);
           }
           CallTime sa = time_call(short_fn, iters, buffer, consts, counter);
@@ -121,14 +122,16 @@ bool time_pair(x86::ProbeFn short_fn, x86::ProbeFn long_fn, double units_short, 
         const std::vector<double> tpc = local_min(chain_tpc, 2);
         const std::vector<double> tsc_tpc_local = local_min(chain_tsc_tpc, 2);
         std::vector<double> cpi(tpc.size());
-        for (size_t i = 0; i < tpc.size(); ++i) cpi[i] = wide_tpu[i] / tpc[i];
+        for (size_t i = 0; i < tpc.size(); ++i) cpi[i] = wide_tpu[i];
         // A faster moment than any seen before is the new undisturbed rate (a low percentile, so a
         // single odd sample cannot set it). A busy sibling slows the wide stream far more than the
         // chain (measured on Zen 3: chain +1-3%, wide +15-100%), so the ratio only rises with it.
         std::vector<bool> chain_ok(tpc.size(), true);
         std::vector<double> cpi_ok;
         for (size_t i = 0; i < tpc.size(); ++i) {
-          if (ruler->calibrated_tpc > 0) chain_ok[i] = tpc[i] <= ruler->calibrated_tpc * (1 + kChainDisturbedLimit);
+          // The sample's own chain call, not the nearby minimum: a preempted chain call must not
+          // make its ratio look like a faster wide stream.
+          if (ruler->calibrated_tpc > 0) chain_ok[i] = chain_tpc[i] <= ruler->calibrated_tpc * (1 + kChainDisturbedLimit);
           if (chain_ok[i]) cpi_ok.push_back(cpi[i]);
         }
         if (cpi_ok.size() >= 3) ruler->wide_best_cpi = std::min(ruler->wide_best_cpi, percentile(cpi_ok, 0.1));

@@ -34,8 +34,9 @@ struct Ruler {
   double wide_units = 0;
   uint64_t wide_iters = 0;
   double wide_fixed_ticks = 0;
-  // Fewest cycles per add of `wide` seen on this core: the core running undisturbed. Lowered by
-  // every timing that sees a faster moment.
+  // Smallest ratio of a `wide` call's ticks to the adjacent `chain` call's ticks seen on this core:
+  // the core running undisturbed (a busy sibling slows the wide stream far more than the chain).
+  // Lowered by every timing that sees a faster moment.
   mutable double wide_best_cpi = 0;
   // The clock of the last calibration (ticks per cycle). A paired chain far slower than it was
   // interrupted or preempted, not a slower clock: such samples neither count as undisturbed nor
