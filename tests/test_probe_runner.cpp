@@ -122,6 +122,10 @@ TEST_CASE("hw: stack and flag forms are measured balanced, the harness survives"
     // load and store ports together, and so never below a quarter cycle each.
     CHECK(*r.recip_throughput_cycles >= 0.2);
   }
+  // State loads are measured with the state restored after the stream: ldmxcsr loads a valid value.
+  ProbeResult ld = measure("ldmxcsr m32");
+  INFO("ldmxcsr m32: " << to_string(ld.status) << " " << ld.reason);
+  CHECK(ld.status != Status::error);
   // The harness still works after all of them.
   ProbeResult after = measure("add r64, r64");
   CHECK(after.status != Status::error);

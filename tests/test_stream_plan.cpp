@@ -192,3 +192,14 @@ TEST_CASE("latency per operand: every read input of the result's class, and a lo
   // No path through an immediate or an operand that is only written.
   CHECK_FALSE(x86::plan_latency_through(vadd.value(), 0, x86::HostIsa{}, "f32").ok());
 }
+
+TEST_CASE("ldmxcsr streams load a valid MXCSR from the buffer", "[stream_plan]") {
+  auto f = x86::resolve_inst("ldmxcsr m32");
+  REQUIRE(f.ok());
+  auto plan = x86::plan_throughput(f.value(), 1, x86::HostIsa{}, "-");
+  REQUIRE(plan.ok());
+  CHECK(plan->buffer_holds_mxcsr);
+  auto add = x86::resolve_inst("add r64, m64");
+  REQUIRE(add.ok());
+  CHECK_FALSE(x86::plan_throughput(add.value(), 1, x86::HostIsa{}, "-")->buffer_holds_mxcsr);
+}

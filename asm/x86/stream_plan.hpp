@@ -60,6 +60,7 @@ struct StreamPlan {
   bool uses_tiles = false;
   int chase_bits = 0;                  // 32/64: buffer words hold the buffer's own address
   bool chase_byteswap = false;         // ... byte-swapped (movbe loads swap them back)
+  bool buffer_holds_mxcsr = false;     // buffer words hold the probe's MXCSR value (ldmxcsr loads it)
   std::string method;                  // how the latency chain is built (or why there is none)
   std::vector<uint32_t> dest_ids;      // per chain: the destination register (empty if memory dest)
   std::vector<int> measured_per_form;  // mixes: measured instances of each entry per copy

@@ -77,7 +77,8 @@ ClockSample ClockCalibrator::measure() {
   ClockSample s;
   s.ticks_per_cycle = median(tpc);
   // The ruler's calls last about a third of a probe call: enough to read the clock, cheap to repeat.
-  ruler_.chain_iters = std::max<uint64_t>(1, uint64_t(median(iters) * 0.4));
+  // Sized once: the wide/chain ratio that judges contention is only comparable at fixed lengths.
+  if (ruler_.chain_iters == 0) ruler_.chain_iters = std::max<uint64_t>(1, uint64_t(median(iters) * 0.4));
   ruler_.chain_units = 2.0 * kShortCopies * double(ruler_.chain_iters);
   // Call overhead is a few hundred cycles; a larger estimate is a disturbed pair, not overhead.
   ruler_.chain_fixed_ticks = std::min(median(fixed), 0.03 * ruler_.chain_units * s.ticks_per_cycle);
@@ -88,7 +89,7 @@ ClockSample ClockCalibrator::measure() {
       time_pair(wide_short_.fn(), wide_long_.fn(), wide_short_units_, wide_long_units_, buffer_.data(), &consts_,
                 counter_, budget, w, err) &&
       w.per_unit.min > 0) {
-    ruler_.wide_iters = std::max<uint64_t>(1, uint64_t(double(w.iterations) * 0.4));
+    if (ruler_.wide_iters == 0) ruler_.wide_iters = std::max<uint64_t>(1, uint64_t(double(w.iterations) * 0.4));
     ruler_.wide_units = wide_long_units_ * double(ruler_.wide_iters);
     ruler_.wide_fixed_ticks = std::max(0.0, 2 * w.short_min_ticks - w.long_min_ticks);
     // The undisturbed ratio of the two reference calls, as time_pair takes them (each warmed by an

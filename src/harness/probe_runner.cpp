@@ -64,6 +64,7 @@ Expected<Compiled> compile_pair(const x86::StreamPlan& plan, int short_copies, c
   c.units_long = 2.0 * c.units_short;
   c.chase_bits = plan.chase_bits;
   c.chase_byteswap = plan.chase_byteswap;
+  c.buffer_holds_mxcsr = plan.buffer_holds_mxcsr;
   return c;
 }
 
@@ -330,6 +331,8 @@ void ProbeRunner::Impl::run_threads(const x86::StreamPlan& plan, const std::stri
     ProbeBuffer buf;
     x86::ProbeConstants k;
     x86::fill_constants(k, dtype);
+    if (c->buffer_holds_mxcsr)
+      for (size_t j = 0; j < sizeof(k.data); j += 4) std::memcpy(k.data + j, &k.mxcsr, 4);
     buf.fill(k.data, c->chase_bits, c->chase_byteswap);
     auto cal = ClockCalibrator::create(ctr, cpu.tsc_hz, isa);
     sync.arrive_and_wait();

@@ -1,5 +1,6 @@
 // Internals of ProbeRunner shared by its translation units (single probes, mixes, threads).
 #pragma once
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -44,6 +45,7 @@ struct Compiled {
   double units_short = 0, units_long = 0;
   int chase_bits = 0;
   bool chase_byteswap = false;
+  bool buffer_holds_mxcsr = false;
 };
 Expected<Compiled> compile_pair(const x86::StreamPlan& plan, int short_copies, const x86::HostIsa& isa);
 // Counter ticks per instruction -> core cycles per instruction.
@@ -85,6 +87,8 @@ struct ProbeRunner::Impl {
   // calibration when the ruler is not ready).
   bool time(const Compiled& c, const std::string& dtype, PairTiming& t, std::string& err) {
     x86::fill_constants(consts, dtype);
+    if (c.buffer_holds_mxcsr)
+      for (size_t i = 0; i < sizeof(consts.data); i += 4) std::memcpy(consts.data + i, &consts.mxcsr, 4);
     buffer.fill(consts.data, c.chase_bits, c.chase_byteswap);
     if (!time_pair(c.short_fn.fn(), c.long_fn.fn(), c.units_short, c.units_long, buffer.data(), &consts,
                    counter, detail::probe_budget(), t, err, &clock->ruler(), cpu.tsc_hz))
