@@ -295,10 +295,14 @@ void ProbeRunner::Impl::measure_issue_width() {
     if (!plan) continue;
     auto c = compile_pair(plan.value(), std::max(1, (kThroughputUnits + k - 1) / k), isa);
     if (!c) continue;
-    for (int attempt = 0; attempt < 2; ++attempt) {
+    // Only an undisturbed timing may set the limit: a slowed one would make every later fast row
+    // look impossible. With none, the limit stays unknown (0) and that check is skipped.
+    for (int attempt = 0; attempt < 3; ++attempt) {
       PairTiming t;
       std::string err;
-      if (time(c.value(), "-", t, err) && t.value > 0) issue_width = std::max(issue_width, 1.0 / t.value);
+      const bool trusted = time(c.value(), "-", t, err) && t.value > 0 &&
+                           (!t.paired || (t.clean_samples >= kMinCleanSamples && t.clean_samples >= t.slowed_samples));
+      if (trusted) issue_width = std::max(issue_width, 1.0 / t.value);
     }
   }
   spdlog::debug("widest issue rate seen: {:.2f} instructions/cycle", issue_width);

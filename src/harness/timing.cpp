@@ -83,7 +83,8 @@ bool time_pair(x86::ProbeFn short_fn, x86::ProbeFn long_fn, double units_short, 
             chain_tsc_tpc.push_back(tpc * tsc_per_tick);
             // Wide call over chain call, both whole: a ratio of two adjacent moments, no overhead model.
             wide_tpu.push_back(rc.ticks ? double(rw.ticks) / double(rc.ticks) : 1e9);
-            if (wide_tpu.back() <= ruler->wide_best_cpi * (1 + kRulerCleanLimit)) ++clean;
+            const bool chain_fine = ruler->calibrated_tpc <= 0 || tpc <= ruler->calibrated_tpc * (1 + kChainDisturbedLimit);
+            if (chain_fine && wide_tpu.back() <= ruler->wide_best_cpi * (1 + kRulerCleanLimit)) ++clean;
             spent += double(rc.tsc + rw.tsc);
           }
           CallTime sa = time_call(short_fn, iters, buffer, consts, counter);

@@ -48,7 +48,9 @@ struct Ruler {
 };
 
 // A sample counts as undisturbed while the wide reference runs within this of its best rate.
-inline constexpr double kRulerCleanLimit = 0.015;  // undisturbed samples sit within 0.5% (Zen 3)
+// Undisturbed ratios of the two whole reference calls sit within about 3% of the best on a Zen 3 VM;
+// a busy sibling slows the wide call by 15% to 200%.
+inline constexpr double kRulerCleanLimit = 0.05;
 
 struct PairTiming {
   Stats per_unit;       // counter ticks per unit (instruction) from min/median/max of each function
