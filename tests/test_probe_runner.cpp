@@ -118,9 +118,10 @@ TEST_CASE("hw: stack and flag forms are measured balanced, the harness survives"
     CHECK(r.latency_method.find("balanced with") == 0);
     CHECK_FALSE(r.latency_cycles);
     REQUIRE(r.recip_throughput_cycles);
-    // A push or pop moves 8 (or 2) bytes through a store or a load: never more than the machine's
-    // load and store ports together, and so never below a quarter cycle each.
-    CHECK(*r.recip_throughput_cycles >= 0.2);
+    // Every pair stores once (push, pushf, enter, or std/cld's flag write is no store: see below),
+    // and no x86 core stores more than 3 times per cycle: a pair takes at least 1/3 cycle, so each
+    // instruction at least 1/6. (std/cld serialise on the flags and are far slower.)
+    CHECK(*r.recip_throughput_cycles >= 1.0 / 6 * 0.95);
   }
   // State loads are measured with the state restored after the stream: ldmxcsr loads a valid value.
   ProbeResult ld = measure("ldmxcsr m32");
