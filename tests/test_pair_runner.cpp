@@ -87,7 +87,7 @@ TEST_CASE("hw: a mix's FLOP/cycle follows from its group time", "[hw][pair_runne
     if (alone.status == Status::ok && alone.recip_throughput_cycles)
       fma_cycles = std::min(fma_cycles, *alone.recip_throughput_cycles);
   }
-  REQUIRE(fma_cycles < 1e9);
+  if (fma_cycles >= 1e9) PP_SKIP("FMA alone stayed mistrusted in three attempts: nothing to compare the mix with");
   INFO("FMA alone: " << fma_cycles << " cycles each");
   CHECK(*m.cycles_per_group >= 0.9 * 2 * fma_cycles);
 }
