@@ -131,6 +131,9 @@ TEST_CASE("hw: a pair matrix finds a self-consistent grouping", "[hw][pair_runne
   PairMatrix m = measure_pair_matrix(runner(), s);
   REQUIRE(m.instructions.size() == 3);
   REQUIRE(m.pairs.size() == 6);
+  // Groups inferred from mistrusted pairs (a busy sibling thread) say nothing about the pipes.
+  for (const auto& p : m.pairs)
+    if (p.mix.status == Status::mistrusted) PP_SKIP("a pair stayed mistrusted: " << p.mix.reason);
   for (size_t i = 0; i < 3; ++i) {
     REQUIRE(m.same_port[i][i]);
     CHECK(*m.same_port[i][i] > 0.8);  // each with itself
