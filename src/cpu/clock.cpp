@@ -85,15 +85,18 @@ ClockSample ClockCalibrator::measure() {
   // Call overhead is a few hundred cycles; a larger estimate is a disturbed pair, not overhead.
   ruler_.chain_fixed_ticks = std::min(median(fixed), 0.03 * ruler_.chain_units * s.ticks_per_cycle);
   ruler_.calibrated_tpc = s.ticks_per_cycle;
-  PairTiming w;
-  std::string err;
-  if (s.ticks_per_cycle > 0 &&
-      time_pair(wide_short_.fn(), wide_long_.fn(), wide_short_units_, wide_long_units_, buffer_.data(), &consts_,
-                counter_, budget, w, err) &&
-      w.per_unit.min > 0) {
-    if (ruler_.wide_iters == 0) ruler_.wide_iters = std::max<uint64_t>(1, uint64_t(double(w.iterations) * 0.4));
-    ruler_.wide_units = wide_long_units_ * double(ruler_.wide_iters);
-    ruler_.wide_fixed_ticks = std::max(0.0, 2 * w.short_min_ticks - w.long_min_ticks);
+  // The wide reference is sized once, like the chain, from one timed pair of its own.
+  if (ruler_.wide_iters == 0 && s.ticks_per_cycle > 0) {
+    PairTiming w;
+    std::string err;
+    if (time_pair(wide_short_.fn(), wide_long_.fn(), wide_short_units_, wide_long_units_, buffer_.data(), &consts_,
+                  counter_, budget, w, err) &&
+        w.per_unit.min > 0) {
+      ruler_.wide_iters = std::max<uint64_t>(1, uint64_t(double(w.iterations) * 0.4));
+      ruler_.wide_units = wide_long_units_ * double(ruler_.wide_iters);
+    }
+  }
+  if (ruler_.wide_iters > 0) {
     // The undisturbed ratio of the two reference calls, as time_pair takes them (each warmed by an
     // untimed call): the best of a few.
     double best_ratio = 1e300;
@@ -113,9 +116,9 @@ ClockSample ClockCalibrator::measure() {
     }
     spdlog::trace("ruler: chain {} x {} adds, wide {} x {}, best wide/chain ratio {:.4f} (so far {:.4f})",
                   ruler_.chain_iters, 2 * kShortCopies, ruler_.wide_iters, wide_long_units_, best_ratio,
-                  ruler_.wide_best_cpi);
+                  ruler_.best_wide_ratio);
     if (best_ratio < 1e300)
-      ruler_.wide_best_cpi = ruler_.wide_best_cpi > 0 ? std::min(ruler_.wide_best_cpi, best_ratio) : best_ratio;
+      ruler_.best_wide_ratio = ruler_.best_wide_ratio > 0 ? std::min(ruler_.best_wide_ratio, best_ratio) : best_ratio;
   }
   const double tsc_cycle = median(tsc_per_cycle);
   s.ghz = tsc_cycle > 0 ? tsc_hz_ / tsc_cycle / 1e9 : 0.0;

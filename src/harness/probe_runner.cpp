@@ -334,10 +334,7 @@ void ProbeRunner::Impl::run_threads(const x86::StreamPlan& plan, const std::stri
     CycleCounter ctr;
     ProbeBuffer buf;
     x86::ProbeConstants k;
-    x86::fill_constants(k, dtype);
-    if (c->buffer_holds_mxcsr)
-      for (size_t j = 0; j < sizeof(k.data); j += 4) std::memcpy(k.data + j, &k.mxcsr, 4);
-    buf.fill(k.data, c->chase_bits, c->chase_byteswap);
+    prepare_data(c.value(), dtype, k, buf);
     auto cal = ClockCalibrator::create(ctr, cpu.tsc_hz, isa);
     sync.arrive_and_wait();
     if (!cal || !buf.ok()) {

@@ -47,6 +47,15 @@ struct Compiled {
   bool chase_byteswap = false;
   bool buffer_holds_mxcsr = false;
 };
+// Constants and buffer contents for one compiled stream: the dtype's pattern, pointer-chase words
+// (byte-swapped for movbe), or the harness's MXCSR value for ldmxcsr.
+inline void prepare_data(const Compiled& c, const std::string& dtype, x86::ProbeConstants& consts,
+                         ProbeBuffer& buffer) {
+  x86::fill_constants(consts, dtype);
+  if (c.buffer_holds_mxcsr)
+    for (size_t i = 0; i < sizeof(consts.data); i += 4) std::memcpy(consts.data + i, &consts.mxcsr, 4);
+  buffer.fill(consts.data, c.chase_bits, c.chase_byteswap);
+}
 Expected<Compiled> compile_pair(const x86::StreamPlan& plan, int short_copies, const x86::HostIsa& isa);
 // Counter ticks per instruction -> core cycles per instruction.
 Stats to_cycles(const Stats& ticks, double ticks_per_cycle);
@@ -86,10 +95,7 @@ struct ProbeRunner::Impl {
   // Times the pair beside the ruler; `t.cycles` and `t.ghz` are always set (from the last
   // calibration when the ruler is not ready).
   bool time(const Compiled& c, const std::string& dtype, PairTiming& t, std::string& err) {
-    x86::fill_constants(consts, dtype);
-    if (c.buffer_holds_mxcsr)
-      for (size_t i = 0; i < sizeof(consts.data); i += 4) std::memcpy(consts.data + i, &consts.mxcsr, 4);
-    buffer.fill(consts.data, c.chase_bits, c.chase_byteswap);
+    detail::prepare_data(c, dtype, consts, buffer);
     if (!time_pair(c.short_fn.fn(), c.long_fn.fn(), c.units_short, c.units_long, buffer.data(), &consts,
                    counter, detail::probe_budget(), t, err, &clock->ruler(), cpu.tsc_hz))
       return false;

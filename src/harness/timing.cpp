@@ -62,7 +62,7 @@ bool time_pair(x86::ProbeFn short_fn, x86::ProbeFn long_fn, double units_short, 
         out.iterations = iters;
         const double units = (units_long - units_short) * double(iters);
         std::vector<double> a, b, ta, tb;
-        std::vector<double> chain_tpc, chain_tsc_tpc, wide_tpu;  // paired reference samples
+        std::vector<double> chain_tpc, chain_tsc_tpc, wide_ratio;  // paired reference samples
         double spent = 0, best_a = 1e300, best_b = 1e300, best_x = 1e300;
         int since_improved = 0, clean = 0;
         for (int n = 0; n < budget.max_samples; ++n) {
@@ -82,9 +82,9 @@ bool time_pair(x86::ProbeFn short_fn, x86::ProbeFn long_fn, double units_short, 
             chain_tpc.push_back(tpc);
             chain_tsc_tpc.push_back(tpc * tsc_per_tick);
             // Wide call over chain call, both whole: a ratio of two adjacent moments, no overhead model.
-            wide_tpu.push_back(rc.ticks ? double(rw.ticks) / double(rc.ticks) : 1e9);
+            wide_ratio.push_back(rc.ticks ? double(rw.ticks) / double(rc.ticks) : 1e9);
             const bool chain_fine = ruler->calibrated_tpc <= 0 || tpc <= ruler->calibrated_tpc * (1 + kChainDisturbedLimit);
-            if (chain_fine && wide_tpu.back() <= ruler->wide_best_cpi * (1 + kRulerCleanLimit)) ++clean;
+            if (chain_fine && wide_ratio.back() <= ruler->best_wide_ratio * (1 + kRulerCleanLimit)) ++clean;
             spent += double(rc.tsc + rw.tsc);
           }
           CallTime sa = time_call(short_fn, iters, buffer, consts, counter);
@@ -122,50 +122,42 @@ bool time_pair(x86::ProbeFn short_fn, x86::ProbeFn long_fn, double units_short, 
         // Paired conversion: each call in core cycles at the clock of its own moment.
         const std::vector<double> tpc = local_min(chain_tpc, 2);
         const std::vector<double> tsc_tpc_local = local_min(chain_tsc_tpc, 2);
-        std::vector<double> cpi(tpc.size());
-        for (size_t i = 0; i < tpc.size(); ++i) cpi[i] = wide_tpu[i];
         // A faster moment than any seen before is the new undisturbed rate (a low percentile, so a
         // single odd sample cannot set it). A busy sibling slows the wide stream far more than the
         // chain (measured on Zen 3: chain +1-3%, wide +15-100%), so the ratio only rises with it.
         std::vector<bool> chain_ok(tpc.size(), true);
-        std::vector<double> cpi_ok;
+        std::vector<double> ratio_ok;
         for (size_t i = 0; i < tpc.size(); ++i) {
           // The sample's own chain call, not the nearby minimum: a preempted chain call must not
           // make its ratio look like a faster wide stream.
           if (ruler->calibrated_tpc > 0) chain_ok[i] = chain_tpc[i] <= ruler->calibrated_tpc * (1 + kChainDisturbedLimit);
-          if (chain_ok[i]) cpi_ok.push_back(cpi[i]);
+          if (chain_ok[i]) ratio_ok.push_back(wide_ratio[i]);
         }
-        if (cpi_ok.size() >= 3) ruler->wide_best_cpi = std::min(ruler->wide_best_cpi, percentile(cpi_ok, 0.1));
+        if (ratio_ok.size() >= 3) ruler->best_wide_ratio = std::min(ruler->best_wide_ratio, percentile(ratio_ok, 0.1));
         for (size_t i = 0; i < tpc.size(); ++i)
           spdlog::trace("    sample {:2}: chain {:.4f} local {:.4f} wide/chain {:.4f} (best {:.4f}) probe {:.4f}", i,
-                        chain_tpc[i], tpc[i], cpi[i], ruler->wide_best_cpi, (b[i] - a[i]) / units / tpc[i]);
+                        chain_tpc[i], tpc[i], wide_ratio[i], ruler->best_wide_ratio, (b[i] - a[i]) / units / tpc[i]);
         std::vector<bool> ok(tpc.size());
         std::vector<double> slow;
         for (size_t i = 0; i < tpc.size(); ++i) {
-          ok[i] = chain_ok[i] && cpi[i] <= ruler->wide_best_cpi * (1 + kRulerCleanLimit);
-          if (!ok[i]) slow.push_back(cpi[i] / ruler->wide_best_cpi - 1);
+          ok[i] = chain_ok[i] && wide_ratio[i] <= ruler->best_wide_ratio * (1 + kRulerCleanLimit);
+          if (!ok[i]) slow.push_back(wide_ratio[i] / ruler->best_wide_ratio - 1);
         }
         out.clean_samples = int(std::count(ok.begin(), ok.end(), true));
         out.slowed_samples = int(ok.size()) - out.clean_samples;
         out.slowdown = median(slow);
         // Too few undisturbed samples: convert them all (the caller mistrusts the result).
         const bool use_all = out.clean_samples < 3;
-        double base_cycles = 1e300;
-        for (size_t i = 0; i < a.size(); ++i)
-          if (use_all || ok[i]) base_cycles = std::min(base_cycles, a[i] / tpc[i]);
-        std::vector<double> cyc, used_tpc, used_tsc;
-        for (size_t i = 0; i < b.size(); ++i) {
-          if (!use_all && !ok[i]) continue;
-          cyc.push_back((b[i] / tpc[i] - base_cycles) / units);
-          used_tpc.push_back(tpc[i]);
-          used_tsc.push_back(tsc_tpc_local[i]);
-        }
         // Each sample's long call minus its own short call, both at the clock of that moment: the
         // undisturbed samples differ only by symmetric jitter, so their median is the figure. (The
         // minimum of differences is biased low by that jitter: 0.5-1.5% on a Zen 3 VM.)
-        std::vector<double> adj;
-        for (size_t i = 0; i < b.size(); ++i)
-          if (use_all || ok[i]) adj.push_back((b[i] - a[i]) / tpc[i] / units);
+        std::vector<double> adj, used_tpc, used_tsc;
+        for (size_t i = 0; i < b.size(); ++i) {
+          if (!use_all && !ok[i]) continue;
+          adj.push_back((b[i] - a[i]) / tpc[i] / units);
+          used_tpc.push_back(tpc[i]);
+          used_tsc.push_back(tsc_tpc_local[i]);
+        }
         out.paired = true;
         out.cycles = summarize(adj);
         out.value = out.cycles.median;

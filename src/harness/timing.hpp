@@ -33,18 +33,17 @@ struct Ruler {
   x86::ProbeFn wide = nullptr;   // the same add on independent registers: the core's full ALU rate
   double wide_units = 0;
   uint64_t wide_iters = 0;
-  double wide_fixed_ticks = 0;
   // Smallest ratio of a `wide` call's ticks to the adjacent `chain` call's ticks seen on this core:
   // the core running undisturbed (a busy sibling slows the wide stream far more than the chain).
   // Lowered by every timing that sees a faster moment.
-  mutable double wide_best_cpi = 0;
+  mutable double best_wide_ratio = 0;
   // The clock of the last calibration (ticks per cycle). A paired chain far slower than it was
   // interrupted or preempted, not a slower clock: such samples neither count as undisturbed nor
   // set the best rate.
   double calibrated_tpc = 0;
   void* buffer = nullptr;
   const x86::ProbeConstants* consts = nullptr;
-  bool ready() const { return chain && wide && chain_units > 0 && wide_units > 0 && wide_best_cpi > 0; }
+  bool ready() const { return chain && wide && chain_units > 0 && wide_units > 0 && best_wide_ratio > 0; }
 };
 
 // A sample counts as undisturbed while the wide reference runs within this of its best rate.
