@@ -109,7 +109,12 @@ MatmulResult mistrusted_f32() {
   openblas.gflops = gflops_of(256, 256, 256, 1, 0.290);
   openblas.max_rel_error = 3.0e-7;
   openblas.speedup = 0.290 / 0.310;
-  r.baselines = {openblas};
+  // A library that crashed in its worker process: a row with the signal, no figures.
+  BaselineResult blis;
+  blis.library = "blis";
+  blis.status = Status::error;
+  blis.reason = "the library's worker process was killed by SIGSEGV (Segmentation fault)";
+  r.baselines = {openblas, blis};
   r.status = Status::mistrusted;
   r.reason = "spread 213% over 200 runs, \"min\" far below mean | limit 5%";
   return r;
@@ -201,6 +206,8 @@ TEST_CASE("matmul JSON reads back as it was written", "[matmul_report]") {
     for (size_t i = 0; i < r.baselines.size(); ++i) {
       CHECK(back.baselines[i].path == r.baselines[i].path);
       CHECK(back.baselines[i].speedup == r.baselines[i].speedup);
+      CHECK(back.baselines[i].status == r.baselines[i].status);
+      CHECK(back.baselines[i].reason == r.baselines[i].reason);
     }
   }
   // The NaN std was written as null and reads back as NaN, not as 0.

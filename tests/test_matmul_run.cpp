@@ -1,5 +1,7 @@
 // A whole measurement on the real machine: checked, timed by the spec, named for compare, cold
 // runs and batches accepted; a wrong kernel result is an error, not a number.
+#include <stdlib.h>
+
 #include <catch2/catch.hpp>
 
 #include "cpu/cpu_info.hpp"
@@ -42,4 +44,31 @@ TEST_CASE("matmul run: timing summaries and names", "[matmul_run]") {
   CHECK(matmul_name(1, 2, 3, 4, MatmulDtype::bf16, 2, ColdCacheMode::none) == "matmul bf16 1x2x3 batch 4, 2 threads");
   CHECK(matmul_bytes(2, 3, 4, 1, MatmulDtype::i8) == 2 * 4 + 4 * 3 + 4.0 * 2 * 3);
   CHECK(matmul_error_limit(MatmulDtype::i8) == 0.0);
+}
+
+TEST_CASE("matmul run: a baseline library that crashes costs its own row only", "[matmul_run]") {
+  const CpuInfo cpu = detect_cpu_info();
+  if (const std::string why = gemm_unsupported(cpu, MatmulDtype::f32); !why.empty()) PP_SKIP(why);
+  Gemm gemm(cpu, MatmulDtype::f32);
+  MatmulRequest rq;
+  rq.m = 32, rq.n = 48, rq.k = 40;
+  rq.config = default_config(cpu, MatmulDtype::f32, 32, 48, 40, 1);
+  rq.min_seconds = 0.01;
+  rq.baselines = {PEAKPROBE_FAKE_BLAS, PEAKPROBE_FAKE_BLAS};
+  ::setenv("PEAKPROBE_FAKE_BLAS_MODE", "crash", 1);
+  auto r = run_matmul(cpu, gemm, rq);
+  ::unsetenv("PEAKPROBE_FAKE_BLAS_MODE");
+  REQUIRE(r.ok());
+  CHECK(r->status == Status::ok);  // ours was measured and checked
+  CHECK(r->timing.repetitions >= 5);
+  REQUIRE(r->baselines.size() == 2);  // the first crash did not stop the second library
+  for (const auto& b : r->baselines) {
+    CHECK(b.status == Status::error);
+#if defined(__SANITIZE_ADDRESS__)
+    CHECK_THAT(b.reason, Catch::Contains("exited with code"));  // ASan's handler reports the fault and exits
+#else
+    CHECK_THAT(b.reason, Catch::Contains("SIGSEGV"));
+#endif
+    CHECK(b.timing.repetitions == 0);
+  }
 }

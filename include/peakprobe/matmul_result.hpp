@@ -41,6 +41,10 @@ struct BaselineResult {
   double gflops = 0;            // from min_ms
   double max_rel_error = 0;     // against the same reference as ours
   double speedup = 0;           // baseline min_ms / our min_ms: > 1 means peakprobe is faster
+  // ok, or error when the library crashed, exited or hung in its worker process (reason names the
+  // signal or the time limit); an error baseline has no timing and never changes the exit code.
+  Status status = Status::ok;
+  std::string reason;
 };
 
 struct MatmulResult {

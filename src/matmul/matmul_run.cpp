@@ -12,6 +12,7 @@
 #include <spdlog/spdlog.h>
 
 #include "harness/pin.hpp"
+#include "matmul/baseline_worker.hpp"
 #include "matmul/blas_baseline.hpp"
 #include "matmul/reference.hpp"
 
@@ -106,12 +107,18 @@ struct Timed {
   int64_t rows_checked = 0;
 };
 
-// Check once, then warm up and time `call` over the batch, cold or warm. With `pin`, the calling
-// thread sits on the first core meanwhile (and is given its CPU set back after, so threads a BLAS
-// library starts later are not born on one core).
-Expected<Timed> time_calls(const CpuInfo& cpu, Operands& op, const MatmulRequest& rq, const Call& call, bool pin) {
+// Where a timed call runs: the core the calling thread sits on meanwhile (-1: left unpinned, so
+// that a threaded library's own threads can spread), and the cold-cache pile size.
+struct TimingPlace {
+  int pin_cpu = -1;
+  uint64_t pile_bytes = 0;
+};
+
+// Check once, then warm up and time `call` over the batch, cold or warm. A pinned caller is given its
+// CPU set back after, so threads a BLAS library starts later are not born on one core.
+Expected<Timed> time_calls(const TimingPlace& place, Operands& op, const MatmulRequest& rq, const Call& call) {
   AffinityGuard caller_affinity;
-  if (pin && !cpu.core_order.empty()) pin_current_thread(cpu.core_order.front());
+  if (place.pin_cpu >= 0) pin_current_thread(place.pin_cpu);
   auto run_batch = [&](const uint8_t* a, const uint8_t* b, uint8_t* c) -> Expected<bool> {
     const int es = element_bytes(op.dtype);
     for (int64_t i = 0; i < op.batch; ++i)
@@ -130,7 +137,7 @@ Expected<Timed> time_calls(const CpuInfo& cpu, Operands& op, const MatmulRequest
   std::vector<ColdCacheArg> args = {{op.a.get(), op.a_bytes(), false},
                                     {op.b.get(), op.b_bytes(), true},
                                     {op.c.get(), op.c_bytes(), false}};
-  auto cache = ColdCache::create(rq.cold_cache, args, cold_cache_pile_bytes(cpu, rq.config.threads), rq.flush_tlb);
+  auto cache = ColdCache::create(rq.cold_cache, args, place.pile_bytes, rq.flush_tlb);
   if (!cache) return make_error(cache.error());
   std::vector<double> ms;
   double total = 0;
@@ -196,10 +203,16 @@ Expected<MatmulResult> run_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulRe
   r.config = rq.config;
   r.config_source = rq.config_source;
   const int64_t m = rq.m, n = rq.n, k = rq.k;
-  auto ours = time_calls(cpu, *op, rq, [&](const uint8_t* a, const uint8_t* b, uint8_t* c) {
+  TimingPlace place;
+  place.pin_cpu = cpu.core_order.empty() ? -1 : cpu.core_order.front();
+  place.pile_bytes = cold_cache_pile_bytes(cpu, rq.config.threads);
+  const auto ours_start = std::chrono::steady_clock::now();
+  auto ours = time_calls(place, *op, rq, [&](const uint8_t* a, const uint8_t* b, uint8_t* c) {
     return gemm.run(GemmArgs{m, n, k, a, k, b, n, c, n}, rq.config);
-  }, true);
+  });
   if (!ours) return make_error(ours.error());
+  const double ours_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - ours_start).count();
   r.timing = ours->timing;
   r.max_rel_error = ours->max_rel_error;
   r.rows_checked = ours->rows_checked;
@@ -216,31 +229,68 @@ Expected<MatmulResult> run_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulRe
       spdlog::info("baseline {}: only f32 is compared (the Debian BLAS builds have no bf16/int8 GEMM)", name);
       continue;
     }
-    auto lib = BlasLibrary::open(name);
-    if (!lib) {
-      spdlog::info("baseline {}: {}", name, lib.error());
+    BaselineJob job;
+    job.library = name;
+    job.m = m, job.n = n, job.k = k, job.batch = rq.batch;
+    job.threads = r.threads;
+    job.cold_cache = rq.cold_cache;
+    job.flush_tlb = rq.flush_tlb;
+    job.warmup = rq.warmup, job.min_repetitions = rq.min_repetitions, job.max_repetitions = rq.max_repetitions;
+    job.min_seconds = rq.min_seconds;
+    job.pin_cpu = r.threads == 1 ? place.pin_cpu : -1;  // a threaded library's own threads must be free to spread
+    job.pile_bytes = place.pile_bytes;
+    // A library may be several times slower than ours, never a hundred: past this it hangs.
+    const double limit = rq.baseline_time_limit_s > 0 ? rq.baseline_time_limit_s : 30 + 20 * ours_seconds;
+    const BaselineOutcome outcome = run_baseline_isolated(job, limit);
+    if (!outcome.available) {
+      // The default names are looked for and may simply not be installed; a path was asked for.
+      const bool named_file = name.find('/') != std::string::npos || name.find(".so") != std::string::npos;
+      if (named_file) spdlog::warn("baseline {}: {}", name, outcome.unavailable);
+      else spdlog::info("baseline {}: {}", name, outcome.unavailable);
       continue;
     }
-    (*lib)->set_threads(r.threads);
-    auto theirs = time_calls(cpu, *op, rq, [&](const uint8_t* a, const uint8_t* b, uint8_t* c) -> Expected<bool> {
-      (*lib)->sgemm(m, n, k, reinterpret_cast<const float*>(a), k, reinterpret_cast<const float*>(b), n,
-                    reinterpret_cast<float*>(c), n);
-      return true;
-    }, r.threads == 1);  // a threaded library's own threads must be free to spread
-    if (!theirs) {
-      spdlog::warn("baseline {}: {}", name, theirs.error());
-      continue;
+    BaselineResult br = outcome.result;
+    if (br.status == Status::ok) {
+      br.gflops = flops / (br.timing.min_ms * 1e-3) / 1e9;
+      br.speedup = br.timing.min_ms / r.timing.min_ms;
+    } else {
+      spdlog::warn("baseline {}: {}", name, br.reason);
     }
-    BaselineResult br;
-    br.library = (*lib)->name();
-    br.path = (*lib)->path();
-    br.timing = theirs->timing;
-    br.gflops = flops / (br.timing.min_ms * 1e-3) / 1e9;
-    br.max_rel_error = theirs->max_rel_error;
-    br.speedup = br.timing.min_ms / r.timing.min_ms;
     r.baselines.push_back(br);
   }
   return r;
+}
+
+Expected<BaselineResult> measure_baseline_here(const BaselineJob& job) {
+  auto lib = BlasLibrary::open(job.library);
+  if (!lib) return make_error(lib.error());
+  auto op = make_operands(job.m, job.n, job.k, job.batch, MatmulDtype::f32);
+  if (!op) return make_error(op.error());
+  MatmulRequest rq;
+  rq.m = job.m, rq.n = job.n, rq.k = job.k, rq.batch = job.batch, rq.threads = job.threads;
+  rq.cold_cache = job.cold_cache;
+  rq.flush_tlb = job.flush_tlb;
+  rq.warmup = job.warmup, rq.min_repetitions = job.min_repetitions, rq.max_repetitions = job.max_repetitions;
+  rq.min_seconds = job.min_seconds;
+  (*lib)->set_threads(job.threads);
+  const int64_t m = job.m, n = job.n, k = job.k;
+  auto theirs = time_calls(TimingPlace{job.pin_cpu, job.pile_bytes}, *op, rq,
+                           [&](const uint8_t* a, const uint8_t* b, uint8_t* c) -> Expected<bool> {
+                             (*lib)->sgemm(m, n, k, reinterpret_cast<const float*>(a), k,
+                                           reinterpret_cast<const float*>(b), n, reinterpret_cast<float*>(c), n);
+                             return true;
+                           });
+  BaselineResult br;
+  br.library = (*lib)->name();
+  br.path = (*lib)->path();
+  if (!theirs) {
+    br.status = Status::error;
+    br.reason = theirs.error();
+    return br;
+  }
+  br.timing = theirs->timing;
+  br.max_rel_error = theirs->max_rel_error;
+  return br;
 }
 
 Expected<double> time_matmul_config(Gemm& gemm, int64_t m, int64_t n, int64_t k, const MatmulConfig& config) {

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "matmul/baseline_worker.hpp"
 #include "matmul/gemm.hpp"
 #include "memory/cold_cache.hpp"
 #include "peakprobe/expected.hpp"
@@ -29,6 +30,9 @@ struct MatmulRequest {
   double min_seconds = 0.5;       // keep repeating until this much time was measured
   int max_repetitions = 10000;
   std::vector<std::string> baselines;  // BLAS libraries to run too ("openblas", "blis"); f32 only
+  // Each baseline runs in a child process (baseline_worker.hpp) killed after this many seconds;
+  // 0: 30 s plus 20 times the wall time of our own checked and timed run.
+  double baseline_time_limit_s = 0;
 };
 
 // Bytes of A, B and C of the whole batch.
@@ -41,7 +45,14 @@ double matmul_error_limit(MatmulDtype dtype);
 
 // Runs and times the request on `gemm`; fills everything of MatmulResult except the ceiling,
 // bound_by and efficiency (the caller measures the roof). status is error when the check fails.
+// Baselines run isolated: a library that crashes, exits or hangs gives a baseline row with status
+// error and the signal or time limit named; one that is not installed gives no row (logged).
 Expected<MatmulResult> run_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulRequest& request);
+
+// The worker's side of a baseline: opens the library in this process, fills the same seeded operands,
+// checks and times sgemm exactly as run_matmul times ours. gflops and speedup are left to the parent.
+// An error: the library could not be opened (not installed). status error: its run failed.
+Expected<BaselineResult> measure_baseline_here(const BaselineJob& job);
 
 // Best time in ms of `config` over a short run (autotune): warm-up 1, then 3 runs or 0.1 s.
 Expected<double> time_matmul_config(Gemm& gemm, int64_t m, int64_t n, int64_t k, const MatmulConfig& config);

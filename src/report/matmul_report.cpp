@@ -92,7 +92,9 @@ json to_json(const BaselineResult& b) {
               {"path", b.path},
               {"gflops", json_number(b.gflops)},
               {"max_rel_error", json_number(b.max_rel_error)},
-              {"speedup", json_number(b.speedup)}};
+              {"speedup", json_number(b.speedup)},
+              {"status", to_string(b.status)},
+              {"reason", b.reason}};
   return to_json(b.timing, std::move(row));
 }
 
@@ -171,6 +173,10 @@ BaselineResult baseline_from(const json& j) {
   b.gflops = number_at(j, "gflops");
   b.max_rel_error = number_at(j, "max_rel_error");
   b.speedup = number_at(j, "speedup");
+  // Documents from before baselines ran isolated have no status: their rows were all measured.
+  if (const json* st = member(j, "status"); st != nullptr && st->is_string() && st->get<std::string>() != "ok")
+    b.status = Status::error;
+  b.reason = text_at(j, "reason");
   return b;
 }
 
@@ -215,6 +221,7 @@ std::string markdown_config(const MatmulResult& r) {
 
 std::string markdown_baseline(const MatmulResult& r, const std::string& library) {
   const BaselineResult* b = baseline(r, library);
+  if (b != nullptr && b->status != Status::ok) return to_string(b->status);
   if (b == nullptr || b->timing.repetitions <= 0) return kMissing;
   return fmt::format("{} ({})", fixed(b->gflops, 1), speedup_text(b->speedup));
 }
@@ -296,7 +303,7 @@ constexpr std::size_t kBaselineColumnsAt = std::size(kCells) - 2;
 
 std::string csv_baseline(const MatmulResult& r, const std::string& library, int field) {
   const BaselineResult* b = baseline(r, library);
-  if (b == nullptr || b->timing.repetitions <= 0) return "";
+  if (b == nullptr || b->status != Status::ok || b->timing.repetitions <= 0) return "";
   switch (field) {
     case 0: return csv_fixed(b->timing.mean_ms, kMs);
     case 1: return csv_fixed(b->timing.min_ms, kMs);
@@ -411,7 +418,9 @@ void write_matmul_console(std::ostream& out, const MatmulResult& r) {
   for (const auto& b : r.baselines) {
     std::string line = "  " + b.library;
     if (!b.path.empty()) line += " (" + b.path + ")";
-    if (b.timing.repetitions > 0) {
+    if (b.status != Status::ok) {
+      line += fmt::format(": {}: {}", to_string(b.status), b.reason.empty() ? "no reason given" : b.reason);
+    } else if (b.timing.repetitions > 0) {
       line += fmt::format(": {} {}, min {} ms", fixed(b.gflops, 1), unit, fixed(b.timing.min_ms, 2));
       if (b.speedup > 0 && std::isfinite(b.speedup)) line += " -> peakprobe " + speedup_text(b.speedup);
     } else {

@@ -17,7 +17,8 @@ namespace peakprobe {
 //   max_rel_error, rows_checked, mean_ms, min_ms, max_ms, std_ms, repetitions, warmup,
 //   gflops, arithmetic_intensity, ceiling_gflops, ceiling_source, bound_by, efficiency,
 //   clock {source, ghz, ghz_before, ghz_after, drift},
-//   baselines [{library, path, mean_ms, min_ms, max_ms, std_ms, repetitions, gflops, max_rel_error, speedup}],
+//   baselines [{library, path, mean_ms, min_ms, max_ms, std_ms, repetitions, gflops, max_rel_error, speedup,
+//               status, reason}],
 //   status, and reason (present only when not empty).
 // `compare` identifies the row by "name" and judges "mean_ms" (lower is better) and "gflops"
 // (higher is better). Missing ceilings and efficiencies, and any non-finite number, are null.

@@ -1,0 +1,35 @@
+// A stand-in BLAS for the isolation tests: it exports cblas_sgemm like OpenBLAS and BLIS do, and
+// misbehaves as PEAKPROBE_FAKE_BLAS_MODE says, the ways real libraries have taken peakprobe down:
+//   crash  - a memory fault (BLIS's OpenMP build died with SIGSEGV inside libgomp)
+//   abort  - abort(), as an assertion inside a library does
+//   exit   - exit(7) (cblas_xerbla exits the process on a bad argument)
+//   hang   - never returns
+//   (unset or anything else) - a plain, correct row-major sgemm.
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+
+extern "C" {
+
+void cblas_sgemm(int /*order*/, int /*transa*/, int /*transb*/, int m, int n, int k, float alpha, const float* a,
+                 int lda, const float* b, int ldb, float beta, float* c, int ldc) {
+  const char* mode = std::getenv("PEAKPROBE_FAKE_BLAS_MODE");
+  if (mode != nullptr) {
+    if (std::strcmp(mode, "crash") == 0) {
+      volatile int* nowhere = nullptr;
+      *nowhere = 1;
+    }
+    if (std::strcmp(mode, "abort") == 0) std::abort();
+    if (std::strcmp(mode, "exit") == 0) std::exit(7);
+    if (std::strcmp(mode, "hang") == 0)
+      for (;;) ::pause();
+  }
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j < n; ++j) {
+      double sum = 0;
+      for (int p = 0; p < k; ++p) sum += double(a[i * lda + p]) * double(b[p * ldb + j]);
+      c[i * ldc + j] = float(alpha * sum) + (beta == 0 ? 0.0f : beta * c[i * ldc + j]);
+    }
+}
+}

@@ -1,0 +1,108 @@
+// BLAS baselines in a worker process: the job survives the command line, bad jobs are typed errors,
+// and a library that crashes, aborts, exits or hangs gives an error row naming how, while the
+// caller goes on. The stand-in library (tests/fake_blas) misbehaves on request.
+#include <stdlib.h>
+
+#include <catch2/catch.hpp>
+
+#include "matmul/baseline_worker.hpp"
+
+using namespace peakprobe;
+
+namespace {
+
+// Under AddressSanitizer a memory fault is caught by ASan's own handler, which reports it and exits
+// with code 1 instead of dying by the signal.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr const char* kCrashWords = "exited with code";
+#else
+constexpr const char* kCrashWords = "SIGSEGV";
+#endif
+
+BaselineJob small_job() {
+  BaselineJob job;
+  job.library = PEAKPROBE_FAKE_BLAS;
+  job.m = 24, job.n = 20, job.k = 16, job.batch = 2;
+  job.min_seconds = 0.01;
+  job.min_repetitions = 3;
+  return job;
+}
+
+BaselineOutcome run_fake(const char* mode, double limit = 60) {
+  if (mode == nullptr) ::unsetenv("PEAKPROBE_FAKE_BLAS_MODE");
+  else ::setenv("PEAKPROBE_FAKE_BLAS_MODE", mode, 1);
+  BaselineOutcome o = run_baseline_isolated(small_job(), limit);
+  ::unsetenv("PEAKPROBE_FAKE_BLAS_MODE");
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("baseline worker: a job survives encoding, a bad one is a typed error", "[baseline_worker]") {
+  BaselineJob job = small_job();
+  job.cold_cache = ColdCacheMode::wei;
+  job.flush_tlb = true;
+  job.threads = 2;
+  job.pin_cpu = 1;
+  job.pile_bytes = 123456789;
+  auto back = decode_job(encode_job(job));
+  REQUIRE(back.ok());
+  CHECK(back->library == job.library);
+  CHECK(back->m == 24);
+  CHECK(back->n == 20);
+  CHECK(back->k == 16);
+  CHECK(back->batch == 2);
+  CHECK(back->threads == 2);
+  CHECK(back->cold_cache == ColdCacheMode::wei);
+  CHECK(back->flush_tlb);
+  CHECK(back->pin_cpu == 1);
+  CHECK(back->pile_bytes == 123456789u);
+  CHECK(back->min_seconds == job.min_seconds);
+
+  CHECK_FALSE(decode_job("").ok());
+  CHECK_FALSE(decode_job("[1,2]").ok());
+  CHECK_FALSE(decode_job("{\"library\": 3}").ok());
+  job.m = 1 << 20;
+  CHECK_FALSE(decode_job(encode_job(job)).ok());
+  job.m = 24;
+  job.batch = 0;
+  CHECK_FALSE(decode_job(encode_job(job)).ok());
+}
+
+TEST_CASE("baseline worker: a library that behaves is timed and checked in the worker", "[baseline_worker]") {
+  BaselineOutcome o = run_fake(nullptr);
+  REQUIRE(o.available);
+  CHECK(o.result.status == Status::ok);
+  CHECK(o.result.reason.empty());
+  CHECK(o.result.path.find("fake_blas") != std::string::npos);
+  CHECK(o.result.timing.repetitions >= 3);
+  CHECK(o.result.timing.min_ms > 0);
+  CHECK(o.result.max_rel_error < 1e-5);
+}
+
+TEST_CASE("baseline worker: a crash, an abort, an exit and a hang each give an error naming them", "[baseline_worker]") {
+  const BaselineOutcome crash = run_fake("crash");
+  REQUIRE(crash.available);
+  CHECK(crash.result.status == Status::error);
+  CHECK_THAT(crash.result.reason, Catch::Contains(kCrashWords));
+
+  const BaselineOutcome abort = run_fake("abort");
+  CHECK(abort.result.status == Status::error);
+  CHECK_THAT(abort.result.reason, Catch::Contains("SIGABRT"));
+
+  const BaselineOutcome exited = run_fake("exit");
+  CHECK(exited.result.status == Status::error);
+  CHECK_THAT(exited.result.reason, Catch::Contains("exited with code 7"));
+
+  const BaselineOutcome hang = run_fake("hang", 1.0);
+  CHECK(hang.result.status == Status::error);
+  CHECK_THAT(hang.result.reason, Catch::Contains("time limit"));
+}
+
+TEST_CASE("baseline worker: a library that is not there is unavailable, not an error", "[baseline_worker]") {
+  BaselineJob job = small_job();
+  job.library = "/nonexistent/libblas-that-is-not-here.so";
+  const BaselineOutcome o = run_baseline_isolated(job, 60);
+  CHECK_FALSE(o.available);
+  CHECK_THAT(o.unavailable, Catch::Contains("/nonexistent/libblas-that-is-not-here.so"));
+}
