@@ -152,3 +152,27 @@ TEST_CASE("hw: a pair with an unsupported part is skipped, never run", "[hw][pai
   CHECK(p.mix.reason.find("amx_bf16") != std::string::npos);
   CHECK_FALSE(p.classification);
 }
+
+TEST_CASE("hw: mixes refuse what inst refuses and run stack forms only balanced", "[hw][pair_runner]") {
+  // A pair with syscall would make real system calls; it is refused before anything runs.
+  PairResult sys = measure_pair(runner(), spec("syscall"), spec("add r64, r64"), 1, 1);
+  CHECK(sys.mix.status == Status::skipped);
+  CHECK(sys.mix.reason.find("refused before running") == 0);
+  CHECK_FALSE(sys.classification);
+
+  // pop beside its companion push, in either order, runs balanced (push first); alone it is refused.
+  for (const auto& [a, b] : {std::pair<const char*, const char*>{"pop r64", "push r64"}, {"push r64", "pop r64"}}) {
+    MixResult m = runner().run_mix({MixSpec{spec(a), 1}, MixSpec{spec(b), 1}});
+    INFO(a << " + " << b << ": " << to_string(m.status) << " " << m.reason);
+    CHECK(m.status != Status::error);
+    CHECK(m.status != Status::skipped);
+  }
+  MixResult alone = runner().run_mix({MixSpec{spec("pop r64"), 1}, MixSpec{spec("add r64, r64"), 1}});
+  CHECK(alone.status == Status::skipped);
+  CHECK(alone.reason.find("push r64") != std::string::npos);
+  MixResult unequal = runner().run_mix({MixSpec{spec("pop r64"), 2}, MixSpec{spec("push r64"), 1}});
+  CHECK(unequal.status == Status::skipped);
+  // The harness still measures after all of them.
+  MixResult after = runner().run_mix({MixSpec{spec("add r64, r64"), 1}});
+  CHECK(after.status != Status::error);
+}

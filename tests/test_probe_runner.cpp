@@ -132,6 +132,35 @@ TEST_CASE("hw: stack and flag forms are measured balanced, the harness survives"
   CHECK(after.status != Status::error);
 }
 
+TEST_CASE("hw: x87, MMX and SSE control state set by a probe does not leak into the process",
+          "[hw][probe_runner]") {
+  auto control_word = [] {
+    uint16_t cw = 0;
+    asm volatile("fnstcw %0" : "=m"(cw));
+    return cw;
+  };
+  // The control bits only (rounding, flush-to-zero, masks, DAZ): bits 0-5 are sticky exception
+  // flags that any inexact SSE arithmetic of this process sets.
+  auto mxcsr = [] {
+    uint32_t v = 0;
+    asm volatile("stmxcsr %0" : "=m"(v));
+    return v & ~0x3Fu;
+  };
+  const uint16_t cw_before = control_word();
+  const uint32_t mxcsr_before = mxcsr();
+  for (const char* text : {"fldcw m16", "fninit", "ldmxcsr m32", "fld1", "fldz"}) {
+    ProbeResult r = measure(text);
+    INFO(text << ": " << to_string(r.status) << " " << r.reason);
+    CHECK(r.status != Status::error);
+    CHECK(control_word() == cw_before);
+    CHECK(mxcsr() == mxcsr_before);
+    // x87 arithmetic still works: a stream that left the x87 registers tagged in use (fld1 pushes
+    // without popping) would turn this into a NaN (stack overflow on the first load).
+    volatile long double a = 1.5L, b = 2.25L;
+    CHECK(double(a * b) == 3.375);
+  }
+}
+
 TEST_CASE("hw: forms that leave the process or move reserved registers are refused, not run",
           "[hw][probe_runner]") {
   for (const char* text : {"syscall", "int3", "hlt", "wrfsbase r64", "add rdi, imm8", "xor rsi, rsi",

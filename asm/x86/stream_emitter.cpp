@@ -101,8 +101,11 @@ JitFunction::~JitFunction() {
 asmjit::Error emit_stream_function(ax::Emitter& e, const StreamPlan& plan, int copies, const HostIsa& isa) {
   const ax::Gp saved[] = {ax::rbx, ax::rbp, ax::r12, ax::r13, ax::r14, ax::r15};
   for (const auto& r : saved) e.push(r);
+  // The caller's MXCSR at [rsp] and x87 control word at [rsp + 4]: a probe of ldmxcsr, fldcw or
+  // fninit changes them, and the rest of the process (libm included) must not inherit that.
   e.sub(ax::rsp, 8);
   e.stmxcsr(ax::dword_ptr(ax::rsp));
+  e.fnstcw(ax::word_ptr(ax::rsp, 4));
   e.ldmxcsr(ax::dword_ptr(ax::rdx, int32_t(offsetof(ProbeConstants, mxcsr))));
   e.mov(ax::r11, ax::rdx);
 
@@ -141,7 +144,9 @@ asmjit::Error emit_stream_function(ax::Emitter& e, const StreamPlan& plan, int c
 
   if (plan.uses_tiles) e.tilerelease();
   if (isa.avx) e.vzeroupper();
-  e.cld();  // the ABI wants the direction flag clear on return, whatever the stream did to it
+  e.cld();   // the ABI wants the direction flag clear on return, whatever the stream did to it
+  e.emms();  // and the x87 stack empty: fld1 streams or MMX leave its registers tagged in use
+  e.fldcw(ax::word_ptr(ax::rsp, 4));
   e.ldmxcsr(ax::dword_ptr(ax::rsp));
   e.add(ax::rsp, 8);
   for (int i = 5; i >= 0; --i) e.pop(saved[i]);

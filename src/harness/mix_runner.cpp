@@ -10,11 +10,38 @@
 
 #include "harness/probe_runner.hpp"
 #include "harness/probe_runner_impl.hpp"
+#include "asm/x86/state_forms.hpp"
 
 namespace peakprobe {
 using namespace detail;
 
 namespace {
+
+// Why a mix of these forms must not run, or "" when it may. The same forms `inst` refuses are refused
+// here (a pair with `syscall` would make real system calls). A form that moves the stack pointer or
+// a flag the harness stands on runs only beside its balancing companion with the same weight (push
+// with pop, std with cld); `order` then puts a companion that must come first (push before pop) first.
+std::string state_refusal(const std::vector<x86::InstForm>& forms, const std::vector<MixSpec>& parts,
+                          std::vector<size_t>& order) {
+  for (const auto& f : forms)
+    if (auto why = x86::refusal_reason(f)) return "refused before running: " + *why;
+  for (size_t i = 0; i < forms.size(); ++i) {
+    auto companion = x86::balancing_companion(forms[i]);
+    if (!companion) continue;
+    auto other = x86::resolve_inst(companion->text);
+    size_t j = forms.size();
+    if (other)
+      for (size_t k = 0; k < forms.size(); ++k)
+        if (k != i && forms[k].display == other->display && parts[k].weight == parts[i].weight) j = k;
+    if (j == forms.size())
+      return fmt::format("refused before running: '{}' changes state the harness stands on and runs only "
+                         "beside '{}' with the same weight ({}); 'peakprobe inst \"{}\"' measures it balanced",
+                         forms[i].display, companion->text, companion->why, forms[i].display);
+    const auto pos_i = std::find(order.begin(), order.end(), i), pos_j = std::find(order.begin(), order.end(), j);
+    if (companion->first == (pos_j > pos_i)) std::iter_swap(pos_i, pos_j);
+  }
+  return "";
+}
 
 std::string mix_repro(const std::vector<MixSpec>& parts, int cpu) {
   std::string cmd = "peakprobe mix";
@@ -56,9 +83,16 @@ MixResult ProbeRunner::Impl::run_mix_once(const std::vector<MixSpec>& parts) {
     r.reason = fmt::format("needs {}, not available on this CPU", fmt::join(missing, ", "));
     return r;
   }
+  std::vector<size_t> order(forms.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  if (std::string why = state_refusal(forms, parts, order); !why.empty()) {
+    r.status = Status::skipped;
+    r.reason = why;
+    return r;
+  }
   std::vector<x86::MixEntry> entries;
   int group = 0;
-  for (size_t i = 0; i < forms.size(); ++i) {
+  for (size_t i : order) {
     entries.push_back({&forms[i], parts[i].weight});
     group += parts[i].weight;
   }

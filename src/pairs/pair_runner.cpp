@@ -62,9 +62,10 @@ PairResult measure_pair(ProbeRunner& runner, const ProbeSpec& a, const ProbeSpec
   }
   set_alone(p, *alone_a, *alone_b);
   if (p.mix.status == Status::ok && (!measured(*alone_a) || !measured(*alone_b))) {
-    p.mix.status = Status::error;
-    p.mix.reason = "an instruction of the pair could not be measured alone: " +
-                   (measured(*alone_a) ? alone_b->reason : alone_a->reason);
+    const MixResult& missing = measured(*alone_a) ? *alone_b : *alone_a;
+    // A part refused alone (pop needs its push) leaves the pair without a reference: nothing broke.
+    p.mix.status = missing.status == Status::skipped ? Status::skipped : Status::error;
+    p.mix.reason = "an instruction of the pair could not be measured alone: " + missing.reason;
   }
   if (p.mix.status == Status::ok && (alone_a->status == Status::mistrusted || alone_b->status == Status::mistrusted)) {
     p.mix.status = Status::mistrusted;

@@ -1,0 +1,127 @@
+// The promise of main.cpp's whole command line, swept: every form the built-in catalog knows, and a
+// generated list of hostile instruction texts, go through the real executable in child processes.
+// None may kill the process with a signal or hang it; a rejected text exits 2 with a message.
+// (test_main.cpp checks single commands and their messages; this file is the crash sweep.)
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <random>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/child_process.hpp"
+#include "scratch_dir.hpp"
+
+using namespace peakprobe;
+
+namespace {
+
+struct Ended {
+  ChildOutcome outcome;
+  std::string err;
+};
+
+// Runs peakprobe with `args` (no shell: any byte reaches it as is), stdout discarded, stderr kept.
+Ended run_binary(const std::vector<std::string>& args, double limit) {
+  const test::ScratchDir dir;
+  const std::string err = dir.file("stderr.txt");
+  std::vector<std::string> argv = {"sh", "-c", "f=$1; shift; exec \"$@\" >/dev/null 2>\"$f\"", "sh", err,
+                                   PEAKPROBE_BINARY};
+  argv.insert(argv.end(), args.begin(), args.end());
+  auto o = run_child("/bin/sh", argv, limit);
+  REQUIRE(o.ok());
+  std::ifstream in(err);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return {*o, ss.str()};
+}
+
+// Texts that have hurt probers: stack, flags, control transfer, traps, privileged and I/O forms,
+// state a harness relies on, the loop counter's registers, and malformed syntax.
+std::vector<std::string> hostile_texts() {
+  std::vector<std::string> t = {
+      "pop r64", "pop r16", "pop m64", "push r64", "push imm8", "pushf", "popf", "popfq", "std", "cld",
+      "enter imm16, imm8", "leave", "call r64", "call m64", "ret", "retf", "iret", "jmp r64", "syscall",
+      "sysenter", "int3", "int imm8", "ud2", "hlt", "in al, dx", "out dx, al", "cli", "sti", "rdpmc",
+      "wrfsbase r64", "wrgsbase r64", "rdfsbase r64", "xsetbv", "xrstor m", "fxrstor m", "xsave m",
+      "ldmxcsr m32", "fldcw m16", "fninit", "vzeroall", "vzeroupper", "div r64", "idiv r32", "div r8",
+      "xor rdi, rdi", "add rdi, imm8", "mov rsi, r64", "mov r64, rsp", "lea r64, m", "xchg r64, m64",
+      "cmpxchg16b m128", "maskmovdqu xmm, xmm", "movbe r64, m64", "movhps xmm, m64", "clflush m8",
+      "vgatherdps ymm, vm32y, ymm", "vpscatterdd vm32z {k}, zmm", "xbegin", "xabort imm8", "cpuid",
+      "rdtsc", "rdrand r64", "pause", "mwait", "monitor", "tdpbf16ps tmm, tmm, tmm",
+      // malformed
+      "", " ", ",", ",,,", "add", "add ,", "add r64,", "add r64, r64,", "add r64 r64", "add r64,, r64",
+      "{vex}", "{evex}", "{vex} add r64, r64", "{evex} {vex} vaddps ymm, ymm, ymm", "{k}",
+      "vaddps zmm {k}, zmm, zmm", "vaddps zmm {z}, zmm, zmm", "add r64, r64 ; sub r64, r64", "ADD R64, R64",
+      "add\tr64,\tr64", "add r64, m99999", "add r999, r64", "mov r64, imm64", "mov m64, imm99",
+      "vaddps xmm, ymm, zmm", "lock add m64, r64", "rep movsb", "mov cr0, r64", "mov r64, fs",
+      std::string(10000, 'a'), "add " + std::string(5000, 'r'), "add \xff\xfe, r64", "\xc3\x28 r64",
+      "add r64, r64\n",
+  };
+  std::string many = "add r64";
+  for (int i = 0; i < 300; ++i) many += ", r64";
+  t.push_back(many);
+  // Generated: mnemonics that change state or take odd operands, with random operand kinds.
+  const std::vector<std::string> mnemonics = {
+      "pop", "push", "add", "adc", "sbb", "rcl", "rcr", "shl", "shld", "div", "idiv", "mul", "imul", "mulx",
+      "xchg", "cmpxchg", "bswap", "movbe", "lea", "mov", "movs", "stos", "lods", "scas", "cmps", "xlat",
+      "lods", "loop", "jrcxz", "enter", "leave", "popf", "sahf", "lahf", "vzeroupper", "ldmxcsr", "stmxcsr",
+      "vldmxcsr", "fldenv", "frstor", "fxsave", "vmaskmovps", "vpmaskmovd", "vgatherqpd", "vpcompressd",
+      "kmovq", "vp2intersectd", "tileloadd", "ptwrite", "clwb", "prefetchw", "invd", "wbinvd", "rdmsr",
+  };
+  const std::vector<std::string> kinds = {"r8",  "r16", "r32",  "r64",  "xmm",  "ymm",     "zmm",     "k",
+                                          "imm8", "imm16", "imm32", "m8", "m16", "m32", "m64", "m128",
+                                          "m256", "m512", "m", "cl", "rax", "vm32x", "vm64y", "tmm",
+                                          "m32bcst", "rdi", "rsp", "{k}", "", "x"};
+  std::mt19937 rng(20261122);
+  for (int i = 0; i < 120; ++i) {
+    std::string text = mnemonics[rng() % mnemonics.size()];
+    const int operands = int(rng() % 4);
+    for (int j = 0; j < operands; ++j) text += (j == 0 ? " " : ", ") + kinds[rng() % kinds.size()];
+    t.push_back(text);
+  }
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("cli sweep: every catalog form is measured or refused, the process never dies", "[main][hw]") {
+  const test::ScratchDir dir;
+  const std::string out = dir.file("run.json");
+  const Ended run = run_binary({"--quiet", "--json", out, "run"}, 900);
+  INFO(run.err);
+  CHECK(run.outcome.signal == 0);
+  CHECK_FALSE(run.outcome.timed_out);
+  REQUIRE(run.outcome.exited);
+  CHECK((run.outcome.exit_code == 0 || run.outcome.exit_code == 1));
+
+  const Ended list = run_binary({"--quiet", "--json", dir.file("list.json"), "list"}, 60);
+  REQUIRE(list.outcome.clean());
+  std::ifstream list_in(dir.file("list.json")), run_in(out);
+  const auto catalog = nlohmann::json::parse(list_in).at("catalog");
+  const auto results = nlohmann::json::parse(run_in).at("results");
+  // Every catalog row has its result row, with a status a reader knows.
+  CHECK(results.size() == catalog.size());
+  const std::set<std::string> statuses = {"ok", "mistrusted", "skipped", "error"};
+  for (const auto& r : results) CHECK(statuses.count(r.at("status").get<std::string>()) == 1);
+}
+
+TEST_CASE("cli sweep: hostile instruction texts get a row or a clear refusal, never a crash or a hang",
+          "[main][hw]") {
+  for (const std::string& text : hostile_texts()) {
+    const Ended e = run_binary({"--quiet", "inst", text}, 120);
+    INFO("inst \"" << text.substr(0, 200) << "\": " << describe(e.outcome) << "\n" << e.err.substr(0, 400));
+    CHECK(e.outcome.signal == 0);
+    CHECK_FALSE(e.outcome.timed_out);
+    CHECK(e.outcome.exited);
+    // 0 measured (or skipped/refused rows), 1 a row with status error, 2 refused input,
+    // 4 measuring could not start: never anything else.
+    const int rc = e.outcome.exit_code;
+    CHECK((rc == 0 || rc == 1 || rc == 2 || rc == 4));
+    if (rc == 2) CHECK_FALSE(e.err.empty());
+  }
+}
