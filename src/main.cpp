@@ -1,11 +1,19 @@
 // peakprobe: wiring only. Each subcommand lives in src/cli/cmd_*.cpp.
+#include <iostream>
+#include <sstream>
+
 #include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
 
 #include "cli/commands.hpp"
+#include "cli/worker.hpp"
+#include "harness/child_process.hpp"
 
 int main(int argc, char** argv) {
   using namespace peakprobe::cli;
+  // A worker started by this program to run a BLAS library away from the measuring process.
+  if (is_worker_invocation(argc, argv)) return run_worker(argc, argv);
+  peakprobe::enable_worker_dispatch();
   GlobalOptions g;
   g.argc = argc;
   g.argv = argv;
@@ -16,20 +24,30 @@ int main(int argc, char** argv) {
   app.fallthrough();
   app.add_flag("-v,--verbose", g.out.verbose, "More log detail on stderr (-vv for trace)");
   app.add_flag("-q,--quiet", g.out.quiet, "Only errors on stderr; no progress line");
-  app.add_option("--json", g.out.json, "Write the results as JSON to FILE ('-' for stdout)")->type_name("FILE|-");
-  app.add_option("--csv", g.out.csv, "Write the results as CSV to FILE ('-' for stdout)")->type_name("FILE|-");
+  app.add_option("--json", g.out.json, "Write the results as JSON to FILE ('-' for stdout)")
+      ->type_name("FILE|-")
+      ->check(not_empty());
+  app.add_option("--csv", g.out.csv, "Write the results as CSV to FILE ('-' for stdout)")
+      ->type_name("FILE|-")
+      ->check(not_empty());
   app.add_option("--markdown", g.out.markdown, "Write a Markdown table to FILE ('-' for stdout)")
-      ->type_name("FILE|-");
+      ->type_name("FILE|-")
+      ->check(not_empty());
   app.add_option("--catalog", g.catalogs, "Add the rows of a catalog FILE (repeatable; see docs/catalog.md)")
-      ->type_name("FILE");
+      ->type_name("FILE")
+      ->check(not_empty());
   app.add_option("--cpu", g.cpu, "Pin the measuring thread to logical CPU N (default: the first core)")
-      ->type_name("N");
+      ->type_name("N")
+      ->check(CLI::Range(0, 1 << 20));
   app.add_option("--threads", g.threads, "Also run each throughput stream on N pinned cores at once and "
                                          "report per core and in total")
-      ->type_name("N");
-  app.add_option("--out", g.report_out, "Without a subcommand: the full report's folder (default peakprobe-HOST-DATE)")
-      ->type_name("DIR");
-  app.add_flag("--quick", g.report_quick, "Without a subcommand: a shorter full report");
+      ->type_name("N")
+      ->check(CLI::Range(1, 1 << 20));
+  auto* report_out = app.add_option("--out", g.report_out,
+                                    "Without a subcommand: the full report's folder (default peakprobe-HOST-DATE)")
+                         ->type_name("DIR")
+                         ->check(not_empty());
+  auto* report_quick = app.add_flag("--quick", g.report_quick, "Without a subcommand: a shorter full report");
   app.footer(
       "Exit codes: 0 ok, 1 some result has status error, 2 bad input, 3 output not writable,\n"
       "4 measuring could not start, 5 compare found a regression. Docs: docs/method.md, docs/cli.md, docs/output.md.\n"
@@ -60,10 +78,23 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    app.exit(e);
+    // CLI11 quotes the offending argument: escaped like every other message.
+    std::ostringstream out, err;
+    app.exit(e, out, err);
+    std::cout << out.str();
+    std::cerr << escape_lines(err.str());
     return kExitUsage;
   }
   setup_logging(g.out);
+  // With a subcommand the global --out/--quick would be silently ignored (fallthrough hands them
+  // up from any subcommand that has no option of that name).
+  if (!app.get_subcommands().empty() && (report_out->count() > 0 || report_quick->count() > 0)) {
+    const char* which = report_out->count() > 0 ? "--out" : "--quick";
+    spdlog::error("{} before a subcommand is for the bare report ('peakprobe {}'); with '{}' it would be ignored "
+                  "(report and roofline take --out and --quick after their name)",
+                  which, report_out->count() > 0 ? "--out DIR" : "--quick", app.get_subcommands().front()->get_name());
+    return kExitUsage;
+  }
   // No subcommand: the main job, the full report with its defaults.
   if (g.action) g.action();
   else g.exit_code = run_report(g, g.report_out, g.report_quick);

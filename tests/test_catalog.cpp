@@ -99,3 +99,17 @@ TEST_CASE("filter matches instruction, group or dtype, comma means or", "[catalo
   CHECK(matches_filter(s, "f32"));
   CHECK_FALSE(matches_filter(s, "zmm"));
 }
+
+TEST_CASE("catalog: only a regular file is read (a directory is not an empty catalog)", "[catalog]") {
+  const test::ScratchDir dir;
+  auto d = load_catalog_file(dir.path.string());
+  REQUIRE_FALSE(d.ok());
+  CHECK_THAT(d.error(), Catch::Contains("a directory, not a regular file"));
+  auto z = load_catalog_file("/dev/zero");
+  REQUIRE_FALSE(z.ok());
+  CHECK_THAT(z.error(), Catch::Contains("a character device"));
+  // A row's bytes come back escaped in the message.
+  auto odd = parse_catalog("vaddps\xff ymm | 8 | f32 | - | fp\n", "o.catalog");
+  REQUIRE_FALSE(odd.ok());
+  CHECK_THAT(odd.error(), Catch::StartsWith("o.catalog:1: ") && Catch::Contains("\\xFF"));
+}

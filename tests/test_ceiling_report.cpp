@@ -80,3 +80,68 @@ TEST_CASE("a saved ceiling table reads back as it was written", "[report]") {
   CHECK_FALSE(ceilings_from_json(nlohmann::json{{"schema", "other"}}).ok());
   CHECK_FALSE(ceilings_from_json(nlohmann::json{{"schema", kCeilingSchema}, {"compute", 3}}).ok());
 }
+
+// Found by fuzzing `score --table`: a "schema" that is not a string threw out of the reader, and a
+// count far outside int's range (1e300 threads, a negative size) reached a cast whose result is undefined.
+TEST_CASE("a saved ceiling table with keys of the wrong type or range is an error", "[report]") {
+  using nlohmann::json;
+  CHECK_FALSE(ceilings_from_json(json{{"schema", 5}, {"compute", json::array()}}).ok());
+  CHECK_FALSE(ceilings_from_json(json{{"ceilings", {{"schema", json::array()}}}}).ok());
+  CHECK_FALSE(ceilings_from_json(json::array()).ok());
+  auto table = [](json compute, json memory) {
+    return json{{"schema", kCeilingSchema}, {"compute", json::array({compute})}, {"memory", json::array({memory})}};
+  };
+  const json c = {{"dtype", "f32"}, {"isa", "512"}, {"threads", 1}, {"gflops", 100.0}};
+  const json m = {{"level", "L1"}, {"kernel", "load"}, {"threads", 1}, {"gbps", 200.0}, {"size_bytes", 16384}};
+  REQUIRE(ceilings_from_json(table(c, m)).ok());
+  CHECK(ceilings_from_json(table(c, m))->memory[0].size_bytes == 16384);
+  for (json threads : {json(1e300), json(-1e300), json(2.5), json(4294967296LL), json("1")}) {
+    INFO(threads.dump());
+    json bad_c = c, bad_m = m;
+    bad_c["threads"] = threads;
+    bad_m["threads"] = threads;
+    auto a = ceilings_from_json(table(bad_c, m));
+    REQUIRE_FALSE(a.ok());
+    CHECK(a.error().find("malformed ceiling table") != std::string::npos);
+    CHECK_FALSE(ceilings_from_json(table(c, bad_m)).ok());
+  }
+  for (json size : {json(-1), json(-1e300), json(1e300)}) {
+    json bad_m = m;
+    bad_m["size_bytes"] = size;
+    CHECK_FALSE(ceilings_from_json(table(c, bad_m)).ok());
+  }
+  json whole_double = c;
+  whole_double["threads"] = 2.0;  // a tool that writes every number as a double
+  auto ok = ceilings_from_json(table(whole_double, m));
+  REQUIRE(ok.ok());
+  CHECK(ok->compute[0].threads == 2);
+}
+
+// `score --kernels` used to read each entry with json's value(), which throws on an entry that is not
+// an object or a key of another type: the exception ended the program. Now each is an error.
+TEST_CASE("score --kernels: entries read with defaults, wrong types are errors naming the entry", "[report]") {
+  using nlohmann::json;
+  auto reqs = score_requests_from_json(
+      json::parse(R"([{"name": "gemm", "flops": 2e9, "bytes": 1e7, "seconds": 0.02, "level": "L2"},
+                      {"flops": 1, "bytes": 2, "seconds": 3, "threads": 2, "dtype": "f64"}])"),
+      4);
+  REQUIRE(reqs.ok());
+  REQUIRE(reqs->size() == 2);
+  CHECK((*reqs)[0].name == "gemm");
+  CHECK((*reqs)[0].flops == 2e9);
+  CHECK((*reqs)[0].level == "L2");
+  CHECK((*reqs)[0].dtype == "f32");
+  CHECK((*reqs)[0].threads == 4);  // the default: --threads
+  CHECK((*reqs)[1].name == "kernel");
+  CHECK((*reqs)[1].threads == 2);
+  CHECK((*reqs)[1].dtype == "f64");
+  CHECK(score_requests_from_json(json::array(), 1)->empty());
+  CHECK_FALSE(score_requests_from_json(json::object(), 1).ok());
+  for (const char* bad : {R"([5])", R"([{"name": 1}])", R"([{"flops": "many"}])", R"([{}, {"level": null}])",
+                          R"([{"threads": 1e300}])", R"([{"threads": 1.5}])", R"([{"threads": "2"}])"}) {
+    INFO(bad);
+    auto r = score_requests_from_json(json::parse(bad), 1);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().find("kernel ") == 0);
+  }
+}

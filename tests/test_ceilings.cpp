@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 #include "roofline/ceilings.hpp"
 
 using namespace peakprobe;
@@ -154,4 +156,29 @@ TEST_CASE("score: attainable, binding roof, efficiency and ridge distance", "[ro
   CHECK_FALSE(score_kernel(t, {"k", 0, 1, 1, "f32", "", 1}).ok());
   CHECK_FALSE(score_kernel(t, {"k", 1, 1, 1, "f64", "", 1}).ok());
   CHECK_FALSE(score_kernel(t, {"k", 1, 1, 1, "f32", "L9", 1}).ok());
+}
+
+TEST_CASE("score: out-of-range requests and ceilings that are not positive are refused", "[roofline]") {
+  auto t = make_ceiling_table({probe("vfmadd231ps zmm, zmm, zmm", "f32", 100)}, std::nullopt,
+                              {bw("load", 1ull << 30, 20)}, caches());
+  for (ScoreRequest bad : {ScoreRequest{"k", 1.7976931348623157e308, 1, 1, "f32", "", 1},
+                           ScoreRequest{"k", 1, 1e25, 1, "f32", "", 1}, ScoreRequest{"k", 1, 1, 1e-300, "f32", "", 1},
+                           ScoreRequest{"k", 1, 1, 1e10, "f32", "", 1}, ScoreRequest{"k", 1, 1, 1, "f32", "", 0},
+                           ScoreRequest{"k", 1, 1, 1, "f32", "", -3}, ScoreRequest{"k", NAN, 1, 1, "f32", "", 1}}) {
+    INFO(bad.flops << " " << bad.bytes << " " << bad.seconds << " " << bad.threads);
+    auto s = score_kernel(t, bad);
+    REQUIRE_FALSE(s.ok());
+    CHECK(s.error().size() < 200);  // bounds printed short, never as 309 digits
+  }
+  for (double roof : {-5.0, 0.0, double(INFINITY), double(NAN)}) {
+    CeilingTable broken = t;
+    broken.compute.front().gops = roof;
+    auto s = score_kernel(broken, {"k", 1e9, 1e9, 0.1, "f32", "", 1});
+    REQUIRE_FALSE(s.ok());
+    CHECK_THAT(s.error(), Catch::Contains("positive"));
+    broken = t;
+    broken.memory.front().gbps = roof;
+    CHECK_FALSE(score_kernel(broken, {"k", 1e9, 1e9, 0.1, "f32", "", 1}).ok());
+  }
+  CHECK(score_kernel(t, {"k", 1e24, 1e24, 1e-12, "f32", "", 1}).ok());  // the bounds themselves are fine
 }

@@ -69,3 +69,21 @@ TEST_CASE("resolve: impossible operand forms are refused", "[inst_form]") {
   CHECK_FALSE(resolve_inst("add r64, r32").ok());
   CHECK_FALSE(resolve_inst("vperm2f128 zmm, zmm, zmm, imm8").ok());
 }
+
+TEST_CASE("resolve: a {vex} or {evex} prefix the form cannot take is refused, not ignored", "[inst_form]") {
+  // asmjit treats the prefix as a preference: addps has only a legacy SSE encoding, add only a
+  // legacy one, and the row's label would name an encoding that never ran.
+  for (const char* text : {"{vex} addps xmm, xmm", "{vex} add r64, r64", "{evex} add r64, r64", "{evex} addps xmm, xmm"}) {
+    INFO(text);
+    auto f = resolve_inst(text);
+    REQUIRE_FALSE(f.ok());
+    CHECK_THAT(f.error(), Catch::Contains("impossible operand form") && Catch::Contains("encoding"));
+  }
+  auto v = resolve_inst("{vex} vaddps ymm, ymm, ymm");
+  REQUIRE(v.ok());
+  CHECK_FALSE(v->evex_native);
+  auto e = resolve_inst("{evex} vaddps ymm, ymm, ymm");
+  REQUIRE(e.ok());
+  CHECK(e->evex_native);
+  CHECK_FALSE(resolve_inst("{vex} vaddps zmm, zmm, zmm").ok());  // 512 bits exist only as EVEX
+}

@@ -75,3 +75,11 @@ TEST_CASE("instruction text: no operands is fine", "[inst_text]") {
   REQUIRE(t.ok());
   CHECK(t->operands.empty());
 }
+
+TEST_CASE("instruction text: very long text is refused before it is looked at", "[inst_text]") {
+  auto t = parse_inst_text(std::string(kMaxInstTextChars + 1, 'a'));
+  REQUIRE_FALSE(t.ok());
+  CHECK_THAT(t.error(), Catch::Contains("at most 256"));
+  CHECK(t.error().size() < 100);
+  CHECK(parse_inst_text("vfmadd231ps ymm, ymm, ymm" + std::string(200, ' ')).ok());
+}

@@ -2,11 +2,14 @@
 // code, never a crash; JSON on stdout is one parseable document.
 #include <catch2/catch.hpp>
 
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -197,7 +200,7 @@ TEST_CASE("cli: matmul checks its result and refuses bad input", "[main][hw]") {
   CHECK_THAT(cold.err, Catch::Contains("lukewarm"));
   Run huge = run_peakprobe("matmul --shape 65536,65536,65536 --batch 64");
   CHECK(huge.rc == 2);
-  CHECK_THAT(huge.err, Catch::Contains("free memory"));
+  CHECK_THAT(huge.err, Catch::Contains("FLOP a call"));  // by work before memory: the same on every machine
 
   Run r = run_peakprobe("matmul --shape 37,41,43 --baseline none --json - --quiet");
   if (const std::string missing = matmul_missing(peakprobe::MatmulDtype::f32); !missing.empty()) {
@@ -250,4 +253,192 @@ TEST_CASE("cli: matmul --explain prints the candidates and the choice", "[main][
   REQUIRE(r.rc == 0);
   CHECK_THAT(r.out, Catch::Contains("chosen:"));
   CHECK_THAT(r.out, Catch::Contains("candidates"));
+}
+
+TEST_CASE("cli: hostile option values are refused with exit 2 before anything runs", "[main]") {
+  struct Case {
+    const char* args;
+    const char* says;
+  };
+  const Case cases[] = {
+      {"inst \"add r64, r64\" --dtype garbage", "--dtype 'garbage'"},
+      {"inst \"add r64, r64\" --ops nan", "--ops"},
+      {"inst \"add r64, r64\" --ops inf", "--ops"},
+      {"inst \"add r64, r64\" --ops -1", "--ops"},
+      {"inst \"add r64, r64\" --cpu -5", "--cpu"},
+      {"inst \"add r64, r64\" --threads 99999999999", "--threads"},
+      {"inst \"{vex} addps xmm, xmm\"", "no VEX encoding"},
+      {"inst \"shl r64, imm8\" --imm 1000", "imm8, from -128 to 255"},
+      {"inst \"add r64, imm32\" --imm 4294967295", "imm32"},
+      {"inst \"{evex} add r64, r64\"", "no EVEX encoding"},
+      {"matmul --shape 8,8,8 --baseline garbage", "--baseline 'garbage'"},
+      {"matmul --shape 8,8,8 --baseline ''", "--baseline ''"},
+      {"matmul --shape 65536,65536,65536", "FLOP a call"},
+      {"matmul --shape 8,8,8 --batch -1", "--batch"},
+      {"bench matmul --max-gflop nan", "--max-gflop"},
+      {"bench matmul --max-gflop 1e308", "--max-gflop"},
+      {"bench matmul --baseline mkl", "--baseline 'mkl'"},
+      {"bench matmul --dtypes ''", "--dtypes"},
+      {"mem -k ,", "--kernel"},
+      {"mem --isa ,", "--isa"},
+      {"run --json ''", "empty"},
+      {"run --catalog ''", "empty"},
+      {"run --out here", "--out"},
+      {"--quick run", "--quick"},
+      {"info --csv info.csv", "info writes no CSV"},
+      {"info --markdown -", "info writes no Markdown"},
+      {"compare a.json b.json --csv -", "compare writes no CSV"},
+      {"score --flops -5 --bytes 1 --seconds 1", "positive"},  // no --table: refused before measuring one
+      {"score --flops 1 --bytes 1 --seconds 1e10", "--seconds"},
+  };
+  for (const auto& c : cases) {
+    INFO(c.args);
+    Run r = run_peakprobe(c.args);
+    CHECK(r.rc == 2);
+    CHECK_THAT(r.err, Catch::Contains(c.says));
+    CHECK(r.out.empty());  // refused before any table or document
+  }
+}
+
+TEST_CASE("cli: input files must be regular files of a sane size", "[main]") {
+  const peakprobe::test::ScratchDir dir;
+  const std::string fifo = dir.file("fifo");
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  // A directory was read as an empty catalog, a FIFO blocked forever, /dev/zero never ended.
+  for (const std::string& path : {dir.path.string(), fifo, std::string("/dev/zero")}) {
+    INFO(path);
+    Run cat = run_peakprobe("list --catalog " + quoted(path));
+    CHECK(cat.rc == 2);
+    CHECK_THAT(cat.err, Catch::Contains("not a regular file"));
+    Run cmp = run_peakprobe("compare " + quoted(path) + " " + quoted(path));
+    CHECK(cmp.rc == 2);
+    CHECK_THAT(cmp.err, Catch::Contains("not a regular file"));
+    Run table = run_peakprobe("score --flops 1 --bytes 1 --seconds 1 --table " + quoted(path));
+    CHECK(table.rc == 2);
+    CHECK_THAT(table.err, Catch::Contains("not a regular file"));
+  }
+}
+
+TEST_CASE("cli: compare refuses JSON it cannot hold, naming the file", "[main]") {
+  const peakprobe::test::ScratchDir dir;
+  const std::string good = dir.write("good.json", R"({"schema":"peakprobe/1","results":[]})");
+  for (const char* text : {R"({"schema":"peakprobe/1","results":[{"gflops":1e400}]})", "[[[[[[", "\xff\xfe",
+                           R"({"schema":"peakprobe/1","results":[{"instruction":"a\ud800"}]})", R"({"schema":2})"}) {
+    INFO(text);
+    const std::string bad = dir.write("bad.json", text);
+    Run r = run_peakprobe("compare " + quoted(good) + " " + quoted(bad));
+    CHECK(r.rc == 2);
+    CHECK_THAT(r.err, Catch::Contains("bad.json"));
+  }
+  // Bytes that are not UTF-8 in a path come back escaped, never raw.
+  Run odd = run_peakprobe("compare " + quoted(good) + " " + quoted(dir.file("odd\xff\x1b[31m.json")));
+  CHECK(odd.rc == 2);
+  CHECK_THAT(odd.err, Catch::Contains("odd\\xFF\\x1B[31m.json"));
+  CHECK(odd.err.find('\x1b') == std::string::npos);
+}
+
+TEST_CASE("cli: score validates the table and the kernels by type and value", "[main]") {
+  const peakprobe::test::ScratchDir dir;
+  const std::string table = dir.write("table.json", R"({"schema":"peakprobe-roofline/1",
+    "compute":[{"dtype":"f32","isa":"256","threads":1,"gflops":100}],
+    "memory":[{"level":"DRAM","kernel":"load","threads":1,"gbps":20}]})");
+  Run ok = run_peakprobe("score --table " + quoted(table) + " --flops 2e9 --bytes 1e8 --seconds 0.05 --json -");
+  REQUIRE(ok.rc == 0);
+  CHECK(nlohmann::json::parse(ok.out)["scores"].size() == 1);
+  struct Case {
+    std::string args;
+    const char* says;
+  };
+  const std::string negative = dir.write("negative.json", R"({"schema":"peakprobe-roofline/1",
+    "compute":[{"dtype":"f32","isa":"256","threads":1,"gflops":-5}],
+    "memory":[{"level":"DRAM","kernel":"load","threads":1,"gbps":20}]})");
+  const std::string zero_bw = dir.write("zero.json", R"({"schema":"peakprobe-roofline/1",
+    "compute":[{"dtype":"f32","isa":"256","threads":1,"gflops":100}],
+    "memory":[{"level":"DRAM","kernel":"load","threads":1,"gbps":0}]})");
+  const std::string kernels = dir.write("kernels.json", R"([{"name":"k","flops":"many","bytes":1,"seconds":1}])");
+  const std::string not_array = dir.write("object.json", R"({"name":"k"})");
+  const std::string bad_threads = dir.write("threads.json", R"([{"name":"k","flops":1,"bytes":1,"seconds":1,"threads":1e300}])");
+  const std::string flops = " --flops 2e9 --bytes 1e8 --seconds 0.05";
+  const Case cases[] = {
+      {"score --table " + quoted(dir.write("schema.json", R"({"schema":1})")) + flops, "not a ceiling table"},
+      {"score --table " + quoted(negative) + flops, "positive"},
+      {"score --table " + quoted(zero_bw) + flops, "positive"},
+      {"score --table " + quoted(table) + " --kernels " + quoted(kernels), "kernel 1"},
+      {"score --table " + quoted(table) + " --kernels " + quoted(not_array), "array"},
+      {"score --table " + quoted(table) + " --kernels " + quoted(bad_threads), "threads"},
+      {"score --table " + quoted(table) + " --flops 1.7976931348623157e308 --bytes 1 --seconds 1", "at most"},
+      {"score --table " + quoted(table) + " --flops 1 --bytes 1 --seconds 1e-300", "--seconds"},
+      {"score --table " + quoted(table) + " --flops nan --bytes 1 --seconds 1", "positive"},
+      {"score --table " + quoted(table) + " --flops -1 --bytes 1 --seconds 1", "positive"},
+  };
+  for (const auto& c : cases) {
+    INFO(c.args);
+    Run r = run_peakprobe(c.args);
+    CHECK(r.rc == 2);
+    CHECK_THAT(r.err, Catch::Contains(c.says));
+    CHECK(r.err.size() < 2000);  // no number printed as 309 digits
+  }
+}
+
+TEST_CASE("cli: the set of outputs is checked whole before anything is measured", "[main]") {
+  const peakprobe::test::ScratchDir dir;
+  const std::string fifo = dir.file("fifo");
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  const std::string good = quoted(dir.file("good.json"));
+  // Two documents on stdout, one file twice: usage errors.
+  for (const std::string args : {std::string("run --json - --csv -"), std::string("list --json - --markdown /dev/stdout"),
+                                 "inst \"add r64, r64\" --json " + good + " --csv " + good}) {
+    INFO(args);
+    Run r = run_peakprobe(args);
+    CHECK(r.rc == 2);
+    CHECK(r.out.empty());
+  }
+  // A later target that cannot be written fails every command before it measures, and the earlier
+  // target is not written either.
+  const std::vector<std::string> commands = {
+      "run --filter fp.fma", "inst \"add r64, r64\"", "pair \"add r64, r64\" \"imul r64, r64\"",
+      "mix \"add r64, r64\"", "flopmix", "pairs --set fp.xmm --svg " + quoted(dir.file("p.svg")),
+      "mem --sizes 32KiB", "latency --sizes 32KiB", "roofline", "matmul --shape 8,8,8 --baseline none",
+      "bench matmul --shapes 8 --dtypes f32", "info", "list", "report --out " + quoted(dir.file("folder")),
+      "score --flops 1 --bytes 1 --seconds 1"};
+  for (const auto& bad : {quoted(fifo), quoted(dir.file("missing/x.md")), std::string("/dev/null"), quoted(dir.path.string())}) {
+    for (const auto& cmd : commands) {
+      const std::string args = cmd + " --json " + good + " --markdown " + bad;
+      INFO(args);
+      Run r = run_peakprobe(args);
+      CHECK((r.rc == 3 || (r.rc == 2 && cmd.rfind("info", 0) == 0)));  // info writes no Markdown at all
+      CHECK(r.out.empty());
+      CHECK_FALSE(std::filesystem::exists(dir.file("good.json")));
+      CHECK_FALSE(std::filesystem::exists(dir.file("folder")));  // made for the report, removed again
+    }
+  }
+  Run folder = run_peakprobe("report --out " + quoted(fifo));
+  CHECK(folder.rc == 3);
+  CHECK_THAT(folder.err, Catch::Contains("not a directory"));
+}
+
+TEST_CASE("cli: /dev/stdout is written in place, list honours --csv", "[main]") {
+  Run r = run_peakprobe("list --filter vfmadd231ps --json /dev/stdout");
+  REQUIRE(r.rc == 0);
+  CHECK(nlohmann::json::parse(r.out)["catalog"].size() > 0);  // one document, no console table after it
+  Run csv = run_peakprobe("list --filter vfmadd231ps --csv -");
+  REQUIRE(csv.rc == 0);
+  CHECK_THAT(csv.out, Catch::StartsWith("instruction,group,dtype,ops_per_instruction,supported,missing,origin\n"));
+  CHECK_THAT(csv.out, Catch::Contains("vfmadd231ps ymm, ymm, ymm"));
+}
+
+TEST_CASE("cli: very long and non-UTF-8 arguments get a short escaped message", "[main]") {
+  const std::string long_text(100000, 'a');
+  Run inst = run_peakprobe("inst " + quoted(long_text));
+  CHECK(inst.rc == 2);
+  CHECK_THAT(inst.err, Catch::Contains("at most 256"));
+  CHECK(inst.err.size() < 3000);
+  Run filter = run_peakprobe("run --filter " + quoted("\xff\x1b[2J" + long_text));
+  CHECK(filter.rc == 2);
+  CHECK_THAT(filter.err, Catch::Contains("\\xFF\\x1B[2J"));
+  CHECK(filter.err.find('\x1b') == std::string::npos);
+  CHECK(filter.err.size() < 3000);
+  Run cpu = run_peakprobe("inst \"add r64, r64\" --cpu " + quoted("\xff"));
+  CHECK(cpu.rc == 2);
+  CHECK(cpu.err.find('\xff') == std::string::npos);
 }

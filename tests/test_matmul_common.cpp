@@ -30,6 +30,24 @@ TEST_CASE("matmul options: --config keeps what is not given and follows a new bl
   }
 }
 
+// Found by fuzzing --config: a grid of 65536x65536 multiplied into an int, and a block near INT_MAX
+// overflowed when rounded up to whole micro-panels (mc + mr - 1, nc + nr - 1) or scaled (nv x lanes).
+TEST_CASE("matmul options: --config values too large to compute with are refused", "[matmul_common]") {
+  MatmulConfig base;
+  base.mr = 6, base.nv = 4, base.nr = 64, base.mc = 252, base.kc = 512, base.nc = 1024;
+  for (const char* bad : {"grid=65536x65536", "grid=2147483647x2", "grid=2048x1024", "mc=2147483647",
+                          "mr=7,nc=2147483647", "nv=2147483647", "nr=2147483632", "kc=1048577"}) {
+    INFO(bad);
+    auto c = parse_config(bad, base, 512);
+    REQUIRE_FALSE(c.ok());
+    CHECK(c.error().find("--config") == 0);
+  }
+  auto big = parse_config("grid=1024x1024,mc=1048576,kc=1048576,nc=1048576", base, 256);
+  REQUIRE(big.ok());
+  CHECK(big->threads == 1 << 20);
+  CHECK(big->kc == 1 << 20);
+}
+
 TEST_CASE("matmul options: dtypes and shapes", "[matmul_common]") {
   CHECK(*parse_dtype("f32") == MatmulDtype::f32);
   CHECK(*parse_dtype("bf16") == MatmulDtype::bf16);
@@ -60,4 +78,45 @@ TEST_CASE("matmul score: compute roof for reuse-rich shapes, memory roof for thi
   CHECK(thin.bound_by == "memory DRAM");
   CHECK(*thin.ceiling_gflops == Approx(40));
   CHECK(*thin.efficiency == Approx(0.75));
+}
+
+TEST_CASE("matmul options: --baseline names a known library or a path", "[matmul_common]") {
+  auto two = parse_baselines("openblas,blis");
+  REQUIRE(two.ok());
+  CHECK(*two == std::vector<std::string>{"openblas", "blis"});
+  auto none = parse_baselines("none");
+  REQUIRE(none.ok());
+  CHECK(none->empty());
+  auto paths = parse_baselines("/opt/lib/libmkl_rt.so,libopenblas.so.0");
+  REQUIRE(paths.ok());
+  CHECK(paths->size() == 2);
+  for (const char* bad : {"garbage", "openblas,", "", "mkl", "OpenBLAS", "openblas,,blis", "/tmp", "/dev/zero"}) {
+    INFO(bad);
+    auto b = parse_baselines(bad);
+    REQUIRE_FALSE(b.ok());
+    CHECK_THAT(b.error(), Catch::StartsWith("--baseline '"));
+  }
+}
+
+TEST_CASE("matmul size: refused by work and by memory before anything is allocated", "[matmul_common]") {
+  constexpr uint64_t kGB = 1000000000;
+  CHECK(matmul_size_problem(1024, 1024, 1024, 1, MatmulDtype::f32, ColdCacheMode::none, true, 16 * kGB).empty());
+  // Work: 2 x 65536^3 is 5.6e14 FLOP a call, whatever the memory.
+  CHECK_THAT(matmul_size_problem(65536, 65536, 65536, 1, MatmulDtype::f32, ColdCacheMode::none, false, 0),
+             Catch::Contains("FLOP a call"));
+  CHECK_THAT(matmul_size_problem(4096, 4096, 4096, 1 << 20, MatmulDtype::i8, ColdCacheMode::none, false, 0),
+             Catch::Contains("FLOP a call"));
+  // Memory: 65536 x 65536 x 1 is little work, but C alone is 17 GB.
+  const std::string c17 = matmul_size_problem(65536, 65536, 1, 1, MatmulDtype::f32, ColdCacheMode::none, false, 16 * kGB);
+  CHECK_THAT(c17, Catch::Contains("17.18 GB") && Catch::Contains("free memory"));
+  CHECK(matmul_size_problem(65536, 65536, 1, 1, MatmulDtype::f32, ColdCacheMode::none, false, 0).empty());  // unknown
+  // 3 GB of operands fit in 80% of 6 GB, but not with the baseline's own copy, nor with two cold copies.
+  const int64_t s = 16000;  // 3 x 16000^2 x 4 bytes = 3.07 GB
+  CHECK(matmul_size_problem(s, s, s, 1, MatmulDtype::f32, ColdCacheMode::none, false, 6 * kGB).empty());
+  CHECK_THAT(matmul_size_problem(s, s, s, 1, MatmulDtype::f32, ColdCacheMode::none, true, 6 * kGB),
+             Catch::Contains("baseline"));
+  CHECK_THAT(matmul_size_problem(s, s, s, 1, MatmulDtype::f32, ColdCacheMode::all, false, 6 * kGB),
+             Catch::Contains("cold-cache"));
+  // The baseline runs f32 only: a bf16 problem needs no second copy.
+  CHECK(matmul_size_problem(s, s, s, 1, MatmulDtype::bf16, ColdCacheMode::none, true, 6 * kGB).empty());
 }

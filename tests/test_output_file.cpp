@@ -1,7 +1,9 @@
 // Tests for src/report/output_file.cpp: whole-or-nothing writes through a temporary file.
 #include <catch2/catch.hpp>
 
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -133,4 +135,109 @@ TEST_CASE("output file: devices and FIFOs are refused, never replaced, and symli
   REQUIRE(::lstat(link.c_str(), &st) == 0);
   CHECK(S_ISLNK(st.st_mode));  // the link stays a link
   CHECK(read(real) == "new");
+}
+
+TEST_CASE("output files: all are written, or none when one fails before the renames", "[report]") {
+  ScratchDir dir;
+  const fs::path a = dir.path / "a.json", b = dir.path / "b.csv";
+  write_text(a, "old a");
+  write_text(b, "old b");
+  auto ok = [](const char* text) { return [text](std::ostream& o) { o << text; }; };
+  peakprobe::write_output_files({{a.string(), ok("new a")}, {b.string(), ok("new b")}});
+  CHECK(read(a) == "new a");
+  CHECK(read(b) == "new b");
+  // The second body throws: the first file must not have been replaced.
+  auto throws = [](std::ostream&) -> void { throw std::runtime_error("second failed"); };
+  CHECK_THROWS_WITH(peakprobe::write_output_files({{a.string(), ok("newer a")}, {b.string(), throws}}), "second failed");
+  CHECK(read(a) == "new a");
+  // The second target cannot be created (its directory is missing): no file replaced, no temporary left.
+  CHECK_THROWS_AS(peakprobe::write_output_files({{a.string(), ok("newer a")}, {(dir.path / "no" / "c.md").string(), ok("c")}}),
+                  peakprobe::OutputError);
+  CHECK(read(a) == "new a");
+  // A FIFO among the targets is refused before any file is written.
+  const std::string fifo = (dir.path / "fifo").string();
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  CHECK_THROWS_AS(peakprobe::write_output_files({{a.string(), ok("newer a")}, {fifo, ok("x")}}), peakprobe::OutputError);
+  CHECK(read(a) == "new a");
+  CHECK(dir.entries() == 3);  // a, b, fifo
+}
+
+TEST_CASE("output paths: what can be written is told before anything is measured", "[report]") {
+  ScratchDir dir;
+  CHECK(peakprobe::output_path_problem((dir.path / "new.json").string()).empty());
+  CHECK(peakprobe::output_path_problem("-").empty());
+  CHECK_THAT(peakprobe::output_path_problem(""), Catch::Contains("empty"));
+  CHECK_THAT(peakprobe::output_path_problem((dir.path / "missing" / "x.json").string()),
+             Catch::Contains("does not exist"));
+  CHECK_THAT(peakprobe::output_path_problem(dir.path.string()), Catch::Contains("a directory, not a regular file"));
+  const std::string fifo = (dir.path / "fifo").string();
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  CHECK_THAT(peakprobe::output_path_problem(fifo), Catch::Contains("a FIFO"));
+  CHECK_THAT(peakprobe::output_path_problem(fifo + "/x.json"), Catch::Contains("is not a directory"));
+  CHECK(peakprobe::writes_to_stdout("-"));
+  CHECK(peakprobe::writes_to_stdout("/dev/stdout"));  // whatever stdout is, this names it
+  CHECK_FALSE(peakprobe::writes_to_stdout((dir.path / "new.json").string()));
+  CHECK_FALSE(peakprobe::writes_to_stdout(""));
+}
+
+TEST_CASE("output folder: made when missing, removed again when nothing was written into it", "[report]") {
+  ScratchDir dir;
+  const fs::path made = dir.path / "made" / "deeper";
+  {
+    peakprobe::OutputFolder folder(made.string());
+    CHECK(folder.created());
+    CHECK(fs::is_directory(made));
+  }
+  CHECK_FALSE(fs::exists(made));  // the run ended before writing: nothing left behind
+  {
+    peakprobe::OutputFolder folder(made.string());
+    write_text(made / "report.json", "{}");
+  }
+  CHECK(fs::exists(made / "report.json"));  // a folder with results stays
+  {
+    peakprobe::OutputFolder existing(dir.path.string());
+    CHECK_FALSE(existing.created());
+  }
+  CHECK(fs::is_directory(dir.path));  // a folder that was there before is never removed
+  write_text(dir.path / "file", "x");
+  CHECK_THROWS_WITH(peakprobe::OutputFolder((dir.path / "file").string()), Catch::Contains("not a directory"));
+  CHECK_THROWS_AS(peakprobe::OutputFolder(""), peakprobe::OutputError);
+}
+
+TEST_CASE("output file: SIGTERM while a file is being written leaves no temporary file", "[report]") {
+  ScratchDir dir;
+  const fs::path target = dir.path / "big.json";
+  // Big enough that writing and syncing it takes a while after the temporary file appears.
+  const std::string text(64 << 20, 'x');
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    // As in peakprobe itself: nobody else handles SIGTERM (Catch2 does, in this process).
+    ::signal(SIGTERM, SIG_DFL);
+    try {
+      write_text(target, text);
+    } catch (...) {
+      ::_exit(3);
+    }
+    ::_exit(0);
+  }
+  // Wait for the temporary file, then stop the writer.
+  bool seen = false;
+  for (int i = 0; i < 20000 && !seen; ++i) {
+    for (const auto& e : fs::directory_iterator(dir.path))
+      if (e.path().filename().string().find(".tmp.") != std::string::npos) seen = true;
+    if (!seen) ::usleep(500);
+  }
+  ::kill(child, SIGTERM);
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  if (!seen || !WIFSIGNALED(status)) {
+    // The writer finished before the signal: the point could not be made this time.
+    CHECK(dir.entries() <= 1);
+    WARN("the write finished before SIGTERM arrived");
+    return;
+  }
+  CHECK(WTERMSIG(status) == SIGTERM);  // re-raised: the parent sees how the child ended
+  for (const auto& e : fs::directory_iterator(dir.path))
+    CHECK(e.path().filename().string().find(".tmp.") == std::string::npos);
 }

@@ -129,6 +129,22 @@ std::vector<std::string> nearest_mnemonics(const std::string& name, size_t count
   return out;
 }
 
+namespace {
+
+// "vex", "evex" or "legacy" from the first bytes of an encoded instruction; segment and
+// address-size prefixes may precede a VEX or EVEX escape, nothing else may.
+std::string encoding_of(const uint8_t* code, size_t size) {
+  size_t i = 0;
+  while (i < size && (code[i] == 0x26 || code[i] == 0x2E || code[i] == 0x36 || code[i] == 0x3E || code[i] == 0x64 ||
+                      code[i] == 0x65 || code[i] == 0x67))
+    ++i;
+  if (i < size && (code[i] == 0xC4 || code[i] == 0xC5)) return "vex";
+  if (i < size && code[i] == 0x62) return "evex";
+  return "legacy";
+}
+
+}  // namespace
+
 Expected<InstForm> resolve_inst(const std::string& text) {
   auto parsed = parse_inst_text(text);
   if (!parsed) return make_error(parsed.error());
@@ -175,6 +191,15 @@ Expected<InstForm> resolve_inst(const std::string& text) {
     const CodeBuffer& buf = code.textSection()->buffer();
     // EVEX forms start with 0x62 (no legacy prefix precedes a VEX/EVEX escape).
     f.evex_native = buf.size() > 0 && buf.data()[0] == 0x62;
+    // asmjit takes {vex}/{evex} as a preference and encodes another way when the form has no such
+    // encoding; the label would then name an encoding that never ran.
+    if (!f.text.encoding.empty()) {
+      const std::string used = encoding_of(buf.data(), buf.size());
+      if (used != f.text.encoding)
+        return make_error("impossible operand form '" + f.display + "': " + f.text.mnemonic + " with these operands has no " +
+                          (f.text.encoding == "vex" ? "VEX" : "EVEX") + " encoding (asmjit encodes it as " + used +
+                          "); leave out the {" + f.text.encoding + "} prefix");
+    }
   }
   InstRWInfo rw;
   InstAPI::queryRWInfo(Arch::kX64, inst, ops.data(), ops.size(), &rw);

@@ -113,6 +113,11 @@ std::string InstText::canonical() const {
 
 Expected<InstText> parse_inst_text(const std::string& text) {
   InstText out;
+  // The longest real form is under 60 characters. The cap keeps the nearest-name search (an edit
+  // distance against every mnemonic) from running for minutes on a megabyte of text.
+  if (text.size() > kMaxInstTextChars)
+    return make_error("instruction text of " + std::to_string(text.size()) + " characters: at most " +
+                      std::to_string(kMaxInstTextChars));
   std::string t = lower_trim(text);
   if (t.empty()) return make_error("empty instruction text");
   // Optional encoding prefix "{vex}" / "{evex}".

@@ -4,12 +4,12 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
-#include <fstream>
 #include <map>
 #include <sstream>
 
 #include "asm/x86/inst_form.hpp"
 #include "catalog/embedded_catalog.hpp"
+#include "report/input_file.hpp"
 #include "cpu/cpu_info.hpp"
 
 namespace peakprobe {
@@ -37,7 +37,8 @@ std::vector<std::string> split(const std::string& s, char sep) {
 }
 
 Failure row_error(const std::string& file, int line, const std::string& msg) {
-  return make_error(file + ":" + std::to_string(line) + ": " + msg);
+  // The row may hold any bytes; the message is for a terminal or a CI log.
+  return make_error(file + ":" + std::to_string(line) + ": " + printable(msg, 400));
 }
 
 Expected<ProbeSpec> parse_row(const std::string& raw, const std::string& file, int line) {
@@ -101,11 +102,9 @@ Expected<std::vector<ProbeSpec>> parse_catalog(const std::string& text, const st
 }
 
 Expected<std::vector<ProbeSpec>> load_catalog_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return make_error("cannot read catalog '" + path + "'");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse_catalog(ss.str(), path);
+  auto text = read_input_file(path, "catalog", kMaxCatalogBytes);
+  if (!text) return make_error(text.error());
+  return parse_catalog(*text, printable(path));
 }
 
 Expected<std::vector<ProbeSpec>> default_catalog() {

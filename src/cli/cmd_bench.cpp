@@ -1,6 +1,7 @@
 // `peakprobe bench matmul`: the benchmark spec's parameter matrix for the bundled GEMM (shapes,
 // dtypes, batch sizes) in one run: JSON rows that `peakprobe compare` matches by name against a
 // stored baseline (benchmarks/baselines/), and a Markdown table for people.
+#include <cmath>
 #include <iostream>
 #include <sstream>
 
@@ -62,9 +63,16 @@ int run_bench(GlobalOptions& g, const BenchOptions& o) {
       dtypes.push_back(*d);
     }
   }
+  if (dtypes.empty()) return spdlog::error("--dtypes: empty list (f32, bf16, int8)"), kExitUsage;
+  auto parsed_baselines = parse_baselines(o.baselines);
+  if (!parsed_baselines) return spdlog::error("{}", parsed_baselines.error()), kExitUsage;
+  const std::vector<std::string> baselines = *parsed_baselines;
+  if (!std::isfinite(o.max_gflop) || o.max_gflop <= 0 || o.max_gflop > kMaxMatmulFlop / 1e9)
+    return spdlog::error("--max-gflop {}: expected a number above 0 and at most {:g}", o.max_gflop, kMaxMatmulFlop / 1e9),
+           kExitUsage;
   CpuInfo cpu;
   if (int rc = prepare_measuring(g, cpu)) return rc;
-  const std::vector<std::string> baselines = split_list(o.baselines);
+  const uint64_t available = matmul_available_memory();
 
   std::vector<MatmulResult> results;
   size_t done = 0;
@@ -102,7 +110,13 @@ int run_bench(GlobalOptions& g, const BenchOptions& o) {
         const double gflop = 2.0 * double(s) * double(s) * double(s) * double(b) / 1e9;
         if (gflop > o.max_gflop) {
           not_measured(dt, s, b, Status::skipped,
-                       fmt::format("{:.0f} GFLOP per call is over --max-gflop {:.0f}", gflop, o.max_gflop));
+                       fmt::format("{:.4g} GFLOP per call is over --max-gflop {:.4g}", gflop, o.max_gflop));
+          continue;
+        }
+        // Never allocated when it would not fit: the row says why instead.
+        if (std::string why = matmul_size_problem(s, s, s, b, dt, ColdCacheMode::none, !baselines.empty(), available);
+            !why.empty()) {
+          not_measured(dt, s, b, Status::skipped, why);
           continue;
         }
         MatmulRequest rq;
@@ -126,16 +140,19 @@ int run_bench(GlobalOptions& g, const BenchOptions& o) {
   }
   progress_done(g.out);
 
+  std::vector<OutputJob> jobs;
+  if (!g.out.json.empty())
+    jobs.push_back({g.out.json, [&](std::ostream& os) {
+                      nlohmann::json rows = nlohmann::json::array();
+                      for (const auto& r : results) rows.push_back(to_json(r));
+                      os << json_text(nlohmann::json{{"schema", kSchema}, {"host", to_json(cpu)}, {"benchmarks", rows}})
+                         << "\n";
+                    }});
+  if (!g.out.csv.empty()) jobs.push_back({g.out.csv, [&](std::ostream& os) { write_matmul_csv(os, results); }});
+  if (!g.out.markdown.empty())
+    jobs.push_back({g.out.markdown, [&](std::ostream& os) { write_matmul_markdown(os, results); }});
   try {
-    if (!g.out.json.empty()) {
-      nlohmann::json rows = nlohmann::json::array();
-      for (const auto& r : results) rows.push_back(to_json(r));
-      nlohmann::json doc = {{"schema", kSchema}, {"host", to_json(cpu)}, {"benchmarks", rows}};
-      write_output_file(g.out.json, [&](std::ostream& os) { os << json_text(doc) << "\n"; });
-    }
-    if (!g.out.csv.empty()) write_output_file(g.out.csv, [&](std::ostream& os) { write_matmul_csv(os, results); });
-    if (!g.out.markdown.empty())
-      write_output_file(g.out.markdown, [&](std::ostream& os) { write_matmul_markdown(os, results); });
+    write_output_files(jobs);
   } catch (const OutputError& e) {
     spdlog::error("{}", e.what());
     return kExitOutput;

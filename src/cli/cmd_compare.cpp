@@ -2,9 +2,6 @@
 // peakprobe/1 documents and exits 5 when any metric got worse beyond the thresholds.
 #include <unistd.h>
 
-#include <cerrno>
-#include <cstring>
-#include <fstream>
 #include <iostream>
 #include <memory>
 
@@ -14,6 +11,7 @@
 #include "cli/commands.hpp"
 #include "report/json_report.hpp"
 #include "compare/compare.hpp"
+#include "report/input_file.hpp"
 #include "report/output_file.hpp"
 
 namespace peakprobe::cli {
@@ -30,11 +28,12 @@ struct CompareArgs {
 std::string display_name(const std::string& path) { return path == "-" ? "standard input" : path; }
 
 // Every failure names the file, so a CI log says which of the two inputs is broken.
-Expected<nlohmann::json> parse_document(std::istream& in, const std::string& path) {
+Expected<nlohmann::json> parse_document(const std::string& text, const std::string& path) {
   nlohmann::json doc;
   try {
-    doc = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
+    doc = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    // parse_error, and out_of_range for a number beyond a double (1e400).
     return make_error(fmt::format("{}: not valid JSON ({})", display_name(path), e.what()));
   }
   if (std::string p = schema_problem(doc); !p.empty()) return make_error(display_name(path) + ": " + p);
@@ -42,24 +41,25 @@ Expected<nlohmann::json> parse_document(std::istream& in, const std::string& pat
 }
 
 Expected<nlohmann::json> load_document(const std::string& path) {
-  if (path == "-") return parse_document(std::cin, path);
-  std::ifstream in(path);
-  if (!in) return make_error(fmt::format("cannot read {}: {}", path, std::strerror(errno)));
-  return parse_document(in, path);
+  auto text = path == "-" ? read_input_stream(std::cin, "standard input") : read_input_file(path, "document");
+  if (!text) return make_error(text.error());
+  return parse_document(*text, path);
 }
 
 // Returns kExitOk, or kExitOutput after logging why a file could not be written.
 int write_outputs(const CompareReport& report, const CompareArgs& args, const OutputOptions& o) {
+  std::vector<OutputJob> jobs;
+  if (!o.json.empty())
+    jobs.push_back({o.json, [&](std::ostream& out) {
+                      nlohmann::json j = to_json(report);
+                      j["old_file"] = args.old_path;
+                      j["new_file"] = args.new_path;
+                      out << json_text(j) << "\n";
+                    }});
+  if (!o.markdown.empty())
+    jobs.push_back({o.markdown, [&](std::ostream& out) { write_compare_markdown(out, report); }});
   try {
-    if (!o.json.empty())
-      write_output_file(o.json, [&](std::ostream& out) {
-        nlohmann::json j = to_json(report);
-        j["old_file"] = args.old_path;
-        j["new_file"] = args.new_path;
-        out << json_text(j) << "\n";
-      });
-    if (!o.markdown.empty())
-      write_output_file(o.markdown, [&](std::ostream& out) { write_compare_markdown(out, report); });
+    write_output_files(jobs);
   } catch (const OutputError& e) {
     spdlog::error("{}", e.what());
     return kExitOutput;
@@ -72,10 +72,8 @@ int run_compare(const CompareArgs& args, const OutputOptions& o) {
     spdlog::error("compare: OLD and NEW cannot both be '-': standard input holds one document");
     return kExitUsage;
   }
-  if (!o.csv.empty()) {
-    spdlog::error("compare writes no CSV; use --json or --markdown");
-    return kExitUsage;
-  }
+  if (int rc = refuse_outputs(o, "compare", true, false, true)) return rc;
+  if (int rc = check_outputs(o)) return rc;
   auto old_doc = load_document(args.old_path);
   if (!old_doc) {
     spdlog::error("{}", old_doc.error());
@@ -116,11 +114,11 @@ void add_compare_command(CLI::App& app, GlobalOptions& g) {
   cmd->add_option("--time-threshold", args->time_percent,
                   "A time or cycle count more than PCT percent higher is a regression (default 5)")
       ->type_name("PCT")
-      ->check(CLI::NonNegativeNumber);
+      ->check(number_in(0, 1e6));
   cmd->add_option("--throughput-threshold", args->throughput_percent,
                   "A rate (GFLOP/s, GB/s, IPC) more than PCT percent lower is a regression (default 5)")
       ->type_name("PCT")
-      ->check(CLI::Range(0.0, 100.0));
+      ->check(number_in(0, 100));
   cmd->footer(
       "Rows are matched by what they measure (instruction and threads, kernel and size, ...), not by\n"
       "position. Rows not ok on either side are listed as not comparable, never as regressions.\n"

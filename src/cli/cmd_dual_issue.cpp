@@ -17,6 +17,8 @@
 namespace peakprobe::cli {
 namespace {
 
+constexpr size_t kMaxPairForms = 64;
+
 bool parse_positive(const std::string& s, int& out) {
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
   return ec == std::errc() && p == s.data() + s.size() && out >= 1 && out <= 16;
@@ -140,7 +142,8 @@ void add_pairs_command(CLI::App& app, GlobalOptions& g) {
   auto list = std::make_shared<bool>(false);
   cmd->add_flag("--list-sets", *list, "List the named sets and exit");
   cmd->add_option("--svg", g.out.svg, "Write the heatmap as SVG to FILE (text as text, data embedded)")
-      ->type_name("FILE");
+      ->type_name("FILE")
+      ->check(not_empty());
   cmd->footer(
       "Every pair (each with itself too) is measured; instructions that contend are clustered into\n"
       "inferred pipe groups (average linkage on the same-port measure, threshold 0.5).\n"
@@ -169,6 +172,12 @@ void add_pairs_command(CLI::App& app, GlobalOptions& g) {
       }
       if (chosen.size() < 2) {
         spdlog::error("pairs needs at least two instructions (or --set NAME)");
+        return void(g.exit_code = kExitUsage);
+      }
+      // The matrix grows with the square: n forms make n(n+1)/2 pairs, each timed three ways.
+      if (chosen.size() > kMaxPairForms) {
+        spdlog::error("pairs: {} instructions would make {} pairs; at most {} instructions ({} pairs)", chosen.size(),
+                      chosen.size() * (chosen.size() + 1) / 2, kMaxPairForms, kMaxPairForms * (kMaxPairForms + 1) / 2);
         return void(g.exit_code = kExitUsage);
       }
       auto catalog = catalog_or_fail(g);

@@ -56,12 +56,8 @@ void add_info_command(CLI::App& app, GlobalOptions& g) {
   // Parsing only records the action; main() runs it once logging is set up.
   cmd->callback([&g] {
     g.action = [&g] {
-    std::string err;
-    if (!check_output_paths(g.out, err)) {
-      spdlog::error("{}", err);
-      g.exit_code = kExitOutput;
-      return;
-    }
+    if (int rc = refuse_outputs(g.out, "info", true, false, false)) return void(g.exit_code = rc);
+    if (int rc = check_outputs(g.out)) return void(g.exit_code = rc);
     CpuInfo cpu = detect_cpu_info();
     if (int rc = check_placement(g, cpu)) {
       g.exit_code = rc;
@@ -86,7 +82,7 @@ void add_info_command(CLI::App& app, GlobalOptions& g) {
         g.exit_code = kExitOutput;
         return;
       }
-      if (g.out.json == "-") return;
+      if (g.out.writes_stdout()) return;
     }
     print_info(std::cout, cpu, clock, (*runner)->cpu());
     };

@@ -1,14 +1,22 @@
+#include <algorithm>
 #include <climits>
+#include <cmath>
 #include <cstdint>
 #include <optional>
 
 #include <spdlog/spdlog.h>
 
+#include "asm/x86/inst_form.hpp"
+#include "catalog/catalog.hpp"
 #include "cli/catalog_loading.hpp"
 #include "cli/commands.hpp"
 #include "cli/measure.hpp"
 
 namespace peakprobe::cli {
+namespace {
+// AMX's tdpbf16ps does 16 x 16 x 32 x 2 = 16384 operations; nothing does a thousand times more.
+constexpr double kMaxOps = 1 << 24;
+}  // namespace
 
 void add_inst_command(CLI::App& app, GlobalOptions& g) {
   auto* cmd = app.add_subcommand("inst", "Measure any instruction form given as text");
@@ -22,7 +30,7 @@ void add_inst_command(CLI::App& app, GlobalOptions& g) {
   cmd->add_option("--ops", *ops,
                   "Arithmetic operations per instruction, for GFLOP/s or GOP/s (default: the catalog row's "
                   "value when the form is in the catalog, else 0)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(number_in(0, kMaxOps));
   cmd->add_option("--dtype", *dtype, "Data type of the operations (f64 f32 f16 bf16 i64 i32 i16 i8); "
                                      "default: from the mnemonic");
   cmd->add_option("--imm", *imm,
@@ -40,6 +48,15 @@ void add_inst_command(CLI::App& app, GlobalOptions& g) {
   // Parsing only records the action; main() runs it once logging is set up.
   cmd->callback([&g, texts, ops, dtype, imm] {
     g.action = [&g, texts, ops, dtype, imm] {
+    // The label of every row comes from these two: a value outside what the reports know would lie.
+    if (!std::isfinite(*ops) || *ops > kMaxOps) {
+      spdlog::error("--ops {}: expected a number from 0 to {} (operations per instruction)", *ops, kMaxOps);
+      return void(g.exit_code = kExitUsage);
+    }
+    if (*dtype != "-" && std::find(std::begin(kDtypes), std::end(kDtypes), *dtype) == std::end(kDtypes)) {
+      spdlog::error("--dtype '{}': one of f64 f32 f16 bf16 i64 i32 i16 i8 u8 or -", *dtype);
+      return void(g.exit_code = kExitUsage);
+    }
     auto catalog = load_catalogs(g);
     if (!catalog) {
       spdlog::error("{}", catalog.error());
@@ -52,6 +69,25 @@ void add_inst_command(CLI::App& app, GlobalOptions& g) {
       return;
     }
     for (auto& s : *specs) {
+      // An immediate that does not fit its operand would be cut to its low bits by the encoder while
+      // the row and its repro line still said the value given.
+      if (auto form = x86::resolve_inst(s.text); *imm && form) {
+        // A 64-bit operation sign-extends its imm32: 0xffffffff there is not encodable at all.
+        const bool wide = std::any_of(form->text.operands.begin(), form->text.operands.end(),
+                                      [](const auto& op) {
+                                        return (op.cls == x86::OpClass::gp || op.cls == x86::OpClass::fixed ||
+                                                op.cls == x86::OpClass::mem) && op.bits == 64;
+                                      });
+        for (const auto& op : form->text.operands) {
+          if (op.cls != x86::OpClass::imm || op.bits < 8 || op.bits > 32) continue;
+          const int64_t lo = -(int64_t{1} << (op.bits - 1));
+          const int64_t hi = op.bits == 32 && wide ? INT32_MAX : (int64_t{1} << op.bits) - 1;
+          if (**imm < lo || **imm > hi) {
+            spdlog::error("--imm {}: '{}' takes an imm{}, from {} to {}", **imm, s.text, op.bits, lo, hi);
+            return void(g.exit_code = kExitUsage);
+          }
+        }
+      }
       if (*ops >= 0) s.ops_per_instruction = *ops;
       if (*dtype != "-") s.dtype = *dtype;
       if (*imm) s.imm = **imm;

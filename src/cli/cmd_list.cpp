@@ -11,6 +11,7 @@
 #include "cpu/cpu_info.hpp"
 #include "harness/probe_runner.hpp"
 #include "asm/x86/inst_form.hpp"
+#include "report/csv_report.hpp"
 #include "report/output_file.hpp"
 
 namespace peakprobe::cli {
@@ -22,6 +23,7 @@ void add_list_command(CLI::App& app, GlobalOptions& g) {
   // Parsing only records the action; main() runs it once logging is set up.
   cmd->callback([&g, filter] {
     g.action = [&g, filter] {
+    if (int rc = check_outputs(g.out)) return void(g.exit_code = rc);
     auto specs = load_catalogs(g);
     if (!specs) {
       spdlog::error("{}", specs.error());
@@ -31,7 +33,7 @@ void add_list_command(CLI::App& app, GlobalOptions& g) {
     CpuInfo cpu = detect_cpu_info();
     nlohmann::json rows = nlohmann::json::array();
     size_t supported = 0, shown = 0;
-    std::string table;
+    std::string table, csv, markdown;
     for (const auto& s : specs.value()) {
       if (!matches_filter(s, *filter)) continue;
       auto form = x86::resolve_inst(s.text);
@@ -42,21 +44,37 @@ void add_list_command(CLI::App& app, GlobalOptions& g) {
       supported += missing.empty();
       ++shown;
       table += fmt::format("{:<40} {:<16} {:<5} {:>6} {}\n", s.text, s.group, s.dtype, s.ops_per_instruction, support);
+      csv += fmt::format("{},{},{},{},{},{},{}\n", csv_field(s.text), csv_field(s.group), csv_field(s.dtype),
+                         s.ops_per_instruction, missing.empty() ? "yes" : "no", csv_field(fmt::format("{}", fmt::join(missing, " "))),
+                         csv_field(s.origin));
+      markdown += fmt::format("| `{}` | {} | {} | {} | {} |\n", s.text, s.group, s.dtype, s.ops_per_instruction, support);
       rows.push_back({{"instruction", s.text}, {"group", s.group}, {"dtype", s.dtype},
                       {"ops_per_instruction", s.ops_per_instruction}, {"requires", s.requires_features},
                       {"supported", missing.empty()}, {"missing", missing}, {"origin", s.origin}});
     }
+    std::vector<OutputJob> jobs;
     if (!g.out.json.empty()) {
-      nlohmann::json doc = {{"schema", "peakprobe/1"}, {"catalog", rows}};
-      try {
-        write_output_file(g.out.json, [&](std::ostream& o) { o << json_text(doc) << "\n"; });
-      } catch (const OutputError& e) {
-        spdlog::error("{}", e.what());
-        g.exit_code = kExitOutput;
-        return;
-      }
-      if (g.out.json == "-") return;
+      jobs.push_back({g.out.json, [&](std::ostream& o) {
+                        o << json_text(nlohmann::json{{"schema", "peakprobe/1"}, {"catalog", rows}}) << "\n";
+                      }});
     }
+    if (!g.out.csv.empty())
+      jobs.push_back({g.out.csv, [&](std::ostream& o) {
+                        o << "instruction,group,dtype,ops_per_instruction,supported,missing,origin\n" << csv;
+                      }});
+    if (!g.out.markdown.empty())
+      jobs.push_back({g.out.markdown, [&](std::ostream& o) {
+                        o << "| instruction | group | dtype | ops | supported on this CPU |\n|---|---|---|--:|---|\n"
+                          << markdown << fmt::format("\n{} forms, {} supported on this CPU\n", shown, supported);
+                      }});
+    try {
+      write_output_files(jobs);
+    } catch (const OutputError& e) {
+      spdlog::error("{}", e.what());
+      g.exit_code = kExitOutput;
+      return;
+    }
+    if (g.out.writes_stdout()) return;
     std::cout << fmt::format("{:<40} {:<16} {:<5} {:>6} {}\n", "instruction", "group", "dtype", "ops", "supported")
               << table << fmt::format("{} forms, {} supported on this CPU\n", shown, supported);
     };

@@ -87,14 +87,14 @@ int run_matmul_command(GlobalOptions& g, const MatmulOptions& o) {
   auto cold = parse_cold(o.cold_cache);
   if (!cold) return spdlog::error("{}", cold.error()), kExitUsage;
   if (o.batch < 1 || o.batch > 1 << 20) return spdlog::error("--batch {}: expected 1 to 1048576", o.batch), kExitUsage;
+  auto baselines = parse_baselines(o.baselines);
+  if (!baselines) return spdlog::error("{}", baselines.error()), kExitUsage;
   if (o.explain && o.autotune) spdlog::info("--explain with --autotune: the model's ranking, then the measured search");
-  const double bytes = matmul_bytes(m, n, k, o.batch, *dtype);
-  const double available = double(sysconf(_SC_AVPHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE));
-  if (bytes * (cold->first == ColdCacheMode::none ? 1.0 : 2.0) > 0.8 * available) {
-    spdlog::error("the operands need {:.2f} GB, more than 80% of the {:.2f} GB of free memory", bytes / 1e9,
-                  available / 1e9);
-    return kExitUsage;
-  }
+  // By work and by memory, before anything is allocated or measured.
+  if (std::string why = matmul_size_problem(m, n, k, o.batch, *dtype, cold->first, !baselines->empty(),
+                                            matmul_available_memory());
+      !why.empty())
+    return spdlog::error("{}", why), kExitUsage;
   CpuInfo cpu;
   if (int rc = prepare_measuring(g, cpu)) return rc;
   if (std::string why = gemm_unsupported(cpu, *dtype); !why.empty()) {
@@ -151,42 +151,38 @@ int run_matmul_command(GlobalOptions& g, const MatmulOptions& o) {
   rq.config_source = source;
   rq.cold_cache = cold->first;
   rq.flush_tlb = cold->second;
-  rq.baselines = split_list(o.baselines);
+  rq.baselines = *baselines;
   auto result = run_matmul(cpu, gemm, rq);
   if (!result) return spdlog::error("{}", result.error()), kExitMeasure;
   score_matmul(*result, roof, machine);
   if (result->status == Status::error) spdlog::error("{}", result->reason);
 
-  if (!g.out.json.empty()) {
-    nlohmann::json doc = {{"schema", kSchema},
-                          {"host", to_json(cpu)},
-                          {"matmul", nlohmann::json::array({to_json(*result)})}};
-    if (tuned) doc["autotune"] = autotune_json(*tuned);
-    if (o.explain) {
-      nlohmann::json candidates = nlohmann::json::array();
-      for (size_t i = 0; i < ranked.size() && i < 20; ++i)
-        candidates.push_back({{"config", config_text(ranked[i].config)}, {"predicted_ms", ranked[i].seconds * 1e3}});
-      doc["cost_model"] = {{"candidates", ranked.size()}, {"top", candidates}};
-    }
-    try {
-      write_output_file(g.out.json, [&](std::ostream& os) { os << json_text(doc) << "\n"; });
-    } catch (const OutputError& e) {
-      spdlog::error("{}", e.what());
-      return kExitOutput;
-    }
+  std::vector<OutputJob> jobs;
+  if (!g.out.json.empty())
+    jobs.push_back({g.out.json, [&](std::ostream& os) {
+                      nlohmann::json doc = {{"schema", kSchema},
+                                            {"host", to_json(cpu)},
+                                            {"matmul", nlohmann::json::array({to_json(*result)})}};
+                      if (tuned) doc["autotune"] = autotune_json(*tuned);
+                      if (o.explain) {
+                        nlohmann::json candidates = nlohmann::json::array();
+                        for (size_t i = 0; i < ranked.size() && i < 20; ++i)
+                          candidates.push_back({{"config", config_text(ranked[i].config)},
+                                                {"predicted_ms", ranked[i].seconds * 1e3}});
+                        doc["cost_model"] = {{"candidates", ranked.size()}, {"top", candidates}};
+                      }
+                      os << json_text(doc) << "\n";
+                    }});
+  const std::vector<MatmulResult> rows{*result};
+  if (!g.out.csv.empty()) jobs.push_back({g.out.csv, [&](std::ostream& os) { write_matmul_csv(os, rows); }});
+  if (!g.out.markdown.empty())
+    jobs.push_back({g.out.markdown, [&](std::ostream& os) { write_matmul_markdown(os, rows); }});
+  try {
+    write_output_files(jobs);
+  } catch (const OutputError& e) {
+    spdlog::error("{}", e.what());
+    return kExitOutput;
   }
-  auto write_list = [&](const std::string& path, auto writer) {
-    if (path.empty()) return kExitOk;
-    try {
-      write_output_file(path, [&](std::ostream& os) { writer(os, std::vector<MatmulResult>{*result}); });
-    } catch (const OutputError& e) {
-      spdlog::error("{}", e.what());
-      return kExitOutput;
-    }
-    return kExitOk;
-  };
-  if (int rc = write_list(g.out.csv, write_matmul_csv)) return rc;
-  if (int rc = write_list(g.out.markdown, write_matmul_markdown)) return rc;
   if (!g.out.writes_stdout()) write_matmul_console(std::cout, *result);
   return result->status == Status::error ? kExitResultErrors : kExitOk;
 }

@@ -63,11 +63,7 @@ Expected<std::vector<uint64_t>> choose_sizes(const std::string& list, bool sweep
 
 // What both memory commands need before measuring: writable outputs, a runner, the document.
 int start_memory(GlobalOptions& g, const CpuInfo& cpu, std::unique_ptr<MemRunner>& runner, RunDocument& doc) {
-  std::string err;
-  if (!check_output_paths(g.out, err)) {
-    spdlog::error("{}", err);
-    return kExitOutput;
-  }
+  if (int rc = check_outputs(g.out)) return rc;
   auto made = MemRunner::create(cpu, g.cpu);
   if (!made) {
     spdlog::error("{}", made.error());
@@ -106,6 +102,11 @@ void add_mem_command(CLI::App& app, GlobalOptions& g) {
       std::vector<std::string> names = *kernels == "all" ? std::vector<std::string>{} : split_list(*kernels);
       if (*kernels == "all")
         for (const auto& k : x86::mem_kernels()) names.push_back(k.name);
+      if (names.empty()) {
+        spdlog::error("--kernel '{}': no kernel named (load, store, copy, triad, update, store_nt, copy_nt, triad_nt "
+                      "or all)", *kernels);
+        return void(g.exit_code = kExitUsage);
+      }
       for (const auto& n : names)
         if (auto k = x86::find_mem_kernel(n); !k) {
           spdlog::error("{}", k.error());
@@ -122,6 +123,10 @@ void add_mem_command(CLI::App& app, GlobalOptions& g) {
           spdlog::error("--isa '{}': one of scalar, sse, avx2, avx512, all", want);
           return void(g.exit_code = kExitUsage);
         }
+      }
+      if (widths.empty()) {
+        spdlog::error("--isa '{}': no width named (scalar, sse, avx2, avx512 or all)", *isa);
+        return void(g.exit_code = kExitUsage);
       }
       auto chosen = choose_sizes(*sizes, *sweep, cpu, g.threads, 1);
       if (!chosen) {

@@ -5,7 +5,7 @@
 
 #include <chrono>
 #include <ctime>
-#include <filesystem>
+#include <optional>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -93,30 +93,32 @@ int write_folder(const std::string& dir, const RunDocument& doc) {
   if (!doc.latency.empty())
     svgs.emplace_back("Latency vs working set", latency_svg(doc.latency, doc.host.caches, "Load-to-use latency, one core"));
   if (doc.matrix) svgs.emplace_back("Pair matrix", pair_heatmap_svg(*doc.matrix, "FP pair matrix: " + doc.host.brand));
+  const char* names[] = {"roofline-1core.svg", "roofline-allcores.svg", "bandwidth.svg", "latency.svg", "pairs.svg"};
+  std::vector<OutputJob> jobs = {
+      {dir + "/report.json", [&](std::ostream& o) { o << json_text(to_json(doc)) << "\n"; }},
+      {dir + "/instructions.csv", [&](std::ostream& o) { write_csv(o, doc.results); }},
+      {dir + "/ceilings.csv", [&](std::ostream& o) { write_ceilings_csv(o, doc); }},
+      {dir + "/memory.csv", [&](std::ostream& o) { write_memory_csv(o, doc); }},
+      {dir + "/summary.md", [&](std::ostream& o) {
+         write_ceilings_markdown(o, doc);
+         o << "\n";
+         write_memory_markdown(o, doc);
+         o << "\n";
+         write_markdown(o, doc);
+       }}};
+  for (const auto& [title, svg] : svgs) {
+    std::string file = title.rfind("Roofline, one", 0) == 0 ? names[0]
+                       : title.rfind("Roofline", 0) == 0    ? names[1]
+                       : title.rfind("Bandwidth", 0) == 0   ? names[2]
+                       : title.rfind("Latency", 0) == 0     ? names[3]
+                                                            : names[4];
+    jobs.push_back({dir + "/" + file, [&svg = svg](std::ostream& o) { o << svg; }});
+  }
+  jobs.push_back({dir + "/report.html", [&](std::ostream& o) {
+                    o << html_report(doc, doc.ceilings.value_or(CeilingTable{}), svgs);
+                  }});
   try {
-    write_output_file(dir + "/report.json", [&](std::ostream& o) { o << json_text(to_json(doc)) << "\n"; });
-    write_output_file(dir + "/instructions.csv", [&](std::ostream& o) { write_csv(o, doc.results); });
-    write_output_file(dir + "/ceilings.csv", [&](std::ostream& o) { write_ceilings_csv(o, doc); });
-    write_output_file(dir + "/memory.csv", [&](std::ostream& o) { write_memory_csv(o, doc); });
-    write_output_file(dir + "/summary.md", [&](std::ostream& o) {
-      write_ceilings_markdown(o, doc);
-      o << "\n";
-      write_memory_markdown(o, doc);
-      o << "\n";
-      write_markdown(o, doc);
-    });
-    const char* names[] = {"roofline-1core.svg", "roofline-allcores.svg", "bandwidth.svg", "latency.svg", "pairs.svg"};
-    for (const auto& [title, svg] : svgs) {
-      std::string file = title.rfind("Roofline, one", 0) == 0 ? names[0]
-                         : title.rfind("Roofline", 0) == 0    ? names[1]
-                         : title.rfind("Bandwidth", 0) == 0   ? names[2]
-                         : title.rfind("Latency", 0) == 0     ? names[3]
-                                                              : names[4];
-      write_output_file(dir + "/" + file, [&](std::ostream& o) { o << svg; });
-    }
-    write_output_file(dir + "/report.html", [&](std::ostream& o) {
-      o << html_report(doc, doc.ceilings.value_or(CeilingTable{}), svgs);
-    });
+    write_output_files(jobs);  // all of the folder's files, or none of them
   } catch (const OutputError& e) {
     spdlog::error("{}", e.what());
     return kExitOutput;
@@ -124,16 +126,32 @@ int write_folder(const std::string& dir, const RunDocument& doc) {
   return kExitOk;
 }
 
+// Every file the folder will get, for checking before anything is measured.
+std::vector<OutputTarget> folder_targets(const std::string& dir) {
+  std::vector<OutputTarget> out;
+  for (const char* f : {"report.json", "instructions.csv", "ceilings.csv", "memory.csv", "summary.md",
+                        "roofline-1core.svg", "roofline-allcores.svg", "bandwidth.svg", "latency.svg", "pairs.svg",
+                        "report.html"})
+    out.push_back({"--out", dir + "/" + f});
+  return out;
+}
+
 }  // namespace
 
 int run_report(GlobalOptions& g, std::string out_dir, bool quick) {
   if (out_dir.empty()) out_dir = default_out_dir();
-  std::error_code ec;
-  std::filesystem::create_directories(out_dir, ec);
-  if (ec || access(out_dir.c_str(), W_OK) != 0) {
-    spdlog::error("cannot write the report folder '{}': {}", out_dir, ec ? ec.message() : "not writable");
+  // Checked, with the folder's own files, before a minute of measuring; made now and removed again
+  // if the run ends (an error, SIGINT) before anything was written into it.
+  std::vector<OutputTarget> targets = output_targets(g.out);
+  std::optional<OutputFolder> folder;
+  try {
+    folder.emplace(out_dir);
+  } catch (const OutputError& e) {
+    spdlog::error("{}", e.what());
     return kExitOutput;
   }
+  for (auto& t : folder_targets(out_dir)) targets.push_back(std::move(t));
+  if (int rc = check_outputs(targets)) return rc;
   CpuInfo cpu;
   if (int rc = prepare_measuring(g, cpu)) return rc;
   const auto t0 = std::chrono::steady_clock::now();
@@ -177,7 +195,9 @@ void add_report_command(CLI::App& app, GlobalOptions& g) {
   auto* cmd = app.add_subcommand("report", "The full report (also what a bare 'peakprobe' runs)");
   auto out_dir = std::make_shared<std::string>();
   auto quick = std::make_shared<bool>(false);
-  cmd->add_option("--out", *out_dir, "Folder for the results (default: peakprobe-HOST-DATE)")->type_name("DIR");
+  cmd->add_option("--out", *out_dir, "Folder for the results (default: peakprobe-HOST-DATE)")
+      ->type_name("DIR")
+      ->check(not_empty());
   cmd->add_flag("--quick", *quick, "A shorter pass: fewer sweep points, load kernel only for memory ceilings");
   cmd->footer(
       "Runs: CPU description and clock, every catalog instruction, the FLOP mix, the ceiling table at\n"

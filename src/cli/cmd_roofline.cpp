@@ -1,8 +1,7 @@
 // `roofline` measures what the ceiling table needs (arithmetic catalog rows at one and all cores,
 // the best FLOP mix, bandwidth of every level at one and all cores) and derives the table;
 // `score` places kernels on it.
-#include <filesystem>
-#include <fstream>
+#include <optional>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -17,6 +16,8 @@
 #include "memory/mem_runner.hpp"
 #include "pairs/pair_runner.hpp"
 #include "report/ceiling_report.hpp"
+#include "report/input_file.hpp"
+#include "report/output_file.hpp"
 #include "roofline/ceilings.hpp"
 
 namespace peakprobe::cli {
@@ -115,8 +116,9 @@ void add_roofline_command(CLI::App& app, GlobalOptions& g) {
   auto* cmd = app.add_subcommand("roofline", "The ceiling table: compute and memory roofs, ridge points");
   auto out_dir = std::make_shared<std::string>();
   auto quick = std::make_shared<bool>(false);
-  cmd->add_option("--out", *out_dir, "Write ceilings.json and ceilings.csv (and the full document) into DIR")
-      ->type_name("DIR");
+  cmd->add_option("--out", *out_dir, "Write roofline.json, ceilings.csv and ceilings.md into DIR")
+      ->type_name("DIR")
+      ->check(not_empty());
   cmd->add_flag("--quick", *quick, "Memory ceilings with the load kernel only");
   cmd->footer(
       "Compute ceilings per dtype and vector width at one and all cores (the best catalog row, or the\n"
@@ -126,22 +128,19 @@ void add_roofline_command(CLI::App& app, GlobalOptions& g) {
     g.action = [&g, out_dir, quick] {
       CpuInfo cpu = detect_cpu_info();
       if (int rc = check_placement(g, cpu)) return void(g.exit_code = rc);
+      std::optional<OutputFolder> folder;  // removed again if the run ends before writing into it
       if (!out_dir->empty()) {
-        std::error_code ec;
-        std::filesystem::create_directories(*out_dir, ec);
-        if (ec) {
-          spdlog::error("cannot create '{}': {}", *out_dir, ec.message());
+        try {
+          folder.emplace(*out_dir);
+        } catch (const OutputError& e) {
+          spdlog::error("--out: {}", e.what());
           return void(g.exit_code = kExitOutput);
         }
         if (g.out.json.empty()) g.out.json = *out_dir + "/roofline.json";
         if (g.out.csv.empty()) g.out.csv = *out_dir + "/ceilings.csv";
         if (g.out.markdown.empty()) g.out.markdown = *out_dir + "/ceilings.md";
       }
-      std::string err;
-      if (!check_output_paths(g.out, err)) {
-        spdlog::error("{}", err);
-        return void(g.exit_code = kExitOutput);
-      }
+      if (int rc = check_outputs(g.out)) return void(g.exit_code = rc);
       RunDocument doc = new_document(cpu, g.argc, g.argv);
       if (int rc = measure_roofline(g, cpu, doc, *quick, false)) return void(g.exit_code = rc);
       g.exit_code = emit_outputs(doc, g.out);
@@ -161,46 +160,47 @@ void add_score_command(CLI::App& app, GlobalOptions& g) {
   cmd->add_option("--dtype", req->dtype, "Data type whose compute roof applies (default f32)");
   cmd->add_option("--level", req->level, "Memory level its bytes come from: L1, L2, L3 or DRAM (default DRAM)");
   cmd->add_option("--table", *table, "A saved ceiling table (roofline --json output); measured now if absent")
-      ->type_name("FILE");
+      ->type_name("FILE")
+      ->check(not_empty());
   cmd->add_option("--kernels", *kernels,
                   "Score several kernels from a JSON array of {name, flops, bytes, seconds[, dtype, level, threads]}")
-      ->type_name("FILE");
+      ->type_name("FILE")
+      ->check(not_empty());
   cmd->footer("The thread count is --threads (default 1). Example:\n"
               "  peakprobe score --table roof.json --flops 2.1e9 --bytes 1.2e7 --seconds 0.02 --level L2\n");
   cmd->callback([&g, req, table, kernels] {
     g.action = [&g, req, table, kernels] {
+      if (int rc = check_outputs(g.out)) return void(g.exit_code = rc);
       std::vector<ScoreRequest> reqs;
       if (!kernels->empty()) {
-        std::ifstream in(*kernels);
-        nlohmann::json arr = nlohmann::json::parse(in, nullptr, false);
-        if (!in || arr.is_discarded() || !arr.is_array()) {
-          spdlog::error("cannot read '{}' as a JSON array of kernels", *kernels);
+        auto text = read_input_file(*kernels, "kernel list");
+        if (!text) return spdlog::error("{}", text.error()), void(g.exit_code = kExitUsage);
+        nlohmann::json arr = nlohmann::json::parse(*text, nullptr, false);
+        auto parsed = arr.is_discarded() ? Expected<std::vector<ScoreRequest>>(make_error("not JSON"))
+                                         : score_requests_from_json(arr, g.threads);
+        if (!parsed) {
+          spdlog::error("cannot read '{}' as a JSON array of kernels: {}", *kernels, parsed.error());
           return void(g.exit_code = kExitUsage);
         }
-        for (const auto& k : arr) {
-          ScoreRequest r;
-          r.name = k.value("name", "kernel");
-          r.flops = k.value("flops", 0.0);
-          r.bytes = k.value("bytes", 0.0);
-          r.seconds = k.value("seconds", 0.0);
-          r.dtype = k.value("dtype", std::string("f32"));
-          r.level = k.value("level", std::string());
-          r.threads = k.value("threads", g.threads);
-          reqs.push_back(r);
-        }
+        reqs = parsed.value();
       } else {
         req->threads = g.threads;
         reqs.push_back(*req);
       }
+      // Every request checked before a table is read or, worse, measured for a minute.
+      for (const auto& r : reqs)
+        if (std::string why = score_request_problem(r); !why.empty())
+          return spdlog::error("{}: {}", r.name, why), void(g.exit_code = kExitUsage);
       CpuInfo cpu = detect_cpu_info();
       RunDocument doc = new_document(cpu, g.argc, g.argv);
       CeilingTable t;
       if (!table->empty()) {
-        std::ifstream in(*table);
-        nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+        auto text = read_input_file(*table, "ceiling table");
+        if (!text) return spdlog::error("{}", text.error()), void(g.exit_code = kExitUsage);
+        nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
         auto parsed = j.is_discarded() ? Expected<CeilingTable>(make_error("not JSON")) : ceilings_from_json(j);
-        if (!in || !parsed) {
-          spdlog::error("cannot read a ceiling table from '{}': {}", *table, parsed ? "unreadable" : parsed.error());
+        if (!parsed) {
+          spdlog::error("cannot read a ceiling table from '{}': {}", *table, parsed.error());
           return void(g.exit_code = kExitUsage);
         }
         t = parsed.value();
@@ -212,7 +212,8 @@ void add_score_command(CLI::App& app, GlobalOptions& g) {
         doc.bandwidth.clear();
         doc.flop_mix.reset();
       }
-      for (const auto& r : reqs) {
+      for (auto r : reqs) {
+        r.name = printable(r.name, 200);  // a label goes into tables and terminals as it is
         auto s = score_kernel(t, r);
         if (!s) {
           spdlog::error("{}: {}", r.name, s.error());

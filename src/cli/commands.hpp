@@ -1,5 +1,8 @@
 // One registration function per subcommand (each in its own cmd_*.cpp).
 #pragma once
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <string>
 #include <vector>
@@ -22,6 +25,32 @@ struct GlobalOptions {
   std::string report_out;         // bare `peakprobe --out DIR`
   bool report_quick = false;      // bare `peakprobe --quick`
 };
+
+// For options that name a file or folder: an empty value is refused while parsing (exit 2) rather
+// than read as "not given".
+inline CLI::Validator not_empty() {
+  return CLI::Validator([](std::string& v) { return v.empty() ? std::string("an empty path names no file") : std::string(); },
+                        "", "not empty");
+}
+
+// For floating-point options: a finite number from lo to hi. CLI11's own NonNegativeNumber lets nan
+// through and prints its bound, DBL_MAX, with 309 digits.
+inline CLI::Validator number_in(double lo, double hi) {
+  auto text = [](double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof(buf), "%g", v);
+    return std::string(buf);
+  };
+  return CLI::Validator(
+      [=](std::string& value) {
+        char* end = nullptr;
+        const double d = std::strtod(value.c_str(), &end);
+        if (value.empty() || end != value.c_str() + value.size() || !std::isfinite(d) || d < lo || d > hi)
+          return "'" + value + "' is not a number from " + text(lo) + " to " + text(hi);
+        return std::string();
+      },
+      "NUMBER " + text(lo) + ".." + text(hi), "number_in");
+}
 
 void add_info_command(CLI::App& app, GlobalOptions& g);
 void add_list_command(CLI::App& app, GlobalOptions& g);

@@ -22,12 +22,33 @@ struct OutputOptions {
   std::string svg;                  // pair heatmap (pairs only)
   bool quiet = false;
   int verbose = 0;
-  bool writes_stdout() const { return json == "-" || csv == "-" || markdown == "-" || svg == "-"; }
+  // Some output goes to stdout ('-', or /dev/stdout and the like): then no console text is printed.
+  bool writes_stdout() const;
 };
 
+// One output of a command and the option that asked for it ("--json", "--out").
+struct OutputTarget {
+  std::string option;
+  std::string path;
+};
+// The outputs of `o` that are set.
+std::vector<OutputTarget> output_targets(const OutputOptions& o);
+
+// Multi-line text (CLI11's usage errors) made printable line by line; the line breaks stay.
+std::string escape_lines(const std::string& text);
+// Log messages go to stderr with every byte a terminal could misread escaped (see printable()).
 void setup_logging(const OutputOptions& o);
-// Fails early (before minutes of measuring) when an output path cannot be created.
-bool check_output_paths(const OutputOptions& o, std::string& error);
+// The whole set of outputs a command will write, checked before anything is measured, so that a
+// bad last path never throws away a long measurement: at most one of them goes to stdout (one
+// document per stream), no file is named twice, every file can be written (its directory exists and
+// is writable; an existing directory, FIFO or device is refused). kExitOk, or after logging why:
+// kExitUsage for two outputs on stdout or one file named twice, kExitOutput for a path that cannot be
+// written.
+int check_outputs(const std::vector<OutputTarget>& targets);
+int check_outputs(const OutputOptions& o);
+// Refuses (kExitUsage, after logging) the formats `command` does not write, e.g. info's --csv: a
+// silently ignored option looks like a lost file.
+int refuse_outputs(const OutputOptions& o, const std::string& command, bool json_ok, bool csv_ok, bool markdown_ok);
 // Writes every requested format; the console table goes to stdout unless stdout carries a file format.
 int emit_outputs(const RunDocument& doc, const OutputOptions& o);
 RunDocument new_document(const CpuInfo& host, int argc, char** argv);

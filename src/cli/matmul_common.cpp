@@ -1,5 +1,8 @@
 #include "cli/matmul_common.hpp"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <sstream>
 
@@ -9,6 +12,8 @@
 #include "harness/pin.hpp"
 #include "harness/probe_runner.hpp"
 #include "matmul/matmul_run.hpp"
+#include "matmul/reference.hpp"
+#include "memory/sizes.hpp"
 
 namespace peakprobe::cli {
 
@@ -112,6 +117,9 @@ void score_matmul(MatmulResult& r, const MatmulRoof& roof, const MachineModel& m
   }
 }
 
+// The largest value a --config key (or a grid's thread count) may have.
+constexpr int kMaxConfigValue = 1 << 20;
+
 Expected<MatmulConfig> parse_config(const std::string& text, const MatmulConfig& base, int vector_bits) {
   MatmulConfig c = base;
   std::stringstream in(text);
@@ -133,6 +141,9 @@ Expected<MatmulConfig> parse_config(const std::string& text, const MatmulConfig&
       std::stringstream g(value);
       if (!(g >> rows >> x >> cols) || x != 'x' || g.peek() != EOF || rows < 1 || cols < 1)
         return make_error(fmt::format("--config grid '{}': expected ROWSxCOLS, e.g. 2x1", value));
+      // The product must fit an int: rows x cols is the thread count.
+      if (int64_t(rows) * cols > kMaxConfigValue)
+        return make_error(fmt::format("--config grid '{}': more than {} threads", value, kMaxConfigValue));
       c.thread_rows = rows, c.thread_cols = cols, c.threads = rows * cols;
       continue;
     }
@@ -145,6 +156,9 @@ Expected<MatmulConfig> parse_config(const std::string& text, const MatmulConfig&
     }
     if (used != value.size() || value.empty() || v < 1)
       return make_error(fmt::format("--config {}: '{}' is not a positive whole number", key, value));
+    // Far above any real block, and low enough that rounding to whole panels cannot overflow an int.
+    if (v > kMaxConfigValue)
+      return make_error(fmt::format("--config {}: {} is too large (at most {})", key, value, kMaxConfigValue));
     if (key == "mr") c.mr = v;
     else if (key == "nv") c.nv = v;
     else if (key == "nr") c.nr = v, nr_given = true;
@@ -175,6 +189,58 @@ Expected<MatmulDtype> parse_dtype(const std::string& text) {
   if (text == "bf16") return MatmulDtype::bf16;
   if (text == "int8" || text == "i8" || text == "u8s8") return MatmulDtype::i8;
   return make_error(fmt::format("--dtype '{}': expected f32, bf16 or int8", text));
+}
+
+Expected<std::vector<std::string>> parse_baselines(const std::string& text) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t comma = text.find(',', start);
+    const std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    const bool path = item.find('/') != std::string::npos || item.find(".so") != std::string::npos;
+    if (item != "openblas" && item != "blis" && item != "none" && !path)
+      return make_error(fmt::format("--baseline '{}': expected openblas, blis, none or a library path (with '/' or "
+                                    "'.so'), comma-separated", item));
+    // dlopen() would wait forever on a FIFO and read a device: a path must be a regular file (one that
+    // does not exist is left to the loader, which says so).
+    struct stat st {};
+    if (item.find('/') != std::string::npos && ::stat(item.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+      return make_error(fmt::format("--baseline '{}': not a regular file (a shared library is one)", item));
+    if (item != "none") out.push_back(item);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+uint64_t matmul_available_memory() {
+  if (const uint64_t a = available_memory_bytes(); a > 0) return a;
+  const long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && page > 0 ? uint64_t(pages) * uint64_t(page) : 0;
+}
+
+std::string matmul_size_problem(int64_t m, int64_t n, int64_t k, int64_t batch, MatmulDtype dtype, ColdCacheMode cold,
+                                bool with_baseline, uint64_t available_bytes) {
+  // In doubles: 65536^3 x a large batch overflows every integer type.
+  const double flop = 2.0 * double(m) * double(n) * double(k) * double(batch);
+  if (flop > kMaxMatmulFlop)
+    return fmt::format("{}x{}x{} batch {} is {:.3g} FLOP a call, more than the {:.0e} one call may do (at least 7 "
+                       "calls are timed); give a smaller shape or batch",
+                       m, n, k, batch, flop, kMaxMatmulFlop);
+  const double es = element_bytes(dtype);
+  const double a = double(batch) * es * double(m) * double(k), b = double(batch) * es * double(k) * double(n),
+               c = double(batch) * 4.0 * double(m) * double(n);
+  const double rotated = cold == ColdCacheMode::none ? 0 : cold == ColdCacheMode::wei ? b : a + b + c;
+  const double ours = a + b + c + 2 * rotated;
+  const bool baseline = with_baseline && dtype == MatmulDtype::f32;
+  const double need = baseline ? 2 * ours : ours;
+  if (available_bytes == 0 || need <= 0.8 * double(available_bytes)) return "";
+  std::string what = "the operands";
+  if (rotated > 0 && baseline) what += ", their cold-cache copies and the BLAS baseline's own copy";
+  else if (rotated > 0) what += " and their cold-cache copies";
+  else if (baseline) what += " and the BLAS baseline's own copy";
+  return fmt::format("{} need {:.2f} GB, more than 80% of the {:.2f} GB of free memory{}", what, need / 1e9,
+                     double(available_bytes) / 1e9, baseline ? " (--baseline none leaves the baseline out)" : "");
 }
 
 std::vector<std::string> split_list(const std::string& text) {

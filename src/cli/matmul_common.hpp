@@ -12,6 +12,7 @@
 #include "cli/commands.hpp"
 #include "matmul/cost_model.hpp"
 #include "matmul/gemm.hpp"
+#include "memory/cold_cache.hpp"
 #include "peakprobe/expected.hpp"
 #include "peakprobe/matmul_result.hpp"
 
@@ -56,6 +57,21 @@ Expected<MatmulConfig> parse_config(const std::string& text, const MatmulConfig&
 std::string config_text(const MatmulConfig& c);
 
 Expected<MatmulDtype> parse_dtype(const std::string& text);
+// --baseline: "openblas,blis" -> its items; "none" dropped. An item must be openblas, blis, none, or a
+// library path or file name (holding '/' or ".so"); anything else, an empty item included, is refused.
+Expected<std::vector<std::string>> parse_baselines(const std::string& text);
+
+// One call (2 x M x N x K x batch) may do at most this much work: at least 7 calls are timed, plus
+// the check and the baselines. 2 x 16384^3 = 8.8e12 fits.
+inline constexpr double kMaxMatmulFlop = 1e13;
+// Why a problem is refused before anything is allocated, "" when it can run: the work of one call
+// over kMaxMatmulFlop, or the memory it needs over 80% of `available_bytes` (0: unknown, not checked).
+// The memory is the operands of the whole batch, the cold-cache copies (at least two of what rotates)
+// and, when an f32 problem is also run by a BLAS baseline, the baseline's own copy of all that.
+std::string matmul_size_problem(int64_t m, int64_t n, int64_t k, int64_t batch, MatmulDtype dtype, ColdCacheMode cold,
+                                bool with_baseline, uint64_t available_bytes);
+// What matmul_size_problem is given: MemAvailable, else the free pages; 0 when neither is known.
+uint64_t matmul_available_memory();
 // "openblas,blis" -> its items; "none" and empty items are dropped (--baseline none).
 std::vector<std::string> split_list(const std::string& text);
 // "M,N,K" with whole numbers 1..65536.

@@ -9,6 +9,10 @@
 namespace peakprobe::cli {
 
 int check_placement(const GlobalOptions& g, const CpuInfo& cpu) {
+  if (g.cpu < -1) {  // -1 is the default (not given); the option itself refuses negative numbers
+    spdlog::error("--cpu {}: a logical CPU number is 0 or more", g.cpu);
+    return kExitUsage;
+  }
   if (g.cpu >= 0 && !cpu_allowed(g.cpu)) {
     spdlog::error("--cpu {}: this process may not run there (allowed CPUs: {} logical)", g.cpu, cpu.logical_cpus);
     return kExitUsage;
@@ -22,11 +26,7 @@ int check_placement(const GlobalOptions& g, const CpuInfo& cpu) {
 }
 
 int prepare_measuring(const GlobalOptions& g, CpuInfo& cpu) {
-  std::string err;
-  if (!check_output_paths(g.out, err)) {
-    spdlog::error("{}", err);
-    return kExitOutput;
-  }
+  if (int rc = check_outputs(g.out)) return rc;
   cpu = detect_cpu_info();
   return check_placement(g, cpu);
 }

@@ -38,7 +38,13 @@ std::string text_at(const json& obj, const char* key) {
 
 long long integer_at(const json& obj, const char* key, long long fallback) {
   const json* v = member(obj, key);
-  return v != nullptr && v->is_number() ? v->get<long long>() : fallback;
+  if (v == nullptr || !v->is_number()) return fallback;
+  // json converts a double with a plain cast, undefined outside long long's range (1e300).
+  if (v->is_number_float()) {
+    const double d = v->get<double>();
+    return d >= -9.0e18 && d <= 9.0e18 ? static_cast<long long>(d) : fallback;
+  }
+  return v->get<long long>();
 }
 
 // A row without a status (benchmark entries, ceilings) is a plain measurement, so it counts as ok.

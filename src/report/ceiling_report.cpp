@@ -2,6 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <climits>
+#include <cmath>
+#include <optional>
+#include <stdexcept>
+
 #include "memory/sizes.hpp"
 #include "report/csv_report.hpp"
 #include "report/json_report.hpp"
@@ -21,6 +26,30 @@ json conventions() {
           {"gflops", "10^9 operations per second; GOP/s for integer dtypes"},
           {"gbps", "10^9 bytes per second over all threads"},
           {"per_core", "flops_per_cycle and bytes_per_cycle are per core at clock_ghz"}};
+}
+
+// A whole number of a saved file. nlohmann converts a double to an integer with a plain cast, which
+// is undefined outside the integer's range (1e300 threads): only whole numbers in range get through.
+std::optional<long long> whole_number(const json& v) {
+  if (v.is_number_unsigned()) {
+    const auto u = v.get<unsigned long long>();
+    if (u > static_cast<unsigned long long>(LLONG_MAX)) return std::nullopt;
+    return static_cast<long long>(u);
+  }
+  if (v.is_number_integer()) return v.get<long long>();
+  if (v.is_number_float()) {
+    const double d = v.get<double>();
+    if (std::isfinite(d) && d == std::trunc(d) && d >= -9.0e18 && d <= 9.0e18) return static_cast<long long>(d);
+  }
+  return std::nullopt;
+}
+
+// Throws like json's own accessors (the readers below turn every exception into an error).
+long long whole_field(const json& obj, const char* key, long long lo, long long hi) {
+  const auto n = whole_number(obj.at(key));
+  if (!n || *n < lo || *n > hi)
+    throw std::out_of_range(fmt::format("\"{}\" must be a whole number from {} to {}", key, lo, hi));
+  return *n;
 }
 
 }  // namespace
@@ -51,7 +80,8 @@ json to_json(const KernelScore& s) {
 
 Expected<CeilingTable> ceilings_from_json(const json& doc) {
   const json& j = doc.contains("ceilings") ? doc["ceilings"] : doc;
-  if (!j.is_object() || j.value("schema", "") != kCeilingSchema)
+  // A "schema" of another type is not a ceiling table either (json's value() would throw here).
+  if (!j.is_object() || !j.contains("schema") || j["schema"] != kCeilingSchema)
     return make_error(std::string("not a ceiling table (expected \"schema\": \"") + kCeilingSchema + "\")");
   CeilingTable t;
   try {
@@ -59,7 +89,7 @@ Expected<CeilingTable> ceilings_from_json(const json& doc) {
       ComputeCeiling x;
       x.dtype = c.at("dtype");
       x.isa = c.at("isa");
-      x.threads = c.at("threads");
+      x.threads = int(whole_field(c, "threads", INT_MIN, INT_MAX));
       x.integer = c.contains("gops");
       x.gops = c.at(x.integer ? "gops" : "gflops");
       x.ops_per_cycle = c.value("flops_per_cycle", 0.0);
@@ -71,16 +101,39 @@ Expected<CeilingTable> ceilings_from_json(const json& doc) {
       MemoryCeiling x;
       x.level = m.at("level");
       x.kernel = m.at("kernel");
-      x.threads = m.at("threads");
+      x.threads = int(whole_field(m, "threads", INT_MIN, INT_MAX));
       x.gbps = m.at("gbps");
       x.bytes_per_cycle = m.value("bytes_per_cycle", 0.0);
-      x.size_bytes = m.value("size_bytes", uint64_t(0));
+      x.size_bytes = m.contains("size_bytes") ? uint64_t(whole_field(m, "size_bytes", 0, LLONG_MAX)) : 0;
       t.memory.push_back(x);
     }
-  } catch (const json::exception& e) {
+  } catch (const std::exception& e) {
     return make_error(std::string("malformed ceiling table: ") + e.what());
   }
   return t;
+}
+
+Expected<std::vector<ScoreRequest>> score_requests_from_json(const json& kernels, int default_threads) {
+  if (!kernels.is_array()) return make_error("expected a JSON array of kernels");
+  std::vector<ScoreRequest> out;
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    const json& k = kernels[i];
+    if (!k.is_object()) return make_error(fmt::format("kernel {}: expected an object {{name, flops, bytes, seconds}}", i + 1));
+    ScoreRequest r;
+    try {
+      r.name = k.value("name", "kernel");
+      r.flops = k.value("flops", 0.0);
+      r.bytes = k.value("bytes", 0.0);
+      r.seconds = k.value("seconds", 0.0);
+      r.dtype = k.value("dtype", std::string("f32"));
+      r.level = k.value("level", std::string());
+      r.threads = k.contains("threads") ? int(whole_field(k, "threads", INT_MIN, INT_MAX)) : default_threads;
+    } catch (const std::exception& e) {
+      return make_error(fmt::format("kernel {}: {}", i + 1, e.what()));
+    }
+    out.push_back(r);
+  }
+  return out;
 }
 
 void add_roofline(json& doc, const RunDocument& d) {

@@ -8,6 +8,7 @@
 #include "peakprobe/ceiling.hpp"
 #include "peakprobe/expected.hpp"
 #include "peakprobe/run_document.hpp"
+#include "roofline/ceilings.hpp"
 
 namespace peakprobe {
 
@@ -15,6 +16,9 @@ nlohmann::json to_json(const CeilingTable& t);
 nlohmann::json to_json(const KernelScore& s);
 // Reads the "ceilings" object of a peakprobe document (or a bare ceilings object).
 Expected<CeilingTable> ceilings_from_json(const nlohmann::json& j);
+// Reads `score --kernels`: a JSON array of {name, flops, bytes, seconds[, dtype, level, threads]};
+// a kernel without "threads" gets default_threads. A key of the wrong type is an error naming it.
+Expected<std::vector<ScoreRequest>> score_requests_from_json(const nlohmann::json& kernels, int default_threads);
 // Adds "ceilings" and "scores" when present.
 void add_roofline(nlohmann::json& doc, const RunDocument& d);
 

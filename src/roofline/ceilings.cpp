@@ -190,9 +190,29 @@ CeilingTable make_ceiling_table(const std::vector<ProbeResult>& results, const s
   return t;
 }
 
-Expected<KernelScore> score_kernel(const CeilingTable& t, const ScoreRequest& req) {
+std::string score_request_problem(const ScoreRequest& req) {
   if (!(req.flops > 0) || !(req.bytes > 0) || !(req.seconds > 0) || !std::isfinite(req.flops + req.bytes + req.seconds))
-    return make_error("--flops, --bytes and --seconds must be positive numbers");
+    return "--flops, --bytes and --seconds must be positive numbers";
+  // Bounds that keep every derived figure finite and printable (no 309-digit GFLOP/s).
+  if (req.flops > kMaxScoreCount || req.bytes > kMaxScoreCount)
+    return fmt::format("--flops and --bytes must be at most {:g}", kMaxScoreCount);
+  if (req.seconds < kMinScoreSeconds || req.seconds > kMaxScoreSeconds)
+    return fmt::format("--seconds must be from {:g} to {:g}", kMinScoreSeconds, kMaxScoreSeconds);
+  if (req.threads < 1) return fmt::format("threads {}: must be 1 or more", req.threads);
+  return "";
+}
+
+Expected<KernelScore> score_kernel(const CeilingTable& t, const ScoreRequest& req) {
+  if (std::string why = score_request_problem(req); !why.empty()) return make_error(why);
+  // A saved table may say anything; a roof that is not a positive number would make every score a lie.
+  for (const auto& c : t.compute)
+    if (!(c.gops > 0) || !std::isfinite(c.gops) || c.gops > kMaxScoreCount)
+      return make_error(fmt::format("the table's {} {} compute ceiling for {} thread(s) is {:g} G{}/s: a ceiling must "
+                                    "be a positive number", c.dtype, c.isa, c.threads, c.gops, c.integer ? "OP" : "FLOP"));
+  for (const auto& m : t.memory)
+    if (!(m.gbps > 0) || !std::isfinite(m.gbps) || m.gbps > kMaxScoreCount)
+      return make_error(fmt::format("the table's {} {} memory ceiling for {} thread(s) is {:g} GB/s: a ceiling must be "
+                                    "a positive number", m.level, m.kernel, m.threads, m.gbps));
   const ComputeCeiling* peak = nullptr;
   for (const auto& c : t.compute)
     if (c.dtype == req.dtype && c.threads == req.threads && (!peak || c.gops > peak->gops)) peak = &c;

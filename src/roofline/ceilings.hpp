@@ -49,6 +49,15 @@ struct ScoreRequest {
   std::string level;  // "" = DRAM
   int threads = 1;
 };
+// Bounds of a score request: flops and bytes up to 1e24, seconds from 1 ps to 1e9 s; beyond them
+// no kernel exists and the derived rates would not print.
+inline constexpr double kMaxScoreCount = 1e24;
+inline constexpr double kMinScoreSeconds = 1e-12, kMaxScoreSeconds = 1e9;
+// Why a request is out of those bounds (or threads < 1), "" when it is fine: checkable before any
+// table is measured.
+std::string score_request_problem(const ScoreRequest& req);
+// Fails on a request out of those bounds or with threads < 1, on a table with a ceiling that is not
+// a positive finite number, and when the table has no ceiling for the dtype, level and threads.
 Expected<KernelScore> score_kernel(const CeilingTable& table, const ScoreRequest& req);
 
 }  // namespace peakprobe
