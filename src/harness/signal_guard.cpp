@@ -24,16 +24,36 @@ void on_fault(int sig) {
 }
 
 // The handler runs on a stack of its own: generated code may have moved or exhausted the thread's
-// stack pointer when it faults. One per thread, set up on the thread's first guarded run.
+// stack pointer when it faults. One per thread, set up on the thread's first guarded run. When the
+// thread ends, the stack the thread had before is put back before the memory is freed: otherwise
+// the thread would end with freed memory as its signal stack, and whoever had set the previous one
+// (a sanitizer runtime sets one for every thread and unmaps it at thread exit) would get ours.
+class AltStack {
+ public:
+  void install() {
+    if (installed_) return;
+    memory_.resize(size_t(std::max<long>(SIGSTKSZ, 64 * 1024)));
+    stack_t ss{};
+    ss.ss_sp = memory_.data();
+    ss.ss_size = memory_.size();
+    ss.ss_flags = 0;
+    installed_ = sigaltstack(&ss, &previous_) == 0;
+  }
+  ~AltStack() {
+    if (!installed_) return;
+    previous_.ss_flags &= SS_DISABLE;  // SS_ONSTACK is reported, never accepted
+    sigaltstack(&previous_, nullptr);
+  }
+
+ private:
+  std::vector<char> memory_;
+  stack_t previous_{};
+  bool installed_ = false;
+};
+
 void install_alt_stack() {
-  thread_local std::vector<char> stack;
-  if (!stack.empty()) return;
-  stack.resize(size_t(std::max<long>(SIGSTKSZ, 64 * 1024)));
-  stack_t ss{};
-  ss.ss_sp = stack.data();
-  ss.ss_size = stack.size();
-  ss.ss_flags = 0;
-  sigaltstack(&ss, nullptr);
+  thread_local AltStack stack;
+  stack.install();
 }
 
 void install_handlers() {

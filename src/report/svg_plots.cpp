@@ -703,7 +703,7 @@ std::vector<Series> group_series(const std::vector<Row>& rows, KeyFn key_of, Val
     const std::optional<double> v = value_of(r);
     if (!usable(v) || r.size_bytes == 0) continue;
     auto [name, key] = key_of(r);
-    auto it = std::find_if(series.begin(), series.end(), [&](const Series& s) { return s.key == key; });
+    auto it = std::find_if(series.begin(), series.end(), [&key = key](const Series& s) { return s.key == key; });
     if (it == series.end()) it = series.insert(series.end(), Series{name, key, {}});
     it->points.push_back({static_cast<double>(r.size_bytes), *v});
   }
