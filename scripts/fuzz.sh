@@ -21,7 +21,7 @@ if [ ${#targets[@]} -eq 0 ]; then
 fi
 
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:strict_string_checks=1:check_initialization_order=1}"
-export UBSAN_OPTIONS="${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}"
+export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 work=$(mktemp -d "${TMPDIR:-/tmp}/peakprobe-fuzz.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 failed=()
