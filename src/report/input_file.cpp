@@ -12,15 +12,6 @@
 namespace peakprobe {
 namespace {
 
-const char* kind_of(mode_t m) {
-  if (S_ISDIR(m)) return "a directory";
-  if (S_ISCHR(m)) return "a character device";
-  if (S_ISBLK(m)) return "a block device";
-  if (S_ISFIFO(m)) return "a FIFO";
-  if (S_ISSOCK(m)) return "a socket";
-  return "not a regular file";
-}
-
 std::string size_text(uint64_t bytes) {
   if (bytes >= (uint64_t{1} << 20)) return fmt::format("{:.1f} MiB", double(bytes) / double(1 << 20));
   return fmt::format("{} bytes", bytes);
@@ -50,6 +41,15 @@ std::size_t utf8_length(std::string_view s, std::size_t i) {
 
 }  // namespace
 
+const char* file_kind(mode_t m) {
+  if (S_ISDIR(m)) return "a directory";
+  if (S_ISCHR(m)) return "a character device";
+  if (S_ISBLK(m)) return "a block device";
+  if (S_ISFIFO(m)) return "a FIFO";
+  if (S_ISSOCK(m)) return "a socket";
+  return "not a regular file";
+}
+
 Expected<std::string> read_input_file(const std::string& path, const std::string& what, uint64_t max_bytes) {
   const std::string name = printable(path);
   auto failed = [&](const std::string& why) { return make_error(fmt::format("cannot read {} '{}': {}", what, name, why)); };
@@ -57,7 +57,7 @@ Expected<std::string> read_input_file(const std::string& path, const std::string
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return failed(std::strerror(errno));
   // The type is checked before open(): opening a FIFO would wait for a writer, a device may act.
-  if (!S_ISREG(st.st_mode)) return failed(fmt::format("it is {}, not a regular file", kind_of(st.st_mode)));
+  if (!S_ISREG(st.st_mode)) return failed(fmt::format("it is {}, not a regular file", file_kind(st.st_mode)));
   // O_NONBLOCK: should the path have been swapped for a FIFO since, open() still returns at once.
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
   if (fd < 0) return failed(std::strerror(errno));
@@ -66,7 +66,7 @@ Expected<std::string> read_input_file(const std::string& path, const std::string
     ~Closer() { ::close(fd); }
   } closer{fd};
   if (::fstat(fd, &st) != 0) return failed(std::strerror(errno));
-  if (!S_ISREG(st.st_mode)) return failed(fmt::format("it is {}, not a regular file", kind_of(st.st_mode)));
+  if (!S_ISREG(st.st_mode)) return failed(fmt::format("it is {}, not a regular file", file_kind(st.st_mode)));
   if (uint64_t(st.st_size) > max_bytes)
     return failed(fmt::format("it is {}, more than the {} an input may have", size_text(uint64_t(st.st_size)),
                               size_text(max_bytes)));

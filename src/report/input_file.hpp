@@ -1,6 +1,8 @@
 // Reading what a user hands in (catalogs, documents for compare, ceiling tables, kernel lists) and
 // quoting what a user typed back in messages: the edge where untrusted bytes come in.
 #pragma once
+#include <sys/types.h>
+
 #include <cstdint>
 #include <istream>
 #include <string>
@@ -20,6 +22,9 @@ inline constexpr uint64_t kMaxInputBytes = uint64_t{256} << 20;
 // (e.g. "cannot read catalog 'x': it is a directory, not a regular file").
 Expected<std::string> read_input_file(const std::string& path, const std::string& what,
                                       uint64_t max_bytes = kMaxInputBytes);
+// What a file that is not a regular file is, for messages: "a directory", "a FIFO", "a character
+// device", ... (input and output paths are refused in the same words).
+const char* file_kind(mode_t mode);
 // The rest of a stream (standard input), refused past max_bytes.
 Expected<std::string> read_input_stream(std::istream& in, const std::string& what,
                                         uint64_t max_bytes = kMaxInputBytes);

@@ -185,15 +185,6 @@ void sync_directory(const std::string& dir) {
   ::close(fd);
 }
 
-const char* file_kind(mode_t m) {
-  if (S_ISDIR(m)) return "a directory";
-  if (S_ISCHR(m)) return "a character device";
-  if (S_ISBLK(m)) return "a block device";
-  if (S_ISFIFO(m)) return "a FIFO";
-  if (S_ISSOCK(m)) return "a socket";
-  return "not a regular file";
-}
-
 // A symbolic link is followed: the file it names is replaced and the link stays.
 std::string follow_links(const std::string& path) {
   struct stat st {};
