@@ -93,6 +93,9 @@ TEST_CASE("latency plan: methods name how the chain is built", "[stream_plan]") 
       {"vfmadd231ps ymm, ymm, ymm", "chain through the destination"},
       {"popcnt r64, r64", "chain through source operand 2"},
       {"vpermps ymm, ymm, ymm", "chain through source operand 2"},  // the index operand
+      // mulx's operand 2 is a second, write-only destination: the chain must come back through a
+      // register the form reads (a chain through lo measured throughput, 1 cycle for a 4-cycle op).
+      {"mulx r64, r64, r64", "chain through source operand 3"},
       {"mov r64, m64", "pointer chase (load-to-use)"},
       {"lea r64, m", "chain through the base register"},
       {"div r64", "chain through the implicit registers (rdx:rax)"},
@@ -107,6 +110,17 @@ TEST_CASE("latency plan: methods name how the chain is built", "[stream_plan]") 
     CHECK(plan->method == c.method);
     CHECK(plan->chains == 1);
   }
+  // Dataflow of the mulx chain: the high result register is the one read next time.
+  auto mulx = x86::resolve_inst("mulx r64, r64, r64");
+  REQUIRE(mulx.ok());
+  auto plan = x86::plan_latency(mulx.value(), avx512(), "i64");
+  REQUIRE(plan.ok());
+  REQUIRE(plan->dest_ids.size() == 1);
+  const auto& ops = plan->copy.back().ops;
+  REQUIRE(ops.size() == 3);
+  CHECK(ops[0].id() == plan->dest_ids[0]);
+  CHECK(ops[2].id() == plan->dest_ids[0]);
+  CHECK(ops[1].id() != plan->dest_ids[0]);
 }
 
 TEST_CASE("latency plan: a bridge the CPU cannot run means no latency, not a wrong one", "[stream_plan]") {

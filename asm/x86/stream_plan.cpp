@@ -523,7 +523,9 @@ Expected<StreamPlan> plan_latency(const InstForm& f, const HostIsa& isa, const s
   int same_class_src = -1, other_class_src = -1, load = -1;
   for (size_t i = 0; i < slots.size(); ++i) {
     if (int(i) == d) continue;
-    if (slots[i].kind == SlotKind::source || slots[i].kind == SlotKind::clobbered) {
+    // Only an operand the form reads can carry the chain: mulx's second destination (lo) is a
+    // register slot too, but write-only, and a "chain" through it measured throughput (1 cycle).
+    if ((slots[i].kind == SlotKind::source || slots[i].kind == SlotKind::clobbered) && f.roles[i].read) {
       if (slots[i].op->cls == dk.cls && same_class_src < 0) same_class_src = int(i);
       if (slots[i].op->cls != dk.cls && other_class_src < 0) other_class_src = int(i);
     }
