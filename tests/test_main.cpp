@@ -177,6 +177,13 @@ TEST_CASE("cli: memory commands refuse bad sizes before running", "[main]") {
   CHECK(run_peakprobe("mem --sizes 1MiB --sweep").rc == 2);
   CHECK(run_peakprobe("latency --chains 0").rc == 2);
   CHECK(run_peakprobe("latency --pages 1g").rc == 2);
+  // Below what a kernel can use: refused up front, not measured into error rows.
+  Run tiny = run_peakprobe("mem --sizes 1,16KiB");
+  CHECK(tiny.rc == 2);
+  CHECK_THAT(tiny.err, Catch::Contains("1 B is below the smallest working set"));
+  Run short_chase = run_peakprobe("latency --sizes 64");
+  CHECK(short_chase.rc == 2);
+  CHECK_THAT(short_chase.err, Catch::Contains("two 64-byte lines per chain"));
 }
 
 TEST_CASE("cli: mem --json - gives bandwidth rows", "[main][hw]") {

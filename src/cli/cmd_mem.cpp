@@ -42,9 +42,10 @@ std::vector<uint64_t> default_sizes(const CpuInfo& cpu, int threads) {
   return sizes;
 }
 
-// --sizes or --sweep or the defaults; every size checked against free memory before anything runs.
+// --sizes or --sweep or the defaults; every size checked against free memory, and against the
+// smallest working set the kernel can use (`min_bytes`, what: who needs it), before anything runs.
 Expected<std::vector<uint64_t>> choose_sizes(const std::string& list, bool sweep, const CpuInfo& cpu, int threads,
-                                             int arrays_factor) {
+                                             int arrays_factor, uint64_t min_bytes, const char* what) {
   std::vector<uint64_t> sizes;
   if (!list.empty() && sweep) return make_error("give --sizes or --sweep, not both");
   if (!list.empty()) {
@@ -56,8 +57,11 @@ Expected<std::vector<uint64_t>> choose_sizes(const std::string& list, bool sweep
   } else {
     sizes = default_sizes(cpu, threads);
   }
-  for (uint64_t s : sizes)
+  for (uint64_t s : sizes) {
+    if (s < min_bytes)
+      return make_error(fmt::format("--sizes: {} B is below the smallest working set {} ({} B)", s, what, min_bytes));
     if (auto err = check_fits(s * uint64_t(arrays_factor) / 1)) return make_error(*err);
+  }
   return sizes;
 }
 
@@ -128,7 +132,10 @@ void add_mem_command(CLI::App& app, GlobalOptions& g) {
         spdlog::error("--isa '{}': no width named (scalar, sse, avx2, avx512 or all)", *isa);
         return void(g.exit_code = kExitUsage);
       }
-      auto chosen = choose_sizes(*sizes, *sweep, cpu, g.threads, 1);
+      // The widest kernel steps kMemUnroll vectors of 64 bytes per array, up to 3 arrays, per thread.
+      const uint64_t smallest = uint64_t(x86::kMemUnroll) * 64 * 3 * uint64_t(g.threads);
+      auto chosen = choose_sizes(*sizes, *sweep, cpu, g.threads, 1, smallest,
+                                 "every bandwidth kernel can stream on these threads");
       if (!chosen) {
         spdlog::error("{}", chosen.error());
         return void(g.exit_code = kExitUsage);
@@ -187,7 +194,8 @@ void add_latency_command(CLI::App& app, GlobalOptions& g) {
     g.action = [&g, sizes, sweep, mode, pages, chains] {
       CpuInfo cpu = detect_cpu_info();
       if (int rc = check_placement(g, cpu)) return void(g.exit_code = rc);
-      auto chosen = choose_sizes(*sizes, *sweep, cpu, 1, 1);
+      auto chosen = choose_sizes(*sizes, *sweep, cpu, 1, 1, uint64_t(128) * uint64_t(*chains),
+                                 "a pointer chase can use (two 64-byte lines per chain)");
       if (!chosen) {
         spdlog::error("{}", chosen.error());
         return void(g.exit_code = kExitUsage);
