@@ -151,12 +151,7 @@ int run_bench(GlobalOptions& g, const BenchOptions& o) {
   if (!g.out.csv.empty()) jobs.push_back({g.out.csv, [&](std::ostream& os) { write_matmul_csv(os, results); }});
   if (!g.out.markdown.empty())
     jobs.push_back({g.out.markdown, [&](std::ostream& os) { write_matmul_markdown(os, results); }});
-  try {
-    write_output_files(jobs);
-  } catch (const OutputError& e) {
-    spdlog::error("{}", e.what());
-    return kExitOutput;
-  }
+  if (int rc = write_jobs(jobs)) return rc;
   if (!g.out.writes_stdout()) write_matmul_markdown(std::cout, results);
   for (const auto& r : results)
     if (r.status == Status::error) return kExitResultErrors;

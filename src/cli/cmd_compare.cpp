@@ -58,12 +58,7 @@ int write_outputs(const CompareReport& report, const CompareArgs& args, const Ou
                     }});
   if (!o.markdown.empty())
     jobs.push_back({o.markdown, [&](std::ostream& out) { write_compare_markdown(out, report); }});
-  try {
-    write_output_files(jobs);
-  } catch (const OutputError& e) {
-    spdlog::error("{}", e.what());
-    return kExitOutput;
-  }
+  if (int rc = write_jobs(jobs)) return rc;
   return kExitOk;
 }
 

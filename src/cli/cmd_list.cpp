@@ -67,13 +67,7 @@ void add_list_command(CLI::App& app, GlobalOptions& g) {
                         o << "| instruction | group | dtype | ops | supported on this CPU |\n|---|---|---|--:|---|\n"
                           << markdown << fmt::format("\n{} forms, {} supported on this CPU\n", shown, supported);
                       }});
-    try {
-      write_output_files(jobs);
-    } catch (const OutputError& e) {
-      spdlog::error("{}", e.what());
-      g.exit_code = kExitOutput;
-      return;
-    }
+    if ((g.exit_code = write_jobs(jobs)) != kExitOk) return;
     if (g.out.writes_stdout()) return;
     std::cout << fmt::format("{:<40} {:<16} {:<5} {:>6} {}\n", "instruction", "group", "dtype", "ops", "supported")
               << table << fmt::format("{} forms, {} supported on this CPU\n", shown, supported);

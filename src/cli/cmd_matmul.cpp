@@ -177,12 +177,7 @@ int run_matmul_command(GlobalOptions& g, const MatmulOptions& o) {
   if (!g.out.csv.empty()) jobs.push_back({g.out.csv, [&](std::ostream& os) { write_matmul_csv(os, rows); }});
   if (!g.out.markdown.empty())
     jobs.push_back({g.out.markdown, [&](std::ostream& os) { write_matmul_markdown(os, rows); }});
-  try {
-    write_output_files(jobs);
-  } catch (const OutputError& e) {
-    spdlog::error("{}", e.what());
-    return kExitOutput;
-  }
+  if (int rc = write_jobs(jobs)) return rc;
   if (!g.out.writes_stdout()) write_matmul_console(std::cout, *result);
   return result->status == Status::error ? kExitResultErrors : kExitOk;
 }

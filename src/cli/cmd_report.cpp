@@ -117,12 +117,7 @@ int write_folder(const std::string& dir, const RunDocument& doc) {
   jobs.push_back({dir + "/report.html", [&](std::ostream& o) {
                     o << html_report(doc, doc.ceilings.value_or(CeilingTable{}), svgs);
                   }});
-  try {
-    write_output_files(jobs);  // all of the folder's files, or none of them
-  } catch (const OutputError& e) {
-    spdlog::error("{}", e.what());
-    return kExitOutput;
-  }
+  if (int rc = write_jobs(jobs)) return rc;  // all of the folder's files, or none of them
   return kExitOk;
 }
 

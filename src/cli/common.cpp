@@ -130,6 +130,16 @@ int refuse_outputs(const OutputOptions& o, const std::string& command, bool json
   return kExitOk;
 }
 
+int write_jobs(const std::vector<OutputJob>& jobs) {
+  try {
+    write_output_files(jobs);
+  } catch (const OutputError& e) {
+    spdlog::error("{}", e.what());
+    return kExitOutput;
+  }
+  return kExitOk;
+}
+
 int emit_outputs(const RunDocument& doc, const OutputOptions& o) {
   const bool roof = doc.has_roofline(), dual = !roof && doc.has_dual_issue(), memory = doc.has_memory();
   std::vector<OutputJob> jobs;
@@ -153,12 +163,7 @@ int emit_outputs(const RunDocument& doc, const OutputOptions& o) {
     jobs.push_back({o.svg, [&](std::ostream& out) {
                       out << pair_heatmap_svg(*doc.matrix, "Pair matrix on " + doc.host.brand);
                     }});
-  try {
-    write_output_files(jobs);
-  } catch (const OutputError& e) {
-    spdlog::error("{}", e.what());
-    return kExitOutput;
-  }
+  if (int rc = write_jobs(jobs)) return rc;
   if (!o.writes_stdout()) {
     if (doc.has_roofline()) write_ceilings_console(std::cout, doc);
     else if (doc.has_dual_issue()) write_dual_issue_console(std::cout, doc);

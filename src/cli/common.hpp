@@ -5,6 +5,7 @@
 
 #include "peakprobe/cpu_info.hpp"
 #include "peakprobe/run_document.hpp"
+#include "report/output_file.hpp"
 
 namespace peakprobe::cli {
 
@@ -49,6 +50,8 @@ int check_outputs(const OutputOptions& o);
 // Refuses (kExitUsage, after logging) the formats `command` does not write, e.g. info's --csv: a
 // silently ignored option looks like a lost file.
 int refuse_outputs(const OutputOptions& o, const std::string& command, bool json_ok, bool csv_ok, bool markdown_ok);
+// write_output_files (all files, or none of them): kExitOk, or kExitOutput after logging why.
+int write_jobs(const std::vector<OutputJob>& jobs);
 // Writes every requested format; the console table goes to stdout unless stdout carries a file format.
 int emit_outputs(const RunDocument& doc, const OutputOptions& o);
 RunDocument new_document(const CpuInfo& host, int argc, char** argv);
