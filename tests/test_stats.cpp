@@ -25,3 +25,12 @@ TEST_CASE("summarize: min, median, max and spread above the best", "[stats]") {
   CHECK(e.samples == 0);
   CHECK(e.spread == 0.0);
 }
+
+TEST_CASE("confirmed_min: the smallest value another one agrees with", "[stats]") {
+  // One odd low value cannot set the minimum; its agreeing neighbour pair does.
+  CHECK(confirmed_min({0.69, 1.02, 1.015, 1.30}, 0.01) == 1.015);
+  CHECK(confirmed_min({1.0, 1.005}, 0.01) == 1.0);
+  CHECK(confirmed_min({1.0, 1.5, 2.0}, 0.01) == 0.0);
+  CHECK(confirmed_min({}, 0.01) == 0.0);
+  CHECK(confirmed_min({3.0}, 0.01) == 0.0);
+}

@@ -2,7 +2,8 @@
 // add per core cycle on every x86 core, so TSC ticks per add = TSC ticks per core cycle. Timed at N
 // and 2N unrolled copies (loop overhead cancels), median of many samples. The calibrator also owns
 // the Ruler that is timed beside every probe sample: the same chain, and the same add on every free
-// register (the core's undisturbed issue rate, to recognise moments when the core is shared).
+// register (the core's undisturbed issue rate) and a dependent multi-cycle chain, to recognise
+// moments when the core is shared.
 #pragma once
 #include <memory>
 #include <string>
@@ -44,6 +45,7 @@ class ClockCalibrator {
   double tsc_hz_;
   x86::JitFunction short_, long_;
   x86::JitFunction wide_short_, wide_long_;
+  x86::JitFunction slow_;  // the multi-cycle reference chain (see Ruler::slow)
   double wide_short_units_ = 0, wide_long_units_ = 0;
   Ruler ruler_;
   x86::ProbeConstants consts_;

@@ -78,11 +78,16 @@ Stats to_cycles(const Stats& ticks, double ticks_per_cycle) {
 
 std::vector<std::string> timing_doubts(const TrustInputs& in, const ProbeOptions& options) {
   std::vector<std::string> doubts;
+  // A paired timing converted every sample with the clock of its own moment and judged each one
+  // against the references beside it: the clock before and after the probe is not what its figure
+  // was divided by, so a moving clock or an unsteady calibration round does not spoil it (a
+  // disturbed sample is caught by the ruler below). Without a ruler they do.
+  const bool paired = in.clean_samples >= 0;
   const double cal_spread = std::max(in.before.spread, in.after.spread);
-  if (cal_spread > kCalibrationSpreadLimit)
+  if (!paired && cal_spread > kCalibrationSpreadLimit)
     doubts.push_back(fmt::format("clock calibration unsteady (rounds differ by {:.1f}%)", cal_spread * 100));
   const double drift = in.before.ghz > 0 ? std::fabs(in.after.ghz - in.before.ghz) / in.before.ghz : 0.0;
-  if (drift > options.drift_limit)
+  if (!paired && drift > options.drift_limit)
     doubts.push_back(fmt::format("core clock drifted {:.1f}% ({:.3f} -> {:.3f} GHz)", drift * 100, in.before.ghz,
                                  in.after.ghz));
   if (in.ipc <= 0) doubts.push_back("throughput timing came out non-positive");
@@ -360,7 +365,8 @@ void ProbeRunner::Impl::run_threads(const x86::StreamPlan& plan, const std::stri
       rt[size_t(i)] = tpc > 0 ? t.per_unit.min / tpc : 0.0;
       ghz[size_t(i)] = 0.5 * (before.ghz + after.ghz);
     }
-    drift[size_t(i)] = before.ghz > 0 ? std::fabs(after.ghz - before.ghz) / before.ghz : 0.0;
+    // A paired timing carried the clock of each sample's own moment (see timing_doubts).
+    drift[size_t(i)] = !t.paired && before.ghz > 0 ? std::fabs(after.ghz - before.ghz) / before.ghz : 0.0;
   };
   std::vector<std::thread> team;
   for (int i = 0; i < n; ++i) team.emplace_back(worker, i);

@@ -17,6 +17,13 @@ double percentile(std::vector<double> v, double p) {
 
 double median(std::vector<double> v) { return percentile(std::move(v), 0.5); }
 
+double confirmed_min(std::vector<double> v, double tolerance) {
+  std::sort(v.begin(), v.end());
+  for (size_t i = 0; i + 1 < v.size(); ++i)
+    if (v[i + 1] <= v[i] * (1 + tolerance)) return v[i];
+  return 0.0;
+}
+
 Stats summarize(const std::vector<double>& v) {
   Stats s;
   if (v.empty()) return s;

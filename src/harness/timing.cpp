@@ -37,10 +37,14 @@ std::vector<double> local_min(const std::vector<double>& v, size_t h) {
   return out;
 }
 
-// A paired chain this much slower than the last calibration was disturbed: a whole stolen share of
-// the core slows the chain and the wide stream alike, which their ratio cannot see. (Drifts of the
-// clock itself beyond the 2% drift limit are mistrusted anyway.)
+// A paired chain call this much slower than the fastest chain call around it was interrupted or
+// preempted: a stolen share of the core slows the chain and the wide stream alike, which their ratio
+// cannot see. Judged against its neighbours, not against the calibration before the probe: the
+// clock itself moves by several percent within a probe (Zen 3 VM: 1.7% within one `inst` probe;
+// Zen 5: 3.85-4.16 GHz), and a slower clock is not a disturbance (each sample is converted with
+// the clock of its own moment).
 constexpr double kChainDisturbedLimit = 0.02;
+constexpr size_t kChainNeighbours = 3;
 
 }  // namespace
 
@@ -62,7 +66,7 @@ bool time_pair(x86::ProbeFn short_fn, x86::ProbeFn long_fn, double units_short, 
         out.iterations = iters;
         const double units = (units_long - units_short) * double(iters);
         std::vector<double> a, b, ta, tb;
-        std::vector<double> chain_tpc, chain_tsc_tpc, wide_ratio;  // paired reference samples
+        std::vector<double> chain_tpc, chain_tsc_tpc, wide_ratio, chain_ratio;  // paired reference samples
         double spent = 0, best_a = 1e300, best_b = 1e300, best_x = 1e300;
         int since_improved = 0, clean = 0;
         for (int n = 0; n < budget.max_samples; ++n) {
@@ -75,6 +79,8 @@ bool time_pair(x86::ProbeFn short_fn, x86::ProbeFn long_fn, double units_short, 
             // and would charge to the clock (about 1% of a call on Zen 3).
             ruler->chain(1, ruler->buffer, ruler->consts);
             CallTime rc = time_call(ruler->chain, ruler->chain_iters, ruler->buffer, ruler->consts, counter);
+            ruler->slow(1, ruler->buffer, ruler->consts);
+            CallTime rs = time_call(ruler->slow, ruler->slow_iters, ruler->buffer, ruler->consts, counter);
             ruler->wide(1, ruler->buffer, ruler->consts);
             CallTime rw = time_call(ruler->wide, ruler->wide_iters, ruler->buffer, ruler->consts, counter);
             const double tpc = std::max(1e-9, (double(rc.ticks) - ruler->chain_fixed_ticks) / ruler->chain_units);
@@ -83,9 +89,16 @@ bool time_pair(x86::ProbeFn short_fn, x86::ProbeFn long_fn, double units_short, 
             chain_tsc_tpc.push_back(tpc * tsc_per_tick);
             // Wide call over chain call, both whole: a ratio of two adjacent moments, no overhead model.
             wide_ratio.push_back(rc.ticks ? double(rw.ticks) / double(rc.ticks) : 1e9);
-            const bool chain_fine = ruler->calibrated_tpc <= 0 || tpc <= ruler->calibrated_tpc * (1 + kChainDisturbedLimit);
-            if (chain_fine && wide_ratio.back() <= ruler->best_wide_ratio * (1 + kRulerCleanLimit)) ++clean;
-            spent += double(rc.tsc + rw.tsc);
+            chain_ratio.push_back(rs.ticks ? double(rc.ticks) / double(rs.ticks) : 1e9);
+            // While sampling, the neighbours are the chain calls just taken (the final judgement below
+            // also looks at the ones after).
+            const size_t first = chain_tpc.size() > kChainNeighbours + 1 ? chain_tpc.size() - kChainNeighbours - 1 : 0;
+            const double near = *std::min_element(chain_tpc.begin() + long(first), chain_tpc.end());
+            const bool chain_fine = tpc <= near * (1 + kChainDisturbedLimit);
+            if (chain_fine && wide_ratio.back() <= ruler->best_wide_ratio * (1 + kRulerCleanLimit) &&
+                chain_ratio.back() <= ruler->best_chain_ratio * (1 + kRulerChainLimit))
+              ++clean;
+            spent += double(rc.tsc + rw.tsc + rs.tsc);
           }
           CallTime sa = time_call(short_fn, iters, buffer, consts, counter);
           CallTime sb = time_call(long_fn, iters, buffer, consts, counter);
@@ -125,23 +138,38 @@ bool time_pair(x86::ProbeFn short_fn, x86::ProbeFn long_fn, double units_short, 
         // A faster moment than any seen before is the new undisturbed rate (a low percentile, so a
         // single odd sample cannot set it). A busy sibling slows the wide stream far more than the
         // chain (measured on Zen 3: chain +1-3%, wide +15-100%), so the ratio only rises with it.
+        const std::vector<double> near = local_min(chain_tpc, kChainNeighbours);
         std::vector<bool> chain_ok(tpc.size(), true);
-        std::vector<double> ratio_ok;
+        std::vector<double> ratio_ok, chain_ratio_ok;
         for (size_t i = 0; i < tpc.size(); ++i) {
           // The sample's own chain call, not the nearby minimum: a preempted chain call must not
           // make its ratio look like a faster wide stream.
-          if (ruler->calibrated_tpc > 0) chain_ok[i] = chain_tpc[i] <= ruler->calibrated_tpc * (1 + kChainDisturbedLimit);
+          chain_ok[i] = chain_tpc[i] <= near[i] * (1 + kChainDisturbedLimit);
           if (chain_ok[i]) ratio_ok.push_back(wide_ratio[i]);
+          // Only a moment whose wide stream ran undisturbed may teach the chain ratio: a busy sibling
+          // can slow the imul call too, which would make the add chain look faster than it can run.
+          if (chain_ok[i] && wide_ratio[i] <= ruler->best_wide_ratio * (1 + kRulerCleanLimit))
+            chain_ratio_ok.push_back(chain_ratio[i]);
         }
-        if (ratio_ok.size() >= 3) ruler->best_wide_ratio = std::min(ruler->best_wide_ratio, percentile(ratio_ok, 0.1));
+        // A low percentile of several samples, never one sample: a single odd pair would otherwise
+        // set a rate no later sample reaches and leave every later probe looking slowed.
+        if (ratio_ok.size() >= 5) {
+          ruler->best_wide_ratio = std::min(ruler->best_wide_ratio, percentile(ratio_ok, 0.1));
+          if (chain_ratio_ok.size() >= 5)
+            ruler->best_chain_ratio = std::min(ruler->best_chain_ratio, percentile(chain_ratio_ok, 0.1));
+        }
         for (size_t i = 0; i < tpc.size(); ++i)
-          spdlog::trace("    sample {:2}: chain {:.4f} local {:.4f} wide/chain {:.4f} (best {:.4f}) probe {:.4f}", i,
-                        chain_tpc[i], tpc[i], wide_ratio[i], ruler->best_wide_ratio, (b[i] - a[i]) / units / tpc[i]);
+          spdlog::trace("    sample {:2}: chain {:.4f} local {:.4f} wide/chain {:.4f} (best {:.4f}) chain/imul {:.4f} "
+                        "(best {:.4f}) probe {:.4f}",
+                        i, chain_tpc[i], tpc[i], wide_ratio[i], ruler->best_wide_ratio, chain_ratio[i],
+                        ruler->best_chain_ratio, (b[i] - a[i]) / units / tpc[i]);
         std::vector<bool> ok(tpc.size());
         std::vector<double> slow;
         for (size_t i = 0; i < tpc.size(); ++i) {
-          ok[i] = chain_ok[i] && wide_ratio[i] <= ruler->best_wide_ratio * (1 + kRulerCleanLimit);
-          if (!ok[i]) slow.push_back(wide_ratio[i] / ruler->best_wide_ratio - 1);
+          const double wide_slower = wide_ratio[i] / ruler->best_wide_ratio - 1;
+          const double chain_slower = chain_ratio[i] / ruler->best_chain_ratio - 1;
+          ok[i] = chain_ok[i] && wide_slower <= kRulerCleanLimit && chain_slower <= kRulerChainLimit;
+          if (!ok[i]) slow.push_back(std::max(wide_slower, chain_slower));
         }
         out.clean_samples = int(std::count(ok.begin(), ok.end(), true));
         out.slowed_samples = int(ok.size()) - out.clean_samples;

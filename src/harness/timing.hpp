@@ -37,19 +37,33 @@ struct Ruler {
   // the core running undisturbed (a busy sibling slows the wide stream far more than the chain).
   // Lowered by every timing that sees a faster moment.
   mutable double best_wide_ratio = 0;
-  // The clock of the last calibration (ticks per cycle). A paired chain far slower than it was
-  // interrupted or preempted, not a slower clock: such samples neither count as undisturbed nor
-  // set the best rate.
-  double calibrated_tpc = 0;
+  // A dependent multi-cycle chain (`imul r64, r64`), about as long as a `chain` call. A sibling that
+  // takes an ALU slot now and then delays a 1-cycle chain at almost every link it touches, a 3-cycle
+  // chain a third as much, and a wide stream with the same share: on a Zen 3 VM the add chain and
+  // the wide stream both ran 2-4% slow with their ratio unchanged, while the imul chain held steady
+  // to 0.5%. The ratio of the chain to this call catches that.
+  x86::ProbeFn slow = nullptr;
+  uint64_t slow_iters = 0;
+  // Smallest ratio of a `chain` call's ticks to the adjacent `slow` call's ticks: the 1-cycle chain
+  // undisturbed. Lowered, like best_wide_ratio, only by a confirmed faster moment.
+  mutable double best_chain_ratio = 0;
   void* buffer = nullptr;
   const x86::ProbeConstants* consts = nullptr;
-  bool ready() const { return chain && wide && chain_units > 0 && wide_units > 0 && best_wide_ratio > 0; }
+  bool ready() const {
+    return chain && wide && slow && chain_units > 0 && wide_units > 0 && slow_iters > 0 && best_wide_ratio > 0 &&
+           best_chain_ratio > 0;
+  }
 };
 
 // A sample counts as undisturbed while the wide reference runs within this of its best rate.
 // Undisturbed ratios of the two whole reference calls sit within about 3% of the best on a Zen 3 VM;
 // a busy sibling slows the wide call by 15% to 200%.
 inline constexpr double kRulerCleanLimit = 0.05;
+// A sample counts as undisturbed while the 1-cycle chain runs within this of its best ratio to the
+// multi-cycle one: this bounds how much slower than the core's clock the clock of a sample can read.
+// Undisturbed ratios of the two calls sit within about 0.5% of the best on a Zen 3 VM (the TSC
+// advances in steps of about 25 ticks there, 0.3% of a call).
+inline constexpr double kRulerChainLimit = 0.01;
 
 struct PairTiming {
   Stats per_unit;       // counter ticks per unit (instruction) from min/median/max of each function
