@@ -66,7 +66,7 @@ bool time_pair(x86::ProbeFn short_fn, x86::ProbeFn long_fn, double units_short, 
         out.iterations = iters;
         const double units = (units_long - units_short) * double(iters);
         std::vector<double> a, b, ta, tb;
-        std::vector<double> chain_tpc, chain_tsc_tpc, wide_ratio, chain_ratio;  // paired reference samples
+        std::vector<double> chain_tpc, raw_chain_tpc, chain_tsc_tpc, wide_ratio, chain_ratio;  // paired references
         double spent = 0, best_a = 1e300, best_b = 1e300, best_x = 1e300;
         int since_improved = 0, clean = 0;
         for (int n = 0; n < budget.max_samples; ++n) {
@@ -83,18 +83,28 @@ bool time_pair(x86::ProbeFn short_fn, x86::ProbeFn long_fn, double units_short, 
             CallTime rs = time_call(ruler->slow, ruler->slow_iters, ruler->buffer, ruler->consts, counter);
             ruler->wide(1, ruler->buffer, ruler->consts);
             CallTime rw = time_call(ruler->wide, ruler->wide_iters, ruler->buffer, ruler->consts, counter);
-            const double tpc = std::max(1e-9, (double(rc.ticks) - ruler->chain_fixed_ticks) / ruler->chain_units);
+            // The clock of this moment: the add chain, or what the imul chain says the add chain
+            // would have taken undisturbed, whichever is faster. Nothing makes either chain faster
+            // than its hardware latency; a sibling taking ALU slots slows the 1-cycle chain about
+            // three times as much as the 3-cycle one.
+            const double chain_ticks =
+                std::min(double(rc.ticks), double(rs.ticks) * ruler->best_chain_ratio);
+            const double tpc = std::max(1e-9, (chain_ticks - ruler->chain_fixed_ticks) / ruler->chain_units);
             const double tsc_per_tick = rc.ticks ? double(rc.tsc) / double(rc.ticks) : 1.0;
             chain_tpc.push_back(tpc);
+            // The add chain's own call, for judging it: the imul estimate above must not hide a
+            // preempted chain call whose wide/chain ratio would then look impossibly good.
+            raw_chain_tpc.push_back(std::max(1e-9, (double(rc.ticks) - ruler->chain_fixed_ticks) / ruler->chain_units));
             chain_tsc_tpc.push_back(tpc * tsc_per_tick);
             // Wide call over chain call, both whole: a ratio of two adjacent moments, no overhead model.
             wide_ratio.push_back(rc.ticks ? double(rw.ticks) / double(rc.ticks) : 1e9);
             chain_ratio.push_back(rs.ticks ? double(rc.ticks) / double(rs.ticks) : 1e9);
             // While sampling, the neighbours are the chain calls just taken (the final judgement below
             // also looks at the ones after).
-            const size_t first = chain_tpc.size() > kChainNeighbours + 1 ? chain_tpc.size() - kChainNeighbours - 1 : 0;
-            const double near = *std::min_element(chain_tpc.begin() + long(first), chain_tpc.end());
-            const bool chain_fine = tpc <= near * (1 + kChainDisturbedLimit);
+            const size_t first =
+                raw_chain_tpc.size() > kChainNeighbours + 1 ? raw_chain_tpc.size() - kChainNeighbours - 1 : 0;
+            const double near = *std::min_element(raw_chain_tpc.begin() + long(first), raw_chain_tpc.end());
+            const bool chain_fine = raw_chain_tpc.back() <= near * (1 + kChainDisturbedLimit);
             if (chain_fine && wide_ratio.back() <= ruler->best_wide_ratio * (1 + kRulerCleanLimit) &&
                 chain_ratio.back() <= ruler->best_chain_ratio * (1 + kRulerChainLimit))
               ++clean;
@@ -138,13 +148,13 @@ bool time_pair(x86::ProbeFn short_fn, x86::ProbeFn long_fn, double units_short, 
         // A faster moment than any seen before is the new undisturbed rate (a low percentile, so a
         // single odd sample cannot set it). A busy sibling slows the wide stream far more than the
         // chain (measured on Zen 3: chain +1-3%, wide +15-100%), so the ratio only rises with it.
-        const std::vector<double> near = local_min(chain_tpc, kChainNeighbours);
+        const std::vector<double> near = local_min(raw_chain_tpc, kChainNeighbours);
         std::vector<bool> chain_ok(tpc.size(), true);
         std::vector<double> ratio_ok, chain_ratio_ok;
         for (size_t i = 0; i < tpc.size(); ++i) {
           // The sample's own chain call, not the nearby minimum: a preempted chain call must not
           // make its ratio look like a faster wide stream.
-          chain_ok[i] = chain_tpc[i] <= near[i] * (1 + kChainDisturbedLimit);
+          chain_ok[i] = raw_chain_tpc[i] <= near[i] * (1 + kChainDisturbedLimit);
           if (chain_ok[i]) ratio_ok.push_back(wide_ratio[i]);
           // Only a moment whose wide stream ran undisturbed may teach the chain ratio: a busy sibling
           // can slow the imul call too, which would make the add chain look faster than it can run.
@@ -153,10 +163,11 @@ bool time_pair(x86::ProbeFn short_fn, x86::ProbeFn long_fn, double units_short, 
         }
         // A low percentile of several samples, never one sample: a single odd pair would otherwise
         // set a rate no later sample reaches and leave every later probe looking slowed.
+        // (A confirmed low percentile: with few samples a plain percentile is the minimum.)
         if (ratio_ok.size() >= 5) {
-          ruler->best_wide_ratio = std::min(ruler->best_wide_ratio, percentile(ratio_ok, 0.1));
+          ruler->best_wide_ratio = std::min(ruler->best_wide_ratio, std::max(percentile(ratio_ok, 0.1), confirmed_min(ratio_ok, 0.01)));
           if (chain_ratio_ok.size() >= 5)
-            ruler->best_chain_ratio = std::min(ruler->best_chain_ratio, percentile(chain_ratio_ok, 0.1));
+            ruler->best_chain_ratio = std::min(ruler->best_chain_ratio, std::max(percentile(chain_ratio_ok, 0.1), confirmed_min(chain_ratio_ok, 0.005)));
         }
         for (size_t i = 0; i < tpc.size(); ++i)
           spdlog::trace("    sample {:2}: chain {:.4f} local {:.4f} wide/chain {:.4f} (best {:.4f}) chain/imul {:.4f} "

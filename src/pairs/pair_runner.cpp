@@ -54,23 +54,28 @@ PairResult measure_pair(ProbeRunner& runner, const ProbeSpec& a, const ProbeSpec
     alone_a = &own_a;
     alone_b = &own_b;
   }
-  PairResult p;
-  p.mix = runner.run_mix({{a, wa}, {b, wb}});
+  MixResult mix = runner.run_mix({{a, wa}, {b, wb}});
   if (measure_own) {
     keep_faster(own_a, measure_alone(runner, a));
     keep_faster(own_b, measure_alone(runner, b));
   }
-  set_alone(p, *alone_a, *alone_b);
-  if (p.mix.status == Status::ok && (!measured(*alone_a) || !measured(*alone_b))) {
-    const MixResult& missing = measured(*alone_a) ? *alone_b : *alone_a;
+  return pair_from(std::move(mix), *alone_a, *alone_b);
+}
+
+PairResult pair_from(MixResult mix, const MixResult& alone_a, const MixResult& alone_b) {
+  PairResult p;
+  p.mix = std::move(mix);
+  set_alone(p, alone_a, alone_b);
+  if (p.mix.status == Status::ok && (!measured(alone_a) || !measured(alone_b))) {
+    const MixResult& missing = measured(alone_a) ? alone_b : alone_a;
     // A part refused alone (pop needs its push) leaves the pair without a reference: nothing broke.
     p.mix.status = missing.status == Status::skipped ? Status::skipped : Status::error;
     p.mix.reason = "an instruction of the pair could not be measured alone: " + missing.reason;
   }
-  if (p.mix.status == Status::ok && (alone_a->status == Status::mistrusted || alone_b->status == Status::mistrusted)) {
+  if (p.mix.status == Status::ok && (alone_a.status == Status::mistrusted || alone_b.status == Status::mistrusted)) {
     p.mix.status = Status::mistrusted;
     p.mix.reason = "an alone measurement is mistrusted: " +
-                   (alone_a->status == Status::mistrusted ? alone_a->reason : alone_b->reason);
+                   (alone_a.status == Status::mistrusted ? alone_a.reason : alone_b.reason);
   }
   classify(p);
   return p;
@@ -82,24 +87,37 @@ PairMatrix measure_pair_matrix(ProbeRunner& runner, const std::vector<ProbeSpec>
   const size_t total = n + n * (n + 1) / 2;  // the second alone pass is not counted
   size_t done = 0;
   PairMatrix m;
-  std::vector<MixResult> alone;
+  // Every alone stream, then every pair, as one batch: doubtful ones are measured again after the
+  // others (one pause per round, not per mix).
+  std::vector<std::vector<MixSpec>> jobs;
+  std::vector<std::string> names;
   for (const auto& s : specs) {
-    if (progress) progress(++done, total, s.text + " alone");
-    alone.push_back(measure_alone(runner, s));
-    m.instructions.push_back(alone.back().parts.empty() ? s.text : alone.back().parts[0].instruction);
-    m.alone_cycles.push_back(alone.back().cycles_per_group.value_or(0.0));
+    jobs.push_back({{s, 1}});
+    names.push_back(s.text + " alone");
   }
   std::vector<std::vector<size_t>> index(n, std::vector<size_t>(n));
   for (size_t i = 0; i < n; ++i)
     for (size_t j = i; j < n; ++j) {
-      if (progress) progress(++done, total, specs[i].text + " + " + specs[j].text);
-      index[i][j] = index[j][i] = m.pairs.size();
-      m.pairs.push_back(measure_pair(runner, specs[i], specs[j], 1, 1, &alone[i], &alone[j]));
+      index[i][j] = index[j][i] = jobs.size() - n;
+      jobs.push_back({{specs[i], 1}, {specs[j], 1}});
+      names.push_back(specs[i].text + " + " + specs[j].text);
     }
+  std::vector<MixResult> measured_mixes = runner.run_mix_batch(jobs, [&](size_t k) {
+    if (progress) progress(++done, total, names[k]);
+  });
+  std::vector<MixResult> alone(measured_mixes.begin(), measured_mixes.begin() + long(n));
+  for (size_t i = 0; i < n; ++i) {
+    m.instructions.push_back(alone[i].parts.empty() ? specs[i].text : alone[i].parts[0].instruction);
+    m.alone_cycles.push_back(alone[i].cycles_per_group.value_or(0.0));
+  }
+  for (size_t i = 0; i < n; ++i)
+    for (size_t j = i; j < n; ++j)
+      m.pairs.push_back(pair_from(std::move(measured_mixes[n + index[i][j]]), alone[i], alone[j]));
   // Alone figures again, now that time has passed, and from each self-pair (A with A is A's own
   // stream with twice the chains): the fastest of the three stands.
+  const std::vector<MixResult> again = runner.run_mix_batch(std::vector<std::vector<MixSpec>>(jobs.begin(), jobs.begin() + long(n)));
   for (size_t i = 0; i < n; ++i) {
-    keep_faster(alone[i], measure_alone(runner, specs[i]));
+    keep_faster(alone[i], again[i]);
     const MixResult& self = m.pairs[index[i][i]].mix;
     if (measured(self) && measured(alone[i]) && *self.cycles_per_group / 2 < *alone[i].cycles_per_group)
       alone[i].cycles_per_group = *self.cycles_per_group / 2;

@@ -20,6 +20,10 @@ MixResult measure_alone(ProbeRunner& runner, const ProbeSpec& spec);
 PairResult measure_pair(ProbeRunner& runner, const ProbeSpec& a, const ProbeSpec& b, int wa, int wb,
                         const MixResult* alone_a = nullptr, const MixResult* alone_b = nullptr);
 
+// A pair's verdict from its measured mix and the parts' alone figures (status, parts' alone
+// cycles, classification).
+PairResult pair_from(MixResult mix, const MixResult& alone_a, const MixResult& alone_b);
+
 // Fills the classification of a pair from its mix and the parts' alone figures.
 void classify(PairResult& p);
 
