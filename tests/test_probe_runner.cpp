@@ -289,3 +289,18 @@ TEST_CASE("an issue rate beyond the core's widest is doubted whatever the clock"
   in.ipc = 4.6;
   REQUIRE(detail::timing_doubts(in, options).size() == 1);
 }
+
+TEST_CASE("timings of one stream that no second timing reproduces are doubted", "[probe_runner]") {
+  ProbeOptions options;
+  detail::TrustInputs in;
+  in.before = in.after = {0.75, 3.2, 0.001};
+  in.overhead = 0.05;
+  in.ipc = 2.0;
+  in.clean_samples = 40;
+  in.repeat_disagreement = 0.04;  // the nearest other layout within 5%: one odd layout outvoted
+  CHECK(detail::timing_doubts(in, options).empty());
+  in.repeat_disagreement = 0.07;
+  auto d = detail::timing_doubts(in, options);
+  REQUIRE(d.size() == 1);
+  CHECK(d[0].find("disagree") != std::string::npos);
+}

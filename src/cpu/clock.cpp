@@ -114,7 +114,7 @@ ClockSample ClockCalibrator::measure() {
   if (ruler_.wide_iters > 0) {
     // The undisturbed ratio of the two reference calls, as time_pair takes them (each warmed by an
     // untimed call): the best of a few.
-    std::vector<double> ratios, wide_of_try, chain_of_try;
+    std::vector<double> ratios, wide_of_try, chain_of_try, chain_over_slow_all, chain_call, wide_call;
     for (int i = 0; i < 7; ++i) {
       ruler_.chain(1, ruler_.buffer, ruler_.consts);
       const uint64_t c0 = counter_.now();
@@ -129,12 +129,26 @@ ClockSample ClockCalibrator::measure() {
       const uint64_t w0 = counter_.now();
       ruler_.wide(ruler_.wide_iters, ruler_.buffer, ruler_.consts);
       const uint64_t w1 = counter_.now();
+      chain_call.push_back(double(c1 - c0));
+      wide_call.push_back(double(w1 - w0));
+      chain_over_slow_all.push_back(chain_over_slow);
+    }
+    // What a whole chain call takes beyond its adds at the clock just measured (N against 2N copies,
+    // which cancels the call and the loop): its call, set-up and timer, and the loop's own cost per
+    // iteration, which the N/2N difference cancels but a single call does not (about a cycle per
+    // iteration of 128 adds on Zen 3: the ruler read 0.6% slow before). Measured at the length the
+    // ruler runs at; the median, since a disturbance only adds time.
+    std::vector<double> extra;
+    for (double c : chain_call) extra.push_back(c - ruler_.chain_units * s.ticks_per_cycle);
+    ruler_.chain_fixed_ticks =
+        std::clamp(median(extra), 0.0, 0.03 * ruler_.chain_units * s.ticks_per_cycle);
+    for (size_t i = 0; i < chain_call.size(); ++i) {
       // A chain call that was interrupted or preempted would make the wide stream look fast.
       const double expected = ruler_.chain_units * s.ticks_per_cycle + ruler_.chain_fixed_ticks;
-      if (c1 > c0 && double(c1 - c0) <= expected * 1.02) {
-        ratios.push_back(double(w1 - w0) / double(c1 - c0));
+      if (chain_call[i] > 0 && chain_call[i] <= expected * 1.02) {
+        ratios.push_back(wide_call[i] / chain_call[i]);
         wide_of_try.push_back(ratios.back());
-        chain_of_try.push_back(chain_over_slow);
+        chain_of_try.push_back(chain_over_slow_all[i]);
       }
     }
     // The best ratio that a second try confirms: one try whose chain call was slowed within the 2%
@@ -142,9 +156,11 @@ ClockSample ClockCalibrator::measure() {
     // on a Zen 3 VM and left every later probe of the run looking slowed.
     const double confirmed = confirmed_min(ratios, 0.01);
     const double best_ratio = confirmed > 0 ? confirmed : 1e300;
-    spdlog::trace("ruler: chain {} x {} adds, wide {} x {}, best wide/chain ratio {:.4f} (so far {:.4f})",
-                  ruler_.chain_iters, 2 * kShortCopies, ruler_.wide_iters, wide_long_units_, best_ratio,
-                  ruler_.best_wide_ratio);
+    spdlog::trace("ruler: chain {} x {} adds, wide {} x {}, best wide/chain ratio {} (so far {:.4f}); clock {:.4f} "
+                  "ticks/cycle, chain call fixed cost {:.0f} ticks",
+                  ruler_.chain_iters, 2 * kShortCopies, ruler_.wide_iters, wide_long_units_,
+                  best_ratio < 1e300 ? fmt::format("{:.4f}", best_ratio) : "none", ruler_.best_wide_ratio,
+                  s.ticks_per_cycle, ruler_.chain_fixed_ticks);
     if (best_ratio < 1e300)
       ruler_.best_wide_ratio = ruler_.best_wide_ratio > 0 ? std::min(ruler_.best_wide_ratio, best_ratio) : best_ratio;
     // The add/imul ratio only from tries whose wide stream ran undisturbed: a busy sibling can slow

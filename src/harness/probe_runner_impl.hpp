@@ -33,6 +33,9 @@ inline constexpr double kMinOverheadFraction = -0.03;
 inline constexpr double kEliminatedLatency = 0.75;
 // Two measurements of the chosen K whose minima differ by more than this are not reproducible.
 inline constexpr double kRepeatLimit = 0.03;
+// Timings of the same stream (three code layouts of the chosen K; a mix's two rounds) of which none
+// comes within this of the reported one are doubted whatever their spread.
+inline constexpr double kLayoutLimit = 0.05;
 // Pinned threads running the same stream whose rates differ by more than this were disturbed.
 inline constexpr double kThreadImbalanceLimit = 0.10;
 

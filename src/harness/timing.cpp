@@ -170,10 +170,10 @@ bool time_pair(x86::ProbeFn short_fn, x86::ProbeFn long_fn, double units_short, 
             ruler->best_chain_ratio = std::min(ruler->best_chain_ratio, std::max(percentile(chain_ratio_ok, 0.1), confirmed_min(chain_ratio_ok, 0.005)));
         }
         for (size_t i = 0; i < tpc.size(); ++i)
-          spdlog::trace("    sample {:2}: chain {:.4f} local {:.4f} wide/chain {:.4f} (best {:.4f}) chain/imul {:.4f} "
-                        "(best {:.4f}) probe {:.4f}",
-                        i, chain_tpc[i], tpc[i], wide_ratio[i], ruler->best_wide_ratio, chain_ratio[i],
-                        ruler->best_chain_ratio, (b[i] - a[i]) / units / tpc[i]);
+          spdlog::trace("    sample {:2}: add chain {:.4f} clock {:.4f} local {:.4f} wide/chain {:.4f} (best {:.4f}) "
+                        "chain/imul {:.4f} (best {:.4f}) probe {:.4f} ticks/unit {:.4f}",
+                        i, raw_chain_tpc[i], chain_tpc[i], tpc[i], wide_ratio[i], ruler->best_wide_ratio,
+                        chain_ratio[i], ruler->best_chain_ratio, (b[i] - a[i]) / units / tpc[i], (b[i] - a[i]) / units);
         std::vector<bool> ok(tpc.size());
         std::vector<double> slow;
         for (size_t i = 0; i < tpc.size(); ++i) {
