@@ -229,3 +229,53 @@ TEST_CASE("mix stream: parts interleaved in the asked ratio, no dependency acros
     }
   }
 }
+
+namespace {
+// Buffer offsets of the memory operands of the loop body's instructions, in order.
+std::vector<int64_t> body_memory_offsets(const peakprobe::x86::StreamPlan& plan, int copies) {
+  using namespace asmjit;
+  CodeHolder code;
+  code.init(Environment(Arch::kX64));
+  asmjit::x86::Builder b(&code);
+  REQUIRE(peakprobe::x86::emit_stream_function(*b.as<asmjit::x86::Emitter>(), plan, copies, full_isa()) == kErrorOk);
+  std::vector<int64_t> out;
+  bool in_loop = false;
+  for (BaseNode* n = b.firstNode(); n; n = n->next()) {
+    if (n->isLabel()) in_loop = true;
+    if (!in_loop || !n->isInst()) continue;
+    InstNode* in = n->as<InstNode>();
+    if (in->id() == asmjit::x86::Inst::kIdDec) break;
+    for (uint32_t i = 0; i < in->opCount(); ++i)
+      if (in->op(i).isMem()) out.push_back(in->op(i).as<asmjit::x86::Mem>().offset());
+  }
+  return out;
+}
+}  // namespace
+
+TEST_CASE("read-modify-write streams give every copy lines of its own, loads keep theirs", "[emitter]") {
+  auto rmw = x86::resolve_inst("add m64, r64");
+  REQUIRE(rmw.ok());
+  auto plan = x86::plan_throughput(rmw.value(), 4, full_isa(), "-");
+  REQUIRE(plan.ok());
+  CHECK(plan->memory_stride_per_copy > 0);
+  const auto offsets = body_memory_offsets(plan.value(), 8);
+  REQUIRE(offsets.size() == 32);
+  // 4 chains x 8 copies: 32 distinct cache lines, all inside the L1-resident span.
+  std::set<int64_t> lines;
+  for (int64_t o : offsets) {
+    CHECK(o % 64 == 0);
+    CHECK(o >= 0);
+    CHECK(o < x86::kMemorySpreadBytes);
+    lines.insert(o / 64);
+  }
+  CHECK(lines.size() == 32);
+
+  // A load forms no chain through memory: its copies reuse the same few lines (no extra L1 traffic).
+  auto load = x86::resolve_inst("add r64, m64");
+  REQUIRE(load.ok());
+  auto lplan = x86::plan_throughput(load.value(), 4, full_isa(), "-");
+  REQUIRE(lplan.ok());
+  CHECK(lplan->memory_stride_per_copy == 0);
+  const auto loffsets = body_memory_offsets(lplan.value(), 8);
+  CHECK(std::set<int64_t>(loffsets.begin(), loffsets.end()).size() == 4);
+}

@@ -137,8 +137,21 @@ asmjit::Error emit_stream_function(ax::Emitter& e, const StreamPlan& plan, int c
   e.align(AlignMode::kCode, 64);
   e.bind(loop);
   for (int c = 0; c < copies; ++c)
-    for (const auto& p : plan.copy)
-      if (asmjit::Error err = e.emitInst(p.inst, p.ops.data(), p.ops.size())) return err;
+    for (const auto& p : plan.copy) {
+      if (plan.memory_stride_per_copy == 0 || c == 0) {
+        if (asmjit::Error err = e.emitInst(p.inst, p.ops.data(), p.ops.size())) return err;
+        continue;
+      }
+      // This copy's own lines: buffer-relative operands move on by the plan's stride.
+      std::vector<Operand> ops = p.ops;
+      for (auto& op : ops)
+        if (op.isMem()) {
+          auto& m = op.as<ax::Mem>();
+          if (m.hasBaseReg() && m.baseId() == ax::Gp::kIdSi && !m.hasIndex())
+            m.setOffset((m.offset() + int64_t(c) * plan.memory_stride_per_copy) % kMemorySpreadBytes);
+        }
+      if (asmjit::Error err = e.emitInst(p.inst, ops.data(), ops.size())) return err;
+    }
   e.dec(ax::rdi);
   e.jnz(loop);
 

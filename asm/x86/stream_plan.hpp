@@ -61,12 +61,20 @@ struct StreamPlan {
   int chase_bits = 0;                  // 32/64: buffer words hold the buffer's own address
   bool chase_byteswap = false;         // ... byte-swapped (movbe loads swap them back)
   bool buffer_holds_mxcsr = false;     // buffer words hold the probe's MXCSR value (ldmxcsr loads it)
+  // Bytes the emitter adds to the buffer offsets of each further copy (wrapping inside
+  // kMemorySpreadBytes): read-modify-write forms, so that no copy waits on the previous copy's store
+  // to the same line; the lines used by one copy (64 per chain). 0: every copy uses the same lines.
+  int32_t memory_stride_per_copy = 0;
   std::string method;                  // how the latency chain is built (or why there is none)
   std::vector<uint32_t> dest_ids;      // per chain: the destination register (empty if memory dest)
   std::vector<int> measured_per_form;  // mixes: measured instances of each entry per copy
   double bridge_cycles = 0;            // latency of known 1-cycle helpers in the chain, to subtract
   bool upper_bound = false;            // the chain includes a helper of unknown latency
 };
+
+// The L1-resident part of the probe buffer that per-copy memory offsets wrap within (every x86
+// core since 2011 has at least 32 KiB of L1 data cache).
+inline constexpr int32_t kMemorySpreadBytes = 16 * 1024;
 
 // One instruction form of a mix and how many of it go into each group.
 struct MixEntry {
