@@ -1,6 +1,6 @@
 // The time base of every measurement. With perf_event_open's hardware cycle counter (bare metal,
 // some VMs) readings are core cycles; otherwise they are TSC ticks, converted to core cycles by the
-// add-chain calibration (see cpu/clock.hpp).
+// add-chain calibration (see harness/clock.hpp).
 #pragma once
 #include <cstdint>
 #include <x86intrin.h>

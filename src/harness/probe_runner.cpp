@@ -17,7 +17,7 @@
 #include "asm/x86/state_forms.hpp"
 #include "asm/x86/stream_emitter.hpp"
 #include "asm/x86/stream_plan.hpp"
-#include "cpu/clock.hpp"
+#include "harness/clock.hpp"
 #include "cpu/cpu_info.hpp"
 #include "harness/cycle_counter.hpp"
 #include "harness/pin.hpp"

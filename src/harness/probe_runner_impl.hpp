@@ -9,7 +9,7 @@
 #include "asm/x86/state_forms.hpp"
 #include "asm/x86/stream_emitter.hpp"
 #include "asm/x86/stream_plan.hpp"
-#include "cpu/clock.hpp"
+#include "harness/clock.hpp"
 #include "harness/cycle_counter.hpp"
 #include "harness/probe_buffer.hpp"
 #include "harness/probe_runner.hpp"

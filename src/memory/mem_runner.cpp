@@ -12,7 +12,7 @@
 #include <spdlog/spdlog.h>
 
 #include "asm/x86/mem_kernels.hpp"
-#include "cpu/clock.hpp"
+#include "harness/clock.hpp"
 #include "harness/cycle_counter.hpp"
 #include "harness/pin.hpp"
 #include "harness/signal_guard.hpp"

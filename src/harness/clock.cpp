@@ -1,4 +1,4 @@
-#include "cpu/clock.hpp"
+#include "harness/clock.hpp"
 
 #include <algorithm>
 #include <cmath>
