@@ -13,7 +13,7 @@ namespace {
 
 x86::HostIsa full_isa() {
   x86::HostIsa isa;
-  isa.avx = isa.avx2 = isa.avx512f = isa.avx512bw = isa.avx512dq = true;
+  isa.avx = isa.avx2 = isa.fma = isa.avx512f = isa.avx512bw = isa.avx512dq = true;
   return isa;
 }
 
@@ -93,4 +93,16 @@ TEST_CASE("pointer chase: every load's address is its own chain's previous value
   }
   CHECK_FALSE(x86::compile_chase(0).ok());
   CHECK_FALSE(x86::compile_chase(x86::kMaxChains + 1).ok());
+}
+
+TEST_CASE("triad fuses multiply and add only where the CPU has FMA", "[mem_kernels]") {
+  x86::HostIsa no_fma;
+  no_fma.avx = no_fma.avx2 = true;  // AVX2 without FMA: 256-bit kernels, separate multiply and add
+  std::string listing;
+  REQUIRE(x86::compile_mem_kernel(x86::MemKernel::triad, 256, no_fma, &listing).ok());
+  CHECK(listing.find("vfmadd") == std::string::npos);
+  CHECK(listing.find("vmulpd") != std::string::npos);
+  std::string fused;
+  REQUIRE(x86::compile_mem_kernel(x86::MemKernel::triad, 256, full_isa(), &fused).ok());
+  CHECK(fused.find("vfmadd213pd") != std::string::npos);
 }

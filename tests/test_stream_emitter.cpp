@@ -14,7 +14,7 @@ namespace {
 
 x86::HostIsa full_isa() {
   x86::HostIsa isa;
-  isa.avx = isa.avx2 = isa.avx512f = isa.avx512bw = isa.avx512dq = true;
+  isa.avx = isa.avx2 = isa.fma = isa.avx512f = isa.avx512bw = isa.avx512dq = true;
   return isa;
 }
 

@@ -10,7 +10,7 @@ using namespace peakprobe;
 namespace {
 x86::HostIsa avx512() {
   x86::HostIsa isa;
-  isa.avx = isa.avx2 = isa.avx512f = isa.avx512bw = isa.avx512dq = true;
+  isa.avx = isa.avx2 = isa.fma = isa.avx512f = isa.avx512bw = isa.avx512dq = true;
   return isa;
 }
 }  // namespace

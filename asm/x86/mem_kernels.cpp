@@ -97,7 +97,7 @@ void emit_vector_body(ax::Assembler& e, const MemKernelInfo& k, const Regs& r, i
       case MemKernel::triad_nt:
         if (vex) {
           e.emit(ax::Inst::kIdVmovupd, v, at(r.pc, off, w));
-          if (isa.avx2) e.emit(ax::Inst::kIdVfmadd213pd, v, s, at(r.pb, off, w));  // v = v*s + b
+          if (isa.fma) e.emit(ax::Inst::kIdVfmadd213pd, v, s, at(r.pb, off, w));  // v = v*s + b
           else {
             e.emit(ax::Inst::kIdVmulpd, v, v, s);
             e.emit(ax::Inst::kIdVaddpd, v, v, at(r.pb, off, w));

@@ -14,6 +14,7 @@
 
 #include <asmjit/x86.h>
 
+#include "asm/x86/host_isa.hpp"
 #include "asm/x86/inst_form.hpp"
 #include "peakprobe/expected.hpp"
 
@@ -21,10 +22,6 @@ namespace peakprobe::x86 {
 
 enum class StreamKind { throughput, latency };
 
-// What the target CPU can run besides the probed form; used for set-up code and bridges only.
-struct HostIsa {
-  bool avx = false, avx2 = false, avx512f = false, avx512bw = false, avx512dq = false, amx = false;
-};
 
 enum class InitKind {
   data,          // vector: the data pattern of the dtype (1.0, or small integers)

@@ -29,17 +29,6 @@ namespace peakprobe {
 namespace detail {
 
 
-x86::HostIsa host_isa(const CpuInfo& cpu) {
-  x86::HostIsa isa;
-  isa.avx = cpu.has("avx");
-  isa.avx2 = cpu.has("avx2");
-  isa.avx512f = cpu.has("avx512_f");
-  isa.avx512bw = cpu.has("avx512_bw");
-  isa.avx512dq = cpu.has("avx512_dq");
-  isa.amx = cpu.has("amx_tile");
-  return isa;
-}
-
 bool is_float(const std::string& dtype) {
   return dtype == "f64" || dtype == "f32" || dtype == "f16" || dtype == "bf16";
 }
@@ -432,7 +421,7 @@ Expected<std::unique_ptr<ProbeRunner>> ProbeRunner::create(const CpuInfo& cpu, c
   auto impl = std::make_unique<Impl>();
   impl->cpu = cpu;
   impl->options = options;
-  impl->isa = host_isa(cpu);
+  impl->isa = x86::host_isa(cpu);
   int target = options.cpu >= 0 ? options.cpu : (cpu.core_order.empty() ? current_cpu() : cpu.core_order.front());
   std::string err;
   if (!pin_current_thread(target, &err)) return make_error(err);

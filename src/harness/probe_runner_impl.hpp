@@ -39,7 +39,6 @@ inline constexpr double kLayoutLimit = 0.05;
 // Pinned threads running the same stream whose rates differ by more than this were disturbed.
 inline constexpr double kThreadImbalanceLimit = 0.10;
 
-x86::HostIsa host_isa(const CpuInfo& cpu);
 bool is_float(const std::string& dtype);
 TimingBudget probe_budget();
 

@@ -29,16 +29,6 @@ constexpr int kMinReps = 5, kMaxReps = 25;
 constexpr double kRepBudgetSeconds = 0.35;    // per working-set size
 constexpr uint64_t kLine = 64;
 
-x86::HostIsa isa_of(const CpuInfo& cpu) {
-  x86::HostIsa isa;
-  isa.avx = cpu.has("avx");
-  isa.avx2 = cpu.has("avx2") && cpu.has("fma");
-  isa.avx512f = cpu.has("avx512_f");
-  isa.avx512bw = cpu.has("avx512_bw");
-  isa.avx512dq = cpu.has("avx512_dq");
-  return isa;
-}
-
 // Fills an array with 1.0 doubles: finite values for triad and update, and the first touch that
 // places the pages on the touching thread's node.
 void first_touch(uint8_t* p, size_t bytes) {
@@ -69,7 +59,7 @@ const ClockReading& MemRunner::start_clock() const { return impl_->start; }
 Expected<std::unique_ptr<MemRunner>> MemRunner::create(const CpuInfo& cpu, int first_cpu) {
   auto impl = std::make_unique<Impl>();
   impl->cpu = cpu;
-  impl->isa = isa_of(cpu);
+  impl->isa = x86::host_isa(cpu);
   impl->first_cpu = first_cpu >= 0 ? first_cpu : (cpu.core_order.empty() ? 0 : cpu.core_order.front());
   std::string err;
   if (!pin_current_thread(impl->first_cpu, &err)) return make_error(err);

@@ -38,7 +38,7 @@ bool machine_has(const x86::InstForm& form, const x86::HostIsa& isa) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0 || size > 200) return 0;
   x86::HostIsa isa;
-  isa.avx = isa.avx2 = true;
+  isa.avx = isa.avx2 = isa.fma = true;
   isa.avx512f = isa.avx512bw = isa.avx512dq = isa.amx = (data[0] & 1) != 0;
   auto form = x86::resolve_inst(fuzz::text_of(data + 1, size - 1));
   if (!form || !machine_has(*form, isa) || x86::refusal_reason(*form)) return 0;
