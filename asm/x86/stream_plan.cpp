@@ -424,10 +424,12 @@ Expected<StreamPlan> plan_mix(const std::vector<MixEntry>& entries, int rounds, 
   // published 0.32-0.67). Each copy moves on to the lines right after the previous copy's (chain j
   // uses line j, at most 32): consecutive lines, not lines 4 KiB apart, which a store and a later
   // load would alias in the memory disambiguation of several cores.
+  int rmw_lines = 0;
   for (const auto& m : forms)
     for (size_t i = 0; i < m.slots.size(); ++i)
       if (m.slots[i].kind == SlotKind::mem && m.form->roles[i].read && m.form->roles[i].write)
-        plan.memory_stride_per_copy = 64 * std::min(32, std::max(plan.memory_stride_per_copy / 64, int(m.chains.size())));
+        rmw_lines = std::max(rmw_lines, std::min(32, int(m.chains.size())));
+  plan.memory_stride_per_copy = 64 * rmw_lines;
   // ldmxcsr faults (#GP) on reserved bits: it loads the harness's own MXCSR value, which the
   // function's epilogue replaces with the caller's anyway.
   for (const auto& e : entries)

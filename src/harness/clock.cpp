@@ -112,26 +112,27 @@ ClockSample ClockCalibrator::measure() {
     }
   }
   if (ruler_.wide_iters > 0) {
-    // The undisturbed ratio of the two reference calls, as time_pair takes them (each warmed by an
-    // untimed call): the best of a few.
-    std::vector<double> ratios, wide_of_try, chain_of_try, chain_over_slow_all, chain_call, wide_call;
+    // The undisturbed ratios of the reference calls: a few tries, each the three calls back to back
+    // as time_pair takes them (each warmed by an untimed call).
+    struct Try {
+      double chain = 0, slow = 0, wide = 0;  // ticks of each whole call
+    };
+    std::vector<Try> tries;
     for (int i = 0; i < 7; ++i) {
+      Try t;
       ruler_.chain(1, ruler_.buffer, ruler_.consts);
-      const uint64_t c0 = counter_.now();
+      uint64_t t0 = counter_.now();
       ruler_.chain(ruler_.chain_iters, ruler_.buffer, ruler_.consts);
-      const uint64_t c1 = counter_.now();
+      t.chain = double(counter_.now() - t0);
       ruler_.slow(1, ruler_.buffer, ruler_.consts);
-      const uint64_t s0 = counter_.now();
+      t0 = counter_.now();
       ruler_.slow(ruler_.slow_iters, ruler_.buffer, ruler_.consts);
-      const uint64_t s1 = counter_.now();
-      const double chain_over_slow = c1 > c0 && s1 > s0 ? double(c1 - c0) / double(s1 - s0) : 0.0;
+      t.slow = double(counter_.now() - t0);
       ruler_.wide(1, ruler_.buffer, ruler_.consts);
-      const uint64_t w0 = counter_.now();
+      t0 = counter_.now();
       ruler_.wide(ruler_.wide_iters, ruler_.buffer, ruler_.consts);
-      const uint64_t w1 = counter_.now();
-      chain_call.push_back(double(c1 - c0));
-      wide_call.push_back(double(w1 - w0));
-      chain_over_slow_all.push_back(chain_over_slow);
+      t.wide = double(counter_.now() - t0);
+      tries.push_back(t);
     }
     // What a whole chain call takes beyond its adds at the clock just measured (N against 2N copies,
     // which cancels the call and the loop): its call, set-up and timer, and the loop's own cost per
@@ -139,18 +140,14 @@ ClockSample ClockCalibrator::measure() {
     // iteration of 128 adds on Zen 3: the ruler read 0.6% slow before). Measured at the length the
     // ruler runs at; the median, since a disturbance only adds time.
     std::vector<double> extra;
-    for (double c : chain_call) extra.push_back(c - ruler_.chain_units * s.ticks_per_cycle);
+    for (const Try& t : tries) extra.push_back(t.chain - ruler_.chain_units * s.ticks_per_cycle);
     ruler_.chain_fixed_ticks =
         std::clamp(median(extra), 0.0, 0.03 * ruler_.chain_units * s.ticks_per_cycle);
-    for (size_t i = 0; i < chain_call.size(); ++i) {
-      // A chain call that was interrupted or preempted would make the wide stream look fast.
-      const double expected = ruler_.chain_units * s.ticks_per_cycle + ruler_.chain_fixed_ticks;
-      if (chain_call[i] > 0 && chain_call[i] <= expected * 1.02) {
-        ratios.push_back(wide_call[i] / chain_call[i]);
-        wide_of_try.push_back(ratios.back());
-        chain_of_try.push_back(chain_over_slow_all[i]);
-      }
-    }
+    // A chain call that was interrupted or preempted would make the wide stream look fast.
+    const double expected = ruler_.chain_units * s.ticks_per_cycle + ruler_.chain_fixed_ticks;
+    std::erase_if(tries, [&](const Try& t) { return t.chain <= 0 || t.chain > expected * 1.02; });
+    std::vector<double> ratios;
+    for (const Try& t : tries) ratios.push_back(t.wide / t.chain);
     // The best ratio that a second try confirms: one try whose chain call was slowed within the 2%
     // let through, or whose wide call was timed wrongly, once set 0.69 against an undisturbed 1.02
     // on a Zen 3 VM and left every later probe of the run looking slowed.
@@ -166,10 +163,9 @@ ClockSample ClockCalibrator::measure() {
     // The add/imul ratio only from tries whose wide stream ran undisturbed: a busy sibling can slow
     // the imul call too, which would make the add chain look faster than it can run.
     std::vector<double> chain_ratios;
-    for (size_t i = 0; i < wide_of_try.size(); ++i)
-      if (chain_of_try[i] > 0 && ruler_.best_wide_ratio > 0 &&
-          wide_of_try[i] <= ruler_.best_wide_ratio * (1 + kRulerCleanLimit))
-        chain_ratios.push_back(chain_of_try[i]);
+    for (const Try& t : tries)
+      if (t.slow > 0 && ruler_.best_wide_ratio > 0 && t.wide / t.chain <= ruler_.best_wide_ratio * (1 + kRulerCleanLimit))
+        chain_ratios.push_back(t.chain / t.slow);
     const double chain_ratio = confirmed_min(chain_ratios, 0.005);
     spdlog::trace("ruler: imul chain {} x {}, best add/imul chain ratio {:.4f} (so far {:.4f})", ruler_.slow_iters,
                   2 * kShortCopies, chain_ratio, ruler_.best_chain_ratio);

@@ -180,7 +180,7 @@ MixResult ProbeRunner::Impl::run_mix_once(const std::vector<MixSpec>& parts) {
 MixResult ProbeRunner::run_mix(const std::vector<MixSpec>& parts) {
   MixResult r = impl_->run_mix_once(parts);
   for (int attempt = 2; attempt <= kAttempts && r.status == Status::mistrusted; ++attempt) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(attempt == 2 ? 30 : attempt == 3 ? 250 : 1000));
+    std::this_thread::sleep_for(std::chrono::milliseconds(kRetryPauseMs[attempt - 2]));
     MixResult again = impl_->run_mix_once(parts);
     if (again.status == Status::mistrusted) again.reason += fmt::format(" ({} attempts)", attempt);
     r = std::move(again);
@@ -190,25 +190,8 @@ MixResult ProbeRunner::run_mix(const std::vector<MixSpec>& parts) {
 
 std::vector<MixResult> ProbeRunner::run_mix_batch(const std::vector<std::vector<MixSpec>>& mixes,
                                                   const std::function<void(size_t)>& on_start) {
-  std::vector<MixResult> results;
-  results.reserve(mixes.size());
-  for (size_t i = 0; i < mixes.size(); ++i) {
-    if (on_start) on_start(i);
-    results.push_back(impl_->run_mix_once(mixes[i]));
-  }
-  for (int attempt = 2; attempt <= kAttempts; ++attempt) {
-    bool any = false;
-    for (size_t i = 0; i < mixes.size(); ++i) {
-      if (results[i].status != Status::mistrusted) continue;
-      any = true;
-      MixResult again = impl_->run_mix_once(mixes[i]);
-      if (again.status == Status::mistrusted) again.reason += fmt::format(" ({} attempts)", attempt);
-      results[i] = std::move(again);
-    }
-    if (!any) break;
-    if (attempt < kAttempts) std::this_thread::sleep_for(std::chrono::milliseconds(attempt == 2 ? 30 : 250));
-  }
-  return results;
+  return measure_with_retries<MixResult>(
+      mixes.size(), [&](size_t i) { return impl_->run_mix_once(mixes[i]); }, on_start);
 }
 
 }  // namespace peakprobe

@@ -118,7 +118,6 @@ std::vector<int> chain_candidates(int kmax) {
 }
 
 // Forms that set the core's widest issue rate: eliminated moves, nops, one-cycle ALU ops.
-const int kRetryPauseMs[] = {30, 250, 1000};
 
 const char* const kIssueWidthForms[] = {"nop", "mov r64, r64", "add r64, r64"};
 }  // namespace
@@ -449,29 +448,11 @@ ProbeResult ProbeRunner::run(const ProbeSpec& spec) { return run_batch({spec}).f
 
 std::vector<ProbeResult> ProbeRunner::run_batch(const std::vector<ProbeSpec>& specs,
                                                 const std::function<void(size_t, const ProbeSpec&)>& on_start) {
-  std::vector<ProbeResult> results;
-  results.reserve(specs.size());
-  for (size_t i = 0; i < specs.size(); ++i) {
-    if (on_start) on_start(i, specs[i]);
-    results.push_back(run_once(specs[i]));
-  }
-  // A probe takes milliseconds, and disturbances (an interrupt storm, the host changing the clock)
-  // come in bursts: doubtful rows are measured again after the others, when the burst has likely
-  // passed. Only a row that stays doubtful is reported mistrusted.
-  for (int attempt = 2; attempt <= kAttempts; ++attempt) {
-    bool any = false;
-    for (size_t i = 0; i < specs.size(); ++i) {
-      if (results[i].status != Status::mistrusted) continue;
-      any = true;
-      ProbeResult again = run_once(specs[i]);
-      if (again.status == Status::mistrusted) again.reason += fmt::format(" ({} attempts)", attempt);
-      results[i] = std::move(again);
-    }
-    if (!any) break;
-    // A busy sibling thread or host can hold the core for seconds: wait longer each time.
-    if (attempt < kAttempts) std::this_thread::sleep_for(std::chrono::milliseconds(kRetryPauseMs[attempt - 2]));
-  }
-  return results;
+  return measure_with_retries<ProbeResult>(
+      specs.size(), [&](size_t i) { return run_once(specs[i]); },
+      [&](size_t i) {
+        if (on_start) on_start(i, specs[i]);
+      });
 }
 
 ProbeResult ProbeRunner::run_once(const ProbeSpec& spec) {

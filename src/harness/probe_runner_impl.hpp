@@ -1,9 +1,14 @@
 // Internals of ProbeRunner shared by its translation units (single probes, mixes, threads).
 #pragma once
+#include <chrono>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "asm/x86/inst_form.hpp"
 #include "asm/x86/state_forms.hpp"
@@ -25,6 +30,36 @@ inline constexpr int kMinCleanSamples = 5;
 inline constexpr int kLatencyCopies = 48;
 inline constexpr int kThroughputUnits = 64;  // measured instructions per iteration of the short function
 inline constexpr int kAttempts = 4;
+// Pauses between the rounds of re-measurement: a busy sibling or host holds the core for seconds.
+inline constexpr int kRetryPauseMs[] = {30, 250, 1000};
+
+// Measures items 0..n-1 once each, then the mistrusted ones again after all the others, round by
+// round (up to kAttempts in all), pausing longer after each round. A probe takes milliseconds and
+// disturbances come in bursts, so a doubtful result is retried when the burst has likely passed;
+// only a result that stays doubtful is reported mistrusted, with its attempts counted.
+template <class Result>
+std::vector<Result> measure_with_retries(size_t n, const std::function<Result(size_t)>& once,
+                                         const std::function<void(size_t)>& on_start) {
+  std::vector<Result> results;
+  results.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    if (on_start) on_start(i);
+    results.push_back(once(i));
+  }
+  for (int attempt = 2; attempt <= kAttempts; ++attempt) {
+    bool any = false;
+    for (size_t i = 0; i < n; ++i) {
+      if (results[i].status != Status::mistrusted) continue;
+      any = true;
+      Result again = once(i);
+      if (again.status == Status::mistrusted) again.reason += fmt::format(" ({} attempts)", attempt);
+      results[i] = std::move(again);
+    }
+    if (!any) break;
+    if (attempt < kAttempts) std::this_thread::sleep_for(std::chrono::milliseconds(kRetryPauseMs[attempt - 2]));
+  }
+  return results;
+}
 // Calibration rounds (each min-based) that disagree by more than this mean the clock itself moved.
 inline constexpr double kCalibrationSpreadLimit = 0.03;
 // Below this implied loop overhead (see PairTiming::overhead_fraction) the difference is not trusted.

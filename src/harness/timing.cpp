@@ -46,6 +46,13 @@ std::vector<double> local_min(const std::vector<double>& v, size_t h) {
 constexpr double kChainDisturbedLimit = 0.02;
 constexpr size_t kChainNeighbours = 3;
 
+// The two ratios of a sample's reference calls within their limits of the best this core has shown:
+// the wide stream not slowed beyond the chain, the add chain not slowed beyond the imul chain.
+bool references_undisturbed(const Ruler& ruler, double wide_ratio, double chain_ratio) {
+  return wide_ratio <= ruler.best_wide_ratio * (1 + kRulerCleanLimit) &&
+         chain_ratio <= ruler.best_chain_ratio * (1 + kRulerChainLimit);
+}
+
 }  // namespace
 
 bool time_pair(x86::ProbeFn short_fn, x86::ProbeFn long_fn, double units_short, double units_long,
@@ -87,14 +94,15 @@ bool time_pair(x86::ProbeFn short_fn, x86::ProbeFn long_fn, double units_short, 
             // would have taken undisturbed, whichever is faster. Nothing makes either chain faster
             // than its hardware latency; a sibling taking ALU slots slows the 1-cycle chain about
             // three times as much as the 3-cycle one.
-            const double chain_ticks =
-                std::min(double(rc.ticks), double(rs.ticks) * ruler->best_chain_ratio);
-            const double tpc = std::max(1e-9, (chain_ticks - ruler->chain_fixed_ticks) / ruler->chain_units);
+            auto per_cycle = [&](double call_ticks) {
+              return std::max(1e-9, (call_ticks - ruler->chain_fixed_ticks) / ruler->chain_units);
+            };
+            const double tpc = std::min(per_cycle(double(rc.ticks)), per_cycle(double(rs.ticks) * ruler->best_chain_ratio));
             const double tsc_per_tick = rc.ticks ? double(rc.tsc) / double(rc.ticks) : 1.0;
             chain_tpc.push_back(tpc);
             // The add chain's own call, for judging it: the imul estimate above must not hide a
             // preempted chain call whose wide/chain ratio would then look impossibly good.
-            raw_chain_tpc.push_back(std::max(1e-9, (double(rc.ticks) - ruler->chain_fixed_ticks) / ruler->chain_units));
+            raw_chain_tpc.push_back(per_cycle(double(rc.ticks)));
             chain_tsc_tpc.push_back(tpc * tsc_per_tick);
             // Wide call over chain call, both whole: a ratio of two adjacent moments, no overhead model.
             wide_ratio.push_back(rc.ticks ? double(rw.ticks) / double(rc.ticks) : 1e9);
@@ -105,9 +113,7 @@ bool time_pair(x86::ProbeFn short_fn, x86::ProbeFn long_fn, double units_short, 
                 raw_chain_tpc.size() > kChainNeighbours + 1 ? raw_chain_tpc.size() - kChainNeighbours - 1 : 0;
             const double near = *std::min_element(raw_chain_tpc.begin() + long(first), raw_chain_tpc.end());
             const bool chain_fine = raw_chain_tpc.back() <= near * (1 + kChainDisturbedLimit);
-            if (chain_fine && wide_ratio.back() <= ruler->best_wide_ratio * (1 + kRulerCleanLimit) &&
-                chain_ratio.back() <= ruler->best_chain_ratio * (1 + kRulerChainLimit))
-              ++clean;
+            if (chain_fine && references_undisturbed(*ruler, wide_ratio.back(), chain_ratio.back())) ++clean;
             spent += double(rc.tsc + rw.tsc + rs.tsc);
           }
           CallTime sa = time_call(short_fn, iters, buffer, consts, counter);
@@ -177,10 +183,9 @@ bool time_pair(x86::ProbeFn short_fn, x86::ProbeFn long_fn, double units_short, 
         std::vector<bool> ok(tpc.size());
         std::vector<double> slow;
         for (size_t i = 0; i < tpc.size(); ++i) {
-          const double wide_slower = wide_ratio[i] / ruler->best_wide_ratio - 1;
-          const double chain_slower = chain_ratio[i] / ruler->best_chain_ratio - 1;
-          ok[i] = chain_ok[i] && wide_slower <= kRulerCleanLimit && chain_slower <= kRulerChainLimit;
-          if (!ok[i]) slow.push_back(std::max(wide_slower, chain_slower));
+          ok[i] = chain_ok[i] && references_undisturbed(*ruler, wide_ratio[i], chain_ratio[i]);
+          if (!ok[i])
+            slow.push_back(std::max(wide_ratio[i] / ruler->best_wide_ratio, chain_ratio[i] / ruler->best_chain_ratio) - 1);
         }
         out.clean_samples = int(std::count(ok.begin(), ok.end(), true));
         out.slowed_samples = int(ok.size()) - out.clean_samples;
