@@ -28,7 +28,7 @@ struct InstText {
   std::string canonical() const;  // normalised spelling, e.g. "{vex} vpdpbusd ymm, ymm, ymm"
 };
 
-// Longer instruction text is refused before it is looked at.
+// Longer instruction text (not counting spaces) is refused before it is looked at.
 inline constexpr std::size_t kMaxInstTextChars = 256;
 Expected<InstText> parse_inst_text(const std::string& text);
 Expected<OperandKind> parse_operand_kind(const std::string& token);

@@ -47,10 +47,10 @@ std::optional<std::string> refusal_reason(const InstForm& f) {
                     "mwait", "monitorx", "mwaitx", "in", "out", "ins", "insb", "insw", "insd", "outs", "outsb",
                     "outsw", "outsd", "sysexit", "rsm", "smsw", "sldt", "str", "sgdt", "sidt", "invlpgb",
                     "tlbsync", "rdpmc", "clzero"}) ||
-      starts_with(m, "vm") && (m == "vmcall" || m == "vmlaunch" || m == "vmresume" || m == "vmxoff" ||
+      (starts_with(m, "vm") && (m == "vmcall" || m == "vmlaunch" || m == "vmresume" || m == "vmxoff" ||
                                m == "vmxon" || m == "vmread" || m == "vmwrite" || m == "vmclear" ||
                                m == "vmptrld" || m == "vmptrst" || m == "vmrun" || m == "vmload" ||
-                               m == "vmsave" || m == "vmmcall" || m == "vmfunc"))
+                               m == "vmsave" || m == "vmmcall" || m == "vmfunc")))
     return "'" + m + "' is privileged or talks to devices or the hypervisor: not measurable from user space";
   if (is_one_of(m, {"wrfsbase", "wrgsbase"}))
     return "'" + m + "' moves the thread's FS/GS base, which the C library's thread-local storage stands on";
