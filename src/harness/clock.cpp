@@ -162,11 +162,20 @@ ClockSample ClockCalibrator::measure() {
       ruler_.best_wide_ratio = ruler_.best_wide_ratio > 0 ? std::min(ruler_.best_wide_ratio, best_ratio) : best_ratio;
     // The add/imul ratio only from tries whose wide stream ran undisturbed: a busy sibling can slow
     // the imul call too, which would make the add chain look faster than it can run.
-    std::vector<double> chain_ratios;
+    std::vector<double> chain_ratios, chain_ticks;
     for (const Try& t : tries)
-      if (t.slow > 0 && ruler_.best_wide_ratio > 0 && t.wide / t.chain <= ruler_.best_wide_ratio * (1 + kRulerCleanLimit))
+      if (t.slow > 0 && ruler_.best_wide_ratio > 0 && t.wide / t.chain <= ruler_.best_wide_ratio * (1 + kRulerCleanLimit)) {
         chain_ratios.push_back(t.chain / t.slow);
-    const double chain_ratio = confirmed_min(chain_ratios, 0.005);
+        chain_ticks.push_back(t.chain);
+      }
+    if (!ruler_.slow_unsteady && multi_cycle_chain_unsteady(chain_ticks, chain_ratios)) {
+      ruler_.slow_unsteady = true;
+      spdlog::debug("ruler: the multi-cycle chain moves on its own on this core (add/imul ratios {:.4f}-{:.4f}, add "
+                    "chain steady); the add chain alone is the clock",
+                    percentile(chain_ratios, 0.1), percentile(chain_ratios, 0.9));
+    }
+    // Its faster moments would be the slow chain's own slow mode, not a faster add chain.
+    const double chain_ratio = ruler_.slow_unsteady ? median(chain_ratios) : confirmed_min(chain_ratios, 0.005);
     spdlog::trace("ruler: imul chain {} x {}, best add/imul chain ratio {:.4f} (so far {:.4f})", ruler_.slow_iters,
                   2 * kShortCopies, chain_ratio, ruler_.best_chain_ratio);
     if (chain_ratio > 0)

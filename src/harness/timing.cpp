@@ -50,10 +50,30 @@ constexpr size_t kChainNeighbours = 3;
 // the wide stream not slowed beyond the chain, the add chain not slowed beyond the imul chain.
 bool references_undisturbed(const Ruler& ruler, double wide_ratio, double chain_ratio) {
   return wide_ratio <= ruler.best_wide_ratio * (1 + kRulerCleanLimit) &&
-         chain_ratio <= ruler.best_chain_ratio * (1 + kRulerChainLimit);
+         (ruler.slow_unsteady || chain_ratio <= ruler.best_chain_ratio * (1 + kRulerChainLimit));
+}
+
+double relative_spread(const std::vector<double>& v) {
+  const double lo = percentile(v, 0.1);
+  return lo > 0 ? percentile(v, 0.9) / lo - 1 : 0.0;
 }
 
 }  // namespace
+
+bool multi_cycle_chain_unsteady(const std::vector<double>& add_tpc, const std::vector<double>& chain_ratio) {
+  const size_t n = add_tpc.size();
+  if (n < 6 || n != chain_ratio.size() || relative_spread(add_tpc) > kRulerSteadyChainLimit) return false;
+  // The ratios well below the typical one: the multi-cycle chain slower than usual beside a steady
+  // add chain. An interrupt or a busy sibling does that now and then by varying amounts; a mode of
+  // the chain itself does it often and by the same amount each time.
+  const double typical = median(chain_ratio);
+  std::vector<double> low;
+  for (double r : chain_ratio)
+    if (r < typical * (1 - kRulerChainLimit)) low.push_back(r);
+  if (low.size() < std::max<size_t>(2, (n + 4) / 5)) return false;
+  const auto [lo, hi] = std::minmax_element(low.begin(), low.end());
+  return *hi / *lo - 1 <= kRulerSteadyChainLimit;
+}
 
 bool time_pair(x86::ProbeFn short_fn, x86::ProbeFn long_fn, double units_short, double units_long,
                void* buffer, const x86::ProbeConstants* consts, const CycleCounter& counter,
@@ -73,7 +93,9 @@ bool time_pair(x86::ProbeFn short_fn, x86::ProbeFn long_fn, double units_short, 
         out.iterations = iters;
         const double units = (units_long - units_short) * double(iters);
         std::vector<double> a, b, ta, tb;
-        std::vector<double> chain_tpc, raw_chain_tpc, chain_tsc_tpc, wide_ratio, chain_ratio;  // paired references
+        // Paired references, per sample: the clock, the add chain's own reading, what the imul chain
+        // predicts for it, TSC ticks per counter tick, and the two ratios that judge the moment.
+        std::vector<double> chain_tpc, raw_chain_tpc, slow_tpc, tsc_per_tick, wide_ratio, chain_ratio;
         double spent = 0, best_a = 1e300, best_b = 1e300, best_x = 1e300;
         int since_improved = 0, clean = 0;
         for (int n = 0; n < budget.max_samples; ++n) {
@@ -97,13 +119,12 @@ bool time_pair(x86::ProbeFn short_fn, x86::ProbeFn long_fn, double units_short, 
             auto per_cycle = [&](double call_ticks) {
               return std::max(1e-9, (call_ticks - ruler->chain_fixed_ticks) / ruler->chain_units);
             };
-            const double tpc = std::min(per_cycle(double(rc.ticks)), per_cycle(double(rs.ticks) * ruler->best_chain_ratio));
-            const double tsc_per_tick = rc.ticks ? double(rc.tsc) / double(rc.ticks) : 1.0;
-            chain_tpc.push_back(tpc);
-            // The add chain's own call, for judging it: the imul estimate above must not hide a
+            // The add chain's own call, for judging it: the imul estimate must not hide a
             // preempted chain call whose wide/chain ratio would then look impossibly good.
             raw_chain_tpc.push_back(per_cycle(double(rc.ticks)));
-            chain_tsc_tpc.push_back(tpc * tsc_per_tick);
+            slow_tpc.push_back(per_cycle(double(rs.ticks) * ruler->best_chain_ratio));
+            tsc_per_tick.push_back(rc.ticks ? double(rc.tsc) / double(rc.ticks) : 1.0);
+            chain_tpc.push_back(ruler->slow_unsteady ? raw_chain_tpc.back() : std::min(raw_chain_tpc.back(), slow_tpc.back()));
             // Wide call over chain call, both whole: a ratio of two adjacent moments, no overhead model.
             wide_ratio.push_back(rc.ticks ? double(rw.ticks) / double(rc.ticks) : 1e9);
             chain_ratio.push_back(rs.ticks ? double(rc.ticks) / double(rs.ticks) : 1e9);
@@ -148,31 +169,42 @@ bool time_pair(x86::ProbeFn short_fn, x86::ProbeFn long_fn, double units_short, 
         out.tsc_per_unit_min = (*std::min_element(tb.begin(), tb.end()) - *std::min_element(ta.begin(), ta.end())) / units;
         if (!paired) return;
 
-        // Paired conversion: each call in core cycles at the clock of its own moment.
-        const std::vector<double> tpc = local_min(chain_tpc, 2);
-        const std::vector<double> tsc_tpc_local = local_min(chain_tsc_tpc, 2);
         // A faster moment than any seen before is the new undisturbed rate (a low percentile, so a
         // single odd sample cannot set it). A busy sibling slows the wide stream far more than the
         // chain (measured on Zen 3: chain +1-3%, wide +15-100%), so the ratio only rises with it.
         const std::vector<double> near = local_min(raw_chain_tpc, kChainNeighbours);
-        std::vector<bool> chain_ok(tpc.size(), true);
-        std::vector<double> ratio_ok, chain_ratio_ok;
-        for (size_t i = 0; i < tpc.size(); ++i) {
+        std::vector<bool> chain_ok(raw_chain_tpc.size(), true);
+        std::vector<double> ratio_ok, chain_ratio_ok, add_ok;
+        for (size_t i = 0; i < raw_chain_tpc.size(); ++i) {
           // The sample's own chain call, not the nearby minimum: a preempted chain call must not
           // make its ratio look like a faster wide stream.
           chain_ok[i] = raw_chain_tpc[i] <= near[i] * (1 + kChainDisturbedLimit);
           if (chain_ok[i]) ratio_ok.push_back(wide_ratio[i]);
           // Only a moment whose wide stream ran undisturbed may teach the chain ratio: a busy sibling
           // can slow the imul call too, which would make the add chain look faster than it can run.
-          if (chain_ok[i] && wide_ratio[i] <= ruler->best_wide_ratio * (1 + kRulerCleanLimit))
+          if (chain_ok[i] && wide_ratio[i] <= ruler->best_wide_ratio * (1 + kRulerCleanLimit)) {
             chain_ratio_ok.push_back(chain_ratio[i]);
+            add_ok.push_back(raw_chain_tpc[i]);
+          }
         }
+        if (!ruler->slow_unsteady && multi_cycle_chain_unsteady(add_ok, chain_ratio_ok)) {
+          ruler->slow_unsteady = true;
+          spdlog::debug("ruler: the multi-cycle chain moves on its own on this core (add/imul ratios {:.4f}-{:.4f} while "
+                        "the add chain held within {:.1f}%); the add chain alone is the clock from now on",
+                        percentile(chain_ratio_ok, 0.1), percentile(chain_ratio_ok, 0.9), 100 * kRulerSteadyChainLimit);
+          chain_tpc = raw_chain_tpc;
+        }
+        // Paired conversion: each call in core cycles at the clock of its own moment.
+        const std::vector<double> tpc = local_min(chain_tpc, 2);
+        std::vector<double> chain_tsc_tpc(chain_tpc.size());
+        for (size_t i = 0; i < chain_tpc.size(); ++i) chain_tsc_tpc[i] = chain_tpc[i] * tsc_per_tick[i];
+        const std::vector<double> tsc_tpc_local = local_min(chain_tsc_tpc, 2);
         // A low percentile of several samples, never one sample: a single odd pair would otherwise
         // set a rate no later sample reaches and leave every later probe looking slowed.
         // (A confirmed low percentile: with few samples a plain percentile is the minimum.)
         if (ratio_ok.size() >= 5) {
           ruler->best_wide_ratio = std::min(ruler->best_wide_ratio, std::max(percentile(ratio_ok, 0.1), confirmed_min(ratio_ok, 0.01)));
-          if (chain_ratio_ok.size() >= 5)
+          if (chain_ratio_ok.size() >= 5 && !ruler->slow_unsteady)
             ruler->best_chain_ratio = std::min(ruler->best_chain_ratio, std::max(percentile(chain_ratio_ok, 0.1), confirmed_min(chain_ratio_ok, 0.005)));
         }
         for (size_t i = 0; i < tpc.size(); ++i)

@@ -9,6 +9,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "asm/x86/stream_emitter.hpp"
 #include "harness/cycle_counter.hpp"
@@ -47,6 +48,9 @@ struct Ruler {
   // Smallest ratio of a `chain` call's ticks to the adjacent `slow` call's ticks: the 1-cycle chain
   // undisturbed. Lowered, like best_wide_ratio, only by a confirmed faster moment.
   mutable double best_chain_ratio = 0;
+  // Set once the multi-cycle chain was seen moving on its own (see multi_cycle_chain_unsteady): it
+  // then no longer sets the clock or judges the add chain, for the rest of the run.
+  mutable bool slow_unsteady = false;
   void* buffer = nullptr;
   const x86::ProbeConstants* consts = nullptr;
   bool ready() const {
@@ -66,6 +70,20 @@ inline constexpr double kRulerCleanLimit = 0.05;
 // (the TSC advances in steps of about 25 ticks there, 0.3% of a call); a light co-tenant kept the
 // add chain 2-3% slow for minutes.
 inline constexpr double kRulerChainLimit = 0.03;
+// The add chain counts as steady while its ticks per link spread (10th to 90th percentile) within
+// this: its own undisturbed jitter is 0.2-0.5% on the VMs seen so far.
+inline constexpr double kRulerSteadyChainLimit = 0.01;
+
+// True when the multi-cycle reference chain moved on its own: over moments whose wide stream and
+// add chain ran undisturbed, the add chain's ticks per link (`add_tpc`) held within
+// kRulerSteadyChainLimit while a fifth or more of the add/multi-cycle ratios (`chain_ratio`, same
+// moments) sat more than kRulerChainLimit below the typical one, all within kRulerSteadyChainLimit
+// of each other: a slow mode of the multi-cycle chain itself. A busy sibling slows the 1-cycle chain
+// more than the 3-cycle one, so it spreads both; an interrupt in a multi-cycle call lowers one ratio
+// by an arbitrary amount. Seen on an Emerald Rapids VM: add chain within 0.3%, the imul chain in two
+// modes 5.6% apart; its slow mode taken for the undisturbed ratio left every sample looking slowed
+// and every figure 6-12% high. Such a chain cannot witness a slowed add chain. Needs 6 moments.
+bool multi_cycle_chain_unsteady(const std::vector<double>& add_tpc, const std::vector<double>& chain_ratio);
 
 struct PairTiming {
   Stats per_unit;       // counter ticks per unit (instruction) from min/median/max of each function
