@@ -69,6 +69,7 @@ int main(int argc, char** argv) {
   add_compare_command(app, g);
   add_matmul_command(app, g);
   add_bench_command(app, g);
+  add_gpu_command(app, g);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

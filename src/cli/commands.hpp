@@ -68,6 +68,7 @@ void add_report_command(CLI::App& app, GlobalOptions& g);
 void add_compare_command(CLI::App& app, GlobalOptions& g);
 void add_matmul_command(CLI::App& app, GlobalOptions& g);
 void add_bench_command(CLI::App& app, GlobalOptions& g);
+void add_gpu_command(CLI::App& app, GlobalOptions& g);
 // The full report into `out_dir` (default: peakprobe-HOST-DATE); what a bare `peakprobe` runs.
 int run_report(GlobalOptions& g, std::string out_dir, bool quick);
 

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "harness/child_process.hpp"
+#include "gpu/gpu_worker.hpp"
 #include "matmul/baseline_worker.hpp"
 
 namespace peakprobe::cli {
@@ -33,7 +34,8 @@ int run_worker(int argc, char** argv) {
   const rlimit no_core{0, 0};
   ::setrlimit(RLIMIT_CORE, &no_core);
   if (kind == "baseline") return baseline_worker_main(argv[4], int(parent));
-  std::cerr << "peakprobe: " << kWorkerArg << ": unknown kind '" << kind << "' (known: baseline)\n";
+  if (kind == "gpu") return gpu::gpu_worker_main(argv[4], int(parent));
+  std::cerr << "peakprobe: " << kWorkerArg << ": unknown kind '" << kind << "' (known: baseline, gpu)\n";
   return 2;
 }
 

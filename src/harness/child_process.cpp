@@ -169,4 +169,14 @@ void die_with_parent(int parent_pid) {
   if (::getppid() != parent_pid) ::_exit(1);  // the parent died before the line above took effect
 }
 
+void write_worker_answer(const std::string& text) {
+  size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(kWorkerAnswerFd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    done += size_t(n);
+  }
+}
+
 }  // namespace peakprobe

@@ -48,4 +48,8 @@ std::string worker_executable();
 // leaves no BLAS running behind it), and exits at once if the parent is already gone.
 void die_with_parent(int parent_pid);
 
+// A worker's answer, written whole to kWorkerAnswerFd (a parent that reads a truncated document
+// reports a typed error).
+void write_worker_answer(const std::string& text);
+
 }  // namespace peakprobe

@@ -18,17 +18,6 @@ namespace {
 
 using nlohmann::json;
 
-// The answer pipe gets the whole text or the parent sees a truncated document (a typed error there).
-void write_answer(const std::string& text) {
-  size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = ::write(kWorkerAnswerFd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    done += size_t(n);
-  }
-}
-
 json timing_json(const TimingSummary& t) {
   return {{"mean_ms", t.mean_ms}, {"min_ms", t.min_ms}, {"max_ms", t.max_ms},
           {"std_ms", t.std_ms}, {"repetitions", t.repetitions}, {"warmup", t.warmup}};
@@ -153,16 +142,16 @@ int baseline_worker_main(const std::string& job_text, int parent_pid) {
   if (!job) {
     // Also on stderr: a worker started by hand has no answer descriptor to read.
     std::fprintf(stderr, "peakprobe: %s baseline: %s\n", kWorkerArg, job.error().c_str());
-    write_answer(json_text(json{{"error", job.error()}}));
+    write_worker_answer(json_text(json{{"error", job.error()}}));
     ::_exit(2);
   }
   auto measured = measure_baseline_here(*job);
   if (!measured) {
-    write_answer(json_text(json{{"unavailable", measured.error()}}));
+    write_worker_answer(json_text(json{{"unavailable", measured.error()}}));
     ::_exit(0);
   }
   const BaselineResult& b = *measured;
-  write_answer(json_text(json{{"library", b.library},
+  write_worker_answer(json_text(json{{"library", b.library},
                               {"path", b.path},
                               {"status", to_string(b.status)},
                               {"reason", b.reason},
