@@ -41,10 +41,11 @@ std::string quoted(const std::string& path) {
 
 // Runs the executable with `args`; its output goes through files in a directory of this call's own
 // (tests run in parallel).
-Run run_peakprobe(const std::string& args) {
+Run run_peakprobe_env(const std::string& env, const std::string& args) {
   const peakprobe::test::ScratchDir dir;
   const std::string out = dir.file("stdout.txt"), err = dir.file("stderr.txt");
-  std::string cmd = std::string(PEAKPROBE_BINARY) + " " + args + " >" + quoted(out) + " 2>" + quoted(err);
+  std::string cmd = env + (env.empty() ? "" : " ") + std::string(PEAKPROBE_BINARY) + " " + args + " >" + quoted(out) +
+                    " 2>" + quoted(err);
   int status = std::system(cmd.c_str());
   Run r;
   r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
@@ -52,6 +53,8 @@ Run run_peakprobe(const std::string& args) {
   r.err = slurp(err);
   return r;
 }
+
+Run run_peakprobe(const std::string& args) { return run_peakprobe_env("", args); }
 
 // Why this CPU cannot run the matmul kernels of `dtype` ("" when it can), as the CLI decides it.
 std::string matmul_missing(peakprobe::MatmulDtype dtype) {
@@ -448,4 +451,22 @@ TEST_CASE("cli: very long and non-UTF-8 arguments get a short escaped message", 
   Run cpu = run_peakprobe("inst \"add r64, r64\" --cpu " + quoted("\xff"));
   CHECK(cpu.rc == 2);
   CHECK(cpu.err.find('\xff') == std::string::npos);
+}
+
+TEST_CASE("cli: gpu without an OpenCL runtime is a skipped report, exit 0", "[main]") {
+  const Run none = run_peakprobe_env("PEAKPROBE_OPENCL_LIBRARY=/nonexistent/libOpenCL.so.1", "gpu --quick");
+  INFO(none.out << none.err);
+  CHECK(none.rc == 0);
+  CHECK(none.out.find("skipped") != std::string::npos);
+  CHECK(none.out.find("no OpenCL runtime") != std::string::npos);
+  const Run listed = run_peakprobe_env("PEAKPROBE_OPENCL_LIBRARY=/nonexistent/libOpenCL.so.1", "gpu list");
+  CHECK(listed.rc == 0);
+  CHECK(listed.out.find("no OpenCL device") != std::string::npos);
+}
+
+TEST_CASE("cli: gpu refuses unknown types, widths and parts with exit 2", "[main]") {
+  CHECK(run_peakprobe("gpu --dtypes f32,bf17").rc == 2);
+  CHECK(run_peakprobe("gpu --widths 3").rc == 2);
+  CHECK(run_peakprobe("gpu --only compute,flops").rc == 2);
+  CHECK(run_peakprobe("gpu --markdown -").rc == 2);
 }

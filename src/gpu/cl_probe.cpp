@@ -293,6 +293,7 @@ void measure_compute(Session& s, const GpuOptions& o, GpuReport& rep) {
       }
       source += one;
     }
+    source += o.extra_compute_source;
     cl_program prog = nullptr;
     try {
       prog = s.build(source, d.name);

@@ -21,6 +21,9 @@ struct GpuOptions {
   int max_repetitions = 20;
   double min_total_seconds = 0.1;    // per figure: repetitions continue until this much was timed
   uint64_t buffer_bytes = 0;         // global-memory buffers; 0: 1 GiB on a GPU, 256 MiB otherwise
+  // Tests only: OpenCL C appended to every compute program (a kernel that fails to build shows
+  // that the runtime's build log reaches the user).
+  std::string extra_compute_source;
 };
 
 // Every device of every platform, numbered as `gpu list` prints them. An empty list is not an

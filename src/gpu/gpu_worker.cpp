@@ -51,7 +51,8 @@ std::string encode_job(const GpuJob& job) {
               {"min_repetitions", o.min_repetitions},
               {"max_repetitions", o.max_repetitions},
               {"min_total_seconds", o.min_total_seconds},
-              {"buffer_bytes", o.buffer_bytes}}
+              {"buffer_bytes", o.buffer_bytes},
+              {"extra_compute_source", o.extra_compute_source}}
       .dump();
 }
 
@@ -73,6 +74,7 @@ Expected<GpuJob> decode_job(const std::string& text) {
     o.max_repetitions = j.at("max_repetitions").get<int>();
     o.min_total_seconds = j.at("min_total_seconds").get<double>();
     o.buffer_bytes = j.at("buffer_bytes").get<uint64_t>();
+    o.extra_compute_source = j.at("extra_compute_source").get<std::string>();
     if (o.kernel_seconds <= 0 || o.kernel_seconds > 10 || o.min_repetitions < 1 || o.max_repetitions < o.min_repetitions)
       return make_error("GPU job: timing limits out of range");
     return job;

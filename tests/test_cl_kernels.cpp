@@ -1,0 +1,118 @@
+#include <catch2/catch.hpp>
+
+#include <cstring>
+#include <cmath>
+
+#include "gpu/cl_kernels.hpp"
+
+using namespace peakprobe::gpu;
+
+namespace {
+
+size_t count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t p = 0; (p = text.find(what, p)) != std::string::npos; p += what.size()) ++n;
+  return n;
+}
+
+// binary16 bits of a small non-negative integer (exact below 2048), written independently of the
+// library's rounding code.
+std::string fmt_chain_fma(int c) { return "x" + std::to_string(c) + " = fma(x" + std::to_string(c) + ", A, B);"; }
+std::string fmt_chain_int(int c) { return "x" + std::to_string(c) + " = x" + std::to_string(c) + " * A + B;"; }
+
+uint32_t half_of_int(uint32_t n) {
+  if (n == 0) return 0;
+  int e = 0;
+  while ((n >> (e + 1)) != 0) ++e;
+  return uint32_t((e + 15) << 10) | ((n << (10 - e)) & 0x3ffu);
+}
+
+}  // namespace
+
+TEST_CASE("compute kernels: independent chains of the type and width asked for", "[cl_kernels]") {
+  for (const ClDtype& d : compute_dtypes())
+    for (int w : vector_widths()) {
+      const ComputeKernel k = compute_kernel(d, w);
+      const std::string src = compute_source(k);
+      INFO(d.name << " x" << w << "\n" << src);
+      CHECK(count(src, "__kernel void peak(") == 1);
+      CHECK(k.chains * w >= 16);  // enough independent lanes for two 4-cycle pipes of 8 lanes
+      // Each chain updated `unroll` times per iteration, only from itself.
+      for (int c = 0; c < k.chains; ++c) {
+        const std::string self = d.integer ? fmt_chain_int(c) : fmt_chain_fma(c);
+        CHECK(count(src, self) == size_t(k.unroll));
+      }
+      // Every lane of every chain reaches the checksum.
+      CHECK(count(src, "h ^= fold(") == size_t(k.chains * w));
+      if (std::strlen(d.extension)) CHECK(count(src, std::string("#pragma OPENCL EXTENSION ") + d.extension) == 1);
+      const std::string vt = w == 1 ? std::string(d.cl_type) : std::string(d.cl_type) + std::to_string(w);
+      CHECK(count(src, vt + " x0 =") == 1);
+      // Constants are arguments: nothing a compiler could fold.
+      CHECK(src.find("0.999") == std::string::npos);
+      CHECK(k.ops_per_iteration() == Approx(2.0 * w * k.chains * k.unroll));
+    }
+}
+
+TEST_CASE("compute reference: the seeds, then each chain's own recurrence", "[cl_kernels]") {
+  const ClDtype& f32 = *find_dtype("f32");
+  const ComputeKernel k = compute_kernel(f32, 1);
+  // No iteration: the XOR of the seeds (gid & 63) + 16 c.
+  uint32_t want = 0;
+  for (int c = 0; c < k.chains; ++c) {
+    const float x = float(5 + 16 * c);
+    uint32_t b;
+    std::memcpy(&b, &x, 4);
+    want ^= b;
+  }
+  CHECK(compute_reference(k, 5, kComputeA, kComputeB, kComputeIntA, kComputeIntB, 0) == want);
+  CHECK(compute_reference(k, 5 + 64, kComputeA, kComputeB, kComputeIntA, kComputeIntB, 0) == want);
+  // One iteration: `unroll` fused steps per chain.
+  want = 0;
+  for (int c = 0; c < k.chains; ++c) {
+    float x = float(16 * c);
+    for (int u = 0; u < k.unroll; ++u) x = std::fma(x, kComputeA, kComputeB);
+    uint32_t b;
+    std::memcpy(&b, &x, 4);
+    want ^= b;
+  }
+  CHECK(compute_reference(k, 0, kComputeA, kComputeB, kComputeIntA, kComputeIntB, 1) == want);
+
+  // 8-bit integers wrap as the device's uchar does.
+  const ComputeKernel k8 = compute_kernel(*find_dtype("i8"), 4);
+  uint32_t w8 = 0;
+  for (int c = 0; c < k8.chains; ++c)
+    for (int j = 0; j < 4; ++j) {
+      uint8_t x = uint8_t(1 + 16 * c + j);
+      for (int u = 0; u < k8.unroll * 3; ++u) x = uint8_t(x * 3 + 7);
+      w8 ^= x;
+    }
+  CHECK(compute_reference(k8, 1, kComputeA, kComputeB, 3, 7, 3) == w8);
+
+  // Half seeds are exact small integers.
+  const ComputeKernel k16 = compute_kernel(*find_dtype("f16"), 2);
+  uint32_t wh = 0;
+  for (int c = 0; c < k16.chains; ++c)
+    for (int j = 0; j < 2; ++j) wh ^= half_of_int(uint32_t(9 + 16 * c + j));
+  CHECK(compute_reference(k16, 9, kComputeA, kComputeB, kComputeIntA, kComputeIntB, 0) == wh);
+}
+
+TEST_CASE("memory kernels: every kind at every width, and both chases", "[cl_kernels]") {
+  const std::string src = memory_source();
+  for (int w : vector_widths())
+    for (const char* kind : {"read_", "write_", "copy_", "local_"})
+      CHECK(count(src, std::string("__kernel void ") + kind + std::to_string(w) + "(") == 1);
+  CHECK(count(src, "__kernel void chase(") == 1);
+  CHECK(count(src, "__kernel void chase_local(") == 1);
+  CHECK(count(src, "barrier(CLK_LOCAL_MEM_FENCE)") == vector_widths().size() + 1);
+  CHECK(read_value(0) == 0.0f);
+  CHECK(read_value(13 + 4) == 4.0f);
+}
+
+TEST_CASE("data types: names, OpenCL types and what they need", "[cl_kernels]") {
+  REQUIRE(find_dtype("f64") != nullptr);
+  CHECK(std::string(find_dtype("f64")->extension) == "cl_khr_fp64");
+  CHECK(std::string(find_dtype("f16")->extension) == "cl_khr_fp16");
+  CHECK(find_dtype("i8")->integer);
+  CHECK_FALSE(find_dtype("f32")->integer);
+  CHECK(find_dtype("bf16") == nullptr);
+}

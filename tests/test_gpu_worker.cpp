@@ -1,0 +1,110 @@
+#include <catch2/catch.hpp>
+
+#include "gpu/gpu_worker.hpp"
+#include "skip.hpp"
+
+using namespace peakprobe;
+using namespace peakprobe::gpu;
+
+TEST_CASE("gpu worker: a job survives the command line", "[gpu_worker]") {
+  GpuJob job;
+  job.device = 3;
+  job.options.dtypes = {"f32", "i8"};
+  job.options.widths = {1, 16};
+  job.options.memory = false;
+  job.options.kernel_seconds = 0.005;
+  job.options.extra_compute_source = "// \"quoted\"\n";
+  auto back = decode_job(encode_job(job));
+  REQUIRE(back.ok());
+  CHECK(back->device == 3);
+  CHECK_FALSE(back->list);
+  CHECK(back->options.dtypes == job.options.dtypes);
+  CHECK(back->options.widths == job.options.widths);
+  CHECK_FALSE(back->options.memory);
+  CHECK(back->options.compute);
+  CHECK(back->options.kernel_seconds == Approx(0.005));
+  CHECK(back->options.extra_compute_source == job.options.extra_compute_source);
+}
+
+TEST_CASE("gpu worker: anything else is refused", "[gpu_worker]") {
+  CHECK_FALSE(decode_job("").ok());
+  CHECK_FALSE(decode_job("{}").ok());
+  GpuJob job;
+  job.options.max_repetitions = 0;
+  CHECK_FALSE(decode_job(encode_job(job)).ok());
+}
+
+namespace {
+
+GpuOptions quick() {
+  GpuOptions o;
+  o.kernel_seconds = 0.003;
+  o.min_repetitions = 2;
+  o.max_repetitions = 3;
+  o.min_total_seconds = 0;
+  o.buffer_bytes = 16ull << 20;
+  return o;
+}
+
+}  // namespace
+
+// PoCL in CI; any OpenCL device elsewhere. The measurement runs in a worker process.
+TEST_CASE("gpu: every kernel runs on the first OpenCL device and matches the host", "[gpu][hw]") {
+  auto devices = list_devices_isolated(60);
+  REQUIRE(devices.ok());
+  if (devices->empty()) {
+    PP_SKIP("no OpenCL device here (install pocl-opencl-icd)");
+    return;
+  }
+  const GpuReport r = measure_device_isolated(0, quick(), 120);
+  INFO(r.reason);
+  REQUIRE(r.status == Status::ok);
+  CHECK(r.device.name == (*devices)[0].name);
+  CHECK(r.compute.size() == 6 * 5);
+  for (const GpuComputeResult& c : r.compute) {
+    INFO(c.dtype << " x" << c.width << ": " << c.reason);
+    CHECK(c.status != Status::error);
+    if (c.status == Status::skipped) continue;
+    CHECK(c.checked);
+    CHECK(c.gops > 0);
+    CHECK(c.gops <= c.bound_gops * 1.0001 + (c.status == Status::mistrusted ? 1e18 : 0));
+  }
+  CHECK(r.memory.size() == 4 * 5 + 2);
+  for (const GpuMemoryResult& m : r.memory) {
+    INFO(m.kernel << " x" << m.width << ": " << m.reason);
+    CHECK(m.status != Status::error);
+    CHECK(m.checked);
+    CHECK(m.gbps > 0);
+  }
+  REQUIRE(r.latency.size() == 2);
+  for (const GpuLatencyResult& l : r.latency) {
+    INFO(l.space << ": " << l.reason);
+    CHECK(l.status != Status::error);
+    CHECK(l.checked);
+  }
+}
+
+TEST_CASE("gpu: a kernel that does not build reaches the user with the runtime's build log", "[gpu][hw]") {
+  auto devices = list_devices_isolated(60);
+  REQUIRE(devices.ok());
+  if (devices->empty()) {
+    PP_SKIP("no OpenCL device here (install pocl-opencl-icd)");
+    return;
+  }
+  GpuOptions o = quick();
+  o.dtypes = {"f32"};
+  o.widths = {1};
+  o.memory = o.latency = o.transfer = false;
+  o.extra_compute_source = "__kernel void broken(__global float* p) { p[0] = undeclared_name; }\n";
+  const GpuReport r = measure_device_isolated(0, o, 120);
+  REQUIRE(r.compute.size() == 1);
+  CHECK(r.compute[0].status == Status::error);
+  CHECK(r.compute[0].reason.find("did not build") != std::string::npos);
+  CHECK(r.compute[0].reason.find("undeclared_name") != std::string::npos);
+}
+
+TEST_CASE("gpu: a device number that does not exist is an error, not a crash", "[gpu][hw]") {
+  const GpuReport r = measure_device_isolated(1000, quick(), 60);
+  CHECK(r.status != Status::ok);
+  CHECK_FALSE(r.reason.empty());
+}
