@@ -243,6 +243,22 @@ void judge_spread(const Stats& s, Status& status, std::string& reason) {
   }
 }
 
+// The loop length (kernel argument `arg`) that makes one run last about kernel_seconds, grown from
+// `first` up to `most`; the first runs also warm the device.
+cl_int grow_iterations(Session& s, const GpuOptions& o, cl_kernel k, cl_uint arg, size_t global, size_t local,
+                       cl_int first, cl_int most) {
+  cl_int iters = first;
+  for (int round = 0; round < 12; ++round) {
+    s.arg(k, arg, iters);
+    const double t = s.run(k, global, local);
+    if (t >= o.kernel_seconds * 0.7 || iters >= most) break;
+    const double scale = t > 0 ? std::clamp(o.kernel_seconds / t, 1.5, 16.0) : 16.0;
+    iters = cl_int(std::min<double>(double(iters) * scale, double(most)));
+  }
+  s.arg(k, arg, iters);
+  return iters;
+}
+
 size_t compute_global_size(const Session& s) {
   const size_t cu = size_t(std::max(1, s.dev.compute_units));
   if (s.is_gpu()) return cu * std::clamp<size_t>(s.dev.max_work_group_size, 256, 1024) * 2;
@@ -322,16 +338,7 @@ void measure_compute(Session& s, const GpuOptions& o, GpuReport& rep) {
         s.arg(kern, 2, kComputeB);
         s.arg(kern, 3, kComputeIntA);
         s.arg(kern, 4, kComputeIntB);
-        // Iterations grow until one run lasts kernel_seconds (the first runs also warm the device).
-        cl_int iters = 8;
-        double t = 0;
-        for (int round = 0; round < 12; ++round) {
-          s.arg(kern, 5, iters);
-          t = s.run(kern, global, local);
-          if (t >= o.kernel_seconds * 0.7 || iters >= (1 << 22)) break;
-          const double scale = t > 0 ? std::clamp(o.kernel_seconds / t, 1.5, 16.0) : 16.0;
-          iters = cl_int(std::min<double>(double(iters) * scale, double(1 << 22)));
-        }
+        const cl_int iters = grow_iterations(s, o, kern, 5, global, local, 8, 1 << 22);
         const double ops = k.ops_per_iteration() * double(iters) * double(global);
         const std::vector<double> times = repeat(o, [&] { return s.run(kern, global, local); });
         r.gops_stats = rate_stats(times, ops * 1e-9);
@@ -470,15 +477,8 @@ void measure_memory(Session& s, const GpuOptions& o, GpuReport& rep, cl_program 
       if (!local) local = 64;
       const size_t lglobal = cu * local * (s.is_gpu() ? 16 : 4);
       s.arg(k, 0, sums);
-      cl_int iters = 16;
-      double t = 0;
-      for (int round = 0; round < 12; ++round) {
-        s.arg(k, 1, iters);
-        t = s.run(k, lglobal, local);
-        if (t >= o.kernel_seconds * 0.7 || iters >= (1 << 20)) break;
-        const double scale = t > 0 ? std::clamp(o.kernel_seconds / t, 1.5, 16.0) : 16.0;
-        iters = cl_int(std::min<double>(double(iters) * scale, double(1 << 20)));
-      }
+      // At most 2^20 iterations: every lane's sum of values up to 12 stays an exact float.
+      const cl_int iters = grow_iterations(s, o, k, 1, lglobal, local, 16, 1 << 20);
       const std::vector<double> times = repeat(o, [&] { return s.run(k, lglobal, local); });
       const double moved = double(lglobal) * double(iters) * 4.0 * w * 4.0;
       r.gbps_stats = rate_stats(times, moved * 1e-9);
