@@ -47,3 +47,12 @@ TEST_CASE("a few multi-cycle calls slowed by different amounts are disturbances,
   const std::vector<double> one = {0.3335, 0.3160, 0.3334, 0.3336, 0.3335, 0.3333, 0.3334, 0.3335, 0.3336, 0.3334};
   CHECK_FALSE(multi_cycle_chain_unsteady(add, one));
 }
+
+TEST_CASE("a learned best ratio falls in steps, never at once", "[timing]") {
+  CHECK(lower_best_ratio(0, 1.008) == Approx(1.008));           // the first lesson sets it
+  CHECK(lower_best_ratio(1.008, 1.02) == Approx(1.008));        // a slower moment teaches nothing
+  CHECK(lower_best_ratio(1.008, 0.99) == Approx(0.99));         // a little faster: taken
+  // Emerald Rapids VM, right after 512-bit code: 0.80 against 1.008 is at most one step down.
+  CHECK(lower_best_ratio(1.008, 0.80) == Approx(1.008 * (1 - kRulerCleanLimit)));
+  CHECK(lower_best_ratio(1.008, 0) == Approx(1.008));           // no reading
+}

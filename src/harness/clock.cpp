@@ -159,7 +159,7 @@ ClockSample ClockCalibrator::measure() {
                   best_ratio < 1e300 ? fmt::format("{:.4f}", best_ratio) : "none", ruler_.best_wide_ratio,
                   s.ticks_per_cycle, ruler_.chain_fixed_ticks);
     if (best_ratio < 1e300)
-      ruler_.best_wide_ratio = ruler_.best_wide_ratio > 0 ? std::min(ruler_.best_wide_ratio, best_ratio) : best_ratio;
+      ruler_.best_wide_ratio = lower_best_ratio(ruler_.best_wide_ratio, best_ratio);
     // The add/imul ratio only from tries whose wide stream ran undisturbed: a busy sibling can slow
     // the imul call too, which would make the add chain look faster than it can run.
     std::vector<double> chain_ratios, chain_ticks;

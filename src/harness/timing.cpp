@@ -60,6 +60,12 @@ double relative_spread(const std::vector<double>& v) {
 
 }  // namespace
 
+double lower_best_ratio(double best, double seen) {
+  if (!(seen > 0)) return best;
+  if (!(best > 0)) return seen;
+  return std::min(best, std::max(seen, best * (1 - kRulerCleanLimit)));
+}
+
 bool multi_cycle_chain_unsteady(const std::vector<double>& add_tpc, const std::vector<double>& chain_ratio) {
   const size_t n = add_tpc.size();
   if (n < 6 || n != chain_ratio.size() || relative_spread(add_tpc) > kRulerSteadyChainLimit) return false;
@@ -203,7 +209,7 @@ bool time_pair(x86::ProbeFn short_fn, x86::ProbeFn long_fn, double units_short, 
         // set a rate no later sample reaches and leave every later probe looking slowed.
         // (A confirmed low percentile: with few samples a plain percentile is the minimum.)
         if (ratio_ok.size() >= 5) {
-          ruler->best_wide_ratio = std::min(ruler->best_wide_ratio, std::max(percentile(ratio_ok, 0.1), confirmed_min(ratio_ok, 0.01)));
+          ruler->best_wide_ratio = lower_best_ratio(ruler->best_wide_ratio, std::max(percentile(ratio_ok, 0.1), confirmed_min(ratio_ok, 0.01)));
           if (chain_ratio_ok.size() >= 5 && !ruler->slow_unsteady)
             ruler->best_chain_ratio = std::min(ruler->best_chain_ratio, std::max(percentile(chain_ratio_ok, 0.1), confirmed_min(chain_ratio_ok, 0.005)));
         }
