@@ -70,9 +70,10 @@ ComputeKernel compute_kernel(const ClDtype& dtype, int width) {
   return k;
 }
 
-std::string compute_source(const ComputeKernel& k) {
-  const ClDtype& d = *k.dtype;
-  const std::string T = vec(d.cl_type, k.width), U = vec("uint", k.width);
+namespace {
+
+// Pragmas and the per-type fold, once per program.
+std::string compute_header(const ClDtype& d) {
   std::string s;
   if (std::strlen(d.extension)) s += fmt::format("#pragma OPENCL EXTENSION {} : enable\n", d.extension);
   s += "#pragma OPENCL FP_CONTRACT OFF\n";
@@ -81,7 +82,14 @@ std::string compute_source(const ComputeKernel& k) {
   else if (std::string(d.cl_type) == "double") s += "uint fold(double v) { ulong b = as_ulong(v); return (uint)(b ^ (b >> 32)); }\n";
   else if (std::string(d.cl_type) == "half") s += "uint fold(half v) { return (uint)as_ushort(v); }\n";
   else s += fmt::format("uint fold({} v) {{ return (uint)v; }}\n", d.cl_type);
-  s += "__kernel void peak(__global uint* out, float fa, float fb, uint ia, uint ib, int iters) {\n";
+  return s;
+}
+
+std::string compute_kernel_source(const ComputeKernel& k, const std::string& name) {
+  const ClDtype& d = *k.dtype;
+  const std::string T = vec(d.cl_type, k.width), U = vec("uint", k.width);
+  std::string s;
+  s += fmt::format("__kernel void {}(__global uint* out, float fa, float fb, uint ia, uint ib, int iters) {{\n", name);
   s += "  const uint gid = (uint)get_global_id(0);\n";
   if (d.integer) {
     s += fmt::format("  const {0} A = ({0})(({1})ia), B = ({0})(({1})ib);\n", T, d.cl_type);
@@ -108,6 +116,17 @@ std::string compute_source(const ComputeKernel& k) {
       for (int j = 0; j < k.width; ++j) s += fmt::format("  h ^= fold(x{}{});\n", c, lane(j));
   }
   s += "  out[gid] = h;\n}\n";
+  return s;
+}
+
+}  // namespace
+
+std::string compute_source(const ComputeKernel& k) { return compute_header(*k.dtype) + compute_kernel_source(k, "peak"); }
+
+std::string compute_program_source(const std::vector<ComputeKernel>& kernels) {
+  if (kernels.empty()) return "";
+  std::string s = compute_header(*kernels.front().dtype);
+  for (const ComputeKernel& k : kernels) s += compute_kernel_source(k, fmt::format("peak_{}", k.width));
   return s;
 }
 

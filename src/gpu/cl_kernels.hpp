@@ -36,6 +36,9 @@ struct ComputeKernel {
 // Chains that keep a wide core or a GPU lane busy at every width (docs/gpu.md).
 ComputeKernel compute_kernel(const ClDtype& dtype, int width);
 std::string compute_source(const ComputeKernel& k);
+// One program with a kernel `peak_W` per entry (all of one data type), the same code as
+// compute_source: one build per type.
+std::string compute_program_source(const std::vector<ComputeKernel>& kernels);
 // What work-item `gid` writes (exact for every type: float types use the same fused multiply-add;
 // half is rounded to the nearest half after each step).
 uint32_t compute_reference(const ComputeKernel& k, uint64_t gid, float fa, float fb, uint32_t ia, uint32_t ib,

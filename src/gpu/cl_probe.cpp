@@ -231,6 +231,14 @@ Stats rate_stats(const std::vector<double>& seconds, double amount) {
   return summarize(r);
 }
 
+// A figure whose kernel gave the wrong result (any result row: compute, memory, latency).
+template <typename Row>
+void wrong_result(Row& r, std::string why) {
+  r.checked = false;
+  r.status = Status::error;
+  r.reason = "wrong result: " + std::move(why);
+}
+
 // ok, or mistrusted when the repetitions disagree.
 void judge_spread(const Stats& s, Status& status, std::string& reason) {
   if (status != Status::ok) return;
@@ -288,27 +296,9 @@ void measure_compute(Session& s, const GpuOptions& o, GpuReport& rep) {
       continue;
     }
     // One program per type, a kernel per width: one build each.
-    std::string source;
     std::vector<ComputeKernel> ks;
-    for (int w : widths) {
-      ks.push_back(compute_kernel(d, w));
-      std::string one = compute_source(ks.back());
-      // Rename the kernel and its helper per width so that they share one program.
-      const auto rename = [&](std::string& text, const std::string& from, const std::string& to) {
-        for (size_t p = 0; (p = text.find(from, p)) != std::string::npos; p += to.size()) text.replace(p, from.size(), to);
-      };
-      rename(one, "void peak(", fmt::format("void peak_{}(", w));
-      rename(one, "fold(", fmt::format("fold_{}(", w));
-      if (!source.empty()) {
-        // Pragmas once at the top.
-        std::string body;
-        std::istringstream in(one);
-        for (std::string line; std::getline(in, line);)
-          if (line.rfind("#pragma", 0) != 0) body += line + "\n";
-        one = body;
-      }
-      source += one;
-    }
+    for (int w : widths) ks.push_back(compute_kernel(d, w));
+    std::string source = compute_program_source(ks);
     source += o.extra_compute_source;
     cl_program prog = nullptr;
     try {
@@ -350,10 +340,8 @@ void measure_compute(Session& s, const GpuOptions& o, GpuReport& rep) {
         for (uint64_t gid : {uint64_t(0), uint64_t(1), uint64_t(37), uint64_t(63), uint64_t(global - 1)}) {
           const uint32_t want = compute_reference(k, gid, kComputeA, kComputeB, kComputeIntA, kComputeIntB, iters);
           if (gid < global && got[gid] != want) {
-            r.checked = false;
-            r.status = Status::error;
-            r.reason = fmt::format("wrong result: work-item {} wrote {:#010x}, the host computes {:#010x}", gid,
-                                   got[gid], want);
+            wrong_result(r, fmt::format("work-item {} wrote {:#010x}, the host computes {:#010x}", gid,
+                                   got[gid], want));
             break;
           }
         }
@@ -435,9 +423,7 @@ void measure_memory(Session& s, const GpuOptions& o, GpuReport& rep, cl_program 
               for (int j = 0; j < w; ++j)
                 want_sum += read_value((gid * item_stride + uint64_t(i) * step) * uint64_t(w) + uint64_t(j));
             if (double(got[gid]) != want_sum) {
-              r.checked = false;
-              r.status = Status::error;
-              r.reason = fmt::format("wrong result: work-item {} summed {}, the host {}", gid, got[gid], want_sum);
+              wrong_result(r, fmt::format("work-item {} summed {}, the host {}", gid, got[gid], want_sum));
               break;
             }
           }
@@ -451,9 +437,7 @@ void measure_memory(Session& s, const GpuOptions& o, GpuReport& rep, cl_program 
             const uint64_t i = s.is_gpu() ? vecn / global : vecn % uint64_t(items);
             const float want_v = std::string(kind) == "copy" ? read_value(e) : float(uint32_t(gid + i) & 0xffffffu);
             if (head[e] != want_v) {
-              r.checked = false;
-              r.status = Status::error;
-              r.reason = fmt::format("wrong result: float {} of the output holds {}, expected {}", e, head[e], want_v);
+              wrong_result(r, fmt::format("float {} of the output holds {}, expected {}", e, head[e], want_v));
             }
           }
         }
@@ -496,9 +480,7 @@ void measure_memory(Session& s, const GpuOptions& o, GpuReport& rep, cl_program 
             want_sum += double(w) * double(idx % 13);
           }
         if (double(got[gid]) != want_sum) {
-          r.checked = false;
-          r.status = Status::error;
-          r.reason = fmt::format("wrong result: work-item {} summed {}, the host {}", gid, got[gid], want_sum);
+          wrong_result(r, fmt::format("work-item {} summed {}, the host {}", gid, got[gid], want_sum));
           break;
         }
       }
@@ -596,8 +578,7 @@ void measure_latency(Session& s, const GpuOptions& o, GpuReport& rep, cl_program
       for (int64_t i = 0; i < 2 * int64_t(steps); ++i) want = next[want];
       r.checked = end == want;
       if (!r.checked) {
-        r.status = Status::error;
-        r.reason = fmt::format("wrong result: the chase ended at {}, the host's at {}", end, want);
+        wrong_result(r, fmt::format("the chase ended at {}, the host's at {}", end, want));
       } else if (r.ns <= 0) {
         r.status = Status::mistrusted;
         r.reason = "N and 2N steps did not differ in time";

@@ -99,9 +99,9 @@ bool time_pair(x86::ProbeFn short_fn, x86::ProbeFn long_fn, double units_short, 
         out.iterations = iters;
         const double units = (units_long - units_short) * double(iters);
         std::vector<double> a, b, ta, tb;
-        // Paired references, per sample: the clock, the add chain's own reading, what the imul chain
-        // predicts for it, TSC ticks per counter tick, and the two ratios that judge the moment.
-        std::vector<double> chain_tpc, raw_chain_tpc, slow_tpc, tsc_per_tick, wide_ratio, chain_ratio;
+        // Paired references, per sample: the clock, the add chain's own reading, TSC ticks per counter
+        // tick, and the two ratios that judge the moment.
+        std::vector<double> chain_tpc, raw_chain_tpc, tsc_per_tick, wide_ratio, chain_ratio;
         double spent = 0, best_a = 1e300, best_b = 1e300, best_x = 1e300;
         int since_improved = 0, clean = 0;
         for (int n = 0; n < budget.max_samples; ++n) {
@@ -128,9 +128,9 @@ bool time_pair(x86::ProbeFn short_fn, x86::ProbeFn long_fn, double units_short, 
             // The add chain's own call, for judging it: the imul estimate must not hide a
             // preempted chain call whose wide/chain ratio would then look impossibly good.
             raw_chain_tpc.push_back(per_cycle(double(rc.ticks)));
-            slow_tpc.push_back(per_cycle(double(rs.ticks) * ruler->best_chain_ratio));
+            const double slow_tpc = per_cycle(double(rs.ticks) * ruler->best_chain_ratio);
             tsc_per_tick.push_back(rc.ticks ? double(rc.tsc) / double(rc.ticks) : 1.0);
-            chain_tpc.push_back(ruler->slow_unsteady ? raw_chain_tpc.back() : std::min(raw_chain_tpc.back(), slow_tpc.back()));
+            chain_tpc.push_back(ruler->slow_unsteady ? raw_chain_tpc.back() : std::min(raw_chain_tpc.back(), slow_tpc));
             // Wide call over chain call, both whole: a ratio of two adjacent moments, no overhead model.
             wide_ratio.push_back(rc.ticks ? double(rw.ticks) / double(rc.ticks) : 1e9);
             chain_ratio.push_back(rs.ticks ? double(rc.ticks) / double(rs.ticks) : 1e9);
