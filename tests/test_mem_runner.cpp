@@ -51,8 +51,14 @@ TEST_CASE("hw: latency grows with the working set and L1 latency is a few cycles
 }
 
 TEST_CASE("hw: independent chains overlap their misses", "[hw][mem_runner]") {
-  LatencyResult one = runner().latency({64ull << 20, "random", "4k", 1});
-  LatencyResult four = runner().latency({64ull << 20, "random", "4k", 4});
+  // Best of a few attempts, as for bandwidth below: a co-tenant on the host slowed the four-chain run
+  // alone to 1.7x the single chain once (264 against 157 ns, in a CI run on a shared Zen 3 VM).
+  LatencyResult one, four;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    one = runner().latency({64ull << 20, "random", "4k", 1});
+    four = runner().latency({64ull << 20, "random", "4k", 4});
+    if (one.latency_ns && four.latency_ns && *four.latency_ns < 1.3 * *one.latency_ns) break;
+  }
   REQUIRE(one.latency_ns);
   REQUIRE(four.latency_ns);
   // Per load of one chain the time stays at most the single-chain latency (plus noise): four chains
