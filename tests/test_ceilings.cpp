@@ -44,15 +44,6 @@ BandwidthResult bw(const std::string& kernel, uint64_t size, double gbps, int th
 
 }  // namespace
 
-TEST_CASE("ceilings: instruction width from the operands", "[roofline]") {
-  CHECK(isa_of_instruction("vfmadd231ps zmm, zmm, zmm") == "512");
-  CHECK(isa_of_instruction("vaddpd ymm, ymm, m256") == "256");
-  CHECK(isa_of_instruction("addps xmm, xmm") == "128");
-  CHECK(isa_of_instruction("vfmadd231sd xmm, xmm, xmm") == "scalar");
-  CHECK(isa_of_instruction("{vex} vpdpbusd xmm, xmm, xmm") == "128");
-  CHECK(isa_of_instruction("imul r64, r64") == "scalar");
-}
-
 TEST_CASE("ceilings: the best rate per dtype, width and thread count", "[roofline]") {
   std::vector<ProbeResult> r = {probe("vfmadd231ps zmm, zmm, zmm", "f32", 118, 2, 236),
                                 probe("vaddps zmm, zmm, zmm", "f32", 59),

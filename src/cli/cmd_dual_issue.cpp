@@ -7,6 +7,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "asm/target.hpp"
 #include "catalog/sets.hpp"
 #include "cpu/cpu_info.hpp"
 #include "cli/catalog_loading.hpp"
@@ -53,12 +54,10 @@ void on_progress(GlobalOptions& g, size_t done, size_t total, const std::string&
   progress(g.out, done, total ? total : done, what);
 }
 
-// The widest FMA and add of the same width this CPU runs, from the catalog.
+// The widest multiply (FMA where there is one) and add of the same width this CPU runs.
 std::pair<std::string, std::string> default_flop_pair(const CpuInfo& cpu) {
-  if (cpu.has("avx512_f")) return {"vfmadd231ps zmm, zmm, zmm", "vaddps zmm, zmm, zmm"};
-  if (cpu.has("fma")) return {"vfmadd231ps ymm, ymm, ymm", "vaddps ymm, ymm, ymm"};
-  if (cpu.has("avx")) return {"vmulps ymm, ymm, ymm", "vaddps ymm, ymm, ymm"};
-  return {"mulps xmm, xmm", "addps xmm, xmm"};
+  const auto pair = isa::host_target().flop_pair(cpu, /*fused_only=*/false);
+  return pair ? std::pair{pair->mul, pair->add} : std::pair<std::string, std::string>{};
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "asm/target.hpp"
 #include "catalog/sets.hpp"
 #include "cli/catalog_loading.hpp"
 #include "cli/commands.hpp"
@@ -44,9 +45,7 @@ std::string default_out_dir() {
 }
 
 // The FP pair set of the widest vector width this CPU runs.
-std::string pair_set_for(const CpuInfo& cpu) {
-  return cpu.has("avx512_f") ? "fp.zmm" : cpu.has("avx2") ? "fp.ymm" : "fp.xmm";
-}
+std::string pair_set_for(const CpuInfo& cpu) { return isa::host_target().report_pair_set(cpu); }
 
 void measure_memory_curves(GlobalOptions& g, const CpuInfo& cpu, RunDocument& doc, bool quick) {
   auto mem = MemRunner::create(cpu, g.cpu);

@@ -12,23 +12,20 @@
 #include "harness/pin.hpp"
 #include "harness/probe_runner.hpp"
 #include "matmul/matmul_run.hpp"
+#include "asm/target.hpp"
 #include "matmul/reference.hpp"
 #include "memory/sizes.hpp"
 
 namespace peakprobe::cli {
 
 std::string roof_instruction(const CpuInfo& cpu, MatmulDtype dtype) {
-  switch (dtype) {
-    case MatmulDtype::f32: return gemm_vector_bits(cpu) == 512 ? "vfmadd231ps zmm, zmm, zmm" : "vfmadd231ps ymm, ymm, ymm";
-    case MatmulDtype::bf16: return "vdpbf16ps zmm, zmm, zmm";
-    case MatmulDtype::i8: return "vpdpbusd zmm, zmm, zmm";
-  }
-  return "";
+  return isa::host_target().matmul_roof(cpu, dtype).instruction;
 }
 
 MatmulRoof measure_roof(const GlobalOptions& g, const CpuInfo& cpu, MatmulDtype dtype, int threads) {
   MatmulRoof roof;
-  roof.source = roof_instruction(cpu, dtype);
+  const isa::MatmulRoof what = isa::host_target().matmul_roof(cpu, dtype);
+  roof.source = what.instruction;
   roof.threads = threads;
   AffinityGuard caller_affinity;  // the probe pins this thread; BLAS threads started later must not inherit it
   ProbeOptions opt;
@@ -41,9 +38,8 @@ MatmulRoof measure_roof(const GlobalOptions& g, const CpuInfo& cpu, MatmulDtype 
   }
   ProbeSpec s;
   s.text = roof.source;
-  const int lanes = (dtype == MatmulDtype::f32 ? gemm_vector_bits(cpu) : 512) / 32;
-  s.ops_per_instruction = double(lanes) * 2 * (dtype == MatmulDtype::f32 ? 1 : dtype == MatmulDtype::bf16 ? 2 : 4);
-  s.dtype = dtype == MatmulDtype::i8 ? "i8" : to_string(dtype);
+  s.ops_per_instruction = what.ops;
+  s.dtype = what.dtype;
   s.origin = "matmul roof";
   ProbeResult p = (*runner)->run(s);
   roof.clock = p.clock;

@@ -1,5 +1,7 @@
 #include "roofline/ceilings.hpp"
 
+#include "asm/target.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -8,11 +10,6 @@
 
 namespace peakprobe {
 namespace {
-
-bool ends_with(const std::string& s, const char* suffix) {
-  const std::string x(suffix);
-  return s.size() >= x.size() && s.compare(s.size() - x.size(), x.size(), x) == 0;
-}
 
 // Capacity of a data cache level available to `threads` threads pinned one per core.
 uint64_t capacity(const CacheLevel& c, int threads) {
@@ -46,20 +43,7 @@ bool sets_a_roof(const ProbeResult& r) {
 
 bool is_float_dtype(const std::string& d) { return d == "f64" || d == "f32" || d == "f16" || d == "bf16"; }
 
-std::string isa_of_instruction(const std::string& text) {
-  if (text.find("zmm") != std::string::npos) return "512";
-  if (text.find("ymm") != std::string::npos) return "256";
-  if (text.find("xmm") != std::string::npos) {
-    // Scalar SSE/AVX forms (addss, vfmadd231sd, vaddsh) use xmm registers for one element.
-    std::string t = text.front() == '{' ? text.substr(text.find('}') + 1) : text;
-    t.erase(0, t.find_first_not_of(' '));
-    const std::string m = t.substr(0, t.find(' '));
-    const bool integer_vector = m.rfind("p", 0) == 0 || m.rfind("vp", 0) == 0;  // vpdpbusd ends in "sd" too
-    if (!integer_vector && (ends_with(m, "ss") || ends_with(m, "sd") || ends_with(m, "sh"))) return "scalar";
-    return "128";
-  }
-  return "scalar";
-}
+std::string isa_of_instruction(const std::string& text) { return isa::host_target().width_class(text); }
 
 std::vector<ComputeCeiling> compute_ceilings(const std::vector<ProbeResult>& results,
                                              const std::optional<FlopMixSearch>& mix) {

@@ -15,7 +15,8 @@
 
 namespace peakprobe {
 
-// "512", "256", "128" or "scalar" for an instruction text (zmm/ymm/xmm; ss/sd/sh and GP forms scalar).
+// The vector width an instruction text works on: "512", "256", "128" (bits) or "scalar" (the host
+// target's width_class).
 std::string isa_of_instruction(const std::string& text);
 bool is_float_dtype(const std::string& dtype);
 

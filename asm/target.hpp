@@ -1,0 +1,55 @@
+// The one ISA seam: everything outside asm/<isa>/ that needs to know about an instruction set asks
+// the host's Target. src/ never names a register, mnemonic or feature of one ISA (tests/test_isa_seam.cpp
+// keeps it so). No asmjit here and no ISA header; the build compiles exactly one asm/<isa>/
+// (cmake/isas.cmake) and host_target() returns its target.
+//
+// Built step by step (docs/plans/isa-seam.md): today the target answers the questions of the
+// roofline, the dual-issue commands, the full report and the matmul roof; the harness, memory
+// kernels and matmul kernels still call the ISA folder directly.
+#pragma once
+#include <optional>
+#include <string>
+
+#include "peakprobe/cpu_info.hpp"
+#include "peakprobe/matmul_result.hpp"
+
+namespace peakprobe::isa {
+
+// The instruction whose throughput bounds a matmul of one data type: the widest multiply-accumulate
+// (or dot product) this CPU runs, as the catalog spells it.
+struct MatmulRoof {
+  std::string instruction;
+  int vector_bits = 0;
+  double ops = 0;      // arithmetic operations per instruction (a multiply-add counts two)
+  std::string dtype;   // the catalog's dtype name of those operations
+};
+
+// A multiply (fused multiply-add where there is one) and an add of the same width, for the search of
+// the FLOP mix that maximises FLOP/s.
+struct FlopPair {
+  std::string mul, add;
+  bool fused = false;  // `mul` is a fused multiply-add
+};
+
+class Target {
+ public:
+  virtual ~Target() = default;
+  // Short name: the asm/ folder and the probes/<name>.catalog stem.
+  virtual std::string name() const = 0;
+  // Widest vector register the matmul kernels use on this CPU, in bits.
+  virtual int gemm_vector_bits(const CpuInfo& cpu) const = 0;
+  virtual MatmulRoof matmul_roof(const CpuInfo& cpu, MatmulDtype dtype) const = 0;
+  // The widest multiply + add pair this CPU runs; with `fused_only`, only a fused multiply-add
+  // counts (nullopt without one).
+  virtual std::optional<FlopPair> flop_pair(const CpuInfo& cpu, bool fused_only) const = 0;
+  // The catalog pair set (probes/<name>.sets) of floating-point forms at the widest vector width.
+  virtual std::string report_pair_set(const CpuInfo& cpu) const = 0;
+  // The vector width an instruction text works on, as a ceiling-table label: "512", "256", "128"
+  // (bits) or "scalar" (general registers, or one element of a vector register).
+  virtual std::string width_class(const std::string& instruction) const = 0;
+};
+
+// The target of the ISA this build runs on.
+const Target& host_target();
+
+}  // namespace peakprobe::isa

@@ -1,0 +1,65 @@
+#include "asm/x86/target.hpp"
+
+namespace peakprobe::x86 {
+
+namespace {
+bool ends_with(const std::string& s, const char* suffix) {
+  const std::string t(suffix);
+  return s.size() >= t.size() && s.compare(s.size() - t.size(), t.size(), t) == 0;
+}
+}  // namespace
+
+// The f32 kernels are AVX-512 where the CPU has it, else AVX2 with FMA (gemm_unsupported says when
+// neither is there).
+int X86Target::gemm_vector_bits(const CpuInfo& cpu) const { return cpu.has("avx512_f") ? 512 : 256; }
+
+isa::MatmulRoof X86Target::matmul_roof(const CpuInfo& cpu, MatmulDtype dtype) const {
+  switch (dtype) {
+    case MatmulDtype::f32: {
+      const int bits = gemm_vector_bits(cpu);
+      // One FMA per lane: two FLOP.
+      return {bits == 512 ? "vfmadd231ps zmm, zmm, zmm" : "vfmadd231ps ymm, ymm, ymm", bits, 2.0 * bits / 32, "f32"};
+    }
+    // Two bf16 products per 32-bit lane, each a multiply and an add.
+    case MatmulDtype::bf16: return {"vdpbf16ps zmm, zmm, zmm", 512, 2.0 * 2 * 512 / 32, "bf16"};
+    // Four u8 x s8 products per 32-bit lane.
+    case MatmulDtype::i8: return {"vpdpbusd zmm, zmm, zmm", 512, 2.0 * 4 * 512 / 32, "i8"};
+  }
+  return {};
+}
+
+std::optional<isa::FlopPair> X86Target::flop_pair(const CpuInfo& cpu, bool fused_only) const {
+  if (cpu.has("avx512_f")) return isa::FlopPair{"vfmadd231ps zmm, zmm, zmm", "vaddps zmm, zmm, zmm", true};
+  if (cpu.has("fma")) return isa::FlopPair{"vfmadd231ps ymm, ymm, ymm", "vaddps ymm, ymm, ymm", true};
+  if (fused_only) return std::nullopt;
+  if (cpu.has("avx")) return isa::FlopPair{"vmulps ymm, ymm, ymm", "vaddps ymm, ymm, ymm", false};
+  return isa::FlopPair{"mulps xmm, xmm", "addps xmm, xmm", false};
+}
+
+std::string X86Target::report_pair_set(const CpuInfo& cpu) const {
+  return cpu.has("avx512_f") ? "fp.zmm" : cpu.has("avx2") ? "fp.ymm" : "fp.xmm";
+}
+
+std::string X86Target::width_class(const std::string& text) const {
+  if (text.find("zmm") != std::string::npos) return "512";
+  if (text.find("ymm") != std::string::npos) return "256";
+  if (text.find("xmm") != std::string::npos) {
+    // Scalar SSE/AVX forms (addss, vfmadd231sd, vaddsh) use xmm registers for one element.
+    std::string t = !text.empty() && text.front() == '{' ? text.substr(text.find('}') + 1) : text;
+    t.erase(0, t.find_first_not_of(' '));
+    const std::string m = t.substr(0, t.find(' '));
+    const bool integer_vector = m.rfind("p", 0) == 0 || m.rfind("vp", 0) == 0;  // vpdpbusd ends in "sd" too
+    if (!integer_vector && (ends_with(m, "ss") || ends_with(m, "sd") || ends_with(m, "sh"))) return "scalar";
+    return "128";
+  }
+  return "scalar";
+}
+
+}  // namespace peakprobe::x86
+
+namespace peakprobe::isa {
+const Target& host_target() {
+  static const x86::X86Target target;
+  return target;
+}
+}  // namespace peakprobe::isa

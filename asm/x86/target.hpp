@@ -1,0 +1,17 @@
+// The x86-64 answers to asm/target.hpp.
+#pragma once
+#include "asm/target.hpp"
+
+namespace peakprobe::x86 {
+
+class X86Target final : public isa::Target {
+ public:
+  std::string name() const override { return "x86"; }
+  int gemm_vector_bits(const CpuInfo& cpu) const override;
+  isa::MatmulRoof matmul_roof(const CpuInfo& cpu, MatmulDtype dtype) const override;
+  std::optional<isa::FlopPair> flop_pair(const CpuInfo& cpu, bool fused_only) const override;
+  std::string report_pair_set(const CpuInfo& cpu) const override;
+  std::string width_class(const std::string& instruction) const override;
+};
+
+}  // namespace peakprobe::x86

@@ -1,0 +1,87 @@
+// The x86 answers of the ISA seam (asm/target.hpp), checked against the literals the callers used
+// before the seam: the roofline, dual-issue, report and matmul figures must not move with it.
+#include <catch2/catch.hpp>
+
+#include "asm/target.hpp"
+#include "asm/x86/target.hpp"
+#include "roofline/ceilings.hpp"
+
+using namespace peakprobe;
+
+namespace {
+CpuInfo with(std::vector<std::string> features) {
+  CpuInfo c;
+  c.features = std::move(features);
+  return c;
+}
+const CpuInfo kSse = with({"sse2"});
+const CpuInfo kAvx = with({"sse2", "avx"});
+const CpuInfo kZen3 = with({"sse2", "avx", "avx2", "fma"});
+const CpuInfo kSpr = with({"sse2", "avx", "avx2", "fma", "avx512_f", "avx512_bf16", "avx512_vnni"});
+}  // namespace
+
+TEST_CASE("x86 target: it is the host's target", "[target]") {
+  CHECK(isa::host_target().name() == "x86");
+  CHECK(dynamic_cast<const x86::X86Target*>(&isa::host_target()) != nullptr);
+}
+
+TEST_CASE("x86 target: the matmul roof per dtype and vector width", "[target]") {
+  const auto& t = isa::host_target();
+  auto f32 = t.matmul_roof(kZen3, MatmulDtype::f32);
+  CHECK(f32.instruction == "vfmadd231ps ymm, ymm, ymm");
+  CHECK(f32.vector_bits == 256);
+  CHECK(f32.ops == 16);
+  CHECK(f32.dtype == "f32");
+  f32 = t.matmul_roof(kSpr, MatmulDtype::f32);
+  CHECK(f32.instruction == "vfmadd231ps zmm, zmm, zmm");
+  CHECK(f32.ops == 32);
+  const auto bf16 = t.matmul_roof(kSpr, MatmulDtype::bf16);
+  CHECK(bf16.instruction == "vdpbf16ps zmm, zmm, zmm");
+  CHECK(bf16.ops == 64);
+  CHECK(bf16.dtype == "bf16");
+  const auto i8 = t.matmul_roof(kSpr, MatmulDtype::i8);
+  CHECK(i8.instruction == "vpdpbusd zmm, zmm, zmm");
+  CHECK(i8.ops == 128);
+  CHECK(i8.dtype == "i8");
+  CHECK(t.gemm_vector_bits(kZen3) == 256);
+  CHECK(t.gemm_vector_bits(kSpr) == 512);
+}
+
+TEST_CASE("x86 target: the FLOP pair falls back from FMA to multiply only when allowed", "[target]") {
+  const auto& t = isa::host_target();
+  auto p = t.flop_pair(kSpr, true);
+  REQUIRE(p);
+  CHECK(p->mul == "vfmadd231ps zmm, zmm, zmm");
+  CHECK(p->add == "vaddps zmm, zmm, zmm");
+  CHECK(p->fused);
+  p = t.flop_pair(kZen3, true);
+  REQUIRE(p);
+  CHECK(p->mul == "vfmadd231ps ymm, ymm, ymm");
+  CHECK_FALSE(t.flop_pair(kAvx, true));
+  p = t.flop_pair(kAvx, false);
+  REQUIRE(p);
+  CHECK(p->mul == "vmulps ymm, ymm, ymm");
+  CHECK_FALSE(p->fused);
+  p = t.flop_pair(kSse, false);
+  REQUIRE(p);
+  CHECK(p->mul == "mulps xmm, xmm");
+  CHECK(p->add == "addps xmm, xmm");
+}
+
+TEST_CASE("x86 target: the report's pair set follows the widest vector width", "[target]") {
+  const auto& t = isa::host_target();
+  CHECK(t.report_pair_set(kSpr) == "fp.zmm");
+  CHECK(t.report_pair_set(kZen3) == "fp.ymm");
+  CHECK(t.report_pair_set(kAvx) == "fp.xmm");
+}
+
+TEST_CASE("x86 target: instruction width from the operands", "[target][roofline]") {
+  CHECK(isa_of_instruction("vfmadd231ps zmm, zmm, zmm") == "512");
+  CHECK(isa_of_instruction("vaddpd ymm, ymm, m256") == "256");
+  CHECK(isa_of_instruction("addps xmm, xmm") == "128");
+  CHECK(isa_of_instruction("vfmadd231sd xmm, xmm, xmm") == "scalar");
+  CHECK(isa_of_instruction("{vex} vpdpbusd xmm, xmm, xmm") == "128");
+  CHECK(isa_of_instruction("imul r64, r64") == "scalar");
+  CHECK(isa_of_instruction("vaddsh xmm, xmm, xmm") == "scalar");
+  CHECK(isa_of_instruction("") == "scalar");
+}
