@@ -36,7 +36,7 @@ int main(int argc, char** argv) {
   app.add_option("--catalog", g.catalogs, "Add the rows of a catalog FILE (repeatable; see docs/catalog.md)")
       ->type_name("FILE")
       ->check(not_empty());
-  app.add_option("--cpu", g.cpu, "Pin the measuring thread to logical CPU N (default: the first core)")
+  app.add_option("--cpu", g.cpu, "Pin the measuring thread to logical CPU N (default: the quietest core, measured at the start; a run moves on when its core turns busy)")
       ->type_name("N")
       ->check(CLI::Range(0, 1 << 20));
   app.add_option("--threads", g.threads, "Also run each throughput stream on N pinned cores at once and "

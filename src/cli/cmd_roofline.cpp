@@ -10,6 +10,7 @@
 #include "catalog/catalog.hpp"
 #include "cli/catalog_loading.hpp"
 #include "cli/commands.hpp"
+#include "asm/target.hpp"
 #include "cli/measure.hpp"
 #include "cpu/cpu_info.hpp"
 #include "harness/probe_runner.hpp"
@@ -31,10 +32,6 @@ std::vector<ProbeSpec> arithmetic_rows(const std::vector<ProbeSpec>& catalog) {
   for (const auto& s : catalog)
     if (s.ops_per_instruction > 0 && s.dtype != "-" && s.group.rfind("mem", 0) != 0) out.push_back(s);
   return out;
-}
-
-std::string default_flop_a(const CpuInfo& cpu) {
-  return cpu.has("avx512_f") ? "vfmadd231ps zmm, zmm, zmm" : cpu.has("fma") ? "vfmadd231ps ymm, ymm, ymm" : "";
 }
 
 }  // namespace
@@ -61,9 +58,8 @@ int measure_roofline(GlobalOptions& g, const CpuInfo& cpu, RunDocument& doc, boo
     progress(g.out, i + 1, measured.size(), "instruction " + s.text);
   });
   // The best FMA + add mix (on several cores peak FLOP/s needs both issued together).
-  if (const std::string a = default_flop_a(cpu); !a.empty()) {
-    const std::string b = a == "vfmadd231ps zmm, zmm, zmm" ? "vaddps zmm, zmm, zmm" : "vaddps ymm, ymm, ymm";
-    auto sa = spec_for_text(a, catalog.value()), sb = spec_for_text(b, catalog.value());
+  if (const auto pair = isa::host_target().flop_pair(cpu, /*fused_only=*/true)) {
+    auto sa = spec_for_text(pair->mul, catalog.value()), sb = spec_for_text(pair->add, catalog.value());
     if (sa && sb) {
       progress(g.out, 1, 1, "FLOP mix search");
       doc.flop_mix = search_flop_mix(**runner, sa.value(), sb.value(), false);
@@ -128,6 +124,7 @@ void add_roofline_command(CLI::App& app, GlobalOptions& g) {
     g.action = [&g, out_dir, quick] {
       CpuInfo cpu = detect_cpu_info();
       if (int rc = check_placement(g, cpu)) return void(g.exit_code = rc);
+      prefer_quiet_core(g, cpu);
       std::optional<OutputFolder> folder;  // removed again if the run ends before writing into it
       if (!out_dir->empty()) {
         try {

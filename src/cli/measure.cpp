@@ -5,6 +5,7 @@
 #include "cpu/cpu_info.hpp"
 #include "harness/pin.hpp"
 #include "harness/probe_runner.hpp"
+#include "harness/quiet_core.hpp"
 
 namespace peakprobe::cli {
 
@@ -25,10 +26,23 @@ int check_placement(const GlobalOptions& g, const CpuInfo& cpu) {
   return 0;
 }
 
+void prefer_quiet_core(const GlobalOptions& g, CpuInfo& cpu) {
+  if (g.cpu >= 0) return;  // the user chose
+  const int before = cpu.core_order.empty() ? -1 : cpu.core_order.front();
+  const std::string line = order_cores_quietest_first(cpu);
+  if (line.empty()) return;
+  if (cpu.core_order.front() != before)
+    spdlog::info("{}", line);
+  else
+    spdlog::debug("{}", line);
+}
+
 int prepare_measuring(const GlobalOptions& g, CpuInfo& cpu) {
   if (int rc = check_outputs(g.out)) return rc;
   cpu = detect_cpu_info();
-  return check_placement(g, cpu);
+  if (int rc = check_placement(g, cpu)) return rc;
+  prefer_quiet_core(g, cpu);
+  return 0;
 }
 
 int measure_and_report(GlobalOptions& g, const std::vector<ProbeSpec>& specs) {

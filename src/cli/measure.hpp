@@ -21,6 +21,9 @@ int measure_roofline(GlobalOptions& g, const CpuInfo& cpu, RunDocument& doc, boo
 // What every measuring command does first: outputs writable, CPU described, --cpu/--threads
 // valid. 0 when fine (cpu filled), else an exit code after logging.
 int prepare_measuring(const GlobalOptions& g, CpuInfo& cpu);
+// Without --cpu: puts the quietest core first in cpu.core_order (harness/quiet_core.hpp), so every
+// runner started from `cpu` measures there; says so in the log when that is not the usual first core.
+void prefer_quiet_core(const GlobalOptions& g, CpuInfo& cpu);
 // Validates --cpu and --threads against this machine; 0 when fine, else an exit code after logging.
 int check_placement(const GlobalOptions& g, const CpuInfo& cpu);
 

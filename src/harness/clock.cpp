@@ -24,7 +24,8 @@ constexpr int kRounds = 7;
 }  // namespace
 
 Expected<std::unique_ptr<ClockCalibrator>> ClockCalibrator::create(const CycleCounter& counter, double tsc_hz,
-                                                                   const x86::HostIsa& isa) {
+                                                                   const CpuInfo& cpu) {
+  const auto isa = x86::host_isa(cpu);
   auto form = x86::resolve_inst(kChainInst);
   if (!form) return make_error(form.error());
   auto plan = x86::plan_latency(form.value(), isa, "-");
@@ -170,12 +171,15 @@ ClockSample ClockCalibrator::measure() {
       }
     if (!ruler_.slow_unsteady && multi_cycle_chain_unsteady(chain_ticks, chain_ratios)) {
       ruler_.slow_unsteady = true;
+      // Its slow mode only lowers the ratio; the typical ratio still marks an undisturbed add chain.
+      ruler_.best_chain_ratio = median(chain_ratios);
       spdlog::debug("ruler: the multi-cycle chain moves on its own on this core (add/imul ratios {:.4f}-{:.4f}, add "
-                    "chain steady); the add chain alone is the clock",
-                    percentile(chain_ratios, 0.1), percentile(chain_ratios, 0.9));
+                    "chain steady); the add chain alone is the clock, judged against the typical ratio {:.4f}",
+                    percentile(chain_ratios, 0.1), percentile(chain_ratios, 0.9), ruler_.best_chain_ratio);
     }
-    // Its faster moments would be the slow chain's own slow mode, not a faster add chain.
-    const double chain_ratio = ruler_.slow_unsteady ? median(chain_ratios) : confirmed_min(chain_ratios, 0.005);
+    // Once the multi-cycle chain is known to move on its own, its faster moments are its own slow mode
+    // (a lower ratio), not a faster add chain: the typical ratio learned above stays the reference.
+    const double chain_ratio = ruler_.slow_unsteady ? 0.0 : confirmed_min(chain_ratios, 0.005);
     spdlog::trace("ruler: imul chain {} x {}, best add/imul chain ratio {:.4f} (so far {:.4f})", ruler_.slow_iters,
                   2 * kShortCopies, chain_ratio, ruler_.best_chain_ratio);
     if (chain_ratio > 0)

@@ -12,6 +12,7 @@
 #include "harness/cycle_counter.hpp"
 #include "harness/probe_buffer.hpp"
 #include "harness/timing.hpp"
+#include "peakprobe/cpu_info.hpp"
 #include "peakprobe/expected.hpp"
 #include "peakprobe/result.hpp"
 
@@ -29,7 +30,7 @@ ClockReading clock_reading(const char* source, const ClockSample& before, const 
 class ClockCalibrator {
  public:
   static Expected<std::unique_ptr<ClockCalibrator>> create(const CycleCounter& counter, double tsc_hz,
-                                                           const x86::HostIsa& isa);
+                                                           const CpuInfo& cpu);
   ClockSample measure();
   // Runs the chain until two successive readings agree within 1% (the core has left its idle
   // frequency) or `max_seconds` pass.

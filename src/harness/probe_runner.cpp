@@ -22,6 +22,7 @@
 #include "harness/cycle_counter.hpp"
 #include "harness/pin.hpp"
 #include "harness/probe_buffer.hpp"
+#include "harness/quiet_core.hpp"
 #include "harness/timing.hpp"
 
 namespace peakprobe {
@@ -356,7 +357,7 @@ void ProbeRunner::Impl::run_threads(const x86::StreamPlan& plan, const std::stri
     ProbeBuffer buf;
     x86::ProbeConstants k;
     prepare_data(c.value(), dtype, k, buf);
-    auto cal = ClockCalibrator::create(ctr, cpu.tsc_hz, isa);
+    auto cal = ClockCalibrator::create(ctr, cpu.tsc_hz, cpu);
     sync.arrive_and_wait();
     if (!cal || !buf.ok()) {
       errors[size_t(i)] = cal ? "cannot map the probe buffer" : cal.error();
@@ -426,7 +427,7 @@ Expected<std::unique_ptr<ProbeRunner>> ProbeRunner::create(const CpuInfo& cpu, c
   if (!pin_current_thread(target, &err)) return make_error(err);
   impl->pinned_cpu = target;
   if (!impl->buffer.ok()) return make_error("cannot map the probe buffer below 4 GiB");
-  auto cal = ClockCalibrator::create(impl->counter, cpu.tsc_hz, impl->isa);
+  auto cal = ClockCalibrator::create(impl->counter, cpu.tsc_hz, cpu);
   if (!cal) return make_error("clock calibration: " + cal.error());
   impl->clock = std::move(cal.value());
   ClockSample s = impl->clock->warm_up();
@@ -571,7 +572,41 @@ ProbeResult ProbeRunner::run_once(const ProbeSpec& spec) {
                            r.accumulators);
 
   if (m.options.threads > 1) m.run_threads(best_plan, r.dtype, r);
+  m.note_probe_slowed(trust.clean_samples >= 0 &&
+                      (trust.clean_samples < kMinCleanSamples || trust.clean_samples < trust.slowed_samples));
   return r;
+}
+
+void ProbeRunner::Impl::note_probe_slowed(bool slowed) {
+  busy_streak = slowed ? busy_streak + 1 : 0;
+  if (busy_streak < kBusyStreak) return;
+  busy_streak = 0;
+  move_to_quieter_core();
+}
+
+bool ProbeRunner::Impl::move_to_quieter_core() {
+  if (options.cpu >= 0 || moves >= kMaxCoreMoves) return false;  // pinned by hand, or moved enough
+  const std::vector<CoreQuietness> q = measure_core_quietness(cpu);
+  const auto here = std::find_if(q.begin(), q.end(), [&](const CoreQuietness& c) { return c.cpu == pinned_cpu; });
+  const auto best = std::find_if(q.begin(), q.end(), [&](const CoreQuietness& c) { return c.cpu == quieter_core(q, pinned_cpu); });
+  if (best == q.end()) return false;
+  std::string err;
+  if (!pin_current_thread(best->cpu, &err)) return false;
+  auto cal = ClockCalibrator::create(counter, cpu.tsc_hz, cpu);
+  ClockSample s = cal ? (*cal)->warm_up() : ClockSample{};
+  if (!cal || s.ghz <= 0) {
+    pin_current_thread(pinned_cpu);  // stay with the calibration that works
+    return false;
+  }
+  spdlog::info("CPU {} ran slowed for {} probes in a row (wide/chain reference ratio {:.3f}); moving to CPU {} "
+               "({:.3f})",
+               pinned_cpu, kBusyStreak, here != q.end() ? here->wide_ratio : 0.0, best->cpu, best->wide_ratio);
+  clock = std::move(cal.value());
+  last_calibration = s;
+  pinned_cpu = best->cpu;
+  ++moves;
+  measure_issue_width();  // only ever raises it: a limit learned on a busy core may be too low
+  return true;
 }
 
 }  // namespace peakprobe

@@ -163,7 +163,21 @@ struct ProbeRunner::Impl {
   void measure_operand_latencies(const x86::InstForm& form, const std::string& dtype, ProbeResult& r);
   MixResult run_mix_once(const std::vector<MixSpec>& parts);
   void run_threads(const x86::StreamPlan& plan, const std::string& dtype, ProbeResult& r);
+
+  // A co-tenant can start on this core's sibling in the middle of a run: on an Emerald Rapids VM every
+  // probe after the 123rd of a `run` read 44-45% slowed on the core that was the quietest at the start.
+  // After kBusyStreak probes in a row were mostly slowed, the cores are ranked again and the runner
+  // moves to a quieter one (with a fresh calibration); the retries then measure the doubtful rows there.
+  int busy_streak = 0;
+  int moves = 0;
+  void note_probe_slowed(bool slowed);
+  bool move_to_quieter_core();
 };
+
+// Probes in a row that ran mostly slowed before the runner looks for a quieter core, and how often it
+// may move in one run (each move costs a ranking of the cores and a calibration, 0.1-0.5 s).
+inline constexpr int kBusyStreak = 3;
+inline constexpr int kMaxCoreMoves = 6;
 
 
 }  // namespace peakprobe

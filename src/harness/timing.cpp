@@ -50,7 +50,7 @@ constexpr size_t kChainNeighbours = 3;
 // the wide stream not slowed beyond the chain, the add chain not slowed beyond the imul chain.
 bool references_undisturbed(const Ruler& ruler, double wide_ratio, double chain_ratio) {
   return wide_ratio <= ruler.best_wide_ratio * (1 + kRulerCleanLimit) &&
-         (ruler.slow_unsteady || chain_ratio <= ruler.best_chain_ratio * (1 + kRulerChainLimit));
+         chain_ratio <= ruler.best_chain_ratio * (1 + kRulerChainLimit);
 }
 
 double relative_spread(const std::vector<double>& v) {
@@ -195,6 +195,9 @@ bool time_pair(x86::ProbeFn short_fn, x86::ProbeFn long_fn, double units_short, 
         }
         if (!ruler->slow_unsteady && multi_cycle_chain_unsteady(add_ok, chain_ratio_ok)) {
           ruler->slow_unsteady = true;
+          // The chain's slow mode only lowers the ratio, so the typical ratio still tells an add chain
+          // that a sibling slowed (which the wide/chain ratio cannot see when both slow alike).
+          ruler->best_chain_ratio = median(chain_ratio_ok);
           spdlog::debug("ruler: the multi-cycle chain moves on its own on this core (add/imul ratios {:.4f}-{:.4f} while "
                         "the add chain held within {:.1f}%); the add chain alone is the clock from now on",
                         percentile(chain_ratio_ok, 0.1), percentile(chain_ratio_ok, 0.9), 100 * kRulerSteadyChainLimit);

@@ -49,7 +49,11 @@ struct Ruler {
   // undisturbed. Lowered, like best_wide_ratio, only by a confirmed faster moment.
   mutable double best_chain_ratio = 0;
   // Set once the multi-cycle chain was seen moving on its own (see multi_cycle_chain_unsteady): it
-  // then no longer sets the clock or judges the add chain, for the rest of the run.
+  // then no longer sets the clock, and best_chain_ratio becomes the typical ratio of that moment and
+  // is not lowered again. Its slow mode only lowers the ratio, so a sample above the typical ratio
+  // still means a slowed add chain: a busy sibling can slow the add chain and the wide stream alike
+  // (their ratio unchanged), and without this judge the clock would read that much too fast. Seen on
+  // an Emerald Rapids VM: `ok` FP rows 4-7% faster than their pipes allow while the multi-cycle chain was off.
   mutable bool slow_unsteady = false;
   void* buffer = nullptr;
   const x86::ProbeConstants* consts = nullptr;

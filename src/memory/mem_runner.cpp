@@ -63,7 +63,7 @@ Expected<std::unique_ptr<MemRunner>> MemRunner::create(const CpuInfo& cpu, int f
   impl->first_cpu = first_cpu >= 0 ? first_cpu : (cpu.core_order.empty() ? 0 : cpu.core_order.front());
   std::string err;
   if (!pin_current_thread(impl->first_cpu, &err)) return make_error(err);
-  auto cal = ClockCalibrator::create(impl->counter, cpu.tsc_hz, impl->isa);
+  auto cal = ClockCalibrator::create(impl->counter, cpu.tsc_hz, cpu);
   if (!cal) return make_error("clock calibration: " + cal.error());
   impl->clock = std::move(cal.value());
   ClockSample s = impl->clock->warm_up();

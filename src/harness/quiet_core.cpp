@@ -1,0 +1,123 @@
+#include "harness/quiet_core.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "harness/clock.hpp"
+#include "harness/cycle_counter.hpp"
+#include "harness/pin.hpp"
+#include "harness/stats.hpp"
+
+namespace peakprobe {
+
+namespace {
+constexpr size_t kMaxCandidates = 64;
+constexpr int kPasses = 2;
+constexpr int kMinTries = 8;
+}  // namespace
+
+std::vector<int> quiet_cores_first(const std::vector<int>& order, size_t n, const std::vector<double>& ratio) {
+  n = std::min({n, order.size(), ratio.size()});
+  double best = 0;
+  for (size_t i = 0; i < n; ++i)
+    if (ratio[i] > 0 && (best == 0 || ratio[i] < best)) best = ratio[i];
+  std::vector<size_t> idx(n);
+  std::iota(idx.begin(), idx.end(), 0);
+  // Rank 0: tied with the quietest; 1: measured, by ratio; 2: not measured.
+  auto rank = [&](size_t i) { return ratio[i] <= 0 ? 2 : ratio[i] <= best * (1 + kQuietTie) ? 0 : 1; };
+  std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
+    if (rank(a) != rank(b)) return rank(a) < rank(b);
+    return rank(a) == 1 && ratio[a] < ratio[b];
+  });
+  std::vector<int> out;
+  for (size_t i : idx) out.push_back(order[i]);
+  out.insert(out.end(), order.begin() + long(n), order.end());
+  return out;
+}
+
+int quieter_core(const std::vector<CoreQuietness>& cores, int here) {
+  const CoreQuietness* best = nullptr;
+  const CoreQuietness* current = nullptr;
+  for (const auto& c : cores) {
+    if (c.cpu == here) current = &c;
+    if (c.wide_ratio > 0 && (!best || c.wide_ratio < best->wide_ratio)) best = &c;
+  }
+  if (!best || best->cpu == here) return -1;
+  if (current && current->wide_ratio > 0 && best->wide_ratio > current->wide_ratio * (1 - kQuietTie)) return -1;
+  return best->cpu;
+}
+
+std::vector<CoreQuietness> measure_core_quietness(const CpuInfo& cpu, double seconds_per_core) {
+  const size_t n = std::min({size_t(std::max(1, cpu.physical_cores)), cpu.core_order.size(), kMaxCandidates});
+  std::vector<CoreQuietness> out;
+  if (n == 0 || cpu.tsc_hz <= 0) return out;
+  AffinityGuard restore;
+  if (!pin_current_thread(cpu.core_order.front())) return out;
+  CycleCounter counter;
+  auto cal = ClockCalibrator::create(counter, cpu.tsc_hz, cpu);
+  if (!cal) return out;
+  (*cal)->measure();  // sizes the reference calls
+  const Ruler& r = (*cal)->ruler();
+  if (r.chain_iters == 0 || r.wide_iters == 0) return out;
+  std::vector<std::vector<double>> pass_medians(n);
+  const double ticks_per_pass = seconds_per_core / kPasses * cpu.tsc_hz;
+  // Passes over all cores in turn, so a core must be quiet at two moments some time apart.
+  for (int pass = 0; pass < kPasses; ++pass)
+    for (size_t i = 0; i < n; ++i) {
+      if (!pin_current_thread(cpu.core_order[i])) continue;
+      std::vector<double> ratios;
+      // The first calls after a migration find cold caches and predictors: run the chain untimed.
+      for (int w = 0; w < 4; ++w) r.chain(r.chain_iters, r.buffer, r.consts);
+      const uint64_t start = tsc_now();
+      while (ratios.size() < size_t(kMinTries) || double(tsc_now() - start) < ticks_per_pass) {
+        r.chain(1, r.buffer, r.consts);
+        uint64_t t0 = counter.now();
+        r.chain(r.chain_iters, r.buffer, r.consts);
+        const double chain = double(counter.now() - t0);
+        r.wide(1, r.buffer, r.consts);
+        t0 = counter.now();
+        r.wide(r.wide_iters, r.buffer, r.consts);
+        const double wide = double(counter.now() - t0);
+        if (chain > 0) ratios.push_back(wide / chain);
+        if (ratios.size() > 4096) break;
+      }
+      pass_medians[i].push_back(median(ratios));
+    }
+  for (size_t i = 0; i < n; ++i) {
+    CoreQuietness q;
+    q.cpu = cpu.core_order[i];
+    if (pass_medians[i].size() == size_t(kPasses))
+      q.wide_ratio = *std::max_element(pass_medians[i].begin(), pass_medians[i].end());
+    out.push_back(q);
+  }
+  return out;
+}
+
+std::string order_cores_quietest_first(CpuInfo& cpu) {
+  if (cpu.physical_cores < 2 || cpu.core_order.size() < 2) return "";
+  const auto q = measure_core_quietness(cpu);
+  if (q.empty()) return "";
+  std::vector<double> ratio;
+  for (const auto& c : q) ratio.push_back(c.wide_ratio);
+  const int before = cpu.core_order.front();
+  cpu.core_order = quiet_cores_first(cpu.core_order, q.size(), ratio);
+  const auto chosen = std::find_if(q.begin(), q.end(), [&](const CoreQuietness& c) { return c.cpu == cpu.core_order.front(); });
+  const auto first = std::find_if(q.begin(), q.end(), [&](const CoreQuietness& c) { return c.cpu == before; });
+  std::vector<double> measured;
+  for (double x : ratio)
+    if (x > 0) measured.push_back(x);
+  if (measured.empty()) return "";
+  const auto [lo, hi] = std::minmax_element(measured.begin(), measured.end());
+  if (cpu.core_order.front() == before)
+    return fmt::format("CPU {} is among the quietest of {} cores (wide/chain reference ratio {:.3f}; {:.3f}-{:.3f} "
+                       "over all)",
+                       before, q.size(), first->wide_ratio, *lo, *hi);
+  return fmt::format("measuring on CPU {}, the quietest of {} cores: its wide/chain reference ratio {:.3f} against "
+                     "{:.3f} on CPU {} (something else runs beside that one; --cpu N picks a core by hand)",
+                     chosen->cpu, q.size(), chosen->wide_ratio, first->wide_ratio, before);
+}
+
+}  // namespace peakprobe

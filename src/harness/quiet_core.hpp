@@ -1,0 +1,51 @@
+// Which core to measure on. A cloud VM's vCPUs are hardware threads of a shared host: the sibling of
+// one may run another tenant's work flat out while the sibling of another sits idle. A core whose
+// sibling is busy gives away issue slots, so its figures are either slowed or (rightly) mistrusted.
+// Seen on a 16-vCPU Emerald Rapids VM: one `inst` batch came out all `ok` on CPU 15, all
+// `mistrusted` on CPUs 0 and 10 (the register add at 0.36-0.44 cycles against 0.20), and a whole
+// `run` on CPU 0 had 3 `ok` rows of 577.
+//
+// Without a --cpu, measuring commands therefore time the ruler's two reference streams (the dependent
+// add chain and the same add on every register, see harness/timing.hpp) on the first hardware thread
+// of every core and start with the quietest. The wide stream shares the core's ALUs with a sibling;
+// the chain, one add per cycle, barely notices it, so their ratio is low where nobody else runs.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "peakprobe/cpu_info.hpp"
+
+namespace peakprobe {
+
+// Ratios within this of the quietest core's count as equally quiet: undisturbed ratios of one core
+// spread by about 3% (see kRulerCleanLimit).
+inline constexpr double kQuietTie = 0.05;
+
+struct CoreQuietness {
+  int cpu = -1;
+  // Ticks of a wide-stream call over the adjacent chain call: the worse (higher) of two passes'
+  // medians, so a core must be quiet in both. 0 when the core could not be timed.
+  double wide_ratio = 0;
+};
+
+// `order` with its first `n` entries rearranged by `ratio` (one per entry, 0 = not measured): those
+// within kQuietTie of the lowest ratio first, in their original order, then the rest by ratio, then
+// the unmeasured; entries from `n` on are kept in place. The original order wins ties, so a machine
+// whose cores are all quiet keeps its usual first core.
+std::vector<int> quiet_cores_first(const std::vector<int>& order, size_t n, const std::vector<double>& ratio);
+
+// The core to move to from `here`: the quietest measured one, when it is clearly quieter (by more
+// than kQuietTie; moving costs a calibration) or `here` was not measured. -1 to stay.
+int quieter_core(const std::vector<CoreQuietness>& cores, int here);
+
+// Times the reference streams on the first hardware thread of each core (core_order's first
+// physical_cores entries, at most 64) for about `seconds_per_core` in two passes; the calling thread's
+// CPU set is restored. Empty when the streams cannot be built.
+std::vector<CoreQuietness> measure_core_quietness(const CpuInfo& cpu, double seconds_per_core = 0.002);
+
+// Reorders cpu.core_order quietest core first (quiet_cores_first) when there is more than one core to
+// choose from. Returns a line for the log that says what was measured and chosen ("" when there was
+// no choice).
+std::string order_cores_quietest_first(CpuInfo& cpu);
+
+}  // namespace peakprobe

@@ -1,0 +1,58 @@
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+
+#include "cpu/cpu_info.hpp"
+#include "harness/quiet_core.hpp"
+#include "skip.hpp"
+
+using namespace peakprobe;
+
+TEST_CASE("quiet_cores_first: the quietest core leads, ties keep the usual order", "[quiet_core]") {
+  const std::vector<int> order = {0, 1, 2, 3, 4, 5};  // 4 and 5: SMT siblings, not candidates
+  SECTION("a busy first core moves behind a quiet one") {
+    CHECK(quiet_cores_first(order, 4, {1.60, 1.02, 2.30, 1.01}) == std::vector<int>{1, 3, 0, 2, 4, 5});
+  }
+  SECTION("all quiet within the tie: nothing moves") {
+    CHECK(quiet_cores_first(order, 4, {1.03, 1.00, 1.04, 1.02}) == order);
+  }
+  SECTION("a core that could not be timed goes last among the candidates") {
+    CHECK(quiet_cores_first(order, 4, {0.0, 1.5, 1.0, 1.2}) == std::vector<int>{2, 3, 1, 0, 4, 5});
+  }
+  SECTION("nothing measured: nothing moves") {
+    CHECK(quiet_cores_first(order, 4, {0, 0, 0, 0}) == order);
+  }
+  SECTION("fewer ratios than candidates: only those are ranked") {
+    CHECK(quiet_cores_first(order, 4, {1.5, 1.0}) == std::vector<int>{1, 0, 2, 3, 4, 5});
+  }
+}
+
+TEST_CASE("quieter_core: move only to a clearly quieter core", "[quiet_core]") {
+  const std::vector<CoreQuietness> q = {{0, 0.85}, {1, 0.59}, {2, 0.60}, {3, 0}};
+  CHECK(quieter_core(q, 0) == 1);
+  CHECK(quieter_core(q, 1) == -1);                       // already the quietest
+  CHECK(quieter_core(q, 2) == -1);                       // within the tie: not worth a calibration
+  CHECK(quieter_core(q, 3) == 1);                        // here was not measured
+  CHECK(quieter_core(q, 7) == 1);                        // here is not a candidate (an SMT sibling)
+  CHECK(quieter_core({{0, 0}, {1, 0}}, 0) == -1);        // nothing measured
+  CHECK(quieter_core({}, 0) == -1);
+}
+
+TEST_CASE("hw: every core's reference streams are timed and the order stays a permutation", "[quiet_core][hw]") {
+  CpuInfo cpu = detect_cpu_info();
+  if (cpu.physical_cores < 2) PP_SKIP("one core: nothing to choose between");
+  const auto q = measure_core_quietness(cpu, 0.001);
+  REQUIRE(q.size() == std::min<size_t>(size_t(cpu.physical_cores), 64));
+  for (const auto& c : q) {
+    INFO("CPU " << c.cpu);
+    // A wide call runs wide_iters x 120 adds on independent registers, a chain call chain_iters x 128
+    // dependent adds sized to about the same time undisturbed: neither can be free.
+    CHECK(c.wide_ratio > 0);
+  }
+  auto before = cpu.core_order;
+  order_cores_quietest_first(cpu);
+  auto after = cpu.core_order;
+  std::sort(before.begin(), before.end());
+  std::sort(after.begin(), after.end());
+  CHECK(before == after);
+}
