@@ -38,6 +38,12 @@ class Target {
   virtual std::string name() const = 0;
   // Widest vector register the matmul kernels use on this CPU, in bits.
   virtual int gemm_vector_bits(const CpuInfo& cpu) const = 0;
+  // "" when this CPU can run the matmul kernels of `dtype`, else which features they need, named.
+  virtual std::string gemm_unsupported(const CpuInfo& cpu, MatmulDtype dtype) const = 0;
+  // Architectural vector registers of one width (what a register block may use).
+  virtual int vector_registers(int vector_bits) const = 0;
+  // The name of a vector width in results, kernel names and options ("scalar" for 0 or 64 bits).
+  virtual std::string width_name(int vector_bits) const = 0;
   virtual MatmulRoof matmul_roof(const CpuInfo& cpu, MatmulDtype dtype) const = 0;
   // The widest multiply + add pair this CPU runs; with `fused_only`, only a fused multiply-add
   // counts (nullopt without one).

@@ -1,5 +1,7 @@
 #include "asm/x86/target.hpp"
 
+#include "asm/x86/mem_kernels.hpp"
+
 namespace peakprobe::x86 {
 
 namespace {
@@ -12,6 +14,23 @@ bool ends_with(const std::string& s, const char* suffix) {
 // The f32 kernels are AVX-512 where the CPU has it, else AVX2 with FMA (gemm_unsupported says when
 // neither is there).
 int X86Target::gemm_vector_bits(const CpuInfo& cpu) const { return cpu.has("avx512_f") ? 512 : 256; }
+
+std::string X86Target::gemm_unsupported(const CpuInfo& cpu, MatmulDtype dtype) const {
+  switch (dtype) {
+    case MatmulDtype::f32:
+      if (cpu.has("avx512_f") || (cpu.has("avx2") && cpu.has("fma"))) return "";
+      return "the f32 kernels need avx512_f, or avx2 with fma";
+    case MatmulDtype::bf16:
+      if (!cpu.has("avx512_f")) return "the bf16 kernels need avx512_f";
+      return cpu.has("avx512_bf16") ? "" : "the bf16 kernels need avx512_bf16 (vdpbf16ps)";
+    case MatmulDtype::i8:
+      if (!cpu.has("avx512_f")) return "the int8 kernels need avx512_f";
+      return cpu.has("avx512_vnni") ? "" : "the int8 kernels need avx512_vnni (vpdpbusd)";
+  }
+  return "unknown dtype";
+}
+
+std::string X86Target::width_name(int vector_bits) const { return isa_name(vector_bits); }
 
 isa::MatmulRoof X86Target::matmul_roof(const CpuInfo& cpu, MatmulDtype dtype) const {
   switch (dtype) {

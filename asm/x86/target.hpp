@@ -8,6 +8,9 @@ class X86Target final : public isa::Target {
  public:
   std::string name() const override { return "x86"; }
   int gemm_vector_bits(const CpuInfo& cpu) const override;
+  std::string gemm_unsupported(const CpuInfo& cpu, MatmulDtype dtype) const override;
+  int vector_registers(int vector_bits) const override { return vector_bits == 512 ? 32 : 16; }
+  std::string width_name(int vector_bits) const override;
   isa::MatmulRoof matmul_roof(const CpuInfo& cpu, MatmulDtype dtype) const override;
   std::optional<isa::FlopPair> flop_pair(const CpuInfo& cpu, bool fused_only) const override;
   std::string report_pair_set(const CpuInfo& cpu) const override;

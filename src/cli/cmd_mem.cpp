@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "asm/target.hpp"
 #include "asm/x86/mem_kernels.hpp"
 #include "cli/commands.hpp"
 #include "cli/measure.hpp"
@@ -149,7 +150,7 @@ void add_mem_command(CLI::App& app, GlobalOptions& g) {
       for (const auto& k : names)
         for (int w : widths)
           for (uint64_t s : chosen.value()) {
-            progress(g.out, ++done, total, fmt::format("{} {} {}", k, w ? x86::isa_name(w) : "", format_bytes(s)));
+            progress(g.out, ++done, total, fmt::format("{} {} {}", k, w ? isa::host_target().width_name(w) : "", format_bytes(s)));
             doc.bandwidth.push_back(runner->bandwidth({k, w, s, g.threads}));
           }
       // Rows spoiled by a burst of noise are measured again after the others (the burst has

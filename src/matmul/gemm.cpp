@@ -1,5 +1,7 @@
 #include "matmul/gemm.hpp"
 
+#include "asm/target.hpp"
+
 #include <immintrin.h>
 #include <sys/mman.h>
 
@@ -90,21 +92,11 @@ struct Gemm::Workspace {
 };
 
 std::string gemm_unsupported(const CpuInfo& cpu, MatmulDtype dtype) {
-  switch (dtype) {
-    case MatmulDtype::f32:
-      if (cpu.has("avx512_f") || (cpu.has("avx2") && cpu.has("fma"))) return "";
-      return "the f32 kernels need avx512_f, or avx2 with fma";
-    case MatmulDtype::bf16:
-      if (!cpu.has("avx512_f")) return "the bf16 kernels need avx512_f";
-      return cpu.has("avx512_bf16") ? "" : "the bf16 kernels need avx512_bf16 (vdpbf16ps)";
-    case MatmulDtype::i8:
-      if (!cpu.has("avx512_f")) return "the int8 kernels need avx512_f";
-      return cpu.has("avx512_vnni") ? "" : "the int8 kernels need avx512_vnni (vpdpbusd)";
-  }
-  return "unknown dtype";
+  return isa::host_target().gemm_unsupported(cpu, dtype);
 }
 
-int gemm_vector_bits(const CpuInfo& cpu) { return cpu.has("avx512_f") ? 512 : 256; }
+int gemm_vector_bits(const CpuInfo& cpu) { return isa::host_target().gemm_vector_bits(cpu); }
+int gemm_vector_registers(int vector_bits) { return isa::host_target().vector_registers(vector_bits); }
 
 MatmulConfig default_config(const CpuInfo& cpu, MatmulDtype dtype, int64_t m, int64_t n, int64_t k, int threads) {
   MatmulConfig g;
@@ -146,7 +138,7 @@ Gemm::Gemm(const CpuInfo& cpu, MatmulDtype dtype)
 Gemm::~Gemm() = default;
 
 std::string Gemm::kernel_name(const MatmulConfig& g) const {
-  return fmt::format("{} {} {}x{}", vec_bits_ == 512 ? "avx512" : "avx2", to_string(dtype_), g.mr, g.nr);
+  return fmt::format("{} {} {}x{}", isa::host_target().width_name(vec_bits_), to_string(dtype_), g.mr, g.nr);
 }
 
 x86::MicroKernels& Gemm::kernels_for(int mr, int nv, bool a_direct) {

@@ -21,10 +21,10 @@ namespace peakprobe {
 std::string gemm_unsupported(const CpuInfo& cpu, MatmulDtype dtype);
 // Widest vector the kernels use on this CPU (512 or 256) and how many registers it has.
 int gemm_vector_bits(const CpuInfo& cpu);
-inline int gemm_vector_registers(int vector_bits) { return vector_bits == 512 ? 32 : 16; }
+int gemm_vector_registers(int vector_bits);
 
 // A plain analytical tiling (the BLIS model's shape), used when no cost model is at hand: 6 x 4
-// vectors (AVX-512) or 6 x 2 (AVX2); KC so a B micro-panel sits in half of L2, MC so an A block
+// vectors (512-bit) or 6 x 2 (256-bit); KC so a B micro-panel sits in half of L2, MC so an A block
 // sits in the other half, NC from the L3 share; threads over M. Clamped to the problem.
 MatmulConfig default_config(const CpuInfo& cpu, MatmulDtype dtype, int64_t m, int64_t n, int64_t k, int threads);
 

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "asm/target.hpp"
 #include "asm/x86/mem_kernels.hpp"
 #include "harness/clock.hpp"
 #include "harness/cycle_counter.hpp"
@@ -38,7 +39,7 @@ void first_touch(uint8_t* p, size_t bytes) {
 
 std::string repro_bw(const BandwidthRequest& r, int width, int cpu) {
   return fmt::format("peakprobe mem --kernel {} --isa {} --sizes {} --threads {} --cpu {}", r.kernel,
-                     x86::isa_name(width), r.size_bytes, r.threads, cpu);
+                     isa::host_target().width_name(width), r.size_bytes, r.threads, cpu);
 }
 
 }  // namespace
@@ -81,7 +82,7 @@ BandwidthResult MemRunner::bandwidth(const BandwidthRequest& req) {
   auto info = x86::find_mem_kernel(req.kernel);
   auto widths = x86::mem_widths(m.isa);
   const int width = req.width_bits ? req.width_bits : widths.back();
-  r.isa = x86::isa_name(width);
+  r.isa = isa::host_target().width_name(width);
   r.repro = repro_bw(req, width, m.first_cpu);
   r.clock.source = m.counter.source();
   if (!info) {

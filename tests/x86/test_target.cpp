@@ -85,3 +85,19 @@ TEST_CASE("x86 target: instruction width from the operands", "[target][roofline]
   CHECK(isa_of_instruction("vaddsh xmm, xmm, xmm") == "scalar");
   CHECK(isa_of_instruction("") == "scalar");
 }
+
+TEST_CASE("x86 target: matmul kernel support, registers and width names", "[target]") {
+  const auto& t = isa::host_target();
+  CHECK(t.gemm_unsupported(kZen3, MatmulDtype::f32).empty());
+  CHECK(t.gemm_unsupported(kSpr, MatmulDtype::bf16).empty());
+  CHECK(t.gemm_unsupported(kSpr, MatmulDtype::i8).empty());
+  CHECK(t.gemm_unsupported(kAvx, MatmulDtype::f32) == "the f32 kernels need avx512_f, or avx2 with fma");
+  CHECK(t.gemm_unsupported(kZen3, MatmulDtype::bf16) == "the bf16 kernels need avx512_f");
+  CHECK(t.gemm_unsupported(with({"avx512_f"}), MatmulDtype::i8) == "the int8 kernels need avx512_vnni (vpdpbusd)");
+  CHECK(t.vector_registers(512) == 32);
+  CHECK(t.vector_registers(256) == 16);
+  CHECK(t.width_name(512) == "avx512");
+  CHECK(t.width_name(256) == "avx2");
+  CHECK(t.width_name(128) == "sse");
+  CHECK(t.width_name(64) == "scalar");
+}
