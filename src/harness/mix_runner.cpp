@@ -174,6 +174,7 @@ MixResult ProbeRunner::Impl::run_mix_once(const std::vector<MixSpec>& parts) {
     r.reason = fmt::format("{}", fmt::join(doubts, "; "));
   }
   spdlog::debug("mix {}: {:.3f} cycles/group, {} rounds", r.repro, cpg, rounds);
+  note_probe_slowed(best.paired && (best.clean_samples < kMinCleanSamples || best.clean_samples < best.slowed_samples));
   return r;
 }
 

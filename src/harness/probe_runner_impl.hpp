@@ -166,6 +166,7 @@ struct ProbeRunner::Impl {
 
   // A co-tenant can start on this core's sibling in the middle of a run: on an Emerald Rapids VM every
   // probe after the 123rd of a `run` read 44-45% slowed on the core that was the quietest at the start.
+// Probes and mixes (pairs, pair matrices, FLOP-mix searches) both count.
   // After kBusyStreak probes in a row were mostly slowed, the cores are ranked again and the runner
   // moves to a quieter one (with a fresh calibration); the retries then measure the doubtful rows there.
   int busy_streak = 0;
