@@ -347,6 +347,34 @@ TEST_CASE("cli: compare refuses JSON it cannot hold, naming the file", "[main]")
   CHECK(odd.err.find('\x1b') == std::string::npos);
 }
 
+TEST_CASE("cli: score places a kernel on an OpenCL device's roofline from a gpu document", "[main][gpu]") {
+  const peakprobe::test::ScratchDir dir;
+  // As `peakprobe gpu --json` writes it: one device, its ceilings in the CPU table's format.
+  const std::string one = dir.write("gpu.json", R"({"schema":"peakprobe-gpu/1","devices":[{"name":"G",
+    "ceilings":{"schema":"peakprobe-roofline/1",
+      "compute":[{"dtype":"f32","isa":"x4","threads":1,"gflops":60000}],
+      "memory":[{"level":"DRAM","kernel":"load","threads":1,"gbps":4000},
+                {"level":"local","kernel":"load","threads":1,"gbps":30000}]}}]})");
+  Run ok = run_peakprobe("score --table " + quoted(one) + " --flops 4e12 --bytes 8e9 --seconds 0.1 --json -");
+  REQUIRE(ok.rc == 0);
+  const auto s = nlohmann::json::parse(ok.out)["scores"][0];
+  // 500 FLOP per byte is beyond the ridge (60000 / 4000 = 15): the compute roof binds.
+  CHECK(s["bound_by"] == "compute f32 x4");
+  CHECK(s["attainable_gflops"].get<double>() == Approx(60000));
+  CHECK(s["ridge_ai"].get<double>() == Approx(15));
+  Run local = run_peakprobe("score --table " + quoted(one) + " --flops 1e9 --bytes 1e9 --seconds 1 --level local --json -");
+  REQUIRE(local.rc == 0);
+  CHECK(nlohmann::json::parse(local.out)["scores"][0]["attainable_gflops"].get<double>() == Approx(30000));
+  const std::string two = dir.write("two.json", R"({"schema":"peakprobe-gpu/1","devices":[{"name":"a"},{"name":"b"}]})");
+  Run many = run_peakprobe("score --table " + quoted(two) + " --flops 1 --bytes 1 --seconds 1");
+  CHECK(many.rc == 2);
+  CHECK_THAT(many.err, Catch::Contains("2 OpenCL devices"));
+  const std::string none = dir.write("none.json", R"({"schema":"peakprobe-gpu/1","devices":[{"name":"a","reason":"no device"}]})");
+  Run skipped = run_peakprobe("score --table " + quoted(none) + " --flops 1 --bytes 1 --seconds 1");
+  CHECK(skipped.rc == 2);
+  CHECK_THAT(skipped.err, Catch::Contains("no ceiling table"));
+}
+
 TEST_CASE("cli: score validates the table and the kernels by type and value", "[main]") {
   const peakprobe::test::ScratchDir dir;
   const std::string table = dir.write("table.json", R"({"schema":"peakprobe-roofline/1",

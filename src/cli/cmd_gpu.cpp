@@ -14,6 +14,8 @@
 #include "gpu/cl_kernels.hpp"
 #include "gpu/gpu_json.hpp"
 #include "gpu/gpu_worker.hpp"
+#include "roofline/gpu_ceilings.hpp"
+#include "report/ceiling_report.hpp"
 #include "report/gpu_report.hpp"
 #include "report/json_report.hpp"
 
@@ -37,7 +39,12 @@ std::vector<std::string> split(const std::string& s) {
 nlohmann::json gpu_document(const std::vector<GpuReport>& reports, const GlobalOptions& g) {
   const RunDocument d = new_document(detect_cpu_info(), g.argc, g.argv);
   nlohmann::json devices = nlohmann::json::array();
-  for (const GpuReport& r : reports) devices.push_back(to_json(r));
+  for (const GpuReport& r : reports) {
+    devices.push_back(to_json(r));
+    // The device's roofline in the CPU's table format: `peakprobe score --table` reads it.
+    const CeilingTable t = gpu_ceiling_table(r);
+    if (!t.compute.empty() || !t.memory.empty()) devices.back()["ceilings"] = to_json(t);
+  }
   return {{"schema", kGpuSchema},
           {"tool", {{"name", "peakprobe"}, {"version", d.version}}},
           {"command", d.command},

@@ -11,6 +11,7 @@
 #include "cli/catalog_loading.hpp"
 #include "cli/commands.hpp"
 #include "asm/target.hpp"
+#include "peakprobe/gpu_result.hpp"
 #include "cli/measure.hpp"
 #include "cpu/cpu_info.hpp"
 #include "harness/probe_runner.hpp"
@@ -156,7 +157,9 @@ void add_score_command(CLI::App& app, GlobalOptions& g) {
   cmd->add_option("--name", req->name, "A label for the kernel");
   cmd->add_option("--dtype", req->dtype, "Data type whose compute roof applies (default f32)");
   cmd->add_option("--level", req->level, "Memory level its bytes come from: L1, L2, L3 or DRAM (default DRAM)");
-  cmd->add_option("--table", *table, "A saved ceiling table (roofline --json output); measured now if absent")
+  cmd->add_option("--table", *table,
+                  "A saved ceiling table (roofline --json output, or a gpu --json document of one device); measured "
+                  "now if absent")
       ->type_name("FILE")
       ->check(not_empty());
   cmd->add_option("--kernels", *kernels,
@@ -164,7 +167,9 @@ void add_score_command(CLI::App& app, GlobalOptions& g) {
       ->type_name("FILE")
       ->check(not_empty());
   cmd->footer("The thread count is --threads (default 1). Example:\n"
-              "  peakprobe score --table roof.json --flops 2.1e9 --bytes 1.2e7 --seconds 0.02 --level L2\n");
+              "  peakprobe score --table roof.json --flops 2.1e9 --bytes 1.2e7 --seconds 0.02 --level L2\n"
+              "  peakprobe score --table gpu.json --flops 4e12 --bytes 8e9 --seconds 0.1   # an OpenCL device:\n"
+              "      levels DRAM (its global memory, the default) and local\n");
   cmd->callback([&g, req, table, kernels] {
     g.action = [&g, req, table, kernels] {
       if (int rc = check_outputs(g.out)) return void(g.exit_code = rc);
@@ -195,6 +200,22 @@ void add_score_command(CLI::App& app, GlobalOptions& g) {
         auto text = read_input_file(*table, "ceiling table");
         if (!text) return spdlog::error("{}", text.error()), void(g.exit_code = kExitUsage);
         nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
+        // A `peakprobe gpu --json` document: its one device's ceiling table.
+        if (j.is_object() && j.contains("schema") && j["schema"] == kGpuSchema) {
+          const nlohmann::json devices = j.contains("devices") ? j["devices"] : nlohmann::json();
+          if (!devices.is_array() || devices.size() != 1) {
+            spdlog::error("'{}' holds {} OpenCL devices; score needs one (peakprobe gpu --device N --json FILE)",
+                          *table, devices.is_array() ? devices.size() : 0);
+            return void(g.exit_code = kExitUsage);
+          }
+          if (!devices[0].is_object() || !devices[0].contains("ceilings")) {
+            const bool has_reason = devices[0].is_object() && devices[0].contains("reason") && devices[0]["reason"].is_string();
+            spdlog::error("the device in '{}' has no ceiling table (nothing was measured there: {})", *table,
+                          has_reason ? devices[0]["reason"].get<std::string>() : std::string("no reason given"));
+            return void(g.exit_code = kExitUsage);
+          }
+          j = devices[0];
+        }
         auto parsed = j.is_discarded() ? Expected<CeilingTable>(make_error("not JSON")) : ceilings_from_json(j);
         if (!parsed) {
           spdlog::error("cannot read a ceiling table from '{}': {}", *table, parsed.error());
