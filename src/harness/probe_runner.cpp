@@ -588,8 +588,9 @@ bool ProbeRunner::Impl::move_to_quieter_core() {
   if (options.cpu >= 0 || moves >= kMaxCoreMoves) return false;  // pinned by hand, or moved enough
   const std::vector<CoreQuietness> q = measure_core_quietness(cpu);
   const auto here = std::find_if(q.begin(), q.end(), [&](const CoreQuietness& c) { return c.cpu == pinned_cpu; });
-  const auto best = std::find_if(q.begin(), q.end(), [&](const CoreQuietness& c) { return c.cpu == quieter_core(q, pinned_cpu); });
-  if (best == q.end()) return false;
+  const int to = quieter_core(q, pinned_cpu);
+  const auto best = std::find_if(q.begin(), q.end(), [&](const CoreQuietness& c) { return c.cpu == to; });
+  if (to < 0 || best == q.end()) return false;
   std::string err;
   if (!pin_current_thread(best->cpu, &err)) return false;
   auto cal = ClockCalibrator::create(counter, cpu.tsc_hz, cpu);

@@ -2,6 +2,8 @@
 // before the seam: the roofline, dual-issue, report and matmul figures must not move with it.
 #include <catch2/catch.hpp>
 
+#include "cpu_with.hpp"
+
 #include "asm/target.hpp"
 #include "asm/x86/target.hpp"
 #include "roofline/ceilings.hpp"
@@ -9,15 +11,10 @@
 using namespace peakprobe;
 
 namespace {
-CpuInfo with(std::vector<std::string> features) {
-  CpuInfo c;
-  c.features = std::move(features);
-  return c;
-}
-const CpuInfo kSse = with({"sse2"});
-const CpuInfo kAvx = with({"sse2", "avx"});
-const CpuInfo kZen3 = with({"sse2", "avx", "avx2", "fma"});
-const CpuInfo kSpr = with({"sse2", "avx", "avx2", "fma", "avx512_f", "avx512_bf16", "avx512_vnni"});
+const CpuInfo kSse = test::cpu_with({"sse2"});
+const CpuInfo kAvx = test::cpu_with({"sse2", "avx"});
+const CpuInfo kZen3 = test::cpu_with({"sse2", "avx", "avx2", "fma"});
+const CpuInfo kSpr = test::cpu_with({"sse2", "avx", "avx2", "fma", "avx512_f", "avx512_bf16", "avx512_vnni"});
 }  // namespace
 
 TEST_CASE("x86 target: it is the host's target", "[target]") {
@@ -93,7 +90,7 @@ TEST_CASE("x86 target: matmul kernel support, registers and width names", "[targ
   CHECK(t.gemm_unsupported(kSpr, MatmulDtype::i8).empty());
   CHECK(t.gemm_unsupported(kAvx, MatmulDtype::f32) == "the f32 kernels need avx512_f, or avx2 with fma");
   CHECK(t.gemm_unsupported(kZen3, MatmulDtype::bf16) == "the bf16 kernels need avx512_f");
-  CHECK(t.gemm_unsupported(with({"avx512_f"}), MatmulDtype::i8) == "the int8 kernels need avx512_vnni (vpdpbusd)");
+  CHECK(t.gemm_unsupported(test::cpu_with({"avx512_f"}), MatmulDtype::i8) == "the int8 kernels need avx512_vnni (vpdpbusd)");
   CHECK(t.vector_registers(512) == 32);
   CHECK(t.vector_registers(256) == 16);
   CHECK(t.width_name(512) == "avx512");
