@@ -58,4 +58,8 @@ class Target {
 // The target of the ISA this build runs on.
 const Target& host_target();
 
+// One pause of a spin-wait loop: the ISA's spin hint, which lets a sibling hardware thread run and
+// keeps the loop's exit from flushing the pipeline.
+void spin_pause();
+
 }  // namespace peakprobe::isa

@@ -2,6 +2,8 @@
 
 #include "asm/x86/mem_kernels.hpp"
 
+#include <immintrin.h>
+
 namespace peakprobe::x86 {
 
 namespace {
@@ -81,4 +83,6 @@ const Target& host_target() {
   static const x86::X86Target target;
   return target;
 }
+void spin_pause() { _mm_pause(); }
+
 }  // namespace peakprobe::isa

@@ -75,8 +75,9 @@ MatmulPlan plan_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulProblem& p,
   MatmulConfig analytic = default_config(cpu, p.dtype, p.m, p.n, p.k, p.threads);
   analytic.pack_a = !a_in_place_possible(p.dtype, analytic.mr);  // in place measured faster here at every size
   shortlist.push_back(analytic);
-  // Starting threads costs tens of microseconds a call, which the model does not price: for small
-  // problems one thread can win, so its best block is checked too.
+  // The team's wake-up and join (well under a microsecond when the helpers are awake) and the helpers'
+  // cold caches are not priced by the model: for the smallest problems one thread can still win, so
+  // its best block is checked too.
   if (p.threads > 1) {
     MatmulConfig single = shortlist.front();
     single.threads = single.thread_rows = single.thread_cols = 1;

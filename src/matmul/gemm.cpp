@@ -2,7 +2,6 @@
 
 #include "asm/target.hpp"
 
-#include <immintrin.h>
 #include <sys/mman.h>
 
 #include <algorithm>
@@ -10,13 +9,14 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <thread>
 
 #include <fmt/format.h>
 
-#include "harness/pin.hpp"
 #include "matmul/packing.hpp"
 #include "matmul/reference.hpp"
+#include "matmul/thread_team.hpp"
 
 namespace peakprobe {
 namespace {
@@ -63,7 +63,7 @@ class SpinBarrier {
       return;
     }
     for (int spins = 0; generation_.load(std::memory_order_acquire) == gen; ++spins) {
-      if (spins < 20000) _mm_pause();
+      if (spins < 20000) isa::spin_pause();
       else std::this_thread::yield();
     }
   }
@@ -134,7 +134,11 @@ std::string check_config(const CpuInfo& cpu, MatmulDtype dtype, const MatmulConf
 }
 
 Gemm::Gemm(const CpuInfo& cpu, MatmulDtype dtype)
-    : cpu_(cpu), dtype_(dtype), vec_bits_(gemm_vector_bits(cpu)), workspace_(std::make_unique<Workspace>()) {}
+    : cpu_(cpu),
+      dtype_(dtype),
+      vec_bits_(gemm_vector_bits(cpu)),
+      workspace_(std::make_unique<Workspace>()),
+      team_(std::make_unique<ThreadTeam>(cpu.core_order)) {}
 Gemm::~Gemm() = default;
 
 std::string Gemm::kernel_name(const MatmulConfig& g) const {
@@ -202,10 +206,8 @@ Expected<bool> Gemm::run(const GemmArgs& x, const MatmulConfig& g) {
   const auto* a = static_cast<const uint8_t*>(x.a);
   const auto* b = static_cast<const uint8_t*>(x.b);
   auto* c = static_cast<uint8_t*>(x.c);
-  auto worker = [&](int t) {
-    // The caller runs worker 0 where it already is (pinning costs two system calls a run, 5-10% of
-    // a 128^3 product); the helpers are pinned to the next cores in order.
-    if (t > 0 && t < int(cpu_.core_order.size())) pin_current_thread(cpu_.core_order[size_t(t)]);
+  // The caller runs worker 0 where it already is; the team's helpers sit on the next cores in order.
+  const std::function<void(int)> worker = [&](int t) {
     const int tr = t % tr_count, tc = t / tr_count;
     const int64_t r0 = std::min(x.m, row_panels * tr / tr_count * mr);
     const int64_t r1 = std::min(x.m, row_panels * (tr + 1) / tr_count * mr);
@@ -244,10 +246,7 @@ Expected<bool> Gemm::run(const GemmArgs& x, const MatmulConfig& g) {
       }
     }
   };
-  std::vector<std::thread> team;
-  for (int t = 1; t < threads; ++t) team.emplace_back(worker, t);
-  worker(0);
-  for (auto& th : team) th.join();
+  team_->run(threads, worker);
   return true;
 }
 

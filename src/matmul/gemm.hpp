@@ -17,6 +17,8 @@
 
 namespace peakprobe {
 
+class ThreadTeam;
+
 // "" when this CPU can run the dtype's kernels, else the missing feature, named.
 std::string gemm_unsupported(const CpuInfo& cpu, MatmulDtype dtype);
 // Widest vector the kernels use on this CPU (512 or 256) and how many registers it has.
@@ -52,8 +54,9 @@ class Gemm {
   // Name of the kernel a configuration runs: "avx512 f32 6x64".
   std::string kernel_name(const MatmulConfig& config) const;
   // C = A x B. The calling thread does the first share of the work where it runs (pin it to the
-  // first core of cpu.core_order for steady timings); the other threads are pinned to the next
-  // cores in that order. Packing buffers are kept between calls.
+  // first core of cpu.core_order for steady timings); the other threads are a persistent team
+  // (thread_team.hpp) pinned to the next cores in that order. Packing buffers and the team are kept
+  // between calls.
   Expected<bool> run(const GemmArgs& args, const MatmulConfig& config);
 
  private:
@@ -64,6 +67,7 @@ class Gemm {
   int vec_bits_;
   std::map<std::tuple<int, int, bool>, std::unique_ptr<x86::MicroKernels>> kernels_;
   std::unique_ptr<Workspace> workspace_;
+  std::unique_ptr<ThreadTeam> team_;
 };
 
 }  // namespace peakprobe

@@ -1,0 +1,93 @@
+#include "matmul/thread_team.hpp"
+
+#include <algorithm>
+#include <chrono>
+
+#include "asm/target.hpp"
+#include "harness/pin.hpp"
+
+namespace peakprobe {
+namespace {
+
+// How long a parked thread spins before it sleeps in the kernel. Back-to-back calls (repetitions,
+// autotune, a batch) come within microseconds and find the helpers spinning; a futex wake-up costs
+// 5-50 us, more than a whole small product. Past this the helpers stop taking CPU time from others.
+constexpr auto kSpin = std::chrono::microseconds(200);
+
+// Waits until `value` differs from `old`: spins for kSpin, then blocks on the futex behind
+// std::atomic::wait. Returns the new value.
+template <typename T>
+T wait_while_equal(const std::atomic<T>& value, T old) {
+  const auto until = std::chrono::steady_clock::now() + kSpin;
+  for (int i = 0;; ++i) {
+    const T now = value.load(std::memory_order_acquire);
+    if (now != old) return now;
+    isa::spin_pause();
+    // The clock is read every 64 pauses: a pause takes 10-140 cycles depending on the core.
+    if ((i & 63) == 63 && std::chrono::steady_clock::now() > until) break;
+  }
+  for (;;) {
+    value.wait(old, std::memory_order_acquire);
+    const T now = value.load(std::memory_order_acquire);
+    if (now != old) return now;
+  }
+}
+
+}  // namespace
+
+ThreadTeam::ThreadTeam(std::vector<int> cpus) : cpus_(std::move(cpus)) {}
+
+ThreadTeam::~ThreadTeam() {
+  stop_.store(true, std::memory_order_relaxed);
+  generation_.fetch_add(1, std::memory_order_release);
+  generation_.notify_all();
+  for (auto& h : helpers_) h.join();
+}
+
+void ThreadTeam::helper_main(int t, uint32_t seen) {
+  if (t < int(cpus_.size()) && cpus_[size_t(t)] >= 0) pin_current_thread(cpus_[size_t(t)]);
+  for (;;) {
+    seen = wait_while_equal(generation_, seen);
+    if (stop_.load(std::memory_order_relaxed)) return;
+    if (t < parties_) (*job_)(t);
+    // Every helper answers every run, needed or not: the caller then knows none of them still reads
+    // job_ or parties_ when it writes the next run's.
+    if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) pending_.notify_one();
+  }
+}
+
+void ThreadTeam::run(int parties, const std::function<void(int)>& job) {
+  parties = std::max(1, parties);
+  ++runs_;
+  if (parties == 1) {
+    job(0);
+    return;
+  }
+  // New helpers start from the generation before this run's bump, so they take part in it.
+  const uint32_t gen = generation_.load(std::memory_order_relaxed);
+  while (int(helpers_.size()) < parties - 1) {
+    const int t = int(helpers_.size()) + 1;
+    helpers_.emplace_back([this, t, gen] { helper_main(t, gen); });
+  }
+  job_ = &job;
+  parties_ = parties;
+  pending_.store(int(helpers_.size()), std::memory_order_relaxed);
+  generation_.store(gen + 1, std::memory_order_release);
+  generation_.notify_all();
+  job(0);
+  for (int left = pending_.load(std::memory_order_acquire); left != 0;) left = wait_while_equal(pending_, left);
+}
+
+double ThreadTeam::fork_join_seconds(int parties) {
+  const std::function<void(int)> nothing = [](int) {};
+  run(parties, nothing);  // start the helpers
+  double best = 1e9;
+  for (int i = 0; i < 200; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    run(parties, nothing);
+    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  return best;
+}
+
+}  // namespace peakprobe
