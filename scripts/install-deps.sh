@@ -6,13 +6,13 @@ SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
-# libopenblas0-pthread and libblis4-pthread are optional run-time baselines for `peakprobe matmul`:
+# libdnnl2 (oneDNN), libopenblas0-pthread and libblis4-pthread are optional run-time baselines for `peakprobe matmul`:
 # found with dlopen when present, never linked against. opencl-c-headers is needed to build `peakprobe gpu`;
 # the OpenCL loader and PoCL (a CPU OpenCL device, what the GPU tests run on) are also opened at run time.
 $SUDO apt-get install -y -qq --no-install-recommends \
   build-essential cmake pkg-config \
   libasmjit-dev libcli11-dev libspdlog-dev libfmt-dev catch2 nlohmann-json3-dev libhwloc-dev \
-  libopenblas0-pthread libblis4-pthread \
+  libdnnl2 libopenblas0-pthread libblis4-pthread \
   opencl-c-headers ocl-icd-libopencl1 pocl-opencl-icd \
   >/dev/null
 echo "peakprobe dependencies installed"

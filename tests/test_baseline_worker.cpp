@@ -58,6 +58,15 @@ TEST_CASE("baseline worker: a job survives encoding, a bad one is a typed error"
   CHECK(back->pin_cpu == 1);
   CHECK(back->pile_bytes == 123456789u);
   CHECK(back->min_seconds == job.min_seconds);
+  CHECK(back->dtype == MatmulDtype::f32);
+  job.dtype = MatmulDtype::i8;
+  REQUIRE(decode_job(encode_job(job)).ok());
+  CHECK(decode_job(encode_job(job))->dtype == MatmulDtype::i8);
+  std::string text = encode_job(job);
+  text.replace(text.find("\"int8\""), 6, "\"f16\"");
+  REQUIRE_FALSE(decode_job(text).ok());
+  CHECK_THAT(decode_job(text).error(), Catch::Contains("f16"));
+  job.dtype = MatmulDtype::f32;
 
   CHECK_FALSE(decode_job("").ok());
   CHECK_FALSE(decode_job("[1,2]").ok());
@@ -97,6 +106,15 @@ TEST_CASE("baseline worker: a crash, an abort, an exit and a hang each give an e
   const BaselineOutcome hang = run_fake("hang", 1.0);
   CHECK(hang.result.status == Status::error);
   CHECK_THAT(hang.result.reason, Catch::Contains("time limit"));
+}
+
+TEST_CASE("baseline worker: a library without a GEMM of the dtype is unavailable, not an error", "[baseline_worker]") {
+  // The stand-in has cblas_sgemm only: asked for bf16 it has nothing to run.
+  BaselineJob job = small_job();
+  job.dtype = MatmulDtype::bf16;
+  const BaselineOutcome o = run_baseline_isolated(job, 60);
+  CHECK_FALSE(o.available);
+  CHECK_THAT(o.unavailable, Catch::Contains("no bf16 GEMM"));
 }
 
 TEST_CASE("baseline worker: a library that is not there is unavailable, not an error", "[baseline_worker]") {

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include <cmath>
+#include <cstring>
 #include <random>
 
 #include "matmul/blas_baseline.hpp"
@@ -98,7 +99,7 @@ TEST_CASE("blas: an unknown library name is an error listing the known names", "
   auto empty = BlasLibrary::open("");
   REQUIRE_FALSE(empty);
   CHECK_THAT(empty.error(), Catch::Contains("openblas"));
-  CHECK(default_blas_names() == std::vector<std::string>{"openblas", "blis"});
+  CHECK(default_blas_names() == std::vector<std::string>{"onednn", "openblas", "blis"});
 }
 
 TEST_CASE("blas: a path that does not exist is an error naming it", "[blas]") {
@@ -128,6 +129,75 @@ TEST_CASE("blas: OpenBLAS sgemm matches a double reference with padded leading d
 
 TEST_CASE("blas: BLIS sgemm matches a double reference with padded leading dimensions", "[blas]") {
   check_library("blis", "libblis4-pthread");
+}
+
+TEST_CASE("blas: oneDNN sgemm matches a double reference with padded leading dimensions", "[blas]") {
+  check_library("onednn", "libdnnl2");
+}
+
+TEST_CASE("blas: oneDNN's bf16 and int8 GEMMs give our operand types' exact products", "[blas]") {
+  auto lib = BlasLibrary::open("onednn");
+  if (!lib) PP_SKIP("oneDNN is not installed here: " << lib.error());
+  BlasLibrary& l = **lib;
+  REQUIRE(l.set_threads(1));
+  REQUIRE(l.supports(MatmulDtype::bf16));
+  REQUIRE(l.supports(MatmulDtype::i8));
+  const int64_t m = 19, n = 23, k = 37, lda = k + 3, ldb = n + 5, ldc = n + 2;
+  std::mt19937 rng(5);
+  // bf16 values with few mantissa bits (k/8 in -4..4), so every product and sum is exact in f32.
+  std::vector<uint16_t> ab(size_t(m * lda)), bb(size_t(k * ldb));
+  std::vector<double> af(ab.size()), bf(bb.size());
+  auto bf16_of = [](float x) {
+    uint32_t u;
+    std::memcpy(&u, &x, 4);
+    return uint16_t(u >> 16);
+  };
+  for (size_t i = 0; i < ab.size(); ++i) af[i] = double(int(rng() % 65) - 32) / 8, ab[i] = bf16_of(float(af[i]));
+  for (size_t i = 0; i < bb.size(); ++i) bf[i] = double(int(rng() % 65) - 32) / 8, bb[i] = bf16_of(float(bf[i]));
+  // u8 x s8 -> s32 with zero offsets, in the ranges run_matmul fills (A 0..63, B -64..63): without
+  // VNNI oneDNN adds pairs of products in 16 bits, which saturate for full-range bytes.
+  std::vector<uint8_t> a8(size_t(m * lda));
+  std::vector<int8_t> b8(size_t(k * ldb));
+  for (auto& x : a8) x = uint8_t(rng() & 63);
+  for (auto& x : b8) x = int8_t(int(rng() & 127) - 64);
+  std::vector<int32_t> c8(size_t(m * ldc), -7);
+  REQUIRE(l.gemm(MatmulDtype::i8, m, n, k, a8.data(), lda, b8.data(), ldb, c8.data(), ldc).ok());
+  std::vector<float> cf(size_t(m * ldc), -1.0f);
+  auto bf16_run = l.gemm(MatmulDtype::bf16, m, n, k, ab.data(), lda, bb.data(), ldb, cf.data(), ldc);
+  INFO((bf16_run.ok() ? std::string("ok") : bf16_run.error()));
+  const bool bf16_ran = bf16_run.ok();
+  if (!bf16_ran) CHECK_THAT(bf16_run.error(), Catch::Contains("unimplemented"));  // the CPU lacks it, nothing else
+  int wrong_bf16 = 0, wrong_i8 = 0, padding_touched = 0;
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      double rf = 0;
+      int64_t ref8 = 0;
+      for (int64_t p = 0; p < k; ++p) {
+        rf += af[size_t(i * lda + p)] * bf[size_t(p * ldb + j)];
+        ref8 += int64_t(a8[size_t(i * lda + p)]) * int64_t(b8[size_t(p * ldb + j)]);
+      }
+      wrong_bf16 += bf16_ran && double(cf[size_t(i * ldc + j)]) != rf;
+      wrong_i8 += c8[size_t(i * ldc + j)] != ref8;
+    }
+    for (int64_t j = n; j < ldc; ++j) padding_touched += cf[size_t(i * ldc + j)] != -1.0f || c8[size_t(i * ldc + j)] != -7;
+  }
+  CHECK(wrong_bf16 == 0);
+  CHECK(wrong_i8 == 0);
+  CHECK(padding_touched == 0);
+  if (!bf16_ran) PP_SKIP("int8 checked; oneDNN has no bf16 GEMM kernel for this CPU: " << bf16_run.error());
+}
+
+TEST_CASE("blas: OpenBLAS and BLIS offer f32 only, and say so", "[blas]") {
+  auto lib = BlasLibrary::open("openblas");
+  if (!lib) PP_SKIP("OpenBLAS is not installed here: " << lib.error());
+  CHECK((*lib)->supports(MatmulDtype::f32));
+  CHECK_FALSE((*lib)->supports(MatmulDtype::bf16));
+  CHECK_FALSE((*lib)->supports(MatmulDtype::i8));
+  std::vector<uint8_t> a(16), b(16);
+  std::vector<int32_t> c(16);
+  auto r = (*lib)->gemm(MatmulDtype::i8, 2, 2, 2, a.data(), 2, b.data(), 2, c.data(), 2);
+  REQUIRE_FALSE(r.ok());
+  CHECK_THAT(r.error(), Catch::Contains("no int8 GEMM"));
 }
 
 TEST_CASE("blas: both libraries at once, by path, and reopened after closing", "[blas]") {

@@ -24,7 +24,7 @@ struct BenchOptions {
   std::string shapes = "128,1024,4096,127,513";
   std::string dtypes = "f32,bf16";
   std::string batches = "1,4,16";
-  std::string baselines = "openblas,blis";
+  std::string baselines = "onednn,openblas,blis";
   double max_gflop = 200;  // per call; bigger combinations are listed as skipped
   bool quick = false;
 };
@@ -168,7 +168,7 @@ void add_bench_command(CLI::App& app, GlobalOptions& g) {
   mm->add_option("--shapes", o->shapes, "Cube sizes S (S x S x S problems)")->capture_default_str();
   mm->add_option("--dtypes", o->dtypes, "f32, bf16, int8")->capture_default_str();
   mm->add_option("--batches", o->batches, "Batch sizes")->capture_default_str();
-  mm->add_option("--baseline", o->baselines, "BLAS libraries for the f32 rows (openblas, blis, none)")
+  mm->add_option("--baseline", o->baselines, "Libraries to run beside ours: onednn (every dtype), openblas and blis (f32 rows), none")
       ->capture_default_str();
   mm->add_option("--max-gflop", o->max_gflop, "Skip combinations with more work per call than this")
       ->capture_default_str();

@@ -29,7 +29,7 @@ struct MatmulOptions {
   std::string dtype = "f32";
   std::string cold_cache = "none";
   std::string config;
-  std::string baselines = "openblas,blis";
+  std::string baselines = "onednn,openblas,blis";
   bool explain = false;
   bool autotune = false;
   bool quick = false;  // bench: leave out 4096^3
@@ -198,7 +198,7 @@ void add_matmul_command(CLI::App& app, GlobalOptions& g) {
                   "Tiling to use instead of the model's: key=value list of mr, nv (or nr), mc, kc, nc, grid=RxC;\n"
                   "keys left out keep the model's values")
       ->type_name("LIST");
-  cmd->add_option("--baseline", o->baselines, "BLAS libraries to run the same f32 problem (openblas, blis, a path, none)")
+  cmd->add_option("--baseline", o->baselines, "Libraries to run the same problem: onednn (every dtype), openblas and blis (f32), a path, none")
       ->capture_default_str();
   cmd->add_flag("--explain", o->explain, "Print the cost model's candidates, their predicted costs and its choice");
   cmd->add_flag("--autotune", o->autotune,
@@ -208,7 +208,8 @@ void add_matmul_command(CLI::App& app, GlobalOptions& g) {
       "on the same --threads cores. The result is checked against a double-accumulating reference\n"
       "(max_rel_error; exact for int8), then timed: 2 warm-up runs, at least 5 repetitions and 0.5 s;\n"
       "mean, min, max and std in ms; GFLOP/s from the best run with FLOPs = 2MNK x batch; efficiency\n"
-      "against the roof that binds. Installed OpenBLAS / BLIS run the same f32 problem for a baseline.\n"
+      "against the roof that binds. Installed oneDNN (f32, bf16, int8), OpenBLAS and BLIS (f32) run the\n"
+      "same problem in worker processes for a baseline.\n"
       "Examples:\n"
       "  peakprobe matmul --shape 1024,1024,1024\n"
       "  peakprobe matmul --shape 2048,2048,2048 --threads 2 --explain\n"

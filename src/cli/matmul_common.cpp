@@ -195,8 +195,8 @@ Expected<std::vector<std::string>> parse_baselines(const std::string& text) {
     const std::size_t comma = text.find(',', start);
     const std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
     const bool path = item.find('/') != std::string::npos || item.find(".so") != std::string::npos;
-    if (item != "openblas" && item != "blis" && item != "none" && !path)
-      return make_error(fmt::format("--baseline '{}': expected openblas, blis, none or a library path (with '/' or "
+    if (item != "onednn" && item != "openblas" && item != "blis" && item != "none" && !path)
+      return make_error(fmt::format("--baseline '{}': expected onednn, openblas, blis, none or a library path (with '/' or "
                                     "'.so'), comma-separated", item));
     // dlopen() would wait forever on a FIFO and read a device: a path must be a regular file (one that
     // does not exist is left to the loader, which says so).
@@ -229,7 +229,7 @@ std::string matmul_size_problem(int64_t m, int64_t n, int64_t k, int64_t batch, 
                c = double(batch) * 4.0 * double(m) * double(n);
   const double rotated = cold == ColdCacheMode::none ? 0 : cold == ColdCacheMode::wei ? b : a + b + c;
   const double ours = a + b + c + 2 * rotated;
-  const bool baseline = with_baseline && dtype == MatmulDtype::f32;
+  const bool baseline = with_baseline;  // oneDNN runs every dtype
   const double need = baseline ? 2 * ours : ours;
   if (available_bytes == 0 || need <= 0.8 * double(available_bytes)) return "";
   std::string what = "the operands";

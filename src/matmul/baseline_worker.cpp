@@ -50,6 +50,7 @@ BaselineResult result_from(const json& j) {
 std::string encode_job(const BaselineJob& job) {
   return json{{"library", job.library},
               {"m", job.m}, {"n", job.n}, {"k", job.k}, {"batch", job.batch},
+              {"dtype", to_string(job.dtype)},
               {"threads", job.threads},
               {"cold_cache", to_string(job.cold_cache)},
               {"flush_tlb", job.flush_tlb},
@@ -66,6 +67,11 @@ Expected<BaselineJob> decode_job(const std::string& text) {
     job.library = j.at("library").get<std::string>();
     job.m = j.at("m").get<int64_t>(), job.n = j.at("n").get<int64_t>(), job.k = j.at("k").get<int64_t>();
     job.batch = j.at("batch").get<int64_t>();
+    const std::string dtype = j.value("dtype", std::string("f32"));
+    bool known_dtype = false;
+    for (MatmulDtype d : {MatmulDtype::f32, MatmulDtype::bf16, MatmulDtype::i8})
+      if (dtype == to_string(d)) job.dtype = d, known_dtype = true;
+    if (!known_dtype) return make_error(fmt::format("dtype '{}' is not f32, bf16 or int8", dtype));
     job.threads = j.at("threads").get<int>();
     auto cold = parse_cold_cache_mode(j.at("cold_cache").get<std::string>());
     if (!cold) return make_error(cold.error());

@@ -14,8 +14,9 @@
 namespace peakprobe {
 
 struct BaselineJob {
-  std::string library;  // as --baseline names it: "openblas", "blis", a path or a soname
+  std::string library;  // as --baseline names it: "onednn", "openblas", "blis", a path or a soname
   int64_t m = 0, n = 0, k = 0, batch = 1;
+  MatmulDtype dtype = MatmulDtype::f32;
   int threads = 1;
   ColdCacheMode cold_cache = ColdCacheMode::none;
   bool flush_tlb = false;
@@ -30,7 +31,7 @@ std::string encode_job(const BaselineJob& job);
 Expected<BaselineJob> decode_job(const std::string& text);
 
 struct BaselineOutcome {
-  bool available = true;    // false: the library is not installed or has no cblas_sgemm
+  bool available = true;    // false: the library is not installed or has no GEMM of the dtype
   std::string unavailable;  // why, with the package to install
   BaselineResult result;    // when available: status ok with timing, or error with the reason
 };

@@ -1,4 +1,5 @@
-// OpenBLAS / BLIS through dlopen: candidate lists, symbol lookup, thread control and cblas_sgemm.
+// oneDNN / OpenBLAS / BLIS through dlopen: candidate lists, symbol lookup, thread control and the
+// GEMM entry points.
 #include "matmul/blas_baseline.hpp"
 
 #include <dlfcn.h>
@@ -12,6 +13,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <utility>
+
+#include <fmt/format.h>
 
 namespace peakprobe {
 
@@ -35,10 +39,30 @@ using BlisArchQuery = int (*)();
 using BlisArchString = char* (*)(int);
 using BlisFlag = long (*)();
 
+// oneDNN's BLAS-like functions (dnnl.h): row-major, 'N'/'T' transposes, 64-bit dnnl_dim_t, a
+// dnnl_status_t (0 = success) back.
+using DnnlSgemm = int (*)(char transa, char transb, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+                          int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
+using DnnlGemmBf16 = int (*)(char transa, char transb, int64_t m, int64_t n, int64_t k, float alpha,
+                             const uint16_t* a, int64_t lda, const uint16_t* b, int64_t ldb, float beta, float* c,
+                             int64_t ldc);
+using DnnlGemmU8S8 = int (*)(char transa, char transb, char offsetc, int64_t m, int64_t n, int64_t k, float alpha,
+                             const uint8_t* a, int64_t lda, uint8_t ao, const int8_t* b, int64_t ldb, int8_t bo,
+                             float beta, int32_t* c, int64_t ldc, const int32_t* co);
+// dnnl_version_t; cpu_runtime is DNNL_RUNTIME_SEQ (1), _OMP (2), _TBB (4) or _THREADPOOL (8).
+struct DnnlVersion {
+  int major, minor, patch;
+  const char* hash;
+  unsigned cpu_runtime, gpu_runtime;
+};
+using DnnlVersionFn = const DnnlVersion* (*)();
+constexpr unsigned kDnnlRuntimeSeq = 1, kDnnlRuntimeOmp = 2, kDnnlRuntimeTbb = 4, kDnnlRuntimeThreadpool = 8;
+
 struct KnownLibrary {
   const char* name;     // "openblas"
   const char* display;  // "OpenBLAS"
   const char* package;  // Debian package that provides it
+  const char* symbol;   // the f32 GEMM it must export
   std::vector<std::string> sonames;
   std::vector<std::string> variant_dirs;  // under the multiarch library directory
   const char* file;                       // file name inside those variant dirs
@@ -46,9 +70,10 @@ struct KnownLibrary {
 
 const std::vector<KnownLibrary>& known_libraries() {
   static const std::vector<KnownLibrary> known = {
-      {"openblas", "OpenBLAS", "libopenblas0-pthread", {"libopenblas.so.0"},
+      {"onednn", "oneDNN", "libdnnl2", "dnnl_sgemm", {"libdnnl.so.3", "libdnnl.so.2"}, {}, ""},
+      {"openblas", "OpenBLAS", "libopenblas0-pthread", "cblas_sgemm", {"libopenblas.so.0"},
        {"openblas-pthread", "openblas-openmp", "openblas-serial"}, "libopenblas.so.0"},
-      {"blis", "BLIS", "libblis4-pthread", {"libblis.so.4", "libblis.so.3"},
+      {"blis", "BLIS", "libblis4-pthread", "cblas_sgemm", {"libblis.so.4", "libblis.so.3"},
        {"blis-pthread", "blis-openmp", "blis-serial"}, "libblis.so.4"},
   };
   return known;
@@ -142,6 +167,20 @@ std::string file_name(const std::string& p) {
   return slash == std::string::npos ? p : p.substr(slash + 1);
 }
 
+// The OpenMP runtime a loaded library runs on, already in the process (RTLD_NOLOAD): its
+// omp_set_num_threads and omp_get_max_threads, or nulls.
+std::pair<void*, void*> loaded_openmp() {
+  for (const char* so : {"libgomp.so.1", "libomp.so.5", "libomp.so", "libiomp5.so"}) {
+    void* h = dlopen(so, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+    if (!h) continue;
+    void* set = dlsym(h, "omp_set_num_threads");
+    void* get = dlsym(h, "omp_get_max_threads");
+    dlclose(h);  // the library that loaded it keeps it mapped
+    if (set) return {set, get};
+  }
+  return {nullptr, nullptr};
+}
+
 }  // namespace
 
 Expected<std::unique_ptr<BlasLibrary>> BlasLibrary::open(const std::string& name) {
@@ -177,9 +216,17 @@ Expected<std::unique_ptr<BlasLibrary>> BlasLibrary::open(const std::string& name
       tried += " (" + dl_reason(file) + ")";
       continue;
     }
-    void* sym = dlsym(handle, "cblas_sgemm");
+    // A known library must export its own entry point; a file given by name may be either kind.
+    void* sym = nullptr;
+    bool dnnl = false;
+    if (!known || std::strcmp(known->symbol, "cblas_sgemm") == 0) sym = dlsym(handle, "cblas_sgemm");
+    if (!sym && (!known || std::strcmp(known->symbol, "dnnl_sgemm") == 0)) {
+      sym = dlsym(handle, "dnnl_sgemm");
+      dnnl = sym != nullptr;
+    }
     if (!sym) {
-      tried += " (loads, but has no cblas_sgemm)";
+      tried += known ? std::string(" (loads, but has no ") + known->symbol + ")"
+                     : " (loads, but has no cblas_sgemm or dnnl_sgemm)";
       dlclose(handle);
       continue;
     }
@@ -187,6 +234,7 @@ Expected<std::unique_ptr<BlasLibrary>> BlasLibrary::open(const std::string& name
     std::unique_ptr<BlasLibrary> lib(new BlasLibrary());
     lib->handle_ = handle;
     lib->sgemm_ = sym;
+    lib->dnnl_ = dnnl;
     // The file that really defines cblas_sgemm (it may be a dependency of the one named), symlinks
     // resolved; the link map's name of the opened object as a fallback.
     Dl_info info{};
@@ -198,6 +246,31 @@ Expected<std::unique_ptr<BlasLibrary>> BlasLibrary::open(const std::string& name
         lib->path_ = real_path(lm->l_name);
       else
         lib->path_ = real_path(file);
+    }
+
+    if (dnnl) {
+      lib->name_ = "onednn";
+      lib->gemm_bf16_ = dlsym(handle, "dnnl_gemm_bf16bf16f32");
+      lib->gemm_u8s8_ = dlsym(handle, "dnnl_gemm_u8s8s32");
+      unsigned runtime = 0;
+      if (void* ver = dlsym(handle, "dnnl_version"))
+        if (const DnnlVersion* v = reinterpret_cast<DnnlVersionFn>(ver)()) {
+          runtime = v->cpu_runtime;
+          const char* rt = runtime == kDnnlRuntimeOmp   ? " OpenMP"
+                           : runtime == kDnnlRuntimeSeq ? " sequential"
+                           : runtime == kDnnlRuntimeTbb ? " TBB"
+                           : runtime == kDnnlRuntimeThreadpool ? " threadpool"
+                                                                : "";
+          lib->version_ = fmt::format("oneDNN {}.{}.{}{}", v->major, v->minor, v->patch, rt);
+        }
+      if (runtime == kDnnlRuntimeOmp) {
+        auto [set, get] = loaded_openmp();
+        if (set) lib->set_threads_ = set, lib->get_threads_ = get, lib->set_threads_kind_ = 1;
+      } else if (runtime == kDnnlRuntimeSeq) {
+        lib->set_threads_kind_ = 3;
+      }
+      if (known) lib->name_ = known->name;
+      return lib;
     }
 
     void* ob_set = dlsym(handle, "openblas_set_num_threads");
@@ -259,7 +332,8 @@ Expected<std::unique_ptr<BlasLibrary>> BlasLibrary::open(const std::string& name
     return make_error(std::string(known->display) + " not found: tried " + tried +
                       "; install the Debian package " + known->package);
   if (tried.find("has no cblas_sgemm") != std::string::npos)
-    return make_error(name + " has no cblas_sgemm: not a CBLAS library (" + package_hint() + ")");
+    return make_error(name + " has no cblas_sgemm or dnnl_sgemm: not a CBLAS library or oneDNN (" + package_hint() +
+                      ")");
   return make_error("cannot load BLAS library " + name + ": tried " + tried + " (" + package_hint() + ")");
 }
 
@@ -268,7 +342,9 @@ BlasLibrary::~BlasLibrary() {
 }
 
 bool BlasLibrary::set_threads(int threads) {
-  if (threads < 1 || !set_threads_) return false;
+  if (threads < 1) return false;
+  if (set_threads_kind_ == 3) return threads == 1;
+  if (!set_threads_) return false;
   if (set_threads_kind_ == 1) {
     reinterpret_cast<OpenblasSetThreads>(set_threads_)(threads);
     if (get_threads_) return reinterpret_cast<OpenblasGetThreads>(get_threads_)() == threads;
@@ -298,8 +374,69 @@ void BlasLibrary::sgemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t
                  (long long)ldc, INT32_MAX);
     std::abort();
   }
+  if (dnnl_) {
+    // oneDNN reports failure as a status; sgemm() has no way to say so but the stale C it leaves.
+    (void)gemm(MatmulDtype::f32, m, n, k, a, lda, b, ldb, c, ldc);
+    return;
+  }
   reinterpret_cast<SgemmFn>(sgemm_)(kCblasRowMajor, kCblasNoTrans, kCblasNoTrans, int(m), int(n), int(k), 1.0f, a,
                                     int(lda), b, int(ldb), 0.0f, c, int(ldc));
+}
+
+bool BlasLibrary::supports(MatmulDtype dtype) const {
+  switch (dtype) {
+    case MatmulDtype::f32: return true;
+    case MatmulDtype::bf16: return gemm_bf16_ != nullptr;
+    case MatmulDtype::i8: return gemm_u8s8_ != nullptr;
+  }
+  return false;
+}
+
+Expected<bool> BlasLibrary::gemm(MatmulDtype dtype, int64_t m, int64_t n, int64_t k, const void* a, int64_t lda,
+                                 const void* b, int64_t ldb, void* c, int64_t ldc) const {
+  if (!supports(dtype))
+    return make_error(fmt::format("{} has no {} GEMM", name_, to_string(dtype)));
+  if (!dnnl_) {
+    sgemm(m, n, k, static_cast<const float*>(a), lda, static_cast<const float*>(b), ldb, static_cast<float*>(c), ldc);
+    return true;
+  }
+  if (!sgemm_args_ok(m, n, k, lda, ldb, ldc))
+    return make_error(fmt::format("{} GEMM arguments out of range: m={} n={} k={} lda={} ldb={} ldc={}", name_, m, n,
+                                  k, lda, ldb, ldc));
+  int status = 0;
+  const char* fn = "";
+  switch (dtype) {
+    case MatmulDtype::f32:
+      fn = "dnnl_sgemm";
+      status = reinterpret_cast<DnnlSgemm>(sgemm_)('N', 'N', m, n, k, 1.0f, static_cast<const float*>(a), lda,
+                                                   static_cast<const float*>(b), ldb, 0.0f, static_cast<float*>(c),
+                                                   ldc);
+      break;
+    case MatmulDtype::bf16:
+      fn = "dnnl_gemm_bf16bf16f32";
+      status = reinterpret_cast<DnnlGemmBf16>(gemm_bf16_)('N', 'N', m, n, k, 1.0f, static_cast<const uint16_t*>(a),
+                                                          lda, static_cast<const uint16_t*>(b), ldb, 0.0f,
+                                                          static_cast<float*>(c), ldc);
+      break;
+    case MatmulDtype::i8: {
+      const int32_t no_offset = 0;
+      fn = "dnnl_gemm_u8s8s32";
+      status = reinterpret_cast<DnnlGemmU8S8>(gemm_u8s8_)('N', 'N', 'F', m, n, k, 1.0f,
+                                                          static_cast<const uint8_t*>(a), lda, 0,
+                                                          static_cast<const int8_t*>(b), ldb, 0, 0.0f,
+                                                          static_cast<int32_t*>(c), ldc, &no_offset);
+      break;
+    }
+  }
+  if (status != 0) {
+    // dnnl_status_t: the names dnnl_types.h gives them.
+    static const char* const names[] = {"success",  "out of memory", "invalid arguments", "unimplemented",
+                                        "iterator ends", "runtime error", "not required"};
+    const char* what = status > 0 && status < 7 ? names[status] : "unknown status";
+    return make_error(fmt::format("{}: {} (status {}){}", fn, what, status,
+                                  status == 3 ? ": oneDNN has no kernel for it on this CPU" : ""));
+  }
+  return true;
 }
 
 std::vector<std::string> default_blas_names() {

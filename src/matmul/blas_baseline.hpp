@@ -1,6 +1,9 @@
-// BLAS baselines for `peakprobe matmul`: OpenBLAS and BLIS, found at run time with dlopen (never a
-// link-time dependency), so the same binary compares itself with whatever the machine has.
-// Debian packages: libopenblas0-pthread (OpenBLAS), libblis4-pthread (BLIS).
+// Library baselines for `peakprobe matmul`: oneDNN, OpenBLAS and BLIS, found at run time with dlopen
+// (never a link-time dependency), so the same binary compares itself with whatever the machine has.
+// Debian packages: libdnnl2 (oneDNN), libopenblas0-pthread (OpenBLAS), libblis4-pthread (BLIS).
+// OpenBLAS and BLIS are called through CBLAS (f32 only); oneDNN through its row-major BLAS-like
+// functions, dnnl_sgemm (f32), dnnl_gemm_bf16bf16f32 (bf16, C in f32) and dnnl_gemm_u8s8s32 (int8),
+// which run the JIT kernels it generates for the CPU at hand.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -8,11 +11,12 @@
 #include <vector>
 
 #include "peakprobe/expected.hpp"
+#include "peakprobe/matmul_result.hpp"
 
 namespace peakprobe {
 
-// One loaded library with a cblas_sgemm. The handle is closed on destruction, but the library stays
-// mapped until the process exits (RTLD_NODELETE, see open()).
+// One loaded library with a cblas_sgemm or a dnnl_sgemm. The handle is closed on destruction, but the
+// library stays mapped until the process exits (RTLD_NODELETE, see open()).
 class BlasLibrary {
  public:
   // Largest m, n, k or leading dimension sgemm() accepts: Debian's OpenBLAS and BLIS take 32-bit
@@ -20,15 +24,17 @@ class BlasLibrary {
   static constexpr int64_t kMaxDim = INT32_MAX;
 
   // Loads the first candidate that dlopen accepts (RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE) and that
-  // exports cblas_sgemm. RTLD_LOCAL keeps OpenBLAS's and BLIS's identically named symbols apart.
+  // exports cblas_sgemm (dnnl_sgemm for oneDNN). RTLD_LOCAL keeps OpenBLAS's and BLIS's identically
+  // named symbols apart.
   // RTLD_NODELETE because unmapping a BLAS is unsafe: its worker threads, thread-specific-data
   // destructors and exit handlers may still run its code after dlclose (a BLIS test that passed
   // died with SIGSEGV at process exit), so nothing loaded here is unloaded before the process exits.
-  // Candidates for "openblas": libopenblas.so.0, then the Debian openblas-pthread /
-  // -openmp / -serial variants in the multiarch directory; for "blis": libblis.so.4, libblis.so.3,
-  // then the Debian blis-pthread / -openmp / -serial variants. A name containing '/' is a path to
-  // that file, and one containing ".so" a soname for the loader's search path; then name() is
-  // "openblas" or "blis" when the library is recognised by its symbols, else its file name. Any other
+  // Candidates for "onednn": libdnnl.so.3, libdnnl.so.2; for "openblas": libopenblas.so.0, then the
+  // Debian openblas-pthread / -openmp / -serial variants in the multiarch directory; for "blis":
+  // libblis.so.4, libblis.so.3, then the Debian blis-pthread / -openmp / -serial variants. A name
+  // containing '/' is a path to that file, and one containing ".so" a soname for the loader's search
+  // path; then name() is "onednn", "openblas" or "blis" when the library is recognised by its
+  // symbols, else its file name. Any other
   // name (or "") is an error listing the known names; every error names the files tried and the
   // Debian package to install.
   static Expected<std::unique_ptr<BlasLibrary>> open(const std::string& name);
@@ -41,11 +47,20 @@ class BlasLibrary {
   // libopenblas.so.0 at e.g. .../openblas-pthread/libopenblasp-r0.3.21.so).
   const std::string& path() const { return path_; }
   // What the library says of itself, for reports: "OpenBLAS 0.3.21 DYNAMIC_ARCH ... SkylakeX",
-  // "BLIS 0.9.0 skx pthreads"; "" when it cannot tell.
+  // "BLIS 0.9.0 skx pthreads", "oneDNN 2.6.3 OpenMP"; "" when it cannot tell.
   const std::string& version() const { return version_; }
-  // openblas_set_num_threads / bli_thread_set_num_threads when the library has them; false otherwise,
-  // for threads < 1, or when the library's own getter reports a different count afterwards.
+  // openblas_set_num_threads / bli_thread_set_num_threads when the library has them; for oneDNN,
+  // omp_set_num_threads of the OpenMP runtime it runs on (its sequential build takes 1 only). False
+  // otherwise, for threads < 1, or when the library's own getter reports a different count
+  // afterwards. The count holds for calls from the calling thread.
   bool set_threads(int threads);
+  // Whether gemm() can run this dtype: f32 everywhere, bf16 and int8 with oneDNN.
+  bool supports(MatmulDtype dtype) const;
+  // C = A x B in `dtype` with the operand types of peakprobe's own GEMM (f32; bf16 x bf16 -> f32;
+  // u8 x s8 -> s32 with zero offsets), row-major, alpha 1 beta 0, the same preconditions as sgemm().
+  // An error when the dtype is not supported or the library returns a failure status.
+  Expected<bool> gemm(MatmulDtype dtype, int64_t m, int64_t n, int64_t k, const void* a, int64_t lda, const void* b,
+                      int64_t ldb, void* c, int64_t ldc) const;
   // C = A x B, row-major, no transposes, alpha 1 beta 0 (C is written, never read).
   // Precondition (sgemm_args_ok): 0 <= m, n, k <= kMaxDim; max(1, k) <= lda, max(1, n) <= ldb and
   // max(1, n) <= ldc, all <= kMaxDim. A violation is a caller bug: it is reported on stderr and aborts
@@ -58,13 +73,18 @@ class BlasLibrary {
   BlasLibrary() = default;
   std::string name_, path_, version_;
   void* handle_ = nullptr;
-  void* sgemm_ = nullptr;
+  bool dnnl_ = false;            // oneDNN's functions instead of CBLAS
+  void* sgemm_ = nullptr;        // cblas_sgemm or dnnl_sgemm
+  void* gemm_bf16_ = nullptr;    // dnnl_gemm_bf16bf16f32
+  void* gemm_u8s8_ = nullptr;    // dnnl_gemm_u8s8s32
   void* set_threads_ = nullptr;
   void* get_threads_ = nullptr;
-  int set_threads_kind_ = 0;  // which signature set_threads_ has: 0 none, 1 OpenBLAS (int), 2 BLIS (dim_t)
+  // Which signature set_threads_ has: 0 none, 1 OpenBLAS or OpenMP (int), 2 BLIS (dim_t), 3 a
+  // sequential library (1 thread only).
+  int set_threads_kind_ = 0;
 };
 
-// Names of the libraries to look for by default: {"openblas", "blis"}.
+// Names of the libraries to look for by default: {"onednn", "openblas", "blis"}.
 std::vector<std::string> default_blas_names();
 
 }  // namespace peakprobe

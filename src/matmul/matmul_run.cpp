@@ -225,13 +225,14 @@ Expected<MatmulResult> run_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulRe
                            r.max_rel_error, matmul_error_limit(rq.dtype));
   }
   for (const std::string& name : rq.baselines) {
-    if (rq.dtype != MatmulDtype::f32) {
-      spdlog::info("baseline {}: only f32 is compared (the Debian BLAS builds have no bf16/int8 GEMM)", name);
+    if (rq.dtype != MatmulDtype::f32 && (name == "openblas" || name == "blis")) {
+      spdlog::info("baseline {}: only f32 is compared (its CBLAS has no {} GEMM)", name, to_string(rq.dtype));
       continue;
     }
     BaselineJob job;
     job.library = name;
     job.m = m, job.n = n, job.k = k, job.batch = rq.batch;
+    job.dtype = rq.dtype;
     job.threads = r.threads;
     job.cold_cache = rq.cold_cache;
     job.flush_tlb = rq.flush_tlb;
@@ -264,25 +265,33 @@ Expected<MatmulResult> run_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulRe
 Expected<BaselineResult> measure_baseline_here(const BaselineJob& job) {
   auto lib = BlasLibrary::open(job.library);
   if (!lib) return make_error(lib.error());
-  auto op = make_operands(job.m, job.n, job.k, job.batch, MatmulDtype::f32);
+  if (!(*lib)->supports(job.dtype))
+    return make_error(fmt::format("{} has no {} GEMM", (*lib)->name(), to_string(job.dtype)));
+  auto op = make_operands(job.m, job.n, job.k, job.batch, job.dtype);
   if (!op) return make_error(op.error());
   MatmulRequest rq;
   rq.m = job.m, rq.n = job.n, rq.k = job.k, rq.batch = job.batch, rq.threads = job.threads;
+  rq.dtype = job.dtype;
   rq.cold_cache = job.cold_cache;
   rq.flush_tlb = job.flush_tlb;
   rq.warmup = job.warmup, rq.min_repetitions = job.min_repetitions, rq.max_repetitions = job.max_repetitions;
   rq.min_seconds = job.min_seconds;
-  (*lib)->set_threads(job.threads);
-  const int64_t m = job.m, n = job.n, k = job.k;
-  auto theirs = time_calls(TimingPlace{job.pin_cpu, job.pile_bytes}, *op, rq,
-                           [&](const uint8_t* a, const uint8_t* b, uint8_t* c) -> Expected<bool> {
-                             (*lib)->sgemm(m, n, k, reinterpret_cast<const float*>(a), k,
-                                           reinterpret_cast<const float*>(b), n, reinterpret_cast<float*>(c), n);
-                             return true;
-                           });
   BaselineResult br;
   br.library = (*lib)->name();
   br.path = (*lib)->path();
+  // A library we know must run on the threads asked for, or the comparison is not like for like. A
+  // file given by path may have no thread control at all: it runs as it is.
+  const bool known = br.library == "onednn" || br.library == "openblas" || br.library == "blis";
+  if (!(*lib)->set_threads(job.threads) && known) {
+    br.status = Status::error;
+    br.reason = fmt::format("cannot set {} to {} thread{}", br.library, job.threads, job.threads == 1 ? "" : "s");
+    return br;
+  }
+  const int64_t m = job.m, n = job.n, k = job.k;
+  auto theirs = time_calls(TimingPlace{job.pin_cpu, job.pile_bytes}, *op, rq,
+                           [&](const uint8_t* a, const uint8_t* b, uint8_t* c) -> Expected<bool> {
+                             return (*lib)->gemm(job.dtype, m, n, k, a, k, b, n, c, n);
+                           });
   if (!theirs) {
     br.status = Status::error;
     br.reason = theirs.error();

@@ -29,7 +29,8 @@ struct MatmulRequest {
   int min_repetitions = 5;
   double min_seconds = 0.5;       // keep repeating until this much time was measured
   int max_repetitions = 10000;
-  std::vector<std::string> baselines;  // BLAS libraries to run too ("openblas", "blis"); f32 only
+  // Libraries to run too: "onednn" (every dtype), "openblas" and "blis" (f32 only), paths.
+  std::vector<std::string> baselines;
   // Each baseline runs in a child process (baseline_worker.hpp) killed after this many seconds;
   // 0: 30 s plus 20 times the wall time of our own checked and timed run.
   double baseline_time_limit_s = 0;
