@@ -34,3 +34,15 @@ TEST_CASE("confirmed_min: the smallest value another one agrees with", "[stats]"
   CHECK(confirmed_min({}, 0.01) == 0.0);
   CHECK(confirmed_min({3.0}, 0.01) == 0.0);
 }
+
+TEST_CASE("theil_sen_slope: the slope of a line, unmoved by one odd point", "[stats]") {
+  // Cycles of a loop at six code lengths: 0.5 per instruction and 40 of fixed cost.
+  std::vector<std::pair<double, double>> pts;
+  for (double n : {64.0, 96.0, 128.0, 128.0, 192.0, 256.0}) pts.push_back({n, 40 + 0.5 * n});
+  CHECK(theil_sen_slope(pts) == Approx(0.5));
+  pts[0].second += 2.4;  // one length pays a little extra: its own two-point slope reads 0.4625
+  CHECK(theil_sen_slope(pts) == Approx(0.5).epsilon(0.01));
+  CHECK(theil_sen_slope({{1, 1}}) == 0);
+  CHECK(theil_sen_slope({{1, 1}, {1, 5}}) == 0);  // no two distinct x
+  CHECK(theil_sen_slope({{1, 1}, {3, 5}}) == Approx(2));
+}

@@ -22,6 +22,7 @@
 #include "harness/cycle_counter.hpp"
 #include "harness/pin.hpp"
 #include "harness/probe_buffer.hpp"
+#include "harness/stats.hpp"
 #include "harness/quiet_core.hpp"
 #include "harness/timing.hpp"
 
@@ -95,6 +96,10 @@ std::vector<std::string> timing_doubts(const TrustInputs& in, const ProbeOptions
                                  in.slowed_samples, in.slowed_samples + in.clean_samples, in.slowdown * 100));
   // A wide spread alone does not spoil the minimum; a minimum that a second measurement does not
   // reproduce does.
+  if (in.length_disagreement > kLengthLimit)
+    doubts.push_back(fmt::format("code lengths disagree: a line through all of them is {:.1f}% off the figure (an "
+                                 "effect of one code size, not of the instruction)",
+                                 in.length_disagreement * 100));
   if (in.repeat_disagreement > kLayoutLimit)
     doubts.push_back(fmt::format("timings of the same stream disagree (the nearest to the figure differs by {:.0f}%)",
                                  in.repeat_disagreement * 100));
@@ -160,7 +165,8 @@ void ProbeRunner::Impl::measure_latency(const x86::InstForm& form, const std::st
 
 bool ProbeRunner::Impl::measure_throughput(const x86::InstForm& form, const std::string& dtype, ProbeResult& r,
                                            PairTiming& best_t, Compiled& best, x86::StreamPlan& best_plan,
-                                           double latency_cycles, double& repeat_disagreement) {
+                                           double latency_cycles, double& repeat_disagreement,
+                                           double& length_disagreement) {
   const int kmax = x86::max_chains(form);
   if (kmax < 1) {
     r.status = Status::error;
@@ -238,6 +244,29 @@ bool ProbeRunner::Impl::measure_throughput(const x86::InstForm& form, const std:
   for (size_t i = 0; i < timed.size(); ++i)
     if (i != mid) nearest = std::min(nearest, std::fabs(timed[i].t.value - fig) / fig);
   if (nearest < 1e300) repeat_disagreement = nearest;
+  // The three layouts time five or six code lengths (N and 2N of each). Each N/2N difference assumes
+  // the two lengths cost the same per iteration beyond their copies; a length that pays something
+  // extra (a front-end effect of that size) makes its difference short or long. A straight line
+  // through every length, fitted so that one odd length cannot move it, tells such a figure apart:
+  // on an Emerald Rapids VM `vmulps ymm` read 0.4628 cycles at 64 copies and 0.4605 at 96 (two
+  // layouts agreeing, so the layout check passed) but 0.4970 at 128, every sample undisturbed; the
+  // hardware does 0.5.
+  // Each length in cycles at the clock of its own timing (the clock moves between layouts), the
+  // figure's layout by the same two-point rule the line uses.
+  auto cycles_per_tick = [](const PairTiming& t) { return t.ticks_per_cycle > 0 ? 1.0 / t.ticks_per_cycle : 1.0; };
+  std::vector<std::pair<double, double>> lengths;
+  for (const Timed& x : timed) {
+    const Compiled& c = x.code ? *x.code : best;
+    if (x.t.iterations == 0) continue;
+    const double k = cycles_per_tick(x.t) / double(x.t.iterations);
+    lengths.push_back({c.units_short, x.t.short_min_ticks * k});
+    lengths.push_back({c.units_long, x.t.long_min_ticks * k});
+  }
+  const double line = theil_sen_slope(lengths);
+  const double fig_two_point = timed[mid].t.per_unit.min * cycles_per_tick(timed[mid].t);
+  if (timed.size() >= 3 && line > 0 && fig_two_point > 0) length_disagreement = std::fabs(fig_two_point - line) / line;
+  spdlog::debug("  K={:<2} line through all lengths: {:.4f} cycles/inst, the figure's layout {:.4f} ({:+.1f}%)",
+                r.accumulators, line, fig_two_point, line > 0 ? (fig_two_point / line - 1) * 100 : 0.0);
   best_t = timed[mid].t;
   if (timed[mid].code) best = std::move(*timed[mid].code);
   return true;
@@ -499,7 +528,7 @@ ProbeResult ProbeRunner::run_once(const ProbeSpec& spec) {
   PairTiming lat, tput;
   Compiled best;
   x86::StreamPlan best_plan;
-  double repeat_disagreement = 0;
+  double repeat_disagreement = 0, length_disagreement = 0;
   if (auto companion = x86::balancing_companion(form.value())) {
     // Stack and flag forms: a balanced pair per copy, reported per instruction of the pair.
     if (!m.measure_balanced(form.value(), *companion, r.dtype, r, tput, best, best_plan, repeat_disagreement))
@@ -509,7 +538,8 @@ ProbeResult ProbeRunner::run_once(const ProbeSpec& spec) {
     if (r.status == Status::error) return r;
     m.measure_operand_latencies(form.value(), r.dtype, r);
     const double lat_cycles = lat.cycles.samples > 0 ? lat.value : 0.0;
-    if (!m.measure_throughput(form.value(), r.dtype, r, tput, best, best_plan, lat_cycles, repeat_disagreement))
+    if (!m.measure_throughput(form.value(), r.dtype, r, tput, best, best_plan, lat_cycles, repeat_disagreement,
+                              length_disagreement))
       return r;
   }
   ClockSample after = m.calibrate();
@@ -544,6 +574,7 @@ ProbeResult ProbeRunner::run_once(const ProbeSpec& spec) {
   trust.overhead = tput.overhead_fraction;
   trust.spread = r.throughput_stats.spread;
   trust.repeat_disagreement = repeat_disagreement;
+  trust.length_disagreement = length_disagreement;
   trust.issue_width = m.issue_width;
   if (tput.paired) {
     const bool lat_worse = lat.paired && lat.clean_samples < tput.clean_samples;

@@ -71,6 +71,9 @@ inline constexpr double kRepeatLimit = 0.03;
 // Timings of the same stream (three code layouts of the chosen K; a mix's two rounds) of which none
 // comes within this of the reported one are doubted whatever their spread.
 inline constexpr double kLayoutLimit = 0.05;
+// A figure this far from the line through every code length timed (Theil-Sen, in ticks per
+// instruction) is one length's effect. Undisturbed layouts of a steady stream fit it within about 1%.
+inline constexpr double kLengthLimit = 0.03;
 // Pinned threads running the same stream whose rates differ by more than this were disturbed.
 inline constexpr double kThreadImbalanceLimit = 0.10;
 
@@ -104,6 +107,7 @@ struct TrustInputs {
   double overhead = 0;             // PairTiming::overhead_fraction
   double spread = 0;               // (median - min) / min
   double repeat_disagreement = 0;  // between two measurements of the same stream
+  double length_disagreement = 0;  // of the figure from a line through every code length timed
   double issue_width = 0;          // most instructions per cycle this core was seen to run (0: unknown)
   int clean_samples = -1;          // paired timings: undisturbed samples (-1: not paired)
   int slowed_samples = 0;
@@ -154,7 +158,7 @@ struct ProbeRunner::Impl {
   void measure_latency(const x86::InstForm& form, const std::string& dtype, ProbeResult& r, PairTiming& lat);
   bool measure_throughput(const x86::InstForm& form, const std::string& dtype, ProbeResult& r, PairTiming& best_t,
                           Compiled& best, x86::StreamPlan& best_plan, double latency_cycles,
-                          double& repeat_disagreement);
+                          double& repeat_disagreement, double& length_disagreement);
   bool measure_balanced(const x86::InstForm& form, const x86::Companion& companion, const std::string& dtype,
                         ProbeResult& r, PairTiming& best_t, Compiled& best, x86::StreamPlan& best_plan,
                         double& repeat_disagreement);

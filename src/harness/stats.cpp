@@ -35,4 +35,13 @@ Stats summarize(const std::vector<double>& v) {
   return s;
 }
 
+double theil_sen_slope(const std::vector<std::pair<double, double>>& points) {
+  std::vector<double> slopes;
+  for (size_t i = 0; i < points.size(); ++i)
+    for (size_t j = i + 1; j < points.size(); ++j)
+      if (points[j].first != points[i].first)
+        slopes.push_back((points[j].second - points[i].second) / (points[j].first - points[i].first));
+  return slopes.empty() ? 0.0 : median(slopes);
+}
+
 }  // namespace peakprobe

@@ -1,5 +1,6 @@
 // Summary statistics of repeated timings.
 #pragma once
+#include <utility>
 #include <vector>
 
 #include "peakprobe/result.hpp"
@@ -12,6 +13,10 @@ double median(std::vector<double> values);
 // The smallest value that another value confirms (lies within `tolerance`, relative, above it): a
 // minimum that one odd sample cannot set. 0 when no two values agree.
 double confirmed_min(std::vector<double> values, double tolerance);
+// Theil-Sen slope of y over x: the median of the slopes of every pair of points with different x.
+// One point off the line moves it no more than noise does (a least-squares fit would follow it).
+// 0 for fewer than two distinct x.
+double theil_sen_slope(const std::vector<std::pair<double, double>>& points);
 // min, median, max, spread = (median - min) / min, samples.
 Stats summarize(const std::vector<double>& values);
 
