@@ -248,7 +248,7 @@ bool ProbeRunner::Impl::measure_throughput(const x86::InstForm& form, const std:
   // the two lengths cost the same per iteration beyond their copies; a length that pays something
   // extra (a front-end effect of that size) makes its difference short or long. A straight line
   // through every length, fitted so that one odd length cannot move it, tells such a figure apart:
-  // on an Emerald Rapids VM `vmulps ymm` read 0.4628 cycles at 64 copies and 0.4605 at 96 (two
+  // on an Emerald Rapids VM a 256-bit FP multiply read 0.4628 cycles at 64 copies and 0.4605 at 96 (two
   // layouts agreeing, so the layout check passed) but 0.4970 at 128, every sample undisturbed; the
   // hardware does 0.5.
   // Each length in cycles at the clock of its own timing (the clock moves between layouts), the
