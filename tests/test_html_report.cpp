@@ -10,6 +10,7 @@
 
 #include "report/html_report.hpp"
 #include "report/svg_util.hpp"
+#include "gpu_fixture.hpp"
 #include "report_fixture.hpp"
 
 namespace peakprobe::test {
@@ -232,8 +233,39 @@ TEST_CASE("HTML report of an empty run still has its host section", "[plots]") {
   CHECK(peakprobe::test::xml_problem(body_of(html)).empty());
   CHECK(html.find("<section id=\"host\">") != std::string::npos);
   CHECK(html.find("unknown CPU") != std::string::npos);
-  for (const char* section : {"ceilings", "plots", "instructions", "memory", "pairs"}) {
+  for (const char* section : {"ceilings", "gpus", "plots", "instructions", "memory", "pairs"}) {
     INFO(section);
     CHECK(html.find("id=\"" + std::string(section) + "\"") == std::string::npos);
   }
+}
+
+TEST_CASE("HTML report has a section per OpenCL GPU with its roofline tables", "[plots]") {
+  RunDocument d = test::report_fixture();
+  d.gpus.push_back(test::sample_gpu_report());
+  GpuReport failed;
+  failed.device.index = 3;
+  failed.device.name = "Broken <GPU>";
+  failed.status = Status::error;
+  failed.reason = "the driver's worker process was killed by SIGSEGV";
+  d.gpus.push_back(failed);
+  const std::string html = html_report(d, ceilings(), {});
+  CHECK(peakprobe::test::xml_problem(body_of(html)).empty());
+  const size_t at = html.find("<section id=\"gpus\">");
+  REQUIRE(at != std::string::npos);
+  const std::string gpus = html.substr(at, html.find("</section>", at) - at);
+  CHECK(gpus.find("Device 1: Example GPU, rev &quot;2&quot;") != std::string::npos);
+  CHECK(gpus.find("1000 MHz") != std::string::npos);
+  // The device's ceilings, under the device: f32 x4 compute, global memory read as DRAM load.
+  CHECK(gpus.find("<h4>Compute ceilings</h4>") != std::string::npos);
+  CHECK(gpus.find("1234.5") != std::string::npos);
+  CHECK(gpus.find("x4") != std::string::npos);
+  CHECK(gpus.find("<h4>Memory ceilings</h4>") != std::string::npos);
+  CHECK(gpus.find("512.2") != std::string::npos);
+  // A device that failed says why, and has no tables.
+  const size_t broken = gpus.find("Device 3: Broken &lt;GPU&gt;");
+  REQUIRE(broken != std::string::npos);
+  CHECK(gpus.find("error: the driver&apos;s worker process was killed by SIGSEGV", broken) != std::string::npos);
+  CHECK(gpus.find("Compute ceilings", broken) == std::string::npos);
+  // After the CPU's ceilings, before the plots.
+  CHECK(html.find("id=\"ceilings\"") < at);
 }

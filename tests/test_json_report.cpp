@@ -5,6 +5,7 @@
 #include <string>
 
 #include "report/json_report.hpp"
+#include "gpu_fixture.hpp"
 #include "report_fixture.hpp"
 
 namespace {
@@ -104,4 +105,20 @@ TEST_CASE("JSON keeps full double precision", "[report]") {
 TEST_CASE("JSON text never holds NaN or infinity", "[report]") {
   const std::string text = peakprobe::to_json(peakprobe::test::report_fixture()).dump();
   for (const char* bad : {"NaN", "nan", "Infinity", "inf"}) CHECK(text.find(bad) == std::string::npos);
+}
+
+TEST_CASE("JSON report of the full run carries each OpenCL GPU as gpu --json does with its ceilings", "[report]") {
+  peakprobe::RunDocument d = peakprobe::test::report_fixture();
+  d.gpus.push_back(peakprobe::test::sample_gpu_report());
+  const json doc = json::parse(peakprobe::to_json(d).dump(2));
+  REQUIRE(doc.contains("gpus"));
+  REQUIRE(doc["gpus"].size() == 1);
+  const json& g = doc["gpus"][0];
+  CHECK(g == json::parse(peakprobe::gpu_device_json(peakprobe::test::sample_gpu_report()).dump(2)));
+  CHECK(g["device"]["name"] == "Example GPU, rev \"2\"");
+  REQUIRE(g.contains("ceilings"));
+  REQUIRE(g["ceilings"]["compute"].size() == 1);  // f32 x4 only: the skipped f16 row is no roof
+  CHECK(g["ceilings"]["compute"][0]["isa"] == "x4");
+  // Without a GPU the key is left out, as the golden file shows.
+  CHECK_FALSE(fixture_json().contains("gpus"));
 }

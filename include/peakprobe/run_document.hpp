@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "peakprobe/gpu_result.hpp"
 #include "peakprobe/ceiling.hpp"
 #include "peakprobe/cpu_info.hpp"
 #include "peakprobe/mem_result.hpp"
@@ -36,6 +37,8 @@ struct RunDocument {
   std::optional<CeilingTable> ceilings;
   std::vector<KernelScore> scores;
   bool has_roofline() const { return ceilings.has_value() || !scores.empty(); }
+  // The full report: every OpenCL GPU, measured briefly (docs/gpu.md); each with its own ceilings.
+  std::vector<GpuReport> gpus;
 };
 
 }  // namespace peakprobe

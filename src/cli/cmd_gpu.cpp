@@ -39,12 +39,8 @@ std::vector<std::string> split(const std::string& s) {
 nlohmann::json gpu_document(const std::vector<GpuReport>& reports, const GlobalOptions& g) {
   const RunDocument d = new_document(detect_cpu_info(), g.argc, g.argv);
   nlohmann::json devices = nlohmann::json::array();
-  for (const GpuReport& r : reports) {
-    devices.push_back(to_json(r));
-    // The device's roofline in the CPU's table format: `peakprobe score --table` reads it.
-    const CeilingTable t = gpu_ceiling_table(r);
-    if (!t.compute.empty() || !t.memory.empty()) devices.back()["ceilings"] = to_json(t);
-  }
+  // Each device with its roofline in the CPU's table format: `peakprobe score --table` reads it.
+  for (const GpuReport& r : reports) devices.push_back(gpu_device_json(r));
   return {{"schema", kGpuSchema},
           {"tool", {{"name", "peakprobe"}, {"version", d.version}}},
           {"command", d.command},

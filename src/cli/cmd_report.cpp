@@ -16,6 +16,7 @@
 #include "cli/commands.hpp"
 #include "cli/measure.hpp"
 #include "cpu/cpu_info.hpp"
+#include "gpu/gpu_worker.hpp"
 #include "harness/probe_runner.hpp"
 #include "memory/level_detect.hpp"
 #include "memory/mem_runner.hpp"
@@ -31,6 +32,7 @@
 #include "report/pair_report.hpp"
 #include "report/svg_heatmap.hpp"
 #include "report/svg_plots.hpp"
+#include "roofline/gpu_ceilings.hpp"
 
 namespace peakprobe::cli {
 namespace {
@@ -75,6 +77,37 @@ void measure_memory_curves(GlobalOptions& g, const CpuInfo& cpu, RunDocument& do
   }
 }
 
+// Every OpenCL GPU, measured as `gpu --quick` does, each in its worker process. CPU devices (PoCL)
+// are left out: they measure the CPU this report already covers, and would double its time.
+void measure_gpus(GlobalOptions& g, RunDocument& doc) {
+  constexpr double kListSeconds = 30, kDeviceSeconds = 120;
+  auto devices = gpu::list_devices_isolated(kListSeconds);
+  if (!devices) {
+    spdlog::info("no GPU section: {}", devices.error());
+    return;
+  }
+  std::vector<GpuDevice> gpus;
+  for (const GpuDevice& d : *devices)
+    if (d.type == "gpu") gpus.push_back(d);
+  if (gpus.empty()) {
+    spdlog::info("no GPU section: none of the {} OpenCL device{} is a GPU (`peakprobe gpu --device all` measures "
+                 "them)", devices->size(), devices->size() == 1 ? "" : "s");
+    return;
+  }
+  gpu::GpuOptions o;
+  o.kernel_seconds = 0.01;
+  o.min_repetitions = 3;
+  o.min_total_seconds = 0.03;
+  o.latency = false;  // the pointer chase is the slowest part and no roof uses it
+  size_t i = 0;
+  for (const GpuDevice& d : gpus) {
+    progress(g.out, ++i, gpus.size(), "OpenCL " + d.name);
+    spdlog::info("measuring OpenCL GPU {}: {}", d.index, d.name);
+    doc.gpus.push_back(gpu::measure_device_isolated(d.index, o, kDeviceSeconds));
+    if (doc.gpus.back().device.name.empty()) doc.gpus.back().device = d;
+  }
+}
+
 int write_folder(const std::string& dir, const RunDocument& doc) {
   std::vector<std::pair<std::string, std::string>> svgs;
   const int all = int(doc.host.core_order.size());
@@ -92,6 +125,16 @@ int write_folder(const std::string& dir, const RunDocument& doc) {
   if (!doc.latency.empty())
     svgs.emplace_back("Latency vs working set", latency_svg(doc.latency, doc.host.caches, "Load-to-use latency, one core"));
   if (doc.matrix) svgs.emplace_back("Pair matrix", pair_heatmap_svg(*doc.matrix, "FP pair matrix: " + doc.host.brand));
+  // One roofline per GPU, in gpu-N-roofline.svg (N its `gpu list` index).
+  std::vector<std::pair<std::string, std::string>> gpu_files;  // title, file
+  for (const GpuReport& r : doc.gpus) {
+    const CeilingTable t = gpu_ceiling_table(r);
+    if (t.compute.empty() && t.memory.empty()) continue;
+    const std::string title = fmt::format("GPU {} roofline", r.device.index);
+    svgs.emplace_back(title, roofline_svg(t, {}, 1, fmt::format("Roofline, OpenCL GPU {}: {}", r.device.index,
+                                                                r.device.name)));
+    gpu_files.emplace_back(title, fmt::format("gpu-{}-roofline.svg", r.device.index));
+  }
   const char* names[] = {"roofline-1core.svg", "roofline-allcores.svg", "bandwidth.svg", "latency.svg", "pairs.svg"};
   std::vector<OutputJob> jobs = {
       {dir + "/report.json", [&](std::ostream& o) { o << json_text(to_json(doc)) << "\n"; }},
@@ -106,7 +149,11 @@ int write_folder(const std::string& dir, const RunDocument& doc) {
          write_markdown(o, doc);
        }}};
   for (const auto& [title, svg] : svgs) {
-    std::string file = title.rfind("Roofline, one", 0) == 0 ? names[0]
+    std::string file;
+    for (const auto& [t, f] : gpu_files)
+      if (t == title) file = f;
+    if (file.empty())
+      file = title.rfind("Roofline, one", 0) == 0 ? names[0]
                        : title.rfind("Roofline", 0) == 0    ? names[1]
                        : title.rfind("Bandwidth", 0) == 0   ? names[2]
                        : title.rfind("Latency", 0) == 0     ? names[3]
@@ -132,7 +179,7 @@ std::vector<OutputTarget> folder_targets(const std::string& dir) {
 
 }  // namespace
 
-int run_report(GlobalOptions& g, std::string out_dir, bool quick) {
+int run_report(GlobalOptions& g, std::string out_dir, bool quick, bool with_gpu) {
   if (out_dir.empty()) out_dir = default_out_dir();
   // Checked, with the folder's own files, before a minute of measuring; made now and removed again
   // if the run ends (an error, SIGINT) before anything was written into it.
@@ -153,6 +200,7 @@ int run_report(GlobalOptions& g, std::string out_dir, bool quick) {
   spdlog::info("full report on {} -> {}/ (about a minute{})", cpu.brand, out_dir, quick ? "; --quick" : "");
   if (int rc = measure_roofline(g, cpu, doc, quick, true)) return rc;
   measure_memory_curves(g, cpu, doc, quick);
+  if (with_gpu) measure_gpus(g, doc);
   if (auto sets = default_sets(); sets) {
     const std::string want = pair_set_for(cpu);
     auto catalog = load_catalogs(g);
@@ -189,16 +237,20 @@ void add_report_command(CLI::App& app, GlobalOptions& g) {
   auto* cmd = app.add_subcommand("report", "The full report (also what a bare 'peakprobe' runs)");
   auto out_dir = std::make_shared<std::string>();
   auto quick = std::make_shared<bool>(false);
+  auto no_gpu = std::make_shared<bool>(false);
   cmd->add_option("--out", *out_dir, "Folder for the results (default: peakprobe-HOST-DATE)")
       ->type_name("DIR")
       ->check(not_empty());
   cmd->add_flag("--quick", *quick, "A shorter pass: fewer sweep points, load kernel only for memory ceilings");
+  cmd->add_flag("--no-gpu", *no_gpu, "Leave out the OpenCL GPU section even when a GPU is there");
   cmd->footer(
       "Runs: CPU description and clock, every catalog instruction, the FLOP mix, the ceiling table at\n"
-      "one and all cores, the bandwidth and latency sweeps with cache levels, the FP pair matrix. Writes\n"
-      "report.json, instructions.csv, ceilings.csv, memory.csv, summary.md, SVG plots and report.html.\n");
-  cmd->callback([&g, out_dir, quick] {
-    g.action = [&g, out_dir, quick] { g.exit_code = run_report(g, *out_dir, *quick); };
+      "one and all cores, the bandwidth and latency sweeps with cache levels, the FP pair matrix, and for\n"
+      "every OpenCL GPU its compute and memory roofs (as `gpu --quick`; CPU devices such as PoCL are left\n"
+      "out). Writes report.json, instructions.csv, ceilings.csv, memory.csv, summary.md, SVG plots\n"
+      "(gpu-N-roofline.svg per GPU) and report.html.\n");
+  cmd->callback([&g, out_dir, quick, no_gpu] {
+    g.action = [&g, out_dir, quick, no_gpu] { g.exit_code = run_report(g, *out_dir, *quick, !*no_gpu); };
   });
 }
 

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "memory/sizes.hpp"
+#include "roofline/gpu_ceilings.hpp"
 #include "report/svg_util.hpp"
 
 namespace peakprobe {
@@ -27,6 +28,7 @@ body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neu
 h1 { font-size: 1.6em; margin: 0 0 4px; }
 h2 { font-size: 1.25em; margin: 36px 0 8px; padding-bottom: 4px; border-bottom: 1px solid #d0d7de; }
 h3 { font-size: 1.05em; margin: 20px 0 6px; }
+h4 { font-size: 0.95em; margin: 14px 0 4px; color: #424a53; }
 p.sub { color: #57606a; margin: 0 0 2px; }
 table { border-collapse: collapse; margin: 6px 0 16px; font-size: 14px; }
 th, td { padding: 4px 10px; border-bottom: 1px solid #e3e6ea; text-align: left; vertical-align: top; }
@@ -164,30 +166,30 @@ std::string host_section(const RunDocument& doc) {
 }
 
 // ---- ceilings ----
-std::string compute_table(const CeilingTable& t) {
+std::string compute_table(const CeilingTable& t, int level = 3) {
   Table table({{"dtype"}, {"isa"}, {"threads", true}, {"rate", true}, {"unit"}, {"ops/cycle/core", true},
                {"clock (GHz)", true}, {"reached by"}});
   for (const auto& c : t.compute)
     table.add({{c.dtype}, {c.isa}, num(std::to_string(c.threads)), num(fixed(c.gops, 1)),
                {c.integer ? "GOP/s" : "GFLOP/s"}, num(fixed(c.ops_per_cycle, 2)), num(fixed(c.clock_ghz, 2)),
                {c.source, "", true}});
-  return heading(3, "Compute ceilings") + table.html();
+  return heading(level, "Compute ceilings") + table.html();
 }
 
-std::string memory_table(const CeilingTable& t) {
+std::string memory_table(const CeilingTable& t, int level = 3) {
   Table table({{"level"}, {"kernel"}, {"threads", true}, {"GB/s", true}, {"bytes/cycle/core", true},
                {"working set", true}});
   for (const auto& m : t.memory)
     table.add({{m.level}, {m.kernel}, num(std::to_string(m.threads)), num(fixed(m.gbps, 1)),
                num(fixed(m.bytes_per_cycle, 2)), num(m.size_bytes ? format_bytes(m.size_bytes) : kMissing)});
-  return heading(3, "Memory ceilings") + table.html();
+  return heading(level, "Memory ceilings") + table.html();
 }
 
-std::string ridge_table(const CeilingTable& t) {
+std::string ridge_table(const CeilingTable& t, int level = 3) {
   Table table({{"dtype"}, {"isa"}, {"level"}, {"kernel"}, {"threads", true}, {"ridge (FLOP/byte)", true}});
   for (const auto& r : t.ridges)
     table.add({{r.dtype}, {r.isa}, {r.level}, {r.kernel}, num(std::to_string(r.threads)), num(fmt_si(r.ai))});
-  return heading(3, "Ridge points") + "<p class=\"sub\">Arithmetic intensity where a memory roof meets a compute "
+  return heading(level, "Ridge points") + "<p class=\"sub\">Arithmetic intensity where a memory roof meets a compute "
                                       "roof: below it a kernel is memory-bound.</p>\n" + table.html();
 }
 
@@ -197,6 +199,34 @@ std::string ceilings_section(const CeilingTable& t) {
   if (!t.compute.empty()) s += compute_table(t);
   if (!t.memory.empty()) s += memory_table(t);
   if (!t.ridges.empty()) s += ridge_table(t);
+  return s + "</section>\n";
+}
+
+// ---- OpenCL GPUs ----
+// Each device: what the driver says of it, then its roofline as ceiling tables (the plot is among
+// the plots). Per-cycle figures are per compute unit at the clock the driver reports.
+std::string gpu_section(const RunDocument& doc) {
+  if (doc.gpus.empty()) return "";
+  std::string s = "<section id=\"gpus\">\n" + heading(2, "OpenCL GPUs");
+  for (const GpuReport& r : doc.gpus) {
+    const GpuDevice& d = r.device;
+    s += heading(3, fmt::format("Device {}: {}", d.index, d.name.empty() ? "unnamed" : d.name));
+    std::vector<std::pair<std::string, std::string>> rows = {
+        {"vendor", d.vendor},
+        {"platform", d.platform},
+        {"driver", d.driver_version},
+        {"compute units", std::to_string(d.compute_units)},
+        {"clock (driver)", fmt::format("{} MHz", d.clock_mhz)},
+        {"global memory", format_bytes(d.global_mem_bytes)},
+        {"local memory", format_bytes(d.local_mem_bytes)},
+        {"measured in", fmt::format("{:.1f} s", r.seconds)}};
+    if (r.status != Status::ok) rows.push_back({"status", std::string(to_string(r.status)) + ": " + r.reason});
+    s += key_value_table(rows);
+    const CeilingTable t = gpu_ceiling_table(r);
+    if (!t.compute.empty()) s += compute_table(t, 4);
+    if (!t.memory.empty()) s += memory_table(t, 4);
+    if (!t.ridges.empty()) s += ridge_table(t, 4);
+  }
   return s + "</section>\n";
 }
 
@@ -356,8 +386,8 @@ std::string html_report(const RunDocument& doc, const CeilingTable& t,
                         const std::vector<std::pair<std::string, std::string>>& svgs) {
   std::string s = page_head(doc);
   s += "<main>\n";
-  s += host_section(doc) + ceilings_section(t) + plots_section(svgs) + instructions_section(doc) +
-       memory_section(doc) + dual_issue_section(doc);
+  s += host_section(doc) + ceilings_section(t) + gpu_section(doc) + plots_section(svgs) +
+       instructions_section(doc) + memory_section(doc) + dual_issue_section(doc);
   s += "</main>\n<footer>" + xml_escape("Generated by peakprobe " + doc.version + ".") + "</footer>\n";
   return s + "</body>\n</html>\n";
 }

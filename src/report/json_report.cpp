@@ -1,6 +1,8 @@
 #include "report/json_report.hpp"
 
+#include "gpu/gpu_json.hpp"
 #include "report/ceiling_report.hpp"
+#include "roofline/gpu_ceilings.hpp"
 #include "report/mem_report.hpp"
 #include "report/pair_report.hpp"
 
@@ -132,7 +134,19 @@ json to_json(const RunDocument& d) {
   add_dual_issue(doc, d);  // mixes, pairs, matrix, flop_mix: present only when measured
   add_memory(doc, d);      // bandwidth, latency, levels: present only when measured
   add_roofline(doc, d);    // ceilings, scores
+  if (!d.gpus.empty()) {
+    json gpus = json::array();
+    for (const GpuReport& r : d.gpus) gpus.push_back(gpu_device_json(r));
+    doc["gpus"] = std::move(gpus);
+  }
   return doc;
+}
+
+json gpu_device_json(const GpuReport& r) {
+  json j = to_json(r);
+  const CeilingTable t = gpu_ceiling_table(r);
+  if (!t.compute.empty() || !t.memory.empty()) j["ceilings"] = to_json(t);
+  return j;
 }
 
 std::string json_text(const json& doc) { return doc.dump(2, ' ', false, json::error_handler_t::replace); }

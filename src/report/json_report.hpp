@@ -22,8 +22,12 @@ nlohmann::json to_json(const ClockReading& clock);
 nlohmann::json to_json(const Stats& stats);
 // Carries every key of the schema; empty optionals are null, never left out.
 nlohmann::json to_json(const ProbeResult& result);
-// { schema, tool {name, version}, command, started_utc, host, clock, results [...] }
+// { schema, tool {name, version}, command, started_utc, host, clock, results [...] }, plus the
+// sections a command measured (dual issue, memory, roofline, gpus).
 nlohmann::json to_json(const RunDocument& doc);
+// One OpenCL device as `gpu --json` writes it (gpu/gpu_json.hpp), with its roofline as a ceiling
+// table under "ceilings" when it has any figure to build one from.
+nlohmann::json gpu_device_json(const GpuReport& report);
 
 // The document as indented text. Bytes that are not UTF-8 (an instruction text or path given on the
 // command line) become U+FFFD instead of aborting the write after all the measuring.
