@@ -492,6 +492,29 @@ TEST_CASE("cli: gpu without an OpenCL runtime is a skipped report, exit 0", "[ma
   CHECK(listed.out.find("no OpenCL device") != std::string::npos);
 }
 
+TEST_CASE("cli: gpu --svg plots one device's roofline, or writes nothing when there is none", "[main][gpu]") {
+  const peakprobe::test::ScratchDir dir;
+  const std::string none = dir.file("none.svg");
+  const Run skipped = run_peakprobe_env("PEAKPROBE_OPENCL_LIBRARY=/nonexistent/libOpenCL.so.1",
+                                        "gpu --quick --svg " + quoted(none));
+  CHECK(skipped.rc == 1);
+  CHECK_THAT(skipped.err, Catch::Contains("no device has figures to plot"));
+  CHECK_FALSE(std::filesystem::exists(none));
+  CHECK(run_peakprobe("gpu --svg " + quoted(dir.file("l.svg")) + " list").rc == 2);
+  // On a real device (PoCL in CI): the transfer figures alone make a roofline with host memory roofs.
+  const Run listed = run_peakprobe("gpu list --json -");
+  REQUIRE(listed.rc == 0);
+  if (nlohmann::json::parse(listed.out)["devices"].empty()) PP_SKIP("no OpenCL device here");
+  const std::string plot = dir.file("device.svg");
+  const Run drawn = run_peakprobe("gpu --device 0 --only transfer --quick --svg " + quoted(plot));
+  INFO(drawn.err);
+  REQUIRE(drawn.rc == 0);
+  const std::string svg = slurp(plot);
+  CHECK(svg.rfind("<?xml", 0) == 0);
+  CHECK_THAT(svg, Catch::Contains("Roofline, OpenCL device 0"));
+  CHECK(svg.substr(svg.size() - 7) == "</svg>\n");
+}
+
 TEST_CASE("cli: gpu refuses unknown types, widths and parts with exit 2", "[main]") {
   CHECK(run_peakprobe("gpu --dtypes f32,bf17").rc == 2);
   CHECK(run_peakprobe("gpu --widths 3").rc == 2);

@@ -18,6 +18,7 @@
 #include "report/ceiling_report.hpp"
 #include "report/gpu_report.hpp"
 #include "report/json_report.hpp"
+#include "report/svg_plots.hpp"
 
 namespace peakprobe::cli {
 namespace {
@@ -96,6 +97,7 @@ void add_gpu_command(CLI::App& app, GlobalOptions& g) {
       "  peakprobe gpu list\n"
       "  peakprobe gpu --device 0 --dtypes f32,i32 --widths 1,4\n"
       "  peakprobe gpu --quick --json gpu.json\n"
+      "  peakprobe gpu --device 0 --svg gpu-roofline.svg\n"
       "Docs: docs/gpu.md.");
   auto device = std::make_shared<std::string>();
   auto dtypes = std::make_shared<std::string>();
@@ -107,12 +109,18 @@ void add_gpu_command(CLI::App& app, GlobalOptions& g) {
   cmd->add_option("--widths", *widths, "Vector widths, comma-separated: 1,2,4,8,16 (default: all)");
   cmd->add_option("--only", *only, "Parts to measure, comma-separated: compute,memory,latency,transfer (default: all)");
   cmd->add_flag("--quick", *quick, "Shorter runs: fewer repetitions, 10 ms kernels");
+  cmd->add_option("--svg", g.out.svg, "Write the device's roofline plot as SVG to FILE (one device: pick it with --device)")
+      ->type_name("FILE");
   auto* list = cmd->add_subcommand("list", "List the OpenCL platforms and devices (name, units, clock, memory, extensions)");
   cmd->require_subcommand(0, 1);
 
   list->callback([&g] {
     g.action = [&g] {
       if (int rc = refuse_outputs(g.out, "gpu list", true, false, false)) return void(g.exit_code = rc);
+      if (!g.out.svg.empty()) {
+        spdlog::error("gpu list writes no SVG; `gpu --device N --svg FILE` plots a device's roofline");
+        return void(g.exit_code = kExitUsage);
+      }
       if (int rc = check_outputs(g.out)) return void(g.exit_code = rc);
       auto devices = gpu::list_devices_isolated(kListSeconds);
       if (!devices) {
@@ -194,10 +202,34 @@ void add_gpu_command(CLI::App& app, GlobalOptions& g) {
         progress_done(g.out);
       }
       std::vector<OutputJob> jobs;
+      // The roofline plot is of one device: with several, the first that has figures, and a warning.
+      CeilingTable plot;
+      const GpuReport* plotted = nullptr;
+      if (!g.out.svg.empty()) {
+        size_t with_roofs = 0;
+        for (const GpuReport& r : reports) {
+          const CeilingTable t = gpu_ceiling_table(r);
+          if (t.compute.empty() && t.memory.empty()) continue;
+          if (with_roofs++ == 0) plot = t, plotted = &r;
+        }
+        if (!plotted) {
+          spdlog::error("--svg: no device has figures to plot (nothing written)");
+          g.exit_code = kExitResultErrors;
+        } else {
+          if (with_roofs > 1)
+            spdlog::warn("--svg plots one device: {} (device {}); pick another with --device", plotted->device.name,
+                         plotted->device.index);
+          jobs.push_back({g.out.svg, [&](std::ostream& out) {
+                            out << roofline_svg(plot, {}, 1,
+                                                fmt::format("Roofline, OpenCL device {}: {}", plotted->device.index,
+                                                            plotted->device.name));
+                          }});
+        }
+      }
       if (!g.out.json.empty())
         jobs.push_back({g.out.json, [&](std::ostream& out) { out << json_text(gpu_document(reports, g)) << "\n"; }});
       if (!g.out.csv.empty()) jobs.push_back({g.out.csv, [&](std::ostream& out) { write_gpu_csv(out, reports); }});
-      g.exit_code = write_jobs(jobs);
+      if (int rc = write_jobs(jobs)) g.exit_code = rc;
       if (!g.out.writes_stdout())
         for (size_t i = 0; i < reports.size(); ++i) {
           if (i) std::cout << "\n";
