@@ -7,6 +7,7 @@
 // roofline, the dual-issue commands, the full report and the matmul roof; the harness, memory
 // kernels and matmul kernels still call the ISA folder directly.
 #pragma once
+#include <cstddef>
 #include <optional>
 #include <string>
 
@@ -61,5 +62,10 @@ const Target& host_target();
 // One pause of a spin-wait loop: the ISA's spin hint, which lets a sibling hardware thread run and
 // keeps the loop's exit from flushing the pipeline.
 void spin_pause();
+
+// `bytes` of anonymous read-write memory at an address that fits in 32 bits where this ISA's probes
+// chase 32-bit pointers (mmap's low-address flag where the ISA needs it), else wherever the OS maps it; nullptr
+// when the mapping fails. Released with munmap.
+void* map_low_pages(size_t bytes);
 
 }  // namespace peakprobe::isa

@@ -3,6 +3,7 @@
 #include "asm/x86/mem_kernels.hpp"
 
 #include <immintrin.h>
+#include <sys/mman.h>
 
 namespace peakprobe::x86 {
 
@@ -84,5 +85,10 @@ const Target& host_target() {
   return target;
 }
 void spin_pause() { _mm_pause(); }
+
+void* map_low_pages(size_t bytes) {
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT, -1, 0);
+  return p == MAP_FAILED ? nullptr : p;
+}
 
 }  // namespace peakprobe::isa

@@ -1,5 +1,7 @@
 #include "harness/probe_buffer.hpp"
 
+#include "asm/target.hpp"
+
 #include <sys/mman.h>
 
 #include <cstring>
@@ -7,9 +9,7 @@
 namespace peakprobe {
 
 ProbeBuffer::ProbeBuffer() {
-  void* p = mmap(nullptr, kBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT, -1, 0);
-  if (p == MAP_FAILED) p = nullptr;
-  data_ = static_cast<uint8_t*>(p);
+  data_ = static_cast<uint8_t*>(isa::map_low_pages(kBytes));
 }
 
 ProbeBuffer::~ProbeBuffer() {

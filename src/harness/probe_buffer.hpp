@@ -18,7 +18,8 @@ class ProbeBuffer {
   uint8_t* data() const { return data_; }
   // Fills the buffer with the 64-byte data pattern, or with the buffer's own address in every 32- or
   // 64-bit word (chase_bits) so that any aligned load of a word yields the start address again.
-  // With `byteswap` the words hold the address byte-swapped (what movbe loads back as the address).
+  // With `byteswap` the words hold the address byte-swapped (what a byte-swapping load reads back as
+  // the address).
   void fill(const uint8_t pattern[64], int chase_bits, bool byteswap = false);
 
  private:

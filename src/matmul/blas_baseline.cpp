@@ -103,7 +103,7 @@ std::string parent_dir(const std::string& p) {
 }
 
 // The multiarch library directories to search for Debian's variant subdirectories: the one this
-// binary was built for, and the one the running libc was loaded from (the same on Debian and Ubuntu;
+// binary was built for (the build's multiarch tuple), and the one the running libc was loaded from (the same on Debian and Ubuntu;
 // it covers a differently laid out system). Deduplicated by real path, first spelling kept.
 std::vector<std::string> multiarch_dirs() {
   std::vector<std::string> dirs, seen;
@@ -114,14 +114,9 @@ std::vector<std::string> multiarch_dirs() {
     seen.push_back(r);
     dirs.push_back(d);
   };
-#if defined(__x86_64__) && defined(__ILP32__)
-  add("/usr/lib/x86_64-linux-gnux32");
-#elif defined(__x86_64__)
-  add("/usr/lib/x86_64-linux-gnu");
-#elif defined(__aarch64__)
-  add("/usr/lib/aarch64-linux-gnu");
-#elif defined(__i386__)
-  add("/usr/lib/i386-linux-gnu");
+  // CMake's CMAKE_LIBRARY_ARCHITECTURE of the build (the multiarch tuple, right for cross builds).
+#ifdef PEAKPROBE_LIBRARY_ARCHITECTURE
+  if (std::string tuple = PEAKPROBE_LIBRARY_ARCHITECTURE; !tuple.empty()) add("/usr/lib/" + tuple);
 #endif
   if (void* libc = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD)) {
     struct link_map* lm = nullptr;
