@@ -66,7 +66,7 @@ TEST_CASE("autotune: finds the fastest point and reports the model's gap", "[aut
   CHECK(failed.error() == "boom");
 }
 
-TEST_CASE("autotune: on this machine the model's pick is close to the best of the grid", "[autotune][hw]") {
+TEST_CASE("hw: autotune: on this machine the model's pick is close to the best of the grid", "[autotune][hw]") {
   const CpuInfo& cpu = test::this_cpu();
   if (const std::string why = gemm_unsupported(cpu, MatmulDtype::f32); !why.empty()) PP_SKIP(why);
   // The model is fed as `matmul` feeds it: clock, issue rate and latency of the kernel's own FMA,
