@@ -10,6 +10,9 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <vector>
+
+#include "peakprobe/expected.hpp"
 
 #include "peakprobe/cpu_info.hpp"
 #include "peakprobe/matmul_result.hpp"
@@ -30,6 +33,17 @@ struct MatmulRoof {
 struct FlopPair {
   std::string mul, add;
   bool fused = false;  // `mul` is a fused multiply-add
+};
+
+// How the BLAS baselines are held to a vector ISA level (matmul --isa): each library has its own
+// switch, and the target knows the values for its levels.
+struct LibraryIsaLimit {
+  std::string level;              // the --isa level: "" means no limit
+  int onednn_max_isa = 0;         // dnnl_cpu_isa_t for dnnl_set_max_cpu_isa; 0: no limit
+  std::string openblas_coretype;  // OPENBLAS_CORETYPE before OpenBLAS is loaded (its DYNAMIC_ARCH builds)
+  // BLIS 0.9 cannot be told which kernels to use: its row is kept only when the configuration it
+  // picked by itself (bli_arch_string) is one of these.
+  std::vector<std::string> blis_configs;
 };
 
 class Target {
@@ -54,6 +68,15 @@ class Target {
   // The vector width an instruction text works on, as a ceiling-table label: "512", "256", "128"
   // (bits) or "scalar" (general registers, or one element of a vector register).
   virtual std::string width_class(const std::string& instruction) const = 0;
+
+  // The vector ISA levels a matmul can be held to (--isa), narrowest first.
+  virtual std::vector<std::string> isa_levels() const = 0;
+  // `cpu` as the kernels, the roof probe and the cost model see it under --isa `level`: the features
+  // above that level taken away. An error names the levels when `level` is unknown, and what is
+  // missing when this CPU does not reach it.
+  virtual Expected<CpuInfo> limit_isa(const CpuInfo& cpu, const std::string& level) const = 0;
+  // The baseline libraries' switches for `level` (one of isa_levels(), or "" for none).
+  virtual LibraryIsaLimit library_isa_limit(const std::string& level) const = 0;
 };
 
 // The target of the ISA this build runs on.

@@ -5,6 +5,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "asm/target.hpp"
 #include "matmul/baseline_worker.hpp"
 
 using namespace peakprobe;
@@ -59,6 +60,14 @@ TEST_CASE("baseline worker: a job survives encoding, a bad one is a typed error"
   CHECK(back->pile_bytes == 123456789u);
   CHECK(back->min_seconds == job.min_seconds);
   CHECK(back->dtype == MatmulDtype::f32);
+  CHECK(back->isa_level.empty());
+  job.isa_level = isa::host_target().isa_levels().front();
+  REQUIRE(decode_job(encode_job(job)).ok());
+  CHECK(decode_job(encode_job(job))->isa_level == job.isa_level);
+  job.isa_level = "no-such-level";
+  REQUIRE_FALSE(decode_job(encode_job(job)).ok());
+  CHECK_THAT(decode_job(encode_job(job)).error(), Catch::Contains("no-such-level"));
+  job.isa_level.clear();
   job.dtype = MatmulDtype::i8;
   REQUIRE(decode_job(encode_job(job)).ok());
   CHECK(decode_job(encode_job(job))->dtype == MatmulDtype::i8);
@@ -87,6 +96,17 @@ TEST_CASE("baseline worker: a library that behaves is timed and checked in the w
   CHECK(o.result.timing.repetitions >= 3);
   CHECK(o.result.timing.min_ms > 0);
   CHECK(o.result.max_rel_error < 1e-5);
+}
+
+TEST_CASE("baseline worker: a library peakprobe cannot hold to an ISA level is an error row, not timed", "[baseline_worker]") {
+  ::unsetenv("PEAKPROBE_FAKE_BLAS_MODE");
+  BaselineJob job = small_job();
+  job.isa_level = isa::host_target().isa_levels().front();
+  BaselineOutcome o = run_baseline_isolated(job, 60);
+  REQUIRE(o.available);
+  CHECK(o.result.status == Status::error);
+  CHECK_THAT(o.result.reason, Catch::Contains("cannot hold") && Catch::Contains(job.isa_level));
+  CHECK(o.result.timing.repetitions == 0);
 }
 
 TEST_CASE("baseline worker: a crash, an abort, an exit and a hang each give an error naming them", "[baseline_worker]") {

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <random>
 
+#include "asm/target.hpp"
 #include "matmul/blas_baseline.hpp"
 #include "skip.hpp"
 
@@ -133,6 +134,41 @@ TEST_CASE("blas: BLIS sgemm matches a double reference with padded leading dimen
 
 TEST_CASE("blas: oneDNN sgemm matches a double reference with padded leading dimensions", "[blas]") {
   check_library("onednn", "libdnnl2");
+}
+
+// --isa: each library is held to the narrowest level of the target, or says why it cannot be. Held,
+// it must still compute right and say so in its version (oneDNN), or run the kernels asked for
+// (OpenBLAS) or picked within the level (BLIS).
+TEST_CASE("blas: each library is held to an ISA level or says why it cannot be", "[blas]") {
+  const isa::LibraryIsaLimit limit = isa::host_target().library_isa_limit(isa::host_target().isa_levels().front());
+  int opened = 0;
+  for (const char* name : {"onednn", "openblas", "blis"}) {
+    auto lib = BlasLibrary::open(name, limit);
+    if (!lib) continue;
+    ++opened;
+    BlasLibrary& l = **lib;
+    const std::string why = l.hold_to(limit);
+    INFO(name << " version \"" << l.version() << "\", hold_to: \"" << why << "\"");
+    if (!why.empty()) {
+      CHECK_THAT(why, Catch::Contains("cannot hold") || Catch::Contains("still runs"));
+      CHECK_THAT(why, Catch::Contains(limit.level) || Catch::Contains("ISA"));
+      continue;
+    }
+    bool padding_untouched = false;
+    CHECK(strided_sgemm_error(l, 37, 29, 41, 41, 29, 29, padding_untouched) < 1e-5);
+    if (l.name() == "onednn") CHECK_THAT(l.version(), Catch::Contains("max ISA " + limit.level));
+    if (l.name() == "openblas")
+      CHECK_THAT(l.version(), Catch::Contains(limit.openblas_coretype, Catch::CaseSensitive::No));
+    if (l.name() == "blis") {
+      bool named = false;
+      for (const auto& config : limit.blis_configs) named = named || (l.version() + " ").find(" " + config + " ") != std::string::npos;
+      CHECK(named);
+    }
+  }
+  if (opened == 0) PP_SKIP("none of oneDNN, OpenBLAS and BLIS is installed here");
+  // No limit asked: nothing to hold, nothing refused.
+  auto any = BlasLibrary::open("onednn");
+  if (any) CHECK((*any)->hold_to({}).empty());
 }
 
 TEST_CASE("blas: oneDNN's bf16 and int8 GEMMs give our operand types' exact products", "[blas]") {

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cpu/cpu_info.hpp"
+#include "asm/target.hpp"
 #include "matmul/gemm.hpp"
 #include "scratch_dir.hpp"
 #include "skip.hpp"
@@ -238,6 +239,38 @@ TEST_CASE("cli: matmul checks its result and refuses bad input", "[main][hw]") {
   CHECK(mm["min_ms"].get<double>() <= mm["mean_ms"].get<double>());
   CHECK(mm["shape"] == nlohmann::json({{"k", 43}, {"m", 37}, {"n", 41}}));
   CHECK_THAT(mm["config_source"].get<std::string>(), Catch::StartsWith("cost model"));
+}
+
+TEST_CASE("cli: matmul --isa holds the kernels to a narrower level, or refuses", "[main][hw]") {
+  Run bad = run_peakprobe("matmul --shape 8,8,8 --isa mmx-plus");
+  CHECK(bad.rc == 2);
+  CHECK_THAT(bad.err, Catch::Contains("--isa 'mmx-plus'"));
+  const auto& target = peakprobe::isa::host_target();
+  const std::string level = target.isa_levels().front();
+  Run r = run_peakprobe("matmul --shape 37,41,43 --isa " + level + " --baseline none --json - --quiet");
+  auto held = target.limit_isa(peakprobe::detect_cpu_info(), level);
+  if (!held) {
+    CHECK(r.rc == 4);
+    CHECK_THAT(r.err, Catch::Contains(held.error()));
+    PP_SKIP("--isa " << level << ": " << held.error());
+  }
+  if (const std::string missing = target.gemm_unsupported(*held, peakprobe::MatmulDtype::f32); !missing.empty()) {
+    check_refused(r, missing);
+    PP_SKIP("matmul f32 under --isa " << level << ": " << missing);
+  }
+  REQUIRE(r.rc == 0);
+  const auto doc = nlohmann::json::parse(r.out);
+  const auto& mm = doc["matmul"][0];
+  CHECK(mm["isa_level"] == level);
+  CHECK_THAT(mm["name"].get<std::string>(), Catch::EndsWith(", isa " + level));
+  // The kernels are the held CPU's width, whatever this CPU's widest is.
+  CHECK_THAT(mm["kernel"].get<std::string>(), Catch::StartsWith(target.width_name(target.gemm_vector_bits(*held))));
+  // (No ceiling when the roof probe was mistrusted on a busy machine; when there is one, it is the held width's.)
+  if (!mm["ceiling_source"].get<std::string>().empty() && mm["bound_by"].get<std::string>().rfind("compute", 0) == 0)
+    CHECK(mm["ceiling_source"] == target.matmul_roof(*held, peakprobe::MatmulDtype::f32).instruction);
+  CHECK(mm["max_rel_error"].get<double>() < 1e-5);
+  // The document's host is the CPU as it is, not as it was held.
+  CHECK(doc["host"]["features"].size() == peakprobe::detect_cpu_info().features.size());
 }
 
 TEST_CASE("cli: matmul int8 with batch and a cold cache is exact", "[main][hw]") {

@@ -120,3 +120,27 @@ TEST_CASE("matmul size: refused by work and by memory before anything is allocat
   // The baseline runs f32 only: a bf16 problem needs no second copy.
   CHECK(matmul_size_problem(s, s, s, 1, MatmulDtype::bf16, ColdCacheMode::none, true, 6 * kGB).empty());
 }
+
+TEST_CASE("matmul options: --isa takes the target's levels and nothing else", "[matmul_common]") {
+  const auto levels = isa_level_names();
+  REQUIRE_FALSE(levels.empty());
+  for (const auto& level : levels) {
+    auto l = parse_isa_level(level);
+    REQUIRE(l);
+    CHECK(*l == level);
+  }
+  auto none = parse_isa_level("");
+  REQUIRE(none);
+  CHECK(none->empty());
+  auto bad = parse_isa_level("mmx-plus");
+  REQUIRE_FALSE(bad);
+  for (const auto& level : levels) CHECK_THAT(bad.error(), Catch::Contains(level));
+  CHECK_THAT(isa_option_help(), Catch::Contains(levels.front()));
+
+  // No level: the CPU as detected, untouched.
+  CpuInfo cpu;
+  cpu.features = {"a", "b"};
+  auto same = kernel_cpu(cpu, "");
+  REQUIRE(same);
+  CHECK(same->features == cpu.features);
+}

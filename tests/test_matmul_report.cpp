@@ -48,6 +48,7 @@ MatmulResult f32_with_baselines() {
   openblas.gflops = gflops_of(1024, 1024, 1024, 1, 20.990);
   openblas.max_rel_error = 1.1e-6;
   openblas.speedup = 20.990 / 20.150;
+  openblas.version = "OpenBLAS 0.3.21 DYNAMIC_ARCH NO_AFFINITY Zen MAX_THREADS=64";
   BaselineResult blis;
   blis.library = "blis";
   blis.path = "/usr/lib/x86_64-linux-gnu/blis-openmp/libblis.so.4";
@@ -56,6 +57,7 @@ MatmulResult f32_with_baselines() {
   blis.max_rel_error = 9.5e-7;
   blis.speedup = 23.500 / 20.150;
   r.baselines = {openblas, blis};
+  r.model_gap = 0.042;  // --autotune found a tiling 4.2% faster than the model's first choice
   return r;
 }
 
@@ -86,10 +88,11 @@ MatmulResult int8_without_ceiling() {
 // prove that no output prints "nan" or "inf".
 MatmulResult mistrusted_f32() {
   MatmulResult r;
-  r.name = "matmul f32 256x256x256 batch 1, 4 threads";
+  r.name = "matmul f32 256x256x256 batch 1, 4 threads, isa avx2";
   r.m = r.n = r.k = 256;
   r.threads = 4;
   r.kernel = "avx2 f32 6x16";
+  r.isa_level = "avx2";  // held with --isa on a wider CPU
   r.config = {6, 2, 16, 48, 256, 128, 4, 2, 2};
   r.config_source = "--config";
   r.max_rel_error = 2.4e-7;
@@ -202,12 +205,15 @@ TEST_CASE("matmul JSON reads back as it was written", "[matmul_report]") {
     CHECK(back.efficiency.has_value() == r.efficiency.has_value());
     CHECK(back.config.thread_rows == r.config.thread_rows);
     CHECK(back.timing.min_ms == r.timing.min_ms);
+    CHECK(back.model_gap == r.model_gap);
+    CHECK(back.isa_level == r.isa_level);
     REQUIRE(back.baselines.size() == r.baselines.size());
     for (size_t i = 0; i < r.baselines.size(); ++i) {
       CHECK(back.baselines[i].path == r.baselines[i].path);
       CHECK(back.baselines[i].speedup == r.baselines[i].speedup);
       CHECK(back.baselines[i].status == r.baselines[i].status);
       CHECK(back.baselines[i].reason == r.baselines[i].reason);
+      CHECK(back.baselines[i].version == r.baselines[i].version);
     }
   }
   // The NaN std was written as null and reads back as NaN, not as 0.

@@ -5,6 +5,10 @@
 #include <immintrin.h>
 #include <sys/mman.h>
 
+#include <algorithm>
+
+#include <fmt/format.h>
+
 namespace peakprobe::x86 {
 
 namespace {
@@ -75,6 +79,36 @@ std::string X86Target::width_class(const std::string& text) const {
     return "128";
   }
   return "scalar";
+}
+
+Expected<CpuInfo> X86Target::limit_isa(const CpuInfo& cpu, const std::string& level) const {
+  if (level == "avx512") {
+    if (!cpu.has("avx512_f")) return make_error("--isa avx512: this CPU has no avx512_f");
+    return cpu;
+  }
+  if (level != "avx2") return make_error(fmt::format("--isa '{}': one of avx2, avx512", level));
+  if (!cpu.has("avx2") || !cpu.has("fma")) return make_error("--isa avx2: this CPU lacks avx2 or fma");
+  // Everything EVEX-encoded goes: AVX-512 in all its parts, AVX10, and AMX (its tiles are fed by
+  // AVX-512 code). VEX forms such as avx_vnni stay: they run on ymm registers.
+  CpuInfo out = cpu;
+  auto above = [](const std::string& f) {
+    return f.rfind("avx512", 0) == 0 || f.rfind("avx10", 0) == 0 || f.rfind("amx", 0) == 0;
+  };
+  out.features.erase(std::remove_if(out.features.begin(), out.features.end(), above), out.features.end());
+  return out;
+}
+
+isa::LibraryIsaLimit X86Target::library_isa_limit(const std::string& level) const {
+  isa::LibraryIsaLimit limit;
+  limit.level = level;
+  if (level == "avx2") {
+    limit.onednn_max_isa = 0x7;  // dnnl_cpu_isa_avx2 (the same value in oneDNN 2 and 3)
+    limit.openblas_coretype = "Haswell";
+    // BLIS's x86-64 configurations whose kernels stay within AVX2.
+    limit.blis_configs = {"haswell", "zen", "zen2", "zen3", "sandybridge", "penryn", "excavator",
+                          "steamroller", "piledriver", "bulldozer", "generic"};
+  }
+  return limit;
 }
 
 }  // namespace peakprobe::x86

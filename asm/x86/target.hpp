@@ -15,6 +15,9 @@ class X86Target final : public isa::Target {
   std::optional<isa::FlopPair> flop_pair(const CpuInfo& cpu, bool fused_only) const override;
   std::string report_pair_set(const CpuInfo& cpu) const override;
   std::string width_class(const std::string& instruction) const override;
+  std::vector<std::string> isa_levels() const override { return {"avx2", "avx512"}; }
+  Expected<CpuInfo> limit_isa(const CpuInfo& cpu, const std::string& level) const override;
+  isa::LibraryIsaLimit library_isa_limit(const std::string& level) const override;
 };
 
 }  // namespace peakprobe::x86

@@ -37,6 +37,9 @@ struct TimingSummary {
 struct BaselineResult {
   std::string library;  // "openblas", "blis"
   std::string path;     // the shared object that was loaded
+  // What the library says of itself and the kernels it picked: "OpenBLAS 0.3.21 ... Zen",
+  // "BLIS 0.9.0 zen3 pthreads", "oneDNN 2.6.3 OpenMP, max ISA <level>" under --isa; "" when it cannot tell.
+  std::string version;
   TimingSummary timing;
   double gflops = 0;            // from min_ms
   double max_rel_error = 0;     // against the same reference as ours
@@ -54,6 +57,7 @@ struct MatmulResult {
   int threads = 1;
   std::string cold_cache = "none";
   std::string kernel;           // "avx512 f32 6x64"
+  std::string isa_level;        // --isa: the vector ISA level kernels and baselines were held to; "" none
   MatmulConfig config;
   std::string config_source;    // "cost model", "autotune", "--config"
   double max_rel_error = 0;
@@ -65,6 +69,9 @@ struct MatmulResult {
   std::string ceiling_source;   // the probe behind the ceiling: "vfmadd231ps zmm, zmm, zmm"
   std::string bound_by;         // "compute f32 512" or "memory DRAM"
   std::optional<double> efficiency;  // gflops / ceiling
+  // With --autotune (matmul) or --model-gap (bench matmul): how much slower the cost model's first
+  // choice ran than the fastest tiling the search measured (0.05 = 5% slower).
+  std::optional<double> model_gap;
   ClockReading clock;
   std::vector<BaselineResult> baselines;
   Status status = Status::ok;

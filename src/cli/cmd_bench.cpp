@@ -3,6 +3,7 @@
 // stored baseline (benchmarks/baselines/), and a Markdown table for people.
 #include <cmath>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -12,6 +13,7 @@
 #include "cli/commands.hpp"
 #include "cli/matmul_common.hpp"
 #include "cli/measure.hpp"
+#include "matmul/autotune.hpp"
 #include "matmul/matmul_run.hpp"
 #include "report/json_report.hpp"
 #include "report/matmul_report.hpp"
@@ -27,6 +29,8 @@ struct BenchOptions {
   std::string baselines = "onednn,openblas,blis";
   double max_gflop = 200;  // per call; bigger combinations are listed as skipped
   bool quick = false;
+  bool model_gap = false;  // autotune each batch-1 shape and report how far the model's pick is
+  std::string isa;         // --isa level, "" for the widest
 };
 
 template <typename T>
@@ -70,8 +74,13 @@ int run_bench(GlobalOptions& g, const BenchOptions& o) {
   if (!std::isfinite(o.max_gflop) || o.max_gflop <= 0 || o.max_gflop > kMaxMatmulFlop / 1e9)
     return spdlog::error("--max-gflop {}: expected a number above 0 and at most {:g}", o.max_gflop, kMaxMatmulFlop / 1e9),
            kExitUsage;
-  CpuInfo cpu;
-  if (int rc = prepare_measuring(g, cpu)) return rc;
+  auto level = parse_isa_level(o.isa);
+  if (!level) return spdlog::error("{}", level.error()), kExitUsage;
+  CpuInfo host;
+  if (int rc = prepare_measuring(g, host)) return rc;
+  auto held = kernel_cpu(host, *level);
+  if (!held) return spdlog::error("{}", held.error()), kExitMeasure;
+  const CpuInfo& cpu = *held;
   const uint64_t available = matmul_available_memory();
 
   std::vector<MatmulResult> results;
@@ -82,7 +91,8 @@ int run_bench(GlobalOptions& g, const BenchOptions& o) {
     MatmulResult r;
     r.dtype = dt, r.threads = g.threads;
     r.m = r.n = r.k = s, r.batch = b;
-    r.name = matmul_name(s, s, s, b, dt, g.threads, ColdCacheMode::none);
+    r.name = matmul_name(s, s, s, b, dt, g.threads, ColdCacheMode::none, *level);
+    r.isa_level = *level;
     r.status = status;
     r.reason = std::move(reason);
     results.push_back(r);
@@ -105,7 +115,7 @@ int run_bench(GlobalOptions& g, const BenchOptions& o) {
         continue;
       }
       for (int64_t b : *batches) {
-        const std::string name = matmul_name(s, s, s, b, dt, g.threads, ColdCacheMode::none);
+        const std::string name = matmul_name(s, s, s, b, dt, g.threads, ColdCacheMode::none, *level);
         progress(g.out, ++done, total, name);
         const double gflop = 2.0 * double(s) * double(s) * double(s) * double(b) / 1e9;
         if (gflop > o.max_gflop) {
@@ -126,12 +136,26 @@ int run_bench(GlobalOptions& g, const BenchOptions& o) {
         rq.config = plan.config;
         rq.config_source = plan.source;
         rq.baselines = baselines;
+        rq.isa_level = *level;
+        // The model's first choice against the fastest of a measured grid, on one item of the shape.
+        std::optional<double> gap;
+        if (o.model_gap && b == 1) {
+          auto at = autotune(machine, problem, [&](const MatmulConfig& c) { return time_matmul_config(gemm, s, s, s, c); });
+          if (at) {
+            gap = at->model_gap;
+            spdlog::info("{}: the cost model's first choice ran {:.1f}% slower than the best of {} tilings ({})", name,
+                         100 * at->model_gap, at->points.size(), config_text(at->best.config));
+          } else {
+            spdlog::warn("{}: autotune: {}", name, at.error());
+          }
+        }
         auto r = run_matmul(cpu, gemm, rq);
         if (!r) {
           not_measured(dt, s, b, Status::error, r.error());
           continue;
         }
         score_matmul(*r, roof, machine);
+        r->model_gap = gap;
         spdlog::info("{}: {:.1f} G{}/s{}", name, r->gflops, dt == MatmulDtype::i8 ? "OP" : "FLOP",
                      r->efficiency ? fmt::format(", {:.1f}% of the roof", 100 * *r->efficiency) : "");
         results.push_back(*r);
@@ -145,7 +169,7 @@ int run_bench(GlobalOptions& g, const BenchOptions& o) {
     jobs.push_back({g.out.json, [&](std::ostream& os) {
                       nlohmann::json rows = nlohmann::json::array();
                       for (const auto& r : results) rows.push_back(to_json(r));
-                      os << json_text(nlohmann::json{{"schema", kSchema}, {"host", to_json(cpu)}, {"benchmarks", rows}})
+                      os << json_text(nlohmann::json{{"schema", kSchema}, {"host", to_json(host)}, {"benchmarks", rows}})
                          << "\n";
                     }});
   if (!g.out.csv.empty()) jobs.push_back({g.out.csv, [&](std::ostream& os) { write_matmul_csv(os, results); }});
@@ -173,6 +197,10 @@ void add_bench_command(CLI::App& app, GlobalOptions& g) {
   mm->add_option("--max-gflop", o->max_gflop, "Skip combinations with more work per call than this")
       ->capture_default_str();
   mm->add_flag("--quick", o->quick, "Leave out shapes above 2048");
+  mm->add_flag("--model-gap", o->model_gap,
+               "Also autotune every batch-1 shape and report how much slower the cost model's first choice ran\n"
+               "than the fastest tiling measured (the model gap column; costs a grid search per shape)");
+  mm->add_option("--isa", o->isa, isa_option_help())->type_name("LEVEL");
   mm->footer(
       "Each row is one `peakprobe matmul` run (cost-model tiling, checked, timed, scored). Rows are named\n"
       "\"matmul DTYPE MxNxK batch B, T thread(s)\" so `peakprobe compare OLD.json NEW.json` matches them.\n"

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include "asm/target.hpp"
 #include "cli/commands.hpp"
 #include "cli/matmul_common.hpp"
 #include "cli/measure.hpp"
@@ -33,6 +34,7 @@ struct MatmulOptions {
   bool explain = false;
   bool autotune = false;
   bool quick = false;  // bench: leave out 4096^3
+  std::string isa;     // --isa level, "" for the widest
 };
 
 // "all+tlb" -> mode all with the TLB flushed before each run.
@@ -95,8 +97,14 @@ int run_matmul_command(GlobalOptions& g, const MatmulOptions& o) {
                                             matmul_available_memory());
       !why.empty())
     return spdlog::error("{}", why), kExitUsage;
-  CpuInfo cpu;
-  if (int rc = prepare_measuring(g, cpu)) return rc;
+  auto level = parse_isa_level(o.isa);
+  if (!level) return spdlog::error("{}", level.error()), kExitUsage;
+  CpuInfo host;
+  if (int rc = prepare_measuring(g, host)) return rc;
+  // Everything below sees the CPU as held to --isa; the document's host stays the real one.
+  auto held = kernel_cpu(host, *level);
+  if (!held) return spdlog::error("{}", held.error()), kExitMeasure;
+  const CpuInfo& cpu = *held;
   if (std::string why = gemm_unsupported(cpu, *dtype); !why.empty()) {
     spdlog::error("matmul {}: {}, not available on this CPU", to_string(*dtype), why);
     return kExitMeasure;
@@ -152,16 +160,18 @@ int run_matmul_command(GlobalOptions& g, const MatmulOptions& o) {
   rq.cold_cache = cold->first;
   rq.flush_tlb = cold->second;
   rq.baselines = *baselines;
+  rq.isa_level = *level;
   auto result = run_matmul(cpu, gemm, rq);
   if (!result) return spdlog::error("{}", result.error()), kExitMeasure;
   score_matmul(*result, roof, machine);
+  if (tuned) result->model_gap = tuned->model_gap;
   if (result->status == Status::error) spdlog::error("{}", result->reason);
 
   std::vector<OutputJob> jobs;
   if (!g.out.json.empty())
     jobs.push_back({g.out.json, [&](std::ostream& os) {
                       nlohmann::json doc = {{"schema", kSchema},
-                                            {"host", to_json(cpu)},
+                                            {"host", to_json(host)},
                                             {"matmul", nlohmann::json::array({to_json(*result)})}};
                       if (tuned) doc["autotune"] = autotune_json(*tuned);
                       if (o.explain) {
@@ -200,6 +210,7 @@ void add_matmul_command(CLI::App& app, GlobalOptions& g) {
       ->type_name("LIST");
   cmd->add_option("--baseline", o->baselines, "Libraries to run the same problem: onednn (every dtype), openblas and blis (f32), a path, none")
       ->capture_default_str();
+  cmd->add_option("--isa", o->isa, isa_option_help())->type_name("LEVEL");
   cmd->add_flag("--explain", o->explain, "Print the cost model's candidates, their predicted costs and its choice");
   cmd->add_flag("--autotune", o->autotune,
                 "Measure a grid of tilings, use the fastest, and report how far the model's pick is from it");
@@ -214,7 +225,9 @@ void add_matmul_command(CLI::App& app, GlobalOptions& g) {
       "  peakprobe matmul --shape 1024,1024,1024\n"
       "  peakprobe matmul --shape 2048,2048,2048 --threads 2 --explain\n"
       "  peakprobe matmul --shape 1024,1024,1024 --dtype bf16 --cold-cache all+tlb\n"
-      "  peakprobe matmul --shape 513,513,513 --autotune --json -\n");
+      "  peakprobe matmul --shape 513,513,513 --autotune --json -\n" +
+      fmt::format("  peakprobe matmul --shape 1024,1024,1024 --isa {}   # the narrowest kernels, on any CPU that has them\n",
+                  isa::host_target().isa_levels().front()));
   cmd->callback([&g, o] { g.action = [&g, o] { g.exit_code = run_matmul_command(g, *o); }; });
 }
 

@@ -188,6 +188,34 @@ Expected<MatmulDtype> parse_dtype(const std::string& text) {
   return make_error(fmt::format("--dtype '{}': expected f32, bf16 or int8", text));
 }
 
+std::vector<std::string> isa_level_names() { return isa::host_target().isa_levels(); }
+
+namespace {
+std::string joined_levels() {
+  std::string out;
+  for (const auto& l : isa_level_names()) out += (out.empty() ? "" : ", ") + l;
+  return out;
+}
+}  // namespace
+
+Expected<std::string> parse_isa_level(const std::string& text) {
+  if (text.empty()) return text;
+  const auto levels = isa::host_target().isa_levels();
+  if (std::find(levels.begin(), levels.end(), text) == levels.end())
+    return make_error(fmt::format("--isa '{}': one of {}", text, joined_levels()));
+  return text;
+}
+
+Expected<CpuInfo> kernel_cpu(const CpuInfo& cpu, const std::string& level) {
+  if (level.empty()) return cpu;
+  return isa::host_target().limit_isa(cpu, level);
+}
+
+std::string isa_option_help() {
+  return "Hold the kernels, the roof and the baseline libraries to this vector ISA level: " + joined_levels() +
+         "\n(default: the widest this CPU runs). A library that cannot be held gets an error row";
+}
+
 Expected<std::vector<std::string>> parse_baselines(const std::string& text) {
   std::vector<std::string> out;
   std::size_t start = 0;

@@ -57,6 +57,15 @@ Expected<MatmulConfig> parse_config(const std::string& text, const MatmulConfig&
 std::string config_text(const MatmulConfig& c);
 
 Expected<MatmulDtype> parse_dtype(const std::string& text);
+// The levels --isa takes on this build's ISA, narrowest first.
+std::vector<std::string> isa_level_names();
+// --isa: "" (the widest this CPU runs) or one of the target's levels; an error names them.
+Expected<std::string> parse_isa_level(const std::string& text);
+// The CPU as the kernels, the roof probe and the cost model see it under --isa `level`: features above
+// the level taken away (`cpu` itself for ""). An error when this CPU does not reach the level.
+Expected<CpuInfo> kernel_cpu(const CpuInfo& cpu, const std::string& level);
+// The --isa option's help text, with the levels of this build.
+std::string isa_option_help();
 // --baseline: "openblas,blis" -> its items; "none" dropped. An item must be openblas, blis, none, or a
 // library path or file name (holding '/' or ".so"); anything else, an empty item included, is refused.
 Expected<std::vector<std::string>> parse_baselines(const std::string& text);

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <string>
@@ -9,6 +10,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "asm/target.hpp"
 #include "harness/child_process.hpp"
 #include "matmul/matmul_run.hpp"
 #include "report/json_report.hpp"
@@ -30,6 +32,7 @@ BaselineResult result_from(const json& j) {
   b.path = j.at("path").get<std::string>();
   b.status = j.at("status").get<std::string>() == "ok" ? Status::ok : Status::error;
   b.reason = j.at("reason").get<std::string>();
+  b.version = j.value("version", std::string());
   const json& t = j.at("timing");
   b.timing.mean_ms = t.at("mean_ms").get<double>();
   b.timing.min_ms = t.at("min_ms").get<double>();
@@ -56,7 +59,8 @@ std::string encode_job(const BaselineJob& job) {
               {"flush_tlb", job.flush_tlb},
               {"warmup", job.warmup}, {"min_repetitions", job.min_repetitions},
               {"max_repetitions", job.max_repetitions}, {"min_seconds", job.min_seconds},
-              {"pin_cpu", job.pin_cpu}, {"pile_bytes", job.pile_bytes}}
+              {"pin_cpu", job.pin_cpu}, {"pile_bytes", job.pile_bytes},
+              {"isa_level", job.isa_level}}
       .dump();
 }
 
@@ -83,6 +87,12 @@ Expected<BaselineJob> decode_job(const std::string& text) {
     job.min_seconds = j.at("min_seconds").get<double>();
     job.pin_cpu = j.at("pin_cpu").get<int>();
     job.pile_bytes = j.at("pile_bytes").get<uint64_t>();
+    job.isa_level = j.value("isa_level", std::string());
+    if (!job.isa_level.empty()) {
+      const auto levels = isa::host_target().isa_levels();
+      if (std::find(levels.begin(), levels.end(), job.isa_level) == levels.end())
+        return make_error(fmt::format("isa_level '{}' is not a level of this build", job.isa_level));
+    }
     // The same limits the CLI enforces: a job is written by our own parent, but a worker started by
     // hand must not allocate without bound either.
     for (int64_t d : {job.m, job.n, job.k})
@@ -159,6 +169,7 @@ int baseline_worker_main(const std::string& job_text, int parent_pid) {
   const BaselineResult& b = *measured;
   write_worker_answer(json_text(json{{"library", b.library},
                               {"path", b.path},
+                              {"version", b.version},
                               {"status", to_string(b.status)},
                               {"reason", b.reason},
                               {"timing", timing_json(b.timing)},

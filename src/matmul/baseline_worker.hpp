@@ -24,6 +24,7 @@ struct BaselineJob {
   double min_seconds = 0.5;
   int pin_cpu = -1;         // the core the worker's calling thread sits on; -1: not pinned
   uint64_t pile_bytes = 0;  // cold-cache pile (cold_cache_pile_bytes of the parent's CPU)
+  std::string isa_level;    // matmul --isa: the library is held to this vector ISA level; "" none
 };
 
 std::string encode_job(const BaselineJob& job);

@@ -56,6 +56,8 @@ struct DnnlVersion {
   unsigned cpu_runtime, gpu_runtime;
 };
 using DnnlVersionFn = const DnnlVersion* (*)();
+using DnnlSetMaxIsa = int (*)(int isa);
+using DnnlGetIsa = int (*)();
 constexpr unsigned kDnnlRuntimeSeq = 1, kDnnlRuntimeOmp = 2, kDnnlRuntimeTbb = 4, kDnnlRuntimeThreadpool = 8;
 
 struct KnownLibrary {
@@ -178,7 +180,14 @@ std::pair<void*, void*> loaded_openmp() {
 
 }  // namespace
 
-Expected<std::unique_ptr<BlasLibrary>> BlasLibrary::open(const std::string& name) {
+// dnnl_status_t values as dnnl_types.h names them.
+std::string dnnl_status_text(int status) {
+  static const char* const names[] = {"success",  "out of memory", "invalid arguments", "unimplemented",
+                                      "iterator ends", "runtime error", "not required"};
+  return fmt::format("{} (status {})", status >= 0 && status < 7 ? names[status] : "unknown status", status);
+}
+
+Expected<std::unique_ptr<BlasLibrary>> BlasLibrary::open(const std::string& name, const isa::LibraryIsaLimit& limit) {
   const KnownLibrary* known = nullptr;
   for (const auto& k : known_libraries())
     if (name == k.name) known = &k;
@@ -198,6 +207,9 @@ Expected<std::unique_ptr<BlasLibrary>> BlasLibrary::open(const std::string& name
     }
   }
 
+  // Read by OpenBLAS's constructor: it must be in the environment before the library is loaded.
+  if (known && std::strcmp(known->name, "openblas") == 0 && !limit.openblas_coretype.empty())
+    ::setenv("OPENBLAS_CORETYPE", limit.openblas_coretype.c_str(), 1);
   const std::vector<std::string> candidates = known ? candidates_for(*known) : std::vector<std::string>{name};
   std::string tried;
   for (const auto& file : candidates) {
@@ -336,6 +348,52 @@ BlasLibrary::~BlasLibrary() {
   if (handle_) dlclose(handle_);  // drops the reference only: RTLD_NODELETE keeps it mapped
 }
 
+std::string BlasLibrary::hold_to(const isa::LibraryIsaLimit& limit) {
+  if (limit.level.empty()) return "";
+  const std::string level = limit.level;
+  if (dnnl_) {
+    void* set = dlsym(handle_, "dnnl_set_max_cpu_isa");
+    if (!set || limit.onednn_max_isa == 0)
+      return fmt::format("cannot hold oneDNN to {}: {}", level, set ? "no oneDNN ISA for that level" : "no dnnl_set_max_cpu_isa");
+    if (const int status = reinterpret_cast<DnnlSetMaxIsa>(set)(limit.onednn_max_isa); status != 0)
+      return fmt::format("cannot hold oneDNN to {}: dnnl_set_max_cpu_isa: {}", level, dnnl_status_text(status));
+    // dnnl_cpu_isa_t values are bit sets: the ISA in use must hold no bit the limit lacks.
+    if (void* get = dlsym(handle_, "dnnl_get_effective_cpu_isa")) {
+      const int effective = reinterpret_cast<DnnlGetIsa>(get)();
+      if ((effective & ~limit.onednn_max_isa) != 0)
+        return fmt::format("oneDNN still runs ISA {:#x} after dnnl_set_max_cpu_isa({:#x})", effective,
+                           limit.onednn_max_isa);
+    }
+    version_ += (version_.empty() ? "oneDNN" : ",") + std::string(" max ISA ") + level;
+    return "";
+  }
+  if (name_ == "openblas") {
+    void* core = dlsym(handle_, "openblas_get_corename");
+    const char* s = core ? reinterpret_cast<OpenblasString>(core)() : nullptr;
+    const std::string picked = s ? trim(s) : "";
+    if (limit.openblas_coretype.empty() || !contains_nocase(picked, limit.openblas_coretype) ||
+        picked.size() != limit.openblas_coretype.size())
+      return fmt::format("cannot hold OpenBLAS to {}: it runs its {} kernels (OPENBLAS_CORETYPE={} is obeyed by "
+                         "DYNAMIC_ARCH builds only)",
+                         level, picked.empty() ? "unknown" : picked, limit.openblas_coretype);
+    return "";
+  }
+  if (name_ == "blis") {
+    void* query = dlsym(handle_, "bli_arch_query_id");
+    void* arch = dlsym(handle_, "bli_arch_string");
+    const char* s = query && arch ? reinterpret_cast<BlisArchString>(arch)(reinterpret_cast<BlisArchQuery>(query)())
+                                  : nullptr;
+    const std::string picked = s ? trim(s) : "";
+    if (std::find(limit.blis_configs.begin(), limit.blis_configs.end(), picked) == limit.blis_configs.end())
+      return fmt::format("cannot hold BLIS to {}: it picked its {} configuration by itself, and this BLIS has no "
+                         "switch to choose another",
+                         level, picked.empty() ? "unknown" : picked);
+    return "";
+  }
+  return fmt::format("cannot hold {} to {}: peakprobe knows the ISA switches of oneDNN, OpenBLAS and BLIS only", name_,
+                     level);
+}
+
 bool BlasLibrary::set_threads(int threads) {
   if (threads < 1) return false;
   if (set_threads_kind_ == 3) return threads == 1;
@@ -424,11 +482,7 @@ Expected<bool> BlasLibrary::gemm(MatmulDtype dtype, int64_t m, int64_t n, int64_
     }
   }
   if (status != 0) {
-    // dnnl_status_t: the names dnnl_types.h gives them.
-    static const char* const names[] = {"success",  "out of memory", "invalid arguments", "unimplemented",
-                                        "iterator ends", "runtime error", "not required"};
-    const char* what = status > 0 && status < 7 ? names[status] : "unknown status";
-    return make_error(fmt::format("{}: {} (status {}){}", fn, what, status,
+    return make_error(fmt::format("{}: {}{}", fn, dnnl_status_text(status),
                                   status == 3 ? ": oneDNN has no kernel for it on this CPU" : ""));
   }
   return true;

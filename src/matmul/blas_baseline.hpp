@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "asm/target.hpp"
 #include "peakprobe/expected.hpp"
 #include "peakprobe/matmul_result.hpp"
 
@@ -37,7 +38,10 @@ class BlasLibrary {
   // symbols, else its file name. Any other
   // name (or "") is an error listing the known names; every error names the files tried and the
   // Debian package to install.
-  static Expected<std::unique_ptr<BlasLibrary>> open(const std::string& name);
+  // With an ISA limit that names an OpenBLAS core type, OPENBLAS_CORETYPE is set before OpenBLAS is
+  // loaded (its DYNAMIC_ARCH builds read it once, when loaded); hold_to() then checks it was obeyed.
+  static Expected<std::unique_ptr<BlasLibrary>> open(const std::string& name,
+                                                     const isa::LibraryIsaLimit& limit = {});
   ~BlasLibrary();
   BlasLibrary(const BlasLibrary&) = delete;
   BlasLibrary& operator=(const BlasLibrary&) = delete;
@@ -54,6 +58,11 @@ class BlasLibrary {
   // otherwise, for threads < 1, or when the library's own getter reports a different count
   // afterwards. The count holds for calls from the calling thread.
   bool set_threads(int threads);
+  // Holds the library to `limit.level` before its first GEMM, or says why it cannot be: oneDNN through
+  // dnnl_set_max_cpu_isa, OpenBLAS through the core type open() set (checked against
+  // openblas_get_corename), BLIS only when the configuration it picked is within the level. Any other
+  // library cannot be held. "" when held (and version() then says so), or when there is no limit.
+  std::string hold_to(const isa::LibraryIsaLimit& limit);
   // Whether gemm() can run this dtype: f32 everywhere, bf16 and int8 with oneDNN.
   bool supports(MatmulDtype dtype) const;
   // C = A x B in `dtype` with the operand types of peakprobe's own GEMM (f32; bf16 x bf16 -> f32;

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "asm/target.hpp"
 #include "harness/pin.hpp"
 #include "matmul/baseline_worker.hpp"
 #include "matmul/blas_baseline.hpp"
@@ -181,10 +182,11 @@ double matmul_bytes(int64_t m, int64_t n, int64_t k, int64_t batch, MatmulDtype 
 }
 
 std::string matmul_name(int64_t m, int64_t n, int64_t k, int64_t batch, MatmulDtype dtype, int threads,
-                        ColdCacheMode cold) {
+                        ColdCacheMode cold, const std::string& isa_level) {
   std::string name = fmt::format("matmul {} {}x{}x{} batch {}, {} thread{}", to_string(dtype), m, n, k, batch,
                                  threads, threads == 1 ? "" : "s");
   if (cold != ColdCacheMode::none) name += fmt::format(", cold {}", to_string(cold));
+  if (!isa_level.empty()) name += ", isa " + isa_level;
   return name;
 }
 
@@ -198,7 +200,8 @@ Expected<MatmulResult> run_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulRe
   r.threads = std::max(rq.threads, rq.config.threads);
   r.cold_cache = to_string(rq.cold_cache);
   if (rq.flush_tlb) r.cold_cache += "+tlb";
-  r.name = matmul_name(rq.m, rq.n, rq.k, rq.batch, rq.dtype, r.threads, rq.cold_cache);
+  r.name = matmul_name(rq.m, rq.n, rq.k, rq.batch, rq.dtype, r.threads, rq.cold_cache, rq.isa_level);
+  r.isa_level = rq.isa_level;
   r.kernel = gemm.kernel_name(rq.config);
   r.config = rq.config;
   r.config_source = rq.config_source;
@@ -240,6 +243,7 @@ Expected<MatmulResult> run_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulRe
     job.min_seconds = rq.min_seconds;
     job.pin_cpu = r.threads == 1 ? place.pin_cpu : -1;  // a threaded library's own threads must be free to spread
     job.pile_bytes = place.pile_bytes;
+    job.isa_level = rq.isa_level;
     // A library may be several times slower than ours, never a hundred: past this it hangs.
     const double limit = rq.baseline_time_limit_s > 0 ? rq.baseline_time_limit_s : 30 + 20 * ours_seconds;
     const BaselineOutcome outcome = run_baseline_isolated(job, limit);
@@ -263,7 +267,8 @@ Expected<MatmulResult> run_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulRe
 }
 
 Expected<BaselineResult> measure_baseline_here(const BaselineJob& job) {
-  auto lib = BlasLibrary::open(job.library);
+  const isa::LibraryIsaLimit limit = isa::host_target().library_isa_limit(job.isa_level);
+  auto lib = BlasLibrary::open(job.library, limit);
   if (!lib) return make_error(lib.error());
   if (!(*lib)->supports(job.dtype))
     return make_error(fmt::format("{} has no {} GEMM", (*lib)->name(), to_string(job.dtype)));
@@ -279,6 +284,14 @@ Expected<BaselineResult> measure_baseline_here(const BaselineJob& job) {
   BaselineResult br;
   br.library = (*lib)->name();
   br.path = (*lib)->path();
+  // Before the first GEMM: oneDNN fixes its ISA at its first use.
+  if (std::string why = (*lib)->hold_to(limit); !why.empty()) {
+    br.version = (*lib)->version();
+    br.status = Status::error;
+    br.reason = why;
+    return br;
+  }
+  br.version = (*lib)->version();
   // A library we know must run on the threads asked for, or the comparison is not like for like. A
   // file given by path may have no thread control at all: it runs as it is.
   const bool known = br.library == "onednn" || br.library == "openblas" || br.library == "blis";

@@ -31,6 +31,9 @@ struct MatmulRequest {
   int max_repetitions = 10000;
   // Libraries to run too: "onednn" (every dtype), "openblas" and "blis" (f32 only), paths.
   std::vector<std::string> baselines;
+  // matmul --isa: the level the kernels were limited to (the Gemm's CpuInfo already is); the baselines
+  // are held to it too. "" when not limited.
+  std::string isa_level;
   // Each baseline runs in a child process (baseline_worker.hpp) killed after this many seconds;
   // 0: 30 s plus 20 times the wall time of our own checked and timed run.
   double baseline_time_limit_s = 0;
@@ -38,9 +41,10 @@ struct MatmulRequest {
 
 // Bytes of A, B and C of the whole batch.
 double matmul_bytes(int64_t m, int64_t n, int64_t k, int64_t batch, MatmulDtype dtype);
-// "matmul f32 1024x1024x1024 batch 1, 1 thread" (+ ", cold all" when cold): the row identity for compare.
+// "matmul f32 1024x1024x1024 batch 1, 1 thread" (+ ", cold all" when cold, + ", isa LEVEL" when held
+// to an ISA level): the row identity for compare.
 std::string matmul_name(int64_t m, int64_t n, int64_t k, int64_t batch, MatmulDtype dtype, int threads,
-                        ColdCacheMode cold);
+                        ColdCacheMode cold, const std::string& isa_level = "");
 // Largest error the check accepts: exact for int8, 1e-4 relative for f32 and bf16 (f32 accumulation).
 double matmul_error_limit(MatmulDtype dtype);
 

@@ -90,6 +90,7 @@ json to_json(const MatmulConfig& c) {
 json to_json(const BaselineResult& b) {
   json row = {{"library", b.library},
               {"path", b.path},
+              {"version", b.version},
               {"gflops", json_number(b.gflops)},
               {"max_rel_error", json_number(b.max_rel_error)},
               {"speedup", json_number(b.speedup)},
@@ -169,6 +170,7 @@ BaselineResult baseline_from(const json& j) {
   BaselineResult b;
   b.library = text_at(j, "library");
   b.path = text_at(j, "path");
+  b.version = text_at(j, "version");
   b.timing = timing_from(j);
   b.gflops = number_at(j, "gflops");
   b.max_rel_error = number_at(j, "max_rel_error");
@@ -226,7 +228,7 @@ std::string markdown_baseline(const MatmulResult& r, const std::string& library)
   return fmt::format("{} ({})", fixed(b->gflops, 1), speedup_text(b->speedup));
 }
 
-void write_markdown_row(std::ostream& out, const MatmulResult& r, const std::vector<std::string>& libs) {
+void write_markdown_row(std::ostream& out, const MatmulResult& r, const std::vector<std::string>& libs, bool gaps) {
   std::string problem = shape_text(r);
   if (cold(r)) problem += ", cold cache " + r.cold_cache;
   const bool t = timed(r);
@@ -237,6 +239,7 @@ void write_markdown_row(std::ostream& out, const MatmulResult& r, const std::vec
                      t && finite(r.efficiency) ? fixed(*r.efficiency * 100, 1) + "%" : kMissing,
                      r.bound_by.empty() ? kMissing : cell(r.bound_by), markdown_config(r));
   for (const auto& lib : libs) out << ' ' << markdown_baseline(r, lib) << " |";
+  if (gaps) out << ' ' << (r.model_gap && std::isfinite(*r.model_gap) ? fixed(*r.model_gap * 100, 1) + "%" : kMissing) << " |";
   out << ' ' << to_string(r.status) << " |\n";
 }
 
@@ -329,6 +332,8 @@ json to_json(const MatmulResult& r) {
               {"threads", r.threads},
               {"cold_cache", r.cold_cache},
               {"kernel", r.kernel},
+              {"isa_level", r.isa_level.empty() ? json(nullptr) : json(r.isa_level)},
+              {"model_gap", r.model_gap ? json_number(*r.model_gap) : json(nullptr)},
               {"config", to_json(r.config)},
               {"config_source", r.config_source},
               {"max_rel_error", json_number(r.max_rel_error)},
@@ -362,6 +367,8 @@ MatmulResult matmul_from_json(const json& j) {
   r.threads = integer_at(j, "threads", r.threads);
   r.cold_cache = text_at(j, "cold_cache", r.cold_cache);
   r.kernel = text_at(j, "kernel");
+  r.isa_level = text_at(j, "isa_level");
+  if (const json* gap = member(j, "model_gap"); gap != nullptr && gap->is_number()) r.model_gap = gap->get<double>();
   if (const json* config = member(j, "config")) r.config = config_from(*config);
   r.config_source = text_at(j, "config_source");
   r.max_rel_error = number_at(j, "max_rel_error");
@@ -415,9 +422,14 @@ void write_matmul_console(std::ostream& out, const MatmulResult& r) {
     }
     out << rate << '\n';
   }
+  if (r.model_gap && std::isfinite(*r.model_gap))
+    out << fmt::format("  cost model's first choice: {}% slower than the fastest tiling measured\n",
+                       fixed(*r.model_gap * 100, 1));
   for (const auto& b : r.baselines) {
     std::string line = "  " + b.library;
-    if (!b.path.empty()) line += " (" + b.path + ")";
+    // What it says of itself names the kernels it picked; the file is in the JSON.
+    if (!b.version.empty()) line += " (" + b.version + ")";
+    else if (!b.path.empty()) line += " (" + b.path + ")";
     if (b.status != Status::ok) {
       line += fmt::format(": {}: {}", to_string(b.status), b.reason.empty() ? "no reason given" : b.reason);
     } else if (b.timing.repetitions > 0) {
@@ -444,12 +456,16 @@ void write_matmul_markdown(std::ostream& out, const std::vector<MatmulResult>& r
   if (!libs.empty())
     out << " A baseline cell is the library's GFLOP/s and the speedup, its min time over peakprobe's: above "
            "1.00x peakprobe is faster.";
+  const bool gaps = std::any_of(results.begin(), results.end(), [](const MatmulResult& r) { return r.model_gap.has_value(); });
+  if (gaps) out << " The model gap is how much slower the cost model's first choice ran than the fastest tiling measured.";
   out << "\n\n| shape | dtype | batch | threads | min ms | mean ms ± std | GFLOP/s | efficiency | bound by | config |";
   for (const auto& lib : libs) out << ' ' << cell(lib) << " |";
+  if (gaps) out << " model gap |";
   out << " status |\n|---|---|--:|--:|--:|--:|--:|--:|---|---|";
   for (std::size_t i = 0; i < libs.size(); ++i) out << "--:|";
+  if (gaps) out << "--:|";
   out << "---|\n";
-  for (const auto& r : results) write_markdown_row(out, r, libs);
+  for (const auto& r : results) write_markdown_row(out, r, libs, gaps);
   const bool any =
       std::any_of(results.begin(), results.end(), [](const MatmulResult& r) { return r.status != Status::ok; });
   if (!any) return;

@@ -98,3 +98,55 @@ TEST_CASE("x86 target: matmul kernel support, registers and width names", "[targ
   CHECK(t.width_name(128) == "sse");
   CHECK(t.width_name(64) == "scalar");
 }
+
+TEST_CASE("x86 target: --isa avx2 takes every EVEX feature away and keeps the VEX ones", "[target]") {
+  const auto& t = isa::host_target();
+  CHECK(t.isa_levels() == std::vector<std::string>{"avx2", "avx512"});
+  CpuInfo spr = kSpr;
+  spr.features.insert(spr.features.end(), {"amx_tile", "amx_bf16", "avx_vnni", "avx10_1", "avx512_fp16"});
+  auto held = t.limit_isa(spr, "avx2");
+  REQUIRE(held);
+  for (const auto& f : held->features) {
+    INFO(f);
+    CHECK(f.rfind("avx512", 0) != 0);
+    CHECK(f.rfind("amx", 0) != 0);
+    CHECK(f.rfind("avx10", 0) != 0);
+  }
+  CHECK(held->has("avx2"));
+  CHECK(held->has("fma"));
+  CHECK(held->has("avx_vnni"));
+  // What the callers then decide follows the held CPU.
+  CHECK(t.gemm_vector_bits(*held) == 256);
+  CHECK(t.matmul_roof(*held, MatmulDtype::f32).instruction == "vfmadd231ps ymm, ymm, ymm");
+  CHECK_FALSE(t.gemm_unsupported(*held, MatmulDtype::bf16).empty());
+  CHECK(t.report_pair_set(*held) == "fp.ymm");
+
+  auto wide = t.limit_isa(kSpr, "avx512");
+  REQUIRE(wide);
+  CHECK(wide->features == kSpr.features);
+  auto none = t.limit_isa(kZen3, "avx512");
+  REQUIRE_FALSE(none);
+  CHECK_THAT(none.error(), Catch::Contains("avx512_f"));
+  auto old = t.limit_isa(kAvx, "avx2");
+  REQUIRE_FALSE(old);
+  CHECK_THAT(old.error(), Catch::Contains("avx2 or fma"));
+  auto unknown = t.limit_isa(kSpr, "sse9");
+  REQUIRE_FALSE(unknown);
+  CHECK_THAT(unknown.error(), Catch::Contains("one of avx2, avx512"));
+}
+
+TEST_CASE("x86 target: the baseline libraries' switches per level", "[target]") {
+  const auto& t = isa::host_target();
+  const auto none = t.library_isa_limit("");
+  CHECK(none.level.empty());
+  CHECK(none.onednn_max_isa == 0);
+  CHECK(none.openblas_coretype.empty());
+  const auto avx2 = t.library_isa_limit("avx2");
+  CHECK(avx2.level == "avx2");
+  CHECK(avx2.onednn_max_isa != 0);
+  CHECK_FALSE(avx2.openblas_coretype.empty());
+  // Every BLIS configuration held within AVX2 is a name BLIS uses; the AVX-512 ones are not in it.
+  for (const char* wide : {"skx", "knl", "zen4", "zen5"})
+    CHECK(std::find(avx2.blis_configs.begin(), avx2.blis_configs.end(), wide) == avx2.blis_configs.end());
+  CHECK(std::find(avx2.blis_configs.begin(), avx2.blis_configs.end(), "haswell") != avx2.blis_configs.end());
+}
