@@ -90,7 +90,6 @@ const std::map<std::string, int> kBaseline = {
     {"src/matmul/cost_model.hpp", 1},
     {"src/matmul/gemm.cpp", 6},
     {"src/matmul/gemm.hpp", 4},
-    {"src/matmul/packing.cpp", 17},
     {"src/memory/mem_runner.cpp", 12},
     {"src/report/json_report.cpp", 4},
     {"src/roofline/ceilings.cpp", 2},

@@ -85,3 +85,37 @@ TEST_CASE("packing: bf16 pairs and int8 quads interleave rows of B, vector and s
       CHECK(p8[size_t(s * nr + j)] == want);
     }
 }
+
+// The vector path moves 4 rows x 4 words at a time: every row count (full groups, remainders, rows
+// past M) and every k length (whole groups of 4 words, tails, partial words) must give the same
+// panels as a plain element copy.
+TEST_CASE("packing: A panels equal a plain transpose for every row count and k tail", "[packing]") {
+  for (int es : {1, 2, 4}) {
+    const int g = 4 / es;
+    for (int mr : {1, 4, 6, 8, 9, 13}) {
+      for (int64_t mc : {int64_t(1), int64_t(mr), int64_t(2 * mr + 3)}) {
+        for (int64_t kc : {int64_t(1), int64_t(g * 4), int64_t(g * 4 + 1), int64_t(g * 9 + g - 1), int64_t(37)}) {
+          const int64_t lda = kc + 3;
+          std::vector<uint8_t> a(size_t(mc * lda * es));
+          for (size_t i = 0; i < a.size(); ++i) a[i] = uint8_t(i * 31 + 7);
+          const int64_t steps = k_steps(kc, es), panels = (mc + mr - 1) / mr;
+          std::vector<uint32_t> got(size_t(panels * steps * mr), 0xdeadbeef);
+          pack_a(a.data(), lda, mc, kc, es, mr, got.data());
+          for (int64_t p = 0; p < panels; ++p)
+            for (int64_t s = 0; s < steps; ++s)
+              for (int r = 0; r < mr; ++r) {
+                const int64_t row = p * mr + r;
+                uint32_t want = 0;
+                for (int b = 0; b < 4; ++b) {
+                  const int64_t byte = s * 4 + b;  // byte of the row's k range
+                  if (row < mc && byte < kc * es) want |= uint32_t(a[size_t(row * lda * es + byte)]) << (8 * b);
+                }
+                INFO("es " << es << " mr " << mr << " mc " << mc << " kc " << kc << " panel " << p << " step " << s
+                           << " row " << r);
+                REQUIRE(got[size_t((p * steps + s) * mr + r)] == want);
+              }
+        }
+      }
+    }
+  }
+}

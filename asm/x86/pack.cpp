@@ -1,0 +1,90 @@
+// asm/pack.hpp on x86-64 with SSE2, which every x86-64 CPU has: no dispatch, and the packing is bound
+// by the loads and stores, not by the vector width.
+#include "asm/pack.hpp"
+
+#include <emmintrin.h>
+
+#include <cstring>
+
+namespace peakprobe::isa {
+
+void transpose_words(const uint8_t* const* rows, int nrows, int64_t words, int stride, uint32_t* out) {
+  int64_t s = 0;
+  // Four steps of four rows at a time: a 4 x 4 transpose of 32-bit words in registers.
+  for (; s + 4 <= words; s += 4) {
+    uint32_t* o = out + s * stride;
+    int r = 0;
+    for (; r + 4 <= nrows; r += 4) {
+      const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[r] + s * 4));
+      const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[r + 1] + s * 4));
+      const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[r + 2] + s * 4));
+      const __m128i d = _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[r + 3] + s * 4));
+      const __m128i ab01 = _mm_unpacklo_epi32(a, b), cd01 = _mm_unpacklo_epi32(c, d);
+      const __m128i ab23 = _mm_unpackhi_epi32(a, b), cd23 = _mm_unpackhi_epi32(c, d);
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(o + r), _mm_unpacklo_epi64(ab01, cd01));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(o + stride + r), _mm_unpackhi_epi64(ab01, cd01));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(o + 2 * stride + r), _mm_unpacklo_epi64(ab23, cd23));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(o + 3 * stride + r), _mm_unpackhi_epi64(ab23, cd23));
+    }
+    for (; r < nrows; ++r)
+      for (int q = 0; q < 4; ++q) std::memcpy(o + q * stride + r, rows[r] + (s + q) * 4, 4);
+    for (r = nrows; r < stride; ++r)
+      for (int q = 0; q < 4; ++q) o[q * stride + r] = 0;
+  }
+  for (; s < words; ++s) {
+    uint32_t* o = out + s * stride;
+    for (int r = 0; r < nrows; ++r) std::memcpy(o + r, rows[r] + s * 4, 4);
+    for (int r = nrows; r < stride; ++r) o[r] = 0;
+  }
+}
+
+namespace {
+
+void interleave_pairs(const uint16_t* const rows[2], int64_t j, int64_t cols, uint32_t* out) {
+  const __m128i zero = _mm_setzero_si128();
+  int64_t c = 0;
+  for (; c + 8 <= cols; c += 8) {
+    const __m128i r0 = rows[0] ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[0] + j + c)) : zero;
+    const __m128i r1 = rows[1] ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[1] + j + c)) : zero;
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + c), _mm_unpacklo_epi16(r0, r1));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + c + 4), _mm_unpackhi_epi16(r0, r1));
+  }
+  for (; c < cols; ++c) {
+    const uint32_t lo = rows[0] ? rows[0][j + c] : 0, hi = rows[1] ? rows[1][j + c] : 0;
+    out[c] = lo | (hi << 16);
+  }
+}
+
+void interleave_quads(const uint8_t* const rows[4], int64_t j, int64_t cols, uint32_t* out) {
+  const __m128i zero = _mm_setzero_si128();
+  int64_t c = 0;
+  for (; c + 16 <= cols; c += 16) {
+    __m128i r[4];
+    for (int q = 0; q < 4; ++q)
+      r[q] = rows[q] ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[q] + j + c)) : zero;
+    const __m128i t0 = _mm_unpacklo_epi8(r[0], r[1]), t1 = _mm_unpackhi_epi8(r[0], r[1]);
+    const __m128i t2 = _mm_unpacklo_epi8(r[2], r[3]), t3 = _mm_unpackhi_epi8(r[2], r[3]);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + c), _mm_unpacklo_epi16(t0, t2));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + c + 4), _mm_unpackhi_epi16(t0, t2));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + c + 8), _mm_unpacklo_epi16(t1, t3));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + c + 12), _mm_unpackhi_epi16(t1, t3));
+  }
+  for (; c < cols; ++c) {
+    uint32_t w = 0;
+    for (int q = 0; q < 4; ++q) w |= uint32_t(rows[q] ? rows[q][j + c] : 0) << (8 * q);
+    out[c] = w;
+  }
+}
+
+}  // namespace
+
+void interleave_rows(const uint8_t* const* rows, int group, int64_t j, int64_t cols, uint32_t* out) {
+  if (group == 2) {
+    const uint16_t* pairs[2] = {reinterpret_cast<const uint16_t*>(rows[0]), reinterpret_cast<const uint16_t*>(rows[1])};
+    interleave_pairs(pairs, j, cols, out);
+  } else {
+    interleave_quads(rows, j, cols, out);
+  }
+}
+
+}  // namespace peakprobe::isa
