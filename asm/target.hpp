@@ -8,12 +8,14 @@
 // kernels and matmul kernels still call the ISA folder directly.
 #pragma once
 #include <cstddef>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "peakprobe/expected.hpp"
 
+#include "asm/matmul_kernel.hpp"
 #include "peakprobe/cpu_info.hpp"
 #include "peakprobe/matmul_result.hpp"
 
@@ -57,6 +59,16 @@ class Target {
   virtual std::string gemm_unsupported(const CpuInfo& cpu, MatmulDtype dtype) const = 0;
   // Architectural vector registers of one width (what a register block may use).
   virtual int vector_registers(int vector_bits) const = 0;
+  // The widest vector the cost model plans with (the GEMM's width where it runs, else the widest
+  // the CPU has) and its register count.
+  virtual int model_vector_bits(const CpuInfo& cpu) const = 0;
+  // Vector registers one register block of mr rows x nv vectors takes (accumulators, B vectors, and
+  // whatever the kernel uses to spread A).
+  virtual int registers_needed(int mr, int nv) const = 0;
+  // "" when the micro-kernels of `shape` can be generated with this many vector registers, else why not.
+  virtual std::string check_kernel_shape(const MicroKernelShape& shape, int vector_registers) const = 0;
+  // The micro-kernels of one shape (compiled on first use).
+  virtual std::unique_ptr<MicroKernels> micro_kernels(const MicroKernelShape& shape) const = 0;
   // The name of a vector width in results, kernel names and options ("scalar" for 0 or 64 bits).
   virtual std::string width_name(int vector_bits) const = 0;
   virtual MatmulRoof matmul_roof(const CpuInfo& cpu, MatmulDtype dtype) const = 0;

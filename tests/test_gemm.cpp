@@ -5,6 +5,7 @@
 #include <cmath>
 #include <random>
 
+#include "asm/target.hpp"
 #include "cpu/cpu_info.hpp"
 #include "matmul/gemm.hpp"
 #include "matmul/reference.hpp"
@@ -93,7 +94,7 @@ TEST_CASE("gemm: primes, tall and skinny shapes, small blocks, register blocks a
                     Shape{97, 200, 61}}) {
       // Register blocks of every width; the AVX2 register file holds fewer.
       for (auto [mr, nv] : {std::pair{6, regs == 32 ? 4 : 2}, std::pair{8, 3}, std::pair{1, 1}, std::pair{4, 2}}) {
-        if (x86::registers_needed(mr, nv) > regs) continue;
+        if (isa::host_target().registers_needed(mr, nv) > regs) continue;
         for (auto [rows, cols] : {std::pair{1, 1}, std::pair{2, 1}, std::pair{1, 2}}) {
           INFO(to_string(dt) << " " << s.m << "x" << s.n << "x" << s.k << " block " << mr << "x" << nv
                              << " grid " << rows << "x" << cols);

@@ -14,25 +14,14 @@
 #include <string>
 #include <tuple>
 
+#include "asm/matmul_kernel.hpp"
 #include "asm/x86/stream_emitter.hpp"
 #include "peakprobe/expected.hpp"
 #include "peakprobe/matmul_result.hpp"
 
 namespace peakprobe::x86 {
 
-struct MicroKernelShape {
-  int mr = 6;         // rows of the register block
-  int nv = 4;         // vectors per row
-  int vec_bits = 512;
-  MatmulDtype dtype = MatmulDtype::f32;
-  // f32 only, mr <= 6: A is read in place (row-major, lda_bytes apart) instead of from a packed
-  // panel. Small problems reuse each A panel too few times for packing to pay.
-  bool a_direct = false;
-  int lanes() const { return vec_bits / 32; }
-  int nr() const { return nv * lanes(); }
-  // k values one 32-bit lane holds: 1 f32, 2 bf16, 4 int8.
-  int k_group() const { return dtype == MatmulDtype::f32 ? 1 : dtype == MatmulDtype::bf16 ? 2 : 4; }
-};
+using MicroKernelShape = isa::MicroKernelShape;
 
 // Registers the block needs: mr*nv accumulators, nv B vectors, one broadcast.
 inline int registers_needed(int mr, int nv) { return mr * nv + nv + 1; }
@@ -43,16 +32,15 @@ std::string check_shape(const MicroKernelShape& s, int vector_registers);
 // void kernel(k_steps, a, b, c, ldc_bytes, accumulate, lda_bytes)
 // accumulate = 0 stores the block into C (the first K block), 1 adds it to C. lda_bytes is read
 // only by a_direct kernels.
-using MicroKernelFn = void (*)(uint64_t k_steps, const void* a, const void* b, void* c, uint64_t ldc_bytes,
-                               uint64_t accumulate, uint64_t lda_bytes);
+using MicroKernelFn = isa::MicroKernelFn;
 
 // Kernels compiled on first use for each (rows, columns) edge case; thread-safe.
-class MicroKernels {
+class MicroKernels final : public isa::MicroKernels {
  public:
   explicit MicroKernels(const MicroKernelShape& shape) : shape_(shape) {}
-  const MicroKernelShape& shape() const { return shape_; }
+  const MicroKernelShape& shape() const override { return shape_; }
   // rows in 1..mr, cols in 1..nr.
-  Expected<MicroKernelFn> get(int rows, int cols);
+  Expected<MicroKernelFn> get(int rows, int cols) override;
 
  private:
   MicroKernelShape shape_;

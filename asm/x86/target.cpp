@@ -1,5 +1,6 @@
 #include "asm/x86/target.hpp"
 
+#include "asm/x86/matmul_kernel.hpp"
 #include "asm/x86/mem_kernels.hpp"
 
 #include <immintrin.h>
@@ -21,6 +22,22 @@ bool ends_with(const std::string& s, const char* suffix) {
 // The f32 kernels are AVX-512 where the CPU has it, else AVX2 with FMA (gemm_unsupported says when
 // neither is there).
 int X86Target::gemm_vector_bits(const CpuInfo& cpu) const { return cpu.has("avx512_f") ? 512 : 256; }
+
+// 512 with AVX-512, 256 with AVX2, else 128 (SSE: xmm0..15), whether or not the GEMM can run.
+int X86Target::model_vector_bits(const CpuInfo& cpu) const {
+  return cpu.has("avx512_f") ? 512 : cpu.has("avx2") ? 256 : 128;
+}
+
+// The x86 kernels broadcast one A element at a time into one register.
+int X86Target::registers_needed(int mr, int nv) const { return x86::registers_needed(mr, nv); }
+
+std::string X86Target::check_kernel_shape(const isa::MicroKernelShape& shape, int vector_registers) const {
+  return check_shape(shape, vector_registers);
+}
+
+std::unique_ptr<isa::MicroKernels> X86Target::micro_kernels(const isa::MicroKernelShape& shape) const {
+  return std::make_unique<MicroKernels>(shape);
+}
 
 std::string X86Target::gemm_unsupported(const CpuInfo& cpu, MatmulDtype dtype) const {
   switch (dtype) {

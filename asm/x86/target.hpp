@@ -10,6 +10,10 @@ class X86Target final : public isa::Target {
   int gemm_vector_bits(const CpuInfo& cpu) const override;
   std::string gemm_unsupported(const CpuInfo& cpu, MatmulDtype dtype) const override;
   int vector_registers(int vector_bits) const override { return vector_bits == 512 ? 32 : 16; }
+  int model_vector_bits(const CpuInfo& cpu) const override;
+  int registers_needed(int mr, int nv) const override;
+  std::string check_kernel_shape(const isa::MicroKernelShape& shape, int vector_registers) const override;
+  std::unique_ptr<isa::MicroKernels> micro_kernels(const isa::MicroKernelShape& shape) const override;
   std::string width_name(int vector_bits) const override;
   isa::MatmulRoof matmul_roof(const CpuInfo& cpu, MatmulDtype dtype) const override;
   std::optional<isa::FlopPair> flop_pair(const CpuInfo& cpu, bool fused_only) const override;

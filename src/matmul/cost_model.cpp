@@ -12,6 +12,8 @@
 // seconds = (compute^2 + memory^2)^(1/2) + packing: a partial overlap (see kOverlapSoftness).
 #include "matmul/cost_model.hpp"
 
+#include "asm/target.hpp"
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -99,8 +101,8 @@ struct DtypeTraits {
 
 DtypeTraits dtype_traits(MatmulDtype d) {
   switch (d) {
-    case MatmulDtype::bf16: return {2, 4, 2};  // vdpbf16ps: bf16 pairs into an f32 lane
-    case MatmulDtype::i8: return {1, 4, 4};    // vpdpbusd: u8 x s8 quads into an s32 lane
+    case MatmulDtype::bf16: return {2, 4, 2};  // a bf16 dot product: pairs into an f32 lane
+    case MatmulDtype::i8: return {1, 4, 4};    // an int8 dot product: u8 x s8 quads into an s32 lane
     case MatmulDtype::f32: break;
   }
   return {4, 4, 1};
@@ -552,10 +554,6 @@ std::string placement_text(const MachineModel& machine, const MatmulProblem& pro
          level_name(pl.b_block) + ", C panel " + bytes_text(g.c_panel) + " in " + level_name(pl.c_panel);
 }
 
-bool has_feature(const CpuInfo& cpu, const char* name) {
-  return std::find(cpu.features.begin(), cpu.features.end(), name) != cpu.features.end();
-}
-
 }  // namespace
 
 std::vector<std::pair<int, int>> register_blocks(const MachineModel& machine) {
@@ -610,16 +608,12 @@ CandidateCost choose_config(const MachineModel& machine, const MatmulProblem& pr
 MachineModel machine_model_from(const CpuInfo& cpu, double ghz, double fma_per_cycle, double fma_latency) {
   MachineModel m;
   m.cores = std::max(1, cpu.physical_cores);
-  if (has_feature(cpu, "avx512_f")) {
-    m.vector_bits = 512, m.vector_registers = 32;
-  } else if (has_feature(cpu, "avx2")) {
-    m.vector_bits = 256, m.vector_registers = 16;
-  } else {
-    m.vector_bits = 128, m.vector_registers = 16;  // SSE: xmm0..15
-  }
+  const isa::Target& target = isa::host_target();
+  m.vector_bits = target.model_vector_bits(cpu);
+  m.vector_registers = target.vector_registers(m.vector_bits);
   constexpr double kFallbackGhz = 3.0;
   m.ghz = ghz > 0 ? ghz : cpu.tsc_hz > 0 ? cpu.tsc_hz / kGiga : kFallbackGhz;
-  // Without measured figures: one FMA per cycle and 4 cycles of latency, as on most AVX2/AVX-512 cores.
+  // Without measured figures: one FMA per cycle and 4 cycles of latency, as on most cores with vector FMA.
   m.fma_per_cycle = fma_per_cycle > 0 ? fma_per_cycle : 1.0;
   m.fma_latency = fma_latency > 0 ? fma_latency : 4.0;
 

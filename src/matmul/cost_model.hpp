@@ -18,7 +18,7 @@ namespace peakprobe {
 // What the model knows of the machine. Bandwidths in GB/s, per core unless named total.
 struct MachineModel {
   int cores = 1;                    // physical cores that may run threads
-  int vector_bits = 512;            // widest usable vector (512 AVX-512, 256 AVX2)
+  int vector_bits = 512;            // widest usable vector, in bits
   int vector_registers = 32;        // architectural vector registers at that width
   double ghz = 3.0;                 // core clock
   // Per core, per cycle, for the dtype's dot/FMA instruction at vector_bits: instructions issued and

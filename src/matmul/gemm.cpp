@@ -120,8 +120,9 @@ MatmulConfig default_config(const CpuInfo& cpu, MatmulDtype dtype, int64_t m, in
 
 std::string check_config(const CpuInfo& cpu, MatmulDtype dtype, const MatmulConfig& g) {
   const int bits = gemm_vector_bits(cpu), lanes = bits / 32, kg = 4 / element_bytes(dtype);
-  x86::MicroKernelShape s{g.mr, g.nv, bits, dtype, !g.pack_a};
-  if (std::string why = x86::check_shape(s, gemm_vector_registers(bits)); !why.empty()) return why;
+  const isa::MicroKernelShape s{g.mr, g.nv, bits, dtype, !g.pack_a};
+  if (std::string why = isa::host_target().check_kernel_shape(s, gemm_vector_registers(bits)); !why.empty())
+    return why;
   if (g.nr != g.nv * lanes) return fmt::format("nr {} must be nv x {} lanes = {}", g.nr, lanes, g.nv * lanes);
   if (g.mc < g.mr || g.mc % g.mr) return fmt::format("mc {} must be a positive multiple of mr {}", g.mc, g.mr);
   if (g.nc < g.nr || g.nc % g.nr) return fmt::format("nc {} must be a positive multiple of nr {}", g.nc, g.nr);
@@ -145,9 +146,9 @@ std::string Gemm::kernel_name(const MatmulConfig& g) const {
   return fmt::format("{} {} {}x{}", isa::host_target().width_name(vec_bits_), to_string(dtype_), g.mr, g.nr);
 }
 
-x86::MicroKernels& Gemm::kernels_for(int mr, int nv, bool a_direct) {
+isa::MicroKernels& Gemm::kernels_for(int mr, int nv, bool a_direct) {
   auto& slot = kernels_[{mr, nv, a_direct}];
-  if (!slot) slot = std::make_unique<x86::MicroKernels>(x86::MicroKernelShape{mr, nv, vec_bits_, dtype_, a_direct});
+  if (!slot) slot = isa::host_target().micro_kernels(isa::MicroKernelShape{mr, nv, vec_bits_, dtype_, a_direct});
   return *slot;
 }
 
@@ -173,8 +174,8 @@ Expected<bool> Gemm::run(const GemmArgs& x, const MatmulConfig& g) {
 
   // Every kernel a thread may need, compiled now and looked up without a lock: [rows][cols].
   const bool direct = !g.pack_a;
-  x86::MicroKernels& kernels = kernels_for(mr, g.nv, direct);
-  std::vector<x86::MicroKernelFn> table(size_t((mr + 1) * (nr + 1)), nullptr);
+  isa::MicroKernels& kernels = kernels_for(mr, g.nv, direct);
+  std::vector<isa::MicroKernelFn> table(size_t((mr + 1) * (nr + 1)), nullptr);
   std::vector<int> widths = {nr};
   for (int tc = 0; tc < tc_count; ++tc) {
     auto [c0, c1] = col_range(tc);

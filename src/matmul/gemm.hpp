@@ -10,7 +10,7 @@
 #include <tuple>
 #include <vector>
 
-#include "asm/x86/matmul_kernel.hpp"
+#include "asm/matmul_kernel.hpp"
 #include "peakprobe/cpu_info.hpp"
 #include "peakprobe/expected.hpp"
 #include "peakprobe/matmul_result.hpp"
@@ -51,7 +51,7 @@ class Gemm {
   Gemm& operator=(const Gemm&) = delete;
   MatmulDtype dtype() const { return dtype_; }
   const CpuInfo& cpu() const { return cpu_; }
-  // Name of the kernel a configuration runs: "avx512 f32 6x64".
+  // Name of the kernel a configuration runs: the width's name, the dtype and the block ("<width> f32 6x64").
   std::string kernel_name(const MatmulConfig& config) const;
   // C = A x B. The calling thread does the first share of the work where it runs (pin it to the
   // first core of cpu.core_order for steady timings); the other threads are a persistent team
@@ -61,11 +61,11 @@ class Gemm {
 
  private:
   struct Workspace;
-  x86::MicroKernels& kernels_for(int mr, int nv, bool a_direct);
+  isa::MicroKernels& kernels_for(int mr, int nv, bool a_direct);
   CpuInfo cpu_;
   MatmulDtype dtype_;
   int vec_bits_;
-  std::map<std::tuple<int, int, bool>, std::unique_ptr<x86::MicroKernels>> kernels_;
+  std::map<std::tuple<int, int, bool>, std::unique_ptr<isa::MicroKernels>> kernels_;
   std::unique_ptr<Workspace> workspace_;
   std::unique_ptr<ThreadTeam> team_;
 };

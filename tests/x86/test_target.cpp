@@ -5,6 +5,7 @@
 #include "cpu_with.hpp"
 
 #include "asm/target.hpp"
+#include "asm/x86/matmul_kernel.hpp"
 #include "asm/x86/target.hpp"
 #include "roofline/ceilings.hpp"
 
@@ -149,4 +150,25 @@ TEST_CASE("x86 target: the baseline libraries' switches per level", "[target]") 
   for (const char* wide : {"skx", "knl", "zen4", "zen5"})
     CHECK(std::find(avx2.blis_configs.begin(), avx2.blis_configs.end(), wide) == avx2.blis_configs.end());
   CHECK(std::find(avx2.blis_configs.begin(), avx2.blis_configs.end(), "haswell") != avx2.blis_configs.end());
+}
+
+TEST_CASE("x86 target: the cost model's width and the micro-kernels through the seam", "[target]") {
+  const auto& t = isa::host_target();
+  CHECK(t.model_vector_bits(kSpr) == 512);
+  CHECK(t.model_vector_bits(kZen3) == 256);
+  CHECK(t.model_vector_bits(kAvx) == 128);  // no AVX2: planned as SSE, xmm0..15
+  CHECK(t.model_vector_bits(kSse) == 128);
+  // One broadcast register for A, nv for B, mr x nv accumulators.
+  CHECK(t.registers_needed(6, 4) == 29);
+  CHECK(t.registers_needed(14, 2) == 31);
+  const isa::MicroKernelShape fits{6, 4, 512, MatmulDtype::f32, false};
+  const isa::MicroKernelShape too_big{7, 4, 512, MatmulDtype::f32, false};
+  CHECK(t.check_kernel_shape(fits, 32).empty());
+  CHECK(t.check_kernel_shape(too_big, 32) == x86::check_shape(too_big, 32));
+  CHECK_FALSE(t.check_kernel_shape(too_big, 32).empty());
+  auto kernels = t.micro_kernels(isa::MicroKernelShape{4, 2, 256, MatmulDtype::f32, false});
+  REQUIRE(kernels);
+  CHECK(kernels->shape().mr == 4);
+  CHECK(kernels->shape().nr() == 16);
+  CHECK_FALSE(kernels->get(5, 1).ok());  // outside the 4 x 16 block
 }

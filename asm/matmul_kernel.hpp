@@ -1,0 +1,38 @@
+// The GEMM micro-kernels as the rest of the code sees them, whatever the ISA: a register block of
+// mr rows x nv vectors over packed panels, one k step per 32-bit lane (1 f32, 2 bf16 or 4 int8 k
+// values), edge tiles as kernels of their own. Each ISA generates them in asm/<isa>/matmul_kernel.cpp
+// and hands them out through Target::micro_kernels (asm/target.hpp).
+#pragma once
+#include <cstdint>
+
+#include "peakprobe/expected.hpp"
+#include "peakprobe/matmul_result.hpp"
+
+namespace peakprobe::isa {
+
+struct MicroKernelShape {
+  int mr = 6;         // rows of the register block
+  int nv = 4;         // vectors per row
+  int vec_bits = 512;
+  MatmulDtype dtype = MatmulDtype::f32;
+  bool a_direct = false;  // A read in place (row-major, lda apart) instead of from a packed panel
+  int lanes() const { return vec_bits / 32; }
+  int nr() const { return nv * lanes(); }
+  int k_group() const { return dtype == MatmulDtype::f32 ? 1 : dtype == MatmulDtype::bf16 ? 2 : 4; }
+};
+
+// C[rows x cols] (+)= A panel x B panel over k_steps steps; accumulate 0 stores, 1 adds to C.
+using MicroKernelFn = void (*)(uint64_t k_steps, const void* a, const void* b, void* c, uint64_t ldc_bytes,
+                               uint64_t accumulate, uint64_t lda_bytes);
+
+// The kernels of one shape, compiled on first use (every edge tile its own kernel) and kept; safe to
+// call from several threads.
+class MicroKernels {
+ public:
+  virtual ~MicroKernels() = default;
+  virtual const MicroKernelShape& shape() const = 0;
+  // The kernel for a tile of rows x cols (1..mr, 1..nr).
+  virtual Expected<MicroKernelFn> get(int rows, int cols) = 0;
+};
+
+}  // namespace peakprobe::isa
