@@ -16,6 +16,7 @@
 #include "peakprobe/expected.hpp"
 
 #include "asm/matmul_kernel.hpp"
+#include "asm/mem_kernel.hpp"
 #include "peakprobe/cpu_info.hpp"
 #include "peakprobe/matmul_result.hpp"
 
@@ -80,6 +81,20 @@ class Target {
   // The vector width an instruction text works on, as a ceiling-table label: "512", "256", "128"
   // (bits) or "scalar" (general registers, or one element of a vector register).
   virtual std::string width_class(const std::string& instruction) const = 0;
+
+  // ---- memory kernels ----
+  // Every vector width this ISA names, narrowest first, in bits (what `mem --isa` accepts by name).
+  virtual std::vector<int> vector_widths() const = 0;
+  // The widths this CPU runs the memory kernels at, narrowest first.
+  virtual std::vector<int> mem_widths(const CpuInfo& cpu) const = 0;
+  // Why `bits`-wide memory kernels cannot run on this CPU: the features they need, named.
+  virtual std::string mem_width_unsupported(int bits) const = 0;
+  // Bytes the widest bandwidth kernel advances each array in one loop iteration.
+  virtual uint64_t mem_max_step_bytes() const = 0;
+  virtual Expected<MemKernelCode> compile_mem_kernel(MemKernel kernel, int bits, const CpuInfo& cpu) const = 0;
+  // Most independent pointer chases one chase kernel runs at once.
+  virtual int max_chase_chains() const = 0;
+  virtual Expected<ChaseCode> compile_chase(int chains) const = 0;
 
   // The vector ISA levels a matmul can be held to (--isa), narrowest first.
   virtual std::vector<std::string> isa_levels() const = 0;

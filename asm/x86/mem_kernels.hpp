@@ -6,24 +6,17 @@
 #include <string>
 #include <vector>
 
+#include "asm/mem_kernel.hpp"
 #include "asm/x86/stream_emitter.hpp"
 #include "asm/x86/stream_plan.hpp"
 #include "peakprobe/expected.hpp"
 
 namespace peakprobe::x86 {
 
-enum class MemKernel { load, store, copy, triad, update, store_nt, copy_nt, triad_nt };
-
-struct MemKernelInfo {
-  MemKernel kernel;
-  const char* name;
-  int arrays;     // arrays the kernel touches: a (written or read), b, c
-  int loads;      // vectors loaded per element position
-  int stores;     // vectors stored per element position
-  bool nontemporal;
-};
-const std::vector<MemKernelInfo>& mem_kernels();
-Expected<MemKernelInfo> find_mem_kernel(const std::string& name);
+using MemKernel = isa::MemKernel;
+using MemKernelInfo = isa::MemKernelInfo;
+using isa::find_mem_kernel;
+using isa::mem_kernels;
 
 // Vector width of a kernel: 64 (scalar, general registers or scalar SSE2 for FP), 128, 256, 512.
 // `isa_name` gives "scalar", "sse", "avx2", "avx512".
@@ -44,7 +37,7 @@ struct MemKernelCode {
 
 // void fn(uint64_t passes, uint64_t iterations, void* a, void* b, void* c): `passes` times over
 // `iterations` x array_step bytes of each array. a is the destination (or the source for load).
-using MemFn = void (*)(uint64_t passes, uint64_t iterations, void* a, void* b, void* c);
+using MemFn = isa::MemFn;
 
 // The loop body as generated (for tests); `listing` gets asmjit's text when non-null.
 Expected<MemKernelCode> compile_mem_kernel(MemKernel kernel, int width_bits, const HostIsa& isa,
@@ -53,7 +46,7 @@ Expected<MemKernelCode> compile_mem_kernel(MemKernel kernel, int width_bits, con
 // void fn(uint64_t iterations, void** starts): `chains` independent pointer chases, each loop
 // iteration follows kChaseUnroll links of every chain; the final pointers are written back to starts
 // so the work cannot be dead.
-using ChaseFn = void (*)(uint64_t iterations, void** starts);
+using ChaseFn = isa::ChaseFn;
 inline constexpr int kChaseUnroll = 16;
 inline constexpr int kMaxChains = 10;
 Expected<JitFunction> compile_chase(int chains, std::string* listing = nullptr);

@@ -1,6 +1,7 @@
 #include "asm/x86/target.hpp"
 
 #include "asm/x86/matmul_kernel.hpp"
+#include "asm/x86/host_isa.hpp"
 #include "asm/x86/mem_kernels.hpp"
 
 #include <immintrin.h>
@@ -112,6 +113,42 @@ Expected<CpuInfo> X86Target::limit_isa(const CpuInfo& cpu, const std::string& le
     return f.rfind("avx512", 0) == 0 || f.rfind("avx10", 0) == 0 || f.rfind("amx", 0) == 0;
   };
   out.features.erase(std::remove_if(out.features.begin(), out.features.end(), above), out.features.end());
+  return out;
+}
+
+std::vector<int> X86Target::mem_widths(const CpuInfo& cpu) const { return x86::mem_widths(host_isa(cpu)); }
+
+std::string X86Target::mem_width_unsupported(int bits) const {
+  return fmt::format("{}-bit kernels need {}", bits, bits == 512 ? "avx512_f" : "avx2 and fma");
+}
+
+// The widest kernel steps kMemUnroll vectors of 64 bytes per array.
+uint64_t X86Target::mem_max_step_bytes() const { return uint64_t(kMemUnroll) * 64; }
+
+Expected<isa::MemKernelCode> X86Target::compile_mem_kernel(isa::MemKernel kernel, int bits, const CpuInfo& cpu) const {
+  auto code = x86::compile_mem_kernel(kernel, bits, host_isa(cpu));
+  if (!code) return make_error(code.error());
+  auto owner = std::make_shared<JitFunction>(std::move(code->fn));
+  isa::MemKernelCode out;
+  out.fn = owner->as<isa::MemFn>();
+  out.code = std::move(owner);
+  out.info = code->info;
+  out.width_bits = code->width_bits;
+  out.bytes_per_iteration = code->bytes_per_iteration;
+  out.array_step = code->array_step;
+  return out;
+}
+
+int X86Target::max_chase_chains() const { return kMaxChains; }
+
+Expected<isa::ChaseCode> X86Target::compile_chase(int chains) const {
+  auto code = x86::compile_chase(chains);
+  if (!code) return make_error(code.error());
+  auto owner = std::make_shared<JitFunction>(std::move(*code));
+  isa::ChaseCode out;
+  out.fn = owner->as<isa::ChaseFn>();
+  out.code = std::move(owner);
+  out.unroll = kChaseUnroll;
   return out;
 }
 

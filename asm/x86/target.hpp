@@ -19,6 +19,13 @@ class X86Target final : public isa::Target {
   std::optional<isa::FlopPair> flop_pair(const CpuInfo& cpu, bool fused_only) const override;
   std::string report_pair_set(const CpuInfo& cpu) const override;
   std::string width_class(const std::string& instruction) const override;
+  std::vector<int> vector_widths() const override { return {64, 128, 256, 512}; }
+  std::vector<int> mem_widths(const CpuInfo& cpu) const override;
+  std::string mem_width_unsupported(int bits) const override;
+  uint64_t mem_max_step_bytes() const override;
+  Expected<isa::MemKernelCode> compile_mem_kernel(isa::MemKernel kernel, int bits, const CpuInfo& cpu) const override;
+  int max_chase_chains() const override;
+  Expected<isa::ChaseCode> compile_chase(int chains) const override;
   std::vector<std::string> isa_levels() const override { return {"avx2", "avx512"}; }
   Expected<CpuInfo> limit_isa(const CpuInfo& cpu, const std::string& level) const override;
   isa::LibraryIsaLimit library_isa_limit(const std::string& level) const override;

@@ -7,7 +7,6 @@
 #include <spdlog/spdlog.h>
 
 #include "asm/target.hpp"
-#include "asm/x86/mem_kernels.hpp"
 #include "cli/commands.hpp"
 #include "cli/measure.hpp"
 #include "cpu/cpu_info.hpp"
@@ -17,6 +16,19 @@
 
 namespace peakprobe::cli {
 namespace {
+
+// The target's vector widths by the names results carry ("scalar" ... the widest), narrowest first.
+std::vector<std::pair<std::string, int>> named_widths() {
+  std::vector<std::pair<std::string, int>> out;
+  for (int bits : isa::host_target().vector_widths()) out.emplace_back(isa::host_target().width_name(bits), bits);
+  return out;
+}
+
+std::string width_names() {
+  std::string out;
+  for (const auto& [name, bits] : named_widths()) out += (out.empty() ? "" : ", ") + name;
+  return out;
+}
 
 std::vector<std::string> split_list(const std::string& s) {
   std::vector<std::string> out;
@@ -90,7 +102,7 @@ void add_mem_command(CLI::App& app, GlobalOptions& g) {
   auto sweep = std::make_shared<bool>(false);
   cmd->add_option("-k,--kernel", *kernels,
                   "Kernels, comma-separated: load, store, copy, triad, update, store_nt, copy_nt, triad_nt, or all");
-  cmd->add_option("--isa", *isa, "Vector width: scalar, sse, avx2, avx512 or all (default: the widest this CPU runs)");
+  cmd->add_option("--isa", *isa, "Vector width: " + width_names() + " or all (default: the widest this CPU runs)");
   cmd->add_option("--sizes", *sizes, "Total working sets, e.g. 16KiB,256KiB,4MiB,1GiB (K/M/G = KiB/MiB/GiB)");
   cmd->add_flag("--sweep", *sweep,
                 "From 4 KiB to max(4 x last-level cache, 512 MiB), 4 points per octave; finds the cache levels");
@@ -107,35 +119,35 @@ void add_mem_command(CLI::App& app, GlobalOptions& g) {
       prefer_quiet_core(g, cpu);
       std::vector<std::string> names = *kernels == "all" ? std::vector<std::string>{} : split_list(*kernels);
       if (*kernels == "all")
-        for (const auto& k : x86::mem_kernels()) names.push_back(k.name);
+        for (const auto& k : isa::mem_kernels()) names.push_back(k.name);
       if (names.empty()) {
         spdlog::error("--kernel '{}': no kernel named (load, store, copy, triad, update, store_nt, copy_nt, triad_nt "
                       "or all)", *kernels);
         return void(g.exit_code = kExitUsage);
       }
       for (const auto& n : names)
-        if (auto k = x86::find_mem_kernel(n); !k) {
+        if (auto k = isa::find_mem_kernel(n); !k) {
           spdlog::error("{}", k.error());
           return void(g.exit_code = kExitUsage);
         }
       std::vector<int> widths;
-      const std::vector<std::pair<std::string, int>> isas = {{"scalar", 64}, {"sse", 128}, {"avx2", 256}, {"avx512", 512}};
+      const auto isas = named_widths();
       for (const auto& want : isa->empty() ? std::vector<std::string>{""} : split_list(*isa)) {
         if (want.empty()) widths.push_back(0);
         for (const auto& [name, w] : isas)
           if (want == name || want == "all") widths.push_back(w);
         if (!want.empty() && want != "all" &&
             std::none_of(isas.begin(), isas.end(), [&](const auto& p) { return p.first == want; })) {
-          spdlog::error("--isa '{}': one of scalar, sse, avx2, avx512, all", want);
+          spdlog::error("--isa '{}': one of {}, all", want, width_names());
           return void(g.exit_code = kExitUsage);
         }
       }
       if (widths.empty()) {
-        spdlog::error("--isa '{}': no width named (scalar, sse, avx2, avx512 or all)", *isa);
+        spdlog::error("--isa '{}': no width named ({} or all)", *isa, width_names());
         return void(g.exit_code = kExitUsage);
       }
-      // The widest kernel steps kMemUnroll vectors of 64 bytes per array, up to 3 arrays, per thread.
-      const uint64_t smallest = uint64_t(x86::kMemUnroll) * 64 * 3 * uint64_t(g.threads);
+      // The widest kernel's step per array, up to 3 arrays, per thread.
+      const uint64_t smallest = isa::host_target().mem_max_step_bytes() * 3 * uint64_t(g.threads);
       auto chosen = choose_sizes(*sizes, *sweep, cpu, g.threads, 1, smallest,
                                  "every bandwidth kernel can stream on these threads");
       if (!chosen) {
@@ -157,7 +169,9 @@ void add_mem_command(CLI::App& app, GlobalOptions& g) {
       // likely passed); the better of the two stands.
       for (auto& b : doc.bandwidth) {
         if (b.status != Status::mistrusted) continue;
-        const int w = b.isa == "avx512" ? 512 : b.isa == "avx2" ? 256 : b.isa == "sse" ? 128 : 64;
+        int w = 0;
+        for (const auto& [name, bits] : named_widths())
+          if (name == b.isa) w = bits;
         BandwidthResult again = runner->bandwidth({b.kernel, w, b.size_bytes, b.threads});
         if (again.status == Status::ok || (again.gbps && b.gbps && *again.gbps > *b.gbps)) b = std::move(again);
       }
@@ -187,8 +201,8 @@ void add_latency_command(CLI::App& app, GlobalOptions& g) {
       ->check(CLI::IsMember({"random", "page-local"}));
   cmd->add_option("--pages", *pages, "4k or 2m (transparent huge pages via madvise; the granted size is reported)")
       ->check(CLI::IsMember({"4k", "2m"}));
-  cmd->add_option("--chains", *chains, "Independent chases in flight (memory-level parallelism), 1..10")
-      ->check(CLI::Range(1, x86::kMaxChains));
+  cmd->add_option("--chains", *chains, fmt::format("Independent chases in flight (memory-level parallelism), 1..{}", isa::host_target().max_chase_chains()))
+      ->check(CLI::Range(1, isa::host_target().max_chase_chains()));
   cmd->footer(
       "A random cyclic permutation (Sattolo) at cache-line granularity: each load's address is the\n"
       "previous load's value. Reported per load of one chain, in ns and in core cycles.\n");

@@ -12,7 +12,6 @@
 #include <spdlog/spdlog.h>
 
 #include "asm/target.hpp"
-#include "asm/x86/mem_kernels.hpp"
 #include "harness/clock.hpp"
 #include "harness/cycle_counter.hpp"
 #include "harness/pin.hpp"
@@ -46,7 +45,6 @@ std::string repro_bw(const BandwidthRequest& r, int width, int cpu) {
 
 struct MemRunner::Impl {
   CpuInfo cpu;
-  x86::HostIsa isa;
   int first_cpu = 0;
   CycleCounter counter;
   std::unique_ptr<ClockCalibrator> clock;
@@ -60,7 +58,6 @@ const ClockReading& MemRunner::start_clock() const { return impl_->start; }
 Expected<std::unique_ptr<MemRunner>> MemRunner::create(const CpuInfo& cpu, int first_cpu) {
   auto impl = std::make_unique<Impl>();
   impl->cpu = cpu;
-  impl->isa = x86::host_isa(cpu);
   impl->first_cpu = first_cpu >= 0 ? first_cpu : (cpu.core_order.empty() ? 0 : cpu.core_order.front());
   std::string err;
   if (!pin_current_thread(impl->first_cpu, &err)) return make_error(err);
@@ -79,8 +76,9 @@ BandwidthResult MemRunner::bandwidth(const BandwidthRequest& req) {
   r.kernel = req.kernel;
   r.size_bytes = req.size_bytes;
   r.threads = req.threads;
-  auto info = x86::find_mem_kernel(req.kernel);
-  auto widths = x86::mem_widths(m.isa);
+  const isa::Target& target = isa::host_target();
+  auto info = isa::find_mem_kernel(req.kernel);
+  auto widths = target.mem_widths(m.cpu);
   const int width = req.width_bits ? req.width_bits : widths.back();
   r.isa = isa::host_target().width_name(width);
   r.repro = repro_bw(req, width, m.first_cpu);
@@ -92,7 +90,7 @@ BandwidthResult MemRunner::bandwidth(const BandwidthRequest& req) {
   }
   if (std::find(widths.begin(), widths.end(), width) == widths.end()) {
     r.status = Status::skipped;
-    r.reason = fmt::format("{}-bit kernels need {}, not available on this CPU", width, width == 512 ? "avx512_f" : "avx2 and fma");
+    r.reason = target.mem_width_unsupported(width) + ", not available on this CPU";
     return r;
   }
   if (req.threads < 1 || req.threads > int(m.cpu.core_order.size())) {
@@ -100,7 +98,7 @@ BandwidthResult MemRunner::bandwidth(const BandwidthRequest& req) {
     r.reason = fmt::format("threads must be 1..{}", m.cpu.core_order.size());
     return r;
   }
-  auto code = x86::compile_mem_kernel(info->kernel, width, m.isa);
+  auto code = target.compile_mem_kernel(info->kernel, width, m.cpu);
   if (!code) {
     r.status = Status::error;
     r.reason = code.error();
@@ -120,7 +118,7 @@ BandwidthResult MemRunner::bandwidth(const BandwidthRequest& req) {
   const uint64_t iterations = per_array / code->array_step;
   const double bytes_per_call_thread = double(iterations) * double(code->bytes_per_iteration);
   r.bytes_per_iteration = double(code->bytes_per_iteration);
-  const x86::MemFn fn = code->fn.as<x86::MemFn>();
+  const isa::MemFn fn = code->fn;
 
   struct ThreadTimes {
     std::vector<uint64_t> start, end;
@@ -264,15 +262,16 @@ LatencyResult MemRunner::latency(const LatencyRequest& req) {
       starts[size_t(c)] = buf.data() + pos * kLine;
     }
   }
-  auto code = x86::compile_chase(req.chains);
+  auto code = isa::host_target().compile_chase(req.chains);
   if (!code) {
     r.status = Status::error;
     r.reason = code.error();
     return r;
   }
-  const x86::ChaseFn fn = code->as<x86::ChaseFn>();
+  const isa::ChaseFn fn = code->fn;
+  const int unroll = code->unroll;
   // One full lap first (caches and TLB in steady state), then timed calls of about 20 ms.
-  uint64_t warm_iters = std::max<uint64_t>(1, lines / x86::kChaseUnroll);
+  uint64_t warm_iters = std::max<uint64_t>(1, lines / uint64_t(unroll));
   std::string err;
   if (!run_guarded([&] { fn(warm_iters, starts.data()); }, err)) {
     r.status = Status::error;
@@ -293,7 +292,7 @@ LatencyResult MemRunner::latency(const LatencyRequest& req) {
     const uint64_t t0 = tsc_now();
     fn(iters, starts.data());
     const double secs = double(tsc_now() - t0) / m.cpu.tsc_hz;
-    ns.push_back(secs * 1e9 / double(iters * x86::kChaseUnroll));
+    ns.push_back(secs * 1e9 / double(iters * uint64_t(unroll)));
   }
   ClockSample after = m.clock->measure();
   r.ns_stats = summarize(ns);

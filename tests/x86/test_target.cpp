@@ -6,6 +6,7 @@
 
 #include "asm/target.hpp"
 #include "asm/x86/matmul_kernel.hpp"
+#include "asm/x86/mem_kernels.hpp"
 #include "asm/x86/target.hpp"
 #include "roofline/ceilings.hpp"
 
@@ -171,4 +172,38 @@ TEST_CASE("x86 target: the cost model's width and the micro-kernels through the 
   CHECK(kernels->shape().mr == 4);
   CHECK(kernels->shape().nr() == 16);
   CHECK_FALSE(kernels->get(5, 1).ok());  // outside the 4 x 16 block
+}
+
+TEST_CASE("x86 target: memory kernels through the seam: widths, steps, chases", "[target]") {
+  const auto& t = isa::host_target();
+  CHECK(t.vector_widths() == std::vector<int>{64, 128, 256, 512});
+  CHECK(t.mem_widths(kSse) == std::vector<int>{64, 128});
+  CHECK(t.mem_widths(kZen3) == std::vector<int>{64, 128, 256});
+  CHECK(t.mem_widths(kSpr) == std::vector<int>{64, 128, 256, 512});
+  CHECK(t.mem_width_unsupported(512) == "512-bit kernels need avx512_f");
+  CHECK(t.mem_width_unsupported(256) == "256-bit kernels need avx2 and fma");
+  CHECK(t.mem_max_step_bytes() == uint64_t(x86::kMemUnroll) * 64);
+  CHECK(t.max_chase_chains() == x86::kMaxChains);
+
+  // A kernel handed out through the seam is the ISA's own, and runs: one pass of load over 4 steps.
+  auto load = t.compile_mem_kernel(isa::MemKernel::load, 128, kSse);
+  REQUIRE(load);
+  CHECK(load->info.kernel == isa::MemKernel::load);
+  CHECK(load->array_step == 16u * x86::kMemUnroll);
+  CHECK(load->bytes_per_iteration == load->array_step);
+  std::vector<uint8_t> a(size_t(load->array_step * 4), 1);
+  load->fn(1, 4, a.data(), nullptr, nullptr);
+  CHECK_FALSE(t.compile_mem_kernel(isa::MemKernel::load, 96, kSse).ok());
+
+  // A chase of one chain over a 2-line cycle ends where it started after an even number of links.
+  auto chase = t.compile_chase(1);
+  REQUIRE(chase);
+  CHECK(chase->unroll == x86::kChaseUnroll);
+  alignas(64) void* lines[16] = {};
+  lines[0] = &lines[8];
+  lines[8] = &lines[0];
+  void* starts[1] = {&lines[0]};
+  chase->fn(1, starts);
+  CHECK(starts[0] == (x86::kChaseUnroll % 2 == 0 ? static_cast<void*>(&lines[0]) : static_cast<void*>(&lines[8])));
+  CHECK_FALSE(t.compile_chase(t.max_chase_chains() + 1).ok());
 }
