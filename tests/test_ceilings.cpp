@@ -98,6 +98,29 @@ TEST_CASE("ceilings: a FLOP mix that beats the single instruction replaces it", 
   REQUIRE(c.size() == 1);
   CHECK(c[0].gops == 192);
   CHECK(c[0].source.find("mix 1:1") == 0);
+
+  // Measured on two cores at once as well: the all-cores ceiling is the mix's too, with its own
+  // total (here below twice one core's), not the single instruction's and not a scaled guess.
+  ProbeResult fma2 = probe("vfmadd231ps zmm, zmm, zmm", "f32", 128);
+  fma2.threads = 2;
+  fma2.total_gflops = 250;
+  MixResult all = m;
+  all.threads = 2;
+  all.total_gflops = 370;
+  s.best_all_threads = all;
+  auto two = compute_ceilings({fma2}, s);
+  REQUIRE(two.size() == 2);
+  const auto& both = two[0].threads == 2 ? two[0] : two[1];
+  CHECK(both.threads == 2);
+  CHECK(both.gops == 370);
+  CHECK(both.ops_per_cycle == Approx(370 / 4.0 / 2));
+  CHECK(both.source.find("mix 1:1") == 0);
+  // A threaded mix slower than the single instruction on all cores loses to it.
+  s.best_all_threads->total_gflops = 240;
+  auto slower = compute_ceilings({fma2}, s);
+  const auto& lost = slower[0].threads == 2 ? slower[0] : slower[1];
+  CHECK(lost.gops == 250);
+  CHECK(lost.source == "vfmadd231ps zmm, zmm, zmm");
 }
 
 TEST_CASE("ceilings: working sets map to the levels the threads can use", "[roofline]") {

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "asm/target.hpp"
 #include "cpu/cpu_info.hpp"
 #include "hw_fixture.hpp"
 #include "pairs/classify.hpp"
@@ -175,4 +176,32 @@ TEST_CASE("hw: mixes refuse what inst refuses and run stack forms only balanced"
   // The harness still measures after all of them.
   MixResult after = runner().run_mix({MixSpec{spec("add r64, r64"), 1}});
   CHECK(after.status != Status::error);
+}
+
+TEST_CASE("hw: a mix run on every core at once sums to at most the cores times one core's rate", "[hw][pair_runner]") {
+  if (cpu().core_order.size() < 2) PP_SKIP("needs two cores");
+  ProbeOptions opt;
+  opt.threads = 2;
+  auto two = ProbeRunner::create(cpu(), opt);
+  REQUIRE(two);
+  // The target's multiply and add of its widest width; one op each is enough for a ratio of rates.
+  const auto pair = isa::host_target().flop_pair(cpu(), /*fused_only=*/false);
+  REQUIRE(pair);
+  const std::vector<MixSpec> parts = {{spec(pair->mul, 1, "f32"), 1}, {spec(pair->add, 1, "f32"), 1}};
+  MixResult m;
+  const bool measured = in_one_of(3, [&] {
+    m = (*two)->run_mix(parts, true);
+    return m.status == Status::ok && m.threads == 2 && m.total_gflops.has_value();
+  });
+  if (!measured) PP_SKIP("no undisturbed run on both cores: " << m.reason);
+  REQUIRE(m.gflops);
+  INFO("one core " << *m.gflops << " GFLOP/s, both " << *m.total_gflops);
+  // Each core runs the same stream: never more than twice one core (clock and jitter: 10%), and a
+  // second core adds something.
+  CHECK(*m.total_gflops <= 2 * *m.gflops * 1.10);
+  CHECK(*m.total_gflops > *m.gflops);
+  // Without on_all_threads, a runner with two threads still measures one core only.
+  MixResult one = (*two)->run_mix(parts);
+  CHECK(one.threads == 1);
+  CHECK_FALSE(one.total_gflops.has_value());
 }

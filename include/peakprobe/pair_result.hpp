@@ -25,6 +25,11 @@ struct MixResult {
   std::optional<double> flops_per_cycle;   // floating-point ops of the group / cycles per group
   std::optional<double> ops_per_cycle;     // integer ops of the group / cycles per group
   std::optional<double> gflops, gops;      // per core at the measured clock
+  // The same stream on every --threads core at once (run_mix with on_all_threads): the threads and
+  // their summed rate, each core's at its own clock. Unset when measured on one core, or when the
+  // threaded run was disturbed.
+  int threads = 1;
+  std::optional<double> total_gflops, total_gops;
   int rounds = 0;                          // chains per unit of weight (each part has weight x rounds chains)
   Stats stats;                             // cycles per group
   ClockReading clock;
@@ -57,6 +62,9 @@ struct FlopMixSearch {
   double best_gflops = 0;
   std::vector<MixResult> tried;      // every ratio evaluated, in order
   std::vector<std::pair<int, int>> ratios;  // the a:b of each entry of `tried`
+  // The best ratio again on every core of the runner at once (runners with several threads), so the
+  // all-cores ceiling has the mix too, measured rather than scaled.
+  std::optional<MixResult> best_all_threads;
   bool exhaustive = false;           // brute-force grid instead of the guided search
 };
 

@@ -90,7 +90,7 @@ void add_mix_command(CLI::App& app, GlobalOptions& g) {
         }
         parts.push_back({spec.value(), w});
       }
-      g.exit_code = measure_dual_issue(g, [&](ProbeRunner& r, RunDocument& doc) {
+      g.exit_code = measure_dual_issue(g, [&](ProbeRunner& r, RunDocument& doc, ProbeRunner*) {
         MixResult m = r.run_mix(parts);
         for (size_t i = 0; i < parts.size() && i < m.parts.size(); ++i) {
           MixResult alone = measure_alone(r, parts[i].probe);
@@ -125,7 +125,7 @@ void add_pair_command(CLI::App& app, GlobalOptions& g) {
       if (!catalog) return void(g.exit_code = kExitUsage);
       auto specs = specs_for_texts({*a, *b}, catalog.value());
       if (!specs) return void(g.exit_code = kExitUsage);
-      g.exit_code = measure_dual_issue(g, [&](ProbeRunner& r, RunDocument& doc) {
+      g.exit_code = measure_dual_issue(g, [&](ProbeRunner& r, RunDocument& doc, ProbeRunner*) {
         doc.pairs.push_back(measure_pair(r, specs->at(0), specs->at(1), wa, wb));
       });
     };
@@ -183,7 +183,7 @@ void add_pairs_command(CLI::App& app, GlobalOptions& g) {
       if (!catalog) return void(g.exit_code = kExitUsage);
       auto specs = specs_for_texts(chosen, catalog.value());
       if (!specs) return void(g.exit_code = kExitUsage);
-      g.exit_code = measure_dual_issue(g, [&](ProbeRunner& r, RunDocument& doc) {
+      g.exit_code = measure_dual_issue(g, [&](ProbeRunner& r, RunDocument& doc, ProbeRunner*) {
         doc.matrix = measure_pair_matrix(r, specs.value(), [&](size_t d, size_t t, const std::string& w) {
           on_progress(g, d, t, w);
         });
@@ -201,7 +201,9 @@ void add_flopmix_command(CLI::App& app, GlobalOptions& g) {
   cmd->add_flag("--exhaustive", *exhaustive, "Try every reduced ratio up to 4:4 instead of the guided search");
   cmd->footer(
       "On several cores peak FLOP/s needs FMA and ADD issued together (separate pipes); the ratio\n"
-      "that reaches it differs by generation. The best FLOP/cycle feeds the compute ceilings.\n");
+      "that reaches it differs by generation. The best FLOP/cycle feeds the compute ceilings.\n"
+      "The search runs on one core; with --threads N the best ratio is then run on N cores at once\n"
+      "(best_all_threads: the all-cores ceiling of the mix, measured).\n");
   cmd->callback([&g, a, b, exhaustive] {
     g.action = [&g, a, b, exhaustive] {
       auto catalog = catalog_or_fail(g);
@@ -226,11 +228,14 @@ void add_flopmix_command(CLI::App& app, GlobalOptions& g) {
         }
       }
       const bool all = *exhaustive;
-      g.exit_code = measure_dual_issue(g, [&](ProbeRunner& r, RunDocument& doc) {
-        doc.flop_mix = search_flop_mix(r, specs->at(0), specs->at(1), all, [&](size_t d, size_t t, const std::string& w) {
-          on_progress(g, d, t, w);
-        });
-      });
+      g.exit_code = measure_dual_issue(
+          g,
+          [&](ProbeRunner& r, RunDocument& doc, ProbeRunner* team) {
+            doc.flop_mix = search_flop_mix(r, specs->at(0), specs->at(1), all,
+                                           [&](size_t d, size_t t, const std::string& w) { on_progress(g, d, t, w); });
+            if (team) measure_best_mix_on_all_threads(*team, specs->at(0), specs->at(1), *doc.flop_mix);
+          },
+          /*with_team=*/true);
     };
   });
 }

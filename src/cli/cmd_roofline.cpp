@@ -86,6 +86,14 @@ int measure_roofline(GlobalOptions& g, const CpuInfo& cpu, RunDocument& doc, boo
       progress(g.out, i + 1, best.size(), fmt::format("compute x{} {}", all, s.text));
     });
     results.insert(results.end(), multi.begin(), multi.end());
+    // The best FLOP mix on every core too: its all-cores ceiling measured, not scaled from one core.
+    if (doc.flop_mix) {
+      auto sa = spec_for_text(doc.flop_mix->a, catalog.value()), sb = spec_for_text(doc.flop_mix->b, catalog.value());
+      if (sa && sb) {
+        progress(g.out, 1, 1, fmt::format("FLOP mix x{}", all));
+        measure_best_mix_on_all_threads(**team, sa.value(), sb.value(), *doc.flop_mix);
+      }
+    }
   }
   doc.results = results;
   // Memory: one working set inside each level, at one and all cores.

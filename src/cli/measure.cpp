@@ -68,10 +68,25 @@ int measure_and_report(GlobalOptions& g, const std::vector<ProbeSpec>& specs) {
   return emit_outputs(doc, g.out);
 }
 
-int measure_dual_issue(GlobalOptions& g, const std::function<void(ProbeRunner&, RunDocument&)>& body) {
+int measure_dual_issue(GlobalOptions& g, const std::function<void(ProbeRunner&, RunDocument&, ProbeRunner* team)>& body,
+                       bool with_team) {
   CpuInfo cpu;
   if (int rc = prepare_measuring(g, cpu)) return rc;
-  if (g.threads > 1) spdlog::warn("--threads applies to run and inst; dual-issue probes use one core");
+  if (g.threads > 1 && !with_team)
+    spdlog::warn("--threads applies to run, inst and flopmix; dual-issue probes use one core");
+  std::unique_ptr<ProbeRunner> team;
+  if (with_team && g.threads > 1) {
+    ProbeOptions every;
+    every.cpu = g.cpu;
+    every.threads = g.threads;
+    every.repro_extra = " --threads " + std::to_string(g.threads);
+    auto t = ProbeRunner::create(cpu, every);
+    if (!t) {
+      spdlog::error("{}", t.error());
+      return kExitMeasure;
+    }
+    team = std::move(*t);
+  }
   ProbeOptions opt;
   opt.cpu = g.cpu;
   auto runner = ProbeRunner::create(cpu, opt);
@@ -81,7 +96,7 @@ int measure_dual_issue(GlobalOptions& g, const std::function<void(ProbeRunner&, 
   }
   RunDocument doc = new_document(cpu, g.argc, g.argv);
   doc.clock = (*runner)->start_clock();
-  body(**runner, doc);
+  body(**runner, doc, team.get());
   progress_done(g.out);
   return emit_outputs(doc, g.out);
 }

@@ -14,7 +14,10 @@ namespace peakprobe::cli {
 int measure_and_report(GlobalOptions& g, const std::vector<ProbeSpec>& specs);
 // Shared driver of the dual-issue commands: checks outputs and placement, starts a runner, lets
 // `body` fill the document, writes the outputs.
-int measure_dual_issue(GlobalOptions& g, const std::function<void(ProbeRunner&, RunDocument&)>& body);
+// Dual-issue probes run on one core. `team`, when asked for (flopmix with --threads above 1), is a
+// second runner over --threads cores for the all-cores figures; null otherwise.
+int measure_dual_issue(GlobalOptions& g, const std::function<void(ProbeRunner&, RunDocument&, ProbeRunner* team)>& body,
+                       bool with_team = false);
 // Measures what the ceiling table needs into `doc` (results, flop_mix, bandwidth, ceilings):
 // arithmetic catalog rows (or the whole catalog) at one and all cores, memory per level. 0 or an exit code.
 int measure_roofline(GlobalOptions& g, const CpuInfo& cpu, RunDocument& doc, bool quick, bool whole_catalog);

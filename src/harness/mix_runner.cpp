@@ -51,7 +51,7 @@ std::string mix_repro(const std::vector<MixSpec>& parts, int cpu) {
 
 }  // namespace
 
-MixResult ProbeRunner::Impl::run_mix_once(const std::vector<MixSpec>& parts) {
+MixResult ProbeRunner::Impl::run_mix_once(const std::vector<MixSpec>& parts, bool on_all_threads) {
   MixResult r;
   r.repro = mix_repro(parts, pinned_cpu);
   r.clock.source = counter.source();
@@ -174,15 +174,29 @@ MixResult ProbeRunner::Impl::run_mix_once(const std::vector<MixSpec>& parts) {
     r.reason = fmt::format("{}", fmt::join(doubts, "; "));
   }
   spdlog::debug("mix {}: {:.3f} cycles/group, {} rounds", r.repro, cpg, rounds);
+  if (on_all_threads && options.threads > 1 && r.status == Status::ok && cpg > 0) {
+    // The same stream on every core at once: run_threads sums each core's rate at its own clock.
+    ProbeResult all;
+    all.dtype = dtype;  // the first floating-point part's, or "-": total_gflops or total_gops
+    all.ops_per_instruction = (flops > 0 ? flops : iops) / group;
+    run_threads(plan.value(), dtype, all);
+    if (all.status == Status::ok && (all.total_gflops || all.total_gops)) {
+      r.threads = all.threads;
+      r.total_gflops = all.total_gflops;
+      r.total_gops = all.total_gops;
+    } else {
+      spdlog::info("mix {} on {} threads: {}", r.repro, options.threads, all.reason);
+    }
+  }
   note_probe_slowed(best.paired && (best.clean_samples < kMinCleanSamples || best.clean_samples < best.slowed_samples));
   return r;
 }
 
-MixResult ProbeRunner::run_mix(const std::vector<MixSpec>& parts) {
-  MixResult r = impl_->run_mix_once(parts);
+MixResult ProbeRunner::run_mix(const std::vector<MixSpec>& parts, bool on_all_threads) {
+  MixResult r = impl_->run_mix_once(parts, on_all_threads);
   for (int attempt = 2; attempt <= kAttempts && r.status == Status::mistrusted; ++attempt) {
     std::this_thread::sleep_for(std::chrono::milliseconds(kRetryPauseMs[attempt - 2]));
-    MixResult again = impl_->run_mix_once(parts);
+    MixResult again = impl_->run_mix_once(parts, on_all_threads);
     if (again.status == Status::mistrusted) again.reason += fmt::format(" ({} attempts)", attempt);
     r = std::move(again);
   }

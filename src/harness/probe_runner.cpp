@@ -473,6 +473,7 @@ ProbeRunner::ProbeRunner(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 ProbeRunner::~ProbeRunner() = default;
 const ClockReading& ProbeRunner::start_clock() const { return impl_->start; }
 int ProbeRunner::cpu() const { return impl_->pinned_cpu; }
+int ProbeRunner::threads() const { return impl_->options.threads; }
 
 ProbeResult ProbeRunner::run(const ProbeSpec& spec) { return run_batch({spec}).front(); }
 

@@ -40,7 +40,9 @@ class ProbeRunner {
   // Runs the parts interleaved in the ratio of their weights, independent of each other and within
   // themselves; reports cycles per group, IPC and FLOP/s of the mix. Parts' alone figures are not
   // measured here. Doubtful results are measured again (up to 4 attempts).
-  MixResult run_mix(const std::vector<MixSpec>& parts);
+  // With `on_all_threads` and --threads above 1, an undisturbed mix is then run on every core at once
+  // as well (total_gflops / total_gops).
+  MixResult run_mix(const std::vector<MixSpec>& parts, bool on_all_threads = false);
   // Measures every mix in order, then the mistrusted ones again after the others, as run_batch
   // does: one pause per round for the whole batch instead of up to 1.3 s of pauses per mix.
   std::vector<MixResult> run_mix_batch(const std::vector<std::vector<MixSpec>>& mixes,
@@ -48,6 +50,7 @@ class ProbeRunner {
   // The calibration taken when the runner started (after warm-up).
   const ClockReading& start_clock() const;
   int cpu() const;
+  int threads() const;
 
  private:
   struct Impl;

@@ -165,7 +165,7 @@ struct ProbeRunner::Impl {
   void measure_issue_width();
   // latencies[]: one chain per input operand, for forms with more than one path.
   void measure_operand_latencies(const x86::InstForm& form, const std::string& dtype, ProbeResult& r);
-  MixResult run_mix_once(const std::vector<MixSpec>& parts);
+  MixResult run_mix_once(const std::vector<MixSpec>& parts, bool on_all_threads = false);
   void run_threads(const x86::StreamPlan& plan, const std::string& dtype, ProbeResult& r);
 
   // A co-tenant can start on this core's sibling in the middle of a run: on an Emerald Rapids VM every

@@ -190,4 +190,13 @@ FlopMixSearch search_flop_mix(ProbeRunner& runner, const ProbeSpec& a, const Pro
   return s;
 }
 
+void measure_best_mix_on_all_threads(ProbeRunner& team, const ProbeSpec& a, const ProbeSpec& b, FlopMixSearch& s) {
+  if (team.threads() < 2 || s.best_flops_per_cycle <= 0) return;
+  std::vector<MixSpec> parts;
+  if (s.best_a) parts.push_back({a, s.best_a});
+  if (s.best_b) parts.push_back({b, s.best_b});
+  MixResult m = team.run_mix(parts, true);
+  if (m.status == Status::ok && m.threads > 1) s.best_all_threads = std::move(m);
+}
+
 }  // namespace peakprobe

@@ -33,7 +33,10 @@ PairMatrix measure_pair_matrix(ProbeRunner& runner, const std::vector<ProbeSpec>
 // Guided search over ratios a:b (each side 0..8) for the most FLOP per cycle: the coarse ratios
 // 1:0, 0:1, 1:1, 2:1, 1:2, 3:1, 1:3, then mediants between the best and its neighbours while they
 // improve. `exhaustive` tries every reduced ratio with both sides <= 4 instead.
+// `runner` measures on one core; measure_best_mix_on_all_threads then runs the best ratio on every
+// core of a runner with several threads (s.best_all_threads), for the all-cores ceiling.
 FlopMixSearch search_flop_mix(ProbeRunner& runner, const ProbeSpec& a, const ProbeSpec& b, bool exhaustive,
                               const PairProgress& progress = {});
+void measure_best_mix_on_all_threads(ProbeRunner& team, const ProbeSpec& a, const ProbeSpec& b, FlopMixSearch& s);
 
 }  // namespace peakprobe

@@ -36,7 +36,7 @@ json to_json(const MixResult& m) {
                      {"ops_per_instruction", p.ops_per_instruction},
                      {"dtype", p.dtype},
                      {"alone_cycles", json_number(p.alone_cycles)}});
-  return {{"parts", parts},
+  json j = {{"parts", parts},
           {"cycles_per_group", json_number(m.cycles_per_group)},
           {"ipc", json_number(m.ipc)},
           {"flops_per_cycle", json_number(m.flops_per_cycle)},
@@ -50,6 +50,13 @@ json to_json(const MixResult& m) {
           {"status", to_string(m.status)},
           {"reason", m.reason},
           {"repro", m.repro}};
+  // Only a mix measured on several cores at once carries the all-cores figures.
+  if (m.threads > 1) {
+    j["threads"] = m.threads;
+    j["total_gflops"] = json_number(m.total_gflops);
+    j["total_gops"] = json_number(m.total_gops);
+  }
+  return j;
 }
 
 json to_json(const PairResult& p) {
@@ -87,6 +94,7 @@ json to_json(const FlopMixSearch& s) {
           {"best_flops_per_cycle", json_number(s.best_flops_per_cycle)},
           {"best_gflops", json_number(s.best_gflops)},
           {"exhaustive", s.exhaustive},
+          {"best_all_threads", s.best_all_threads ? to_json(*s.best_all_threads) : json(nullptr)},
           {"tried", tried}};
 }
 
@@ -158,10 +166,13 @@ void write_dual_issue_markdown(std::ostream& out, const RunDocument& d) {
     for (size_t g = 0; g < d.matrix->groups.size(); ++g)
       out << fmt::format("{}. {}\n", g + 1, md_escape(fmt::format("{}", fmt::join(d.matrix->groups[g], "; "))));
   }
-  if (d.flop_mix)
+  if (d.flop_mix) {
     out << fmt::format("\nBest FLOP mix: {}:{} of `{}` : `{}` = {:.2f} FLOP/cycle ({:.1f} GFLOP/s)\n",
                        d.flop_mix->best_a, d.flop_mix->best_b, d.flop_mix->a, d.flop_mix->b,
                        d.flop_mix->best_flops_per_cycle, d.flop_mix->best_gflops);
+    if (const auto& all = d.flop_mix->best_all_threads; all && all->total_gflops)
+      out << fmt::format("On {} cores at once: {:.1f} GFLOP/s in all.\n", all->threads, *all->total_gflops);
+  }
 }
 
 void write_dual_issue_console(std::ostream& out, const RunDocument& d) {
@@ -216,6 +227,9 @@ void write_dual_issue_console(std::ostream& out, const RunDocument& d) {
     }
     out << fmt::format("best {}:{} = {:.2f} FLOP/cycle, {:.1f} GFLOP/s per core\n", s.best_a, s.best_b,
                        s.best_flops_per_cycle, s.best_gflops);
+    if (s.best_all_threads && s.best_all_threads->total_gflops)
+      out << fmt::format("     on {} cores at once: {:.1f} GFLOP/s in all\n", s.best_all_threads->threads,
+                         *s.best_all_threads->total_gflops);
   }
 }
 

@@ -89,6 +89,18 @@ std::vector<ComputeCeiling> compute_ceilings(const std::vector<ProbeResult>& res
       offer(c);
       break;
     }
+    // The best ratio measured on every core at once: the all-cores ceiling of the mix.
+    if (const auto& all = mix->best_all_threads; all && all->threads > 1 && all->total_gflops && all->clock.ghz > 0) {
+      ComputeCeiling c;
+      c.dtype = all->parts.front().dtype;
+      c.isa = isa_of_instruction(mix->a);
+      c.threads = all->threads;
+      c.gops = *all->total_gflops;
+      c.ops_per_cycle = *all->total_gflops / all->clock.ghz / all->threads;
+      c.clock_ghz = all->clock.ghz;
+      c.source = fmt::format("mix {}:{} of {} + {}", mix->best_a, mix->best_b, mix->a, mix->b);
+      offer(c);
+    }
   }
   std::vector<ComputeCeiling> out;
   for (auto& [k, c] : best) out.push_back(c);
