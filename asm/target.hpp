@@ -82,6 +82,20 @@ class Target {
   // (bits) or "scalar" (general registers, or one element of a vector register).
   virtual std::string width_class(const std::string& instruction) const = 0;
 
+  // The instructions of the clock and its ruler (harness/clock.cpp, Ruler in harness/timing.hpp), in
+  // the ISA's notation.
+  struct RulerForms {
+    // Register-register add (an add with an immediate can run faster than one per cycle on some
+    // cores): its dependent chain runs one per core cycle and is the clock.
+    std::string one_cycle;
+    // A latency of several cycles on every core of the ISA, on an execution unit every core has.
+    // Its latency is never assumed: only its ratio to the add chain is used.
+    std::string multi_cycle;
+    // A plain load into a general register, which every core runs on all its load ports.
+    std::string load;
+  };
+  virtual RulerForms ruler_forms() const = 0;
+
   // ---- memory kernels ----
   // Every vector width this ISA names, narrowest first, in bits (what `mem --isa` accepts by name).
   virtual std::vector<int> vector_widths() const = 0;

@@ -56,3 +56,76 @@ TEST_CASE("a learned best ratio falls in steps, never at once", "[timing]") {
   CHECK(lower_best_ratio(1.008, 0.80) == Approx(1.008 * (1 - kRulerCleanLimit)));
   CHECK(lower_best_ratio(1.008, 0) == Approx(1.008));           // no reading
 }
+
+namespace {
+
+// Stand-ins for generated streams: plain loops of a length proportional to `iterations`. The load
+// reference runs three times as long on every other timed call when `slow_loads` is set (each timed
+// call follows an untimed warm-up call): a neighbour taking the load ports half the time, which the
+// ALU references do not see.
+volatile uint64_t g_sink = 0;
+bool g_slow_loads = false;
+int g_load_calls = 0;
+void spin(uint64_t n) {
+  for (uint64_t i = 0; i < n; ++i) g_sink = g_sink + i;
+}
+using Fn = decltype(Ruler::chain);
+const Fn kFakeChain = [](uint64_t it, void*, const auto*) { spin(it * 200); };
+const Fn kFakeShort = [](uint64_t it, void*, const auto*) { spin(it * 200); };
+const Fn kFakeLong = [](uint64_t it, void*, const auto*) { spin(it * 400); };
+const Fn kFakeLoads = [](uint64_t it, void*, const auto*) {
+  spin(it * 200 * ((g_slow_loads && ++g_load_calls % 4 == 0) ? 3 : 1));
+};
+
+// A ruler whose every reference is the same loop: every undisturbed ratio is 1.
+Ruler fake_ruler() {
+  Ruler r;
+  r.chain = r.wide = r.slow = kFakeChain;
+  r.chain_units = 100;
+  r.chain_iters = r.wide_iters = r.slow_iters = 100;
+  r.wide_units = 100;
+  r.best_wide_ratio = r.best_chain_ratio = 1.0;
+  r.loads = kFakeLoads;
+  r.loads_iters = 100;
+  r.best_load_ratio = 1.0;
+  return r;
+}
+
+PairTiming time_fake(const Ruler& ruler, bool judge_loads) {
+  CycleCounter counter;
+  TimingBudget budget;
+  budget.target_call_ticks = 100000;
+  budget.min_samples = 20;
+  budget.max_samples = 20;
+  PairTiming t;
+  std::string err;
+  REQUIRE(time_pair(kFakeShort, kFakeLong, 1, 2, nullptr, nullptr, counter, budget, t, err, &ruler, 0, judge_loads));
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("time_pair: the load reference judges the samples of forms that access memory, and only those", "[timing]") {
+  g_slow_loads = true;
+  g_load_calls = 0;
+  const Ruler ruler = fake_ruler();
+  const PairTiming memory = time_fake(ruler, true);
+  const PairTiming registers = time_fake(ruler, false);
+  g_slow_loads = false;
+  INFO("memory form: " << memory.clean_samples << " clean, " << memory.slowed_samples << " slowed; register form: "
+                       << registers.clean_samples << " clean, " << registers.slowed_samples << " slowed");
+  CHECK(memory.paired);
+  CHECK(memory.loads_judged);
+  CHECK_FALSE(registers.loads_judged);
+  // Half the load calls ran three times as long: at least a third of the samples are slowed (the
+  // rest of the machine's noise only adds to that), and the register form, not judged by loads,
+  // sees far fewer.
+  const int samples = memory.clean_samples + memory.slowed_samples;
+  CHECK(memory.slowed_samples * 3 >= samples);
+  CHECK(memory.slowdown > 0.5);
+  CHECK(registers.slowed_samples < memory.slowed_samples);
+  // A ruler without a learned load ratio judges nothing by loads.
+  Ruler unlearned = fake_ruler();
+  unlearned.best_load_ratio = 0;
+  CHECK_FALSE(time_fake(unlearned, true).loads_judged);
+}

@@ -57,6 +57,9 @@ Expected<Compiled> compile_pair(const x86::StreamPlan& plan, int short_copies, c
   c.chase_bits = plan.chase_bits;
   c.chase_byteswap = plan.chase_byteswap;
   c.buffer_holds_mxcsr = plan.buffer_holds_mxcsr;
+  // Any instruction of the stream that reads or writes memory (helpers included) shares the load ports.
+  for (const auto& pi : plan.copy)
+    for (const auto& op : pi.ops) c.touches_memory = c.touches_memory || op.isMem();
   return c;
 }
 
@@ -399,7 +402,7 @@ void ProbeRunner::Impl::run_threads(const x86::StreamPlan& plan, const std::stri
     sync.arrive_and_wait();  // every core busy from here: the same conditions as the measurement
     PairTiming t;
     if (!time_pair(c->short_fn.fn(), c->long_fn.fn(), c->units_short, c->units_long, buf.data(), &k, ctr,
-                   probe_budget(), t, err, &(*cal)->ruler(), cpu.tsc_hz))
+                   probe_budget(), t, err, &(*cal)->ruler(), cpu.tsc_hz, c->touches_memory))
       errors[size_t(i)] = err;
     sync.arrive_and_wait();
     ClockSample after = (*cal)->measure();
