@@ -49,11 +49,25 @@ struct LibraryIsaLimit {
   std::vector<std::string> blis_configs;
 };
 
+// An instruction text as the ISA's parser and instruction database understand it: what the catalog,
+// the sets and the command line need of it without generating any code.
+struct FormInfo {
+  std::string display;                // the canonical spelling: catalog key, report label, repro
+  std::string mnemonic;
+  std::vector<std::string> features;  // CPU features the form needs, canonical names
+};
+
 class Target {
  public:
   virtual ~Target() = default;
   // Short name: the asm/ folder and the probes/<name>.catalog stem.
   virtual std::string name() const = 0;
+  // Text -> form, or why not (unknown mnemonic with the nearest names, impossible operands).
+  virtual Expected<FormInfo> resolve(const std::string& text) const = 0;
+  // "" when `value` fits every immediate operand of the form (`inst --imm`), else why not, with the
+  // range: an immediate that does not fit would be cut to its low bits by the encoder while the row
+  // and its repro line still said the value given.
+  virtual std::string check_immediate(const std::string& text, int64_t value) const = 0;
   // Widest vector register the matmul kernels use on this CPU, in bits.
   virtual int gemm_vector_bits(const CpuInfo& cpu) const = 0;
   // "" when this CPU can run the matmul kernels of `dtype`, else which features they need, named.
@@ -91,8 +105,6 @@ class Target {
     // A latency of several cycles on every core of the ISA, on an execution unit every core has.
     // Its latency is never assumed: only its ratio to the add chain is used.
     std::string multi_cycle;
-    // A plain load into a general register, which every core runs on all its load ports.
-    std::string load;
   };
   virtual RulerForms ruler_forms() const = 0;
 

@@ -2,6 +2,7 @@
 
 #include "asm/x86/matmul_kernel.hpp"
 #include "asm/x86/host_isa.hpp"
+#include "asm/x86/inst_form.hpp"
 #include "asm/x86/mem_kernels.hpp"
 
 #include <immintrin.h>
@@ -23,6 +24,29 @@ bool ends_with(const std::string& s, const char* suffix) {
 // The f32 kernels are AVX-512 where the CPU has it, else AVX2 with FMA (gemm_unsupported says when
 // neither is there).
 int X86Target::gemm_vector_bits(const CpuInfo& cpu) const { return cpu.has("avx512_f") ? 512 : 256; }
+
+Expected<isa::FormInfo> X86Target::resolve(const std::string& text) const {
+  auto form = resolve_inst(text);
+  if (!form) return make_error(form.error());
+  return isa::FormInfo{form->display, form->text.mnemonic, form->features};
+}
+
+std::string X86Target::check_immediate(const std::string& text, int64_t value) const {
+  auto form = resolve_inst(text);
+  if (!form) return "";  // resolving reports its own error
+  // A 64-bit operation sign-extends its imm32: 0xffffffff there is not encodable at all.
+  const bool wide = std::any_of(form->text.operands.begin(), form->text.operands.end(), [](const auto& op) {
+    return (op.cls == OpClass::gp || op.cls == OpClass::fixed || op.cls == OpClass::mem) && op.bits == 64;
+  });
+  for (const auto& op : form->text.operands) {
+    if (op.cls != OpClass::imm || op.bits < 8 || op.bits > 32) continue;
+    const int64_t lo = -(int64_t{1} << (op.bits - 1));
+    const int64_t hi = op.bits == 32 && wide ? INT32_MAX : (int64_t{1} << op.bits) - 1;
+    if (value < lo || value > hi)
+      return fmt::format("--imm {}: '{}' takes an imm{}, from {} to {}", value, text, op.bits, lo, hi);
+  }
+  return "";
+}
 
 // 512 with AVX-512, 256 with AVX2, else 128 (SSE: xmm0..15), whether or not the GEMM can run.
 int X86Target::model_vector_bits(const CpuInfo& cpu) const {

@@ -7,6 +7,8 @@ namespace peakprobe::x86 {
 class X86Target final : public isa::Target {
  public:
   std::string name() const override { return "x86"; }
+  Expected<isa::FormInfo> resolve(const std::string& text) const override;
+  std::string check_immediate(const std::string& text, int64_t value) const override;
   int gemm_vector_bits(const CpuInfo& cpu) const override;
   std::string gemm_unsupported(const CpuInfo& cpu, MatmulDtype dtype) const override;
   int vector_registers(int vector_bits) const override { return vector_bits == 512 ? 32 : 16; }
@@ -19,7 +21,7 @@ class X86Target final : public isa::Target {
   std::optional<isa::FlopPair> flop_pair(const CpuInfo& cpu, bool fused_only) const override;
   std::string report_pair_set(const CpuInfo& cpu) const override;
   std::string width_class(const std::string& instruction) const override;
-  RulerForms ruler_forms() const override { return {"add r64, r64", "imul r64, r64", "mov r64, m64"}; }
+  RulerForms ruler_forms() const override { return {"add r64, r64", "imul r64, r64"}; }
   std::vector<int> vector_widths() const override { return {64, 128, 256, 512}; }
   std::vector<int> mem_widths(const CpuInfo& cpu) const override;
   std::string mem_width_unsupported(int bits) const override;

@@ -7,7 +7,7 @@
 #include <map>
 #include <sstream>
 
-#include "asm/x86/inst_form.hpp"
+#include "asm/target.hpp"
 #include "catalog/embedded_catalog.hpp"
 #include "report/input_file.hpp"
 #include "cpu/cpu_info.hpp"
@@ -50,7 +50,7 @@ Expected<ProbeSpec> parse_row(const std::string& raw, const std::string& file, i
   s.origin = file + ":" + std::to_string(line);
   s.text = f[0];
   if (s.text.empty()) return row_error(file, line, "empty instruction");
-  auto form = x86::resolve_inst(s.text);
+  auto form = isa::host_target().resolve(s.text);
   if (!form) return row_error(file, line, form.error());
   s.text = form->display;
 

@@ -2,7 +2,7 @@
 
 #include <sstream>
 
-#include "asm/x86/inst_form.hpp"
+#include "asm/target.hpp"
 #include "catalog/embedded_catalog.hpp"
 
 namespace peakprobe {
@@ -37,7 +37,7 @@ Expected<std::vector<InstructionSet>> parse_sets(const std::string& text, const 
     while (std::getline(list, item, ';')) {
       item = trim(item);
       if (item.empty()) continue;
-      auto form = x86::resolve_inst(item);
+      auto form = isa::host_target().resolve(item);
       if (!form) return make_error(where + ": " + form.error());
       s.instructions.push_back(form->display);
     }

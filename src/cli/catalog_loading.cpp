@@ -4,7 +4,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "asm/x86/inst_form.hpp"
+#include "asm/target.hpp"
 #include "catalog/catalog.hpp"
 
 namespace peakprobe::cli {
@@ -25,7 +25,7 @@ Expected<std::vector<ProbeSpec>> load_catalogs(const GlobalOptions& g) {
 }
 
 Expected<ProbeSpec> spec_for_text(const std::string& text, const std::vector<ProbeSpec>& catalog) {
-  auto form = x86::resolve_inst(text);
+  auto form = isa::host_target().resolve(text);
   if (!form) return make_error(form.error());
   ProbeSpec s;
   s.text = form->display;

@@ -6,7 +6,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "asm/x86/inst_form.hpp"
+#include "asm/target.hpp"
 #include "catalog/catalog.hpp"
 #include "cli/catalog_loading.hpp"
 #include "cli/commands.hpp"
@@ -69,25 +69,11 @@ void add_inst_command(CLI::App& app, GlobalOptions& g) {
       return;
     }
     for (auto& s : *specs) {
-      // An immediate that does not fit its operand would be cut to its low bits by the encoder while
-      // the row and its repro line still said the value given.
-      if (auto form = x86::resolve_inst(s.text); *imm && form) {
-        // A 64-bit operation sign-extends its imm32: 0xffffffff there is not encodable at all.
-        const bool wide = std::any_of(form->text.operands.begin(), form->text.operands.end(),
-                                      [](const auto& op) {
-                                        return (op.cls == x86::OpClass::gp || op.cls == x86::OpClass::fixed ||
-                                                op.cls == x86::OpClass::mem) && op.bits == 64;
-                                      });
-        for (const auto& op : form->text.operands) {
-          if (op.cls != x86::OpClass::imm || op.bits < 8 || op.bits > 32) continue;
-          const int64_t lo = -(int64_t{1} << (op.bits - 1));
-          const int64_t hi = op.bits == 32 && wide ? INT32_MAX : (int64_t{1} << op.bits) - 1;
-          if (**imm < lo || **imm > hi) {
-            spdlog::error("--imm {}: '{}' takes an imm{}, from {} to {}", **imm, s.text, op.bits, lo, hi);
-            return void(g.exit_code = kExitUsage);
-          }
+      if (*imm)
+        if (std::string why = isa::host_target().check_immediate(s.text, **imm); !why.empty()) {
+          spdlog::error("{}", why);
+          return void(g.exit_code = kExitUsage);
         }
-      }
       if (*ops >= 0) s.ops_per_instruction = *ops;
       if (*dtype != "-") s.dtype = *dtype;
       if (*imm) s.imm = **imm;

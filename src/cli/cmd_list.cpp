@@ -10,7 +10,7 @@
 #include "report/json_report.hpp"
 #include "cpu/cpu_info.hpp"
 #include "harness/probe_runner.hpp"
-#include "asm/x86/inst_form.hpp"
+#include "asm/target.hpp"
 #include "report/csv_report.hpp"
 #include "report/output_file.hpp"
 
@@ -36,7 +36,7 @@ void add_list_command(CLI::App& app, GlobalOptions& g) {
     std::string table, csv, markdown;
     for (const auto& s : specs.value()) {
       if (!matches_filter(s, *filter)) continue;
-      auto form = x86::resolve_inst(s.text);
+      auto form = isa::host_target().resolve(s.text);
       std::vector<std::string> needed = form ? form->features : std::vector<std::string>{};
       needed.insert(needed.end(), s.requires_features.begin(), s.requires_features.end());
       auto missing = missing_features(cpu, needed);

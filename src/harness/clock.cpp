@@ -10,7 +10,6 @@
 
 #include "asm/x86/inst_form.hpp"
 #include "asm/x86/stream_plan.hpp"
-#include "harness/signal_guard.hpp"
 #include "harness/stats.hpp"
 #include "harness/timing.hpp"
 
@@ -19,26 +18,6 @@ namespace peakprobe {
 namespace {
 constexpr int kShortCopies = 64;
 constexpr int kRounds = 7;
-
-// A form on every register the planner can give it, each its own chain, at N and 2N copies: the
-// ruler's wide and load references.
-struct EveryRegister {
-  x86::JitFunction short_fn, long_fn;
-  double short_units = 0;
-};
-Expected<EveryRegister> compile_every_register(const std::string& text, const x86::HostIsa& isa) {
-  auto form = x86::resolve_inst(text);
-  if (!form) return make_error(form.error());
-  const int k = x86::max_chains(form.value());
-  auto plan = x86::plan_throughput(form.value(), k, isa, "-");
-  if (!plan) return make_error(plan.error());
-  const int copies = std::max(1, kShortCopies / k);
-  auto s = x86::compile_stream(plan.value(), copies, isa);
-  auto l = x86::compile_stream(plan.value(), 2 * copies, isa);
-  if (!s) return make_error(s.error());
-  if (!l) return make_error(l.error());
-  return EveryRegister{std::move(s.value()), std::move(l.value()), double(copies * plan->measured_per_copy)};
-}
 }  // namespace
 
 Expected<std::unique_ptr<ClockCalibrator>> ClockCalibrator::create(const CycleCounter& counter, double tsc_hz,
@@ -58,12 +37,18 @@ Expected<std::unique_ptr<ClockCalibrator>> ClockCalibrator::create(const CycleCo
   c->long_ = std::move(l.value());
   x86::fill_constants(c->consts_, "-");
   if (!c->buffer_.ok()) return make_error("cannot map the probe buffer");
-  // The wide reference: the add on every register, each its own chain.
-  auto wide = compile_every_register(forms.one_cycle, isa);
+  // The wide reference: every register the planner can give the add, each its own chain.
+  const int k = x86::max_chains(form.value());
+  auto wide = x86::plan_throughput(form.value(), k, isa, "-");
   if (!wide) return make_error(wide.error());
-  c->wide_short_ = std::move(wide->short_fn);
-  c->wide_long_ = std::move(wide->long_fn);
-  c->wide_short_units_ = wide->short_units;
+  const int copies = std::max(1, kShortCopies / k);
+  auto ws = x86::compile_stream(wide.value(), copies, isa);
+  auto wl = x86::compile_stream(wide.value(), 2 * copies, isa);
+  if (!ws) return make_error(ws.error());
+  if (!wl) return make_error(wl.error());
+  c->wide_short_ = std::move(ws.value());
+  c->wide_long_ = std::move(wl.value());
+  c->wide_short_units_ = double(copies * wide->measured_per_copy);
   c->wide_long_units_ = 2 * c->wide_short_units_;
   auto slow_form = x86::resolve_inst(forms.multi_cycle);
   if (!slow_form) return make_error(slow_form.error());
@@ -72,17 +57,6 @@ Expected<std::unique_ptr<ClockCalibrator>> ClockCalibrator::create(const CycleCo
   auto slow = x86::compile_stream(slow_plan.value(), 2 * kShortCopies, isa);
   if (!slow) return make_error(slow.error());
   c->slow_ = std::move(slow.value());
-  // The load reference: the target's plain load on every register, all from the L1-resident buffer.
-  // Without one, loads are simply not judged.
-  if (auto loads = compile_every_register(forms.load, isa)) {
-    c->loads_short_ = std::move(loads->short_fn);
-    c->loads_long_ = std::move(loads->long_fn);
-    c->loads_short_units_ = loads->short_units;
-    c->loads_long_units_ = 2 * c->loads_short_units_;
-    c->ruler_.loads = c->loads_long_.fn();
-  } else {
-    spdlog::debug("ruler: no load reference ({})", loads.error());
-  }
   c->ruler_.slow = c->slow_.fn();
   c->ruler_.chain = c->long_.fn();
   c->ruler_.wide = c->wide_long_.fn();
@@ -136,22 +110,11 @@ ClockSample ClockCalibrator::measure() {
       ruler_.wide_units = wide_long_units_ * double(ruler_.wide_iters);
     }
   }
-  if (ruler_.loads && ruler_.loads_iters == 0 && s.ticks_per_cycle > 0) {
-    // The buffer's first touch (page faults, a huge page zeroed) would otherwise size the call: a
-    // first call of 4 iterations over target sized it at 1 iteration on the Zen 4 VM.
-    std::string err;
-    run_guarded([&] { ruler_.loads(64, buffer_.data(), &consts_); }, err);
-    PairTiming l;
-    if (time_pair(loads_short_.fn(), loads_long_.fn(), loads_short_units_, loads_long_units_, buffer_.data(), &consts_,
-                  counter_, budget, l, err) &&
-        l.per_unit.min > 0)
-      ruler_.loads_iters = std::max<uint64_t>(1, uint64_t(double(l.iterations) * 0.4));
-  }
   if (ruler_.wide_iters > 0) {
     // The undisturbed ratios of the reference calls: a few tries, each the three calls back to back
     // as time_pair takes them (each warmed by an untimed call).
     struct Try {
-      double chain = 0, slow = 0, wide = 0, loads = 0;  // ticks of each whole call
+      double chain = 0, slow = 0, wide = 0;  // ticks of each whole call
     };
     std::vector<Try> tries;
     for (int i = 0; i < 7; ++i) {
@@ -168,12 +131,6 @@ ClockSample ClockCalibrator::measure() {
       t0 = counter_.now();
       ruler_.wide(ruler_.wide_iters, ruler_.buffer, ruler_.consts);
       t.wide = double(counter_.now() - t0);
-      if (ruler_.loads_iters > 0) {
-        ruler_.loads(1, ruler_.buffer, ruler_.consts);
-        t0 = counter_.now();
-        ruler_.loads(ruler_.loads_iters, ruler_.buffer, ruler_.consts);
-        t.loads = double(counter_.now() - t0);
-      }
       tries.push_back(t);
     }
     // What a whole chain call takes beyond its adds at the clock just measured (N against 2N copies,
@@ -204,19 +161,12 @@ ClockSample ClockCalibrator::measure() {
       ruler_.best_wide_ratio = lower_best_ratio(ruler_.best_wide_ratio, best_ratio);
     // The add/imul ratio only from tries whose wide stream ran undisturbed: a busy sibling can slow
     // the imul call too, which would make the add chain look faster than it can run.
-    std::vector<double> chain_ratios, chain_ticks, load_ratios;
+    std::vector<double> chain_ratios, chain_ticks;
     for (const Try& t : tries)
       if (t.slow > 0 && ruler_.best_wide_ratio > 0 && t.wide / t.chain <= ruler_.best_wide_ratio * (1 + kRulerCleanLimit)) {
         chain_ratios.push_back(t.chain / t.slow);
         chain_ticks.push_back(t.chain);
-        if (t.loads > 0) load_ratios.push_back(t.loads / t.chain);
       }
-    // The undisturbed load/chain ratio, confirmed by a second try like the wide one.
-    if (const double load_ratio = confirmed_min(load_ratios, 0.01); load_ratio > 0) {
-      ruler_.best_load_ratio = lower_best_ratio(ruler_.best_load_ratio, load_ratio);
-      spdlog::trace("ruler: loads {} iterations, best loads/chain ratio {:.4f}", ruler_.loads_iters,
-                    ruler_.best_load_ratio);
-    }
     if (!ruler_.slow_unsteady && multi_cycle_chain_unsteady(chain_ticks, chain_ratios)) {
       ruler_.slow_unsteady = true;
       // Its slow mode only lowers the ratio; the typical ratio still marks an undisturbed add chain.

@@ -45,11 +45,9 @@ class ClockCalibrator {
   const CycleCounter& counter_;
   double tsc_hz_;
   x86::JitFunction short_, long_;
-  // The wide and load references at N and 2N copies (Ruler::wide, Ruler::loads).
-  x86::JitFunction wide_short_, wide_long_, loads_short_, loads_long_;
+  x86::JitFunction wide_short_, wide_long_;
   x86::JitFunction slow_;  // the multi-cycle reference chain (see Ruler::slow)
   double wide_short_units_ = 0, wide_long_units_ = 0;
-  double loads_short_units_ = 0, loads_long_units_ = 0;
   Ruler ruler_;
   x86::ProbeConstants consts_;
   ProbeBuffer buffer_;

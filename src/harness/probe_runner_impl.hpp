@@ -86,7 +86,6 @@ struct Compiled {
   int chase_bits = 0;
   bool chase_byteswap = false;
   bool buffer_holds_mxcsr = false;
-  bool touches_memory = false;  // a measured instruction has a memory operand: the ruler's loads judge it
 };
 // Constants and buffer contents for one compiled stream: the dtype's pattern, pointer-chase words
 // (byte-swapped for movbe), or the harness's MXCSR value for ldmxcsr.
@@ -139,7 +138,7 @@ struct ProbeRunner::Impl {
   bool time(const Compiled& c, const std::string& dtype, PairTiming& t, std::string& err) {
     detail::prepare_data(c, dtype, consts, buffer);
     if (!time_pair(c.short_fn.fn(), c.long_fn.fn(), c.units_short, c.units_long, buffer.data(), &consts,
-                   counter, detail::probe_budget(), t, err, &clock->ruler(), cpu.tsc_hz, c.touches_memory))
+                   counter, detail::probe_budget(), t, err, &clock->ruler(), cpu.tsc_hz))
       return false;
     if (!t.paired && last_calibration.ticks_per_cycle > 0) {
       t.cycles = detail::to_cycles(t.per_unit, last_calibration.ticks_per_cycle);

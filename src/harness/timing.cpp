@@ -84,15 +84,8 @@ bool multi_cycle_chain_unsteady(const std::vector<double>& add_tpc, const std::v
 bool time_pair(x86::ProbeFn short_fn, x86::ProbeFn long_fn, double units_short, double units_long,
                void* buffer, const x86::ProbeConstants* consts, const CycleCounter& counter,
                const TimingBudget& budget, PairTiming& out, std::string& error, const Ruler* ruler,
-               double tsc_hz, bool judge_loads) {
+               double tsc_hz) {
   const bool paired = ruler && ruler->ready();
-  // The load reference beside forms that access memory: their loads share the ports a neighbour's
-  // loads take, which the ALU references cannot see.
-  const bool loads = paired && judge_loads && ruler->loads_ready();
-  out.loads_judged = loads;
-  auto loads_undisturbed = [&](double load_ratio) {
-    return !loads || load_ratio <= ruler->best_load_ratio * (1 + kRulerCleanLimit);
-  };
   return run_guarded(
       [&] {
         // Size the call: iterations grow until the long function runs for the target time.
@@ -108,7 +101,7 @@ bool time_pair(x86::ProbeFn short_fn, x86::ProbeFn long_fn, double units_short, 
         std::vector<double> a, b, ta, tb;
         // Paired references, per sample: the clock, the add chain's own reading, TSC ticks per counter
         // tick, and the two ratios that judge the moment.
-        std::vector<double> chain_tpc, raw_chain_tpc, tsc_per_tick, wide_ratio, chain_ratio, load_ratio;
+        std::vector<double> chain_tpc, raw_chain_tpc, tsc_per_tick, wide_ratio, chain_ratio;
         double spent = 0, best_a = 1e300, best_b = 1e300, best_x = 1e300;
         int since_improved = 0, clean = 0;
         for (int n = 0; n < budget.max_samples; ++n) {
@@ -125,11 +118,6 @@ bool time_pair(x86::ProbeFn short_fn, x86::ProbeFn long_fn, double units_short, 
             CallTime rs = time_call(ruler->slow, ruler->slow_iters, ruler->buffer, ruler->consts, counter);
             ruler->wide(1, ruler->buffer, ruler->consts);
             CallTime rw = time_call(ruler->wide, ruler->wide_iters, ruler->buffer, ruler->consts, counter);
-            CallTime rl{};
-            if (loads) {
-              ruler->loads(1, ruler->buffer, ruler->consts);
-              rl = time_call(ruler->loads, ruler->loads_iters, ruler->buffer, ruler->consts, counter);
-            }
             // The clock of this moment: the add chain, or what the imul chain says the add chain
             // would have taken undisturbed, whichever is faster. Nothing makes either chain faster
             // than its hardware latency; a sibling taking ALU slots slows the 1-cycle chain about
@@ -146,17 +134,14 @@ bool time_pair(x86::ProbeFn short_fn, x86::ProbeFn long_fn, double units_short, 
             // Wide call over chain call, both whole: a ratio of two adjacent moments, no overhead model.
             wide_ratio.push_back(rc.ticks ? double(rw.ticks) / double(rc.ticks) : 1e9);
             chain_ratio.push_back(rs.ticks ? double(rc.ticks) / double(rs.ticks) : 1e9);
-            load_ratio.push_back(loads && rc.ticks ? double(rl.ticks) / double(rc.ticks) : 0.0);
             // While sampling, the neighbours are the chain calls just taken (the final judgement below
             // also looks at the ones after).
             const size_t first =
                 raw_chain_tpc.size() > kChainNeighbours + 1 ? raw_chain_tpc.size() - kChainNeighbours - 1 : 0;
             const double near = *std::min_element(raw_chain_tpc.begin() + long(first), raw_chain_tpc.end());
             const bool chain_fine = raw_chain_tpc.back() <= near * (1 + kChainDisturbedLimit);
-            if (chain_fine && references_undisturbed(*ruler, wide_ratio.back(), chain_ratio.back()) &&
-                loads_undisturbed(load_ratio.back()))
-              ++clean;
-            spent += double(rc.tsc + rw.tsc + rs.tsc + rl.tsc);
+            if (chain_fine && references_undisturbed(*ruler, wide_ratio.back(), chain_ratio.back())) ++clean;
+            spent += double(rc.tsc + rw.tsc + rs.tsc);
           }
           CallTime sa = time_call(short_fn, iters, buffer, consts, counter);
           CallTime sb = time_call(long_fn, iters, buffer, consts, counter);
@@ -195,7 +180,7 @@ bool time_pair(x86::ProbeFn short_fn, x86::ProbeFn long_fn, double units_short, 
         // chain (measured on Zen 3: chain +1-3%, wide +15-100%), so the ratio only rises with it.
         const std::vector<double> near = local_min(raw_chain_tpc, kChainNeighbours);
         std::vector<bool> chain_ok(raw_chain_tpc.size(), true);
-        std::vector<double> ratio_ok, chain_ratio_ok, add_ok, load_ok;
+        std::vector<double> ratio_ok, chain_ratio_ok, add_ok;
         for (size_t i = 0; i < raw_chain_tpc.size(); ++i) {
           // The sample's own chain call, not the nearby minimum: a preempted chain call must not
           // make its ratio look like a faster wide stream.
@@ -206,7 +191,6 @@ bool time_pair(x86::ProbeFn short_fn, x86::ProbeFn long_fn, double units_short, 
           if (chain_ok[i] && wide_ratio[i] <= ruler->best_wide_ratio * (1 + kRulerCleanLimit)) {
             chain_ratio_ok.push_back(chain_ratio[i]);
             add_ok.push_back(raw_chain_tpc[i]);
-            if (loads) load_ok.push_back(load_ratio[i]);
           }
         }
         if (!ruler->slow_unsteady && multi_cycle_chain_unsteady(add_ok, chain_ratio_ok)) {
@@ -229,9 +213,6 @@ bool time_pair(x86::ProbeFn short_fn, x86::ProbeFn long_fn, double units_short, 
         // (A confirmed low percentile: with few samples a plain percentile is the minimum.)
         if (ratio_ok.size() >= 5) {
           ruler->best_wide_ratio = lower_best_ratio(ruler->best_wide_ratio, std::max(percentile(ratio_ok, 0.1), confirmed_min(ratio_ok, 0.01)));
-          if (load_ok.size() >= 5)
-            ruler->best_load_ratio = lower_best_ratio(ruler->best_load_ratio,
-                                                      std::max(percentile(load_ok, 0.1), confirmed_min(load_ok, 0.01)));
           if (chain_ratio_ok.size() >= 5 && !ruler->slow_unsteady)
             ruler->best_chain_ratio = std::min(ruler->best_chain_ratio, std::max(percentile(chain_ratio_ok, 0.1), confirmed_min(chain_ratio_ok, 0.005)));
         }
@@ -243,12 +224,9 @@ bool time_pair(x86::ProbeFn short_fn, x86::ProbeFn long_fn, double units_short, 
         std::vector<bool> ok(tpc.size());
         std::vector<double> slow;
         for (size_t i = 0; i < tpc.size(); ++i) {
-          ok[i] = chain_ok[i] && references_undisturbed(*ruler, wide_ratio[i], chain_ratio[i]) &&
-                  loads_undisturbed(load_ratio[i]);
+          ok[i] = chain_ok[i] && references_undisturbed(*ruler, wide_ratio[i], chain_ratio[i]);
           if (!ok[i])
-            slow.push_back(std::max({wide_ratio[i] / ruler->best_wide_ratio, chain_ratio[i] / ruler->best_chain_ratio,
-                                     loads ? load_ratio[i] / ruler->best_load_ratio : 0.0}) -
-                           1);
+            slow.push_back(std::max(wide_ratio[i] / ruler->best_wide_ratio, chain_ratio[i] / ruler->best_chain_ratio) - 1);
         }
         out.clean_samples = int(std::count(ok.begin(), ok.end(), true));
         out.slowed_samples = int(ok.size()) - out.clean_samples;

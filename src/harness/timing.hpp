@@ -55,17 +55,6 @@ struct Ruler {
   // (their ratio unchanged), and without this judge the clock would read that much too fast. Seen on
   // an Emerald Rapids VM: `ok` FP rows 4-7% faster than their pipes allow while the multi-cycle chain was off.
   mutable bool slow_unsteady = false;
-  // Independent loads from the L1-resident probe buffer into every free register: the core's
-  // load-port rate. A neighbour's loads slow it while the ALU streams above run undisturbed (Zen 3
-  // VM: a 128-bit vector load read 0.56-0.81 cycles, `ok`, beside a loading neighbour, against 0.50
-  // alone; Zen 4 VM: the two-loads-per-cycle test failed once the same way). Timed and judged only
-  // beside forms that access memory (time_pair's judge_loads).
-  decltype(chain) loads = nullptr;
-  uint64_t loads_iters = 0;
-  // Smallest ratio of a `loads` call's ticks to the adjacent `chain` call's ticks: the load ports
-  // undisturbed. Learned and lowered like best_wide_ratio.
-  mutable double best_load_ratio = 0;
-  bool loads_ready() const { return loads && loads_iters > 0 && best_load_ratio > 0; }
   void* buffer = nullptr;
   const x86::ProbeConstants* consts = nullptr;
   bool ready() const {
@@ -123,7 +112,6 @@ struct PairTiming {
   double ghz = 0;               // the same clock in GHz (needs tsc_hz)
   int clean_samples = 0, slowed_samples = 0;  // undisturbed / taken while the core ran slowed
   double slowdown = 0;          // median slowdown of the wide reference in the slowed samples
-  bool loads_judged = false;    // the load reference was timed beside the samples (judge_loads)
 };
 
 // `units_short` / `units_long`: measured instructions per loop iteration of each function.
@@ -131,6 +119,6 @@ struct PairTiming {
 bool time_pair(x86::ProbeFn short_fn, x86::ProbeFn long_fn, double units_short, double units_long,
                void* buffer, const x86::ProbeConstants* consts, const CycleCounter& counter,
                const TimingBudget& budget, PairTiming& out, std::string& error, const Ruler* ruler = nullptr,
-               double tsc_hz = 0, bool judge_loads = false);
+               double tsc_hz = 0);
 
 }  // namespace peakprobe

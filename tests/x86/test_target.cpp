@@ -2,9 +2,12 @@
 // before the seam: the roofline, dual-issue, report and matmul figures must not move with it.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include "cpu_with.hpp"
 
 #include "asm/target.hpp"
+#include "asm/x86/inst_form.hpp"
 #include "asm/x86/matmul_kernel.hpp"
 #include "asm/x86/mem_kernels.hpp"
 #include "asm/x86/target.hpp"
@@ -206,4 +209,25 @@ TEST_CASE("x86 target: memory kernels through the seam: widths, steps, chases", 
   chase->fn(1, starts);
   CHECK(starts[0] == (x86::kChaseUnroll % 2 == 0 ? static_cast<void*>(&lines[0]) : static_cast<void*>(&lines[8])));
   CHECK_FALSE(t.compile_chase(t.max_chase_chains() + 1).ok());
+}
+
+TEST_CASE("x86 target: forms resolved for the catalog and the command line, immediates checked", "[target]") {
+  const auto& t = isa::host_target();
+  auto f = t.resolve("VFMADD231PS  ymm,ymm , ymm");
+  REQUIRE(f);
+  CHECK(f->display == x86::resolve_inst("vfmadd231ps ymm, ymm, ymm")->display);
+  CHECK(f->mnemonic == "vfmadd231ps");
+  CHECK(std::find(f->features.begin(), f->features.end(), "fma") != f->features.end());
+  auto bad = t.resolve("vfmadd231pz ymm, ymm, ymm");
+  REQUIRE_FALSE(bad);
+  CHECK_THAT(bad.error(), Catch::Contains("vfmadd231p"));  // the nearest names
+  CHECK(t.check_immediate("add r64, imm8", 127).empty());
+  CHECK_THAT(t.check_immediate("add r64, imm8", 300), Catch::Contains("imm8, from -128 to 255"));
+  // A 64-bit operation sign-extends its imm32.
+  CHECK_THAT(t.check_immediate("add r64, imm32", 0xffffffffLL), Catch::Contains("to 2147483647"));
+  CHECK(t.check_immediate("add r32, imm32", 0xffffffffLL).empty());
+  CHECK(t.check_immediate("add r64, r64", 1 << 20).empty());  // no immediate: nothing to fit
+  const auto rf = t.ruler_forms();
+  CHECK(t.resolve(rf.one_cycle).ok());
+  CHECK(t.resolve(rf.multi_cycle).ok());
 }
