@@ -108,6 +108,22 @@ class Target {
   };
   virtual RulerForms ruler_forms() const = 0;
 
+  // What the command-line help shows in this ISA's notation (examples and operand kinds).
+  struct HelpTexts {
+    std::string notation;        // "Intel-manual notation"
+    std::string example_form;    // one form, as `inst` takes it
+    std::string operand_kinds;   // `inst` footer: the operand kinds and prefixes, lines ending in \n
+    std::string inst_examples;   // `inst` footer: example lines, each "  peakprobe inst ...\n"
+    std::string run_filter;      // `run --filter` example value: a group and a width
+    std::string run_examples;    // `run` footer: example lines beyond the generic ones
+    std::string mix_example;     // `mix` arguments
+    std::string pair_example;    // `pair` arguments
+    std::string pairs_example;   // `pairs` arguments (instruction texts)
+    std::string pairs_set;       // a set name of probes/<name>.sets
+    std::string flop_a, flop_b;  // `flopmix` defaults, in words
+  };
+  virtual HelpTexts help_texts() const = 0;
+
   // ---- memory kernels ----
   // Every vector width this ISA names, narrowest first, in bits (what `mem --isa` accepts by name).
   virtual std::vector<int> vector_widths() const = 0;

@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
 
+#include "asm/target.hpp"
 #include "cli/commands.hpp"
 #include "cli/worker.hpp"
 #include "harness/child_process.hpp"
@@ -52,7 +53,8 @@ int main(int argc, char** argv) {
       "Exit codes: 0 ok, 1 some result has status error, 2 bad input, 3 output not writable,\n"
       "4 measuring could not start, 5 compare found a regression. Docs: docs/method.md, docs/cli.md, docs/output.md.\n"
       "Start with: peakprobe (the full report into a folder), peakprobe info, peakprobe run,\n"
-      "peakprobe inst \"vfmadd231ps zmm, zmm, zmm\", peakprobe mem --sweep, peakprobe roofline");
+      "peakprobe inst \"" + peakprobe::isa::host_target().help_texts().example_form +
+      "\", peakprobe mem --sweep, peakprobe roofline");
   add_info_command(app, g);
   add_list_command(app, g);
   add_run_command(app, g);

@@ -48,6 +48,29 @@ std::string X86Target::check_immediate(const std::string& text, int64_t value) c
   return "";
 }
 
+isa::Target::HelpTexts X86Target::help_texts() const {
+  HelpTexts h;
+  h.notation = "Intel-manual notation";
+  h.example_form = "vfmadd231ps ymm, ymm, ymm";
+  h.operand_kinds =
+      "Operand kinds: r8 r16 r32 r64, xmm ymm zmm, k, tmm, imm8 imm16 imm32, m8..m512, m (lea),\n"
+      "m32bcst m64bcst, vm32x..vm64z (gathers), fixed registers (cl, rax), '{k}' write mask,\n"
+      "and a '{vex}' or '{evex}' prefix to pick the encoding. Any instruction asmjit knows works.\n";
+  h.inst_examples =
+      "  peakprobe inst \"vfmadd231ps ymm, ymm, ymm\" \"imul r64, r64\"\n"
+      "  peakprobe inst \"{vex} vpdpbusd ymm, ymm, ymm\" --ops 32 --dtype i8\n"
+      "  peakprobe inst \"mov r64, m64\"          # load-to-use latency by pointer chase\n";
+  h.run_filter = "fp.fma,ymm";
+  h.run_examples = "  peakprobe run --filter zmm --json -  # AVX-512 rows as JSON on stdout\n";
+  h.mix_example = "\"vfmadd231ps zmm, zmm, zmm:2\" \"vaddps zmm, zmm, zmm:1\"";
+  h.pair_example = "\"vfmadd231ps ymm, ymm, ymm\" \"vmovups ymm, m256\"";
+  h.pairs_example = "\"add r64, r64\" \"imul r64, r64\" \"vaddps ymm, ymm, ymm\"";
+  h.pairs_set = "fp.ymm";
+  h.flop_a = "the widest vfmadd231ps this CPU runs";
+  h.flop_b = "vaddps of the same width";
+  return h;
+}
+
 // 512 with AVX-512, 256 with AVX2, else 128 (SSE: xmm0..15), whether or not the GEMM can run.
 int X86Target::model_vector_bits(const CpuInfo& cpu) const {
   return cpu.has("avx512_f") ? 512 : cpu.has("avx2") ? 256 : 128;

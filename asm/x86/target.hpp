@@ -22,6 +22,7 @@ class X86Target final : public isa::Target {
   std::string report_pair_set(const CpuInfo& cpu) const override;
   std::string width_class(const std::string& instruction) const override;
   RulerForms ruler_forms() const override { return {"add r64, r64", "imul r64, r64"}; }
+  HelpTexts help_texts() const override;
   std::vector<int> vector_widths() const override { return {64, 128, 256, 512}; }
   std::vector<int> mem_widths(const CpuInfo& cpu) const override;
   std::string mem_width_unsupported(int bits) const override;

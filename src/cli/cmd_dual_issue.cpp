@@ -25,7 +25,7 @@ bool parse_positive(const std::string& s, int& out) {
   return ec == std::errc() && p == s.data() + s.size() && out >= 1 && out <= 16;
 }
 
-// "vfmadd231ps ymm, ymm, ymm:2" -> text and weight (default 1).
+// "TEXT:2" -> the instruction text and its weight (default 1).
 bool split_weight(const std::string& arg, std::string& text, int& weight, std::string& error) {
   weight = 1;
   text = arg;
@@ -70,7 +70,7 @@ void add_mix_command(CLI::App& app, GlobalOptions& g) {
   cmd->footer(
       "The parts are interleaved in the ratio of their weights with no dependency between or within\n"
       "them; reported: cycles per group, IPC, FLOP/cycle (or ops/cycle) and GFLOP/s of the mix.\n"
-      "Example: peakprobe mix \"vfmadd231ps zmm, zmm, zmm:2\" \"vaddps zmm, zmm, zmm:1\"\n");
+      "Example: peakprobe mix " + isa::host_target().help_texts().mix_example + "\n");
   cmd->callback([&g, args] {
     g.action = [&g, args] {
       auto catalog = catalog_or_fail(g);
@@ -113,7 +113,7 @@ void add_pair_command(CLI::App& app, GlobalOptions& g) {
   cmd->footer(
       "Each alone and the interleaved pair are timed. same-port = (t_pair - max(a.tA, b.tB)) / min(a.tA, b.tB):\n"
       "0 = they issue together (co-issue, < 0.25), 1 = they share one pipe (shared, > 0.75), partial between.\n"
-      "Example: peakprobe pair \"vfmadd231ps ymm, ymm, ymm\" \"vmovups ymm, m256\"\n");
+      "Example: peakprobe pair " + isa::host_target().help_texts().pair_example + "\n");
   cmd->callback([&g, a, b, ratio] {
     g.action = [&g, a, b, ratio] {
       int wa = 1, wb = 1;
@@ -137,7 +137,8 @@ void add_pairs_command(CLI::App& app, GlobalOptions& g) {
   auto texts = std::make_shared<std::vector<std::string>>();
   auto set = std::make_shared<std::string>();
   cmd->add_option("instructions", *texts, "Instruction forms (or use --set)");
-  cmd->add_option("--set", *set, "A named set from probes/x86.sets (see --list-sets)");
+  const isa::Target::HelpTexts help = isa::host_target().help_texts();
+  cmd->add_option("--set", *set, "A named set from probes/" + isa::host_target().name() + ".sets (see --list-sets)");
   auto list = std::make_shared<bool>(false);
   cmd->add_flag("--list-sets", *list, "List the named sets and exit");
   cmd->add_option("--svg", g.out.svg, "Write the heatmap as SVG to FILE (text as text, data embedded)")
@@ -146,8 +147,8 @@ void add_pairs_command(CLI::App& app, GlobalOptions& g) {
   cmd->footer(
       "Every pair (each with itself too) is measured; instructions that contend are clustered into\n"
       "inferred pipe groups (average linkage on the same-port measure, threshold 0.5).\n"
-      "Examples: peakprobe pairs --set fp.ymm --svg fp.svg\n"
-      "          peakprobe pairs \"add r64, r64\" \"imul r64, r64\" \"vaddps ymm, ymm, ymm\"\n");
+      "Examples: peakprobe pairs --set " + help.pairs_set + " --svg fp.svg\n"
+      "          peakprobe pairs " + help.pairs_example + "\n");
   cmd->callback([&g, texts, set, list] {
     g.action = [&g, texts, set, list] {
       auto sets = default_sets();
@@ -195,8 +196,9 @@ void add_pairs_command(CLI::App& app, GlobalOptions& g) {
 void add_flopmix_command(CLI::App& app, GlobalOptions& g) {
   auto* cmd = app.add_subcommand("flopmix", "Find the ratio of two FP instructions that maximises FLOP/s");
   auto a = std::make_shared<std::string>(), b = std::make_shared<std::string>();
-  cmd->add_option("A", *a, "First instruction (default: the widest vfmadd231ps this CPU runs)");
-  cmd->add_option("B", *b, "Second instruction (default: vaddps of the same width)");
+  const isa::Target::HelpTexts help = isa::host_target().help_texts();
+  cmd->add_option("A", *a, "First instruction (default: " + help.flop_a + ")");
+  cmd->add_option("B", *b, "Second instruction (default: " + help.flop_b + ")");
   auto exhaustive = std::make_shared<bool>(false);
   cmd->add_flag("--exhaustive", *exhaustive, "Try every reduced ratio up to 4:4 instead of the guided search");
   cmd->footer(

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include "asm/target.hpp"
@@ -24,8 +25,9 @@ void add_inst_command(CLI::App& app, GlobalOptions& g) {
   auto ops = std::make_shared<double>(-1.0);
   auto dtype = std::make_shared<std::string>("-");
   auto imm = std::make_shared<std::optional<int64_t>>();
+  const isa::Target::HelpTexts help = isa::host_target().help_texts();
   cmd->add_option("instructions", *texts,
-                  "Instruction forms in Intel-manual notation, one per argument, e.g. \"vfmadd231ps ymm, ymm, ymm\"")
+                  fmt::format("Instruction forms in {}, one per argument, e.g. \"{}\"", help.notation, help.example_form))
       ->required();
   cmd->add_option("--ops", *ops,
                   "Arithmetic operations per instruction, for GFLOP/s or GOP/s (default: the catalog row's "
@@ -37,14 +39,7 @@ void add_inst_command(CLI::App& app, GlobalOptions& g) {
                   "Value of every immediate operand (default: the common case: 5 for shift and rotate counts, "
                   "where 1 takes a faster path on many cores; 0 for enter's nesting level; else 1)")
       ->check(CLI::Range(int64_t(INT32_MIN), int64_t(UINT32_MAX)));
-  cmd->footer(
-      "Operand kinds: r8 r16 r32 r64, xmm ymm zmm, k, tmm, imm8 imm16 imm32, m8..m512, m (lea),\n"
-      "m32bcst m64bcst, vm32x..vm64z (gathers), fixed registers (cl, rax), '{k}' write mask,\n"
-      "and a '{vex}' or '{evex}' prefix to pick the encoding. Any instruction asmjit knows works.\n"
-      "Examples:\n"
-      "  peakprobe inst \"vfmadd231ps ymm, ymm, ymm\" \"imul r64, r64\"\n"
-      "  peakprobe inst \"{vex} vpdpbusd ymm, ymm, ymm\" --ops 32 --dtype i8\n"
-      "  peakprobe inst \"mov r64, m64\"          # load-to-use latency by pointer chase\n");
+  cmd->footer(help.operand_kinds + "Examples:\n" + help.inst_examples);
   // Parsing only records the action; main() runs it once logging is set up.
   cmd->callback([&g, texts, ops, dtype, imm] {
     g.action = [&g, texts, ops, dtype, imm] {

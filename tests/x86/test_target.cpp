@@ -231,3 +231,28 @@ TEST_CASE("x86 target: forms resolved for the catalog and the command line, imme
   CHECK(t.resolve(rf.one_cycle).ok());
   CHECK(t.resolve(rf.multi_cycle).ok());
 }
+
+TEST_CASE("x86 target: the help's examples are forms and sets this build knows", "[target]") {
+  const auto& t = isa::host_target();
+  const auto h = t.help_texts();
+  CHECK(t.resolve(h.example_form).ok());
+  // Every quoted form of the examples resolves (a mix part's ":WEIGHT" removed).
+  for (const std::string& text : {h.inst_examples, h.mix_example, h.pair_example, h.pairs_example}) {
+    size_t at = 0;
+    int forms = 0;
+    while ((at = text.find('"', at)) != std::string::npos) {
+      const size_t end = text.find('"', at + 1);
+      REQUIRE(end != std::string::npos);
+      std::string form = text.substr(at + 1, end - at - 1);
+      if (const auto colon = form.rfind(':'); colon != std::string::npos) form = form.substr(0, colon);
+      INFO(form);
+      CHECK(t.resolve(form).ok());
+      ++forms;
+      at = end + 1;
+    }
+    CHECK(forms >= 1);
+  }
+  CHECK_FALSE(h.operand_kinds.empty());
+  CHECK(h.operand_kinds.back() == '\n');
+  CHECK_FALSE(h.pairs_set.empty());
+}
