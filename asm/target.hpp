@@ -144,7 +144,8 @@ class Target {
   // above that level taken away. An error names the levels when `level` is unknown, and what is
   // missing when this CPU does not reach it.
   virtual Expected<CpuInfo> limit_isa(const CpuInfo& cpu, const std::string& level) const = 0;
-  // The baseline libraries' switches for `level` (one of isa_levels(), or "" for none).
+  // The baseline libraries' switches for `level` (one of isa_levels(), or "" for none). The widest
+  // level asks nothing of them (`level` empty in the answer): they run as without --isa.
   virtual LibraryIsaLimit library_isa_limit(const std::string& level) const = 0;
 };
 

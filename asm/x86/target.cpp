@@ -201,14 +201,15 @@ Expected<isa::ChaseCode> X86Target::compile_chase(int chains) const {
 
 isa::LibraryIsaLimit X86Target::library_isa_limit(const std::string& level) const {
   isa::LibraryIsaLimit limit;
+  // avx512 is the widest level peakprobe's own kernels have: the libraries run as they would without
+  // --isa (oneDNN may still pick AMX kernels where the CPU has them, as it does by default).
+  if (level != "avx2") return limit;
   limit.level = level;
-  if (level == "avx2") {
-    limit.onednn_max_isa = 0x7;  // dnnl_cpu_isa_avx2 (the same value in oneDNN 2 and 3)
-    limit.openblas_coretype = "Haswell";
-    // BLIS's x86-64 configurations whose kernels stay within AVX2.
-    limit.blis_configs = {"haswell", "zen", "zen2", "zen3", "sandybridge", "penryn", "excavator",
-                          "steamroller", "piledriver", "bulldozer", "generic"};
-  }
+  limit.onednn_max_isa = 0x7;  // dnnl_cpu_isa_avx2 (the same value in oneDNN 2 and 3)
+  limit.openblas_coretype = "Haswell";
+  // BLIS's x86-64 configurations whose kernels stay within AVX2.
+  limit.blis_configs = {"haswell", "zen", "zen2", "zen3", "sandybridge", "penryn", "excavator",
+                        "steamroller", "piledriver", "bulldozer", "generic"};
   return limit;
 }
 

@@ -154,6 +154,10 @@ TEST_CASE("x86 target: the baseline libraries' switches per level", "[target]") 
   for (const char* wide : {"skx", "knl", "zen4", "zen5"})
     CHECK(std::find(avx2.blis_configs.begin(), avx2.blis_configs.end(), wide) == avx2.blis_configs.end());
   CHECK(std::find(avx2.blis_configs.begin(), avx2.blis_configs.end(), "haswell") != avx2.blis_configs.end());
+  // The widest level holds the libraries to nothing: every baseline runs as it would without --isa.
+  const auto widest = t.library_isa_limit("avx512");
+  CHECK(widest.level.empty());
+  CHECK(widest.onednn_max_isa == 0);
 }
 
 TEST_CASE("x86 target: the cost model's width and the micro-kernels through the seam", "[target]") {
