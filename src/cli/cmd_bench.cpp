@@ -74,13 +74,9 @@ int run_bench(GlobalOptions& g, const BenchOptions& o) {
   if (!std::isfinite(o.max_gflop) || o.max_gflop <= 0 || o.max_gflop > kMaxMatmulFlop / 1e9)
     return spdlog::error("--max-gflop {}: expected a number above 0 and at most {:g}", o.max_gflop, kMaxMatmulFlop / 1e9),
            kExitUsage;
-  auto level = parse_isa_level(o.isa);
-  if (!level) return spdlog::error("{}", level.error()), kExitUsage;
-  CpuInfo host;
-  if (int rc = prepare_measuring(g, host)) return rc;
-  auto held = kernel_cpu(host, *level);
-  if (!held) return spdlog::error("{}", held.error()), kExitMeasure;
-  const CpuInfo& cpu = *held;
+  CpuInfo host, cpu;
+  std::string level;
+  if (int rc = prepare_matmul_cpu(g, o.isa, host, cpu, level)) return rc;
   const uint64_t available = matmul_available_memory();
 
   std::vector<MatmulResult> results;
@@ -91,8 +87,8 @@ int run_bench(GlobalOptions& g, const BenchOptions& o) {
     MatmulResult r;
     r.dtype = dt, r.threads = g.threads;
     r.m = r.n = r.k = s, r.batch = b;
-    r.name = matmul_name(s, s, s, b, dt, g.threads, ColdCacheMode::none, *level);
-    r.isa_level = *level;
+    r.name = matmul_name(s, s, s, b, dt, g.threads, ColdCacheMode::none, level);
+    r.isa_level = level;
     r.status = status;
     r.reason = std::move(reason);
     results.push_back(r);
@@ -115,7 +111,7 @@ int run_bench(GlobalOptions& g, const BenchOptions& o) {
         continue;
       }
       for (int64_t b : *batches) {
-        const std::string name = matmul_name(s, s, s, b, dt, g.threads, ColdCacheMode::none, *level);
+        const std::string name = matmul_name(s, s, s, b, dt, g.threads, ColdCacheMode::none, level);
         progress(g.out, ++done, total, name);
         const double gflop = 2.0 * double(s) * double(s) * double(s) * double(b) / 1e9;
         if (gflop > o.max_gflop) {
@@ -136,7 +132,7 @@ int run_bench(GlobalOptions& g, const BenchOptions& o) {
         rq.config = plan.config;
         rq.config_source = plan.source;
         rq.baselines = baselines;
-        rq.isa_level = *level;
+        rq.isa_level = level;
         // The model's first choice against the fastest of a measured grid, on one item of the shape.
         std::optional<double> gap;
         if (o.model_gap && b == 1) {

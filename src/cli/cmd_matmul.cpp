@@ -97,14 +97,10 @@ int run_matmul_command(GlobalOptions& g, const MatmulOptions& o) {
                                             matmul_available_memory());
       !why.empty())
     return spdlog::error("{}", why), kExitUsage;
-  auto level = parse_isa_level(o.isa);
-  if (!level) return spdlog::error("{}", level.error()), kExitUsage;
-  CpuInfo host;
-  if (int rc = prepare_measuring(g, host)) return rc;
   // Everything below sees the CPU as held to --isa; the document's host stays the real one.
-  auto held = kernel_cpu(host, *level);
-  if (!held) return spdlog::error("{}", held.error()), kExitMeasure;
-  const CpuInfo& cpu = *held;
+  CpuInfo host, cpu;
+  std::string level;
+  if (int rc = prepare_matmul_cpu(g, o.isa, host, cpu, level)) return rc;
   if (std::string why = gemm_unsupported(cpu, *dtype); !why.empty()) {
     spdlog::error("matmul {}: {}, not available on this CPU", to_string(*dtype), why);
     return kExitMeasure;
@@ -160,7 +156,7 @@ int run_matmul_command(GlobalOptions& g, const MatmulOptions& o) {
   rq.cold_cache = cold->first;
   rq.flush_tlb = cold->second;
   rq.baselines = *baselines;
-  rq.isa_level = *level;
+  rq.isa_level = level;
   auto result = run_matmul(cpu, gemm, rq);
   if (!result) return spdlog::error("{}", result.error()), kExitMeasure;
   score_matmul(*result, roof, machine);

@@ -69,11 +69,7 @@ int measure_roofline(GlobalOptions& g, const CpuInfo& cpu, RunDocument& doc, boo
   // All cores: the best single-core row of each dtype and width, run on every core at once.
   if (all > 1) {
     CeilingTable single = make_ceiling_table(results, std::nullopt, {}, cpu.caches);
-    ProbeOptions every;
-    every.cpu = g.cpu;
-    every.threads = all;
-    every.repro_extra = fmt::format(" --threads {}", all);
-    auto team = ProbeRunner::create(cpu, every);
+    auto team = ProbeRunner::create(cpu, probe_options(g, all));
     if (!team) {
       spdlog::error("{}", team.error());
       return kExitMeasure;

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "cli/measure.hpp"
 #include "harness/pin.hpp"
 #include "harness/probe_runner.hpp"
 #include "matmul/matmul_run.hpp"
@@ -209,6 +210,18 @@ Expected<std::string> parse_isa_level(const std::string& text) {
 Expected<CpuInfo> kernel_cpu(const CpuInfo& cpu, const std::string& level) {
   if (level.empty()) return cpu;
   return isa::host_target().limit_isa(cpu, level);
+}
+
+int prepare_matmul_cpu(const GlobalOptions& g, const std::string& isa_text, CpuInfo& host, CpuInfo& cpu,
+                       std::string& level) {
+  auto parsed = parse_isa_level(isa_text);
+  if (!parsed) return spdlog::error("{}", parsed.error()), kExitUsage;
+  if (int rc = prepare_measuring(g, host)) return rc;
+  auto held = kernel_cpu(host, *parsed);
+  if (!held) return spdlog::error("{}", held.error()), kExitMeasure;
+  cpu = std::move(*held);
+  level = *parsed;
+  return 0;
 }
 
 std::string isa_option_help() {

@@ -64,6 +64,12 @@ Expected<std::string> parse_isa_level(const std::string& text);
 // The CPU as the kernels, the roof probe and the cost model see it under --isa `level`: features above
 // the level taken away (`cpu` itself for ""). An error when this CPU does not reach the level.
 Expected<CpuInfo> kernel_cpu(const CpuInfo& cpu, const std::string& level);
+// What `matmul` and `bench matmul` do before measuring: --isa checked (exit 2), the CPU detected and
+// placed (prepare_measuring), then held to the level (exit 4 when this CPU does not reach it). `host`
+// is the CPU as detected (the document's host), `cpu` as the kernels, roof and model see it, `level`
+// the parsed level. 0 or the exit code, the reason logged.
+int prepare_matmul_cpu(const GlobalOptions& g, const std::string& isa_text, CpuInfo& host, CpuInfo& cpu,
+                       std::string& level);
 // The --isa option's help text, with the levels of this build.
 std::string isa_option_help();
 // --baseline: "openblas,blis" -> its items; "none" dropped. An item must be openblas, blis, none, or a

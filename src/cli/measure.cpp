@@ -45,14 +45,18 @@ int prepare_measuring(const GlobalOptions& g, CpuInfo& cpu) {
   return 0;
 }
 
+ProbeOptions probe_options(const GlobalOptions& g, int threads) {
+  ProbeOptions opt;
+  opt.cpu = g.cpu;
+  opt.threads = threads;
+  if (threads > 1) opt.repro_extra = " --threads " + std::to_string(threads);
+  return opt;
+}
+
 int measure_and_report(GlobalOptions& g, const std::vector<ProbeSpec>& specs) {
   CpuInfo cpu;
   if (int rc = prepare_measuring(g, cpu)) return rc;
-  ProbeOptions opt;
-  opt.cpu = g.cpu;
-  opt.threads = g.threads;
-  if (g.threads > 1) opt.repro_extra = " --threads " + std::to_string(g.threads);
-  auto runner = ProbeRunner::create(cpu, opt);
+  auto runner = ProbeRunner::create(cpu, probe_options(g, g.threads));
   if (!runner) {
     spdlog::error("{}", runner.error());
     return kExitMeasure;
@@ -76,11 +80,7 @@ int measure_dual_issue(GlobalOptions& g, const std::function<void(ProbeRunner&, 
     spdlog::warn("--threads applies to run, inst and flopmix; dual-issue probes use one core");
   std::unique_ptr<ProbeRunner> team;
   if (with_team && g.threads > 1) {
-    ProbeOptions every;
-    every.cpu = g.cpu;
-    every.threads = g.threads;
-    every.repro_extra = " --threads " + std::to_string(g.threads);
-    auto t = ProbeRunner::create(cpu, every);
+    auto t = ProbeRunner::create(cpu, probe_options(g, g.threads));
     if (!t) {
       spdlog::error("{}", t.error());
       return kExitMeasure;

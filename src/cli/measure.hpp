@@ -8,6 +8,7 @@
 
 namespace peakprobe {
 class ProbeRunner;
+struct ProbeOptions;
 }
 namespace peakprobe::cli {
 
@@ -24,6 +25,8 @@ int measure_roofline(GlobalOptions& g, const CpuInfo& cpu, RunDocument& doc, boo
 // What every measuring command does first: outputs writable, CPU described, --cpu/--threads
 // valid. 0 when fine (cpu filled), else an exit code after logging.
 int prepare_measuring(const GlobalOptions& g, CpuInfo& cpu);
+// Probe options on `threads` cores from --cpu, the repro lines saying --threads when above 1.
+ProbeOptions probe_options(const GlobalOptions& g, int threads);
 // Without --cpu: puts the quietest core first in cpu.core_order (harness/quiet_core.hpp), so every
 // runner started from `cpu` measures there; says so in the log when that is not the usual first core.
 void prefer_quiet_core(const GlobalOptions& g, CpuInfo& cpu);

@@ -88,9 +88,7 @@ std::vector<std::string> timing_doubts(const TrustInputs& in, const ProbeOptions
                                  in.ipc, in.issue_width));
   if (in.overhead < kMinOverheadFraction)
     doubts.push_back(fmt::format("N and 2N copies disagree (implied loop overhead {:.1f}%)", in.overhead * 100));
-  // A few undisturbed samples among many slowed ones are not enough: a sibling that comes and goes
-  // within a sample can leave the ruler fast and the probe slow.
-  if (in.clean_samples >= 0 && (in.clean_samples < kMinCleanSamples || in.clean_samples < in.slowed_samples))
+  if (in.clean_samples >= 0 && ran_slowed(in.clean_samples, in.slowed_samples))
     doubts.push_back(fmt::format("the core ran slowed in {} of {} samples ({:.0f}% slower: its other hardware "
                                  "thread or the host was busy)",
                                  in.slowed_samples, in.slowed_samples + in.clean_samples, in.slowdown * 100));
@@ -407,7 +405,7 @@ void ProbeRunner::Impl::run_threads(const x86::StreamPlan& plan, const std::stri
     ClockSample after = (*cal)->measure();
     const double tpc = 0.5 * (before.ticks_per_cycle + after.ticks_per_cycle);
     if (t.paired) {
-      slowed[size_t(i)] = t.clean_samples < kMinCleanSamples || t.clean_samples < t.slowed_samples;
+      slowed[size_t(i)] = ran_slowed(t.clean_samples, t.slowed_samples);
       slowdown[size_t(i)] = t.slowdown;
       rt[size_t(i)] = t.value;
       ghz[size_t(i)] = t.ghz > 0 ? t.ghz : 0.5 * (before.ghz + after.ghz);
@@ -617,8 +615,7 @@ ProbeResult ProbeRunner::run_once(const ProbeSpec& spec) {
                            r.accumulators);
 
   if (m.options.threads > 1) m.run_threads(best_plan, r.dtype, r);
-  m.note_probe_slowed(trust.clean_samples >= 0 &&
-                      (trust.clean_samples < kMinCleanSamples || trust.clean_samples < trust.slowed_samples));
+  m.note_probe_slowed(trust.clean_samples >= 0 && ran_slowed(trust.clean_samples, trust.slowed_samples));
   return r;
 }
 

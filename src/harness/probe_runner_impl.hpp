@@ -27,6 +27,12 @@ namespace peakprobe::detail {
 inline constexpr double kIssueWidthTolerance = 0.03;
 // A paired timing needs this many undisturbed samples, and more undisturbed than slowed ones.
 inline constexpr int kMinCleanSamples = 5;
+// A paired timing that ran mostly slowed: too few undisturbed samples, or fewer than slowed ones. A few
+// undisturbed samples among many slowed ones are not enough: a sibling that comes and goes within a
+// sample can leave the ruler fast and the probe slow.
+inline bool ran_slowed(int clean_samples, int slowed_samples) {
+  return clean_samples < kMinCleanSamples || clean_samples < slowed_samples;
+}
 inline constexpr int kLatencyCopies = 48;
 inline constexpr int kThroughputUnits = 64;  // measured instructions per iteration of the short function
 inline constexpr int kAttempts = 4;
