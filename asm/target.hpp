@@ -57,6 +57,14 @@ struct FormInfo {
   std::vector<std::string> features;  // CPU features the form needs, canonical names
 };
 
+// One form of every form the ISA's encoder knows (`peakprobe table`), before any CPU check.
+struct ListedForm {
+  std::string text;                   // canonical spelling, as `inst` takes it
+  std::string family;                 // one of Target::form_families()
+  std::vector<std::string> features;  // CPU features the form needs, canonical names
+  std::string refusal;                // "" when a stream can be built, else why not (nothing runs)
+};
+
 class Target {
  public:
   virtual ~Target() = default;
@@ -68,6 +76,11 @@ class Target {
   // range: an immediate that does not fit would be cut to its low bits by the encoder while the row
   // and its repro line still said the value given.
   virtual std::string check_immediate(const std::string& text, int64_t value) const = 0;
+  // Every instruction form the ISA's encoder knows, one per operand signature and register width,
+  // grouped by mnemonic; built on first use.
+  virtual const std::vector<ListedForm>& all_forms() const = 0;
+  // The family names of all_forms(), in the order `table --group` lists them.
+  virtual std::vector<std::string> form_families() const = 0;
   // Widest vector register the matmul kernels use on this CPU, in bits.
   virtual int gemm_vector_bits(const CpuInfo& cpu) const = 0;
   // "" when this CPU can run the matmul kernels of `dtype`, else which features they need, named.
@@ -121,6 +134,7 @@ class Target {
     std::string pairs_example;   // `pairs` arguments (instruction texts)
     std::string pairs_set;       // a set name of probes/<name>.sets
     std::string flop_a, flop_b;  // `flopmix` defaults, in words
+    std::string table_examples;  // `table` footer: example lines, each "  peakprobe table ...\n"
   };
   virtual HelpTexts help_texts() const = 0;
 

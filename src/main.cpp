@@ -59,6 +59,7 @@ int main(int argc, char** argv) {
   add_list_command(app, g);
   add_run_command(app, g);
   add_inst_command(app, g);
+  add_table_command(app, g);
   add_pair_command(app, g);
   add_mix_command(app, g);
   add_pairs_command(app, g);

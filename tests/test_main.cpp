@@ -16,46 +16,17 @@
 #include "cpu/cpu_info.hpp"
 #include "asm/target.hpp"
 #include "matmul/gemm.hpp"
+#include "cli_run.hpp"
 #include "scratch_dir.hpp"
 #include "skip.hpp"
 
 namespace {
 
-struct Run {
-  int rc = -1;
-  std::string out, err;
-};
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-// A path as one single-quoted shell word.
-std::string quoted(const std::string& path) {
-  std::string q = "'";
-  for (char c : path) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
-// Runs the executable with `args`; its output goes through files in a directory of this call's own
-// (tests run in parallel).
-Run run_peakprobe_env(const std::string& env, const std::string& args) {
-  const peakprobe::test::ScratchDir dir;
-  const std::string out = dir.file("stdout.txt"), err = dir.file("stderr.txt");
-  std::string cmd = env + (env.empty() ? "" : " ") + std::string(PEAKPROBE_BINARY) + " " + args + " >" + quoted(out) +
-                    " 2>" + quoted(err);
-  int status = std::system(cmd.c_str());
-  Run r;
-  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  r.out = slurp(out);
-  r.err = slurp(err);
-  return r;
-}
-
-Run run_peakprobe(const std::string& args) { return run_peakprobe_env("", args); }
+using peakprobe::test::Run;
+using peakprobe::test::quoted;
+using peakprobe::test::run_peakprobe;
+using peakprobe::test::run_peakprobe_env;
+using peakprobe::test::slurp;
 
 // Why this CPU cannot run the matmul kernels of `dtype` ("" when it can), as the CLI decides it.
 std::string matmul_missing(peakprobe::MatmulDtype dtype) {

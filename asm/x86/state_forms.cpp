@@ -52,6 +52,20 @@ std::optional<std::string> refusal_reason(const InstForm& f) {
                                m == "vmptrld" || m == "vmptrst" || m == "vmrun" || m == "vmload" ||
                                m == "vmsave" || m == "vmmcall" || m == "vmfunc")))
     return "'" + m + "' is privileged or talks to devices or the hypervisor: not measurable from user space";
+  if (is_one_of(m, {"clac", "stac", "xsaves", "xsaves64", "xrstors", "xrstors64", "wrussd", "wrussq"}))
+    return "'" + m + "' runs in the kernel only (privilege level 0): not measurable from user space";
+  if (is_one_of(m, {"incsspd", "incsspq", "rstorssp", "saveprevssp", "setssbsy", "clrssbsy", "wrssd", "wrssq"}))
+    return "'" + m + "' works on a shadow stack, which the OS has not enabled for this process: it faults";
+  if (is_one_of(m, {"lfs", "lgs", "lss"}))
+    return "'" + m + "' loads a segment register from a far pointer: the process's segments are not the "
+           "probe's to change";
+  if (is_one_of(m, {"lcall", "ljmp", "lret"}))
+    return "'" + m + "' is a far transfer of control through a segment selector: not measured as a single form";
+  if (is_one_of(m, {"xlatb"})) return "'xlatb' reads memory at the implicit rbx + al, which the harness does not "
+                                       "point at its buffer";
+  if (is_one_of(m, {"xrstor", "xrstor64"}))
+    return "'" + m + "' restores processor state from an XSAVE area with a valid header, which the probe buffer "
+           "is not: it faults";
   if (is_one_of(m, {"wrfsbase", "wrgsbase"}))
     return "'" + m + "' moves the thread's FS/GS base, which the C library's thread-local storage stands on";
   if (is_one_of(m, {"call", "ret", "retf", "jmp", "loop", "loope", "loopne", "jecxz", "jrcxz"}) ||

@@ -1,6 +1,7 @@
 #include "asm/x86/stream_plan.hpp"
 
 #include <algorithm>
+#include <set>
 #include <map>
 #include <cstring>
 
@@ -12,6 +13,27 @@ using asmjit::x86::Gp;
 namespace ax = asmjit::x86;
 
 namespace {
+
+// Loads whose general-register result is the memory value itself (extended, or byte-swapped for
+// movbe, whose chase stores swapped pointers): only these can follow a pointer from one copy to the next.
+bool result_is_loaded_value(const std::string& m) {
+  return m == "mov" || m == "movbe" || m == "movzx" || m == "movsx" || m == "movsxd";
+}
+
+// Vector loads whose lowest element is the memory value at the address (moved, or broadcast from
+// it): a bridge back to a general register then holds the next pointer. aesimc, vpmovzx*, vmovshdup
+// and the like put something else there.
+bool vector_result_is_loaded_value(const std::string& m) {
+  static const std::set<std::string> kLoads = {
+      "movd", "movq", "vmovd", "vmovq", "movss", "movsd", "vmovss", "vmovsd", "movaps", "movups", "movapd",
+      "movupd", "movdqa", "movdqu", "vmovaps", "vmovups", "vmovapd", "vmovupd", "vmovdqa", "vmovdqu",
+      "vmovdqa32", "vmovdqa64", "vmovdqu8", "vmovdqu16", "vmovdqu32", "vmovdqu64", "lddqu", "vlddqu",
+      "movntdqa", "vmovntdqa", "movddup", "vmovddup", "vbroadcastss", "vbroadcastsd", "vpbroadcastd",
+      "vpbroadcastq", "vbroadcasti128", "vbroadcastf128", "vbroadcasti32x2", "vbroadcasti32x4",
+      "vbroadcasti64x2", "vbroadcastf32x2", "vbroadcastf32x4", "vbroadcastf64x2", "vbroadcasti32x8",
+      "vbroadcasti64x4", "vbroadcastf32x8", "vbroadcastf64x4"};
+  return kLoads.count(m) != 0;
+}
 
 constexpr uint32_t kBufferReg = Gp::kIdSi;
 // The value r11 holds while the loop runs: re-loaded into implicit operands (a dividend for div) by
@@ -580,6 +602,11 @@ Expected<StreamPlan> plan_latency(const InstForm& f, const HostIsa& isa, const s
   }
 
   if (load >= 0 && dk.cls == OpClass::gp && !f.is_lea) {
+    // A chase needs the result to be the loaded value (byte-swapped for movbe): popcnt, lzcnt, bsf,
+    // blsr, rorx and the like turn the address into a number that points nowhere.
+    if (!result_is_loaded_value(f.text.mnemonic))
+      return make_error("the result is computed from the loaded value, not the value itself, so no pointer chase is "
+                        "possible: throughput only");
     const int mem_bits = slots[size_t(load)].op->bits;
     if ((mem_bits == 64 && dk.bits == 64) || (mem_bits == 32 && dk.bits >= 32)) {
       // Pointer chase: the loaded value is the next address (buffer words hold their own address).
@@ -601,6 +628,9 @@ Expected<StreamPlan> plan_latency(const InstForm& f, const HostIsa& isa, const s
   const OpClass back_cls = via_address ? OpClass::gp : other_class_src >= 0 ? slots[size_t(other_class_src)].op->cls : dk.cls;
   if (!via_address && other_class_src < 0) return make_error("no operand to chain the result through: throughput only");
   if (via_address) {
+    if (!vector_result_is_loaded_value(f.text.mnemonic))
+      return make_error("the result is computed from the loaded value, not the value itself, so no pointer chase is "
+                        "possible: throughput only");
     const OperandKind& mk = *slots[size_t(load)].op;
     const int elem = mk.bcst_bits ? mk.bcst_bits : mk.bits;
     if (dk.cls != OpClass::vec || elem < 32)

@@ -1,6 +1,7 @@
 #include "asm/x86/target.hpp"
 
 #include "asm/x86/matmul_kernel.hpp"
+#include "asm/x86/form_enumeration.hpp"
 #include "asm/x86/host_isa.hpp"
 #include "asm/x86/inst_form.hpp"
 #include "asm/x86/mem_kernels.hpp"
@@ -30,6 +31,10 @@ Expected<isa::FormInfo> X86Target::resolve(const std::string& text) const {
   if (!form) return make_error(form.error());
   return isa::FormInfo{form->display, form->text.mnemonic, form->features};
 }
+
+const std::vector<isa::ListedForm>& X86Target::all_forms() const { return enumerate_forms(); }
+
+std::vector<std::string> X86Target::form_families() const { return x86::form_families(); }
 
 std::string X86Target::check_immediate(const std::string& text, int64_t value) const {
   auto form = resolve_inst(text);
@@ -68,6 +73,10 @@ isa::Target::HelpTexts X86Target::help_texts() const {
   h.pairs_set = "fp.ymm";
   h.flop_a = "the widest vfmadd231ps this CPU runs";
   h.flop_b = "vaddps of the same width";
+  h.table_examples =
+      "  peakprobe table --isa avx512 --json avx512.json   # every form that needs an AVX-512 feature\n"
+      "  peakprobe table --group gp --filter \"r64\"          # general-purpose forms on 64-bit registers\n"
+      "  peakprobe table --filter vfmadd --list             # what would be measured, and what not, and why\n";
   return h;
 }
 

@@ -69,6 +69,7 @@ void add_compare_command(CLI::App& app, GlobalOptions& g);
 void add_matmul_command(CLI::App& app, GlobalOptions& g);
 void add_bench_command(CLI::App& app, GlobalOptions& g);
 void add_gpu_command(CLI::App& app, GlobalOptions& g);
+void add_table_command(CLI::App& app, GlobalOptions& g);
 // The full report into `out_dir` (default: peakprobe-HOST-DATE); what a bare `peakprobe` runs. With
 // `with_gpu`, every OpenCL GPU is measured too.
 int run_report(GlobalOptions& g, std::string out_dir, bool quick, bool with_gpu = true);

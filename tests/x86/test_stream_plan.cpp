@@ -217,3 +217,24 @@ TEST_CASE("ldmxcsr streams load a valid MXCSR from the buffer", "[stream_plan]")
   REQUIRE(add.ok());
   CHECK_FALSE(x86::plan_throughput(add.value(), 1, x86::HostIsa{}, "-")->buffer_holds_mxcsr);
 }
+
+TEST_CASE("latency: a pointer chase only through loads whose result is the loaded value", "[stream_plan]") {
+  // popcnt, lzcnt, bsf, rorx, aesimc turn the loaded address into a number that points nowhere: their
+  // chase faulted. They get throughput only; mov and movbe (stored swapped) still chase.
+  for (const char* t : {"popcnt r64, m64", "lzcnt r64, m64", "bsf r32, m32", "rorx r64, m64, imm8", "aesimc xmm, m128"}) {
+    INFO(t);
+    auto f = x86::resolve_inst(t);
+    REQUIRE(f.ok());
+    auto plan = x86::plan_latency(f.value(), avx512(), "-");
+    REQUIRE_FALSE(plan.ok());
+    CHECK_THAT(plan.error(), Catch::Contains("throughput only"));
+  }
+  for (const char* t : {"mov r64, m64", "movbe r64, m64", "movsxd r64, m32", "vmovups ymm, m256", "vbroadcastss zmm, m32"}) {
+    INFO(t);
+    auto f = x86::resolve_inst(t);
+    REQUIRE(f.ok());
+    auto plan = x86::plan_latency(f.value(), avx512(), "-");
+    REQUIRE(plan.ok());
+    CHECK_THAT(plan->method, Catch::Contains("pointer chase"));
+  }
+}

@@ -1,0 +1,284 @@
+// `peakprobe table`: every instruction form the ISA's encoder knows, measured with the method of
+// `inst` (or listed as skipped, with the reason), in chunks, with a time budget, a checkpoint of the
+// JSON document as it grows, and --resume to go on from one.
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include "asm/target.hpp"
+#include "catalog/form_selection.hpp"
+#include "cli/catalog_loading.hpp"
+#include "cli/commands.hpp"
+#include "cli/measure.hpp"
+#include "cpu/cpu_info.hpp"
+#include "harness/probe_runner.hpp"
+#include "report/input_file.hpp"
+#include "report/json_report.hpp"
+#include "report/output_file.hpp"
+#include "report/result_reader.hpp"
+
+namespace peakprobe::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Rows the run did not reach start with this; --resume measures them (and mistrusted rows) again.
+constexpr const char* kNotReached = "not measured: ";
+// Forms per run_batch call: small enough that a budget or Ctrl-C is honoured within a second or so,
+// large enough that the batch's retry round has company.
+constexpr size_t kChunk = 32;
+// The JSON document is written whole this often while measuring, so a killed run leaves its figures.
+constexpr double kCheckpointSeconds = 10.0;
+
+std::atomic<bool> g_interrupted{false};
+struct sigaction g_previous_sigint {};
+
+// The first Ctrl-C finishes the forms in flight and writes what was measured; a second one stops at
+// once (the last checkpoint stays).
+void on_sigint(int) {
+  if (g_interrupted.exchange(true)) {
+    ::sigaction(SIGINT, &g_previous_sigint, nullptr);
+    ::raise(SIGINT);
+  }
+}
+
+struct SigintScope {
+  SigintScope() {
+    g_interrupted = false;
+    struct sigaction sa {};
+    sa.sa_handler = on_sigint;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    ::sigaction(SIGINT, &sa, &g_previous_sigint);
+  }
+  ~SigintScope() { ::sigaction(SIGINT, &g_previous_sigint, nullptr); }
+};
+
+struct TableOptions {
+  FormSelection selection;
+  double budget_s = 0;  // 0: no limit
+  std::string resume;
+  bool list = false;
+};
+
+ProbeResult skipped_row(const isa::ListedForm& f, const std::string& reason) {
+  ProbeResult r;
+  r.instruction = f.text;
+  r.group = "table." + f.family;
+  r.origin = "table";
+  r.status = Status::skipped;
+  r.reason = reason;
+  r.repro = "peakprobe inst \"" + f.text + "\"";
+  return r;
+}
+
+// Rows of an earlier run that --resume keeps: everything it finished, not what it doubted or never reached.
+Expected<std::map<std::string, ProbeResult>> rows_to_keep(const std::string& path) {
+  auto text = read_input_file(path, "--resume document");
+  if (!text) return make_error(text.error());
+  nlohmann::json doc = nlohmann::json::parse(*text, nullptr, false);
+  if (doc.is_discarded()) return make_error("--resume '" + printable(path, 200) + "': not a JSON document");
+  auto rows = probe_results_from_document(doc);
+  if (!rows) return make_error("--resume '" + printable(path, 200) + "': " + rows.error());
+  std::map<std::string, ProbeResult> keep;
+  for (auto& r : *rows) {
+    if (r.status == Status::mistrusted || r.reason.rfind(kNotReached, 0) == 0) continue;
+    keep[r.instruction] = std::move(r);
+  }
+  return keep;
+}
+
+int list_forms(const std::vector<isa::ListedForm>& forms) {
+  const CpuInfo cpu = detect_cpu_info();
+  size_t runnable = 0, missing = 0, refused = 0;
+  for (const auto& f : forms) {
+    std::string state;
+    if (!f.refusal.empty()) {
+      state = "refused: " + f.refusal;
+      ++refused;
+    } else if (auto m = missing_features(cpu, f.features); !m.empty()) {
+      state = "skipped: needs";
+      for (const auto& x : m) state += " " + x;
+      ++missing;
+    } else {
+      state = "measured";
+      ++runnable;
+    }
+    fmt::print("{:<48} {:<7} {}\n", f.text, f.family, state);
+  }
+  fmt::print("{} forms: {} measured on this CPU, {} need features it lacks, {} refused\n", forms.size(), runnable,
+             missing, refused);
+  return kExitOk;
+}
+
+int run_table(GlobalOptions& g, const TableOptions& o) {
+  const isa::Target& target = isa::host_target();
+  auto chosen = select_forms(target.all_forms(), target.form_families(), o.selection);
+  if (!chosen) {
+    spdlog::error("{}", chosen.error());
+    return kExitUsage;
+  }
+  if (chosen->empty()) {
+    spdlog::error("no form matches the selection (peakprobe table --list shows every form)");
+    return kExitUsage;
+  }
+  if (o.list) return list_forms(*chosen);
+
+  std::map<std::string, ProbeResult> kept;
+  if (!o.resume.empty()) {
+    auto k = rows_to_keep(o.resume);
+    if (!k) {
+      spdlog::error("{}", k.error());
+      return kExitUsage;
+    }
+    kept = std::move(*k);
+  }
+  auto catalog = load_catalogs(g);
+  if (!catalog) {
+    spdlog::error("{}", catalog.error());
+    return kExitUsage;
+  }
+  CpuInfo cpu;
+  if (int rc = prepare_measuring(g, cpu)) return rc;
+
+  // What gets measured now: not refused, not kept from the earlier run.
+  std::vector<ProbeSpec> specs;
+  std::map<std::string, ProbeResult> done;  // by text, this run's rows
+  for (const auto& f : *chosen) {
+    if (!f.refusal.empty() || kept.count(f.text)) continue;
+    auto s = spec_for_text(f.text, *catalog);
+    if (!s) {
+      ProbeResult r = skipped_row(f, "");
+      r.status = Status::error;
+      r.reason = s.error();
+      done[f.text] = r;
+      continue;
+    }
+    if (s->origin == "command line") {  // not a catalog row: name the family it came from
+      s->group = "table." + f.family;
+      s->origin = "table";
+    }
+    specs.push_back(std::move(*s));
+  }
+  auto runner = ProbeRunner::create(cpu, probe_options(g, g.threads));
+  if (!runner) {
+    spdlog::error("{}", runner.error());
+    return kExitMeasure;
+  }
+  RunDocument doc = new_document(cpu, g.argc, g.argv);
+  doc.clock = (*runner)->start_clock();
+  spdlog::info("core clock {:.3f} GHz on CPU {}; {} forms chosen: {} to measure, {} kept from --resume, {} refused",
+               doc.clock.ghz, (*runner)->cpu(), chosen->size(), specs.size(), kept.size(),
+               std::count_if(chosen->begin(), chosen->end(), [](const isa::ListedForm& f) { return !f.refusal.empty(); }));
+
+  // Every chosen form gets a row, in list order: measured, kept, refused, or not reached (yet).
+  std::string stop_reason = "the run stopped before this form";
+  auto assemble = [&] {
+    doc.results.clear();
+    for (const auto& f : *chosen) {
+      if (!f.refusal.empty()) doc.results.push_back(skipped_row(f, f.refusal));
+      else if (auto d = done.find(f.text); d != done.end()) doc.results.push_back(d->second);
+      else if (auto k = kept.find(f.text); k != kept.end()) doc.results.push_back(k->second);
+      else doc.results.push_back(skipped_row(f, kNotReached + stop_reason + " (peakprobe table --resume FILE measures it)"));
+    }
+  };
+  const bool checkpoint = !g.out.json.empty() && !writes_to_stdout(g.out.json);
+  auto write_checkpoint = [&] {
+    if (!checkpoint) return;
+    assemble();
+    try {
+      write_output_file(g.out.json, [&](std::ostream& out) { out << json_text(to_json(doc)) << "\n"; });
+    } catch (const std::exception& e) {
+      spdlog::warn("checkpoint not written: {}", e.what());
+    }
+  };
+
+  const auto t0 = Clock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - t0).count(); };
+  double last_checkpoint = 0;
+  size_t measured = 0;
+  {
+    SigintScope sigint;
+    for (size_t begin = 0; begin < specs.size(); begin += kChunk) {
+      if (g_interrupted) {
+        stop_reason = "the run was interrupted (Ctrl-C) before this form";
+        break;
+      }
+      if (o.budget_s > 0 && elapsed() >= o.budget_s) {
+        stop_reason = fmt::format("the time budget of {:g} s ran out before this form", o.budget_s);
+        break;
+      }
+      const std::vector<ProbeSpec> chunk(specs.begin() + long(begin),
+                                         specs.begin() + long(std::min(specs.size(), begin + kChunk)));
+      auto results = (*runner)->run_batch(chunk, [&](size_t i, const ProbeSpec& s) {
+        progress(g.out, begin + i + 1, specs.size(), s.text);
+      });
+      for (auto& r : results) done[r.instruction] = std::move(r);
+      measured += chunk.size();
+      if (elapsed() - last_checkpoint >= kCheckpointSeconds) {
+        write_checkpoint();
+        last_checkpoint = elapsed();
+      }
+    }
+  }
+  progress_done(g.out);
+  assemble();
+  std::map<Status, size_t> counts;
+  for (const auto& r : doc.results) ++counts[r.status];
+  spdlog::info("table: {} rows in {:.1f} s: {} ok, {} mistrusted, {} error, {} skipped (measured now: {} of {})",
+               doc.results.size(), elapsed(), counts[Status::ok], counts[Status::mistrusted], counts[Status::error],
+               counts[Status::skipped], measured, specs.size());
+  if (measured < specs.size())
+    spdlog::warn("{} forms not measured: {}; --resume with this run's JSON goes on from there",
+                 specs.size() - measured, stop_reason);
+  const int rc = emit_outputs(doc, g.out);
+  if (rc == kExitOk && g_interrupted) return kExitInterrupted;
+  return rc;
+}
+
+}  // namespace
+
+void add_table_command(CLI::App& app, GlobalOptions& g) {
+  auto* cmd = app.add_subcommand(
+      "table", "Every instruction form the encoder knows, measured (or skipped, with why): this CPU's whole table");
+  auto o = std::make_shared<TableOptions>();
+  const isa::Target& target = isa::host_target();
+  std::string families;
+  for (const auto& f : target.form_families()) families += (families.empty() ? "" : ", ") + f;
+  cmd->add_option("-f,--filter", o->selection.filter,
+                  "Only forms whose text contains this (case-insensitive); 'a,b' matches either");
+  cmd->add_option("--group", o->selection.groups, "Only these families: " + families + " ('a,b' or repeated)");
+  cmd->add_option("--isa", o->selection.isa,
+                  "Only forms that need a CPU feature whose name starts with this (as 'peakprobe info' names them)");
+  cmd->add_option("--budget", o->budget_s,
+                  "Stop starting new forms after this many seconds (0: no limit); the rest are listed as not "
+                  "measured, and --resume goes on")
+      ->check(number_in(0, 1e6));
+  cmd->add_option("--resume", o->resume,
+                  "A table JSON of an earlier run (interrupted, or over budget): keep its finished rows, measure the "
+                  "rest")
+      ->check(not_empty());
+  cmd->add_flag("--list", o->list, "List the chosen forms and what would happen to each on this CPU; measure nothing");
+  cmd->footer(
+      "Forms: one per operand signature and register width of the encoder's instruction database, spelled as\n"
+      "'peakprobe inst' takes them; each is measured with the method of 'inst' (latency per operand,\n"
+      "throughput with K swept). Forms this CPU lacks a feature for are skipped, with the feature named;\n"
+      "forms that cannot run in user space are refused before anything runs, with the reason.\n"
+      "With --json FILE the document is rewritten whole every 10 s while measuring, so an interrupted\n"
+      "run (Ctrl-C stops after the forms in flight) keeps what it measured: --resume FILE goes on.\n"
+      "Examples:\n" +
+      target.help_texts().table_examples +
+      "  peakprobe table --json t.json --budget 60 && peakprobe table --json t.json --resume t.json\n"
+      "  peakprobe compare old-table.json new-table.json --markdown diff.md   # what got faster or slower\n");
+  cmd->callback([&g, o] { g.action = [&g, o] { g.exit_code = run_table(g, *o); }; });
+}
+
+}  // namespace peakprobe::cli

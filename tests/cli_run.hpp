@@ -1,0 +1,51 @@
+// Running the peakprobe executable from a test: exit code, stdout and stderr through files in a
+// directory of the call's own (tests run in parallel under ctest -j).
+#pragma once
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "scratch_dir.hpp"
+
+namespace peakprobe::test {
+
+struct Run {
+  int rc = -1;
+  std::string out, err;
+};
+
+inline std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// A path as one single-quoted shell word.
+inline std::string quoted(const std::string& path) {
+  std::string q = "'";
+  for (char c : path) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+// Runs the executable with `args`; its output goes through files in a directory of this call's own
+// (tests run in parallel).
+inline Run run_peakprobe_env(const std::string& env, const std::string& args) {
+  const peakprobe::test::ScratchDir dir;
+  const std::string out = dir.file("stdout.txt"), err = dir.file("stderr.txt");
+  std::string cmd = env + (env.empty() ? "" : " ") + std::string(PEAKPROBE_BINARY) + " " + args + " >" + quoted(out) +
+                    " 2>" + quoted(err);
+  int status = std::system(cmd.c_str());
+  Run r;
+  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = slurp(out);
+  r.err = slurp(err);
+  return r;
+}
+
+inline Run run_peakprobe(const std::string& args) { return run_peakprobe_env("", args); }
+
+}  // namespace peakprobe::test
