@@ -24,6 +24,7 @@
 #include "report/json_report.hpp"
 #include "report/output_file.hpp"
 #include "report/result_reader.hpp"
+#include "report/table_html.hpp"
 
 namespace peakprobe::cli {
 namespace {
@@ -66,6 +67,7 @@ struct TableOptions {
   FormSelection selection;
   double budget_s = 0;  // 0: no limit
   std::string resume;
+  std::string html;  // the sortable page, written with the other outputs
   bool list = false;
 };
 
@@ -145,6 +147,16 @@ int run_table(GlobalOptions& g, const TableOptions& o) {
   if (!catalog) {
     spdlog::error("{}", catalog.error());
     return kExitUsage;
+  }
+  if (!o.html.empty()) {
+    if (std::string why = output_path_problem(o.html); !why.empty()) {
+      spdlog::error("--html: {}", why);
+      return kExitOutput;
+    }
+    if (writes_to_stdout(o.html)) {  // the console table goes there
+      spdlog::error("--html takes a file name, not '-'");
+      return kExitUsage;
+    }
   }
   CpuInfo cpu;
   if (int rc = prepare_measuring(g, cpu)) return rc;
@@ -239,6 +251,8 @@ int run_table(GlobalOptions& g, const TableOptions& o) {
   if (measured < specs.size())
     spdlog::warn("{} forms not measured: {}; --resume with this run's JSON goes on from there",
                  specs.size() - measured, stop_reason);
+  if (!o.html.empty())
+    if (int rc = write_jobs({{o.html, [&](std::ostream& out) { out << table_html(doc); }}})) return rc;
   const int rc = emit_outputs(doc, g.out);
   if (rc == kExitOk && g_interrupted) return kExitInterrupted;
   return rc;
@@ -265,6 +279,8 @@ void add_table_command(CLI::App& app, GlobalOptions& g) {
   cmd->add_option("--resume", o->resume,
                   "A table JSON of an earlier run (interrupted, or over budget): keep its finished rows, measure the "
                   "rest")
+      ->check(not_empty());
+  cmd->add_option("--html", o->html, "Write the table as one self-contained page (filter, sort by any column)")
       ->check(not_empty());
   cmd->add_flag("--list", o->list, "List the chosen forms and what would happen to each on this CPU; measure nothing");
   cmd->footer(

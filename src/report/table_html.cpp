@@ -1,0 +1,128 @@
+#include "report/table_html.hpp"
+
+#include <cmath>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "report/svg_heatmap.hpp"
+
+namespace peakprobe {
+namespace {
+
+constexpr const char* kStyle = R"css(
+body { font-family: system-ui, sans-serif; margin: 1.5em; color: #222; }
+table { border-collapse: collapse; font-size: 13px; }
+th, td { border-bottom: 1px solid #ddd; padding: 2px 8px; text-align: left; white-space: nowrap; }
+th { cursor: pointer; background: #f4f4f4; position: sticky; top: 0; }
+td.n { text-align: right; font-variant-numeric: tabular-nums; }
+td.reason { white-space: normal; max-width: 40em; color: #555; }
+tr.ok td.s { color: #1a7f37; } tr.mistrusted td.s { color: #9a6700; }
+tr.error td.s { color: #cf222e; } tr.skipped td.s { color: #777; }
+.controls { margin: 1em 0; } .controls input { width: 24em; }
+)css";
+
+// Filter by text, status and family; sort by a column (numbers as numbers, missing last).
+constexpr const char* kScript = R"js(
+(function () {
+  var table = document.getElementById('forms'), body = table.tBodies[0];
+  var text = document.getElementById('q'), status = document.getElementById('status'), family = document.getElementById('family');
+  var count = document.getElementById('count');
+  function apply() {
+    var q = text.value.toLowerCase(), s = status.value, f = family.value, shown = 0;
+    for (var i = 0; i < body.rows.length; ++i) {
+      var r = body.rows[i];
+      var ok = (!q || r.cells[0].textContent.toLowerCase().indexOf(q) >= 0) &&
+               (!s || r.className === s) && (!f || r.dataset.family === f);
+      r.style.display = ok ? '' : 'none';
+      if (ok) ++shown;
+    }
+    count.textContent = shown + ' of ' + body.rows.length + ' rows';
+  }
+  [text, status, family].forEach(function (e) { e.addEventListener('input', apply); });
+  var order = {};
+  Array.prototype.forEach.call(table.tHead.rows[0].cells, function (th, col) {
+    th.addEventListener('click', function () {
+      var dir = order[col] = -(order[col] || -1), numeric = th.dataset.numeric === '1';
+      var rows = Array.prototype.slice.call(body.rows);
+      rows.sort(function (a, b) {
+        var x = a.cells[col].textContent, y = b.cells[col].textContent;
+        if (numeric) {
+          var u = parseFloat(x), v = parseFloat(y);
+          if (isNaN(u)) return isNaN(v) ? 0 : 1;
+          if (isNaN(v)) return -1;
+          return dir * (u - v);
+        }
+        return dir * x.localeCompare(y);
+      });
+      rows.forEach(function (r) { body.appendChild(r); });
+    });
+  });
+  apply();
+})();
+)js";
+
+std::string esc(const std::string& s) { return xml_escape(s); }
+
+std::string num(const std::optional<double>& v, int decimals) {
+  return v && std::isfinite(*v) ? fmt::format("{:.{}f}", *v, decimals) : "";
+}
+
+std::string family_of(const ProbeResult& r) {
+  // table rows: "table.<family>"; catalog rows keep their catalog group, whose first part is shown.
+  const std::string& g = r.group;
+  if (g.rfind("table.", 0) == 0) return g.substr(6);
+  return g.substr(0, g.find('.'));
+}
+
+std::string operand_latencies(const ProbeResult& r) {
+  std::string out;
+  for (const auto& l : r.latencies)
+    out += fmt::format("{}{}:{}{:.2f}", out.empty() ? "" : " ", l.operand, l.upper_bound ? "&le;" : "", l.cycles);
+  return out;
+}
+
+}  // namespace
+
+std::string table_html(const RunDocument& doc) {
+  std::map<std::string, int> families;
+  std::map<Status, int> statuses;
+  for (const auto& r : doc.results) {
+    ++families[family_of(r)];
+    ++statuses[r.status];
+  }
+  std::string h;
+  h += "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n";
+  h += "<title>peakprobe table: " + esc(doc.host.brand) + "</title>\n<style>" + std::string(kStyle) + "</style></head><body>\n";
+  h += "<h1>Instruction table: " + esc(doc.host.brand) + "</h1>\n";
+  h += fmt::format("<p>{} rows: {} ok, {} mistrusted, {} error, {} skipped. Core clock {:.3f} GHz at the start ({}). "
+                   "Cycles are core cycles at the measured clock. Command: <code>{}</code>; started {}.</p>\n",
+                   doc.results.size(), statuses[Status::ok], statuses[Status::mistrusted], statuses[Status::error],
+                   statuses[Status::skipped], doc.clock.ghz, esc(doc.clock.source), esc(doc.command),
+                   esc(doc.started_utc));
+  h += "<div class=\"controls\"><input id=\"q\" type=\"search\" placeholder=\"filter by instruction text\"> ";
+  h += "<select id=\"status\"><option value=\"\">every status</option>";
+  for (Status s : {Status::ok, Status::mistrusted, Status::error, Status::skipped})
+    h += fmt::format("<option value=\"{0}\">{0}</option>", to_string(s));
+  h += "</select> <select id=\"family\"><option value=\"\">every family</option>";
+  for (const auto& [f, n] : families) h += fmt::format("<option value=\"{0}\">{0} ({1})</option>", esc(f), n);
+  h += "</select> <span id=\"count\"></span></div>\n";
+  h += "<table id=\"forms\"><thead><tr><th>instruction</th><th>family</th><th>status</th>"
+       "<th data-numeric=\"1\">latency</th><th>per operand</th><th data-numeric=\"1\">rtput</th>"
+       "<th data-numeric=\"1\">IPC</th><th data-numeric=\"1\">GFLOP/s|GOP/s</th><th data-numeric=\"1\">K</th>"
+       "<th>reason</th></tr></thead>\n<tbody>\n";
+  for (const auto& r : doc.results) {
+    const std::string rate = r.gflops ? num(r.gflops, 2) : num(r.gops, 2);
+    h += fmt::format(
+        "<tr class=\"{}\" data-family=\"{}\"><td>{}</td><td>{}</td><td class=\"s\">{}</td><td class=\"n\">{}</td>"
+        "<td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>"
+        "<td class=\"reason\">{}</td></tr>\n",
+        to_string(r.status), esc(family_of(r)), esc(r.instruction), esc(family_of(r)), to_string(r.status),
+        num(r.latency_cycles, 2), operand_latencies(r), num(r.recip_throughput_cycles, 3), num(r.throughput_ipc, 2),
+        rate, r.accumulators > 0 ? std::to_string(r.accumulators) : "", esc(r.reason));
+  }
+  h += "</tbody></table>\n<script>" + std::string(kScript) + "</script>\n</body></html>\n";
+  return h;
+}
+
+}  // namespace peakprobe

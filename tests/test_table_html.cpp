@@ -1,0 +1,57 @@
+#include <catch2/catch.hpp>
+
+#include "report/table_html.hpp"
+
+using namespace peakprobe;
+
+namespace {
+RunDocument doc() {
+  RunDocument d;
+  d.host.brand = "Test CPU <1>";
+  d.command = "peakprobe table";
+  d.clock.ghz = 3.5;
+  d.clock.source = "tsc";
+  ProbeResult a;
+  a.instruction = "op <a>, b & c";
+  a.group = "table.alpha";
+  a.latency_cycles = 3.004;
+  a.latencies = {{1, "a", 3.0, "chain", false}, {2, "b", 4.5, "bridge", true}};
+  a.recip_throughput_cycles = 0.3333;
+  a.throughput_ipc = 3.0;
+  a.accumulators = 12;
+  ProbeResult b;
+  b.instruction = "stop";
+  b.group = "fp.fma";
+  b.status = Status::skipped;
+  b.reason = "needs \"feature\"";
+  d.results = {a, b};
+  return d;
+}
+size_t count(const std::string& hay, const std::string& needle) {
+  size_t n = 0;
+  for (size_t p = hay.find(needle); p != std::string::npos; p = hay.find(needle, p + 1)) ++n;
+  return n;
+}
+}  // namespace
+
+TEST_CASE("table page: one row per result, every text escaped, figures as printed", "[table_html]") {
+  const std::string h = table_html(doc());
+  CHECK(count(h, "<tr class=") == 2);
+  CHECK_THAT(h, Catch::Contains("op &lt;a&gt;, b &amp; c"));
+  CHECK_THAT(h, !Catch::Contains("op <a>"));
+  CHECK_THAT(h, Catch::Contains("Test CPU &lt;1&gt;"));
+  CHECK_THAT(h, Catch::Contains(">3.00<") && Catch::Contains(">0.333<") && Catch::Contains(">12<"));
+  CHECK_THAT(h, Catch::Contains("1:3.00 2:&le;4.50"));  // per-operand latencies, upper bounds marked
+  CHECK_THAT(h, Catch::Contains("data-family=\"alpha\"") && Catch::Contains("data-family=\"fp\""));
+  CHECK_THAT(h, Catch::Contains("<tr class=\"skipped\""));
+  CHECK_THAT(h, Catch::Contains("2 rows: 1 ok, 0 mistrusted, 0 error, 1 skipped"));
+}
+
+TEST_CASE("table page: self-contained, with the filter and sort controls", "[table_html]") {
+  const std::string h = table_html(doc());
+  CHECK_THAT(h, Catch::StartsWith("<!DOCTYPE html>"));
+  CHECK_THAT(h, Catch::Contains("id=\"q\"") && Catch::Contains("id=\"status\"") && Catch::Contains("id=\"family\""));
+  CHECK(count(h, "<script>") == 1);
+  CHECK_THAT(h, !Catch::Contains("http://") && !Catch::Contains("https://") && !Catch::Contains("src="));
+  CHECK(table_html(doc()) == h);  // depends only on the document
+}
