@@ -79,6 +79,14 @@ class Target {
   // Every instruction form the ISA's encoder knows, one per operand signature and register width,
   // grouped by mnemonic; built on first use.
   virtual const std::vector<ListedForm>& all_forms() const = 0;
+  // Operations per instruction and their dtype, from the mnemonic and the operand width, for forms
+  // no catalog row describes (the catalog's convention); nullopt when the form has no arithmetic
+  // this rule knows, or the text does not resolve.
+  struct Arithmetic {
+    double ops = 0;
+    std::string dtype;
+  };
+  virtual std::optional<Arithmetic> arithmetic(const std::string& text) const = 0;
   // The family names of all_forms(), in the order `table --group` lists them.
   virtual std::vector<std::string> form_families() const = 0;
   // Widest vector register the matmul kernels use on this CPU, in bits.

@@ -1,6 +1,7 @@
 #include "asm/x86/target.hpp"
 
 #include "asm/x86/matmul_kernel.hpp"
+#include "asm/x86/arithmetic.hpp"
 #include "asm/x86/form_enumeration.hpp"
 #include "asm/x86/host_isa.hpp"
 #include "asm/x86/inst_form.hpp"
@@ -35,6 +36,14 @@ Expected<isa::FormInfo> X86Target::resolve(const std::string& text) const {
 const std::vector<isa::ListedForm>& X86Target::all_forms() const { return enumerate_forms(); }
 
 std::vector<std::string> X86Target::form_families() const { return x86::form_families(); }
+
+std::optional<isa::Target::Arithmetic> X86Target::arithmetic(const std::string& text) const {
+  auto form = resolve_inst(text);
+  if (!form) return std::nullopt;
+  auto a = arithmetic_of(*form);
+  if (!a) return std::nullopt;
+  return Arithmetic{a->ops, a->dtype};
+}
 
 std::string X86Target::check_immediate(const std::string& text, int64_t value) const {
   auto form = resolve_inst(text);

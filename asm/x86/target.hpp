@@ -11,6 +11,7 @@ class X86Target final : public isa::Target {
   std::string check_immediate(const std::string& text, int64_t value) const override;
   const std::vector<isa::ListedForm>& all_forms() const override;
   std::vector<std::string> form_families() const override;
+  std::optional<Arithmetic> arithmetic(const std::string& text) const override;
   int gemm_vector_bits(const CpuInfo& cpu) const override;
   std::string gemm_unsupported(const CpuInfo& cpu, MatmulDtype dtype) const override;
   int vector_registers(int vector_bits) const override { return vector_bits == 512 ? 32 : 16; }

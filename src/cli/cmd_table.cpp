@@ -177,6 +177,10 @@ int run_table(GlobalOptions& g, const TableOptions& o) {
     if (s->origin == "command line") {  // not a catalog row: name the family it came from
       s->group = "table." + f.family;
       s->origin = "table";
+      if (auto a = target.arithmetic(f.text)) {  // GFLOP/s or GOP/s by the catalog's convention
+        s->ops_per_instruction = a->ops;
+        s->dtype = a->dtype;
+      }
     }
     specs.push_back(std::move(*s));
   }

@@ -11,6 +11,7 @@
 #include "asm/x86/matmul_kernel.hpp"
 #include "asm/x86/mem_kernels.hpp"
 #include "asm/x86/target.hpp"
+#include "catalog/catalog.hpp"
 #include "roofline/ceilings.hpp"
 
 using namespace peakprobe;
@@ -259,4 +260,46 @@ TEST_CASE("x86 target: the help's examples are forms and sets this build knows",
   CHECK_FALSE(h.operand_kinds.empty());
   CHECK(h.operand_kinds.back() == '\n');
   CHECK_FALSE(h.pairs_set.empty());
+}
+
+TEST_CASE("x86 target: operations per instruction from the mnemonic agree with the catalog's convention", "[target]") {
+  const isa::Target& t = isa::host_target();
+  auto ops = [&](const char* text) {
+    auto a = t.arithmetic(text);
+    return a ? a->ops : -1.0;
+  };
+  CHECK(ops("vfmadd231ps zmm, zmm, zmm") == 32);
+  CHECK(ops("vfmadd231ps xmm, xmm, m32bcst") == 8);
+  CHECK(ops("vfnmsub132pd ymm, ymm, ymm") == 8);
+  CHECK(ops("vfmaddsub213ps ymm, ymm, ymm") == 16);
+  CHECK(ops("vfmadd231sd xmm, xmm, xmm") == 2);
+  CHECK(ops("addps xmm, xmm") == 4);
+  CHECK(ops("vaddps ymm, ymm, m256") == 8);
+  CHECK(ops("vsqrtpd zmm, zmm") == 8);
+  CHECK(ops("vmulsh xmm, xmm, xmm") == 1);
+  CHECK(ops("vmaxph zmm, zmm, zmm") == 32);
+  CHECK(ops("vdpbf16ps zmm, zmm, zmm") == 64);
+  CHECK(ops("vpdpbusd ymm, ymm, ymm") == 64);
+  CHECK(ops("vpdpwssd xmm, xmm, xmm") == 16);
+  CHECK(t.arithmetic("vaddpd zmm, zmm, zmm")->dtype == "f64");
+  CHECK(t.arithmetic("vdpbf16ps zmm, zmm, zmm")->dtype == "bf16");
+  // No arithmetic this rule knows: moves, logic, shuffles, scalar integer forms.
+  for (const char* none : {"vmovups ymm, m256", "vandps ymm, ymm, ymm", "vshufps ymm, ymm, ymm, imm8", "add r64, r64",
+                           "vaddsubps ymm, ymm, ymm", "no such form"}) {
+    INFO(none);
+    CHECK_FALSE(t.arithmetic(none).has_value());
+  }
+  // Every catalog row the rule knows says the same (the rule only fills rows the catalog lacks).
+  auto catalog = default_catalog();
+  REQUIRE(catalog.ok());
+  int compared = 0;
+  for (const auto& row : *catalog) {
+    auto a = t.arithmetic(row.text);
+    if (!a) continue;
+    INFO(row.text << " (" << row.origin << ")");
+    CHECK(a->ops == row.ops_per_instruction);
+    CHECK(a->dtype == row.dtype);
+    ++compared;
+  }
+  CHECK(compared >= 50);
 }

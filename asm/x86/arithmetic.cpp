@@ -1,0 +1,52 @@
+#include "asm/x86/arithmetic.hpp"
+
+#include <algorithm>
+#include <regex>
+
+namespace peakprobe::x86 {
+namespace {
+
+int widest_vector_bits(const InstForm& f) {
+  int bits = 0;
+  for (const auto& k : f.text.operands)
+    if (k.cls == OpClass::vec) bits = std::max(bits, k.bits);
+  return bits;
+}
+
+}  // namespace
+
+std::optional<Arithmetic> arithmetic_of(const InstForm& f) {
+  const int width = widest_vector_bits(f);
+  if (width == 0) return std::nullopt;
+  std::string m = f.text.mnemonic;
+  const bool vex = m.size() > 1 && m[0] == 'v';
+  if (vex) m = m.substr(1);
+  // Dot products accumulate into 32-bit lanes.
+  const int lanes32 = width / 32;
+  if (vex && m == "dpbf16ps") return Arithmetic{4.0 * lanes32, "bf16"};
+  if (vex && (m == "pdpbusd" || m == "pdpbusds")) return Arithmetic{8.0 * lanes32, "i8"};
+  if (vex && (m == "pdpwssd" || m == "pdpwssds")) return Arithmetic{4.0 * lanes32, "i16"};
+  static const std::regex kBasic("(add|sub|mul|div|sqrt|min|max)(p|s)(s|d|h)");
+  static const std::regex kFma("fn?m(add|sub)(132|213|231)(p|s)(s|d|h)|fm(addsub|subadd)(132|213|231)(p)(s|d|h)");
+  std::smatch match;
+  int per_lane = 0;
+  char shape = 0, elem = 0;
+  if (std::regex_match(m, match, kBasic)) {
+    per_lane = 1;
+    shape = match[2].str()[0];
+    elem = match[3].str()[0];
+  } else if (vex && std::regex_match(m, match, kFma)) {
+    per_lane = 2;
+    const bool plain = match[1].matched;
+    shape = (plain ? match[3] : match[7]).str()[0];
+    elem = (plain ? match[4] : match[8]).str()[0];
+  } else {
+    return std::nullopt;
+  }
+  const int elem_bits = elem == 's' ? 32 : elem == 'd' ? 64 : 16;
+  const std::string dtype = elem == 's' ? "f32" : elem == 'd' ? "f64" : "f16";
+  const int lanes = shape == 'p' ? width / elem_bits : 1;
+  return Arithmetic{double(per_lane * lanes), dtype};
+}
+
+}  // namespace peakprobe::x86
