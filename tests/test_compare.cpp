@@ -270,6 +270,19 @@ TEST_CASE("compare: Markdown has one row per delta, regressions first", "[compar
   CHECK(out.str().find("1 regression, 1 improvement") != std::string::npos);
 }
 
+TEST_CASE("compare: the largest change first within regressions and within improvements", "[compare]") {
+  json old_doc = document({{"results", {inst("one", 1.0), inst("two", 1.0), inst("three", 1.0), inst("four", 1.0),
+                                        inst("five", 1.0)}}});
+  // one 10% slower, two 50% slower, three 2x faster, four 1.25x faster, five the same.
+  json new_doc = document({{"results", {inst("one", 1.1), inst("two", 1.5), inst("three", 0.5), inst("four", 0.8),
+                                        inst("five", 1.0)}}});
+  auto r = compare(old_doc, new_doc);
+  std::vector<std::string> order;
+  for (const auto& d : deltas_by_severity(r))
+    if (d.metric == "recip_throughput_cycles") order.push_back(d.item);
+  CHECK(order == std::vector<std::string>{"two", "one", "three", "four", "five"});
+}
+
 TEST_CASE("compare: JSON and console forms", "[compare]") {
   auto r = compare(document({{"results", {inst("imul r64, r64", 1.0)}}}),
                    document({{"results", {inst("imul r64, r64", 1.1), inst("add r64, r64", 0.25)}}}));

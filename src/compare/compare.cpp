@@ -433,8 +433,15 @@ Expected<CompareReport> compare_documents(const json& old, const json& now, cons
 
 std::vector<MetricDelta> deltas_by_severity(const CompareReport& report) {
   std::vector<MetricDelta> v = report.deltas;
-  std::stable_sort(v.begin(), v.end(), [](const MetricDelta& a, const MetricDelta& b) {
-    return severity_rank(a.verdict) < severity_rank(b.verdict);
+  // Within regressions and within improvements, the largest change first (by |log ratio|, so that
+  // twice as slow and twice as fast weigh the same): what a reviewer of two tables reads first.
+  auto size = [](const MetricDelta& d) {
+    const bool sized = (d.verdict == Verdict::regression || d.verdict == Verdict::improvement) && d.ratio && *d.ratio > 0;
+    return sized ? std::fabs(std::log(*d.ratio)) : 0.0;
+  };
+  std::stable_sort(v.begin(), v.end(), [&](const MetricDelta& a, const MetricDelta& b) {
+    if (severity_rank(a.verdict) != severity_rank(b.verdict)) return severity_rank(a.verdict) < severity_rank(b.verdict);
+    return size(a) > size(b);
   });
   return v;
 }

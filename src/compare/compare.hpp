@@ -69,7 +69,8 @@ Expected<CompareReport> compare_documents(const nlohmann::json& old, const nlohm
                                           const CompareOptions& options);
 
 // Deltas in the order a reviewer needs them: regressions, not comparable, removed, added,
-// improvements, same; document order within each.
+// improvements, same; the largest change first within regressions and within improvements, document
+// order within the others.
 std::vector<MetricDelta> deltas_by_severity(const CompareReport& report);
 
 // A heading with the counts, the warnings, and a GitHub table (metric, old, new, change, verdict)
