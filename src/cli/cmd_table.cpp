@@ -184,15 +184,11 @@ int run_table(GlobalOptions& g, const TableOptions& o) {
     }
     specs.push_back(std::move(*s));
   }
-  auto runner = ProbeRunner::create(cpu, probe_options(g, g.threads));
-  if (!runner) {
-    spdlog::error("{}", runner.error());
-    return kExitMeasure;
-  }
-  RunDocument doc = new_document(cpu, g.argc, g.argv);
-  doc.clock = (*runner)->start_clock();
+  RunDocument doc;
+  auto runner = start_runner(g, cpu, doc);
+  if (!runner) return kExitMeasure;
   spdlog::info("core clock {:.3f} GHz on CPU {}; {} forms chosen: {} to measure, {} kept from --resume, {} refused",
-               doc.clock.ghz, (*runner)->cpu(), chosen->size(), specs.size(), kept.size(),
+               doc.clock.ghz, runner->cpu(), chosen->size(), specs.size(), kept.size(),
                std::count_if(chosen->begin(), chosen->end(), [](const isa::ListedForm& f) { return !f.refusal.empty(); }));
 
   // Every chosen form gets a row, in list order: measured, kept, refused, or not reached (yet).
@@ -234,7 +230,7 @@ int run_table(GlobalOptions& g, const TableOptions& o) {
       }
       const std::vector<ProbeSpec> chunk(specs.begin() + long(begin),
                                          specs.begin() + long(std::min(specs.size(), begin + kChunk)));
-      auto results = (*runner)->run_batch(chunk, [&](size_t i, const ProbeSpec& s) {
+      auto results = runner->run_batch(chunk, [&](size_t i, const ProbeSpec& s) {
         progress(g.out, begin + i + 1, specs.size(), s.text);
       });
       for (auto& r : results) done[r.instruction] = std::move(r);

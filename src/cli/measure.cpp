@@ -53,19 +53,26 @@ ProbeOptions probe_options(const GlobalOptions& g, int threads) {
   return opt;
 }
 
-int measure_and_report(GlobalOptions& g, const std::vector<ProbeSpec>& specs) {
-  CpuInfo cpu;
-  if (int rc = prepare_measuring(g, cpu)) return rc;
+std::unique_ptr<ProbeRunner> start_runner(const GlobalOptions& g, const CpuInfo& cpu, RunDocument& doc) {
   auto runner = ProbeRunner::create(cpu, probe_options(g, g.threads));
   if (!runner) {
     spdlog::error("{}", runner.error());
-    return kExitMeasure;
+    return nullptr;
   }
-  RunDocument doc = new_document(cpu, g.argc, g.argv);
+  doc = new_document(cpu, g.argc, g.argv);
   doc.clock = (*runner)->start_clock();
-  spdlog::info("core clock {:.3f} GHz on CPU {} ({}); measuring {} form{}", doc.clock.ghz, (*runner)->cpu(),
+  return std::move(*runner);
+}
+
+int measure_and_report(GlobalOptions& g, const std::vector<ProbeSpec>& specs) {
+  CpuInfo cpu;
+  if (int rc = prepare_measuring(g, cpu)) return rc;
+  RunDocument doc;
+  auto runner = start_runner(g, cpu, doc);
+  if (!runner) return kExitMeasure;
+  spdlog::info("core clock {:.3f} GHz on CPU {} ({}); measuring {} form{}", doc.clock.ghz, runner->cpu(),
                doc.clock.source, specs.size(), specs.size() == 1 ? "" : "s");
-  doc.results = (*runner)->run_batch(specs, [&](size_t i, const ProbeSpec& s) {
+  doc.results = runner->run_batch(specs, [&](size_t i, const ProbeSpec& s) {
     progress(g.out, i + 1, specs.size(), s.text);
   });
   progress_done(g.out);

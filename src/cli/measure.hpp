@@ -1,6 +1,7 @@
 // Shared driver of `run` and `inst`: detect the CPU, check options, measure specs, report.
 #pragma once
 #include <functional>
+#include <memory>
 #include <vector>
 
 #include "cli/commands.hpp"
@@ -13,6 +14,9 @@ struct ProbeOptions;
 namespace peakprobe::cli {
 
 int measure_and_report(GlobalOptions& g, const std::vector<ProbeSpec>& specs);
+// A runner on --threads cores of `cpu` (after prepare_measuring), and `doc` started with its first
+// calibration; nullptr after logging why when measuring cannot start (then exit kExitMeasure).
+std::unique_ptr<ProbeRunner> start_runner(const GlobalOptions& g, const CpuInfo& cpu, RunDocument& doc);
 // Shared driver of the dual-issue commands: checks outputs and placement, starts a runner, lets
 // `body` fill the document, writes the outputs.
 // Dual-issue probes run on one core. `team`, when asked for (flopmix with --threads above 1), is a

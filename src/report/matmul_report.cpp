@@ -10,10 +10,12 @@
 #include <fmt/format.h>
 
 #include "report/csv_report.hpp"
+#include "report/json_read.hpp"
 #include "report/json_report.hpp"
 
 namespace peakprobe {
 namespace {
+using namespace json_read;
 
 using nlohmann::json;
 
@@ -99,38 +101,6 @@ json to_json(const BaselineResult& b) {
   return to_json(b.timing, std::move(row));
 }
 
-// Reads that never throw: a document from another version may lack a key or hold another type.
-const json* member(const json& obj, const char* key) {
-  if (!obj.is_object()) return nullptr;
-  auto it = obj.find(key);
-  return it == obj.end() ? nullptr : &*it;
-}
-
-// Missing: the fallback; null: NaN, the only thing to_json writes as null for a plain number.
-double number_at(const json& obj, const char* key, double fallback = 0) {
-  const json* v = member(obj, key);
-  if (v == nullptr) return fallback;
-  if (v->is_null()) return std::numeric_limits<double>::quiet_NaN();
-  return v->is_number() ? v->get<double>() : fallback;
-}
-
-std::optional<double> optional_at(const json& obj, const char* key) {
-  const json* v = member(obj, key);
-  if (v == nullptr || !v->is_number()) return std::nullopt;
-  return v->get<double>();
-}
-
-template <typename Int>
-Int integer_at(const json& obj, const char* key, Int fallback) {
-  const json* v = member(obj, key);
-  return v != nullptr && v->is_number() ? v->get<Int>() : fallback;
-}
-
-std::string text_at(const json& obj, const char* key, std::string fallback = "") {
-  const json* v = member(obj, key);
-  return v != nullptr && v->is_string() ? v->get<std::string>() : fallback;
-}
-
 TimingSummary timing_from(const json& j) {
   TimingSummary t;
   t.mean_ms = number_at(j, "mean_ms");
@@ -156,16 +126,6 @@ MatmulConfig config_from(const json& j) {
   return c;
 }
 
-ClockReading clock_from(const json& j) {
-  ClockReading c;
-  c.source = text_at(j, "source");
-  c.ghz = number_at(j, "ghz");
-  c.ghz_before = number_at(j, "ghz_before");
-  c.ghz_after = number_at(j, "ghz_after");
-  c.drift = number_at(j, "drift");
-  return c;
-}
-
 BaselineResult baseline_from(const json& j) {
   BaselineResult b;
   b.library = text_at(j, "library");
@@ -187,12 +147,6 @@ MatmulDtype dtype_from(const std::string& text) {
   for (MatmulDtype d : {MatmulDtype::f32, MatmulDtype::bf16, MatmulDtype::i8})
     if (text == to_string(d)) return d;
   return MatmulDtype::f32;
-}
-
-std::optional<Status> status_from(const std::string& text) {
-  for (Status s : {Status::ok, Status::skipped, Status::mistrusted, Status::error})
-    if (text == to_string(s)) return s;
-  return std::nullopt;
 }
 
 // ---- Markdown ----

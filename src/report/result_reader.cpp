@@ -4,39 +4,22 @@
 #include <string>
 
 #include "peakprobe/run_document.hpp"
+#include "report/json_read.hpp"
 
 namespace peakprobe {
 namespace {
 using nlohmann::json;
-
-std::optional<double> opt_number(const json& row, const char* key) {
-  auto it = row.find(key);
-  if (it == row.end() || !it->is_number()) return std::nullopt;
-  const double v = it->get<double>();
-  return std::isfinite(v) ? std::optional<double>(v) : std::nullopt;
-}
-
-double number_or(const json& row, const char* key, double fallback) { return opt_number(row, key).value_or(fallback); }
-
-std::string text_or(const json& row, const char* key) {
-  auto it = row.find(key);
-  return it != row.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
-int int_or(const json& row, const char* key, int fallback) {
-  auto it = row.find(key);
-  return it != row.end() && it->is_number_integer() ? it->get<int>() : fallback;
-}
+using namespace json_read;
 
 Stats stats_from(const json& row, const char* key) {
   Stats s;
-  auto it = row.find(key);
-  if (it == row.end() || !it->is_object()) return s;
-  s.min = number_or(*it, "min", 0);
-  s.median = number_or(*it, "median", 0);
-  s.max = number_or(*it, "max", 0);
-  s.spread = number_or(*it, "spread", 0);
-  s.samples = int_or(*it, "samples", 0);
+  const json* j = member(row, key);
+  if (j == nullptr || !j->is_object()) return s;
+  s.min = number_at(*j, "min");
+  s.median = number_at(*j, "median");
+  s.max = number_at(*j, "max");
+  s.spread = number_at(*j, "spread");
+  s.samples = integer_at(*j, "samples", 0);
   return s;
 }
 
@@ -49,52 +32,45 @@ Expected<ProbeResult> probe_result_from_json(const json& row) {
     return make_error("a result row has no 'instruction' text");
   ProbeResult r;
   r.instruction = inst->get<std::string>();
-  const std::string status = text_or(row, "status");
-  bool known = false;
-  for (Status s : {Status::ok, Status::skipped, Status::mistrusted, Status::error})
-    if (status == to_string(s)) r.status = s, known = true;
+  const std::string status = text_at(row, "status");
+  const std::optional<Status> known = status_from(status);
   if (!known) return make_error("row '" + r.instruction + "': status '" + status + "' is not ok, skipped, mistrusted or error");
-  r.group = text_or(row, "group");
-  r.dtype = text_or(row, "dtype");
-  r.origin = text_or(row, "origin");
-  r.reason = text_or(row, "reason");
-  r.repro = text_or(row, "repro");
-  r.latency_cycles = opt_number(row, "latency_cycles");
-  r.latency_method = text_or(row, "latency_method");
+  r.status = *known;
+  r.group = text_at(row, "group");
+  r.dtype = text_at(row, "dtype");
+  r.origin = text_at(row, "origin");
+  r.reason = text_at(row, "reason");
+  r.repro = text_at(row, "repro");
+  r.latency_cycles = optional_at(row, "latency_cycles");
+  r.latency_method = text_at(row, "latency_method");
   if (auto it = row.find("latencies"); it != row.end() && it->is_array())
     for (const auto& l : *it) {
       if (!l.is_object()) continue;
       OperandLatency ol;
-      ol.operand = int_or(l, "operand", 0);
-      ol.kind = text_or(l, "kind");
-      ol.cycles = number_or(l, "cycles", 0);
-      ol.method = text_or(l, "method");
+      ol.operand = integer_at(l, "operand", 0);
+      ol.kind = text_at(l, "kind");
+      ol.cycles = number_at(l, "cycles");
+      ol.method = text_at(l, "method");
       auto ub = l.find("upper_bound");
       ol.upper_bound = ub != l.end() && ub->is_boolean() && ub->get<bool>();
       r.latencies.push_back(ol);
     }
-  r.recip_throughput_cycles = opt_number(row, "recip_throughput_cycles");
-  r.throughput_ipc = opt_number(row, "throughput_ipc");
-  r.ops_per_instruction = number_or(row, "ops_per_instruction", 0);
-  r.gflops = opt_number(row, "gflops");
-  r.gops = opt_number(row, "gops");
-  r.accumulators = int_or(row, "accumulators", 0);
+  r.recip_throughput_cycles = optional_at(row, "recip_throughput_cycles");
+  r.throughput_ipc = optional_at(row, "throughput_ipc");
+  r.ops_per_instruction = number_at(row, "ops_per_instruction");
+  r.gflops = optional_at(row, "gflops");
+  r.gops = optional_at(row, "gops");
+  r.accumulators = integer_at(row, "accumulators", 0);
   auto lim = row.find("chains_limited_by_registers");
   r.chains_limited_by_registers = lim != row.end() && lim->is_boolean() && lim->get<bool>();
-  r.threads = int_or(row, "threads", 1);
-  r.total_gflops = opt_number(row, "total_gflops");
-  r.total_gops = opt_number(row, "total_gops");
+  r.threads = integer_at(row, "threads", 1);
+  r.total_gflops = optional_at(row, "total_gflops");
+  r.total_gops = optional_at(row, "total_gops");
   if (auto it = row.find("per_thread_recip_throughput"); it != row.end() && it->is_array())
     for (const auto& v : *it)
       if (v.is_number()) r.per_thread_recip_throughput.push_back(v.get<double>());
-  r.cpu = int_or(row, "cpu", -1);
-  if (auto it = row.find("clock"); it != row.end() && it->is_object()) {
-    r.clock.source = text_or(*it, "source");
-    r.clock.ghz = number_or(*it, "ghz", 0);
-    r.clock.ghz_before = number_or(*it, "ghz_before", 0);
-    r.clock.ghz_after = number_or(*it, "ghz_after", 0);
-    r.clock.drift = number_or(*it, "drift", 0);
-  }
+  r.cpu = integer_at(row, "cpu", -1);
+  if (const json* clock = member(row, "clock"); clock != nullptr && clock->is_object()) r.clock = clock_from(*clock);
   r.throughput_stats = stats_from(row, "throughput");
   r.latency_stats = stats_from(row, "latency");
   return r;
