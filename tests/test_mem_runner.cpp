@@ -1,6 +1,9 @@
 // Hardware tests for memory probes: physical invariants of any cache hierarchy, with tolerances.
 #include <catch2/catch.hpp>
 
+#include <chrono>
+#include <thread>
+
 #include "cpu/cpu_info.hpp"
 #include "memory/mem_runner.hpp"
 #include "skip.hpp"
@@ -71,9 +74,12 @@ TEST_CASE("hw: several threads add bandwidth and report each thread", "[hw][mem_
   // siblings of one core would share its L1 and could not add bandwidth.
   if (cpu().physical_cores < 2) PP_SKIP("needs two physical cores, this machine has " << cpu().physical_cores);
   BandwidthResult one, two;
-  // Best of a few attempts: kernel threads (huge-page compaction) can hold one core for a while.
+  // Best of a few attempts, spread over about 2 s: kernel threads (huge-page compaction) or a
+  // co-tenant on the host can hold one core for a while (three back-to-back attempts all failed once
+  // in a fresh-clone CI run on the Zen 4 VM, and passed alone five times in a row right after).
   bool scales = false;
-  for (int attempt = 0; attempt < 3 && !scales; ++attempt) {
+  for (int attempt = 0; attempt < 8 && !scales; ++attempt) {
+    if (attempt > 0) std::this_thread::sleep_for(std::chrono::milliseconds(250));
     one = runner().bandwidth({"load", 0, 64 << 10, 1});
     two = runner().bandwidth({"load", 0, 128 << 10, 2});
     scales = one.gbps && two.gbps && *two.gbps > 1.5 * *one.gbps;  // private L1s: nearly twice one core
