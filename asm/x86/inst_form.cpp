@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <optional>
 
 #include "asm/x86/operand_factory.hpp"
 
@@ -76,10 +77,71 @@ void make_implicit_operands_explicit(InstText& t) {
     return;
   const OperandKind& src = t.operands[0];
   const int bits = src.bits;
-  if (bits != 32 && bits != 64) return;  // 8/16-bit forms keep asmjit's own error or handling
-  auto hi = parse_operand_kind(bits == 64 ? "rdx" : "edx").value();
-  auto lo = parse_operand_kind(bits == 64 ? "rax" : "eax").value();
-  t.operands.insert(t.operands.begin(), {hi, lo});
+  if (src.cls != OpClass::gp && src.cls != OpClass::mem) return;
+  // The 8-bit forms use ax alone (al times the source into ax; ax divided into al and ah).
+  if (bits == 8) {
+    t.operands.insert(t.operands.begin(), parse_operand_kind("ax").value());
+    return;
+  }
+  const char* hi = bits == 64 ? "rdx" : bits == 32 ? "edx" : bits == 16 ? "dx" : nullptr;
+  const char* lo = bits == 64 ? "rax" : bits == 32 ? "eax" : bits == 16 ? "ax" : nullptr;
+  if (!hi) return;  // an operand of no width: asmjit's own error
+  t.operands.insert(t.operands.begin(), {parse_operand_kind(hi).value(), parse_operand_kind(lo).value()});
+}
+
+// An AVX-512 gather or scatter names its index operand and one vector: it merges under a write
+// mask and k0 (no mask) is undefined (#UD). A text without {k} gets one, shown in the display:
+// "vgatherdpd xmm {k}, vm32x". AVX2 gathers carry a vector mask as a third operand instead.
+void give_evex_gather_its_mask(InstText& t) {
+  if (t.operands.size() != 2) return;
+  const bool gather = t.operands[0].cls == OpClass::vec && t.operands[1].cls == OpClass::vmem;
+  const bool scatter = t.operands[0].cls == OpClass::vmem && t.operands[1].cls == OpClass::vec;
+  if (!gather && !scatter) return;
+  OperandKind& masked = t.operands[0];
+  if (masked.merge_mask) return;
+  masked.merge_mask = true;
+  masked.text += " {k}";
+}
+
+// Does any signature of the instruction write a mask register (k) as its first operand?
+bool has_mask_destination_form(InstId id) {
+  const auto& info = asmjit::x86::InstDB::infoById(id).commonInfo();
+  for (const auto* sig = info.signatureData(); sig != info.signatureEnd(); ++sig) {
+    if (sig->opCount() == 0) continue;
+    const auto& op0 = sig->opSignature(0);
+    if ((op0.flags() & asmjit::x86::InstDB::OpFlags::kRegKReg) != asmjit::x86::InstDB::OpFlags::kNone) return true;
+  }
+  return false;
+}
+
+// Forms asmjit validates and encodes that the ISA leaves undefined: the CPU raises #UD on them.
+// Each rule names what the manuals define instead.
+std::optional<std::string> undefined_form(const InstForm& f) {
+  const InstText& t = f.text;
+  const std::string& m = t.mnemonic;
+  bool vmem = false, bcst = false;
+  for (const auto& k : t.operands) {
+    vmem |= k.cls == OpClass::vmem;
+    bcst |= k.bcst_bits != 0;
+  }
+  // EVEX compares write a mask register; the vector-destination compare is VEX only.
+  if (f.evex_native && !t.operands.empty() && t.operands[0].cls == OpClass::vec && has_mask_destination_form(f.id))
+    return m + " with EVEX (or a broadcast) writes a mask register: 'k' as the destination; the vector "
+           "destination is the VEX form";
+  // The three-operand gather (vector mask) exists only as VEX; EVEX gathers take a {k} mask.
+  if (f.evex_native && vmem && t.operands.size() == 3)
+    return "the gather with a vector mask operand is VEX only; the EVEX gather is '" + m +
+           " xmm {k}, vm..' with a mask register";
+  // asmjit's database (2022-12) gives the word compares the quadword compares' broadcast flag
+  // (they share one record); AVX-512BW word and byte instructions never broadcast.
+  if (bcst && (m == "vpcmpw" || m == "vpcmpuw"))
+    return m + " compares words, which have no embedded broadcast; use a full-width memory operand";
+  // The shift count operand (xmm/m128: one count for every lane) is not a vector of elements.
+  if (bcst && t.operands.size() == 3 && t.operands[1].cls == OpClass::vec &&
+      (m == "vpslld" || m == "vpsllq" || m == "vpsrld" || m == "vpsrlq" || m == "vpsrad" || m == "vpsraq"))
+    return m + "'s memory operand here is the shift count (m128), which takes no broadcast; the form with "
+           "an immediate count takes 'm32bcst'/'m64bcst' as its source";
+  return std::nullopt;
 }
 
 // asmjit's database (2022-12) marks the destination of these forms write-only, but the manuals
@@ -149,6 +211,7 @@ Expected<InstForm> resolve_inst(const std::string& text) {
   auto parsed = parse_inst_text(text);
   if (!parsed) return make_error(parsed.error());
   InstForm f;
+  give_evex_gather_its_mask(parsed.value());
   f.display = parsed->canonical();
   f.text = parsed.value();
   f.id = InstAPI::stringToInstId(Arch::kX64, f.text.mnemonic.c_str(), f.text.mnemonic.size());
@@ -193,6 +256,8 @@ Expected<InstForm> resolve_inst(const std::string& text) {
     f.evex_native = buf.size() > 0 && buf.data()[0] == 0x62;
     // asmjit takes {vex}/{evex} as a preference and encodes another way when the form has no such
     // encoding; the label would then name an encoding that never ran.
+    f.id = inst.id();
+    if (auto why = undefined_form(f)) return make_error("impossible operand form '" + f.display + "': " + *why);
     if (!f.text.encoding.empty()) {
       const std::string used = encoding_of(buf.data(), buf.size());
       if (used != f.text.encoding)

@@ -99,8 +99,8 @@ Expected<OperandKind> parse_operand_kind(const std::string& token) {
                       "m, m32bcst/m64bcst, vm32x..vm64z, or a fixed register such as cl)");
   }
   k.text = t + (k.merge_mask ? " {k}" : "");
-  if (k.merge_mask && k.cls != OpClass::vec)
-    return make_error("a {k} write mask applies to a vector register, not '" + t + "'");
+  if (k.merge_mask && k.cls != OpClass::vec && k.cls != OpClass::vmem)
+    return make_error("a {k} write mask applies to a vector register or a scatter's vm operand, not '" + t + "'");
   return k;
 }
 

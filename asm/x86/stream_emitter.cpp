@@ -128,6 +128,8 @@ asmjit::Error emit_stream_function(ax::Emitter& e, const StreamPlan& plan, int c
   for (const auto& r : plan.inits) {
     if (r.cls != OpClass::gp || r.id == ax::Gp::kIdR11) continue;
     if (r.kind == InitKind::buffer) e.mov(ax::gpq(r.id), ax::rsi);
+    else if (r.kind == InitKind::constant_one)  // qword 1 of the index table: 1 as m8, m16, m32 and m64
+      e.lea(ax::gpq(r.id), ax::ptr(ax::r11, int32_t(offsetof(ProbeConstants, index64) + 8)));
     else e.mov(ax::gpq(r.id), Imm(int64_t(r.value)));
   }
   for (const auto& r : plan.inits)

@@ -155,12 +155,32 @@ PlannedInst reset_inst(const OperandKind& k, uint32_t id, const HostIsa& isa) {
   return make_inst(ax::Inst::kIdMov, {ax::gpq(id), ax::r11}, R::reset);
 }
 
-PlannedInst reset_fixed(const OperandKind& k) {
+// div/idiv of an 8-bit divisor: ax is the dividend and al takes the quotient, which must fit in
+// a signed byte or the divide overflows (#DE). Every other implicit dividend starts at kResetValue.
+bool byte_divide(const InstForm& f) {
+  const auto& m = f.text.mnemonic;
+  return (m == "div" || m == "idiv") && f.text.operands.size() == 2 && f.text.operands[0].cls == OpClass::fixed &&
+         f.text.operands[0].fixed == "ax";
+}
+constexpr uint64_t kByteDividend = 0x78;  // 120: a 7-bit quotient by the divisor 1
+
+// div/idiv with a memory divisor: it reads a constant 1 (see InitKind::constant_one), so a chain
+// through rdx:rax never overflows and the buffer's pointer words (whose low bits may be 0) are
+// never a divisor.
+bool divides_by_memory(const InstForm& f) {
+  const auto& m = f.text.mnemonic;
+  if (m != "div" && m != "idiv") return false;
+  return std::any_of(f.text.operands.begin(), f.text.operands.end(), [](const OperandKind& k) { return k.cls == OpClass::mem; });
+}
+
+PlannedInst reset_fixed(const OperandKind& k, bool byte_dividend = false) {
   using R = PlannedInst::Role;
   Operand r = make_fixed(k);
   // The high half of an implicit rdx:rax dividend must be zero or the divide overflows (#DE);
   // xor of a register with itself is a dependency-breaking zero idiom.
   if (r.as<Gp>().id() == Gp::kIdDx) return make_inst(ax::Inst::kIdXor, {ax::edx, ax::edx}, R::reset);
+  if (byte_dividend && r.as<Gp>().id() == Gp::kIdAx)
+    return make_inst(ax::Inst::kIdMov, {ax::eax, Imm(int64_t(kByteDividend))}, R::reset);
   return make_inst(ax::Inst::kIdMov, {ax::gpq(r.as<Gp>().id()), ax::r11}, R::reset);
 }
 
@@ -180,7 +200,8 @@ void init_common(StreamPlan& plan, const InstForm& f, const Pools& all) {
     Operand r = make_fixed(k);
     if (!r.as<BaseReg>().isGp()) continue;
     uint32_t id = r.as<Gp>().id();
-    plan.inits.push_back({OpClass::gp, id, InitKind::gp_value, id == Gp::kIdDx ? 0 : id == Gp::kIdAx ? kResetValue : 1});
+    const uint64_t ax_value = byte_divide(f) ? kByteDividend : kResetValue;
+    plan.inits.push_back({OpClass::gp, id, InitKind::gp_value, id == Gp::kIdDx ? 0 : id == Gp::kIdAx ? ax_value : 1});
   }
   plan.uses_tiles = std::any_of(f.text.operands.begin(), f.text.operands.end(),
                                 [](const OperandKind& k) { return k.cls == OpClass::tile; });
@@ -201,6 +222,7 @@ void set_init(StreamPlan& plan, OpClass cls, uint32_t id, InitKind kind, uint64_
 struct SharedOperands {
   std::vector<uint32_t> source_id;    // per operand index
   uint32_t lea_base = 0, lea_index = 0, gather_index = 0, merge_mask = 0;
+  uint32_t divisor_base = 0;  // points at a constant 1 (divides_by_memory forms only)
 };
 
 // Read-only registers are shared by every form of a plan: the k-th source of a class is the same
@@ -208,7 +230,7 @@ struct SharedOperands {
 // registers for independent destinations.
 class SourceRegs {
  public:
-  enum Key { kGatherIndex = 100, kMergeMask = 101 };
+  enum Key { kGatherIndex = 100, kMergeMask = 101, kDivisorBase = 102 };
   bool get(Pools& pools, OpClass cls, int key, int ordinal, uint32_t& id) {
     auto it = regs_.find({key, ordinal});
     if (it != regs_.end()) {
@@ -247,6 +269,10 @@ bool allocate_sources(const InstForm& f, const std::vector<Slot>& slots, Pools& 
     }
   }
   if (has_merge_mask(f) && !f.is_gather && !next(OpClass::mask, SourceRegs::kMergeMask, sh.merge_mask)) return false;
+  if (divides_by_memory(f)) {
+    if (!next(OpClass::gp, SourceRegs::kDivisorBase, sh.divisor_base)) return false;
+    set_init(plan, OpClass::gp, sh.divisor_base, InitKind::constant_one);
+  }
   return true;
 }
 
@@ -278,7 +304,10 @@ PlannedInst build_instance(const InstForm& f, const std::vector<Slot>& slots, co
       case SlotKind::source: p.ops.push_back(make_reg(k, sh.source_id[i])); break;
       case SlotKind::fixed_read:
       case SlotKind::fixed_written: p.ops.push_back(make_fixed(k)); break;
-      case SlotKind::mem: p.ops.push_back(make_mem(k, r.mem_base, BaseReg::kIdBad, r.disp, vec_bits)); break;
+      case SlotKind::mem:
+        if (divides_by_memory(f)) p.ops.push_back(make_mem(k, sh.divisor_base, BaseReg::kIdBad, 0, vec_bits));
+        else p.ops.push_back(make_mem(k, r.mem_base, BaseReg::kIdBad, r.disp, vec_bits));
+        break;
       case SlotKind::lea_mem: p.ops.push_back(make_mem(k, sh.lea_base, sh.lea_index, 8, vec_bits)); break;
       case SlotKind::vmem: p.ops.push_back(make_mem(k, kBufferReg, sh.gather_index, 0, vec_bits)); break;
       case SlotKind::imm: p.ops.push_back(probe_imm(i < f.imms.size() ? f.imms[i] : 1)); break;
@@ -357,7 +386,7 @@ void emit_chain(MixForm& m, const HostIsa& isa, StreamPlan& plan) {
     plan.copy.push_back(reset_inst(mk, r.gather_mask, isa));
   }
   for (const auto& s : m.slots)
-    if (s.kind == SlotKind::fixed_written) plan.copy.push_back(reset_fixed(*s.op));
+    if (s.kind == SlotKind::fixed_written) plan.copy.push_back(reset_fixed(*s.op, byte_divide(*m.form)));
   plan.copy.push_back(build_instance(*m.form, m.slots, m.sh, r));
 }
 
@@ -453,9 +482,13 @@ Expected<StreamPlan> plan_mix(const std::vector<MixEntry>& entries, int rounds, 
         rmw_lines = std::max(rmw_lines, std::min(32, int(m.chains.size())));
   plan.memory_stride_per_copy = 64 * rmw_lines;
   // ldmxcsr faults (#GP) on reserved bits: it loads the harness's own MXCSR value, which the
-  // function's epilogue replaces with the caller's anyway.
-  for (const auto& e : entries)
-    if (e.form->text.mnemonic == "ldmxcsr" || e.form->text.mnemonic == "vldmxcsr") plan.buffer_holds_mxcsr = true;
+  // function's epilogue replaces with the caller's anyway. fxrstor faults the same way on the MXCSR
+  // field of its 512-byte image (offset 24): with every dword of the buffer the harness's MXCSR, each
+  // image the stream restores is valid (its x87 control word too; the epilogue restores the caller's).
+  for (const auto& e : entries) {
+    const std::string& m = e.form->text.mnemonic;
+    if (m == "ldmxcsr" || m == "vldmxcsr" || m == "fxrstor" || m == "fxrstor64") plan.buffer_holds_mxcsr = true;
+  }
   return plan;
 }
 
@@ -533,7 +566,7 @@ Expected<StreamPlan> plan_latency(const InstForm& f, const HostIsa& isa, const s
     if (!fixed_rw) {
       bool store = false;
       for (size_t i = 0; i < slots.size(); ++i)
-        if (slots[i].kind == SlotKind::mem && f.roles[i].write) store = true;
+        if ((slots[i].kind == SlotKind::mem || slots[i].kind == SlotKind::vmem) && f.roles[i].write) store = true;
       return make_error(store ? "a store writes memory, not a register: throughput only"
                               : "writes no register result (flags only): throughput only");
     }
@@ -543,7 +576,11 @@ Expected<StreamPlan> plan_latency(const InstForm& f, const HostIsa& isa, const s
     r.clobbered.assign(slots.size(), 0);
     plan.copy.push_back(build_instance(f, slots, sh, r));
     plan.measured_per_copy = 1;
-    plan.method = "chain through the implicit registers (rdx:rax)";
+    std::string regs;
+    for (const auto& k : f.text.operands)
+      if (k.cls == OpClass::fixed) regs += (regs.empty() ? "" : ":") + k.fixed;
+    plan.method = "chain through the implicit registers (" + regs + ")";
+    if (divides_by_memory(f)) plan.method += ", divisor 1 in memory";
     return plan;
   }
 
@@ -731,7 +768,7 @@ Expected<StreamPlan> plan_latency_through(const InstForm& f, int operand, const 
       if (slots[i].kind == SlotKind::clobbered && int(i) != operand)
         plan.copy.push_back(reset_inst(*slots[i].op, r.clobbered[i], isa));
     for (const auto& sl : slots)
-      if (sl.kind == SlotKind::fixed_written) plan.copy.push_back(reset_fixed(*sl.op));
+      if (sl.kind == SlotKind::fixed_written) plan.copy.push_back(reset_fixed(*sl.op, byte_divide(f)));
     InstanceRegs ir = r;
     ir.dest = dest;
     PlannedInst p = build_instance(f, slots, sh, ir);

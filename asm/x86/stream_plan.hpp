@@ -29,6 +29,7 @@ enum class InitKind {
   ones,          // mask: all bits set; vector: all ones (AVX2 gather masks)
   gp_value,      // general register: `value`
   buffer,        // general register: address of the probe buffer (pointer chase start)
+  constant_one,  // general register: address of a read-only qword 1 (a divisor that never faults)
 };
 
 struct RegInit {
@@ -57,7 +58,7 @@ struct StreamPlan {
   bool uses_tiles = false;
   int chase_bits = 0;                  // 32/64: buffer words hold the buffer's own address
   bool chase_byteswap = false;         // ... byte-swapped (movbe loads swap them back)
-  bool buffer_holds_mxcsr = false;     // buffer words hold the probe's MXCSR value (ldmxcsr loads it)
+  bool buffer_holds_mxcsr = false;     // buffer dwords hold the probe's MXCSR value (ldmxcsr, fxrstor)
   // Bytes the emitter adds to the buffer offsets of each further copy (wrapping inside
   // kMemorySpreadBytes): read-modify-write forms, so that no copy waits on the previous copy's store
   // to the same line; the lines used by one copy (64 per chain). 0: every copy uses the same lines.

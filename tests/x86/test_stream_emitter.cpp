@@ -6,6 +6,9 @@
 #include "asm/x86/stream_emitter.hpp"
 #include "asm/x86/stream_plan.hpp"
 #include "generated_code.hpp"
+#include "harness/probe_runner.hpp"
+#include "hw_fixture.hpp"
+#include "skip.hpp"
 
 using namespace peakprobe;
 using namespace peakprobe::test;
@@ -278,4 +281,26 @@ TEST_CASE("read-modify-write streams give every copy lines of its own, loads kee
   CHECK(lplan->memory_stride_per_copy == 0);
   const auto loffsets = body_memory_offsets(lplan.value(), 8);
   CHECK(std::set<int64_t>(loffsets.begin(), loffsets.end()).size() == 4);
+}
+
+TEST_CASE("hw: multiplies and divides of every width, gathers and scatters run without a fault",
+          "[hw][emitter]") {
+  // Each of these once died of #DE (a divisor of ax or dx, an 8-bit quotient that overflowed, a
+  // memory divisor read from pointer words) or #UD (an AVX-512 gather or scatter without a mask).
+  int measured = 0;
+  for (const char* text : {"div r8", "idiv r8", "div r16", "idiv r16", "div m8", "idiv m16", "idiv m32", "idiv m64",
+                           "mul r8", "imul m16", "mul r16", "fxrstor m", "vgatherdpd xmm, vm32x",
+                           "vpgatherdd zmm, vm32z", "vpscatterdd vm32z, zmm", "vscatterqpd vm64y, ymm"}) {
+    ProbeSpec spec;
+    spec.text = text;
+    ProbeResult r = test::shared_runner().run(spec);
+    INFO(text << ": " << to_string(r.status) << " " << r.reason << " / " << r.latency_method);
+    CHECK(r.status != Status::error);
+    if (r.status == Status::skipped) continue;  // a feature this CPU lacks
+    ++measured;
+    CHECK(r.recip_throughput_cycles);
+    const std::string t = text;
+    if (t.rfind("div", 0) == 0 || t.rfind("idiv", 0) == 0 || t.rfind("mul", 0) == 0) CHECK(r.latency_cycles);
+  }
+  if (measured == 0) PP_SKIP("no form of the list runs on this CPU");
 }

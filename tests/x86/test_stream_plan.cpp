@@ -87,6 +87,57 @@ TEST_CASE("throughput plan: div re-zeroes rdx so the quotient fits", "[stream_pl
   CHECK(zeroes_rdx);
 }
 
+TEST_CASE("divide plans: dividends that fit, and a memory divisor of 1", "[stream_plan]") {
+  // An 8-bit divide puts its quotient in al: the dividend ax is reset to a value below 128, not to
+  // the wide reset value the other widths divide.
+  auto b = x86::resolve_inst("idiv r8");
+  REQUIRE(b.ok());
+  auto tp = x86::plan_throughput(b.value(), 4, avx512(), "-");
+  REQUIRE(tp.ok());
+  int small_dividends = 0;
+  for (const auto& p : tp->copy)
+    if (p.role == x86::PlannedInst::Role::reset && p.inst.id() == asmjit::x86::Inst::kIdMov && p.ops.size() == 2 &&
+        p.ops[1].isImm())
+      if (p.ops[1].as<asmjit::Imm>().value() < 128) ++small_dividends;
+  CHECK(small_dividends == 4);
+  for (const auto& p : tp->copy)  // ax and dx are never the divisor
+    if (p.role == x86::PlannedInst::Role::measured)
+      CHECK(p.ops[1].id() != asmjit::x86::Gp::kIdAx);
+
+  // Memory divisors read a constant 1 through one base register set up to point at it; the probe
+  // buffer's pointer words could be 0 in their low bits.
+  for (const char* text : {"div m8", "idiv m16", "div m32", "idiv m64"}) {
+    INFO(text);
+    auto f = x86::resolve_inst(text);
+    REQUIRE(f.ok());
+    for (bool latency : {false, true}) {
+      auto plan = latency ? x86::plan_latency(f.value(), avx512(), "-") : x86::plan_throughput(f.value(), 3, avx512(), "-");
+      REQUIRE(plan.ok());
+      if (latency) CHECK(plan->method.find("divisor 1 in memory") != std::string::npos);
+      uint32_t base = 0;
+      int inits = 0;
+      for (const auto& r : plan->inits)
+        if (r.kind == x86::InitKind::constant_one) {
+          base = r.id;
+          ++inits;
+        }
+      REQUIRE(inits == 1);
+      for (const auto& p : plan->copy) {
+        if (p.role != x86::PlannedInst::Role::measured) continue;
+        const auto& m = p.ops.back().as<asmjit::x86::Mem>();
+        REQUIRE(p.ops.back().isMem());
+        CHECK(m.baseId() == base);
+        CHECK(m.offset() == 0);
+      }
+    }
+  }
+  auto w = x86::resolve_inst("div r16");
+  REQUIRE(w.ok());
+  auto lat = x86::plan_latency(w.value(), avx512(), "-");
+  REQUIRE(lat.ok());
+  CHECK(lat->method == "chain through the implicit registers (dx:ax)");
+}
+
 TEST_CASE("latency plan: methods name how the chain is built", "[stream_plan]") {
   struct Case { const char* text; const char* method; };
   const Case cases[] = {
