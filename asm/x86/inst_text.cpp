@@ -72,6 +72,10 @@ Expected<OperandKind> parse_operand_kind(const std::string& token) {
              (bits == 8 || bits == 16 || bits == 32)) {
     k.cls = OpClass::imm;
     k.bits = bits;
+  } else if (sv.starts_with("rel") && parse_bits(sv.substr(3), bits) && (bits == 8 || bits == 32)) {
+    k.cls = OpClass::imm;
+    k.bits = bits;
+    k.relative = true;
   } else if (t == "m" || t == "mem") {
     k.cls = OpClass::mem;
     k.bits = 0;
@@ -95,7 +99,7 @@ Expected<OperandKind> parse_operand_kind(const std::string& token) {
     k.bits = fixed_reg_bits(sv);
   } else {
     return make_error("unknown operand kind '" + t +
-                      "' (expected r8/r16/r32/r64, xmm/ymm/zmm, k, tmm, imm8/imm16/imm32, m8..m512, "
+                      "' (expected r8/r16/r32/r64, xmm/ymm/zmm, k, tmm, imm8/imm16/imm32, rel8/rel32, m8..m512, "
                       "m, m32bcst/m64bcst, vm32x..vm64z, or a fixed register such as cl)");
   }
   k.text = t + (k.merge_mask ? " {k}" : "");

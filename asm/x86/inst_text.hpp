@@ -18,6 +18,7 @@ struct OperandKind {
   int index_elem_bits = 0; // vm32y: 32, vm64z: 64
   std::string fixed;       // a register written literally ("cl", "rax")
   bool merge_mask = false; // "{k}" after the operand (AVX-512 write mask)
+  bool relative = false;   // rel8/rel32: an imm that is a branch target relative to the next instruction
   std::string text;        // canonical spelling, e.g. "zmm {k}", "m32bcst"
 };
 

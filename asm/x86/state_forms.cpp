@@ -32,6 +32,10 @@ std::optional<Companion> balancing_companion(const InstForm& f) {
   if (m == "std") return Companion{"cld", false, "a cld after each std"};
   if (m == "enter") return Companion{"leave", false, "a leave after each enter"};
   if (m == "leave") return Companion{"enter imm16, imm8", true, "an enter before each leave"};
+  // A call returns at once through a ret at its target; a ret returns from a call made for it. The
+  // return-stack predictor sees every pair matched, as in the code the forms come from.
+  if (m == "call") return Companion{"ret", false, "a ret at the call's target"};
+  if (m == "ret" && f.text.operands.empty()) return Companion{"call rel32", true, "a call to each ret"};
   return std::nullopt;
 }
 
@@ -68,7 +72,13 @@ std::optional<std::string> refusal_reason(const InstForm& f) {
            "is not: it faults";
   if (is_one_of(m, {"wrfsbase", "wrgsbase"}))
     return "'" + m + "' moves the thread's FS/GS base, which the C library's thread-local storage stands on";
-  if (is_one_of(m, {"call", "ret", "retf", "jmp", "loop", "loope", "loopne", "jecxz", "jrcxz"}) ||
+  if (m == "call" && !f.text.operands.empty() && f.text.operands[0].cls == OpClass::imm && !f.text.operands[0].relative)
+    return "'call imm32' is asmjit's spelling of 'call rel32' with an absolute target: measure 'call rel32'";
+  if (m == "ret" && !f.text.operands.empty())
+    return "'ret imm16' pops bytes no call pushed: a balanced stream would need a push per return";
+  if (m == "call" && !f.text.operands.empty() && f.text.operands[0].cls == OpClass::gp && f.text.operands[0].bits != 64)
+    return "a call through a 16- or 32-bit register is not encodable in 64-bit mode";
+  if (is_one_of(m, {"retf", "jmp", "loop", "loope", "loopne", "jecxz", "jrcxz"}) ||
       (m.size() >= 2 && m[0] == 'j'))
     return "'" + m + "' transfers control: branches are not measured as single forms yet";
   if (is_one_of(m, {"movs", "movsb", "movsw", "movsq", "stos", "stosb", "stosw", "stosd", "stosq", "lods",

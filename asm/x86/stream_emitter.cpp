@@ -110,6 +110,7 @@ asmjit::Error emit_stream_function(ax::Emitter& e, const StreamPlan& plan, int c
   e.mov(ax::r11, ax::rdx);
 
   const int vbits = form_vec_bits(plan);
+  const Label stub = e.newLabel(), stub_pointer = e.newLabel();
   for (const auto& r : plan.inits) {
     if (r.cls == OpClass::vec) {
       // Only registers the form can address are set up: with 16-register forms, ids stay below 16.
@@ -130,6 +131,8 @@ asmjit::Error emit_stream_function(ax::Emitter& e, const StreamPlan& plan, int c
     if (r.kind == InitKind::buffer) e.mov(ax::gpq(r.id), ax::rsi);
     else if (r.kind == InitKind::constant_one)  // qword 1 of the index table: 1 as m8, m16, m32 and m64
       e.lea(ax::gpq(r.id), ax::ptr(ax::r11, int32_t(offsetof(ProbeConstants, index64) + 8)));
+    else if (r.kind == InitKind::return_stub) e.lea(ax::gpq(r.id), ax::ptr(stub));
+    else if (r.kind == InitKind::return_stub_pointer) e.lea(ax::gpq(r.id), ax::ptr(stub_pointer));
     else e.mov(ax::gpq(r.id), Imm(int64_t(r.value)));
   }
   for (const auto& r : plan.inits)
@@ -140,6 +143,10 @@ asmjit::Error emit_stream_function(ax::Emitter& e, const StreamPlan& plan, int c
   e.bind(loop);
   for (int c = 0; c < copies; ++c)
     for (const auto& p : plan.copy) {
+      if (plan.return_stub && p.ops.size() == 1 && p.ops[0].isLabel()) {
+        if (asmjit::Error err = e.emit(p.inst.id(), stub)) return err;
+        continue;
+      }
       if (plan.memory_stride_per_copy == 0 || c == 0) {
         if (asmjit::Error err = e.emitInst(p.inst, p.ops.data(), p.ops.size())) return err;
         continue;
@@ -166,6 +173,15 @@ asmjit::Error emit_stream_function(ax::Emitter& e, const StreamPlan& plan, int c
   e.add(ax::rsp, 8);
   for (int i = 5; i >= 0; --i) e.pop(saved[i]);
   e.ret();
+  if (plan.return_stub) {
+    // Where call forms go: straight back. Its address as data, for call m64 (code is readable).
+    e.align(AlignMode::kCode, 64);
+    e.bind(stub);
+    e.ret();
+    e.align(AlignMode::kData, 8);
+    e.bind(stub_pointer);
+    e.embedLabel(stub);
+  }
   return kErrorOk;
 }
 

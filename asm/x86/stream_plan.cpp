@@ -410,10 +410,65 @@ std::vector<size_t> interleave(const std::vector<MixForm>& forms) {
 
 }  // namespace
 
+namespace {
+
+bool is_call(const InstForm& f) { return f.text.mnemonic == "call"; }
+bool is_ret(const InstForm& f) { return f.text.mnemonic == "ret" && f.text.operands.empty(); }
+
+// call and ret as uops.info measures them: each call goes to a `ret` the emitter places after the
+// function (StreamPlan::return_stub) and comes straight back, so a copy of `rounds` calls runs
+// `rounds` calls and `rounds` rets. The target is the stub: as a label (rel32), in a register, or in
+// memory (a qword next to the stub, read through a register).
+Expected<StreamPlan> plan_call_return(const InstForm& call, int rounds, const std::string& dtype) {
+  StreamPlan plan;
+  plan.kind = StreamKind::throughput;
+  plan.dtype = dtype;
+  plan.vec_regs = 16;
+  plan.return_stub = true;
+  Pools pools = make_pools(call, plan.vec_regs);
+  init_common(plan, call, pools);
+  if (call.text.operands.size() != 1) return make_error("call takes one target operand");
+  const OperandKind& k = call.text.operands[0];
+  const uint32_t target = pools.gp.front();
+  PlannedInst p;
+  p.inst = BaseInst(call.id, call.options);
+  p.role = PlannedInst::Role::measured;
+  if (k.cls == OpClass::imm && k.relative) {
+    p.ops.push_back(asmjit::Label());  // the emitter puts the stub's label here
+  } else if (k.cls == OpClass::gp && k.bits == 64) {
+    p.ops.push_back(ax::gpq(target));
+    set_init(plan, OpClass::gp, target, InitKind::return_stub);
+  } else if (k.cls == OpClass::mem && (k.bits == 64 || k.bits == 0)) {
+    p.ops.push_back(ax::qword_ptr(ax::gpq(target)));
+    set_init(plan, OpClass::gp, target, InitKind::return_stub_pointer);
+  } else {
+    return make_error("no call form with operand '" + k.text + "' is measured");
+  }
+  for (int i = 0; i < rounds; ++i) plan.copy.push_back(p);
+  plan.chains = rounds;
+  plan.measured_per_copy = 2 * rounds;
+  plan.measured_per_form = {rounds, rounds};
+  plan.method = "independent";
+  return plan;
+}
+
+}  // namespace
+
 Expected<StreamPlan> plan_mix(const std::vector<MixEntry>& entries, int rounds, const HostIsa& isa,
                               const std::string& dtype) {
   if (entries.empty()) return make_error("an empty mix");
   if (rounds < 1) return make_error("a mix needs at least one round");
+  for (const auto& e : entries)
+    if (!e.form) return make_error("mix weights must be positive");
+  // call and ret only as a pair: neither can run without the other.
+  const auto calls = std::count_if(entries.begin(), entries.end(), [](const MixEntry& e) { return is_call(*e.form); });
+  const auto rets = std::count_if(entries.begin(), entries.end(), [](const MixEntry& e) { return is_ret(*e.form); });
+  if (calls || rets) {
+    if (entries.size() != 2 || calls != 1 || rets != 1 || entries[0].weight != entries[1].weight)
+      return make_error("call and ret run only as a pair, one ret per call ('peakprobe inst \"call rel32\"' measures it)");
+    return plan_call_return(is_call(*entries[0].form) ? *entries[0].form : *entries[1].form, rounds * entries[0].weight,
+                            dtype);
+  }
   StreamPlan plan;
   plan.kind = StreamKind::throughput;
   plan.dtype = dtype;

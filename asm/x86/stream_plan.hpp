@@ -30,6 +30,8 @@ enum class InitKind {
   gp_value,      // general register: `value`
   buffer,        // general register: address of the probe buffer (pointer chase start)
   constant_one,  // general register: address of a read-only qword 1 (a divisor that never faults)
+  return_stub,   // general register: address of the function's return stub (call r64)
+  return_stub_pointer,  // general register: address of a qword holding the stub's address (call m64)
 };
 
 struct RegInit {
@@ -58,6 +60,9 @@ struct StreamPlan {
   bool uses_tiles = false;
   int chase_bits = 0;                  // 32/64: buffer words hold the buffer's own address
   bool chase_byteswap = false;         // ... byte-swapped (movbe loads swap them back)
+  // The emitter places a lone `ret` after the function for call forms; an operand that is a Label
+  // without an id in `copy` means that stub.
+  bool return_stub = false;
   bool buffer_holds_mxcsr = false;     // buffer dwords hold the probe's MXCSR value (ldmxcsr, fxrstor)
   // Bytes the emitter adds to the buffer offsets of each further copy (wrapping inside
   // kMemorySpreadBytes): read-modify-write forms, so that no copy waits on the previous copy's store

@@ -41,6 +41,14 @@ TEST_CASE("instruction text: every operand kind of the manuals", "[inst_text]") 
   CHECK(v->cls == OpClass::vmem);
   CHECK(v->index_bits == 512);
   CHECK(v->index_elem_bits == 64);
+  for (const char* rel : {"rel8", "rel32"}) {  // a branch target: an immediate relative to the next instruction
+    auto r = parse_operand_kind(rel);
+    REQUIRE(r.ok());
+    CHECK(r->cls == OpClass::imm);
+    CHECK(r->relative);
+    CHECK(r->text == rel);
+  }
+  CHECK_FALSE(parse_operand_kind("imm32")->relative);
   auto m = parse_operand_kind("zmm {k}");
   REQUIRE(m.ok());
   CHECK(m->merge_mask);

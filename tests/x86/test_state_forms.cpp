@@ -26,7 +26,9 @@ TEST_CASE("state forms: stack and flag forms get a companion that undoes them", 
                         Case{"push r16", "pop r16", false}, Case{"pop r64", "push r64", true},
                         Case{"pop r16", "push r16", true}, Case{"pop m64", "push r64", true},
                         Case{"pushf", "popf", false}, Case{"popf", "pushf", true}, Case{"std", "cld", false},
-                        Case{"enter imm16, imm8", "leave", false}, Case{"leave", "enter imm16, imm8", true}}) {
+                        Case{"enter imm16, imm8", "leave", false}, Case{"leave", "enter imm16, imm8", true},
+                        Case{"call rel32", "ret", false}, Case{"call r64", "ret", false},
+                        Case{"call m64", "ret", false}, Case{"ret", "call rel32", true}}) {
     INFO(c.text);
     auto comp = x86::balancing_companion(form(c.text));
     REQUIRE(comp);
@@ -43,7 +45,8 @@ TEST_CASE("state forms: stack and flag forms get a companion that undoes them", 
 
 TEST_CASE("state forms: forms that leave the process or move reserved registers are refused", "[state_forms]") {
   for (const char* text : {"syscall", "int3", "hlt", "ud2", "wrfsbase r64", "add rdi, imm8", "xor rdi, rdi",
-                           "mov rsi, r64", "maskmovdqu xmm, xmm", "movsb", "stosq", "rdmsr"}) {
+                           "mov rsi, r64", "maskmovdqu xmm, xmm", "movsb", "stosq", "rdmsr", "ret imm16",
+                           "call imm32", "jmp rel32", "jnz rel8", "loop rel8"}) {
     auto f = x86::resolve_inst(text);
     if (!f) continue;  // asmjit cannot spell it: refused earlier, by the parser
     INFO(text);

@@ -138,6 +138,46 @@ TEST_CASE("divide plans: dividends that fit, and a memory divisor of 1", "[strea
   CHECK(lat->method == "chain through the implicit registers (dx:ax)");
 }
 
+TEST_CASE("call and ret: a pair per call, the target the function's return stub", "[stream_plan]") {
+  auto ret = x86::resolve_inst("ret");
+  REQUIRE(ret.ok());
+  struct Case { const char* text; x86::InitKind init; };
+  for (const Case& c : {Case{"call rel32", x86::InitKind::gp_value}, Case{"call r64", x86::InitKind::return_stub},
+                        Case{"call m64", x86::InitKind::return_stub_pointer}}) {
+    INFO(c.text);
+    auto call = x86::resolve_inst(c.text);
+    REQUIRE(call.ok());
+    for (bool call_first : {true, false}) {
+      std::vector<x86::MixEntry> entries = {{&call.value(), 1}, {&ret.value(), 1}};
+      if (!call_first) std::swap(entries[0], entries[1]);
+      auto plan = x86::plan_mix(entries, 3, avx512(), "-");
+      REQUIRE(plan.ok());
+      CHECK(plan->return_stub);
+      CHECK(plan->measured_per_copy == 6);  // three calls and the three rets they return through
+      REQUIRE(plan->copy.size() == 3);
+      for (const auto& p : plan->copy) {
+        CHECK(p.inst.id() == asmjit::x86::Inst::kIdCall);
+        REQUIRE(p.ops.size() == 1);
+        if (c.init == x86::InitKind::gp_value) CHECK(p.ops[0].isLabel());
+        else {
+          const uint32_t target = p.ops[0].isReg() ? p.ops[0].id() : p.ops[0].as<asmjit::x86::Mem>().baseId();
+          bool set_up = false;
+          for (const auto& r : plan->inits)
+            if (r.cls == x86::OpClass::gp && r.id == target) set_up = r.kind == c.init;
+          CHECK(set_up);
+        }
+      }
+    }
+  }
+  // Neither runs in any other company: a ret without its call would return into nowhere.
+  auto call = x86::resolve_inst("call rel32");
+  auto add = x86::resolve_inst("add r64, r64");
+  REQUIRE(add.ok());
+  CHECK_FALSE(x86::plan_mix({{&ret.value(), 1}}, 1, avx512(), "-").ok());
+  CHECK_FALSE(x86::plan_mix({{&call.value(), 1}, {&add.value(), 1}}, 1, avx512(), "-").ok());
+  CHECK_FALSE(x86::plan_mix({{&call.value(), 2}, {&ret.value(), 1}}, 1, avx512(), "-").ok());
+}
+
 TEST_CASE("latency plan: methods name how the chain is built", "[stream_plan]") {
   struct Case { const char* text; const char* method; };
   const Case cases[] = {
