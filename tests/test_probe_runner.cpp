@@ -304,3 +304,38 @@ TEST_CASE("timings of one stream that no second timing reproduces are doubted", 
   REQUIRE(d.size() == 1);
   CHECK(d[0].find("disagree") != std::string::npos);
 }
+
+TEST_CASE("retries: every item once, then the doubtful ones in rounds, and a stop keeps a prefix", "[probe_runner]") {
+  struct Row {
+    Status status = Status::ok;
+    std::string reason;
+  };
+  // Item 1 is doubtful twice, then trusted; item 3 stays doubtful.
+  std::vector<int> calls(4, 0);
+  std::vector<std::pair<size_t, Status>> seen;
+  auto once = [&](size_t i) {
+    ++calls[i];
+    Row r;
+    if ((i == 1 && calls[i] < 3) || i == 3) r.status = Status::mistrusted;
+    return r;
+  };
+  std::vector<size_t> order;
+  auto rows = detail::measure_with_retries<Row>(
+      4, once, [&](size_t i) { order.push_back(i); }, [&](size_t i, const Row& r) { seen.emplace_back(i, r.status); });
+  REQUIRE(rows.size() == 4);
+  CHECK(order == std::vector<size_t>{0, 1, 2, 3});  // first attempts in order, each started once
+  CHECK(calls == std::vector<int>{1, 3, 1, detail::kAttempts});
+  CHECK(rows[1].status == Status::ok);
+  CHECK(rows[3].status == Status::mistrusted);
+  CHECK(rows[3].reason.find(std::to_string(detail::kAttempts) + " attempts") != std::string::npos);
+  CHECK(seen.size() == size_t(1 + 3 + 1 + detail::kAttempts));  // every attempt reported
+  // The first pass ends before any retry: all four first attempts come first.
+  for (size_t k = 0; k < 4; ++k) CHECK(seen[k].first == k);
+
+  // A stop after two first attempts: two rows, nothing retried.
+  std::fill(calls.begin(), calls.end(), 0);
+  int asked = 0;
+  auto part = detail::measure_with_retries<Row>(4, once, {}, {}, [&] { return ++asked > 2; });
+  CHECK(part.size() == 2);
+  CHECK(calls == std::vector<int>{1, 1, 0, 0});
+}

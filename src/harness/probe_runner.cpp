@@ -489,12 +489,15 @@ int ProbeRunner::threads() const { return impl_->options.threads; }
 ProbeResult ProbeRunner::run(const ProbeSpec& spec) { return run_batch({spec}).front(); }
 
 std::vector<ProbeResult> ProbeRunner::run_batch(const std::vector<ProbeSpec>& specs,
-                                                const std::function<void(size_t, const ProbeSpec&)>& on_start) {
+                                                const std::function<void(size_t, const ProbeSpec&)>& on_start,
+                                                const std::function<void(size_t, const ProbeResult&)>& on_result,
+                                                const std::function<bool()>& stop) {
   return measure_with_retries<ProbeResult>(
       specs.size(), [&](size_t i) { return run_once(specs[i]); },
       [&](size_t i) {
         if (on_start) on_start(i, specs[i]);
-      });
+      },
+      on_result, stop);
 }
 
 ProbeResult ProbeRunner::run_once(const ProbeSpec& spec) {

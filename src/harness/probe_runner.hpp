@@ -33,10 +33,15 @@ class ProbeRunner {
   static Expected<std::unique_ptr<ProbeRunner>> create(const CpuInfo& cpu, const ProbeOptions& options);
   ~ProbeRunner();
   ProbeResult run(const ProbeSpec& spec);
-  // Measures all specs in order, then measures mistrusted ones again (up to 4 attempts in all).
-  // `on_start(i, spec)` is called before each first attempt (progress display).
+  // Measures all specs in order, then measures mistrusted ones again (up to 4 attempts in all),
+  // pausing once per round: a large batch pays the pauses once, not once per form.
+  // `on_start(i, spec)` is called before each first attempt (progress display), `on_result(i, r)`
+  // after every attempt (checkpoints); `stop()` is asked before each attempt and ends the batch
+  // early (a budget, Ctrl-C): the results then hold the specs measured at least once, in order.
   std::vector<ProbeResult> run_batch(const std::vector<ProbeSpec>& specs,
-                                     const std::function<void(size_t, const ProbeSpec&)>& on_start = {});
+                                     const std::function<void(size_t, const ProbeSpec&)>& on_start = {},
+                                     const std::function<void(size_t, const ProbeResult&)>& on_result = {},
+                                     const std::function<bool()>& stop = {});
   // Runs the parts interleaved in the ratio of their weights, independent of each other and within
   // themselves; reports cycles per group, IPC and FLOP/s of the mix. Parts' alone figures are not
   // measured here. Doubtful results are measured again (up to 4 attempts).

@@ -43,23 +43,31 @@ inline constexpr int kRetryPauseMs[] = {30, 250, 1000};
 // round (up to kAttempts in all), pausing longer after each round. A probe takes milliseconds and
 // disturbances come in bursts, so a doubtful result is retried when the burst has likely passed;
 // only a result that stays doubtful is reported mistrusted, with its attempts counted.
+// `on_result(i, r)` sees every attempt's result as it comes; `stop()`, asked before each attempt,
+// ends the batch early: the results then hold the items measured at least once (a prefix).
 template <class Result>
 std::vector<Result> measure_with_retries(size_t n, const std::function<Result(size_t)>& once,
-                                         const std::function<void(size_t)>& on_start) {
+                                         const std::function<void(size_t)>& on_start,
+                                         const std::function<void(size_t, const Result&)>& on_result = {},
+                                         const std::function<bool()>& stop = {}) {
   std::vector<Result> results;
   results.reserve(n);
   for (size_t i = 0; i < n; ++i) {
+    if (stop && stop()) return results;
     if (on_start) on_start(i);
     results.push_back(once(i));
+    if (on_result) on_result(i, results.back());
   }
   for (int attempt = 2; attempt <= kAttempts; ++attempt) {
     bool any = false;
     for (size_t i = 0; i < n; ++i) {
       if (results[i].status != Status::mistrusted) continue;
+      if (stop && stop()) return results;
       any = true;
       Result again = once(i);
       if (again.status == Status::mistrusted) again.reason += fmt::format(" ({} attempts)", attempt);
       results[i] = std::move(again);
+      if (on_result) on_result(i, results[i]);
     }
     if (!any) break;
     if (attempt < kAttempts) std::this_thread::sleep_for(std::chrono::milliseconds(kRetryPauseMs[attempt - 2]));
