@@ -339,3 +339,30 @@ TEST_CASE("retries: every item once, then the doubtful ones in rounds, and a sto
   CHECK(part.size() == 2);
   CHECK(calls == std::vector<int>{1, 1, 0, 0});
 }
+
+TEST_CASE("retries: a round that cures almost nothing ends the retries of a large batch", "[probe_runner]") {
+  struct Row {
+    Status status = Status::ok;
+    std::string reason;
+  };
+  // Every item doubtful every time (a sibling thread busy all along): one retry round tells.
+  const size_t n = detail::kPersistentRoundItems;
+  std::vector<int> calls(n, 0);
+  auto always = [&](size_t i) {
+    ++calls[i];
+    return Row{Status::mistrusted, "slowed"};
+  };
+  auto rows = detail::measure_with_retries<Row>(n, always, {});
+  for (size_t i = 0; i < n; ++i) CHECK(calls[i] == 2);
+  CHECK(rows[0].reason.find("2 attempts") != std::string::npos);
+  // A small batch (an `inst` of a few forms) keeps every attempt: one round says little there.
+  std::vector<int> few(3, 0);
+  auto small = detail::measure_with_retries<Row>(3, [&](size_t i) { ++few[i]; return Row{Status::mistrusted, ""}; }, {});
+  CHECK(few == std::vector<int>(3, detail::kAttempts));
+  // A round that cures enough goes on to the next.
+  std::vector<int> some(n, 0);
+  auto cured_some = detail::measure_with_retries<Row>(
+      n, [&](size_t i) { return Row{++some[i] == 2 && i % 2 == 0 ? Status::ok : Status::mistrusted, ""}; }, {});
+  CHECK(some[1] == detail::kAttempts);
+  CHECK(some[0] == 2);
+}

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include "asm/x86/inst_form.hpp"
 #include "asm/x86/state_forms.hpp"
@@ -45,6 +46,10 @@ inline constexpr int kRetryPauseMs[] = {30, 250, 1000};
 // only a result that stays doubtful is reported mistrusted, with its attempts counted.
 // `on_result(i, r)` sees every attempt's result as it comes; `stop()`, asked before each attempt,
 // ends the batch early: the results then hold the items measured at least once (a prefix).
+// A round that retried many items and cured almost none met a disturbance that lasts (a busy
+// sibling thread all along, not a burst): further rounds would cost as much and cure as little.
+inline constexpr size_t kPersistentRoundItems = 20;     // retried items that make a round telling
+inline constexpr double kPersistentCuredFraction = 0.1;  // cured below this: the disturbance persists
 template <class Result>
 std::vector<Result> measure_with_retries(size_t n, const std::function<Result(size_t)>& once,
                                          const std::function<void(size_t)>& on_start,
@@ -59,17 +64,23 @@ std::vector<Result> measure_with_retries(size_t n, const std::function<Result(si
     if (on_result) on_result(i, results.back());
   }
   for (int attempt = 2; attempt <= kAttempts; ++attempt) {
-    bool any = false;
+    size_t retried = 0, cured = 0;
     for (size_t i = 0; i < n; ++i) {
       if (results[i].status != Status::mistrusted) continue;
       if (stop && stop()) return results;
-      any = true;
+      ++retried;
       Result again = once(i);
       if (again.status == Status::mistrusted) again.reason += fmt::format(" ({} attempts)", attempt);
+      else ++cured;
       results[i] = std::move(again);
       if (on_result) on_result(i, results[i]);
     }
-    if (!any) break;
+    if (retried == 0) break;
+    if (retried >= kPersistentRoundItems && double(cured) < kPersistentCuredFraction * double(retried)) {
+      spdlog::info("retry round {}: {} of {} doubtful results cured; the disturbance persists, no further rounds",
+                   attempt, cured, retried);
+      break;
+    }
     if (attempt < kAttempts) std::this_thread::sleep_for(std::chrono::milliseconds(kRetryPauseMs[attempt - 2]));
   }
   return results;
