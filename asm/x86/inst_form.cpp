@@ -256,7 +256,6 @@ Expected<InstForm> resolve_inst(const std::string& text) {
     f.evex_native = buf.size() > 0 && buf.data()[0] == 0x62;
     // asmjit takes {vex}/{evex} as a preference and encodes another way when the form has no such
     // encoding; the label would then name an encoding that never ran.
-    f.id = inst.id();
     if (auto why = undefined_form(f)) return make_error("impossible operand form '" + f.display + "': " + *why);
     if (!f.text.encoding.empty()) {
       const std::string used = encoding_of(buf.data(), buf.size());
