@@ -17,6 +17,7 @@
 
 #include "asm/matmul_kernel.hpp"
 #include "asm/mem_kernel.hpp"
+#include "asm/probe_form.hpp"
 #include "peakprobe/cpu_info.hpp"
 #include "peakprobe/matmul_result.hpp"
 
@@ -116,6 +117,21 @@ class Target {
   // The vector width an instruction text works on, as a ceiling-table label: "512", "256", "128"
   // (bits) or "scalar" (general registers, or one element of a vector register).
   virtual std::string width_class(const std::string& instruction) const = 0;
+
+  // ---- probe streams (harness/probe_runner, mix_runner, clock) ----
+  // Text -> a form ready to plan streams for on this CPU (its ISA level picks encodings and register
+  // counts), or why not (unknown mnemonic with the nearest names, impossible operands).
+  virtual Expected<std::unique_ptr<ProbeForm>> probe_form(const std::string& text, const CpuInfo& cpu) const = 0;
+  // Most rounds of this mix that fit the register budget (0 if not even one does). The parts' forms
+  // come from probe_form of this target.
+  virtual int max_rounds(const std::vector<MixPart>& parts) const = 0;
+  // The parts interleaved in the ratio of their weights, `rounds` groups per copy, every instance
+  // independent of every other in flight.
+  virtual Expected<StreamHandle> plan_mix(const std::vector<MixPart>& parts, int rounds,
+                                          const std::string& dtype) const = 0;
+  // Forms that set the core's widest issue rate (eliminated moves, nops, one-cycle ALU ops): the
+  // fastest of them bounds every other figure.
+  virtual std::vector<std::string> issue_width_forms() const = 0;
 
   // The instructions of the clock and its ruler (harness/clock.cpp, Ruler in harness/timing.hpp), in
   // the ISA's notation.

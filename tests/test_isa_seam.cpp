@@ -24,6 +24,9 @@ namespace {
 struct Pattern {
   const char* group;
   std::regex re;
+  // Where the pattern applies: everywhere scanned, or only outside / only inside asm/ (asm/'s top
+  // level, the ISA-neutral part of the emit stage, may use asmjit's neutral core but no ISA header).
+  enum class Where { everywhere, outside_asm, in_asm } where = Where::everywhere;
 };
 
 // x86 vocabulary. The bare two-letter register names (dx, cx, sp, bp) are left out: SVG code uses
@@ -38,7 +41,8 @@ const std::vector<Pattern>& patterns() {
     v.push_back({"feature", std::regex(R"(\b(avx(2|512\w*|_\w+)?|AVX(-?512|2)?|amx(_\w+)?|AMX|sse([234]\w*)?|SSE\d?|ssse3|f16c|xop|bmi2?|vaes|vpclmulqdq|gfni|xsave\w*|xcr0|XCR0|os_(avx\w*|amx))\b)", ecma)});
     v.push_back({"feature", std::regex(R"((^|[^.:\w])fma4?\b(?!\s*\())", ecma)});
     v.push_back({"plumbing", std::regex(R"(\bx86(_64|-64)?\b|\b(x86intrin|immintrin|emmintrin|xmmintrin|cpuid)\.h\b|__rdtsc|\b_mm_\w+|\b__m(128|256|512)\w*|__x86_64__|__i386__|\bMAP_32BIT\b)", ecma)});
-    v.push_back({"asmjit", std::regex(R"(#include\s*<asmjit/)", ecma)});
+    v.push_back({"asmjit", std::regex(R"(#include\s*<asmjit/)", ecma), Pattern::Where::outside_asm});
+    v.push_back({"asmjit", std::regex(R"(#include\s*<asmjit/(?!core\.h>))", ecma), Pattern::Where::in_asm});
     return v;
   }();
   return p;
@@ -63,24 +67,15 @@ const std::map<std::string, int> kBaseline = {
     {"src/catalog/embedded_catalog.hpp", 1},
     {"src/cli/cmd_info.cpp", 2},
     {"src/cli/cmd_inst.cpp", 1},
-        {"src/cli/matmul_common.hpp", 2},
+    {"src/cli/matmul_common.hpp", 2},
     {"src/compare/compare.cpp", 1},
     {"src/compare/compare.hpp", 1},
     {"src/cpu/cpu_info.cpp", 67},
     {"src/cpu/cpu_info.hpp", 12},
     {"src/gpu/cl_kernels.hpp", 1},
-    {"src/harness/clock.cpp", 19},
-    {"src/harness/clock.hpp", 6},
-    {"src/harness/cycle_counter.hpp", 4},
-    {"src/harness/mix_runner.cpp", 11},
-    {"src/harness/probe_runner.cpp", 35},
-    {"src/harness/probe_runner.hpp", 1},
-    {"src/harness/probe_runner_impl.hpp", 18},
-    {"src/harness/timing.cpp", 9},
-    {"src/harness/timing.hpp", 10},
     {"src/report/json_report.cpp", 4},
     {"src/roofline/ceilings.cpp", 2},
-        {"tests/test_autotune.cpp", 9},
+    {"tests/test_autotune.cpp", 9},
     {"tests/test_catalog.cpp", 27},
     {"tests/test_cost_model.cpp", 13},
     {"tests/test_cpu_info.cpp", 50},
@@ -121,12 +116,15 @@ struct Finding {
   std::string group, token;
 };
 
-std::vector<Finding> findings(const fs::path& file) {
-  std::ifstream in(file);
+std::vector<Finding> findings(const fs::path& root, const std::string& rel) {
+  std::ifstream in(root / rel);
+  const bool in_asm = rel.rfind("asm/", 0) == 0;
   std::vector<Finding> out;
   std::string line;
   for (int n = 1; std::getline(in, line); ++n)
     for (const auto& p : patterns()) {
+      if ((p.where == Pattern::Where::outside_asm && in_asm) || (p.where == Pattern::Where::in_asm && !in_asm))
+        continue;
       std::smatch m;
       if (std::regex_search(line, m, p.re)) {
         out.push_back({n, p.group, m.str(0)});
@@ -145,7 +143,7 @@ TEST_CASE("isa seam: no file outside asm/<isa>/ names an ISA's registers, mnemon
   std::set<std::string> seen;
   for (const std::string& rel : seam_files(root)) {
     seen.insert(rel);
-    const auto found = findings(root / rel);
+    const auto found = findings(root, rel);
     const auto it = kBaseline.find(rel);
     const int allowed = it == kBaseline.end() ? 0 : it->second;
     const int n = int(found.size());

@@ -6,15 +6,12 @@
 #include <optional>
 #include <string>
 
+#include "asm/probe_form.hpp"
 #include "asm/x86/inst_form.hpp"
 
 namespace peakprobe::x86 {
 
-struct Companion {
-  std::string text;     // the companion form, in the spelling `inst` accepts ("pop r64")
-  bool first = false;   // the companion runs before the form (pop needs something pushed first)
-  std::string why;      // what it undoes, for the latency method and docs
-};
+using isa::Companion;  // "pop r64" after each "push r64"
 
 // The companion that keeps the stream balanced, or nullopt when the form needs none.
 std::optional<Companion> balancing_companion(const InstForm& f);

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
-#include <mutex>
+#include <new>
 
 #include "asm/x86/operand_factory.hpp"
 
@@ -11,15 +11,6 @@ using namespace asmjit;
 namespace ax = asmjit::x86;
 
 namespace {
-
-JitRuntime& runtime() {
-  static JitRuntime rt;
-  return rt;
-}
-std::mutex& runtime_mutex() {
-  static std::mutex m;
-  return m;
-}
 
 template <typename T>
 void fill_pattern(uint8_t* out, T value) {
@@ -44,10 +35,10 @@ ax::Vec vec_of(int bits, uint32_t id) {
 }
 
 asmjit::Error emit_vec_init(ax::Emitter& e, const RegInit& r, int bits, const HostIsa& isa) {
-  int32_t off = r.kind == InitKind::index ? (r.elem_bits == 64 ? offsetof(ProbeConstants, index64)
-                                                                : offsetof(ProbeConstants, index32))
-              : r.kind == InitKind::ones ? int32_t(offsetof(ProbeConstants, ones))
-                                         : int32_t(offsetof(ProbeConstants, data));
+  int32_t off = r.kind == InitKind::index ? (r.elem_bits == 64 ? offsetof(ConstantsLayout, index64)
+                                                                : offsetof(ConstantsLayout, index32))
+              : r.kind == InitKind::ones ? int32_t(offsetof(ConstantsLayout, ones))
+                                         : int32_t(offsetof(ConstantsLayout, data));
   ax::Vec v = vec_of(bits, r.id);
   ax::Mem m = ax::ptr(ax::r11, off);
   if (r.id >= 16 || bits == 512) return e.emit(ax::Inst::kIdVmovdqu64, v, m);
@@ -59,8 +50,9 @@ asmjit::Error emit_vec_init(ax::Emitter& e, const RegInit& r, int bits, const Ho
 
 }  // namespace
 
-void fill_constants(ProbeConstants& c, const std::string& dtype) {
-  std::memset(&c, 0, sizeof(c));
+ConstantsLayout& fill_constants(isa::ProbeConstants& storage, const std::string& dtype) {
+  std::memset(storage.bytes, 0, sizeof(storage.bytes));
+  ConstantsLayout& c = *new (storage.bytes) ConstantsLayout;
   // 1.0 in every lane keeps chains finite and normal: x*1 = x, x/1 = x, sqrt(1) = 1, and a running
   // sum of ones stops growing at 2^24 (f32) long before it could overflow.
   if (dtype == "f64") fill_pattern<double>(c.data, 1.0);
@@ -78,24 +70,7 @@ void fill_constants(ProbeConstants& c, const std::string& dtype) {
     c.tilecfg[48 + t] = 16;
   }
   c.mxcsr = 0x1F80 | 0x8000 | 0x0040;  // masked exceptions | FTZ | DAZ
-}
-
-JitFunction& JitFunction::operator=(JitFunction&& o) noexcept {
-  if (this != &o) {
-    this->~JitFunction();
-    fn_ = o.fn_;
-    size_ = o.size_;
-    o.fn_ = nullptr;
-  }
-  return *this;
-}
-
-JitFunction::~JitFunction() {
-  if (fn_) {
-    std::lock_guard<std::mutex> lock(runtime_mutex());
-    runtime().release(fn_);
-    fn_ = nullptr;
-  }
+  return c;
 }
 
 asmjit::Error emit_stream_function(ax::Emitter& e, const StreamPlan& plan, int copies, const HostIsa& isa) {
@@ -106,7 +81,7 @@ asmjit::Error emit_stream_function(ax::Emitter& e, const StreamPlan& plan, int c
   e.sub(ax::rsp, 8);
   e.stmxcsr(ax::dword_ptr(ax::rsp));
   e.fnstcw(ax::word_ptr(ax::rsp, 4));
-  e.ldmxcsr(ax::dword_ptr(ax::rdx, int32_t(offsetof(ProbeConstants, mxcsr))));
+  e.ldmxcsr(ax::dword_ptr(ax::rdx, int32_t(offsetof(ConstantsLayout, mxcsr))));
   e.mov(ax::r11, ax::rdx);
 
   const int vbits = form_vec_bits(plan);
@@ -122,7 +97,7 @@ asmjit::Error emit_stream_function(ax::Emitter& e, const StreamPlan& plan, int c
     }
   }
   if (plan.uses_tiles) {
-    e.ldtilecfg(ax::ptr(ax::r11, int32_t(offsetof(ProbeConstants, tilecfg))));
+    e.ldtilecfg(ax::ptr(ax::r11, int32_t(offsetof(ConstantsLayout, tilecfg))));
     for (uint32_t t = 0; t < 8; ++t) e.tilezero(ax::tmm(t));
   }
   // General registers last: r11 still points at the constants until here.
@@ -130,7 +105,7 @@ asmjit::Error emit_stream_function(ax::Emitter& e, const StreamPlan& plan, int c
     if (r.cls != OpClass::gp || r.id == ax::Gp::kIdR11) continue;
     if (r.kind == InitKind::buffer) e.mov(ax::gpq(r.id), ax::rsi);
     else if (r.kind == InitKind::constant_one)  // qword 1 of the index table: 1 as m8, m16, m32 and m64
-      e.lea(ax::gpq(r.id), ax::ptr(ax::r11, int32_t(offsetof(ProbeConstants, index64) + 8)));
+      e.lea(ax::gpq(r.id), ax::ptr(ax::r11, int32_t(offsetof(ConstantsLayout, index64) + 8)));
     else if (r.kind == InitKind::return_stub) e.lea(ax::gpq(r.id), ax::ptr(stub));
     else if (r.kind == InitKind::return_stub_pointer) e.lea(ax::gpq(r.id), ax::ptr(stub_pointer));
     else e.mov(ax::gpq(r.id), Imm(int64_t(r.value)));
@@ -187,7 +162,7 @@ asmjit::Error emit_stream_function(ax::Emitter& e, const StreamPlan& plan, int c
 
 Expected<JitFunction> compile_stream(const StreamPlan& plan, int copies, const HostIsa& isa, std::string* listing) {
   CodeHolder code;
-  code.init(runtime().environment());
+  code.init(jit_environment());
   StringLogger logger;
   if (listing) code.setLogger(&logger);
   ax::Assembler a(&code);
@@ -198,15 +173,5 @@ Expected<JitFunction> compile_stream(const StreamPlan& plan, int copies, const H
   if (listing) *listing = logger.data();
   return std::move(fn.value());
 }
-
-Expected<JitFunction> add_to_runtime(CodeHolder& code) {
-  void* fn = nullptr;
-  std::lock_guard<std::mutex> lock(runtime_mutex());
-  if (asmjit::Error err = runtime().add(&fn, &code))
-    return make_error(std::string("cannot map generated code: ") + DebugUtils::errorAsString(err));
-  return JitFunction(fn, code.codeSize());
-}
-
-const Environment& jit_environment() { return runtime().environment(); }
 
 }  // namespace peakprobe::x86

@@ -6,6 +6,7 @@
 #include "asm/x86/host_isa.hpp"
 #include "asm/x86/inst_form.hpp"
 #include "asm/x86/mem_kernels.hpp"
+#include "asm/x86/probe_form.hpp"
 
 #include <immintrin.h>
 #include <sys/mman.h>
@@ -26,6 +27,15 @@ bool ends_with(const std::string& s, const char* suffix) {
 // The f32 kernels are AVX-512 where the CPU has it, else AVX2 with FMA (gemm_unsupported says when
 // neither is there).
 int X86Target::gemm_vector_bits(const CpuInfo& cpu) const { return cpu.has("avx512_f") ? 512 : 256; }
+
+Expected<std::unique_ptr<isa::ProbeForm>> X86Target::probe_form(const std::string& text, const CpuInfo& cpu) const {
+  return make_probe_form(text, cpu);
+}
+int X86Target::max_rounds(const std::vector<isa::MixPart>& parts) const { return x86::max_rounds(parts); }
+Expected<isa::StreamHandle> X86Target::plan_mix(const std::vector<isa::MixPart>& parts, int rounds,
+                                                const std::string& dtype) const {
+  return x86::plan_mix(parts, rounds, dtype);
+}
 
 Expected<isa::FormInfo> X86Target::resolve(const std::string& text) const {
   auto form = resolve_inst(text);

@@ -24,6 +24,11 @@ class X86Target final : public isa::Target {
   std::optional<isa::FlopPair> flop_pair(const CpuInfo& cpu, bool fused_only) const override;
   std::string report_pair_set(const CpuInfo& cpu) const override;
   std::string width_class(const std::string& instruction) const override;
+  Expected<std::unique_ptr<isa::ProbeForm>> probe_form(const std::string& text, const CpuInfo& cpu) const override;
+  int max_rounds(const std::vector<isa::MixPart>& parts) const override;
+  Expected<isa::StreamHandle> plan_mix(const std::vector<isa::MixPart>& parts, int rounds,
+                                       const std::string& dtype) const override;
+  std::vector<std::string> issue_width_forms() const override { return {"nop", "mov r64, r64", "add r64, r64"}; }
   RulerForms ruler_forms() const override { return {"add r64, r64", "imul r64, r64"}; }
   HelpTexts help_texts() const override;
   std::vector<int> vector_widths() const override { return {64, 128, 256, 512}; }

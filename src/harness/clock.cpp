@@ -8,8 +8,6 @@
 
 #include <spdlog/spdlog.h>
 
-#include "asm/x86/inst_form.hpp"
-#include "asm/x86/stream_plan.hpp"
 #include "harness/stats.hpp"
 #include "harness/timing.hpp"
 
@@ -22,39 +20,41 @@ constexpr int kRounds = 7;
 
 Expected<std::unique_ptr<ClockCalibrator>> ClockCalibrator::create(const CycleCounter& counter, double tsc_hz,
                                                                    const CpuInfo& cpu) {
-  const auto isa = x86::host_isa(cpu);
-  const isa::Target::RulerForms forms = isa::host_target().ruler_forms();
-  auto form = x86::resolve_inst(forms.one_cycle);
+  const isa::Target& target = isa::host_target();
+  const isa::Target::RulerForms forms = target.ruler_forms();
+  auto form = target.probe_form(forms.one_cycle, cpu);
   if (!form) return make_error(form.error());
-  auto plan = x86::plan_latency(form.value(), isa, "-");
+  auto plan = form.value()->plan_latency("-");
   if (!plan) return make_error(plan.error());
+  const isa::StreamHandle& chain = plan.value();
   std::unique_ptr<ClockCalibrator> c(new ClockCalibrator(counter, tsc_hz));
-  auto s = x86::compile_stream(plan.value(), kShortCopies, isa);
-  auto l = x86::compile_stream(plan.value(), 2 * kShortCopies, isa);
+  auto s = chain->compile(kShortCopies);
+  auto l = chain->compile(2 * kShortCopies);
   if (!s) return make_error(s.error());
   if (!l) return make_error(l.error());
   c->short_ = std::move(s.value());
   c->long_ = std::move(l.value());
-  x86::fill_constants(c->consts_, "-");
   if (!c->buffer_.ok()) return make_error("cannot map the probe buffer");
+  const isa::BufferFill fill = chain->prepare(c->consts_, "-");
+  c->buffer_.fill(fill.pattern, fill.chase_bits, fill.chase_byteswap);
   // The wide reference: every register the planner can give the add, each its own chain.
-  const int k = x86::max_chains(form.value());
-  auto wide = x86::plan_throughput(form.value(), k, isa, "-");
+  const int k = form.value()->max_chains();
+  auto wide = form.value()->plan_throughput(k, "-");
   if (!wide) return make_error(wide.error());
   const int copies = std::max(1, kShortCopies / k);
-  auto ws = x86::compile_stream(wide.value(), copies, isa);
-  auto wl = x86::compile_stream(wide.value(), 2 * copies, isa);
+  auto ws = wide.value()->compile(copies);
+  auto wl = wide.value()->compile(2 * copies);
   if (!ws) return make_error(ws.error());
   if (!wl) return make_error(wl.error());
   c->wide_short_ = std::move(ws.value());
   c->wide_long_ = std::move(wl.value());
-  c->wide_short_units_ = double(copies * wide->measured_per_copy);
+  c->wide_short_units_ = double(copies * wide.value()->measured_per_copy());
   c->wide_long_units_ = 2 * c->wide_short_units_;
-  auto slow_form = x86::resolve_inst(forms.multi_cycle);
+  auto slow_form = target.probe_form(forms.multi_cycle, cpu);
   if (!slow_form) return make_error(slow_form.error());
-  auto slow_plan = x86::plan_latency(slow_form.value(), isa, "-");
+  auto slow_plan = slow_form.value()->plan_latency("-");
   if (!slow_plan) return make_error(slow_plan.error());
-  auto slow = x86::compile_stream(slow_plan.value(), 2 * kShortCopies, isa);
+  auto slow = slow_plan.value()->compile(2 * kShortCopies);
   if (!slow) return make_error(slow.error());
   c->slow_ = std::move(slow.value());
   c->ruler_.slow = c->slow_.fn();
@@ -159,8 +159,8 @@ ClockSample ClockCalibrator::measure() {
                   s.ticks_per_cycle, ruler_.chain_fixed_ticks);
     if (best_ratio < 1e300)
       ruler_.best_wide_ratio = lower_best_ratio(ruler_.best_wide_ratio, best_ratio);
-    // The add/imul ratio only from tries whose wide stream ran undisturbed: a busy sibling can slow
-    // the imul call too, which would make the add chain look faster than it can run.
+    // The add/multi-cycle ratio only from tries whose wide stream ran undisturbed: a busy sibling can slow
+    // the multi-cycle call too, which would make the add chain look faster than it can run.
     std::vector<double> chain_ratios, chain_ticks;
     for (const Try& t : tries)
       if (t.slow > 0 && ruler_.best_wide_ratio > 0 && t.wide / t.chain <= ruler_.best_wide_ratio * (1 + kRulerCleanLimit)) {
@@ -171,14 +171,14 @@ ClockSample ClockCalibrator::measure() {
       ruler_.slow_unsteady = true;
       // Its slow mode only lowers the ratio; the typical ratio still marks an undisturbed add chain.
       ruler_.best_chain_ratio = median(chain_ratios);
-      spdlog::debug("ruler: the multi-cycle chain moves on its own on this core (add/imul ratios {:.4f}-{:.4f}, add "
+      spdlog::debug("ruler: the multi-cycle chain moves on its own on this core (add/multi-cycle ratios {:.4f}-{:.4f}, add "
                     "chain steady); the add chain alone is the clock, judged against the typical ratio {:.4f}",
                     percentile(chain_ratios, 0.1), percentile(chain_ratios, 0.9), ruler_.best_chain_ratio);
     }
     // Once the multi-cycle chain is known to move on its own, its faster moments are its own slow mode
     // (a lower ratio), not a faster add chain: the typical ratio learned above stays the reference.
     const double chain_ratio = ruler_.slow_unsteady ? 0.0 : confirmed_min(chain_ratios, 0.005);
-    spdlog::trace("ruler: imul chain {} x {}, best add/imul chain ratio {:.4f} (so far {:.4f})", ruler_.slow_iters,
+    spdlog::trace("ruler: multi-cycle chain {} x {}, best add/multi-cycle chain ratio {:.4f} (so far {:.4f})", ruler_.slow_iters,
                   2 * kShortCopies, chain_ratio, ruler_.best_chain_ratio);
     if (chain_ratio > 0)
       ruler_.best_chain_ratio =

@@ -1,5 +1,5 @@
 // Core-clock calibration without hardware counters: a chain of dependent register adds runs at one
-// add per core cycle on every x86 core, so TSC ticks per add = TSC ticks per core cycle. Timed at N
+// add per core cycle on every core (Target::ruler_forms names the add), so TSC ticks per add = TSC ticks per core cycle. Timed at N
 // and 2N unrolled copies (loop overhead cancels), median of many samples. The calibrator also owns
 // the Ruler that is timed beside every probe sample: the same chain, and the same add on every free
 // register (the core's undisturbed issue rate) and a dependent multi-cycle chain, to recognise
@@ -8,7 +8,7 @@
 #include <memory>
 #include <string>
 
-#include "asm/x86/stream_emitter.hpp"
+#include "asm/jit.hpp"
 #include "harness/cycle_counter.hpp"
 #include "harness/probe_buffer.hpp"
 #include "harness/timing.hpp"
@@ -44,12 +44,12 @@ class ClockCalibrator {
   ClockCalibrator(const CycleCounter& counter, double tsc_hz) : counter_(counter), tsc_hz_(tsc_hz) {}
   const CycleCounter& counter_;
   double tsc_hz_;
-  x86::JitFunction short_, long_;
-  x86::JitFunction wide_short_, wide_long_;
-  x86::JitFunction slow_;  // the multi-cycle reference chain (see Ruler::slow)
+  isa::JitFunction short_, long_;
+  isa::JitFunction wide_short_, wide_long_;
+  isa::JitFunction slow_;  // the multi-cycle reference chain (see Ruler::slow)
   double wide_short_units_ = 0, wide_long_units_ = 0;
   Ruler ruler_;
-  x86::ProbeConstants consts_;
+  isa::ProbeConstants consts_;
   ProbeBuffer buffer_;
 };
 

@@ -3,16 +3,13 @@
 // add-chain calibration (see harness/clock.hpp).
 #pragma once
 #include <cstdint>
-#include <x86intrin.h>
+
+#include "peakprobe_isa/timer.hpp"
 
 namespace peakprobe {
 
-inline uint64_t tsc_now() {
-  _mm_lfence();  // keep earlier instructions from drifting past the read
-  uint64_t t = __rdtsc();
-  _mm_lfence();
-  return t;
-}
+// The ISA's constant-rate timestamp (Target docs say which counter), inline: timed regions read it.
+inline uint64_t tsc_now() { return isa::timestamp(); }
 
 class CycleCounter {
  public:

@@ -10,7 +10,7 @@
 
 #include "harness/probe_runner.hpp"
 #include "harness/probe_runner_impl.hpp"
-#include "asm/x86/state_forms.hpp"
+#include "asm/target.hpp"
 
 namespace peakprobe {
 using namespace detail;
@@ -21,22 +21,23 @@ namespace {
 // here (a pair with `syscall` would make real system calls). A form that moves the stack pointer or
 // a flag the harness stands on runs only beside its balancing companion with the same weight (push
 // with pop, std with cld); `order` then puts a companion that must come first (push before pop) first.
-std::string state_refusal(const std::vector<x86::InstForm>& forms, const std::vector<MixSpec>& parts,
+std::string state_refusal(const std::vector<std::unique_ptr<isa::ProbeForm>>& forms, const std::vector<MixSpec>& parts,
                           std::vector<size_t>& order) {
+  const isa::Target& target = isa::host_target();
   for (const auto& f : forms)
-    if (auto why = x86::refusal_reason(f)) return "refused before running: " + *why;
+    if (auto why = f->refusal()) return "refused before running: " + *why;
   for (size_t i = 0; i < forms.size(); ++i) {
-    auto companion = x86::balancing_companion(forms[i]);
+    auto companion = forms[i]->companion();
     if (!companion) continue;
-    auto other = x86::resolve_inst(companion->text);
+    auto other = target.resolve(companion->text);
     size_t j = forms.size();
     if (other)
       for (size_t k = 0; k < forms.size(); ++k)
-        if (k != i && forms[k].display == other->display && parts[k].weight == parts[i].weight) j = k;
+        if (k != i && forms[k]->display() == other->display && parts[k].weight == parts[i].weight) j = k;
     if (j == forms.size())
       return fmt::format("refused before running: '{}' changes state the harness stands on and runs only "
                          "beside '{}' with the same weight ({}); 'peakprobe inst \"{}\"' measures it balanced",
-                         forms[i].display, companion->text, companion->why, forms[i].display);
+                         forms[i]->display(), companion->text, companion->why, forms[i]->display());
     const auto pos_i = std::find(order.begin(), order.end(), i), pos_j = std::find(order.begin(), order.end(), j);
     if (companion->first == (pos_j > pos_i)) std::iter_swap(pos_i, pos_j);
   }
@@ -55,7 +56,7 @@ MixResult ProbeRunner::Impl::run_mix_once(const std::vector<MixSpec>& parts, boo
   MixResult r;
   r.repro = mix_repro(parts, pinned_cpu);
   r.clock.source = counter.source();
-  std::vector<x86::InstForm> forms;
+  std::vector<std::unique_ptr<isa::ProbeForm>> forms;
   std::vector<std::string> needed;
   std::string dtype = "-";
   for (const auto& p : parts) {
@@ -65,16 +66,16 @@ MixResult ProbeRunner::Impl::run_mix_once(const std::vector<MixSpec>& parts, boo
     part.ops_per_instruction = p.probe.ops_per_instruction;
     part.dtype = p.probe.dtype;
     r.parts.push_back(part);
-    auto form = x86::resolve_inst(p.probe.text);
+    auto form = target.probe_form(p.probe.text, cpu);
     if (!form) {
       r.status = Status::error;
       r.reason = form.error();
       return r;
     }
-    r.parts.back().instruction = form->display;
-    if (part.dtype == "-") r.parts.back().dtype = x86::infer_dtype(form->text.mnemonic);
+    r.parts.back().instruction = form.value()->display();
+    if (part.dtype == "-") r.parts.back().dtype = form.value()->default_dtype();
     if (dtype == "-" && is_float(r.parts.back().dtype)) dtype = r.parts.back().dtype;
-    needed.insert(needed.end(), form->features.begin(), form->features.end());
+    needed.insert(needed.end(), form.value()->features().begin(), form.value()->features().end());
     needed.insert(needed.end(), p.probe.requires_features.begin(), p.probe.requires_features.end());
     forms.push_back(std::move(form.value()));
   }
@@ -90,29 +91,29 @@ MixResult ProbeRunner::Impl::run_mix_once(const std::vector<MixSpec>& parts, boo
     r.reason = why;
     return r;
   }
-  std::vector<x86::MixEntry> entries;
+  std::vector<isa::MixPart> entries;
   int group = 0;
   for (size_t i : order) {
-    entries.push_back({&forms[i], parts[i].weight});
+    entries.push_back({forms[i].get(), parts[i].weight});
     group += parts[i].weight;
   }
   // Every part gets as many independent chains as the registers allow: enough to cover latency x
   // pipes for any common form, so the mix is limited by issue, not by its own dependencies.
-  const int rounds = x86::max_rounds(entries);
+  const int rounds = target.max_rounds(entries);
   if (rounds < 1) {
     r.status = Status::error;
     r.reason = "these forms together need more registers than the ISA has";
     return r;
   }
-  auto plan = x86::plan_mix(entries, rounds, isa, dtype);
+  auto plan = target.plan_mix(entries, rounds, dtype);
   if (!plan) {
     r.status = Status::error;
     r.reason = plan.error();
     return r;
   }
   r.rounds = rounds;
-  const int per_copy = plan->measured_per_copy;
-  auto compiled = compile_pair(plan.value(), std::max(1, (kThroughputUnits + per_copy - 1) / per_copy), isa);
+  const int per_copy = plan.value()->measured_per_copy();
+  auto compiled = compile_pair(plan.value(), std::max(1, (kThroughputUnits + per_copy - 1) / per_copy));
   if (!compiled) {
     r.status = Status::error;
     r.reason = compiled.error();

@@ -13,10 +13,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "asm/x86/inst_form.hpp"
-#include "asm/x86/state_forms.hpp"
-#include "asm/x86/stream_emitter.hpp"
-#include "asm/x86/stream_plan.hpp"
+#include "asm/target.hpp"
 #include "harness/clock.hpp"
 #include "cpu/cpu_info.hpp"
 #include "harness/cycle_counter.hpp"
@@ -44,19 +41,17 @@ TimingBudget probe_budget() {
   return b;
 }
 
-Expected<Compiled> compile_pair(const x86::StreamPlan& plan, int short_copies, const x86::HostIsa& isa) {
-  auto s = x86::compile_stream(plan, short_copies, isa);
+Expected<Compiled> compile_pair(const isa::StreamHandle& stream, int short_copies) {
+  auto s = stream->compile(short_copies);
   if (!s) return make_error(s.error());
-  auto l = x86::compile_stream(plan, 2 * short_copies, isa);
+  auto l = stream->compile(2 * short_copies);
   if (!l) return make_error(l.error());
   Compiled c;
   c.short_fn = std::move(s.value());
   c.long_fn = std::move(l.value());
-  c.units_short = double(short_copies * plan.measured_per_copy);
+  c.units_short = double(short_copies * stream->measured_per_copy());
   c.units_long = 2.0 * c.units_short;
-  c.chase_bits = plan.chase_bits;
-  c.chase_byteswap = plan.chase_byteswap;
-  c.buffer_holds_mxcsr = plan.buffer_holds_mxcsr;
+  c.stream = stream;
   return c;
 }
 
@@ -121,9 +116,6 @@ std::vector<int> chain_candidates(int kmax) {
   return ks;
 }
 
-// Forms that set the core's widest issue rate: eliminated moves, nops, one-cycle ALU ops.
-
-const char* const kIssueWidthForms[] = {"nop", "mov r64, r64", "add r64, r64"};
 }  // namespace
 
 using namespace detail;
@@ -140,15 +132,15 @@ std::vector<std::string> missing_features(const CpuInfo& cpu, const std::vector<
   return out;
 }
 
-void ProbeRunner::Impl::measure_latency(const x86::InstForm& form, const std::string& dtype, ProbeResult& r,
+void ProbeRunner::Impl::measure_latency(const isa::ProbeForm& form, const std::string& dtype, ProbeResult& r,
                                         PairTiming& lat) {
-  auto plan = x86::plan_latency(form, isa, dtype);
+  auto plan = form.plan_latency(dtype);
   if (!plan) {
     r.latency_method = plan.error();
     return;
   }
-  r.latency_method = plan->method;
-  auto c = compile_pair(plan.value(), kLatencyCopies, isa);
+  r.latency_method = plan.value()->method();
+  auto c = compile_pair(plan.value(), kLatencyCopies);
   if (!c) {
     r.status = Status::error;
     r.reason = c.error();
@@ -161,11 +153,10 @@ void ProbeRunner::Impl::measure_latency(const x86::InstForm& form, const std::st
   }
 }
 
-bool ProbeRunner::Impl::measure_throughput(const x86::InstForm& form, const std::string& dtype, ProbeResult& r,
-                                           PairTiming& best_t, Compiled& best, x86::StreamPlan& best_plan,
-                                           double latency_cycles, double& repeat_disagreement,
-                                           double& length_disagreement) {
-  const int kmax = x86::max_chains(form);
+bool ProbeRunner::Impl::measure_throughput(const isa::ProbeForm& form, const std::string& dtype, ProbeResult& r,
+                                           PairTiming& best_t, Compiled& best, double latency_cycles,
+                                           double& repeat_disagreement, double& length_disagreement) {
+  const int kmax = form.max_chains();
   if (kmax < 1) {
     r.status = Status::error;
     r.reason = "no registers left for an independent stream";
@@ -175,14 +166,14 @@ bool ProbeRunner::Impl::measure_throughput(const x86::InstForm& form, const std:
   int best_copies = 1;
   bool chain_bound = false;
   for (int k : chain_candidates(kmax)) {
-    auto plan = x86::plan_throughput(form, k, isa, dtype);
+    auto plan = form.plan_throughput(k, dtype);
     if (!plan) {
       r.status = Status::error;
       r.reason = plan.error();
       return false;
     }
     const int copies = std::max(1, (kThroughputUnits + k - 1) / k);
-    auto c = compile_pair(plan.value(), copies, isa);
+    auto c = compile_pair(plan.value(), copies);
     if (!c) {
       r.status = Status::error;
       r.reason = c.error();
@@ -205,12 +196,16 @@ bool ProbeRunner::Impl::measure_throughput(const x86::InstForm& form, const std:
       r.accumulators = k;
       best_copies = copies;
       best = std::move(c.value());
-      best_plan = plan.value();
     }
     // Still bound by the chains (K instructions per latency) means more chains may help, even when
     // this step did not improve much; otherwise one step without gain ends the sweep.
     chain_bound = latency_cycles > 0 && rt * k > 0.85 * latency_cycles;
     if (!improved && !chain_bound && k >= 2) break;
+  }
+  if (!best.stream) {
+    r.status = Status::error;
+    r.reason = "throughput stream: no timing came out a number";
+    return false;
   }
   // The register file, not the hardware, may have stopped the sweep: say so.
   r.chains_limited_by_registers = r.accumulators == kmax && chain_bound && kmax > 1;
@@ -226,8 +221,9 @@ bool ProbeRunner::Impl::measure_throughput(const x86::InstForm& form, const std:
   };
   std::vector<Timed> timed;
   timed.push_back({best_t, std::nullopt});
+  const isa::StreamHandle best_stream = best.stream;
   for (int copies : {best_copies + std::max(1, best_copies / 2), 2 * best_copies}) {
-    auto c = compile_pair(best_plan, copies, isa);
+    auto c = compile_pair(best_stream, copies);
     PairTiming t;
     std::string err;
     if (!c || !time(c.value(), dtype, t, err) || t.value <= 0) continue;
@@ -270,29 +266,29 @@ bool ProbeRunner::Impl::measure_throughput(const x86::InstForm& form, const std:
   return true;
 }
 
-bool ProbeRunner::Impl::measure_balanced(const x86::InstForm& form, const x86::Companion& companion,
+bool ProbeRunner::Impl::measure_balanced(const isa::ProbeForm& form, const isa::Companion& companion,
                                          const std::string& dtype, ProbeResult& r, PairTiming& best_t,
-                                         Compiled& best, x86::StreamPlan& best_plan, double& repeat_disagreement) {
-  auto other = x86::resolve_inst(companion.text);
+                                         Compiled& best, double& repeat_disagreement) {
+  auto other = target.probe_form(companion.text, cpu);
   if (!other) {
     r.status = Status::error;
     r.reason = "companion '" + companion.text + "': " + other.error();
     return false;
   }
-  r.latency_method = "balanced with '" + other->display + "' (" + companion.why +
+  r.latency_method = "balanced with '" + other.value()->display() + "' (" + companion.why +
                      "): throughput only, cycles per instruction of the pair";
-  std::vector<x86::MixEntry> entries = {{&form, 1}, {&other.value(), 1}};
+  std::vector<isa::MixPart> entries = {{&form, 1}, {other.value().get(), 1}};
   if (companion.first) std::swap(entries[0], entries[1]);
-  const int rounds = x86::max_rounds(entries);
-  auto plan = rounds > 0 ? x86::plan_mix(entries, rounds, isa, dtype) : Expected<x86::StreamPlan>(make_error(
-                                                                            "not enough registers for the pair"));
+  const int rounds = target.max_rounds(entries);
+  auto plan = rounds > 0 ? target.plan_mix(entries, rounds, dtype)
+                         : Expected<isa::StreamHandle>(make_error("not enough registers for the pair"));
   if (!plan) {
     r.status = Status::error;
     r.reason = plan.error();
     return false;
   }
-  const int per_copy = plan->measured_per_copy;
-  auto c = compile_pair(plan.value(), std::max(1, (kThroughputUnits + per_copy - 1) / per_copy), isa);
+  const int per_copy = plan.value()->measured_per_copy();
+  auto c = compile_pair(plan.value(), std::max(1, (kThroughputUnits + per_copy - 1) / per_copy));
   if (!c) {
     r.status = Status::error;
     r.reason = c.error();
@@ -309,40 +305,39 @@ bool ProbeRunner::Impl::measure_balanced(const x86::InstForm& form, const x86::C
   best_t = second.value < first.value ? second : first;
   r.accumulators = rounds;
   best = std::move(c.value());
-  best_plan = plan.value();
   return true;
 }
 
-void ProbeRunner::Impl::measure_operand_latencies(const x86::InstForm& form, const std::string& dtype,
+void ProbeRunner::Impl::measure_operand_latencies(const isa::ProbeForm& form, const std::string& dtype,
                                                   ProbeResult& r) {
-  const std::vector<int> ops = x86::latency_operands(form);
+  const std::vector<int> ops = form.latency_operands();
   if (ops.size() < 2) return;  // one path: latency_cycles says it all
   for (int op : ops) {
-    auto plan = x86::plan_latency_through(form, op, isa, dtype);
+    auto plan = form.plan_latency_through(op, dtype);
     if (!plan) continue;
-    auto c = compile_pair(plan.value(), kLatencyCopies, isa);
+    auto c = compile_pair(plan.value(), kLatencyCopies);
     if (!c) continue;
     PairTiming t;
     std::string err;
     if (!time(c.value(), dtype, t, err) || t.cycles.samples == 0) continue;
     OperandLatency l;
     l.operand = op + 1;
-    l.kind = form.text.operands[size_t(op)].text;
-    l.cycles = t.value - plan->bridge_cycles;
-    l.method = plan->method;
-    l.upper_bound = plan->upper_bound;
+    l.kind = form.operand_kind(op);
+    l.cycles = t.value - plan.value()->bridge_cycles();
+    l.method = plan.value()->method();
+    l.upper_bound = plan.value()->upper_bound();
     r.latencies.push_back(l);
   }
 }
 
 void ProbeRunner::Impl::measure_issue_width() {
-  for (const char* text : kIssueWidthForms) {
-    auto form = x86::resolve_inst(text);
+  for (const std::string& text : target.issue_width_forms()) {
+    auto form = target.probe_form(text, cpu);
     if (!form) continue;
-    const int k = x86::max_chains(form.value());
-    auto plan = x86::plan_throughput(form.value(), k, isa, "-");
+    const int k = form.value()->max_chains();
+    auto plan = form.value()->plan_throughput(k, "-");
     if (!plan) continue;
-    auto c = compile_pair(plan.value(), std::max(1, (kThroughputUnits + k - 1) / k), isa);
+    auto c = compile_pair(plan.value(), std::max(1, (kThroughputUnits + k - 1) / k));
     if (!c) continue;
     // Only an undisturbed timing may set the limit: a slowed one would make every later fast row
     // look impossible. With none, the limit stays unknown (0) and that check is skipped.
@@ -357,7 +352,7 @@ void ProbeRunner::Impl::measure_issue_width() {
   spdlog::debug("widest issue rate seen: {:.2f} instructions/cycle", issue_width);
 }
 
-void ProbeRunner::Impl::run_threads(const x86::StreamPlan& plan, const std::string& dtype, ProbeResult& r) {
+void ProbeRunner::Impl::run_threads(const isa::StreamHandle& stream, const std::string& dtype, ProbeResult& r) {
   const int n = options.threads;
   std::vector<int> cpus;
   for (int c : cpu.core_order)
@@ -367,8 +362,8 @@ void ProbeRunner::Impl::run_threads(const x86::StreamPlan& plan, const std::stri
     r.reason = fmt::format("--threads {} but only {} CPUs are available", n, cpus.size());
     return;
   }
-  const int copies = std::max(1, (kThroughputUnits + plan.chains - 1) / plan.chains);
-  auto c = compile_pair(plan, copies, isa);
+  const int copies = std::max(1, (kThroughputUnits + stream->chains() - 1) / stream->chains());
+  auto c = compile_pair(stream, copies);
   if (!c) {
     r.status = Status::error;
     r.reason = c.error();
@@ -384,7 +379,7 @@ void ProbeRunner::Impl::run_threads(const x86::StreamPlan& plan, const std::stri
     if (!pin_current_thread(cpus[size_t(i)], &err)) errors[size_t(i)] = err;
     CycleCounter ctr;
     ProbeBuffer buf;
-    x86::ProbeConstants k;
+    isa::ProbeConstants k;
     prepare_data(c.value(), dtype, k, buf);
     auto cal = ClockCalibrator::create(ctr, cpu.tsc_hz, cpu);
     sync.arrive_and_wait();
@@ -461,7 +456,6 @@ Expected<std::unique_ptr<ProbeRunner>> ProbeRunner::create(const CpuInfo& cpu, c
   auto impl = std::make_unique<Impl>();
   impl->cpu = cpu;
   impl->options = options;
-  impl->isa = x86::host_isa(cpu);
   int target = options.cpu >= 0 ? options.cpu : (cpu.core_order.empty() ? current_cpu() : cpu.core_order.front());
   std::string err;
   if (!pin_current_thread(target, &err)) return make_error(err);
@@ -513,18 +507,17 @@ ProbeResult ProbeRunner::run_once(const ProbeSpec& spec) {
                         spec.imm ? fmt::format(" --imm {}", *spec.imm) : std::string(), m.options.repro_extra);
   r.clock.source = m.counter.source();
 
-  auto form = x86::resolve_inst(spec.text);
-  if (!form) {
+  auto resolved = m.target.probe_form(spec.text, m.cpu);
+  if (!resolved) {
     r.status = Status::error;
-    r.reason = form.error();
+    r.reason = resolved.error();
     return r;
   }
-  r.instruction = form->display;
-  if (spec.imm)
-    for (size_t i = 0; i < form->text.operands.size(); ++i)
-      if (form->text.operands[i].cls == x86::OpClass::imm) form->imms[i] = *spec.imm;
-  r.dtype = spec.dtype != "-" ? spec.dtype : x86::infer_dtype(form->text.mnemonic);
-  std::vector<std::string> needed = form->features;
+  isa::ProbeForm& form = *resolved.value();
+  r.instruction = form.display();
+  if (spec.imm) form.set_immediates(*spec.imm);
+  r.dtype = spec.dtype != "-" ? spec.dtype : form.default_dtype();
+  std::vector<std::string> needed = form.features();
   needed.insert(needed.end(), spec.requires_features.begin(), spec.requires_features.end());
   auto missing = missing_features(m.cpu, needed);
   if (!missing.empty()) {
@@ -533,7 +526,7 @@ ProbeResult ProbeRunner::run_once(const ProbeSpec& spec) {
     return r;
   }
 
-  if (auto why = x86::refusal_reason(form.value())) {
+  if (auto why = form.refusal()) {
     r.status = Status::skipped;
     r.reason = "refused before running: " + *why;
     return r;
@@ -542,19 +535,16 @@ ProbeResult ProbeRunner::run_once(const ProbeSpec& spec) {
   ClockSample before = m.calibrate();
   PairTiming lat, tput;
   Compiled best;
-  x86::StreamPlan best_plan;
   double repeat_disagreement = 0, length_disagreement = 0;
-  if (auto companion = x86::balancing_companion(form.value())) {
+  if (auto companion = form.companion()) {
     // Stack and flag forms: a balanced pair per copy, reported per instruction of the pair.
-    if (!m.measure_balanced(form.value(), *companion, r.dtype, r, tput, best, best_plan, repeat_disagreement))
-      return r;
+    if (!m.measure_balanced(form, *companion, r.dtype, r, tput, best, repeat_disagreement)) return r;
   } else {
-    m.measure_latency(form.value(), r.dtype, r, lat);
+    m.measure_latency(form, r.dtype, r, lat);
     if (r.status == Status::error) return r;
-    m.measure_operand_latencies(form.value(), r.dtype, r);
+    m.measure_operand_latencies(form, r.dtype, r);
     const double lat_cycles = lat.cycles.samples > 0 ? lat.value : 0.0;
-    if (!m.measure_throughput(form.value(), r.dtype, r, tput, best, best_plan, lat_cycles, repeat_disagreement,
-                              length_disagreement))
+    if (!m.measure_throughput(form, r.dtype, r, tput, best, lat_cycles, repeat_disagreement, length_disagreement))
       return r;
   }
   ClockSample after = m.calibrate();
@@ -617,7 +607,7 @@ ProbeResult ProbeRunner::run_once(const ProbeSpec& spec) {
     r.reason = fmt::format("throughput limited by the register file: {} independent chains were still latency-bound",
                            r.accumulators);
 
-  if (m.options.threads > 1) m.run_threads(best_plan, r.dtype, r);
+  if (m.options.threads > 1) m.run_threads(best.stream, r.dtype, r);
   m.note_probe_slowed(trust.clean_samples >= 0 && ran_slowed(trust.clean_samples, trust.slowed_samples));
   return r;
 }

@@ -64,7 +64,8 @@ class ProbeRunner {
   std::unique_ptr<Impl> impl_;
 };
 
-// The features `spec` needs that `cpu` does not offer, with a reason for each ("avx512_fp16").
+// The features in `needed` that `cpu` does not offer, canonical names; one the CPU has but the OS does not
+// enable says so.
 std::vector<std::string> missing_features(const CpuInfo& cpu, const std::vector<std::string>& needed);
 
 }  // namespace peakprobe

@@ -11,10 +11,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "asm/x86/inst_form.hpp"
-#include "asm/x86/state_forms.hpp"
-#include "asm/x86/stream_emitter.hpp"
-#include "asm/x86/stream_plan.hpp"
+#include "asm/target.hpp"
 #include "harness/clock.hpp"
 #include "harness/cycle_counter.hpp"
 #include "harness/probe_buffer.hpp"
@@ -106,22 +103,18 @@ bool is_float(const std::string& dtype);
 TimingBudget probe_budget();
 
 struct Compiled {
-  x86::JitFunction short_fn, long_fn;
+  isa::JitFunction short_fn, long_fn;
   double units_short = 0, units_long = 0;
-  int chase_bits = 0;
-  bool chase_byteswap = false;
-  bool buffer_holds_mxcsr = false;
+  isa::StreamHandle stream;  // what was compiled: it says how constants and buffer start
 };
-// Constants and buffer contents for one compiled stream: the dtype's pattern, pointer-chase words
-// (byte-swapped for movbe), or the harness's MXCSR value for ldmxcsr.
-inline void prepare_data(const Compiled& c, const std::string& dtype, x86::ProbeConstants& consts,
+// Constants and buffer contents for one compiled stream: the dtype's pattern, pointer-chase words,
+// or whatever else the stream loads (ProbeStream::prepare).
+inline void prepare_data(const Compiled& c, const std::string& dtype, isa::ProbeConstants& consts,
                          ProbeBuffer& buffer) {
-  x86::fill_constants(consts, dtype);
-  if (c.buffer_holds_mxcsr)
-    for (size_t i = 0; i < sizeof(consts.data); i += 4) std::memcpy(consts.data + i, &consts.mxcsr, 4);
-  buffer.fill(consts.data, c.chase_bits, c.chase_byteswap);
+  const isa::BufferFill fill = c.stream->prepare(consts, dtype);
+  buffer.fill(fill.pattern, fill.chase_bits, fill.chase_byteswap);
 }
-Expected<Compiled> compile_pair(const x86::StreamPlan& plan, int short_copies, const x86::HostIsa& isa);
+Expected<Compiled> compile_pair(const isa::StreamHandle& stream, int short_copies);
 // Counter ticks per instruction -> core cycles per instruction.
 Stats to_cycles(const Stats& ticks, double ticks_per_cycle);
 
@@ -148,13 +141,13 @@ struct ProbeRunner::Impl {
   using Compiled = detail::Compiled;
   CpuInfo cpu;
   ProbeOptions options;
-  x86::HostIsa isa;
+  const isa::Target& target = isa::host_target();
   int pinned_cpu = -1;
   CycleCounter counter;
   std::unique_ptr<ClockCalibrator> clock;
   ClockReading start;
   ProbeBuffer buffer;
-  x86::ProbeConstants consts;
+  isa::ProbeConstants consts;
 
   ClockSample last_calibration;  // the most recent ClockCalibrator::measure() around a probe
 
@@ -180,18 +173,17 @@ struct ProbeRunner::Impl {
 
   double issue_width = 0;  // most instructions per cycle seen on this core (measure_issue_width)
 
-  void measure_latency(const x86::InstForm& form, const std::string& dtype, ProbeResult& r, PairTiming& lat);
-  bool measure_throughput(const x86::InstForm& form, const std::string& dtype, ProbeResult& r, PairTiming& best_t,
-                          Compiled& best, x86::StreamPlan& best_plan, double latency_cycles,
-                          double& repeat_disagreement, double& length_disagreement);
-  bool measure_balanced(const x86::InstForm& form, const x86::Companion& companion, const std::string& dtype,
-                        ProbeResult& r, PairTiming& best_t, Compiled& best, x86::StreamPlan& best_plan,
-                        double& repeat_disagreement);
+  void measure_latency(const isa::ProbeForm& form, const std::string& dtype, ProbeResult& r, PairTiming& lat);
+  bool measure_throughput(const isa::ProbeForm& form, const std::string& dtype, ProbeResult& r, PairTiming& best_t,
+                          Compiled& best, double latency_cycles, double& repeat_disagreement,
+                          double& length_disagreement);
+  bool measure_balanced(const isa::ProbeForm& form, const isa::Companion& companion, const std::string& dtype,
+                        ProbeResult& r, PairTiming& best_t, Compiled& best, double& repeat_disagreement);
   void measure_issue_width();
   // latencies[]: one chain per input operand, for forms with more than one path.
-  void measure_operand_latencies(const x86::InstForm& form, const std::string& dtype, ProbeResult& r);
+  void measure_operand_latencies(const isa::ProbeForm& form, const std::string& dtype, ProbeResult& r);
   MixResult run_mix_once(const std::vector<MixSpec>& parts, bool on_all_threads = false);
-  void run_threads(const x86::StreamPlan& plan, const std::string& dtype, ProbeResult& r);
+  void run_threads(const isa::StreamHandle& stream, const std::string& dtype, ProbeResult& r);
 
   // A co-tenant can start on this core's sibling in the middle of a run: on an Emerald Rapids VM every
   // probe after the 123rd of a `run` read 44-45% slowed on the core that was the quietest at the start.

@@ -14,7 +14,7 @@ struct CallTime {
   uint64_t ticks = 0, tsc = 0;
 };
 
-CallTime time_call(x86::ProbeFn fn, uint64_t iters, void* buffer, const x86::ProbeConstants* c,
+CallTime time_call(isa::ProbeFn fn, uint64_t iters, void* buffer, const isa::ProbeConstants* c,
                    const CycleCounter& counter) {
   const uint64_t t0 = tsc_now();
   const uint64_t c0 = counter.now();
@@ -47,7 +47,7 @@ constexpr double kChainDisturbedLimit = 0.02;
 constexpr size_t kChainNeighbours = 3;
 
 // The two ratios of a sample's reference calls within their limits of the best this core has shown:
-// the wide stream not slowed beyond the chain, the add chain not slowed beyond the imul chain.
+// the wide stream not slowed beyond the chain, the add chain not slowed beyond the multi-cycle chain.
 bool references_undisturbed(const Ruler& ruler, double wide_ratio, double chain_ratio) {
   return wide_ratio <= ruler.best_wide_ratio * (1 + kRulerCleanLimit) &&
          chain_ratio <= ruler.best_chain_ratio * (1 + kRulerChainLimit);
@@ -81,8 +81,8 @@ bool multi_cycle_chain_unsteady(const std::vector<double>& add_tpc, const std::v
   return *hi / *lo - 1 <= kRulerSteadyChainLimit;
 }
 
-bool time_pair(x86::ProbeFn short_fn, x86::ProbeFn long_fn, double units_short, double units_long,
-               void* buffer, const x86::ProbeConstants* consts, const CycleCounter& counter,
+bool time_pair(isa::ProbeFn short_fn, isa::ProbeFn long_fn, double units_short, double units_long,
+               void* buffer, const isa::ProbeConstants* consts, const CycleCounter& counter,
                const TimingBudget& budget, PairTiming& out, std::string& error, const Ruler* ruler,
                double tsc_hz) {
   const bool paired = ruler && ruler->ready();
@@ -118,14 +118,14 @@ bool time_pair(x86::ProbeFn short_fn, x86::ProbeFn long_fn, double units_short, 
             CallTime rs = time_call(ruler->slow, ruler->slow_iters, ruler->buffer, ruler->consts, counter);
             ruler->wide(1, ruler->buffer, ruler->consts);
             CallTime rw = time_call(ruler->wide, ruler->wide_iters, ruler->buffer, ruler->consts, counter);
-            // The clock of this moment: the add chain, or what the imul chain says the add chain
+            // The clock of this moment: the add chain, or what the multi-cycle chain says the add chain
             // would have taken undisturbed, whichever is faster. Nothing makes either chain faster
             // than its hardware latency; a sibling taking ALU slots slows the 1-cycle chain about
             // three times as much as the 3-cycle one.
             auto per_cycle = [&](double call_ticks) {
               return std::max(1e-9, (call_ticks - ruler->chain_fixed_ticks) / ruler->chain_units);
             };
-            // The add chain's own call, for judging it: the imul estimate must not hide a
+            // The add chain's own call, for judging it: the multi-cycle estimate must not hide a
             // preempted chain call whose wide/chain ratio would then look impossibly good.
             raw_chain_tpc.push_back(per_cycle(double(rc.ticks)));
             const double slow_tpc = per_cycle(double(rs.ticks) * ruler->best_chain_ratio);
@@ -187,7 +187,7 @@ bool time_pair(x86::ProbeFn short_fn, x86::ProbeFn long_fn, double units_short, 
           chain_ok[i] = raw_chain_tpc[i] <= near[i] * (1 + kChainDisturbedLimit);
           if (chain_ok[i]) ratio_ok.push_back(wide_ratio[i]);
           // Only a moment whose wide stream ran undisturbed may teach the chain ratio: a busy sibling
-          // can slow the imul call too, which would make the add chain look faster than it can run.
+          // can slow the multi-cycle call too, which would make the add chain look faster than it can run.
           if (chain_ok[i] && wide_ratio[i] <= ruler->best_wide_ratio * (1 + kRulerCleanLimit)) {
             chain_ratio_ok.push_back(chain_ratio[i]);
             add_ok.push_back(raw_chain_tpc[i]);
@@ -198,7 +198,7 @@ bool time_pair(x86::ProbeFn short_fn, x86::ProbeFn long_fn, double units_short, 
           // The chain's slow mode only lowers the ratio, so the typical ratio still tells an add chain
           // that a sibling slowed (which the wide/chain ratio cannot see when both slow alike).
           ruler->best_chain_ratio = median(chain_ratio_ok);
-          spdlog::debug("ruler: the multi-cycle chain moves on its own on this core (add/imul ratios {:.4f}-{:.4f} while "
+          spdlog::debug("ruler: the multi-cycle chain moves on its own on this core (add/multi-cycle ratios {:.4f}-{:.4f} while "
                         "the add chain held within {:.1f}%); the add chain alone is the clock from now on",
                         percentile(chain_ratio_ok, 0.1), percentile(chain_ratio_ok, 0.9), 100 * kRulerSteadyChainLimit);
           chain_tpc = raw_chain_tpc;
@@ -218,7 +218,7 @@ bool time_pair(x86::ProbeFn short_fn, x86::ProbeFn long_fn, double units_short, 
         }
         for (size_t i = 0; i < tpc.size(); ++i)
           spdlog::trace("    sample {:2}: add chain {:.4f} clock {:.4f} local {:.4f} wide/chain {:.4f} (best {:.4f}) "
-                        "chain/imul {:.4f} (best {:.4f}) probe {:.4f} ticks/unit {:.4f}",
+                        "chain/slow {:.4f} (best {:.4f}) probe {:.4f} ticks/unit {:.4f}",
                         i, raw_chain_tpc[i], chain_tpc[i], tpc[i], wide_ratio[i], ruler->best_wide_ratio,
                         chain_ratio[i], ruler->best_chain_ratio, (b[i] - a[i]) / units / tpc[i], (b[i] - a[i]) / units);
         std::vector<bool> ok(tpc.size());

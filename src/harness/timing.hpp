@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "asm/x86/stream_emitter.hpp"
+#include "asm/jit.hpp"
 #include "harness/cycle_counter.hpp"
 #include "peakprobe/result.hpp"
 
@@ -27,23 +27,23 @@ struct TimingBudget {
 
 // The reference streams of one pinned core (owned by its ClockCalibrator).
 struct Ruler {
-  x86::ProbeFn chain = nullptr;  // dependent `add r64, r64`: one add per core cycle on every x86 core
+  isa::ProbeFn chain = nullptr;  // dependent register add (Target::ruler_forms): one add per core cycle
   double chain_units = 0;        // adds per call at chain_iters
   uint64_t chain_iters = 0;
   double chain_fixed_ticks = 0;  // ticks of a call spent outside the adds (call, set-up, timer)
-  x86::ProbeFn wide = nullptr;   // the same add on independent registers: the core's full ALU rate
+  isa::ProbeFn wide = nullptr;   // the same add on independent registers: the core's full ALU rate
   double wide_units = 0;
   uint64_t wide_iters = 0;
   // Smallest ratio of a `wide` call's ticks to the adjacent `chain` call's ticks seen on this core:
   // the core running undisturbed (a busy sibling slows the wide stream far more than the chain).
   // Lowered by every timing that sees a faster moment.
   mutable double best_wide_ratio = 0;
-  // A dependent multi-cycle chain (`imul r64, r64`), about as long as a `chain` call. A sibling that
+  // A dependent multi-cycle chain (Target::ruler_forms().multi_cycle), about as long as a `chain` call. A sibling that
   // takes an ALU slot now and then delays a 1-cycle chain at almost every link it touches, a 3-cycle
   // chain a third as much, and a wide stream with the same share: on a Zen 3 VM the add chain and
-  // the wide stream both ran 2-4% slow with their ratio unchanged, while the imul chain held steady
+  // the wide stream both ran 2-4% slow with their ratio unchanged, while the multi-cycle chain held steady
   // to 0.5%. The ratio of the chain to this call catches that.
-  x86::ProbeFn slow = nullptr;
+  isa::ProbeFn slow = nullptr;
   uint64_t slow_iters = 0;
   // Smallest ratio of a `chain` call's ticks to the adjacent `slow` call's ticks: the 1-cycle chain
   // undisturbed. Lowered, like best_wide_ratio, only by a confirmed faster moment.
@@ -56,7 +56,7 @@ struct Ruler {
   // an Emerald Rapids VM: `ok` FP rows 4-7% faster than their pipes allow while the multi-cycle chain was off.
   mutable bool slow_unsteady = false;
   void* buffer = nullptr;
-  const x86::ProbeConstants* consts = nullptr;
+  const isa::ProbeConstants* consts = nullptr;
   bool ready() const {
     return chain && wide && slow && chain_units > 0 && wide_units > 0 && slow_iters > 0 && best_wide_ratio > 0 &&
            best_chain_ratio > 0;
@@ -89,7 +89,7 @@ inline constexpr double kRulerSteadyChainLimit = 0.01;
 // moments) sat more than kRulerChainLimit below the typical one, all within kRulerSteadyChainLimit
 // of each other: a slow mode of the multi-cycle chain itself. A busy sibling slows the 1-cycle chain
 // more than the 3-cycle one, so it spreads both; an interrupt in a multi-cycle call lowers one ratio
-// by an arbitrary amount. Seen on an Emerald Rapids VM: add chain within 0.3%, the imul chain in two
+// by an arbitrary amount. Seen on an Emerald Rapids VM: add chain within 0.3%, the multi-cycle chain in two
 // modes 5.6% apart; its slow mode taken for the undisturbed ratio left every sample looking slowed
 // and every figure 6-12% high. Such a chain cannot witness a slowed add chain. Needs 6 moments.
 bool multi_cycle_chain_unsteady(const std::vector<double>& add_tpc, const std::vector<double>& chain_ratio);
@@ -116,8 +116,8 @@ struct PairTiming {
 
 // `units_short` / `units_long`: measured instructions per loop iteration of each function.
 // Returns false with `error` set when the generated code faulted.
-bool time_pair(x86::ProbeFn short_fn, x86::ProbeFn long_fn, double units_short, double units_long,
-               void* buffer, const x86::ProbeConstants* consts, const CycleCounter& counter,
+bool time_pair(isa::ProbeFn short_fn, isa::ProbeFn long_fn, double units_short, double units_long,
+               void* buffer, const isa::ProbeConstants* consts, const CycleCounter& counter,
                const TimingBudget& budget, PairTiming& out, std::string& error, const Ruler* ruler = nullptr,
                double tsc_hz = 0);
 

@@ -1,0 +1,51 @@
+// Generated code as the harness sees it, for every ISA: a function that runs a stream `iterations`
+// times, the read-only constants it loads during set-up, and how the probe buffer must be filled.
+// No asmjit here: asm/jit_runtime.hpp is the side that makes the code.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+namespace peakprobe::isa {
+
+// Read-only data a probe function loads while it sets its registers up (data patterns, indices,
+// masks, control words). The layout belongs to the ISA (asm/<isa>/stream_emitter.hpp); the harness
+// only keeps it alive, aligned, and passes it along.
+struct alignas(64) ProbeConstants {
+  static constexpr size_t kBytes = 1024;
+  uint8_t bytes[kBytes];
+};
+
+// Every generated probe function: `iterations` loop iterations over `buffer` (ProbeBuffer).
+using ProbeFn = void (*)(uint64_t iterations, void* buffer, const ProbeConstants* constants);
+
+// How the probe buffer must be filled before a stream runs (ProbeBuffer::fill).
+struct BufferFill {
+  uint8_t pattern[64] = {};  // repeated over the buffer: the dtype's data, or a control word
+  int chase_bits = 0;        // 32/64: every word holds the buffer's own address (pointer chases)
+  bool chase_byteswap = false;  // ... byte-swapped (for a load that swaps it back)
+};
+
+// Generated code owned by the process-wide JIT runtime; released on destruction.
+class JitFunction {
+ public:
+  JitFunction() = default;
+  JitFunction(void* fn, size_t size) : fn_(fn), size_(size) {}
+  JitFunction(JitFunction&& o) noexcept : fn_(o.fn_), size_(o.size_) { o.fn_ = nullptr; }
+  JitFunction& operator=(JitFunction&& o) noexcept;
+  JitFunction(const JitFunction&) = delete;
+  JitFunction& operator=(const JitFunction&) = delete;
+  ~JitFunction();
+  ProbeFn fn() const { return reinterpret_cast<ProbeFn>(fn_); }
+  // The code as another function type (memory and matmul kernels have their own signatures).
+  template <typename F>
+  F as() const {
+    return reinterpret_cast<F>(fn_);
+  }
+  size_t code_size() const { return size_; }
+
+ private:
+  void* fn_ = nullptr;
+  size_t size_ = 0;
+};
+
+}  // namespace peakprobe::isa
