@@ -1,0 +1,51 @@
+// Tests for asm/jit.cpp: generated code is owned by one JitFunction at a time, released once, and runs.
+#include <catch2/catch.hpp>
+
+#include "asm/target.hpp"
+#include "harness/probe_buffer.hpp"
+
+using namespace peakprobe;
+
+TEST_CASE("jit: a function has one owner, and a moved-from one is empty", "[jit]") {
+  isa::JitFunction empty;
+  CHECK(empty.fn() == nullptr);
+  CHECK(empty.code_size() == 0);
+
+  const isa::Target& t = isa::host_target();
+  auto form = t.probe_form(t.ruler_forms().one_cycle, CpuInfo{});
+  REQUIRE(form.ok());
+  auto plan = form.value()->plan_latency("-");
+  REQUIRE(plan.ok());
+  auto code = plan.value()->compile(8);
+  REQUIRE(code.ok());
+  isa::JitFunction a = std::move(code.value());
+  CHECK(a.fn() != nullptr);
+  CHECK(a.code_size() > 0);
+  isa::JitFunction b = std::move(a);
+  CHECK(a.fn() == nullptr);
+  CHECK(b.fn() != nullptr);
+  auto other = plan.value()->compile(16);
+  REQUIRE(other.ok());
+  CHECK(other->code_size() > b.code_size());  // twice the copies
+  b = std::move(other.value());  // releases the first code, takes the second
+  CHECK(b.fn() != nullptr);
+  b = isa::JitFunction();
+  CHECK(b.fn() == nullptr);
+}
+
+TEST_CASE("jit: the clock's chain compiles and runs with the constants it prepared", "[jit]") {
+  const isa::Target& t = isa::host_target();
+  auto form = t.probe_form(t.ruler_forms().one_cycle, CpuInfo{});
+  REQUIRE(form.ok());
+  auto plan = form.value()->plan_throughput(form.value()->max_chains(), "-");
+  REQUIRE(plan.ok());
+  auto code = plan.value()->compile(4);
+  REQUIRE(code.ok());
+  ProbeBuffer buffer;
+  REQUIRE(buffer.ok());
+  isa::ProbeConstants consts;
+  const isa::BufferFill fill = plan.value()->prepare(consts, "-");
+  buffer.fill(fill.pattern, fill.chase_bits, fill.chase_byteswap);
+  code->fn()(100, buffer.data(), &consts);  // returns: the stream restored what it used
+  SUCCEED();
+}
