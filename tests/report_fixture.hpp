@@ -25,10 +25,7 @@ inline CpuInfo fixture_host() {
   h.model = 143;
   h.stepping = 8;
   h.hypervisor = true;
-  h.xcr0 = 0x2e7;
-  h.os_avx = true;
-  h.os_avx512 = true;
-  h.os_amx = false;
+  h.isa_state = {{"xcr0", 0x2e7, false}, {"os_avx", 1, true}, {"os_avx512", 1, true}, {"os_amx", 0, true}};
   h.features = {"sse2", "avx", "avx2", "fma", "avx512_f", "avx512_vl"};
   h.os_disabled = {"amx_tile"};
   h.logical_cpus = 8;

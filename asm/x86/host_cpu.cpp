@@ -50,6 +50,16 @@ CpuidRegs cpuid(std::uint32_t leaf, std::uint32_t subleaf = 0) {
 
 bool bit(std::uint32_t value, int n) { return ((value >> n) & 1u) != 0; }
 
+std::string hex(std::uint64_t v) {
+  static const char digits[] = "0123456789abcdef";
+  std::string s;
+  do {
+    s.insert(s.begin(), digits[v & 15]);
+    v >>= 4;
+  } while (v != 0);
+  return s;
+}
+
 std::string to_lower(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return s;
@@ -200,10 +210,14 @@ void apply_os_state(CpuInfo& info, const std::vector<std::string>& reported, std
   os.avx = (xcr0 & kXcr0SseAvx) == kXcr0SseAvx;
   os.avx512 = os.avx && (xcr0 & kXcr0Avx512) == kXcr0Avx512;
   os.amx = (xcr0 & kXcr0Amx) == kXcr0Amx && amx_granted;
-  info.xcr0 = xcr0;
-  info.os_avx = os.avx;
-  info.os_avx512 = os.avx512;
-  info.os_amx = os.amx;
+  info.isa_state = {{"xcr0", xcr0, false},
+                    {"os_avx", os.avx, true},
+                    {"os_avx512", os.avx512, true},
+                    {"os_amx", os.amx, true}};
+  info.isa_state_label = "XCR0";
+  auto on = [](bool b) { return b ? "on" : "off"; };
+  info.isa_state_text = "0x" + hex(xcr0) + " (AVX state " + on(os.avx) + ", AVX-512 state " + on(os.avx512) +
+                        ", AMX state " + on(os.amx) + ")";
   info.features.clear();
   info.os_disabled.clear();
   for (const auto& name : reported)

@@ -12,7 +12,7 @@ namespace peakprobe::x86 {
 // would fault then.
 std::uint64_t read_xcr0();
 
-// Fills xcr0, os_avx/os_avx512/os_amx, features and os_disabled from the features the CPU reports
+// Fills isa_state (xcr0, os_avx, os_avx512, os_amx) and its `info` line, features and os_disabled from the features the CPU reports
 // (canonical names): a feature whose register state XCR0 lacks (or, for AMX, that the kernel did not
 // grant) goes to os_disabled. Split out of detection so the gating can be tested with any XCR0.
 void apply_os_state(CpuInfo& info, const std::vector<std::string>& reported, std::uint64_t xcr0,

@@ -17,17 +17,25 @@ struct CacheLevel {
   int instances = 0;
 };
 
+// One item of the register state the OS lets a process use, as the ISA names it (asm/<isa>/host_cpu:
+// the control register's value and which register files it enables). Written into the JSON `host`
+// object under `key`: an integer, or a bool for a flag.
+struct IsaStateItem {
+  std::string key;
+  std::uint64_t value = 0;
+  bool is_flag = false;
+};
+
 struct CpuInfo {
   std::string vendor;            // "AMD", "Intel", ...
   std::string brand;             // CPUID brand string
   unsigned family = 0, model = 0, stepping = 0;
   bool hypervisor = false;       // CPUID says we run under a hypervisor
-  std::uint64_t xcr0 = 0;        // OS-enabled XSAVE state (0 when XGETBV is unavailable)
-  bool os_avx = false;           // XCR0 has SSE+AVX state
-  bool os_avx512 = false;        // XCR0 has opmask + ZMM state
-  bool os_amx = false;           // XCR0 has TILECFG + TILEDATA state (and the kernel granted it)
-  // Usable ISA features, lower case asmjit names (e.g. "avx2", "avx512_f", "fma"); a feature the CPU
-  // reports but whose register state the OS does not enable is left out and listed in os_disabled.
+  std::vector<IsaStateItem> isa_state;  // in the ISA's order
+  // The same in one line for `peakprobe info`: a label of up to 10 characters and the text.
+  std::string isa_state_label, isa_state_text;
+  // Usable ISA features, the instruction database's lower-case names; a feature the CPU reports but
+  // whose register state the OS does not enable is left out and listed in os_disabled.
   std::vector<std::string> features;
   std::vector<std::string> os_disabled;
   int logical_cpus = 0;          // online logical CPUs
@@ -40,6 +48,8 @@ struct CpuInfo {
   bool tsc_invariant = false;
 
   bool has(const std::string& feature) const;
+  // The isa_state item of that key, 0 when there is none.
+  std::uint64_t isa_state_value(const std::string& key) const;
 };
 
 }  // namespace peakprobe

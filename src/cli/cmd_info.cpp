@@ -33,8 +33,7 @@ void print_info(std::ostream& out, const CpuInfo& c, const ClockReading& clock, 
                        l.type, bytes(l.size_bytes), l.instances, l.line_bytes,
                        l.associativity < 0 ? std::string("fully") : std::to_string(l.associativity),
                        l.shared_by_cpus);
-  out << fmt::format("XCR0       {:#x} (AVX state {}, AVX-512 state {}, AMX state {})\n", c.xcr0,
-                     c.os_avx ? "on" : "off", c.os_avx512 ? "on" : "off", c.os_amx ? "on" : "off");
+  if (!c.isa_state_label.empty()) out << fmt::format("{:<10} {}\n", c.isa_state_label, c.isa_state_text);
   out << fmt::format("TSC        {:.3f} GHz{}\n", c.tsc_hz / 1e9, c.tsc_invariant ? " (invariant)" : "");
   out << fmt::format("Core clock {:.3f} GHz measured on CPU {} ({})\n", clock.ghz, cpu, clock.source);
   std::string line = "Features  ";

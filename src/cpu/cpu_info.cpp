@@ -275,6 +275,12 @@ bool CpuInfo::has(const std::string& feature) const {
   return std::find(features.begin(), features.end(), normalize_feature_name(feature)) != features.end();
 }
 
+std::uint64_t CpuInfo::isa_state_value(const std::string& key) const {
+  for (const auto& item : isa_state)
+    if (item.key == key) return item.value;
+  return 0;
+}
+
 CpuInfo detect_cpu_info() {
   CpuInfo info;
   // Each part is independent: a failure in one leaves its fields at the defaults.

@@ -46,16 +46,12 @@ json to_json(const CacheLevel& c) {
 }
 
 json to_json(const CpuInfo& i) {
-  return {{"vendor", i.vendor},
+  json host = {{"vendor", i.vendor},
           {"brand", i.brand},
           {"family", i.family},
           {"model", i.model},
           {"stepping", i.stepping},
           {"hypervisor", i.hypervisor},
-          {"xcr0", i.xcr0},
-          {"os_avx", i.os_avx},
-          {"os_avx512", i.os_avx512},
-          {"os_amx", i.os_amx},
           {"features", i.features},
           {"os_disabled", i.os_disabled},
           {"logical_cpus", i.logical_cpus},
@@ -66,6 +62,9 @@ json to_json(const CpuInfo& i) {
           {"caches", caches(i.caches)},
           {"tsc_hz", number(i.tsc_hz)},
           {"tsc_invariant", i.tsc_invariant}};
+  for (const auto& s : i.isa_state)
+    host[s.key] = s.is_flag ? json(s.value != 0) : json(s.value);
+  return host;
 }
 
 json to_json(const ClockReading& c) {

@@ -72,15 +72,20 @@ TEST_CASE("OS state in XCR0 gates AVX, AVX-512 and AMX", "[host_cpu]") {
 
   SECTION("everything enabled") {
     peakprobe::x86::apply_os_state(info, reported, 0x600E7, true);
+    CHECK(info.isa_state_text == "0x600e7 (AVX state on, AVX-512 state on, AMX state on)");
+    REQUIRE(info.isa_state.size() == 4);
+    CHECK(info.isa_state[0].key == "xcr0");
+    CHECK_FALSE(info.isa_state[0].is_flag);
+    CHECK(info.isa_state[1].is_flag);
     CHECK(info.features == reported);
     CHECK(info.os_disabled.empty());
-    CHECK((info.os_avx && info.os_avx512 && info.os_amx));
+    CHECK((info.isa_state_value("os_avx") && info.isa_state_value("os_avx512") && info.isa_state_value("os_amx")));
   }
   SECTION("SSE only: every VEX/EVEX/AMX feature is OS-disabled") {
     peakprobe::x86::apply_os_state(info, reported, 0x3, false);
     CHECK(info.features == std::vector<std::string>{"sse2", "gfni"});
     CHECK(info.os_disabled.size() == reported.size() - 2);
-    CHECK_FALSE((info.os_avx || info.os_avx512 || info.os_amx));
+    CHECK_FALSE((info.isa_state_value("os_avx") || info.isa_state_value("os_avx512") || info.isa_state_value("os_amx")));
   }
   SECTION("AVX without ZMM state") {
     peakprobe::x86::apply_os_state(info, reported, 0x7, false);
@@ -96,11 +101,11 @@ TEST_CASE("OS state in XCR0 gates AVX, AVX-512 and AMX", "[host_cpu]") {
     CHECK(info.has("avx512_f"));
     CHECK_FALSE(info.has("amx_tile"));
     CHECK(info.os_disabled == std::vector<std::string>{"amx_tile", "amx_int8"});
-    CHECK_FALSE(info.os_amx);
+    CHECK_FALSE(info.isa_state_value("os_amx"));
   }
   SECTION("opmask without upper ZMM is not AVX-512") {
     peakprobe::x86::apply_os_state(info, reported, 0x27, false);
-    CHECK_FALSE(info.os_avx512);
+    CHECK_FALSE(info.isa_state_value("os_avx512"));
     CHECK(contains(info.os_disabled, "avx512_f"));
   }
 }
@@ -109,11 +114,12 @@ TEST_CASE("features are gated by XCR0", "[host_cpu][hw]") {
   const auto& cpu = host();
   CHECK(cpu.has("sse2"));  // part of x86-64
   CHECK((peakprobe::x86::read_xcr0() & 3) == 3);  // x87 and SSE state are always enabled
-  CHECK(cpu.xcr0 == peakprobe::x86::read_xcr0());
-  if (cpu.has("avx")) CHECK((cpu.xcr0 & 0x6) == 0x6);
-  if (cpu.has("avx512_f")) CHECK((cpu.xcr0 & 0xE6) == 0xE6);
-  if (cpu.has("amx_tile")) CHECK((cpu.xcr0 & 0x60000) == 0x60000);
-  CHECK(cpu.os_avx == ((cpu.xcr0 & 0x6) == 0x6));
+  CHECK(cpu.isa_state_value("xcr0") == peakprobe::x86::read_xcr0());
+  if (cpu.has("avx")) CHECK((cpu.isa_state_value("xcr0") & 0x6) == 0x6);
+  if (cpu.has("avx512_f")) CHECK((cpu.isa_state_value("xcr0") & 0xE6) == 0xE6);
+  if (cpu.has("amx_tile")) CHECK((cpu.isa_state_value("xcr0") & 0x60000) == 0x60000);
+  CHECK(cpu.isa_state_value("os_avx") == ((cpu.isa_state_value("xcr0") & 0x6) == 0x6));
+  CHECK(cpu.isa_state_label == "XCR0");
   for (const auto& f : cpu.features) {
     INFO(f);
     CHECK(peakprobe::cpu_feature_known(f));
