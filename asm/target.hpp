@@ -112,6 +112,8 @@ class Target {
   // The widest multiply + add pair this CPU runs; with `fused_only`, only a fused multiply-add
   // counts (nullopt without one).
   virtual std::optional<FlopPair> flop_pair(const CpuInfo& cpu, bool fused_only) const = 0;
+  // Catalog groups of the ISA's matrix engine (tile multiply-accumulate): they set roofs, int8 ones too.
+  virtual std::vector<std::string> matrix_groups() const = 0;
   // The catalog pair set (probes/<name>.sets) of floating-point forms at the widest vector width.
   virtual std::string report_pair_set(const CpuInfo& cpu) const = 0;
   // The vector width an instruction text works on, as a ceiling-table label: "512", "256", "128"

@@ -23,6 +23,7 @@ class X86Target final : public isa::Target {
   isa::MatmulRoof matmul_roof(const CpuInfo& cpu, MatmulDtype dtype) const override;
   std::optional<isa::FlopPair> flop_pair(const CpuInfo& cpu, bool fused_only) const override;
   std::string report_pair_set(const CpuInfo& cpu) const override;
+  std::vector<std::string> matrix_groups() const override { return {"amx"}; }
   std::string width_class(const std::string& instruction) const override;
   Expected<std::unique_ptr<isa::ProbeForm>> probe_form(const std::string& text, const CpuInfo& cpu) const override;
   int max_rounds(const std::vector<isa::MixPart>& parts) const override;

@@ -12,7 +12,7 @@ inline constexpr const char* kCeilingSchema = "peakprobe-roofline/1";
 
 struct ComputeCeiling {
   std::string dtype;           // f64 f32 f16 bf16 i8 i16 i32 i64
-  std::string isa;             // scalar, 128, 256, 512 (vector width in bits, "scalar" for ss/sd/r64)
+  std::string isa;             // scalar, 128, 256, 512 (vector width in bits; "scalar": general registers or one element)
   int threads = 1;
   double gops = 0;             // GFLOP/s for floating dtypes, GOP/s for integer ones
   bool integer = false;        // true: gops are integer operations

@@ -10,8 +10,8 @@
 
 namespace peakprobe {
 
-// f32: A, B, C in f32. bf16: A, B in bf16, C in f32 (vdpbf16ps). int8: A u8, B s8, C s32
-// (vpdpbusd; the u8 x s8 convention of oneDNN and VNNI).
+// f32: A, B, C in f32. bf16: A, B in bf16, C in f32 (a bf16 pair dot product into f32 lanes). int8:
+// A u8, B s8, C s32 (the u8 x s8 convention of oneDNN and of the 4-byte integer dot products).
 enum class MatmulDtype { f32, bf16, i8 };
 const char* to_string(MatmulDtype d);
 
@@ -56,7 +56,7 @@ struct MatmulResult {
   MatmulDtype dtype = MatmulDtype::f32;
   int threads = 1;
   std::string cold_cache = "none";
-  std::string kernel;           // "avx512 f32 6x64"
+  std::string kernel;           // "<width name> f32 6x64" (Target::width_name)
   std::string isa_level;        // --isa: the vector ISA level kernels and baselines were held to; "" none
   MatmulConfig config;
   std::string config_source;    // "cost model", "autotune", "--config"
@@ -66,7 +66,7 @@ struct MatmulResult {
   double gflops = 0;            // 2*M*N*K*batch / min time (GOP/s for int8)
   double arithmetic_intensity = 0;  // FLOP per byte of A, B and C moved once
   std::optional<double> ceiling_gflops;
-  std::string ceiling_source;   // the probe behind the ceiling: "vfmadd231ps zmm, zmm, zmm"
+  std::string ceiling_source;   // the probe behind the ceiling: the instruction text (Target::matmul_roof)
   std::string bound_by;         // "compute f32 512" or "memory DRAM"
   std::optional<double> efficiency;  // gflops / ceiling
   // With --autotune (matmul) or --model-gap (bench matmul): how much slower the cost model's first

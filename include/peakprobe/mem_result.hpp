@@ -12,7 +12,7 @@ namespace peakprobe {
 
 struct BandwidthResult {
   std::string kernel;              // load, store, copy, triad, update, store_nt, copy_nt, triad_nt
-  std::string isa;                 // scalar, sse, avx2, avx512 (vector width of the kernel)
+  std::string isa;                 // the kernel's vector width by name (Target::width_name; "scalar" for general registers)
   uint64_t size_bytes = 0;         // total working set (all arrays of the kernel together)
   int threads = 1;
   double bytes_per_iteration = 0;  // instruction bytes per loop iteration (loads + stores)

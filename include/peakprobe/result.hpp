@@ -27,7 +27,7 @@ struct ClockReading {
 // The latency from one input operand to the result (uops.info's "operand i -> result").
 struct OperandLatency {
   int operand = 0;           // 1-based, as written in the form
-  std::string kind;          // the operand as written: "r64", "m64", "ymm"
+  std::string kind;          // the operand's kind as the instruction text writes it
   double cycles = 0;         // best of the samples, known helpers subtracted
   std::string method;        // how the chain was built
   bool upper_bound = false;  // includes a helper of unknown latency
@@ -37,7 +37,7 @@ struct ProbeResult {
   std::string instruction;           // text as given
   std::string group, dtype, origin;
   std::optional<double> latency_cycles;
-  std::string latency_method;        // "chain through dest", "pointer chase", "bridge vmovq ..." ...
+  std::string latency_method;        // "chain through the destination", "pointer chase", a bridge ...
   std::vector<OperandLatency> latencies;  // per input operand, when the form has more than one path
   std::optional<double> recip_throughput_cycles;
   std::optional<double> throughput_ipc;

@@ -6,7 +6,7 @@
 namespace peakprobe {
 
 struct EmbeddedCatalog {
-  std::string name;  // "probes/x86.catalog"
+  std::string name;  // "probes/<isa>.catalog"
   std::string text;
 };
 

@@ -15,7 +15,8 @@
 
 namespace peakprobe::cli {
 namespace {
-// AMX's tdpbf16ps does 16 x 16 x 32 x 2 = 16384 operations; nothing does a thousand times more.
+// The largest matrix instruction in any catalog does 16 x 16 x 32 x 2 = 16384 operations; nothing does
+// a thousand times more.
 constexpr double kMaxOps = 1 << 24;
 }  // namespace
 

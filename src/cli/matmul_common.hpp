@@ -20,14 +20,14 @@ namespace peakprobe::cli {
 
 struct MatmulRoof {
   std::optional<double> gflops;  // all `threads` cores together
-  std::string source;            // "vfmadd231ps zmm, zmm, zmm"
+  std::string source;            // the instruction text (Target::matmul_roof)
   double per_cycle = 1;          // instructions per cycle per core (1 / reciprocal throughput)
   double latency = 4;            // cycles
   ClockReading clock;
   int threads = 1;
 };
 
-// The dtype's instruction as the kernels use it: vfmadd231ps (zmm or ymm), vdpbf16ps zmm, vpdpbusd zmm.
+// The dtype's instruction as the kernels use it (Target::matmul_roof): the widest multiply-add or dot product.
 std::string roof_instruction(const CpuInfo& cpu, MatmulDtype dtype);
 // Measures it with a ProbeRunner on `threads` cores from --cpu; gflops empty when it cannot run.
 MatmulRoof measure_roof(const GlobalOptions& g, const CpuInfo& cpu, MatmulDtype dtype, int threads);

@@ -82,7 +82,7 @@ std::string latency_identity(const json& r) {
                      size_text(integer_at(r, "size_bytes", 0)), counted(integer_at(r, "chains", 1), "chain"));
 }
 
-// The same spelling as the dual-issue CSV's `parts` column: "add r64, r64:1 + imul r64, r64:1".
+// The same spelling as the dual-issue CSV's `parts` column: "<form A>:1 + <form B>:1".
 std::string parts_identity(const json& r) {
   std::string s;
   const json* parts = member(r, "parts");

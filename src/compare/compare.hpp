@@ -43,7 +43,7 @@ const char* to_string(Verdict v);
 // (then `metric` is empty and the values are absent).
 struct MetricDelta {
   std::string kind;    // "inst", "bandwidth", "latency", "mix", "pair", "compute ceiling", ...
-  std::string item;    // the row's identity: "vfmadd231ps ymm, ymm, ymm", "load avx512 32 KiB, 1 thread"
+  std::string item;    // the row's identity: an instruction text, "load <width> 32 KiB, 1 thread"
   std::string metric;  // the JSON key: "recip_throughput_cycles", "gbps", "mean_ms"; "" for a whole row
   Direction direction = Direction::lower_is_better;
   std::optional<double> old_value, new_value;

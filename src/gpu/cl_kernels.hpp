@@ -23,7 +23,7 @@ inline const std::vector<int>& vector_widths() {
 }
 
 // The compute-peak kernel `peak`: every work-item runs `chains` independent multiply-add chains
-// x = x * a + b (fma for float types, wrapping integer multiply-add for the others) of `width`-wide
+// x = x * a + b (fused multiply-add for float types, wrapping integer multiply-add for the others) of `width`-wide
 // vectors, `unroll` rounds per loop iteration, `iters` iterations; then writes the XOR of the bit
 // patterns of every lane of every chain (order-free, so the host can recompute it exactly).
 // Arguments: (global uint* out, float fa, float fb, uint ia, uint ib, int iters).

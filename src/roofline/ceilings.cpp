@@ -29,13 +29,16 @@ std::vector<CacheLevel> data_levels(const std::vector<CacheLevel>& caches) {
 // products). Compares, min/max, shifts, logic, conversions, square roots and the like count lanes
 // too, but a roof drawn from them would promise throughput no numeric kernel gets. int8 peaks are
 // dot products (the issue users care about for quantised inference), not byte adds.
+// The ISA's matrix-engine groups (Target::matrix_groups) count as dot products.
 bool sets_a_roof(const ProbeResult& r) {
   static const char* kGroups[] = {"fp.add", "fp.mul", "fp.fma", "fp.dot", "vec.int.add", "vec.int.mul",
-                                  "vec.int.dot", "int.alu", "int.mul", "amx", "inst"};
-  const bool arithmetic = std::any_of(std::begin(kGroups), std::end(kGroups),
-                                      [&](const char* g) { return r.group == g; });
+                                  "vec.int.dot", "int.alu", "int.mul", "inst"};
+  const std::vector<std::string> matrix = isa::host_target().matrix_groups();
+  const bool is_matrix = std::find(matrix.begin(), matrix.end(), r.group) != matrix.end();
+  const bool arithmetic = is_matrix || std::any_of(std::begin(kGroups), std::end(kGroups),
+                                                   [&](const char* g) { return r.group == g; });
   if (!arithmetic) return false;
-  if (r.dtype == "i8" || r.dtype == "u8") return r.group == "vec.int.dot" || r.group == "amx" || r.group == "inst";
+  if (r.dtype == "i8" || r.dtype == "u8") return r.group == "vec.int.dot" || is_matrix || r.group == "inst";
   return true;
 }
 

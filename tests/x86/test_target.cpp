@@ -303,3 +303,14 @@ TEST_CASE("x86 target: operations per instruction from the mnemonic agree with t
   }
   CHECK(compared >= 50);
 }
+
+TEST_CASE("target: every matrix group is a group of the catalog", "[target]") {
+  auto catalog = default_catalog();
+  REQUIRE(catalog.ok());
+  const auto groups = isa::host_target().matrix_groups();
+  REQUIRE_FALSE(groups.empty());
+  for (const auto& g : groups) {
+    INFO(g);
+    CHECK(std::any_of(catalog->begin(), catalog->end(), [&](const ProbeSpec& s) { return s.group == g; }));
+  }
+}
