@@ -7,6 +7,7 @@
 
 #include "cpu/cpu_info.hpp"
 #include "harness/probe_runner.hpp"
+#include "skip.hpp"
 
 namespace peakprobe::test {
 
@@ -24,4 +25,28 @@ inline ProbeRunner& shared_runner() {
   return *r;
 }
 
+// One form measured by the shared runner.
+inline ProbeResult measure_form(const std::string& text, double ops = 0, const std::string& dtype = "-") {
+  ProbeSpec s;
+  s.text = text;
+  s.ops_per_instruction = ops;
+  s.dtype = dtype;
+  return shared_runner().run(s);
+}
+
 }  // namespace peakprobe::test
+
+// Fails with the result's own reason, so a mistrusted row explains itself.
+#define REQUIRE_STATUS(r, want) \
+  do { \
+    INFO((r).instruction << ": " << to_string((r).status) << " " << (r).reason); \
+    REQUIRE((r).status == (want)); \
+  } while (0)
+
+// A row the harness itself mistrusted after all its attempts (the core shared with a busy sibling
+// thread, the clock moving) cannot check a physical invariant: the test says so and skips.
+#define REQUIRE_OK_OR_SKIP(r) \
+  do { \
+    if ((r).status == peakprobe::Status::mistrusted) PP_SKIP((r).instruction << " stayed mistrusted: " << (r).reason); \
+    REQUIRE_STATUS(r, peakprobe::Status::ok); \
+  } while (0)

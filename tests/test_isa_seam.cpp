@@ -64,11 +64,8 @@ const std::map<std::string, int> kBaseline = {
     {"tests/test_gemm.cpp", 7},
     {"tests/test_main.cpp", 39},
     {"tests/test_main_crash_sweep.cpp", 26},
-    {"tests/test_mem_runner.cpp", 1},
     {"tests/test_pair_runner.cpp", 23},
-    {"tests/test_probe_runner.cpp", 34},
     {"tests/test_sets.cpp", 7},
-    {"tests/test_timing.cpp", 6},
 };
 
 bool scanned_name(const fs::path& p) {

@@ -35,7 +35,7 @@ TEST_CASE("hw: L1-resident loads are much faster than DRAM-resident ones", "[hw]
   REQUIRE(l1.gbps);
   REQUIRE(dram.gbps);
   CHECK(*l1.gbps > 2 * *dram.gbps);
-  // Any x86-64 core loads at least 8 bytes per cycle from L1 and no more than 256.
+  // Any core with vector loads reads at least 8 bytes per cycle from L1, and none more than 256.
   REQUIRE(l1.bytes_per_cycle);
   CHECK(*l1.bytes_per_cycle > 8);
   CHECK(*l1.bytes_per_cycle < 256);

@@ -4,20 +4,21 @@
 
 using namespace peakprobe;
 
-// Readings of the paired ruler (add chain ticks per link, add/imul ratio of the same moment) copied
-// from `peakprobe inst "add r64, r64" -vv` traces.
+// Readings of the paired ruler (add chain ticks per link, add/multi-cycle ratio of the same moment)
+// copied from `peakprobe inst <the one-cycle add> -vv` traces (Target::ruler_forms).
 
 TEST_CASE("a multi-cycle chain with modes of its own is found unsteady", "[timing]") {
   // Emerald Rapids VM (family 6 model 0xcf): the add chain held at 0.698-0.700 ticks per link while
-  // the imul chain switched between two modes; its fast-looking ratio 0.316 is the imul's slow mode.
+  // the multi-cycle chain switched between two modes; its fast-looking ratio 0.316 is that chain's
+  // slow mode.
   const std::vector<double> add = {0.7003, 0.7001, 0.7003, 0.7001, 0.6996, 0.6999, 0.6986, 0.7001, 0.6984, 0.7001};
   const std::vector<double> ratio = {0.3349, 0.3348, 0.3349, 0.3175, 0.3346, 0.3348, 0.3354, 0.3165, 0.3165, 0.3349};
   CHECK(multi_cycle_chain_unsteady(add, ratio));
 }
 
 TEST_CASE("a slowed add chain beside a steady multi-cycle chain is not the chain's fault", "[timing]") {
-  // Zen 3 VM with a light co-tenant: the add chain read 0.750-0.777 ticks per link, the imul chain
-  // held within 0.5%, so the ratio spread with the add chain. The imul chain stays the witness.
+  // Zen 3 VM with a light co-tenant: the add chain read 0.750-0.777 ticks per link, the multi-cycle chain
+  // held within 0.5%, so the ratio spread with the add chain. The multi-cycle chain stays the witness.
   const std::vector<double> add = {0.750, 0.777, 0.752, 0.770, 0.751, 0.775, 0.760, 0.774, 0.753, 0.768};
   std::vector<double> ratio;
   for (double a : add) ratio.push_back(a / 2.25);
@@ -39,7 +40,7 @@ TEST_CASE("too few moments, or mismatched ones, decide nothing", "[timing]") {
 }
 
 TEST_CASE("a few multi-cycle calls slowed by different amounts are disturbances, not a mode", "[timing]") {
-  // Zen 3 VM: an interrupted imul call lowers its moment's ratio by 5-30%, each time by another amount.
+  // Zen 3 VM: an interrupted multi-cycle call lowers its moment's ratio by 5-30%, each time by another amount.
   const std::vector<double> add = {0.7500, 0.7504, 0.7498, 0.7502, 0.7501, 0.7499, 0.7503, 0.7500, 0.7501, 0.7502};
   const std::vector<double> ratio = {0.3335, 0.2287, 0.3334, 0.2931, 0.3336, 0.3333, 0.3120, 0.3335, 0.3334, 0.3336};
   CHECK_FALSE(multi_cycle_chain_unsteady(add, ratio));

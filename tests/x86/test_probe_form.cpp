@@ -2,9 +2,12 @@
 // answer as the x86 planner and state rules do, and prepare the constants and buffer each stream loads.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <cstring>
 
 #include "asm/target.hpp"
+#include "hw_fixture.hpp"
+#include "skip.hpp"
 #include "asm/x86/probe_form.hpp"
 #include "asm/x86/state_forms.hpp"
 #include "asm/x86/stream_emitter.hpp"
@@ -135,3 +138,149 @@ TEST_CASE("probe form: mixes through the target interleave the parts and count r
   CHECK(plan.value()->measured_per_copy() == 6);
   CHECK_FALSE(t.plan_mix({}, 1, "f32").ok());
 }
+
+// ---- on this machine, through the probe runner ----
+
+namespace {
+
+const CpuInfo& cpu() { return test::this_cpu(); }
+
+ProbeResult measure(const std::string& text, double ops = 0, const std::string& dtype = "-") {
+  return test::measure_form(text, ops, dtype);
+}
+
+}  // namespace
+
+TEST_CASE("hw: a dependent add r64 takes one cycle and at least two issue per cycle", "[hw][probe_form]") {
+  ProbeResult r = measure("add r64, r64");
+  REQUIRE_OK_OR_SKIP(r);
+  CHECK(*r.latency_cycles == Approx(1.0).margin(0.07));
+  // Every x86-64 core since the Pentium Pro has at least two integer ALUs.
+  CHECK(*r.recip_throughput_cycles <= 0.55);
+}
+
+TEST_CASE("hw: imul r64, r64 is a 3-cycle chain", "[hw][probe_form]") {
+  ProbeResult r = measure("imul r64, r64");
+  REQUIRE_OK_OR_SKIP(r);
+  // Three times the 1-cycle ruler on every x86-64 core since the Pentium Pro.
+  CHECK(*r.latency_cycles == Approx(3.0).epsilon(0.07).margin(0.2));
+}
+
+TEST_CASE("hw: x86 latency chains are never faster than their throughput", "[hw][probe_form]") {
+  for (const char* text : {"popcnt r64, r64", "vaddps xmm, xmm, xmm", "mov r64, m64", "xor r64, r64"}) {
+    ProbeResult r = measure(text);
+    if (r.status != Status::ok) continue;
+    INFO(text);
+    if (r.latency_cycles) CHECK(*r.latency_cycles >= 0.93 * *r.recip_throughput_cycles);
+  }
+}
+
+TEST_CASE("hw: at least two vector loads per cycle", "[hw][probe_form]") {
+  ProbeResult r = measure(cpu().has("avx") ? "vmovups xmm, m128" : "movups xmm, m128");
+  REQUIRE_OK_OR_SKIP(r);
+  // Every x86-64 core since Sandy Bridge and Zen 1 has two load ports.
+  CHECK(*r.recip_throughput_cycles <= 0.55);
+}
+
+TEST_CASE("hw: stack and flag forms are measured balanced, the harness survives", "[hw][probe_form]") {
+  for (const char* text : {"pop r64", "pop r16", "pop m64", "push r64", "push imm8", "pushf", "popf", "std",
+                           "enter imm16, imm8", "leave"}) {
+    ProbeResult r = measure(text);
+    INFO(text << ": " << to_string(r.status) << " " << r.reason << " / " << r.latency_method);
+    REQUIRE(r.status != Status::error);
+    CHECK(r.latency_method.find("balanced with") == 0);
+    CHECK_FALSE(r.latency_cycles);
+    REQUIRE(r.recip_throughput_cycles);
+    // Every pair stores once (push, pushf, enter, or std/cld's flag write is no store: see below),
+    // and no x86 core stores more than 3 times per cycle: a pair takes at least 1/3 cycle, so each
+    // instruction at least 1/6. (std/cld serialise on the flags and are far slower.)
+    CHECK(*r.recip_throughput_cycles >= 1.0 / 6 * 0.95);
+  }
+  // State loads are measured with the state restored after the stream: ldmxcsr loads a valid value.
+  ProbeResult ld = measure("ldmxcsr m32");
+  INFO("ldmxcsr m32: " << to_string(ld.status) << " " << ld.reason);
+  CHECK(ld.status != Status::error);
+  // The harness still works after all of them.
+  ProbeResult after = measure("add r64, r64");
+  CHECK(after.status != Status::error);
+}
+
+TEST_CASE("hw: x87, MMX and SSE control state set by a probe does not leak into the process",
+          "[hw][probe_form]") {
+  auto control_word = [] {
+    uint16_t cw = 0;
+    asm volatile("fnstcw %0" : "=m"(cw));
+    return cw;
+  };
+  // The control bits only (rounding, flush-to-zero, masks, DAZ): bits 0-5 are sticky exception
+  // flags that any inexact SSE arithmetic of this process sets.
+  auto mxcsr = [] {
+    uint32_t v = 0;
+    asm volatile("stmxcsr %0" : "=m"(v));
+    return v & ~0x3Fu;
+  };
+  const uint16_t cw_before = control_word();
+  const uint32_t mxcsr_before = mxcsr();
+  for (const char* text : {"fldcw m16", "fninit", "ldmxcsr m32", "fld1", "fldz"}) {
+    ProbeResult r = measure(text);
+    INFO(text << ": " << to_string(r.status) << " " << r.reason);
+    CHECK(r.status != Status::error);
+    CHECK(control_word() == cw_before);
+    CHECK(mxcsr() == mxcsr_before);
+    // x87 arithmetic still works: a stream that left the x87 registers tagged in use (fld1 pushes
+    // without popping) would turn this into a NaN (stack overflow on the first load).
+    volatile long double a = 1.5L, b = 2.25L;
+    CHECK(double(a * b) == 3.375);
+  }
+}
+
+TEST_CASE("hw: forms that leave the process or move reserved registers are refused, not run",
+          "[hw][probe_form]") {
+  for (const char* text : {"syscall", "int3", "hlt", "wrfsbase r64", "add rdi, imm8", "xor rsi, rsi",
+                           "maskmovdqu xmm, xmm", "movsb"}) {
+    ProbeResult r = measure(text);
+    INFO(text << ": " << to_string(r.status) << " " << r.reason);
+    CHECK(r.status != Status::ok);
+    if (r.status == Status::skipped) CHECK(r.reason.find("refused before running") == 0);
+    CHECK_FALSE(r.recip_throughput_cycles);
+  }
+}
+
+TEST_CASE("hw: a movbe pointer chase follows the pointer it byte-swaps back", "[hw][probe_form]") {
+  if (!cpu().has("movbe")) PP_SKIP("this CPU has no movbe");
+  ProbeResult r = measure("movbe r64, m64");
+  REQUIRE(r.status != Status::error);
+  REQUIRE(r.latency_cycles);
+  CHECK(r.latency_method == "pointer chase (load-to-use)");
+  CHECK(*r.latency_cycles >= 2.0);  // a load is never faster than the L1 hit time
+}
+
+TEST_CASE("hw: FMA peak is consistent with its own throughput and clock", "[hw][probe_form]") {
+  if (!cpu().has("fma")) PP_SKIP("this CPU has no FMA");
+  ProbeResult r = measure("vfmadd231ps ymm, ymm, ymm", 16, "f32");
+  REQUIRE_OK_OR_SKIP(r);
+  REQUIRE(r.gflops);
+  CHECK(*r.gflops == Approx(16.0 / *r.recip_throughput_cycles * r.clock.ghz).epsilon(1e-9));
+  CHECK(*r.latency_cycles >= 3.0);
+  CHECK(*r.recip_throughput_cycles <= 1.05);  // every FMA core issues at least one 256-bit FMA per cycle
+}
+
+TEST_CASE("hw: features the CPU lacks are skipped and named, never executed", "[hw][probe_form]") {
+  const char* absent = nullptr;
+  if (!cpu().has("amx_bf16")) absent = "tdpbf16ps tmm, tmm, tmm";
+  else if (!cpu().has("avx512_fp16")) absent = "vaddph zmm, zmm, zmm";
+  if (!absent) PP_SKIP("this CPU has every feature the test would probe without");
+  ProbeResult r = measure(absent);
+  CHECK(r.status == Status::skipped);
+  CHECK(r.reason.find("needs") != std::string::npos);
+  CHECK_FALSE(r.latency_cycles);
+}
+
+TEST_CASE("hw: stores report throughput only, with the reason", "[hw][probe_form]") {
+  ProbeResult r = measure("mov m64, r64");
+  REQUIRE_OK_OR_SKIP(r);
+  CHECK_FALSE(r.latency_cycles);
+  CHECK(r.reason.find("throughput only") != std::string::npos);
+  CHECK(*r.recip_throughput_cycles <= 1.05);
+}
+
