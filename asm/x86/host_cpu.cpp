@@ -6,6 +6,7 @@
 
 #include <asmjit/x86.h>
 #include <cpuid.h>
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -50,15 +51,6 @@ CpuidRegs cpuid(std::uint32_t leaf, std::uint32_t subleaf = 0) {
 
 bool bit(std::uint32_t value, int n) { return ((value >> n) & 1u) != 0; }
 
-std::string hex(std::uint64_t v) {
-  static const char digits[] = "0123456789abcdef";
-  std::string s;
-  do {
-    s.insert(s.begin(), digits[v & 15]);
-    v >>= 4;
-  } while (v != 0);
-  return s;
-}
 
 std::string to_lower(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -216,8 +208,8 @@ void apply_os_state(CpuInfo& info, const std::vector<std::string>& reported, std
                     {"os_amx", os.amx, true}};
   info.isa_state_label = "XCR0";
   auto on = [](bool b) { return b ? "on" : "off"; };
-  info.isa_state_text = "0x" + hex(xcr0) + " (AVX state " + on(os.avx) + ", AVX-512 state " + on(os.avx512) +
-                        ", AMX state " + on(os.amx) + ")";
+  info.isa_state_text = fmt::format("{:#x} (AVX state {}, AVX-512 state {}, AMX state {})", xcr0, on(os.avx),
+                                    on(os.avx512), on(os.amx));
   info.features.clear();
   info.os_disabled.clear();
   for (const auto& name : reported)

@@ -1,7 +1,6 @@
 // Internals of ProbeRunner shared by its translation units (single probes, mixes, threads).
 #pragma once
 #include <chrono>
-#include <cstring>
 #include <functional>
 #include <memory>
 #include <string>

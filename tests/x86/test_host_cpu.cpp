@@ -8,6 +8,7 @@
 
 #include "asm/x86/host_cpu.hpp"
 #include "cpu/cpu_info.hpp"
+#include "hw_fixture.hpp"
 
 namespace {
 
@@ -15,10 +16,7 @@ bool contains(const std::vector<std::string>& v, const std::string& s) {
   return std::find(v.begin(), v.end(), s) != v.end();
 }
 
-const peakprobe::CpuInfo& host() {
-  static const peakprobe::CpuInfo info = peakprobe::detect_cpu_info();
-  return info;
-}
+const peakprobe::CpuInfo& host() { return peakprobe::test::this_cpu(); }
 
 }  // namespace
 
