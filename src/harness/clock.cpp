@@ -157,8 +157,13 @@ ClockSample ClockCalibrator::measure() {
                   ruler_.chain_iters, 2 * kShortCopies, ruler_.wide_iters, wide_long_units_,
                   best_ratio < 1e300 ? fmt::format("{:.4f}", best_ratio) : "none", ruler_.best_wide_ratio,
                   s.ticks_per_cycle, ruler_.chain_fixed_ticks);
-    if (best_ratio < 1e300)
-      ruler_.best_wide_ratio = lower_best_ratio(ruler_.best_wide_ratio, best_ratio);
+    // Only the first calibration sets the undisturbed ratio; after that the timings teach it, from
+    // their own samples (time_pair). A calibration runs the references back to back, a timing runs
+    // them after the probe's code, and the wide stream's rate can depend on what ran before it: on an
+    // Emerald Rapids VM, calibrations after 512-bit FMA code read 0.61 for the rest of the run (1.01
+    // before it) while the timings' own samples stayed at 1.02-1.06, so a ratio learned there left
+    // every later sample looking 60-70% slowed.
+    if (best_ratio < 1e300 && ruler_.best_wide_ratio <= 0) ruler_.best_wide_ratio = best_ratio;
     // The add/multi-cycle ratio only from tries whose wide stream ran undisturbed: a busy sibling can slow
     // the multi-cycle call too, which would make the add chain look faster than it can run.
     std::vector<double> chain_ratios, chain_ticks;

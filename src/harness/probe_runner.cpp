@@ -93,6 +93,10 @@ std::vector<std::string> timing_doubts(const TrustInputs& in, const ProbeOptions
     doubts.push_back(fmt::format("code lengths disagree: a line through all of them is {:.1f}% off the figure (an "
                                  "effect of one code size, not of the instruction)",
                                  in.length_disagreement * 100));
+  if (in.paired_disagreement > kPairedLimit)
+    doubts.push_back(fmt::format("its samples and its fastest calls disagree by {:.1f}% (the samples moved with "
+                                 "something the fastest calls do not show)",
+                                 in.paired_disagreement * 100));
   if (in.repeat_disagreement > kLayoutLimit)
     doubts.push_back(fmt::format("timings of the same stream disagree (the nearest to the figure differs by {:.0f}%)",
                                  in.repeat_disagreement * 100));
@@ -155,7 +159,8 @@ void ProbeRunner::Impl::measure_latency(const isa::ProbeForm& form, const std::s
 
 bool ProbeRunner::Impl::measure_throughput(const isa::ProbeForm& form, const std::string& dtype, ProbeResult& r,
                                            PairTiming& best_t, Compiled& best, double latency_cycles,
-                                           double& repeat_disagreement, double& length_disagreement) {
+                                           double& repeat_disagreement, double& length_disagreement,
+                                           double& paired_disagreement) {
   const int kmax = form.max_chains();
   if (kmax < 1) {
     r.status = Status::error;
@@ -259,8 +264,13 @@ bool ProbeRunner::Impl::measure_throughput(const isa::ProbeForm& form, const std
   const double line = theil_sen_slope(lengths);
   const double fig_two_point = timed[mid].t.per_unit.min * cycles_per_tick(timed[mid].t);
   if (timed.size() >= 3 && line > 0 && fig_two_point > 0) length_disagreement = std::fabs(fig_two_point - line) / line;
-  spdlog::debug("  K={:<2} line through all lengths: {:.4f} cycles/inst, the figure's layout {:.4f} ({:+.1f}%)",
-                r.accumulators, line, fig_two_point, line > 0 ? (fig_two_point / line - 1) * 100 : 0.0);
+  // The figure itself against its layout's fastest calls: two estimators of one timing, which differ
+  // only by jitter unless the samples moved with something the minima do not see.
+  if (timed[mid].t.paired && fig_two_point > 0) paired_disagreement = std::fabs(fig - fig_two_point) / fig_two_point;
+  spdlog::debug("  K={:<2} line through all lengths: {:.4f} cycles/inst, the figure's layout {:.4f} ({:+.1f}%), the "
+                "figure {:.4f} ({:+.1f}% from its layout's fastest calls)",
+                r.accumulators, line, fig_two_point, line > 0 ? (fig_two_point / line - 1) * 100 : 0.0, fig,
+                fig_two_point > 0 ? (fig / fig_two_point - 1) * 100 : 0.0);
   best_t = timed[mid].t;
   if (timed[mid].code) best = std::move(*timed[mid].code);
   return true;
@@ -535,7 +545,7 @@ ProbeResult ProbeRunner::run_once(const ProbeSpec& spec) {
   ClockSample before = m.calibrate();
   PairTiming lat, tput;
   Compiled best;
-  double repeat_disagreement = 0, length_disagreement = 0;
+  double repeat_disagreement = 0, length_disagreement = 0, paired_disagreement = 0;
   if (auto companion = form.companion()) {
     // Stack and flag forms: a balanced pair per copy, reported per instruction of the pair.
     if (!m.measure_balanced(form, *companion, r.dtype, r, tput, best, repeat_disagreement)) return r;
@@ -544,8 +554,14 @@ ProbeResult ProbeRunner::run_once(const ProbeSpec& spec) {
     if (r.status == Status::error) return r;
     m.measure_operand_latencies(form, r.dtype, r);
     const double lat_cycles = lat.cycles.samples > 0 ? lat.value : 0.0;
-    if (!m.measure_throughput(form, r.dtype, r, tput, best, lat_cycles, repeat_disagreement, length_disagreement))
+    if (!m.measure_throughput(form, r.dtype, r, tput, best, lat_cycles, repeat_disagreement, length_disagreement,
+                              paired_disagreement))
       return r;
+  }
+  // The latency chain's figure against its own fastest calls, as for the throughput stream.
+  if (lat.paired && lat.ticks_per_cycle > 0 && lat.per_unit.min > 0 && lat.value > 0) {
+    const double fastest = lat.per_unit.min / lat.ticks_per_cycle;
+    paired_disagreement = std::max(paired_disagreement, std::fabs(lat.value - fastest) / fastest);
   }
   ClockSample after = m.calibrate();
   if (tput.cycles.samples == 0 || tput.ghz <= 0) {
@@ -580,6 +596,7 @@ ProbeResult ProbeRunner::run_once(const ProbeSpec& spec) {
   trust.spread = r.throughput_stats.spread;
   trust.repeat_disagreement = repeat_disagreement;
   trust.length_disagreement = length_disagreement;
+  trust.paired_disagreement = paired_disagreement;
   trust.issue_width = m.issue_width;
   if (tput.paired) {
     const bool lat_worse = lat.paired && lat.clean_samples < tput.clean_samples;

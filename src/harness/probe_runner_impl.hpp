@@ -95,6 +95,12 @@ inline constexpr double kLayoutLimit = 0.05;
 // A figure this far from the line through every code length timed (Theil-Sen, in ticks per
 // instruction) is one length's effect. Undisturbed layouts of a steady stream fit it within about 1%.
 inline constexpr double kLengthLimit = 0.03;
+// The figure (median of its paired samples, each at the clock of its own moment) this far from the
+// same layout timed by its fastest calls (best long call minus best short call) came from samples
+// that moved together with their short call: on an Emerald Rapids VM a 512-bit FMA read 0.447
+// cycles from its samples and 0.500 from its fastest calls, two layouts agreeing on the low one and
+// the line through every length on 0.501; the hardware does 0.5. Quiet rows agree within about 1%.
+inline constexpr double kPairedLimit = 0.04;
 // Pinned threads running the same stream whose rates differ by more than this were disturbed.
 inline constexpr double kThreadImbalanceLimit = 0.10;
 
@@ -125,6 +131,7 @@ struct TrustInputs {
   double spread = 0;               // (median - min) / min
   double repeat_disagreement = 0;  // between two measurements of the same stream
   double length_disagreement = 0;  // of the figure from a line through every code length timed
+  double paired_disagreement = 0;  // of the figure from its own layout's fastest calls
   double issue_width = 0;          // most instructions per cycle this core was seen to run (0: unknown)
   int clean_samples = -1;          // paired timings: undisturbed samples (-1: not paired)
   int slowed_samples = 0;
@@ -175,7 +182,7 @@ struct ProbeRunner::Impl {
   void measure_latency(const isa::ProbeForm& form, const std::string& dtype, ProbeResult& r, PairTiming& lat);
   bool measure_throughput(const isa::ProbeForm& form, const std::string& dtype, ProbeResult& r, PairTiming& best_t,
                           Compiled& best, double latency_cycles, double& repeat_disagreement,
-                          double& length_disagreement);
+                          double& length_disagreement, double& paired_disagreement);
   bool measure_balanced(const isa::ProbeForm& form, const isa::Companion& companion, const std::string& dtype,
                         ProbeResult& r, PairTiming& best_t, Compiled& best, double& repeat_disagreement);
   void measure_issue_width();

@@ -67,10 +67,11 @@ struct Ruler {
 // Undisturbed ratios of the two whole reference calls sit within about 3% of the best on a Zen 3 VM;
 // a busy sibling slows the wide call by 15% to 200%.
 inline constexpr double kRulerCleanLimit = 0.05;
-// The learned best wide/chain ratio falls by at most kRulerCleanLimit per lesson (one calibration,
-// one timing): on an Emerald Rapids VM a calibration right after 512-bit FMA code saw the ratio at
-// 0.80-0.83 against 1.007 everywhere else, and every later sample of the run then looked 25-60%
-// slowed. A core that really runs the wide stream faster teaches it over a few lessons.
+// The learned best wide/chain ratio falls by at most kRulerCleanLimit per lesson (one timing; only
+// the first calibration teaches, see ClockCalibrator::measure): on an Emerald Rapids VM a
+// calibration right after 512-bit FMA code saw the ratio at 0.80-0.83 against 1.007 everywhere
+// else, and every later sample of the run then looked 25-60% slowed. A core that really runs the
+// wide stream faster teaches it over a few lessons.
 double lower_best_ratio(double best, double seen);
 // A sample counts as undisturbed while the 1-cycle chain runs within this of its best ratio to the
 // multi-cycle one. The clock itself is the faster of the two chains, so a slowed add chain does not
