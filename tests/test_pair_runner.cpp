@@ -42,7 +42,7 @@ bool in_one_of(int attempts, F&& attempt) {
 // Full co-issue is not universal: where the vector units sit on integer ports (Intel's ports 0 and
 // 1), the allocator can put an add on an FMA port now and then, and the pair reads partial (seen on
 // an Emerald Rapids VM, once in three runs).
-TEST_CASE("hw: an integer add beside a vector FMA issues together", "[hw][pair_runner]") {
+TEST_CASE("hw: an integer add beside a vector FMA never shares all its pipes", "[hw][pair_runner]") {
   if (!cpu().has("fma")) PP_SKIP("needs fma");
   PairResult p;
   bool any_trusted = false;
