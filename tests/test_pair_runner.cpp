@@ -38,7 +38,8 @@ bool in_one_of(int attempts, F&& attempt) {
 
 }  // namespace
 
-// Every x86-64 core has integer ALU ports that host no FMA, so the two never share all their pipes.
+// Every core this test runs on has integer ALU ports that host no FMA, so the two never share all
+// their pipes.
 // Full co-issue is not universal: where the vector units sit on integer ports (Intel's ports 0 and
 // 1), the allocator can put an add on an FMA port now and then, and the pair reads partial (seen on
 // an Emerald Rapids VM, once in three runs).

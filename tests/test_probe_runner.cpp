@@ -200,6 +200,20 @@ TEST_CASE("a figure its own fastest calls do not bear out is doubted", "[probe_r
   CHECK(d[0].find("fastest calls disagree by 10.5%") != std::string::npos);
 }
 
+TEST_CASE("an illegal instruction the CPU claims to support is skipped, other faults stay errors", "[probe_runner]") {
+  ProbeResult r;
+  r.status = Status::error;
+  r.reason = "throughput stream: illegal instruction (SIGILL): the CPU or OS does not support this form";
+  ProbeResult s = detail::skip_if_blocked(r);
+  CHECK(s.status == Status::skipped);
+  CHECK(s.reason.find("blocks it") != std::string::npos);
+  r.reason = "throughput stream: memory fault (SIGSEGV) in generated code";
+  CHECK(detail::skip_if_blocked(r).status == Status::error);
+  r.status = Status::ok;
+  r.reason = "";
+  CHECK(detail::skip_if_blocked(r).status == Status::ok);
+}
+
 TEST_CASE("retries: every item once, then the doubtful ones in rounds, and a stop keeps a prefix", "[probe_runner]") {
   struct Row {
     Status status = Status::ok;

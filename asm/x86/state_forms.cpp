@@ -70,6 +70,13 @@ std::optional<std::string> refusal_reason(const InstForm& f) {
   if (is_one_of(m, {"xrstor", "xrstor64"}))
     return "'" + m + "' restores processor state from an XSAVE area with a valid header, which the probe buffer "
            "is not: it faults";
+  if (m == "ldtilecfg")
+    return "'ldtilecfg' loads a tile configuration from memory, which must be valid (palette, rows, bytes per "
+           "row, zero reserved bytes) or it faults (#GP); the probe buffer holds data. The AMX forms load one "
+           "themselves: measure 'tileloadd', 'tdpbf16ps' and the like";
+  if (m == "movdir64b" && !f.text.operands.empty() && f.text.operands[0].cls == OpClass::mem)
+    return "'movdir64b' takes its destination as an address in a register (es:[r64]), which a memory operand "
+           "cannot name here";
   if (is_one_of(m, {"wrfsbase", "wrgsbase"}))
     return "'" + m + "' moves the thread's FS/GS base, which the C library's thread-local storage stands on";
   if (m == "call" && !f.text.operands.empty() && f.text.operands[0].cls == OpClass::imm && !f.text.operands[0].relative)

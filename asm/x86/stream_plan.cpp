@@ -195,6 +195,8 @@ void init_common(StreamPlan& plan, const InstForm& f, const Pools& all) {
     for (uint32_t id : all.mask) plan.inits.push_back({OpClass::mask, id, InitKind::ones, 0});
   if (std::find(all.gp.begin(), all.gp.end(), uint32_t(Gp::kIdR11)) == all.gp.end())
     plan.inits.push_back({OpClass::gp, Gp::kIdR11, InitKind::gp_value, kResetValue});
+  // rdpkru reads the implicit ecx, which must be 0 (the only register index it knows) or it faults (#GP).
+  if (f.text.mnemonic == "rdpkru") plan.inits.push_back({OpClass::gp, Gp::kIdCx, InitKind::gp_value, 0});
   for (const auto& k : f.text.operands) {
     if (k.cls != OpClass::fixed) continue;
     Operand r = make_fixed(k);

@@ -138,6 +138,9 @@ struct TrustInputs {
   double slowdown = 0;
 };
 std::vector<std::string> timing_doubts(const TrustInputs& in, const ProbeOptions& options);
+// An error row from an illegal instruction becomes a skipped one: the features the form needs were
+// checked before it ran, so the OS or the hypervisor blocks it.
+ProbeResult skip_if_blocked(ProbeResult r);
 
 }  // namespace peakprobe::detail
 

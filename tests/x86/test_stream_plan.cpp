@@ -3,6 +3,7 @@
 #include "asm/x86/inst_form.hpp"
 #include "asm/x86/stream_plan.hpp"
 
+#include <optional>
 #include <set>
 
 using namespace peakprobe;
@@ -328,4 +329,17 @@ TEST_CASE("latency: a pointer chase only through loads whose result is the loade
     REQUIRE(plan.ok());
     CHECK_THAT(plan->method, Catch::Contains("pointer chase"));
   }
+}
+
+TEST_CASE("stream plan: rdpkru starts with ecx 0, the only register index it knows", "[stream_plan]") {
+  auto f = x86::resolve_inst("rdpkru");
+  REQUIRE(f.ok());
+  auto plan = x86::plan_throughput(f.value(), 4, avx512(), "-");
+  REQUIRE(plan.ok());
+  // Inits run in order: the last one that names ecx is its value when the loop starts.
+  std::optional<uint64_t> ecx;
+  for (const auto& r : plan->inits)
+    if (r.cls == x86::OpClass::gp && r.id == asmjit::x86::Gp::kIdCx) ecx = r.kind == x86::InitKind::gp_value ? r.value : 99;
+  REQUIRE(ecx);
+  CHECK(*ecx == 0);
 }
