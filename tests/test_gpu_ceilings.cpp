@@ -39,6 +39,7 @@ GpuReport device() {
   memory("copy", 4, 3500);
   memory("local_read", 4, 30000);
   memory("host_to_device", 0, 20);
+  memory("host_to_device_pinned", 0, 50);
   memory("read", 16, 9000, Status::error);
   return r;
 }
@@ -66,7 +67,9 @@ TEST_CASE("gpu ceilings: ok rows only, best width per memory kernel, device-wide
   REQUIRE(find("DRAM", "copy"));
   REQUIRE(find("local", "load"));
   REQUIRE(find("host", "host_to_device"));
-  CHECK(t.memory.size() == 5);
+  REQUIRE(find("host", "host_to_device_pinned"));
+  CHECK(find("host", "host_to_device_pinned")->gbps == Approx(50));
+  CHECK(t.memory.size() == 6);
   // Ridges pair the best compute roof of each dtype with each level's load bandwidth.
   bool f32_dram = false;
   for (const auto& r : t.ridges)

@@ -59,6 +59,8 @@ Loaded load() {
   get(a.EnqueueNDRangeKernel, "clEnqueueNDRangeKernel");
   get(a.EnqueueReadBuffer, "clEnqueueReadBuffer");
   get(a.EnqueueWriteBuffer, "clEnqueueWriteBuffer");
+  get(a.EnqueueMapBuffer, "clEnqueueMapBuffer");
+  get(a.EnqueueUnmapMemObject, "clEnqueueUnmapMemObject");
   get(a.Finish, "clFinish");
   get(a.WaitForEvents, "clWaitForEvents");
   get(a.GetEventProfilingInfo, "clGetEventProfilingInfo");

@@ -34,6 +34,8 @@ struct ClApi {
   decltype(&::clEnqueueNDRangeKernel) EnqueueNDRangeKernel = nullptr;
   decltype(&::clEnqueueReadBuffer) EnqueueReadBuffer = nullptr;
   decltype(&::clEnqueueWriteBuffer) EnqueueWriteBuffer = nullptr;
+  decltype(&::clEnqueueMapBuffer) EnqueueMapBuffer = nullptr;
+  decltype(&::clEnqueueUnmapMemObject) EnqueueUnmapMemObject = nullptr;
   decltype(&::clFinish) Finish = nullptr;
   decltype(&::clWaitForEvents) WaitForEvents = nullptr;
   decltype(&::clGetEventProfilingInfo) GetEventProfilingInfo = nullptr;

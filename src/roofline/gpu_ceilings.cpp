@@ -13,7 +13,9 @@ std::pair<std::string, std::string> level_and_kernel(const std::string& kernel) 
   if (kernel == "write") return {"DRAM", "store"};
   if (kernel == "copy") return {"DRAM", "copy"};
   if (kernel == "local_read") return {"local", "load"};
-  if (kernel == "host_to_device" || kernel == "device_to_host") return {"host", kernel};
+  if (kernel == "host_to_device" || kernel == "device_to_host" || kernel == "host_to_device_pinned" ||
+      kernel == "device_to_host_pinned")
+    return {"host", kernel};
   return {"", ""};
 }
 }  // namespace
