@@ -170,13 +170,19 @@ TEST_CASE("an issue rate beyond the core's widest is doubted whatever the clock"
   REQUIRE(detail::timing_doubts(in, options).size() == 1);
 }
 
-TEST_CASE("timings of one stream that no second timing reproduces are doubted", "[probe_runner]") {
-  ProbeOptions options;
+// A paired timing with a steady clock, two instructions per cycle and every sample undisturbed.
+detail::TrustInputs steady_paired_inputs() {
   detail::TrustInputs in;
   in.before = in.after = {0.75, 3.2, 0.001};
   in.overhead = 0.05;
   in.ipc = 2.0;
   in.clean_samples = 40;
+  return in;
+}
+
+TEST_CASE("timings of one stream that no second timing reproduces are doubted", "[probe_runner]") {
+  ProbeOptions options;
+  detail::TrustInputs in = steady_paired_inputs();
   in.repeat_disagreement = 0.04;  // the nearest other layout within 5%: one odd layout outvoted
   CHECK(detail::timing_doubts(in, options).empty());
   in.repeat_disagreement = 0.07;
@@ -187,11 +193,7 @@ TEST_CASE("timings of one stream that no second timing reproduces are doubted", 
 
 TEST_CASE("a figure its own fastest calls do not bear out is doubted", "[probe_runner]") {
   ProbeOptions options;
-  detail::TrustInputs in;
-  in.before = in.after = {0.75, 3.2, 0.001};
-  in.overhead = 0.05;
-  in.ipc = 2.0;
-  in.clean_samples = 40;
+  detail::TrustInputs in = steady_paired_inputs();
   in.paired_disagreement = 0.01;  // jitter between the two estimators of one timing
   CHECK(detail::timing_doubts(in, options).empty());
   in.paired_disagreement = 0.105;  // 0.447 from the samples, 0.500 from the fastest calls
