@@ -13,6 +13,32 @@ int widest_vector_bits(const InstForm& f) {
   return bits;
 }
 
+int element_bits(char c) { return c == 'b' ? 8 : c == 'w' ? 16 : c == 'd' ? 32 : 64; }
+
+// Packed integer arithmetic (m without its VEX/EVEX 'v'), by the catalog's convention: one op per
+// lane for add, subtract (saturating too), absolute value, min/max, compare, shift, rotate and
+// multiply; 2 per lane for the 52-bit multiply-adds; 2 per element product for pmaddwd/pmaddubsw
+// (products of 16-bit and 8-bit elements). Logic, moves and shuffles are not arithmetic.
+std::optional<Arithmetic> packed_integer(const std::string& m, int width) {
+  static const std::regex kPerLane(
+      "p(?:(?:add|sub)(?:us|s)?|abs|(?:min|max)[su]|cmp(?:eq|gt)|cmpu?|s(?:ll|rl|ra)v?|ro[lr]v?|mull)([bwdq])");
+  static const std::regex kMulHigh("pmulh(?:uw|w|rsw)");
+  std::smatch match;
+  auto lanes = [&](int bits, double per_lane, int elem_bits) {
+    return Arithmetic{per_lane * (width / bits), "i" + std::to_string(elem_bits)};
+  };
+  if (std::regex_match(m, match, kPerLane)) {
+    const int bits = element_bits(match[1].str()[0]);
+    return lanes(bits, 1, bits);
+  }
+  if (std::regex_match(m, kMulHigh)) return lanes(16, 1, 16);
+  if (m == "pmuludq" || m == "pmuldq") return lanes(64, 1, 32);  // 32 x 32 -> 64-bit products
+  if (m == "pmadd52luq" || m == "pmadd52huq") return lanes(64, 2, 64);
+  if (m == "pmaddwd") return lanes(16, 2, 16);
+  if (m == "pmaddubsw") return lanes(8, 2, 8);
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<Arithmetic> arithmetic_of(const InstForm& f) {
@@ -26,6 +52,8 @@ std::optional<Arithmetic> arithmetic_of(const InstForm& f) {
   if (vex && m == "dpbf16ps") return Arithmetic{4.0 * lanes32, "bf16"};
   if (vex && (m == "pdpbusd" || m == "pdpbusds")) return Arithmetic{8.0 * lanes32, "i8"};
   if (vex && (m == "pdpwssd" || m == "pdpwssds")) return Arithmetic{4.0 * lanes32, "i16"};
+  if (m.size() > 1 && m[0] == 'p')
+    if (auto a = packed_integer(m, width)) return a;
   static const std::regex kBasic("(add|sub|mul|div|sqrt|min|max)(p|s)(s|d|h)");
   static const std::regex kFma("fn?m(add|sub)(132|213|231)(p|s)(s|d|h)|fm(addsub|subadd)(132|213|231)(p)(s|d|h)");
   std::smatch match;

@@ -281,11 +281,27 @@ TEST_CASE("x86 target: operations per instruction from the mnemonic agree with t
   CHECK(ops("vdpbf16ps zmm, zmm, zmm") == 64);
   CHECK(ops("vpdpbusd ymm, ymm, ymm") == 64);
   CHECK(ops("vpdpwssd xmm, xmm, xmm") == 16);
+  // Packed integers: one op per lane, 2 per element product of the multiply-adds.
+  CHECK(ops("vpaddb zmm, zmm, zmm") == 64);
+  CHECK(ops("paddusw xmm, xmm") == 8);
+  CHECK(ops("vpsubq ymm, ymm, m256") == 4);
+  CHECK(ops("vpminud zmm, zmm, m32bcst") == 16);
+  CHECK(ops("vpcmpub k, zmm, zmm, imm8") == 64);
+  CHECK(ops("vpsravw zmm, zmm, zmm") == 32);
+  CHECK(ops("vprolq zmm, zmm, imm8") == 8);
+  CHECK(ops("vpmulhrsw ymm, ymm, ymm") == 16);
+  CHECK(ops("pmuludq xmm, xmm") == 2);
+  CHECK(ops("vpmaddwd zmm, zmm, zmm") == 64);
+  CHECK(ops("pmaddubsw xmm, xmm") == 32);
+  CHECK(ops("vpmadd52huq ymm, ymm, ymm") == 8);
+  CHECK(t.arithmetic("vpmaxub ymm, ymm, ymm")->dtype == "i8");
+  CHECK(t.arithmetic("vpmuldq ymm, ymm, ymm")->dtype == "i32");
   CHECK(t.arithmetic("vaddpd zmm, zmm, zmm")->dtype == "f64");
   CHECK(t.arithmetic("vdpbf16ps zmm, zmm, zmm")->dtype == "bf16");
   // No arithmetic this rule knows: moves, logic, shuffles, scalar integer forms.
   for (const char* none : {"vmovups ymm, m256", "vandps ymm, ymm, ymm", "vshufps ymm, ymm, ymm, imm8", "add r64, r64",
-                           "vaddsubps ymm, ymm, ymm", "no such form"}) {
+                           "vaddsubps ymm, ymm, ymm", "vpand ymm, ymm, ymm", "vpshufb zmm, zmm, zmm",
+                           "pslldq xmm, imm8", "vpcmpestri xmm, xmm, imm8", "ptest xmm, xmm", "no such form"}) {
     INFO(none);
     CHECK_FALSE(t.arithmetic(none).has_value());
   }
