@@ -25,13 +25,28 @@ inline ProbeRunner& shared_runner() {
   return *r;
 }
 
-// One form measured by the shared runner.
-inline ProbeResult measure_form(const std::string& text, double ops = 0, const std::string& dtype = "-") {
+// A form to measure: its text, operations per instruction and their dtype.
+inline ProbeSpec spec(const std::string& text, double ops = 0, const std::string& dtype = "-") {
   ProbeSpec s;
   s.text = text;
   s.ops_per_instruction = ops;
   s.dtype = dtype;
-  return shared_runner().run(s);
+  return s;
+}
+
+// One form measured by the shared runner.
+inline ProbeResult measure_form(const std::string& text, double ops = 0, const std::string& dtype = "-") {
+  return shared_runner().run(spec(text, ops, dtype));
+}
+
+// Noise on a shared VM only ever slows a stream down, and kernel threads (huge-page compaction after
+// the memory tests) can disturb a whole measurement; an invariant of the undisturbed machine holds
+// if one of a few attempts shows it.
+template <typename F>
+bool in_one_of(int attempts, F&& attempt) {
+  for (int i = 0; i < attempts; ++i)
+    if (attempt()) return true;
+  return false;
 }
 
 }  // namespace peakprobe::test

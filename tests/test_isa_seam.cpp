@@ -64,7 +64,6 @@ const std::map<std::string, int> kBaseline = {
     {"tests/test_gemm.cpp", 7},
     {"tests/test_main.cpp", 39},
     {"tests/test_main_crash_sweep.cpp", 26},
-    {"tests/test_pair_runner.cpp", 23},
     {"tests/test_sets.cpp", 7},
 };
 
