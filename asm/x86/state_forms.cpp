@@ -85,9 +85,20 @@ std::optional<std::string> refusal_reason(const InstForm& f) {
     return "'ret imm16' pops bytes no call pushed: a balanced stream would need a push per return";
   if (m == "call" && !f.text.operands.empty() && f.text.operands[0].cls == OpClass::gp && f.text.operands[0].bits != 64)
     return "a call through a 16- or 32-bit register is not encodable in 64-bit mode";
-  if (is_one_of(m, {"retf", "jmp", "loop", "loope", "loopne", "jecxz", "jrcxz"}) ||
-      (m.size() >= 2 && m[0] == 'j'))
-    return "'" + m + "' transfers control: branches are not measured as single forms yet";
+  if (is_one_of(m, {"retf", "loop", "loope", "loopne", "jecxz", "jrcxz"}))
+    return "'" + m + "' transfers control with a side effect or a far target: not measured as a single form";
+  if (m.size() >= 2 && m[0] == 'j') {
+    const bool relative = f.text.operands.size() == 1 && f.text.operands[0].cls == OpClass::imm;
+    if (relative && !f.text.operands[0].relative)
+      return "'" + m + " imm32' is asmjit's spelling of '" + m + " rel32' with an absolute target: measure '" + m +
+             " rel32'";
+    if (!relative)
+      return "'" + f.display + "' jumps through a register or memory: each copy would need a target of its own; "
+             "indirect jumps are not measured yet";
+    if (is_one_of(m, {"jp", "jpe", "jnp", "jpo"}))
+      return "'" + m + "' follows the parity flag, which the probe's loop counter leaves different from one "
+             "iteration to the next: its direction cannot be held";
+  }
   if (is_one_of(m, {"movs", "movsb", "movsw", "movsq", "stos", "stosb", "stosw", "stosd", "stosq", "lods",
                     "lodsb", "lodsw", "lodsd", "lodsq", "cmps", "cmpsb", "cmpsw", "cmpsq", "scas", "scasb",
                     "scasw", "scasd", "scasq"}) ||

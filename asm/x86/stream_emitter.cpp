@@ -113,6 +113,9 @@ asmjit::Error emit_stream_function(ax::Emitter& e, const StreamPlan& plan, int c
   for (const auto& r : plan.inits)
     if (r.cls == OpClass::gp && r.id == ax::Gp::kIdR11) e.mov(ax::r11, Imm(int64_t(r.value)));
 
+  // Flags every branch of the stream sees: those of rdi > 0 (ZF, SF, OF, CF clear); the loop's
+  // dec keeps them so (and leaves CF alone).
+  if (plan.branch_to_next) e.cmp(ax::rdi, 0);
   Label loop = e.newLabel();
   e.align(AlignMode::kCode, 64);
   e.bind(loop);
@@ -120,6 +123,13 @@ asmjit::Error emit_stream_function(ax::Emitter& e, const StreamPlan& plan, int c
     for (const auto& p : plan.copy) {
       if (plan.return_stub && p.ops.size() == 1 && p.ops[0].isLabel()) {
         if (asmjit::Error err = e.emit(p.inst.id(), stub)) return err;
+        continue;
+      }
+      if (plan.branch_to_next && p.ops.size() == 1 && p.ops[0].isLabel()) {
+        const Label next = e.newLabel();
+        const Operand target = next;
+        if (asmjit::Error err = e.emitInst(p.inst, &target, 1)) return err;
+        e.bind(next);
         continue;
       }
       if (plan.memory_stride_per_copy == 0 || c == 0) {

@@ -415,6 +415,31 @@ std::vector<size_t> interleave(const std::vector<MixForm>& forms) {
 namespace {
 
 bool is_call(const InstForm& f) { return f.text.mnemonic == "call"; }
+
+// Each branch goes to the next instruction, taken or not, so the stream's path is the same either
+// way and only the direction (held by the flags, see branch_taken) decides what the core does.
+Expected<StreamPlan> plan_branches(const InstForm& jump, int count, const std::string& dtype) {
+  StreamPlan plan;
+  plan.kind = StreamKind::throughput;
+  plan.dtype = dtype;
+  plan.vec_regs = 16;
+  plan.branch_to_next = true;
+  Pools pools = make_pools(jump, plan.vec_regs);
+  init_common(plan, jump, pools);
+  PlannedInst p;
+  // rel8 and rel32 are the short and long encodings of one mnemonic: asmjit picks by option.
+  const bool short_form = jump.text.operands[0].bits == 8;
+  p.inst = BaseInst(jump.id, jump.options | (short_form ? asmjit::InstOptions::kShortForm : asmjit::InstOptions::kLongForm));
+  p.role = PlannedInst::Role::measured;
+  p.ops.push_back(asmjit::Label());  // the emitter binds the next instruction's label here
+  for (int i = 0; i < count; ++i) plan.copy.push_back(p);
+  plan.chains = count;
+  plan.measured_per_copy = count;
+  plan.measured_per_form = {count};
+  plan.method = std::string("independent: each branch goes to the next instruction, ") +
+                (branch_taken(jump) ? "taken" : "not taken");
+  return plan;
+}
 bool is_ret(const InstForm& f) { return f.text.mnemonic == "ret" && f.text.operands.empty(); }
 
 // call and ret as uops.info measures them: each call goes to a `ret` the emitter places after the
@@ -462,6 +487,10 @@ Expected<StreamPlan> plan_mix(const std::vector<MixEntry>& entries, int rounds, 
   if (rounds < 1) return make_error("a mix needs at least one round");
   for (const auto& e : entries)
     if (!e.form) return make_error("mix weights must be positive");
+  if (std::any_of(entries.begin(), entries.end(), [](const MixEntry& e) { return is_direct_branch(*e.form); })) {
+    if (entries.size() != 1) return make_error("branches are measured alone, not in mixes");
+    return plan_branches(*entries[0].form, rounds * entries[0].weight, dtype);
+  }
   // call and ret only as a pair: neither can run without the other.
   const auto calls = std::count_if(entries.begin(), entries.end(), [](const MixEntry& e) { return is_call(*e.form); });
   const auto rets = std::count_if(entries.begin(), entries.end(), [](const MixEntry& e) { return is_ret(*e.form); });
@@ -558,6 +587,18 @@ int max_rounds(const std::vector<MixEntry>& entries) {
 
 int max_chains(const InstForm& f) { return max_rounds({{&f, 1}}); }
 
+bool is_direct_branch(const InstForm& f) {
+  const std::string& m = f.text.mnemonic;
+  return m.size() >= 2 && m[0] == 'j' && f.text.operands.size() == 1 && f.text.operands[0].cls == OpClass::imm &&
+         f.text.operands[0].relative;
+}
+
+bool branch_taken(const InstForm& f) {
+  static const std::set<std::string> kTaken = {"jmp", "jne", "jnz", "jae", "jnb", "jnc", "ja", "jnbe",
+                                               "jns", "jno", "jge", "jnl", "jg",  "jnle"};
+  return kTaken.count(f.text.mnemonic) != 0;
+}
+
 Expected<StreamPlan> plan_throughput(const InstForm& f, int chains, const HostIsa& isa, const std::string& dtype) {
   if (chains < 1 || chains > max_chains(f))
     return make_error("cannot build " + std::to_string(chains) + " independent chains of '" + f.display +
@@ -606,6 +647,10 @@ Operand bridge_operand(OpClass cls, uint32_t id, OpClass other, bool to_address)
 }  // namespace
 
 Expected<StreamPlan> plan_latency(const InstForm& f, const HostIsa& isa, const std::string& dtype) {
+  if (is_direct_branch(f))
+    return make_error(std::string("a branch writes no register to chain: throughput only, each branch to the next "
+                                  "instruction, ") +
+                      (branch_taken(f) ? "taken" : "not taken"));
   StreamPlan plan;
   plan.kind = StreamKind::latency;
   plan.dtype = dtype;

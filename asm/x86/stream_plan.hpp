@@ -63,6 +63,10 @@ struct StreamPlan {
   // The emitter places a lone `ret` after the function for call forms; an operand that is a Label
   // without an id in `copy` means that stub.
   bool return_stub = false;
+  // Direct branches: an operand that is a Label without an id in `copy` means the next instruction
+  // (the emitter binds a fresh label right after each branch), and the flags are set before the loop
+  // so that every conditional branch goes the same way each time (see branch_taken).
+  bool branch_to_next = false;
   bool buffer_holds_mxcsr = false;     // buffer dwords hold the probe's MXCSR value (ldmxcsr, fxrstor)
   // Bytes the emitter adds to the buffer offsets of each further copy (wrapping inside
   // kMemorySpreadBytes): read-modify-write forms, so that no copy waits on the previous copy's store
@@ -99,6 +103,13 @@ Expected<StreamPlan> plan_mix(const std::vector<MixEntry>& entries, int rounds, 
                               const std::string& dtype);
 // Most rounds of this mix that fit the register budget (0 if not even one does).
 int max_rounds(const std::vector<MixEntry>& entries);
+
+// A jmp or jcc to a relative target (the forms the emitter can point at the next instruction).
+bool is_direct_branch(const InstForm& form);
+// Whether a direct branch is taken in the stream: the flags at every branch are those of `cmp rdi, 0`
+// before the loop and of the loop's `dec rdi` (ZF, SF, OF and CF clear while the loop runs), so jmp,
+// jne, jae, ja, jns, jno, jge and jg are taken and their opposites are not.
+bool branch_taken(const InstForm& form);
 
 Expected<StreamPlan> plan_throughput(const InstForm& form, int chains, const HostIsa& isa,
                                      const std::string& dtype);

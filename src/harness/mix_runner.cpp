@@ -101,8 +101,10 @@ MixResult ProbeRunner::Impl::run_mix_once(const std::vector<MixSpec>& parts, boo
   // pipes for any common form, so the mix is limited by issue, not by its own dependencies.
   const int rounds = target.max_rounds(entries);
   if (rounds < 1) {
+    // No plan at any size: one round says why (registers, or forms that run only on their own).
+    auto one = target.plan_mix(entries, 1, dtype);
     r.status = Status::error;
-    r.reason = "these forms together need more registers than the ISA has";
+    r.reason = one ? "these forms together need more registers than the ISA has" : one.error();
     return r;
   }
   auto plan = target.plan_mix(entries, rounds, dtype);

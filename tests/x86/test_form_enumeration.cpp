@@ -57,7 +57,7 @@ TEST_CASE("form list: register widths, memory sizes, immediates, broadcasts and 
 }
 
 TEST_CASE("form list: forms that cannot run in user space are listed with the reason", "[form_enumeration]") {
-  for (const char* t : {"syscall", "hlt", "jmp rel32", "rdmsr", "xlatb", "clac"}) {
+  for (const char* t : {"syscall", "hlt", "jmp r64", "jp rel32", "rdmsr", "xlatb", "clac"}) {
     INFO(t);
     const auto* f = find(t);
     REQUIRE(f != nullptr);
@@ -68,7 +68,7 @@ TEST_CASE("form list: forms that cannot run in user space are listed with the re
   CHECK(mmx->family == "mmx");
   CHECK_THAT(mmx->refusal, Catch::Contains("mm"));
   CHECK(find("add r64, r64")->refusal.empty());
-  for (const char* t : {"call rel32", "call r64", "ret"}) {  // measured as a balanced pair
+  for (const char* t : {"call rel32", "call r64", "ret", "jmp rel32", "jz rel32"}) {  // a balanced pair; branches to the next instruction
     INFO(t);
     REQUIRE(find(t) != nullptr);
     CHECK(find(t)->refusal.empty());

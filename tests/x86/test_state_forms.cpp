@@ -46,7 +46,7 @@ TEST_CASE("state forms: stack and flag forms get a companion that undoes them", 
 TEST_CASE("state forms: forms that leave the process or move reserved registers are refused", "[state_forms]") {
   for (const char* text : {"syscall", "int3", "hlt", "ud2", "wrfsbase r64", "add rdi, imm8", "xor rdi, rdi",
                            "mov rsi, r64", "maskmovdqu xmm, xmm", "movsb", "stosq", "rdmsr", "ret imm16",
-                           "call imm32", "jmp rel32", "jnz rel8", "loop rel8", "ldtilecfg m512",
+                           "call imm32", "jp rel8", "jmp r64", "jz imm32", "loop rel8", "ldtilecfg m512",
                            "movdir64b m512, m512"}) {
     auto f = x86::resolve_inst(text);
     if (!f) continue;  // asmjit cannot spell it: refused earlier, by the parser
@@ -56,6 +56,7 @@ TEST_CASE("state forms: forms that leave the process or move reserved registers 
     CHECK_FALSE(why->empty());
   }
   for (const char* text : {"add r64, r64", "push r64", "pop r64", "std", "imul r64, r64", "mov r64, m64",
-                           "vaddps ymm, ymm, ymm", "add rax, imm8", "shl r64, cl"})
+                           "vaddps ymm, ymm, ymm", "add rax, imm8", "shl r64, cl", "jmp rel32", "jnz rel8",
+                           "jg rel32"})
     CHECK_FALSE(x86::refusal_reason(form(text)));
 }

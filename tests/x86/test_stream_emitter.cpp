@@ -342,3 +342,44 @@ TEST_CASE("hw: multiplies and divides of every width, gathers, scatters and call
   }
   if (measured == 0) PP_SKIP("no form of the list runs on this CPU");
 }
+
+TEST_CASE("branches: each jumps to the next instruction, in the encoding its form names", "[emitter]") {
+  // Machine code of a two-branch plan at three copies: six branches whose displacement is zero.
+  auto code_of = [](const char* text) {
+    auto f = x86::resolve_inst(text);
+    REQUIRE(f.ok());
+    auto plan = x86::plan_throughput(f.value(), 2, x86::HostIsa{}, "-");
+    REQUIRE(plan.ok());
+    asmjit::CodeHolder code;
+    code.init(asmjit::Environment(asmjit::Arch::kX64));
+    asmjit::x86::Assembler a(&code);
+    REQUIRE(x86::emit_stream_function(*a.as<asmjit::x86::Emitter>(), *plan, 3, x86::HostIsa{}) == asmjit::kErrorOk);
+    const auto& buf = code.textSection()->buffer();
+    return std::string(reinterpret_cast<const char*>(buf.data()), buf.size());
+  };
+  auto count = [](const std::string& hay, const std::string& needle) {
+    int n = 0;
+    for (size_t at = hay.find(needle); at != std::string::npos; at = hay.find(needle, at + 1)) ++n;
+    return n;
+  };
+  CHECK(count(code_of("jmp rel8"), std::string("\xEB\x00", 2)) == 6);
+  CHECK(count(code_of("jmp rel32"), std::string("\xE9\x00\x00\x00\x00", 5)) == 6);
+  CHECK(count(code_of("jz rel8"), std::string("\x74\x00", 2)) == 6);
+  CHECK(count(code_of("jz rel32"), std::string("\x0F\x84\x00\x00\x00\x00", 6)) == 6);
+  // The flags every branch sees come from `cmp rdi, 0` before the loop (REX.W 83 /7 ib).
+  CHECK(count(code_of("jz rel8"), std::string("\x48\x83\xFF\x00", 4)) == 1);
+}
+
+// A branch whose direction never changes is predicted after the first iterations; one that flipped
+// would pay a misprediction (10 cycles or more on any x86-64 core) on many of them.
+TEST_CASE("hw: branches whose direction the flags hold never pay a misprediction", "[hw][emitter]") {
+  for (const char* text : {"jz rel8", "jnz rel8", "jmp rel32", "jl rel32", "jge rel8"}) {
+    ProbeResult r = test::measure_form(text);
+    REQUIRE_OK_OR_SKIP(r);
+    REQUIRE(r.recip_throughput_cycles);
+    INFO(text << ": " << *r.recip_throughput_cycles << " cycles");
+    CHECK(*r.recip_throughput_cycles < 3.0);
+    CHECK_FALSE(r.latency_cycles);
+    CHECK(r.latency_method.find("throughput only") != std::string::npos);
+  }
+}

@@ -5,6 +5,8 @@
 
 #include <optional>
 #include <set>
+#include <utility>
+#include <vector>
 
 using namespace peakprobe;
 
@@ -342,4 +344,36 @@ TEST_CASE("stream plan: rdpkru starts with ecx 0, the only register index it kno
     if (r.cls == x86::OpClass::gp && r.id == asmjit::x86::Gp::kIdCx) ecx = r.kind == x86::InitKind::gp_value ? r.value : 99;
   REQUIRE(ecx);
   CHECK(*ecx == 0);
+}
+
+TEST_CASE("stream plan: each branch goes to the next instruction, its direction held by the flags", "[stream_plan]") {
+  for (const auto& [text, taken] : std::vector<std::pair<const char*, bool>>{
+           {"jmp rel8", true}, {"jnz rel8", true}, {"jg rel32", true}, {"jz rel8", false}, {"jc rel32", false},
+           {"jle rel8", false}}) {
+    INFO(text);
+    auto f = x86::resolve_inst(text);
+    REQUIRE(f.ok());
+    CHECK(x86::is_direct_branch(f.value()));
+    CHECK(x86::branch_taken(f.value()) == taken);
+    auto plan = x86::plan_throughput(f.value(), 4, avx512(), "-");
+    REQUIRE(plan.ok());
+    CHECK(plan->branch_to_next);
+    CHECK(plan->copy.size() == 4);
+    CHECK(plan->measured_per_copy == 4);
+    for (const auto& p : plan->copy) {
+      REQUIRE(p.ops.size() == 1);
+      CHECK(p.ops[0].isLabel());
+    }
+    CHECK(plan->method.find(taken ? ", taken" : "not taken") != std::string::npos);
+    // No register result: throughput only, and the reason says which way the branch goes.
+    auto lat = x86::plan_latency(f.value(), avx512(), "-");
+    REQUIRE_FALSE(lat.ok());
+    CHECK(lat.error().find("throughput only") != std::string::npos);
+  }
+  auto add = x86::resolve_inst("add r64, r64");
+  auto jz = x86::resolve_inst("jz rel8");
+  REQUIRE(add.ok());
+  REQUIRE(jz.ok());
+  CHECK_FALSE(x86::is_direct_branch(add.value()));
+  CHECK_FALSE(x86::plan_mix({{&jz.value(), 1}, {&add.value(), 1}}, 2, avx512(), "-").ok());
 }
