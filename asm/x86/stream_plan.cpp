@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <set>
+#include <utility>
 #include <map>
 #include <cstring>
 
@@ -416,16 +417,23 @@ namespace {
 
 bool is_call(const InstForm& f) { return f.text.mnemonic == "call"; }
 
-// Each branch goes to the next instruction, taken or not, so the stream's path is the same either
-// way and only the direction (held by the flags, see branch_taken) decides what the core does.
-Expected<StreamPlan> plan_branches(const InstForm& jump, int count, const std::string& dtype) {
+// A throughput plan for a control-transfer form (branch, call): every register it may touch set up,
+// 16 vector registers, and the pools the form may draw from.
+std::pair<StreamPlan, Pools> control_plan(const InstForm& f, const std::string& dtype) {
   StreamPlan plan;
   plan.kind = StreamKind::throughput;
   plan.dtype = dtype;
   plan.vec_regs = 16;
+  Pools pools = make_pools(f, plan.vec_regs);
+  init_common(plan, f, pools);
+  return {std::move(plan), std::move(pools)};
+}
+
+// Each branch goes to the next instruction, taken or not, so the stream's path is the same either
+// way and only the direction (held by the flags, see branch_taken) decides what the core does.
+Expected<StreamPlan> plan_branches(const InstForm& jump, int count, const std::string& dtype) {
+  auto [plan, pools] = control_plan(jump, dtype);
   plan.branch_to_next = true;
-  Pools pools = make_pools(jump, plan.vec_regs);
-  init_common(plan, jump, pools);
   PlannedInst p;
   // rel8 and rel32 are the short and long encodings of one mnemonic: asmjit picks by option.
   const bool short_form = jump.text.operands[0].bits == 8;
@@ -440,6 +448,7 @@ Expected<StreamPlan> plan_branches(const InstForm& jump, int count, const std::s
                 (branch_taken(jump) ? "taken" : "not taken");
   return plan;
 }
+
 bool is_ret(const InstForm& f) { return f.text.mnemonic == "ret" && f.text.operands.empty(); }
 
 // call and ret as uops.info measures them: each call goes to a `ret` the emitter places after the
@@ -447,13 +456,8 @@ bool is_ret(const InstForm& f) { return f.text.mnemonic == "ret" && f.text.opera
 // `rounds` calls and `rounds` rets. The target is the stub: as a label (rel32), in a register, or in
 // memory (a qword next to the stub, read through a register).
 Expected<StreamPlan> plan_call_return(const InstForm& call, int rounds, const std::string& dtype) {
-  StreamPlan plan;
-  plan.kind = StreamKind::throughput;
-  plan.dtype = dtype;
-  plan.vec_regs = 16;
+  auto [plan, pools] = control_plan(call, dtype);
   plan.return_stub = true;
-  Pools pools = make_pools(call, plan.vec_regs);
-  init_common(plan, call, pools);
   if (call.text.operands.size() != 1) return make_error("call takes one target operand");
   const OperandKind& k = call.text.operands[0];
   const uint32_t target = pools.gp.front();
