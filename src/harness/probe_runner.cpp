@@ -1,5 +1,6 @@
 #include "harness/probe_runner.hpp"
 #include "harness/probe_runner_impl.hpp"
+#include "harness/signal_guard.hpp"
 
 #include <algorithm>
 #include <optional>
@@ -496,7 +497,7 @@ int ProbeRunner::threads() const { return impl_->options.threads; }
 // measurement.
 namespace detail {
 ProbeResult skip_if_blocked(ProbeResult r) {
-  if (r.status != Status::error || r.reason.find("(SIGILL)") == std::string::npos) return r;
+  if (r.status != Status::error || !is_illegal_instruction(r.reason)) return r;
   r.status = Status::skipped;
   r.reason = "illegal instruction (SIGILL) although the CPU reports every feature it needs: the OS or the "
              "hypervisor blocks it here";

@@ -69,9 +69,11 @@ void install_handlers() {
   install_alt_stack();
 }
 
+constexpr const char* kIllegalInstruction = "illegal instruction (SIGILL): the CPU or OS does not support this form";
+
 const char* describe(int sig) {
   switch (sig) {
-    case SIGILL: return "illegal instruction (SIGILL): the CPU or OS does not support this form";
+    case SIGILL: return kIllegalInstruction;
     case SIGSEGV: return "memory fault (SIGSEGV) in generated code";
     case SIGBUS: return "bus error (SIGBUS) in generated code";
     case SIGFPE: return "arithmetic fault (SIGFPE) in generated code";
@@ -81,6 +83,8 @@ const char* describe(int sig) {
 }
 
 }  // namespace
+
+bool is_illegal_instruction(const std::string& error) { return error.find(kIllegalInstruction) != std::string::npos; }
 
 bool run_guarded(const std::function<void()>& body, std::string& error) {
   install_handlers();

@@ -9,4 +9,7 @@ namespace peakprobe {
 // Returns true when `body` ran to completion; otherwise false with the signal named in `error`.
 bool run_guarded(const std::function<void()>& body, std::string& error);
 
+// True when `error` (from run_guarded, possibly with a prefix) names an illegal-instruction fault.
+bool is_illegal_instruction(const std::string& error);
+
 }  // namespace peakprobe
