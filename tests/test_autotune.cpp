@@ -11,14 +11,19 @@
 #include "matmul/gemm.hpp"
 #include "matmul/matmul_run.hpp"
 #include "skip.hpp"
+#include "target_fixture.hpp"
 
 using namespace peakprobe;
 
 namespace {
 
+// A 2-core laptop with the target's widest matmul kernels.
 MachineModel laptop() {
+  const isa::Target& t = test::target();
   MachineModel m;
-  m.cores = 2, m.vector_bits = 512, m.vector_registers = 32, m.ghz = 3.7;
+  m.cores = 2, m.ghz = 3.7;
+  m.vector_bits = t.gemm_vector_bits(test::cpu_with_every_feature());
+  m.vector_registers = t.vector_registers(m.vector_bits);
   m.l2_bytes = 1 << 20, m.l3_bytes = 32 << 20, m.l3_shared_by = 2;
   return m;
 }
@@ -26,8 +31,8 @@ MachineModel laptop() {
 }  // namespace
 
 TEST_CASE("autotune: the grid is valid for the problem and holds the model's pick", "[autotune]") {
-  CpuInfo cpu;
-  cpu.features = {"avx512_f", "avx512_bf16", "avx512_vnni"};
+  // A CPU that runs every dtype's kernels at the laptop's width.
+  const CpuInfo cpu = test::cpu_with_every_feature();
   for (MatmulDtype dt : {MatmulDtype::f32, MatmulDtype::bf16, MatmulDtype::i8}) {
     const MatmulProblem p{300, 200, 150, 1, dt, 2};
     const auto grid = autotune_grid(laptop(), p);
@@ -69,24 +74,21 @@ TEST_CASE("autotune: finds the fastest point and reports the model's gap", "[aut
 TEST_CASE("hw: autotune: on this machine the model's pick is close to the best of the grid", "[autotune][hw]") {
   const CpuInfo& cpu = test::this_cpu();
   if (const std::string why = gemm_unsupported(cpu, MatmulDtype::f32); !why.empty()) PP_SKIP(why);
-  // The model is fed as `matmul` feeds it: clock, issue rate and latency of the kernel's own FMA,
-  // measured here, as they differ between cores (one zmm FMA per cycle on Zen 4, two on Zen 5 and
-  // many Xeons).
-  const int bits = gemm_vector_bits(cpu);
-  ProbeSpec fma;
-  fma.text = bits == 512 ? "vfmadd231ps zmm, zmm, zmm" : "vfmadd231ps ymm, ymm, ymm";
-  fma.ops_per_instruction = bits / 32 * 2;
-  fma.dtype = "f32";
-  const ProbeResult r = test::shared_runner().run_batch({fma}).front();
-  INFO(fma.text << ": " << to_string(r.status) << " " << r.reason);
+  // The model is fed as `matmul` feeds it: clock, issue rate and latency of the kernel's own
+  // multiply-add (the target's matmul roof), measured here, as they differ between cores (one 512-bit
+  // FMA per cycle on Zen 4, two on Zen 5 and many Xeons).
+  const isa::MatmulRoof roof = test::target().matmul_roof(cpu, MatmulDtype::f32);
+  const ProbeSpec madd = test::spec(roof.instruction, roof.ops, roof.dtype);
+  const ProbeResult r = test::shared_runner().run_batch({madd}).front();
+  INFO(madd.text << ": " << to_string(r.status) << " " << r.reason);
   REQUIRE((r.status == Status::ok || r.status == Status::mistrusted));
   REQUIRE(r.recip_throughput_cycles);
   REQUIRE(*r.recip_throughput_cycles > 0);
   REQUIRE(r.latency_cycles);
   REQUIRE(r.clock.ghz > 0);
   MachineModel machine = machine_model_from(cpu, r.clock.ghz, 1.0 / *r.recip_throughput_cycles, *r.latency_cycles);
-  WARN(fma.text << ": " << 1.0 / *r.recip_throughput_cycles << " per cycle, latency " << *r.latency_cycles
-                << " cycles, at " << r.clock.ghz << " GHz");
+  WARN(madd.text << ": " << 1.0 / *r.recip_throughput_cycles << " per cycle, latency " << *r.latency_cycles
+                 << " cycles, at " << r.clock.ghz << " GHz");
   const MatmulProblem p{384, 384, 384, 1, MatmulDtype::f32, 1};
   Gemm gemm(cpu, MatmulDtype::f32);
   // Noise only slows a run: the best of a few searches.

@@ -8,7 +8,9 @@
 #include <set>
 #include <sstream>
 
+#include "cpu/cpu_info.hpp"
 #include "matmul/cost_model.hpp"
+#include "target_fixture.hpp"
 
 using namespace peakprobe;
 
@@ -16,7 +18,7 @@ namespace {
 
 constexpr uint64_t KiB = 1024, MiB = 1024 * 1024;
 
-// A 2-core AVX-512 laptop (Zen 4-like: one 512-bit FMA per cycle).
+// A 2-core laptop with 512-bit vectors and 32 registers (Zen 4-like: one 512-bit FMA per cycle).
 MachineModel laptop() {
   MachineModel m;
   m.cores = 2;
@@ -33,7 +35,8 @@ MachineModel laptop() {
   return m;
 }
 
-// A 64-core AVX-512 server: two FMAs per cycle, L3 in instances of 8 cores, little DRAM per core.
+// A 64-core server with 512-bit vectors: two FMAs per cycle, L3 in instances of 8 cores, little DRAM
+// per core.
 MachineModel server() {
   MachineModel m;
   m.cores = 64;
@@ -50,8 +53,8 @@ MachineModel server() {
   return m;
 }
 
-// An 8-core AVX2 desktop: 16 ymm registers.
-MachineModel avx2_desktop() {
+// An 8-core desktop with 256-bit vectors and 16 registers.
+MachineModel desktop_256() {
   MachineModel m;
   m.cores = 8;
   m.vector_bits = 256;
@@ -103,7 +106,7 @@ TEST_CASE("to_string names the matmul dtypes", "[cost_model]") {
 }
 
 TEST_CASE("register blocks fit the register file and hide the FMA latency", "[cost_model]") {
-  for (const MachineModel& m : {laptop(), server(), avx2_desktop()}) {
+  for (const MachineModel& m : {laptop(), server(), desktop_256()}) {
     INFO(m.vector_registers << " registers, " << m.fma_per_cycle << " FMA/cycle");
     const auto blocks = register_blocks(m);
     REQUIRE(!blocks.empty());
@@ -125,11 +128,11 @@ TEST_CASE("register blocks fit the register file and hide the FMA latency", "[co
     }
     CHECK(most >= accumulators_needed(m));
   }
-  // AVX-512: the 6 x 4-vector block of 24 accumulators is among them.
-  const auto avx512 = register_blocks(laptop());
-  CHECK(std::count(avx512.begin(), avx512.end(), std::make_pair(6, 4)) == 1);
+  // 32 registers: the 6 x 4-vector block of 24 accumulators is among them.
+  const auto wide = register_blocks(laptop());
+  CHECK(std::count(wide.begin(), wide.end(), std::make_pair(6, 4)) == 1);
   // A register file too small for the latency still gets its largest blocks, never nothing.
-  MachineModel tiny = avx2_desktop();
+  MachineModel tiny = desktop_256();
   tiny.vector_registers = 6;
   tiny.fma_latency = 8;
   const auto few = register_blocks(tiny);
@@ -199,9 +202,9 @@ TEST_CASE("narrow and short problems pick blocks that avoid padding", "[cost_mod
     CHECK(best.config.mr == 1);
     CHECK(best.padding == Approx(0).margin(1e-12));
   }
-  SECTION("AVX2: n = 8 is one ymm vector") {
-    const CandidateCost best = choose_config(avx2_desktop(), problem(4096, 8, 4096, 8));
-    // Either one ymm vector wide, or (this problem is bound by reading A) a wider block that reads
+  SECTION("256-bit vectors: n = 8 is one vector") {
+    const CandidateCost best = choose_config(desktop_256(), problem(4096, 8, 4096, 8));
+    // Either one vector wide, or (this problem is bound by reading A) a wider block that reads
     // A in place: padding columns cost compute, which is idle here anyway, packing A costs traffic.
     if (best.config.pack_a) {
       CHECK(best.config.nr == 8);
@@ -217,7 +220,7 @@ TEST_CASE("chosen blocks fit the caches they are meant for", "[cost_model]") {
   check_blocks_fit(laptop(), choose_config(laptop(), problem(1024, 1024, 1024)));
   check_blocks_fit(laptop(), choose_config(laptop(), problem(2048, 2048, 2048, 2)));
   check_blocks_fit(server(), choose_config(server(), problem(4096, 4096, 4096, 64)));
-  check_blocks_fit(avx2_desktop(), choose_config(avx2_desktop(), problem(2048, 2048, 2048, 8)));
+  check_blocks_fit(desktop_256(), choose_config(desktop_256(), problem(2048, 2048, 2048, 8)));
   // bf16 halves the bytes per element: the B micro-panel may hold twice the k.
   check_blocks_fit(laptop(), choose_config(laptop(), problem(2048, 2048, 2048, 1, MatmulDtype::bf16)), 2);
 }
@@ -375,20 +378,26 @@ TEST_CASE("ranking is fast", "[cost_model]") {
 }
 
 TEST_CASE("machine_model_from reads vector width and caches", "[cost_model]") {
+  const isa::Target& t = test::target();
   CpuInfo cpu;
   cpu.physical_cores = 64;
   cpu.logical_cpus = 128;
   cpu.packages = 1;
   cpu.smt_per_core = 2;
-  cpu.features = {"avx", "avx2", "fma", "avx512_f"};
   cpu.caches = {{1, "data", 48 * KiB, 64, 12, 2, 64},
                 {1, "instruction", 32 * KiB, 64, 8, 2, 64},
                 {2, "unified", 2 * MiB, 64, 16, 2, 64},
                 {3, "unified", 32 * MiB, 64, 16, 16, 8}};
+  // The width and registers are the target's for the CPU's features: this machine's, and a CPU's
+  // with every feature the target knows.
+  for (const auto& features : {detect_cpu_info().features, test::cpu_with_every_feature().features}) {
+    cpu.features = features;
+    const MachineModel m = machine_model_from(cpu, 3.0, 2, 4);
+    CHECK(m.vector_bits == t.model_vector_bits(cpu));
+    CHECK(m.vector_registers == t.vector_registers(m.vector_bits));
+  }
   const MachineModel m = machine_model_from(cpu, 3.0, 2, 4);
   CHECK(m.cores == 64);
-  CHECK(m.vector_bits == 512);
-  CHECK(m.vector_registers == 32);
   CHECK(m.ghz == 3.0);
   CHECK(m.fma_per_cycle == 2);
   CHECK(m.fma_latency == 4);
@@ -400,10 +409,6 @@ TEST_CASE("machine_model_from reads vector width and caches", "[cost_model]") {
   CHECK(m.l3_gbps > m.dram_gbps);
   CHECK(m.dram_total_gbps >= m.dram_gbps);
 
-  cpu.features = {"avx", "avx2", "fma"};
-  const MachineModel avx2 = machine_model_from(cpu, 3.0, 2, 4);
-  CHECK(avx2.vector_bits == 256);
-  CHECK(avx2.vector_registers == 16);
   // Without an L3, blocks that would live there are priced at DRAM, and planning still works.
   cpu.caches.pop_back();
   const MachineModel no_l3 = machine_model_from(cpu, 0, 0, 0);

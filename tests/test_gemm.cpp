@@ -2,6 +2,7 @@
 // register blocks and thread grids, with blocks small enough to force every loop and edge path.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -10,6 +11,7 @@
 #include "matmul/gemm.hpp"
 #include "matmul/reference.hpp"
 #include "skip.hpp"
+#include "target_fixture.hpp"
 
 using namespace peakprobe;
 
@@ -92,7 +94,7 @@ TEST_CASE("gemm: primes, tall and skinny shapes, small blocks, register blocks a
     Gemm gemm(cpu(), dt);
     for (Shape s : {Shape{127, 131, 137}, Shape{1, 513, 3}, Shape{513, 1, 7}, Shape{7, 5, 1000}, Shape{200, 3, 1},
                     Shape{97, 200, 61}}) {
-      // Register blocks of every width; the AVX2 register file holds fewer.
+      // Register blocks of every width; a smaller register file holds fewer.
       for (auto [mr, nv] : {std::pair{6, regs == 32 ? 4 : 2}, std::pair{8, 3}, std::pair{1, 1}, std::pair{4, 2}}) {
         if (isa::host_target().registers_needed(mr, nv) > regs) continue;
         for (auto [rows, cols] : {std::pair{1, 1}, std::pair{2, 1}, std::pair{1, 2}}) {
@@ -121,50 +123,57 @@ TEST_CASE("gemm: k = 0 gives zeros, buffers are reused across shapes", "[gemm]")
 }
 
 TEST_CASE("gemm: configurations are checked before anything runs", "[gemm]") {
-  CpuInfo c;
-  c.features = {"avx512_f", "avx2", "fma"};
+  const isa::Target& t = test::target();
+  // The widest kernels the target has, whatever this machine runs.
+  const CpuInfo c = test::cpu_with_every_feature();
   MatmulConfig good = default_config(c, MatmulDtype::f32, 100, 100, 100, 1);
   CHECK(check_config(c, MatmulDtype::f32, good).empty());
   MatmulConfig bad = good;
   bad.mc = good.mr * 2 + 1;
   CHECK_THAT(check_config(c, MatmulDtype::f32, bad), Catch::Contains("multiple of mr"));
+  // A block taller than the register file holds is refused, for the reason the target gives.
+  const int bits = t.gemm_vector_bits(c), regs = t.vector_registers(bits);
   bad = good;
-  bad.mr = 14, bad.nv = 4, bad.nr = 64;
-  CHECK_THAT(check_config(c, MatmulDtype::f32, bad), Catch::Contains("vector registers"));
+  while (t.registers_needed(bad.mr, bad.nv) <= regs) ++bad.mr;
+  const std::string too_tall = t.check_kernel_shape({bad.mr, bad.nv, bits, MatmulDtype::f32, !bad.pack_a}, regs);
+  INFO("block " << bad.mr << "x" << bad.nv << " on " << regs << " registers");
+  CHECK_FALSE(too_tall.empty());
+  CHECK(check_config(c, MatmulDtype::f32, bad) == too_tall);
   bad = good;
   bad.threads = 3;
   CHECK_THAT(check_config(c, MatmulDtype::f32, bad), Catch::Contains("thread grid"));
   MatmulConfig bf = default_config(c, MatmulDtype::bf16, 100, 100, 100, 1);
   bf.kc = 63;
   CHECK_THAT(check_config(c, MatmulDtype::bf16, bf), Catch::Contains("multiple of 2"));
-  // Features are named when missing.
-  CHECK_THAT(gemm_unsupported(c, MatmulDtype::bf16), Catch::Contains("avx512_bf16"));
-  CHECK_THAT(gemm_unsupported(c, MatmulDtype::i8), Catch::Contains("avx512_vnni"));
-  CHECK_THAT(gemm_unsupported(CpuInfo{}, MatmulDtype::f32), Catch::Contains("avx2"));
-  Gemm gemm(CpuInfo{}, MatmulDtype::f32);
-  float x = 0;
-  auto refused = gemm.run(GemmArgs{1, 1, 1, &x, 1, &x, 1, &x, 1}, good);
-  REQUIRE_FALSE(refused.ok());
-  CHECK_THAT(refused.error(), Catch::Contains("avx2"));
+  // A CPU the kernels cannot run on is refused when the GEMM runs, with what it lacks.
+  if (const std::string missing = gemm_unsupported(CpuInfo{}, MatmulDtype::f32); !missing.empty()) {
+    Gemm gemm(CpuInfo{}, MatmulDtype::f32);
+    float x = 0;
+    auto refused = gemm.run(GemmArgs{1, 1, 1, &x, 1, &x, 1, &x, 1}, good);
+    REQUIRE_FALSE(refused.ok());
+    CHECK_THAT(refused.error(), Catch::Contains(missing));
+  }
 }
 
 TEST_CASE("gemm: the default tiling follows the caches and the problem", "[gemm]") {
-  CpuInfo c;
-  c.features = {"avx512_f"};
+  CpuInfo c = test::cpu_with_every_feature();
   c.smt_per_core = 1;
   c.caches = {{1, "data", 32 << 10, 64, 8, 1, 2}, {2, "unified", 1 << 20, 64, 8, 1, 2},
               {3, "unified", 32 << 20, 64, 16, 2, 1}};
   MatmulConfig g = default_config(c, MatmulDtype::f32, 4096, 4096, 4096, 2);
-  CHECK(g.kc == 512);  // half of a 1 MiB L2 over 64 floats x 4 bytes is 2048, clamped to 512
+  REQUIRE(g.nr == g.nv * gemm_vector_bits(c) / 32);
+  // Half of a 1 MiB L2 over one B micro-panel row of nr floats, in 64..512 k steps.
+  const int steps = int(std::clamp<uint64_t>((1u << 20) / 2 / (uint64_t(g.nr) * 4), 64, 512));
+  CHECK(g.kc == steps);
   CHECK(g.mc % g.mr == 0);
   CHECK(g.nc % g.nr == 0);
   CHECK(uint64_t(g.mc) * uint64_t(g.kc) * 4 <= (1u << 20) / 2);
   CHECK(g.thread_rows * g.thread_cols == 2);
   MatmulConfig b16 = default_config(c, MatmulDtype::bf16, 4096, 4096, 4096, 1);
-  CHECK(b16.kc == 1024);  // the same 512 k steps hold two bf16 values each
+  CHECK(b16.kc == 2 * steps);  // the same k steps hold two bf16 values each
   MatmulConfig tiny = default_config(c, MatmulDtype::f32, 5, 7, 3, 1);
   CHECK(tiny.kc == 3);
-  CHECK(tiny.mc == 6);
-  CHECK(tiny.nc == 64);
+  CHECK(tiny.mc == (5 + tiny.mr - 1) / tiny.mr * tiny.mr);  // m rounded up to whole blocks
+  CHECK(tiny.nc == (7 + tiny.nr - 1) / tiny.nr * tiny.nr);
   CHECK(default_config(c, MatmulDtype::i8, 5, 7, 3, 1).kc == 4);  // k rounded up to whole quads
 }

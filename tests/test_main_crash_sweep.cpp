@@ -1,90 +1,92 @@
-// The promise of main.cpp's whole command line, swept: every form the built-in catalog knows, and a
-// generated list of hostile instruction texts, go through the real executable in child processes.
-// None may kill the process with a signal or hang it; a rejected text exits 2 with a message.
-// (test_main.cpp checks single commands and their messages; this file is the crash sweep.)
+// The promise of main.cpp's whole command line, swept: every form the built-in catalog knows, and
+// hostile instruction texts made from the target's own forms, go through the real executable in
+// child processes. None may kill the process with a signal or hang it; a rejected text exits 2 with
+// a message. (test_main.cpp checks single commands and their messages; this file is the crash sweep.
+// tests/<isa>/test_main_crash_sweep.cpp sweeps the texts that have hurt probers of one ISA.)
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cctype>
 #include <fstream>
 #include <random>
 #include <set>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
-#include "harness/child_process.hpp"
+#include "cli_sweep.hpp"
 #include "scratch_dir.hpp"
+#include "target_fixture.hpp"
 
 using namespace peakprobe;
+using test::Ended;
+using test::run_binary;
 
 namespace {
 
-struct Ended {
-  ChildOutcome outcome;
-  std::string err;
-};
-
-// Runs peakprobe with `args` (no shell: any byte reaches it as is), stdout discarded, stderr kept.
-Ended run_binary(const std::vector<std::string>& args, double limit) {
-  const test::ScratchDir dir;
-  const std::string err = dir.file("stderr.txt");
-  std::vector<std::string> argv = {"sh", "-c", "f=$1; shift; exec \"$@\" >/dev/null 2>\"$f\"", "sh", err,
-                                   PEAKPROBE_BINARY};
-  argv.insert(argv.end(), args.begin(), args.end());
-  auto o = run_child("/bin/sh", argv, limit);
-  REQUIRE(o.ok());
-  std::ifstream in(err);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return {*o, ss.str()};
+// The target's forms bent out of shape: stray and missing separators, case, tabs, bytes that are
+// not UTF-8, operands without end, and two forms in one text.
+std::vector<std::string> malformed_texts() {
+  const isa::Target& t = test::target();
+  std::vector<std::string> forms = {t.ruler_forms().one_cycle, t.ruler_forms().multi_cycle,
+                                    t.help_texts().example_form};
+  std::vector<std::string> out = {"", " ", ",", ",,,", "{", "}", "[", "]", "#", std::string(10000, 'a'),
+                                  "\xc3\x28", "\xff\xfe"};
+  for (const std::string& f : forms) {
+    const std::string m = test::mnemonic_of(f);
+    const size_t at = f.find(m), space = f.find(' ', at);
+    const std::string operands = space == std::string::npos ? "" : f.substr(space + 1);
+    std::string upper = f, tabs = f, no_commas = f, double_commas, many = f;
+    std::transform(upper.begin(), upper.end(), upper.begin(), [](unsigned char c) { return char(std::toupper(c)); });
+    std::replace(tabs.begin(), tabs.end(), ' ', '\t');
+    no_commas.erase(std::remove(no_commas.begin(), no_commas.end(), ','), no_commas.end());
+    for (char c : f) double_commas += c == ',' ? std::string(",,") : std::string(1, c);
+    const std::string last = operands.substr(operands.rfind(' ') == std::string::npos ? 0 : operands.rfind(' ') + 1);
+    for (int i = 0; i < 300; ++i) many += ", " + last;
+    for (const std::string& text :
+         {m, m + " ,", f + ",", f + ", ", f + ",,", no_commas, double_commas, upper, tabs, f + " ; " + f, f + "\n",
+          m + " " + std::string(5000, 'r'), many, "{" + f, f + " {", m + "\xff\xfe " + operands,
+          m + " \xff\xfe, " + operands, test::misspelled(f)})
+      out.push_back(text);
+  }
+  return out;
 }
 
-// Texts that have hurt probers: stack, flags, control transfer, traps, privileged and I/O forms,
-// state a harness relies on, the loop counter's registers, and malformed syntax.
-std::vector<std::string> hostile_texts() {
-  std::vector<std::string> t = {
-      "pop r64", "pop r16", "pop m64", "push r64", "push imm8", "pushf", "popf", "popfq", "std", "cld",
-      "enter imm16, imm8", "leave", "call r64", "call m64", "ret", "retf", "iret", "jmp r64", "syscall",
-      "sysenter", "int3", "int imm8", "ud2", "hlt", "in al, dx", "out dx, al", "cli", "sti", "rdpmc",
-      "wrfsbase r64", "wrgsbase r64", "rdfsbase r64", "xsetbv", "xrstor m", "fxrstor m", "xsave m",
-      "ldmxcsr m32", "fldcw m16", "fninit", "vzeroall", "vzeroupper", "div r64", "idiv r32", "div r8",
-      "xor rdi, rdi", "add rdi, imm8", "mov rsi, r64", "mov r64, rsp", "lea r64, m", "xchg r64, m64",
-      "cmpxchg16b m128", "maskmovdqu xmm, xmm", "movbe r64, m64", "movhps xmm, m64", "clflush m8",
-      "vgatherdps ymm, vm32y, ymm", "vpscatterdd vm32z {k}, zmm", "xbegin", "xabort imm8", "cpuid",
-      "rdtsc", "rdrand r64", "pause", "mwait", "monitor", "tdpbf16ps tmm, tmm, tmm",
-      // malformed
-      "", " ", ",", ",,,", "add", "add ,", "add r64,", "add r64, r64,", "add r64 r64", "add r64,, r64",
-      "{vex}", "{evex}", "{vex} add r64, r64", "{evex} {vex} vaddps ymm, ymm, ymm", "{k}",
-      "vaddps zmm {k}, zmm, zmm", "vaddps zmm {z}, zmm, zmm", "add r64, r64 ; sub r64, r64", "ADD R64, R64",
-      "add\tr64,\tr64", "add r64, m99999", "add r999, r64", "mov r64, imm64", "mov m64, imm99",
-      "vaddps xmm, ymm, zmm", "lock add m64, r64", "rep movsb", "mov cr0, r64", "mov r64, fs",
-      std::string(10000, 'a'), "add " + std::string(5000, 'r'), "add \xff\xfe, r64", "\xc3\x28 r64",
-      "add r64, r64\n",
-  };
-  std::string many = "add r64";
-  for (int i = 0; i < 300; ++i) many += ", r64";
-  t.push_back(many);
-  // Generated: mnemonics that change state or take odd operands, with random operand kinds.
-  const std::vector<std::string> mnemonics = {
-      "pop", "push", "add", "adc", "sbb", "rcl", "rcr", "shl", "shld", "div", "idiv", "mul", "imul", "mulx",
-      "xchg", "cmpxchg", "bswap", "movbe", "lea", "mov", "movs", "stos", "lods", "scas", "cmps", "xlat",
-      "lods", "loop", "jrcxz", "enter", "leave", "popf", "sahf", "lahf", "vzeroupper", "ldmxcsr", "stmxcsr",
-      "vldmxcsr", "fldenv", "frstor", "fxsave", "vmaskmovps", "vpmaskmovd", "vgatherqpd", "vpcompressd",
-      "kmovq", "vp2intersectd", "tileloadd", "ptwrite", "clwb", "prefetchw", "invd", "wbinvd", "rdmsr",
-  };
-  const std::vector<std::string> kinds = {"r8",  "r16", "r32",  "r64",  "xmm",  "ymm",     "zmm",     "k",
-                                          "imm8", "imm16", "imm32", "m8", "m16", "m32", "m64", "m128",
-                                          "m256", "m512", "m", "cl", "rax", "vm32x", "vm64y", "tmm",
-                                          "m32bcst", "rdi", "rsp", "{k}", "", "x"};
-  std::mt19937 rng(20261122);
-  for (int i = 0; i < 120; ++i) {
-    std::string text = mnemonics[rng() % mnemonics.size()];
-    const int operands = int(rng() % 4);
-    for (int j = 0; j < operands; ++j) text += (j == 0 ? " " : ", ") + kinds[rng() % kinds.size()];
-    t.push_back(text);
+// Forms the target's encoder knows but refuses to build a stream for, spread over its whole list, and
+// random mnemonics of it with random operands seen in its forms.
+std::vector<std::string> refused_and_generated_texts() {
+  const auto& all = test::target().all_forms();
+  std::vector<std::string> refused, mnemonics, operands;
+  std::set<std::string> seen_mnemonics, seen_operands;
+  for (const auto& f : all) {
+    if (!f.refusal.empty()) refused.push_back(f.text);
+    const size_t space = f.text.find(' ');
+    const std::string m = f.text.substr(0, space);
+    if (seen_mnemonics.insert(m).second) mnemonics.push_back(m);
+    if (space == std::string::npos) continue;
+    std::string rest = f.text.substr(space + 1);
+    for (size_t start = 0; start <= rest.size();) {
+      const size_t comma = rest.find(", ", start);
+      const std::string op = rest.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      if (!op.empty() && seen_operands.insert(op).second) operands.push_back(op);
+      if (comma == std::string::npos) break;
+      start = comma + 2;
+    }
   }
-  return t;
+  std::vector<std::string> out;
+  constexpr size_t kRefused = 40;
+  for (size_t i = 0; i < std::min(kRefused, refused.size()); ++i) out.push_back(refused[i * refused.size() / kRefused]);
+  if (mnemonics.empty() || operands.empty()) return out;
+  operands.push_back("");
+  std::mt19937 rng(20261122);
+  for (int i = 0; i < 60; ++i) {
+    std::string text = mnemonics[rng() % mnemonics.size()];
+    const int n = int(rng() % 4);
+    for (int j = 0; j < n; ++j) text += (j == 0 ? " " : ", ") + operands[rng() % operands.size()];
+    out.push_back(text);
+  }
+  return out;
 }
 
 }  // namespace
@@ -110,18 +112,8 @@ TEST_CASE("cli sweep: every catalog form is measured or refused, the process nev
   for (const auto& r : results) CHECK(statuses.count(r.at("status").get<std::string>()) == 1);
 }
 
-TEST_CASE("cli sweep: hostile instruction texts get a row or a clear refusal, never a crash or a hang",
+TEST_CASE("hw: cli sweep: the target's forms bent out of shape get a row or a clear refusal, never a crash",
           "[main][hw]") {
-  for (const std::string& text : hostile_texts()) {
-    const Ended e = run_binary({"--quiet", "inst", text}, 120);
-    INFO("inst \"" << text.substr(0, 200) << "\": " << describe(e.outcome) << "\n" << e.err.substr(0, 400));
-    CHECK(e.outcome.signal == 0);
-    CHECK_FALSE(e.outcome.timed_out);
-    CHECK(e.outcome.exited);
-    // 0 measured (or skipped/refused rows), 1 a row with status error, 2 refused input,
-    // 4 measuring could not start: never anything else.
-    const int rc = e.outcome.exit_code;
-    CHECK((rc == 0 || rc == 1 || rc == 2 || rc == 4));
-    if (rc == 2) CHECK_FALSE(e.err.empty());
-  }
+  for (const std::string& text : malformed_texts()) test::check_inst_survives(text);
+  for (const std::string& text : refused_and_generated_texts()) test::check_inst_survives(text);
 }

@@ -1,26 +1,50 @@
 #include <catch2/catch.hpp>
 
 #include "catalog/sets.hpp"
+#include "target_fixture.hpp"
 
 using namespace peakprobe;
 
+namespace {
+
+// The target's two ruler forms, as its parser spells them.
+std::string display(const std::string& text) {
+  const auto form = test::target().resolve(text);
+  REQUIRE(form.ok());
+  return form->display;
+}
+
+// `text` with the spaces after its commas taken out.
+std::string squeezed(std::string text) {
+  for (size_t at; (at = text.find(", ")) != std::string::npos;) text.erase(at + 1, 1);
+  return text;
+}
+
+}  // namespace
+
 TEST_CASE("sets: rows parse, instructions are canonicalised", "[sets]") {
-  auto sets = parse_sets("# c\nfp | vaddps ymm,ymm,ymm ; vmulps ymm, ymm, ymm;\n", "t.sets");
+  const auto forms = test::target().ruler_forms();
+  const std::string a = display(forms.one_cycle), b = display(forms.multi_cycle);
+  auto sets = parse_sets("# c\nfp | " + squeezed(a) + " ;  " + b + ";\n", "t.sets");
   REQUIRE(sets.ok());
   REQUIRE(sets->size() == 1);
   CHECK(sets->at(0).name == "fp");
-  CHECK(sets->at(0).instructions == std::vector<std::string>{"vaddps ymm, ymm, ymm", "vmulps ymm, ymm, ymm"});
+  CHECK(sets->at(0).instructions == std::vector<std::string>{a, b});
   CHECK(sets->at(0).origin == "t.sets:2");
 }
 
 TEST_CASE("sets: errors name file and line", "[sets]") {
-  struct Case { const char* text; const char* says; };
+  const auto forms = test::target().ruler_forms();
+  const std::string a = forms.one_cycle, b = forms.multi_cycle, typo = test::misspelled(a);
+  const auto unknown = test::target().resolve(typo);
+  REQUIRE_FALSE(unknown.ok());
+  struct Case { std::string text, says; };
   const Case cases[] = {
-      {"fp vaddps ymm, ymm, ymm\n", "t.sets:1: expected"},
-      {" | vaddps ymm, ymm, ymm; vmulps ymm, ymm, ymm\n", "t.sets:1: empty set name"},
-      {"fp | vaddps ymm, ymm, ymm\n", "at least two"},
-      {"fp | vadps ymm, ymm, ymm; vmulps ymm, ymm, ymm\n", "did you mean"},
-      {"a | add r64, r64; sub r64, r64\na | add r64, r64; sub r64, r64\n", "t.sets:2: set 'a' repeats t.sets:1"},
+      {"fp " + a + "\n", "t.sets:1: expected"},
+      {" | " + a + "; " + b + "\n", "t.sets:1: empty set name"},
+      {"fp | " + a + "\n", "at least two"},
+      {"fp | " + typo + "; " + b + "\n", "t.sets:1: " + unknown.error()},
+      {"a | " + a + "; " + b + "\na | " + a + "; " + b + "\n", "t.sets:2: set 'a' repeats t.sets:1"},
   };
   for (const auto& c : cases) {
     INFO(c.text);
