@@ -4,13 +4,15 @@
 # nothing outside asm/<isa>/ and tests/<isa>/ may name a registered ISA's registers or mnemonics.
 # Adding an ISA: a folder asm/<isa>/ with the same file stems as asm/x86/, probes/<isa>.catalog and
 # .sets, tests/<isa>/, and one line below.
-set(PEAKPROBE_ISAS x86)
+set(PEAKPROBE_ISAS x86 a64)
 
 if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$")
   set(PEAKPROBE_ISA x86)
+elseif(CMAKE_SYSTEM_PROCESSOR MATCHES "^(aarch64|arm64|ARM64)$")
+  set(PEAKPROBE_ISA a64)
 else()
   message(FATAL_ERROR "peakprobe ${PROJECT_VERSION} generates code for these ISAs: ${PEAKPROBE_ISAS} "
-                      "(x86-64); this is ${CMAKE_SYSTEM_PROCESSOR}.")
+                      "(x86-64, AArch64); this is ${CMAKE_SYSTEM_PROCESSOR}.")
 endif()
 
 # The ISA's inline timestamp read under one name for src/ (a timed region cannot afford a call

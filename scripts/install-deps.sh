@@ -12,7 +12,14 @@ $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends \
   build-essential cmake pkg-config \
   libasmjit-dev libcli11-dev libspdlog-dev libfmt-dev catch2 nlohmann-json3-dev libhwloc-dev \
-  libdnnl2 libopenblas0-pthread libblis4-pthread \
-  opencl-c-headers ocl-icd-libopencl1 pocl-opencl-icd \
+  opencl-c-headers ocl-icd-libopencl1 \
   >/dev/null
+# Run-time options, each where Debian builds it for this architecture (on an Arm board some are not).
+optional=()
+for p in libdnnl2 libopenblas0-pthread libblis4-pthread pocl-opencl-icd; do
+  if apt-cache show "$p" >/dev/null 2>&1; then optional+=("$p"); else echo "not available here: $p"; fi
+done
+if [ ${#optional[@]} -gt 0 ]; then
+  $SUDO apt-get install -y -qq --no-install-recommends "${optional[@]}" >/dev/null
+fi
 echo "peakprobe dependencies installed"

@@ -36,7 +36,10 @@ inline std::string quoted(const std::string& path) {
 inline Run run_peakprobe_env(const std::string& env, const std::string& args) {
   const peakprobe::test::ScratchDir dir;
   const std::string out = dir.file("stdout.txt"), err = dir.file("stderr.txt");
-  std::string cmd = env + (env.empty() ? "" : " ") + std::string(PEAKPROBE_BINARY) + " " + args + " >" + quoted(out) +
+  // Under a user-mode emulator the shell cannot start the binary itself (see run_child).
+  const char* emulator = std::getenv("PEAKPROBE_CHILD_EMULATOR");
+  const std::string binary = (emulator && *emulator ? std::string(emulator) + " " : "") + PEAKPROBE_BINARY;
+  std::string cmd = env + (env.empty() ? "" : " ") + binary + " " + args + " >" + quoted(out) +
                     " 2>" + quoted(err);
   int status = std::system(cmd.c_str());
   Run r;

@@ -31,6 +31,9 @@ struct CpuInfo {
   std::string brand;             // CPUID brand string
   unsigned family = 0, model = 0, stepping = 0;
   bool hypervisor = false;       // CPUID says we run under a hypervisor
+  // Non-empty when the process runs under an instruction-set emulator (qemu-user): what the
+  // emulator is, as far as it shows. Code still runs and computes, but its timings mean nothing.
+  std::string emulator;
   std::vector<IsaStateItem> isa_state;  // in the ISA's order
   // The same in one line for `peakprobe info`: a label of up to 10 characters and the text.
   std::string isa_state_label, isa_state_text;

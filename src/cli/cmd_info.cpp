@@ -26,6 +26,8 @@ void print_info(std::ostream& out, const CpuInfo& c, const ClockReading& clock, 
   out << fmt::format("CPU        {} ({})\n", c.brand, c.vendor);
   out << fmt::format("           family {:#x} model {:#x} stepping {}{}\n", c.family, c.model, c.stepping,
                      c.hypervisor ? ", under a hypervisor" : "");
+  if (!c.emulator.empty())
+    out << fmt::format("           EMULATED: {} (code runs, timings mean nothing)\n", c.emulator);
   out << fmt::format("Topology   {} package(s), {} core(s), {} logical CPU(s), {} thread(s) per core\n",
                      c.packages, c.physical_cores, c.logical_cpus, c.smt_per_core);
   for (const auto& l : c.caches)

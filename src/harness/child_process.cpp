@@ -12,6 +12,8 @@
 #include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <thread>
 
@@ -62,6 +64,25 @@ bool reap(pid_t pid, int& status, Clock::time_point deadline) {
   }
 }
 
+// The ELF machine of an executable (e_machine), 0 when it is not an ELF file.
+unsigned elf_machine(const std::string& path) {
+  unsigned char h[20] = {};
+  FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) return 0;
+  const size_t n = std::fread(h, 1, sizeof(h), f);
+  std::fclose(f);
+  if (n < sizeof(h) || std::memcmp(h, "\x7f" "ELF", 4) != 0) return 0;
+  return unsigned(h[18]) | unsigned(h[19]) << 8;  // little-endian
+}
+
+// Whether `path` is built for this program's own machine, which a user-mode emulator must run (the
+// kernel runs only the build machine's programs, /bin/sh among them). The emulator shows this
+// program as /proc/self/exe.
+bool is_own_architecture(const std::string& path) {
+  const unsigned own = elf_machine("/proc/self/exe");
+  return own != 0 && elf_machine(path) == own;
+}
+
 }  // namespace
 
 Expected<ChildOutcome> run_child(const std::string& executable, const std::vector<std::string>& args,
@@ -99,14 +120,31 @@ Expected<ChildOutcome> run_child(const std::string& executable, const std::vecto
   posix_spawnattr_setsigmask(&s.attr, &none);
   posix_spawnattr_setflags(&s.attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
 
+  // Under a user-mode emulator (the AArch64 suite under qemu in CI) the kernel cannot start the
+  // program's own binary: PEAKPROBE_CHILD_EMULATOR names the emulator that runs it, and
+  // /proc/self/exe, which the emulator shows as the program, is read to the program's real path.
+  std::string program = executable;
+  std::vector<std::string> full_args = args;
+  const char* emulator = std::getenv("PEAKPROBE_CHILD_EMULATOR");
+  if (emulator && *emulator && (executable == "/proc/self/exe" || is_own_architecture(executable))) {
+    std::string target = executable;
+    if (executable == "/proc/self/exe") {
+      char buf[4096];
+      const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+      if (n > 0) target.assign(buf, size_t(n));
+    }
+    full_args.insert(full_args.begin(), emulator);
+    full_args[1] = target;
+    program = emulator;
+  }
   std::vector<char*> argv;
-  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  for (const auto& a : full_args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
 
   const auto t0 = Clock::now();
   const auto deadline = t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(time_limit_s));
   pid_t pid = 0;
-  if (int err = posix_spawn(&pid, executable.c_str(), &s.actions, &s.attr, argv.data(), environ); err != 0)
+  if (int err = posix_spawn(&pid, program.c_str(), &s.actions, &s.attr, argv.data(), environ); err != 0)
     return make_error(errno_text(fmt::format("cannot start {}", executable).c_str(), err));
   write_end.reset();  // the child's copy is the only writer now: EOF when it exits or closes it
 

@@ -166,6 +166,7 @@ MixResult ProbeRunner::Impl::run_mix_once(const std::vector<MixSpec>& parts, boo
   trust.repeat_disagreement =
       std::fabs(first.value - second.value) / std::min(first.value, second.value);
   trust.issue_width = issue_width;
+  trust.emulator = cpu.emulator;
   if (best.paired) {
     trust.clean_samples = best.clean_samples;
     trust.slowed_samples = best.slowed_samples;

@@ -66,6 +66,8 @@ Stats to_cycles(const Stats& ticks, double ticks_per_cycle) {
 
 std::vector<std::string> timing_doubts(const TrustInputs& in, const ProbeOptions& options) {
   std::vector<std::string> doubts;
+  // Under an instruction-set emulator the code runs and computes, but a cycle means nothing.
+  if (!in.emulator.empty()) doubts.push_back("emulated: " + in.emulator);
   // A paired timing converted every sample with the clock of its own moment and judged each one
   // against the references beside it: the clock before and after the probe is not what its figure
   // was divided by, so a moving clock or an unsteady calibration round does not spoil it (a
@@ -613,6 +615,7 @@ ProbeResult ProbeRunner::run_once(const ProbeSpec& spec) {
   trust.length_disagreement = length_disagreement;
   trust.paired_disagreement = paired_disagreement;
   trust.issue_width = m.issue_width;
+  trust.emulator = m.cpu.emulator;
   if (tput.paired) {
     const bool lat_worse = lat.paired && lat.clean_samples < tput.clean_samples;
     trust.clean_samples = lat_worse ? lat.clean_samples : tput.clean_samples;

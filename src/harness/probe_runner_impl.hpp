@@ -136,6 +136,7 @@ struct TrustInputs {
   int clean_samples = -1;          // paired timings: undisturbed samples (-1: not paired)
   int slowed_samples = 0;
   double slowdown = 0;
+  std::string emulator;            // CpuInfo::emulator: non-empty, every figure is mistrusted
 };
 std::vector<std::string> timing_doubts(const TrustInputs& in, const ProbeOptions& options);
 // An error row from an illegal instruction becomes a skipped one: the features the form needs were

@@ -414,7 +414,8 @@ std::vector<std::pair<int, int>> candidate_blocks(const MachineModel& machine, c
     int smallest = 0;
     for (auto [mr, v] : blocks)
       if (v == nv && (smallest == 0 || mr < smallest)) smallest = mr;
-    const bool fits = problem.m * nv + nv + 1 <= machine.vector_registers;
+    const bool fits =
+        problem.m <= 64 && isa::host_target().registers_needed(int(problem.m), nv) <= machine.vector_registers;
     if (fits && (smallest == 0 || problem.m < smallest)) blocks.emplace_back(int(problem.m), nv);
   }
   return blocks;
@@ -558,8 +559,14 @@ std::string placement_text(const MachineModel& machine, const MatmulProblem& pro
 
 std::vector<std::pair<int, int>> register_blocks(const MachineModel& machine) {
   const int regs = machine.vector_registers;
-  // Registers left for accumulators once nv B vectors and one broadcast are held.
-  const auto max_rows = [regs](int nv) { return std::max(0, (regs - nv - 1) / nv); };
+  // The tallest block of nv vectors whose accumulators, B vectors and A registers fit (the target's
+  // kernels decide what a row costs beyond its accumulators).
+  const isa::Target& target = isa::host_target();
+  const auto max_rows = [regs, &target](int nv) {
+    int mr = 0;
+    while (target.registers_needed(mr + 1, nv) <= regs) ++mr;
+    return mr;
+  };
   // Enough independent accumulators to keep every FMA port busy across the latency; when even the
   // largest block cannot (few registers, long latency), the largest blocks are the best there is.
   int most = 1;

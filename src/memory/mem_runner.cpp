@@ -212,7 +212,10 @@ BandwidthResult MemRunner::bandwidth(const BandwidthRequest& req) {
   r.imbalance = *hi > 0 ? (*hi - *lo) / *hi : 0.0;
   r.clock = clock_reading(m.counter.source(), before, after);
   if (r.clock.ghz > 0) r.bytes_per_cycle = *r.gbps / r.clock.ghz / double(n);
-  if (r.gbps_stats.spread > 0.15) {
+  if (!m.cpu.emulator.empty()) {
+    r.status = Status::mistrusted;
+    r.reason = "emulated: " + m.cpu.emulator;
+  } else if (r.gbps_stats.spread > 0.15) {
     r.status = Status::mistrusted;
     r.reason = fmt::format("unsteady: median {:.0f}% below the best", r.gbps_stats.spread * 100);
   }
@@ -299,6 +302,11 @@ LatencyResult MemRunner::latency(const LatencyRequest& req) {
   r.latency_ns = r.ns_stats.min;
   r.clock = clock_reading(m.counter.source(), before, after);
   r.latency_cycles = *r.latency_ns * r.clock.ghz;
+  if (!m.cpu.emulator.empty()) {
+    r.status = Status::mistrusted;
+    r.reason = "emulated: " + m.cpu.emulator;
+    return r;
+  }
   if (req.pages == "2m" && r.pages_granted != "2m")
     r.reason = "asked for 2 MiB pages, the kernel granted " + r.pages_granted;
   return r;

@@ -62,6 +62,7 @@ json to_json(const CpuInfo& i) {
           {"caches", caches(i.caches)},
           {"tsc_hz", number(i.tsc_hz)},
           {"tsc_invariant", i.tsc_invariant}};
+  if (!i.emulator.empty()) host["emulator"] = i.emulator;  // only under emulation: timings mean nothing
   for (const auto& s : i.isa_state)
     host[s.key] = s.is_flag ? json(s.value != 0) : json(s.value);
   return host;

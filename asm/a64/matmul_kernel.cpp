@@ -1,0 +1,191 @@
+#include "asm/a64/matmul_kernel.hpp"
+
+#include <asmjit/arm.h>
+#include <asmjit/arm/a64assembler.h>
+#include <fmt/format.h>
+
+#include "asm/a64/stream_emitter.hpp"
+#include "asm/jit_runtime.hpp"
+
+namespace peakprobe::a64 {
+using namespace asmjit;
+namespace aj = asmjit::a64;
+
+namespace {
+
+struct Layout {
+  uint32_t a0 = 0, b0 = 0, acc0 = 0;
+  int groups = 0;  // registers holding A's words
+};
+
+Layout layout(const isa::MicroKernelShape& s, int rows, int used) {
+  Layout l;
+  l.groups = (s.mr + 3) / 4;
+  l.b0 = uint32_t(l.groups);
+  l.acc0 = l.b0 + uint32_t(s.nv);
+  (void)rows;
+  (void)used;
+  return l;
+}
+
+void emit_dot(aj::Assembler& a, MatmulDtype dtype, uint32_t acc, uint32_t b, uint32_t areg, uint32_t lane) {
+  switch (dtype) {
+    case MatmulDtype::f32: a.emit(aj::Inst::kIdFmla_v, aj::v(acc).s4(), aj::v(b).s4(), aj::v(areg).s(lane)); break;
+    case MatmulDtype::bf16: a.emit(aj::Inst::kIdBfdot_v, aj::v(acc).s4(), aj::v(b).h8(), aj::v(areg).h2(lane)); break;
+    case MatmulDtype::i8: a.emit(aj::Inst::kIdSudot_v, aj::v(acc).s4(), aj::v(b).b16(), aj::v(areg).b4(lane)); break;
+  }
+}
+
+void emit_add(aj::Assembler& a, MatmulDtype dtype, uint32_t d, uint32_t s) {
+  if (dtype == MatmulDtype::i8) a.emit(aj::Inst::kIdAdd_v, aj::v(d).s4(), aj::v(d).s4(), aj::v(s).s4());
+  else a.emit(aj::Inst::kIdFadd_v, aj::v(d).s4(), aj::v(d).s4(), aj::v(s).s4());
+}
+
+// Writes the accumulators to C (adding what C holds when `add`). The last vector of a row is
+// written lane by lane when the tile is narrower than nr: columns past the tile are never touched.
+void emit_update(aj::Assembler& a, const isa::MicroKernelShape& s, const Layout& l, int rows, int used, int tail,
+                 bool add) {
+  const arm::GpX c = aj::x3, ldc = aj::x4, row = aj::x9, lane_ptr = aj::x10;
+  const uint32_t t = l.b0;  // the B registers are free after the loop
+  a.mov(row, c);
+  for (int i = 0; i < rows; ++i) {
+    for (int j = 0; j < used; ++j) {
+      const uint32_t acc = l.acc0 + uint32_t(i * s.nv + j);
+      const int32_t off = 16 * j;
+      if (j < used - 1 || tail == 4) {
+        if (add) {
+          a.ldr(aj::v(t).q(), arm::ptr(row, off));
+          emit_add(a, s.dtype, acc, t);
+        }
+        a.str(aj::v(acc).q(), arm::ptr(row, off));
+        continue;
+      }
+      if (add) {
+        a.emit(aj::Inst::kIdEor_v, aj::v(t).b16(), aj::v(t).b16(), aj::v(t).b16());
+        for (int k = 0; k < tail; ++k) {
+          a.add(lane_ptr, row, Imm(off + 4 * k));
+          a.emit(aj::Inst::kIdLd1_v, aj::v(t).s(uint32_t(k)), arm::ptr(lane_ptr));
+        }
+        emit_add(a, s.dtype, acc, t);
+      }
+      for (int k = 0; k < tail; ++k) {
+        a.add(lane_ptr, row, Imm(off + 4 * k));
+        a.emit(aj::Inst::kIdSt1_v, aj::v(acc).s(uint32_t(k)), arm::ptr(lane_ptr));
+      }
+    }
+    a.add(row, row, ldc);
+  }
+}
+
+Error emit_kernel(aj::Assembler& a, const isa::MicroKernelShape& s, int rows, int cols) {
+  const int used = (cols + 3) / 4;
+  const int tail = cols - (used - 1) * 4;
+  const Layout l = layout(s, rows, used);
+  // kernel(k_steps x0, a x1, b x2, c x3, ldc_bytes x4, accumulate x5, lda_bytes x6)
+  const arm::GpX steps = aj::x0, pa = aj::x1, pb = aj::x2, accumulate = aj::x5, lda = aj::x6;
+  emit_save_callee_saved(a);
+  for (int i = 0; i < rows; ++i)
+    for (int j = 0; j < used; ++j) {
+      const uint32_t acc = l.acc0 + uint32_t(i * s.nv + j);
+      a.emit(aj::Inst::kIdEor_v, aj::v(acc).b16(), aj::v(acc).b16(), aj::v(acc).b16());
+    }
+  // In-place A: one pointer per row (x11..x16), each advancing one word per step.
+  if (s.a_direct) {
+    a.mov(aj::x11, pa);
+    for (int i = 1; i < rows; ++i) a.add(aj::x(11 + uint32_t(i)), aj::x(10 + uint32_t(i)), lda);
+  }
+  Label loop = a.newLabel(), done = a.newLabel(), store = a.newLabel(), out = a.newLabel();
+  a.cbz(steps, done);
+  a.align(AlignMode::kCode, 64);
+  a.bind(loop);
+  if (s.a_direct) {
+    for (int i = 0; i < rows; ++i)
+      a.emit(aj::Inst::kIdLd1_v, aj::v(l.a0 + uint32_t(i / 4)).s(uint32_t(i % 4)),
+             arm::ptr_post(aj::x(11 + uint32_t(i)), 4));
+  } else {
+    // A's words of this step: four rows per register, a partial group by a narrower load.
+    for (int g = 0; g < l.groups; ++g) {
+      const int words = std::min(4, s.mr - 4 * g);
+      const uint32_t r = l.a0 + uint32_t(g);
+      const int32_t off = 16 * g;
+      if (words == 4) a.ldr(aj::v(r).q(), arm::ptr(pa, off));
+      else if (words == 2) a.ldr(aj::v(r).d(), arm::ptr(pa, off));
+      else if (words == 1) a.ldr(aj::v(r).s(), arm::ptr(pa, off));
+      else {
+        a.ldr(aj::v(r).d(), arm::ptr(pa, off));
+        a.add(aj::x10, pa, Imm(off + 8));
+        a.emit(aj::Inst::kIdLd1_v, aj::v(r).s(2), arm::ptr(aj::x10));
+      }
+    }
+  }
+  for (int j = 0; j + 1 < used; j += 2) a.ldp(aj::v(l.b0 + uint32_t(j)).q(), aj::v(l.b0 + uint32_t(j) + 1).q(), arm::ptr(pb, 16 * j));
+  if (used % 2) a.ldr(aj::v(l.b0 + uint32_t(used - 1)).q(), arm::ptr(pb, 16 * (used - 1)));
+  for (int i = 0; i < rows; ++i)
+    for (int j = 0; j < used; ++j)
+      emit_dot(a, s.dtype, l.acc0 + uint32_t(i * s.nv + j), l.b0 + uint32_t(j), l.a0 + uint32_t(i / 4), uint32_t(i % 4));
+  if (!s.a_direct) a.add(pa, pa, Imm(4 * s.mr));  // packed A keeps mr words per step, edge rows zero-padded
+  a.add(pb, pb, Imm(4 * s.nr()));
+  a.subs(steps, steps, Imm(1));
+  a.b_ne(loop);
+  a.bind(done);
+  a.cbz(accumulate, store);
+  emit_update(a, s, l, rows, used, tail, true);
+  a.b(out);
+  a.bind(store);
+  emit_update(a, s, l, rows, used, tail, false);
+  a.bind(out);
+  emit_restore_callee_saved(a);
+  a.ret(aj::x30);
+  return kErrorOk;
+}
+
+Expected<isa::JitFunction> compile(const isa::MicroKernelShape& s, int rows, int cols, std::string* listing) {
+  if (std::string why = check_shape(s, 32); !why.empty()) return make_error(why);
+  if (rows < 1 || rows > s.mr || cols < 1 || cols > s.nr())
+    return make_error(fmt::format("micro-tile {}x{} outside the {}x{} block", rows, cols, s.mr, s.nr()));
+  CodeHolder code;
+  code.init(isa::jit_environment());
+  StringLogger logger;
+  if (listing) code.setLogger(&logger);
+  aj::Assembler a(&code);
+  if (Error err = emit_kernel(a, s, rows, cols))
+    return make_error(std::string("micro-kernel: ") + DebugUtils::errorAsString(err));
+  auto fn = isa::add_to_runtime(code);
+  if (fn && listing) *listing = logger.data();
+  return fn;
+}
+
+}  // namespace
+
+std::string check_shape(const isa::MicroKernelShape& s, int vector_registers) {
+  if (s.vec_bits != 128) return fmt::format("vector width {} bits: the AArch64 kernels are 128-bit (NEON)", s.vec_bits);
+  if (s.a_direct && !a_in_place_possible(s.dtype, s.mr))
+    return "in-place A needs f32 and at most 6 rows (bf16/int8 k groups and more rows need packing)";
+  if (s.mr < 1 || s.nv < 1 || s.nv > 4)
+    return fmt::format("register block {}x{} vectors: rows must be >= 1 and vectors 1..4", s.mr, s.nv);
+  if (registers_needed(s.mr, s.nv) > vector_registers)
+    return fmt::format("register block {}x{} needs {} vector registers, the CPU has {}", s.mr, s.nv,
+                       registers_needed(s.mr, s.nv), vector_registers);
+  return "";
+}
+
+Expected<isa::MicroKernelFn> MicroKernels::get(int rows, int cols) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const auto key = std::make_pair(rows, cols);
+  auto it = kernels_.find(key);
+  if (it == kernels_.end()) {
+    auto fn = compile(shape_, rows, cols, nullptr);
+    if (!fn) return make_error(fn.error());
+    it = kernels_.emplace(key, std::move(fn.value())).first;
+  }
+  return it->second.as<isa::MicroKernelFn>();
+}
+
+Expected<std::string> micro_kernel_listing(const isa::MicroKernelShape& shape, int rows, int cols) {
+  std::string text;
+  auto fn = compile(shape, rows, cols, &text);
+  if (!fn) return make_error(fn.error());
+  return text;
+}
+
+}  // namespace peakprobe::a64

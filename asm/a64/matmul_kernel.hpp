@@ -1,0 +1,39 @@
+// Generated AArch64 GEMM micro-kernels: C[mr x nr] (+)= A_panel * B_panel, one register block of
+// mr x nv accumulators of 128 bits (nr = 4 nv columns). Each k step is one 32-bit lane of work, as on
+// every ISA (asm/matmul_kernel.hpp), and A is spread by element, not broadcast:
+//   f32  fmla  acc.4s, b.4s,  a.s[i]    a step is 1 k value
+//   bf16 bfdot acc.4s, b.8h,  a.2h[i]   a step is 2 k values (bf16 feature), C in f32
+//   int8 sudot acc.4s, b.16b, a.4b[i]   a step is 4 k values, B signed x A unsigned (i8mm), C in s32
+// A's words for one k step sit in ceil(mr/4) registers, four rows each.
+#pragma once
+#include <map>
+#include <mutex>
+#include <string>
+#include <utility>
+
+#include "asm/jit.hpp"
+#include "asm/matmul_kernel.hpp"
+#include "peakprobe/expected.hpp"
+
+namespace peakprobe::a64 {
+
+// Accumulators, B vectors, and the registers that hold A's words (four rows each).
+inline int registers_needed(int mr, int nv) { return mr * nv + nv + (mr + 3) / 4; }
+
+std::string check_shape(const isa::MicroKernelShape& s, int vector_registers);
+
+class MicroKernels final : public isa::MicroKernels {
+ public:
+  explicit MicroKernels(const isa::MicroKernelShape& shape) : shape_(shape) {}
+  const isa::MicroKernelShape& shape() const override { return shape_; }
+  Expected<isa::MicroKernelFn> get(int rows, int cols) override;
+
+ private:
+  isa::MicroKernelShape shape_;
+  std::mutex mutex_;
+  std::map<std::pair<int, int>, isa::JitFunction> kernels_;
+};
+
+Expected<std::string> micro_kernel_listing(const isa::MicroKernelShape& shape, int rows, int cols);
+
+}  // namespace peakprobe::a64

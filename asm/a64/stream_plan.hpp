@@ -1,0 +1,71 @@
+// Plans the AArch64 instruction streams that measure one form (or a mix): which registers each
+// instance uses and how registers start. Pure data, so tests can check the dependency structure
+// without running anything.
+//
+// Register conventions of every generated probe function (AAPCS64: x0-x2 are the arguments):
+//   x0  loop counter     x1  probe buffer     x2  constants (during set-up)
+//   x18 platform register, sp the stack: never touched.
+// x3-x17 and x19-x30 (27 general registers) and v0-v31 are free for the stream; the function saves
+// the callee-saved ones (x19-x30, d8-d15) itself.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <asmjit/core.h>
+
+#include "asm/a64/inst_form.hpp"
+#include "peakprobe/expected.hpp"
+
+namespace peakprobe::a64 {
+
+struct PlannedInst {
+  uint32_t inst_id = 0;
+  std::vector<asmjit::Operand> ops;
+  bool measured = true;
+};
+
+struct GpInit {
+  uint32_t id = 0;
+  bool buffer = false;  // the probe buffer's address (pointer chases), else `value`
+  uint64_t value = 0;
+};
+
+struct StreamPlan {
+  bool latency = false;
+  int chains = 1;
+  std::vector<PlannedInst> copy;       // one copy of the pattern; the emitter repeats it
+  int measured_per_copy = 0;
+  std::vector<GpInit> gp_inits;
+  uint32_t vec_used = 0;               // bit i: v<i> is read or written (set up with the data pattern)
+  int chase_bits = 0;                  // 64: buffer words hold the buffer's own address
+  std::string method;                  // how the latency chain is built
+  std::vector<int> measured_per_form;  // mixes: measured instances of each form per copy
+  double bridge_cycles = 0;
+  bool upper_bound = false;
+};
+
+inline constexpr int kGpFree = 27;
+inline constexpr int kVecFree = 32;
+// Chains beyond this gain nothing on any core (latency x pipes of the widest known ones stays
+// below it) and only lengthen the code.
+inline constexpr int kMaxChains = 24;
+
+struct MixEntry {
+  const InstForm* form = nullptr;
+  int weight = 1;
+};
+
+int max_chains(const InstForm& form);
+int max_rounds(const std::vector<MixEntry>& entries);
+Expected<StreamPlan> plan_mix(const std::vector<MixEntry>& entries, int rounds);
+Expected<StreamPlan> plan_throughput(const InstForm& form, int chains);
+
+// Inputs a latency chain can come back through (operand indices): the destination when it is also
+// read, the other read registers of the destination's register file, and the address of a load
+// into a 64-bit general register (pointer chase).
+std::vector<int> latency_operands(const InstForm& form);
+Expected<StreamPlan> plan_latency(const InstForm& form);
+Expected<StreamPlan> plan_latency_through(const InstForm& form, int operand);
+
+}  // namespace peakprobe::a64

@@ -1,0 +1,197 @@
+#include "asm/a64/target.hpp"
+
+#include <sched.h>
+#include <sys/mman.h>
+
+#include <fmt/format.h>
+
+#include "asm/a64/arithmetic.hpp"
+#include "asm/a64/form_enumeration.hpp"
+#include "asm/a64/inst_form.hpp"
+#include "asm/a64/matmul_kernel.hpp"
+#include "asm/a64/mem_kernels.hpp"
+#include "asm/a64/probe_form.hpp"
+
+namespace peakprobe::a64 {
+
+Expected<isa::FormInfo> A64Target::resolve(const std::string& text) const {
+  auto form = resolve_inst(text);
+  if (!form) return make_error(form.error());
+  return isa::FormInfo{form->display, form->mnemonic, form->features};
+}
+
+std::string A64Target::check_immediate(const std::string& text, int64_t value) const {
+  auto form = resolve_inst(text);
+  if (!form) return "";  // resolving reports its own error
+  bool has_imm = false;
+  for (size_t i = 0; i < form->ops.size(); ++i)
+    if (form->ops[i].kind == OpKind::imm || form->ops[i].kind == OpKind::shift) {
+      form->imms[i] = value;
+      has_imm = true;
+    }
+  if (!has_imm) return "";
+  // The encoder knows each immediate's rules (ranges, scaled offsets, logical bit patterns).
+  std::vector<uint32_t> ids(form->ops.size(), 3), index(form->ops.size(), 4);
+  for (size_t i = 0; i < form->ops.size(); ++i) ids[i] = 3 + uint32_t(i) * 4 % 24;
+  if (!encodes(form->inst_id, make_operands(*form, ids, index, {})))
+    return fmt::format("--imm {}: '{}' cannot encode that immediate", value, text);
+  return "";
+}
+
+const std::vector<isa::ListedForm>& A64Target::all_forms() const { return enumerate_forms(); }
+std::vector<std::string> A64Target::form_families() const { return a64::form_families(); }
+
+std::optional<isa::Target::Arithmetic> A64Target::arithmetic(const std::string& text) const {
+  auto form = resolve_inst(text);
+  if (!form) return std::nullopt;
+  auto a = arithmetic_of(*form);
+  if (!a) return std::nullopt;
+  return Arithmetic{a->ops, a->dtype};
+}
+
+std::string A64Target::gemm_unsupported(const CpuInfo& cpu, MatmulDtype dtype) const {
+  switch (dtype) {
+    case MatmulDtype::f32: return cpu.has("asimd") ? "" : "the f32 kernels need asimd (NEON)";
+    case MatmulDtype::bf16: return cpu.has("bf16") ? "" : "the bf16 kernels need bf16 (bfdot)";
+    case MatmulDtype::i8: return cpu.has("i8mm") ? "" : "the int8 kernels need i8mm (sudot: unsigned A x signed B)";
+  }
+  return "unknown dtype";
+}
+
+int A64Target::registers_needed(int mr, int nv) const { return a64::registers_needed(mr, nv); }
+
+std::string A64Target::check_kernel_shape(const isa::MicroKernelShape& shape, int vector_registers) const {
+  return check_shape(shape, vector_registers);
+}
+
+std::unique_ptr<isa::MicroKernels> A64Target::micro_kernels(const isa::MicroKernelShape& shape) const {
+  return std::make_unique<MicroKernels>(shape);
+}
+
+isa::MatmulRoof A64Target::matmul_roof(const CpuInfo&, MatmulDtype dtype) const {
+  switch (dtype) {
+    case MatmulDtype::f32: return {"fmla v.4s, v.4s, v.4s", 128, 8, "f32"};
+    case MatmulDtype::bf16: return {"bfdot v.4s, v.8h, v.8h", 128, 16, "bf16"};
+    case MatmulDtype::i8: return {"usdot v.4s, v.16b, v.16b", 128, 32, "i8"};
+  }
+  return {};
+}
+
+std::optional<isa::FlopPair> A64Target::flop_pair(const CpuInfo& cpu, bool fused_only) const {
+  if (cpu.has("asimd")) return isa::FlopPair{"fmla v.4s, v.4s, v.4s", "fadd v.4s, v.4s, v.4s", true};
+  if (cpu.has("fp")) return isa::FlopPair{"fmadd s, s, s, s", "fadd s, s, s", true};
+  (void)fused_only;
+  return std::nullopt;
+}
+
+std::string A64Target::width_class(const std::string& text) const {
+  for (const char* w : {".16b", ".8h", ".4s", ".2d"})
+    if (text.find(w) != std::string::npos) return "128";
+  for (const char* w : {".8b", ".4h", ".2s", ".1d"})
+    if (text.find(w) != std::string::npos) return "64";
+  auto form = resolve_inst(text);
+  if (form)
+    for (const auto& op : form->ops)
+      if (op.kind == OpKind::fpr && op.bits == 128) return "128";
+  return "scalar";
+}
+
+Expected<std::unique_ptr<isa::ProbeForm>> A64Target::probe_form(const std::string& text, const CpuInfo&) const {
+  return make_probe_form(text);
+}
+int A64Target::max_rounds(const std::vector<isa::MixPart>& parts) const { return a64::max_rounds(parts); }
+Expected<isa::StreamHandle> A64Target::plan_mix(const std::vector<isa::MixPart>& parts, int rounds,
+                                                const std::string&) const {
+  return a64::plan_mix(parts, rounds);
+}
+
+isa::Target::HelpTexts A64Target::help_texts() const {
+  HelpTexts h;
+  h.notation = "Arm-manual notation, operand kinds in place of registers";
+  h.example_form = "fmla v.4s, v.4s, v.4s";
+  h.operand_kinds =
+      "Operand kinds: x w (general), b h s d q (SIMD&FP scalars), v.8b v.16b v.4h v.8h v.2s v.4s v.1d v.2d,\n"
+      "v.s[1] (an element; v.4b[i], v.2h[i] for dot products), {v.16b, v.16b} (lists), #imm,\n"
+      "lsl #imm, [x] [x, #imm] [x, x] [x, x, lsl #imm], conditions (ne, ge...). Numbered registers (x3) work too.\n";
+  h.inst_examples =
+      "  peakprobe inst \"fmla v.4s, v.4s, v.4s\" \"mul x, x, x\"\n"
+      "  peakprobe inst \"sdot v.4s, v.16b, v.16b\" --ops 32 --dtype i8\n"
+      "  peakprobe inst \"ldr x, [x]\"                 # load-to-use latency by pointer chase\n";
+  h.run_filter = "fp.fma,4s";
+  h.run_examples = "  peakprobe run --filter v.4s --json -   # 128-bit vector rows as JSON on stdout\n";
+  h.mix_example = "\"fmla v.4s, v.4s, v.4s:2\" \"fadd v.4s, v.4s, v.4s:1\"";
+  h.pair_example = "\"fmla v.4s, v.4s, v.4s\" \"ldr q, [x]\"";
+  h.pairs_example = "\"add x, x, x\" \"mul x, x, x\" \"fadd v.4s, v.4s, v.4s\"";
+  h.pairs_set = "fp.v128";
+  h.flop_a = "fmla v.4s (NEON)";
+  h.flop_b = "fadd v.4s";
+  h.table_examples =
+      "  peakprobe table --group asimd --json asimd.json    # every vector form\n"
+      "  peakprobe table --filter \"v.4s\"                   # forms on four 32-bit lanes\n"
+      "  peakprobe table --filter fmla --list              # what would be measured, and what not, and why\n";
+  return h;
+}
+
+std::vector<int> A64Target::mem_widths(const CpuInfo& cpu) const {
+  if (cpu.has("asimd")) return {64, 128};
+  return {64};
+}
+
+std::string A64Target::mem_width_unsupported(int bits) const {
+  return fmt::format("{}-bit kernels need asimd (NEON)", bits);
+}
+
+uint64_t A64Target::mem_max_step_bytes() const { return uint64_t(kMemUnroll) * 16; }
+
+Expected<isa::MemKernelCode> A64Target::compile_mem_kernel(isa::MemKernel kernel, int bits, const CpuInfo& cpu) const {
+  if (bits == 128 && !cpu.has("asimd")) return make_error(mem_width_unsupported(bits));
+  auto code = a64::compile_mem_kernel(kernel, bits);
+  if (!code) return make_error(code.error());
+  auto owner = std::make_shared<isa::JitFunction>(std::move(code->fn));
+  isa::MemKernelCode out;
+  out.fn = owner->as<isa::MemFn>();
+  out.code = std::move(owner);
+  out.info = code->info;
+  out.width_bits = code->width_bits;
+  out.bytes_per_iteration = code->bytes_per_iteration;
+  out.array_step = code->array_step;
+  return out;
+}
+
+int A64Target::max_chase_chains() const { return kMaxChaseChains; }
+
+Expected<isa::ChaseCode> A64Target::compile_chase(int chains) const {
+  auto code = a64::compile_chase(chains);
+  if (!code) return make_error(code.error());
+  auto owner = std::make_shared<isa::JitFunction>(std::move(*code));
+  isa::ChaseCode out;
+  out.fn = owner->as<isa::ChaseFn>();
+  out.code = std::move(owner);
+  out.unroll = kChaseUnroll;
+  return out;
+}
+
+Expected<CpuInfo> A64Target::limit_isa(const CpuInfo& cpu, const std::string& level) const {
+  if (level != "neon") return make_error(fmt::format("--isa '{}': one of neon", level));
+  if (!cpu.has("asimd")) return make_error("--isa neon: this CPU has no asimd");
+  return cpu;
+}
+
+}  // namespace peakprobe::a64
+
+namespace peakprobe::isa {
+const Target& host_target() {
+  static const a64::A64Target target;
+  return target;
+}
+
+// `yield` lets a sibling hardware thread run; AArch64 has no pause with x86's pipeline effect.
+void spin_pause() { asm volatile("yield" ::: "memory"); }
+
+// AArch64 probes chase 64-bit pointers only: any address will do.
+void* map_low_pages(size_t bytes) {
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  return p == MAP_FAILED ? nullptr : p;
+}
+
+}  // namespace peakprobe::isa

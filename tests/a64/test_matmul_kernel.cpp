@@ -1,0 +1,120 @@
+// The AArch64 micro-kernels compute C (+)= A x B exactly: every dtype the CPU runs, full and edge
+// tiles, packed and in-place A, both the store and the accumulate epilogue, against a plain loop.
+#include <catch2/catch.hpp>
+
+#include <cstring>
+#include <vector>
+
+#include "asm/a64/matmul_kernel.hpp"
+#include "asm/target.hpp"
+#include "cpu/cpu_info.hpp"
+
+using namespace peakprobe;
+using isa::MicroKernelShape;
+
+namespace {
+
+uint16_t to_bf16(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return uint16_t(u >> 16);  // small integers are exact in bf16
+}
+
+// Runs one kernel of `shape` on a rows x cols tile over k_steps, twice (store, then accumulate),
+// and compares with the plain product (exact: small integers).
+void check_tile(const MicroKernelShape& s, int rows, int cols, int k_steps) {
+  INFO(to_string(s.dtype) << " " << s.mr << "x" << s.nv << " tile " << rows << "x" << cols << " k " << k_steps
+                          << (s.a_direct ? " in place" : " packed"));
+  const int g = s.k_group(), nr = s.nr(), k = k_steps * g;
+  // A[i][kk], B[kk][j] small integers; packed panels as src/matmul/packing.cpp lays them out.
+  auto a_val = [](int i, int kk) { return (i * 3 + kk) % 5 + 1; };
+  auto b_val = [](int kk, int j) { return (kk * 2 + j) % 7 - 3; };
+  std::vector<uint32_t> a_panel(size_t(k_steps * s.mr)), b_panel(size_t(k_steps * nr));
+  const int lda_words = k_steps + 3;
+  std::vector<uint32_t> a_rows(size_t(s.mr * lda_words));
+  auto pack_word = [&](auto value_of, int count) {
+    uint32_t w = 0;
+    for (int e = 0; e < count; ++e) {
+      const int v = value_of(e);
+      if (s.dtype == MatmulDtype::f32) {
+        float f = float(v);
+        std::memcpy(&w, &f, 4);
+      } else if (s.dtype == MatmulDtype::bf16) {
+        w |= uint32_t(to_bf16(float(v))) << (16 * e);
+      } else {
+        w |= uint32_t(uint8_t(int8_t(v))) << (8 * e);
+      }
+    }
+    return w;
+  };
+  for (int st = 0; st < k_steps; ++st) {
+    for (int i = 0; i < s.mr; ++i) {
+      const uint32_t w = i < rows ? pack_word([&](int e) { return a_val(i, st * g + e); }, g) : 0;
+      a_panel[size_t(st * s.mr + i)] = w;
+      a_rows[size_t(i * lda_words + st)] = w;
+    }
+    for (int j = 0; j < nr; ++j)
+      b_panel[size_t(st * nr + j)] = j < cols ? pack_word([&](int e) { return b_val(st * g + e, j); }, g) : 0;
+  }
+  const int ldc = nr + 5;
+  std::vector<uint32_t> c(size_t(s.mr * ldc), 0xDEADBEEF);
+  a64::MicroKernels kernels(s);
+  auto fn = kernels.get(rows, cols);
+  REQUIRE(fn.ok());
+  const void* a = s.a_direct ? static_cast<const void*>(a_rows.data()) : a_panel.data();
+  (*fn)(uint64_t(k_steps), a, b_panel.data(), c.data(), uint64_t(ldc) * 4, 0, uint64_t(lda_words) * 4);
+  (*fn)(uint64_t(k_steps), a, b_panel.data(), c.data(), uint64_t(ldc) * 4, 1, uint64_t(lda_words) * 4);
+  for (int i = 0; i < s.mr; ++i)
+    for (int j = 0; j < ldc; ++j) {
+      const uint32_t got = c[size_t(i * ldc + j)];
+      if (i >= rows || j >= cols) {
+        CHECK(got == 0xDEADBEEF);  // outside the tile: never written
+        continue;
+      }
+      int64_t want = 0;
+      for (int kk = 0; kk < k; ++kk) want += int64_t(a_val(i, kk)) * b_val(kk, j);
+      want *= 2;
+      if (s.dtype == MatmulDtype::i8) {
+        CHECK(int32_t(got) == want);
+      } else {
+        float f;
+        std::memcpy(&f, &got, 4);
+        CHECK(f == float(want));
+      }
+    }
+}
+
+}  // namespace
+
+TEST_CASE("a64 matmul kernel: every dtype, full and edge tiles, packed and in-place A", "[a64][matmul_kernel]") {
+  const CpuInfo cpu = detect_cpu_info();
+  for (MatmulDtype dt : {MatmulDtype::f32, MatmulDtype::bf16, MatmulDtype::i8}) {
+    if (!isa::host_target().gemm_unsupported(cpu, dt).empty()) continue;
+    for (auto [mr, nv] : {std::pair{8, 3}, std::pair{6, 4}, std::pair{7, 2}, std::pair{1, 1}}) {
+      const MicroKernelShape s{mr, nv, 128, dt};
+      REQUIRE(a64::check_shape(s, 32).empty());
+      check_tile(s, mr, s.nr(), 5);
+      check_tile(s, std::max(1, mr - 2), s.nr() - 1, 3);  // edge: fewer rows, a partial last vector
+      check_tile(s, 1, 1, 1);
+      check_tile(s, mr, s.nr(), 0);  // k = 0: C becomes zero, then stays
+    }
+  }
+  const MicroKernelShape direct{6, 4, 128, MatmulDtype::f32, true};
+  REQUIRE(a64::check_shape(direct, 32).empty());
+  check_tile(direct, 6, 16, 4);
+  check_tile(direct, 5, 11, 2);
+}
+
+TEST_CASE("a64 matmul kernel: shapes outside the register file or the ISA are refused", "[a64][matmul_kernel]") {
+  CHECK(a64::registers_needed(8, 3) == 29);
+  CHECK_THAT(a64::check_shape(MicroKernelShape{8, 4, 128, MatmulDtype::f32}, 32), Catch::Contains("38"));
+  CHECK_THAT(a64::check_shape(MicroKernelShape{6, 4, 256, MatmulDtype::f32}, 32), Catch::Contains("128"));
+  CHECK_FALSE(a64::check_shape(MicroKernelShape{6, 4, 128, MatmulDtype::bf16, true}, 32).empty());
+  CHECK_FALSE(a64::micro_kernel_listing(MicroKernelShape{6, 4, 128, MatmulDtype::f32}, 7, 16).ok());
+  CHECK_FALSE(a64::micro_kernel_listing(MicroKernelShape{6, 4, 128, MatmulDtype::f32}, 6, 17).ok());
+  auto text = a64::micro_kernel_listing(MicroKernelShape{8, 3, 128, MatmulDtype::f32}, 8, 12);
+  REQUIRE(text.ok());
+  size_t fmla = 0;
+  for (size_t pos = 0; (pos = text->find("fmla", pos)) != std::string::npos; ++pos) ++fmla;
+  CHECK(fmla == 24);  // 8 rows x 3 vectors, one per accumulator per k step
+}
