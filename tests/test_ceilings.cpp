@@ -44,33 +44,6 @@ BandwidthResult bw(const std::string& kernel, uint64_t size, double gbps, int th
 
 }  // namespace
 
-TEST_CASE("ceilings: the best rate per dtype, width and thread count", "[roofline]") {
-  std::vector<ProbeResult> r = {probe("vfmadd231ps zmm, zmm, zmm", "f32", 118, 2, 236),
-                                probe("vaddps zmm, zmm, zmm", "f32", 59),
-                                probe("vfmadd231pd zmm, zmm, zmm", "f64", 59),
-                                probe("vfmadd231ps ymm, ymm, ymm", "f32", 118),
-                                probe("vpdpbusd zmm, zmm, zmm", "i8", 473)};
-  r.push_back(probe("vmulps zmm, zmm, zmm", "f32", 500));
-  r.back().status = Status::mistrusted;  // never a ceiling
-  auto c = compute_ceilings(r);
-  auto find = [&](const std::string& d, const std::string& isa, int t) -> const ComputeCeiling* {
-    for (const auto& x : c)
-      if (x.dtype == d && x.isa == isa && x.threads == t) return &x;
-    return nullptr;
-  };
-  REQUIRE(find("f32", "512", 1));
-  CHECK(find("f32", "512", 1)->gops == 118);
-  CHECK(find("f32", "512", 1)->source == "vfmadd231ps zmm, zmm, zmm");
-  CHECK(find("f32", "512", 1)->ops_per_cycle == Approx(118 / 4.0));
-  REQUIRE(find("f32", "512", 2));
-  CHECK(find("f32", "512", 2)->gops == 236);
-  CHECK(find("f32", "512", 2)->ops_per_cycle == Approx(236 / 4.0 / 2));
-  REQUIRE(find("i8", "512", 1));
-  CHECK(find("i8", "512", 1)->integer);
-  CHECK(find("f32", "256", 1));
-  CHECK(c.size() == 5);
-}
-
 TEST_CASE("ceilings: only arithmetic families set roofs, int8 roofs are dot products", "[roofline]") {
   ProbeResult cmp = probe("vpcmpeqd ymm, ymm, ymm", "i32", 500);
   cmp.group = "vec.int.cmp";
@@ -147,29 +120,6 @@ TEST_CASE("ceilings: ridge points are peak / bandwidth", "[roofline]") {
     const double expect = r.level == "L1" ? 120.0 / 240 : 120.0 / 30;
     CHECK(r.ai == Approx(expect));
   }
-}
-
-TEST_CASE("score: attainable, binding roof, efficiency and ridge distance", "[roofline]") {
-  auto t = make_ceiling_table({probe("vfmadd231ps zmm, zmm, zmm", "f32", 100)}, std::nullopt,
-                              {bw("load", 1ull << 30, 20), bw("load", 16 << 10, 200)}, caches());
-  // AI 1 FLOP/byte against DRAM at 20 GB/s: memory-bound at 20 GFLOP/s; it reaches 10.
-  auto s = score_kernel(t, {"k", 1e9, 1e9, 0.1, "f32", "", 1});
-  REQUIRE(s.ok());
-  CHECK(s->ai == Approx(1));
-  CHECK(s->achieved_gflops == Approx(10));
-  CHECK(s->attainable_gflops == Approx(20));
-  CHECK(s->bound_by == "memory DRAM load");
-  CHECK(s->efficiency == Approx(0.5));
-  CHECK(s->ridge_ai == Approx(5));
-  CHECK(s->distance_to_ridge == Approx(0.2));
-  // From L1 the same kernel is compute-bound.
-  auto l1 = score_kernel(t, {"k", 1e9, 1e9, 0.1, "f32", "L1", 1});
-  REQUIRE(l1.ok());
-  CHECK(l1->bound_by == "compute f32 512");
-  CHECK(l1->attainable_gflops == Approx(100));
-  CHECK_FALSE(score_kernel(t, {"k", 0, 1, 1, "f32", "", 1}).ok());
-  CHECK_FALSE(score_kernel(t, {"k", 1, 1, 1, "f64", "", 1}).ok());
-  CHECK_FALSE(score_kernel(t, {"k", 1, 1, 1, "f32", "L9", 1}).ok());
 }
 
 TEST_CASE("score: out-of-range requests and ceilings that are not positive are refused", "[roofline]") {

@@ -13,6 +13,7 @@
 #include <array>
 #include <cctype>
 #include <cstdint>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -52,7 +53,11 @@ std::string read_file(const char* path) {
 uint64_t read_midr(bool& from_cpuinfo_ok) {
   from_cpuinfo_ok = false;
   const std::string sys = read_file("/sys/devices/system/cpu/cpu0/regs/identification/midr_el1");
-  if (!sys.empty()) return std::stoull(sys, nullptr, 16);
+  if (!sys.empty()) {
+    char* end = nullptr;
+    const unsigned long long v = std::strtoull(sys.c_str(), &end, 16);
+    if (end != sys.c_str()) return v;
+  }
   const std::string info = read_file("/proc/cpuinfo");
   auto field = [&](const char* name) -> long {
     const auto at = info.find(name);
@@ -136,7 +141,9 @@ void detect_identity(CpuInfo& info) {
   const char* vendor = implementer_name(impl);
   info.vendor = *vendor ? vendor : fmt::format("implementer {:#04x}", impl);
   const char* core = impl == 0x41 ? arm_part_name(part) : nullptr;
-  info.brand = core ? fmt::format("{} {}", vendor, core) : fmt::format("{} part {:#05x}", info.vendor, part);
+  info.brand = core ? fmt::format("{} {}", vendor, core)
+               : impl == 0 ? fmt::format("software model (MIDR {:#010x})", midr)
+                           : fmt::format("{} part {:#05x}", info.vendor, part);
   // MIDR's fields in CpuInfo's: the implementer as family, the part number as model, variant and
   // revision as stepping (r<variant>p<revision>).
   info.family = impl;
@@ -168,8 +175,7 @@ void detect_features(CpuInfo& info) {
   std::sort(info.features.begin(), info.features.end());
   info.isa_state_label = "HWCAP";
   info.isa_state_text = fmt::format("{:#x}, HWCAP2 {:#x}", hw, hw2);
-  info.isa_state.push_back({"hwcap", uint64_t(hw), false});
-  info.isa_state.push_back({"hwcap2", uint64_t(hw2), false});
+  info.isa_state = {{"hwcap", uint64_t(hw), false}, {"hwcap2", uint64_t(hw2), false}};
 }
 
 std::string normalize_feature_name(const std::string& name) {

@@ -54,7 +54,7 @@ bool all_digits(const std::string& s) {
 bool reg_name(const std::string& s, char letter) {
   if (s.empty() || s[0] != letter) return false;
   const std::string rest = s.substr(1);
-  return rest.empty() || (all_digits(rest) && std::stoi(rest) <= 31);
+  return rest.empty() || (rest.size() <= 2 && all_digits(rest) && std::stoi(rest) <= 31);
 }
 
 const std::map<std::string, uint8_t>& conditions() {
@@ -92,10 +92,11 @@ Expected<OpSpec> parse_vector(const std::string& s) {
   std::string rest = s.substr(dot + 1);
   const auto br = rest.find('[');
   if (br != std::string::npos) {
-    if (rest.back() != ']' || !all_digits(rest.substr(br + 1, rest.size() - br - 2)))
+    const std::string index = rest.size() > br + 1 ? rest.substr(br + 1, rest.size() - br - 2) : "";
+    if (rest.back() != ']' || !all_digits(index) || index.size() > 2)
       return make_error("'" + s + "': an element index is a number in brackets (v.s[1])");
     op.kind = OpKind::elem;
-    op.index = std::stoi(rest.substr(br + 1, rest.size() - br - 2));
+    op.index = std::stoi(index);
     const std::string t = rest.substr(0, br);
     if (t == "b" || t == "h" || t == "s" || t == "d") {
       op.elem = t[0];
@@ -106,6 +107,10 @@ Expected<OpSpec> parse_vector(const std::string& s) {
     } else {
       return make_error("'" + s + "': element types are b, h, s, d, 4b, 2h");
     }
+    // 128 bits hold 128/bits elements (asmjit would wrap a larger index silently).
+    if (op.index >= 128 / op.bits)
+      return make_error("'" + s + "': element index " + std::to_string(op.index) + " beyond the " +
+                        std::to_string(128 / op.bits) + " elements of a vector");
     op.text = "v." + t + "[" + std::to_string(op.index) + "]";
     return op;
   }
@@ -123,14 +128,20 @@ bool is_imm_text(const std::string& s, int64_t& value, bool& given) {
     given = false;
     return true;
   }
+  // A number needs its '#'; hexadecimal up to 15 digits and decimal up to 18, so that no conversion
+  // can overflow (no AArch64 immediate is anywhere near).
+  if (s.empty() || s[0] != '#') return false;
   const bool neg = !t.empty() && t[0] == '-';
   const std::string digits = neg ? t.substr(1) : t;
   if (digits.size() > 2 && digits.rfind("0x", 0) == 0) {
-    value = int64_t(std::stoull(digits.substr(2), nullptr, 16)) * (neg ? -1 : 1);
+    const std::string hex = digits.substr(2);
+    if (hex.size() > 15 || !std::all_of(hex.begin(), hex.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); }))
+      return false;
+    value = int64_t(std::stoull(hex, nullptr, 16)) * (neg ? -1 : 1);
     given = true;
     return true;
   }
-  if (all_digits(digits) && digits.size() < 19 && s[0] == '#') {
+  if (all_digits(digits) && digits.size() < 19) {
     value = std::stoll(digits) * (neg ? -1 : 1);
     given = true;
     return true;
@@ -173,7 +184,11 @@ Expected<OpSpec> parse_operand(const std::string& raw, int64_t& imm) {
       int64_t v = 0;
       bool given = false;
       if (is_imm_text(parts[1], v, given)) {
+        // The base is the start of the 64 KiB probe buffer: an offset must stay inside it.
+        if (given && (v < 0 || v > 60000))
+          return make_error("'" + s + "': an offset from 0 to 60000 (the probe buffer's base is the address)");
         op.mem_offset = true;
+        op.offset_open = !given;
         imm = given ? v : 0;
         op.text += given ? ", #" + std::to_string(v) : ", #imm";
       } else if (reg_name(parts[1], 'x')) {
@@ -189,6 +204,7 @@ Expected<OpSpec> parse_operand(const std::string& raw, int64_t& imm) {
       int64_t v = 0;
       bool given = false;
       if (!is_imm_text(trim(sh.substr(3)), v, given)) return make_error("'" + s + "': lsl takes #imm or #n");
+      if (given && (v < 0 || v > 4)) return make_error("'" + s + "': an index shift is 0 to 4");
       op.mem_shift = given ? int(v) : -2;  // -2: the access size's shift, found when encoding
       op.text += given ? ", lsl #" + std::to_string(v) : ", lsl #imm";
     }
@@ -202,6 +218,7 @@ Expected<OpSpec> parse_operand(const std::string& raw, int64_t& imm) {
       int64_t v = 1;
       bool given = false;
       if (!is_imm_text(trim(s.substr(n.size())), v, given)) return make_error("'" + s + "': a shift takes #imm or #n");
+      if (given && (v < 0 || v > 63)) return make_error("'" + s + "': a shift amount is 0 to 63");
       op.kind = OpKind::shift;
       op.shift_op = code;
       imm = given ? v : 1;
@@ -222,7 +239,7 @@ Expected<OpSpec> parse_operand(const std::string& raw, int64_t& imm) {
   if (auto c = conditions().find(s); c != conditions().end()) {
     op.kind = OpKind::cond;
     op.cond = c->second;
-    op.text = s;
+    op.text = s == "hs" ? "cs" : s == "lo" ? "cc" : s;  // one spelling per condition
     return op;
   }
   if (s == "xzr" || s == "wzr") {
@@ -303,7 +320,12 @@ std::vector<std::string> features_of(const std::string& m, const std::vector<OpS
       {"crc32", "crc32"}, {"sha1", "sha1"},     {"sha256", "sha2"},  {"sha512", "sha512"}, {"sm3", "sm3"},
       {"sm4", "sm4"},     {"ldadd", "atomics"}, {"ldclr", "atomics"}, {"ldeor", "atomics"}, {"ldset", "atomics"},
       {"ldsmax", "atomics"}, {"ldsmin", "atomics"}, {"ldumax", "atomics"}, {"ldumin", "atomics"},
-      {"swp", "atomics"}, {"cas", "atomics"}};
+      {"swp", "atomics"}, {"cas", "atomics"}, {"stadd", "atomics"}, {"stclr", "atomics"}, {"steor", "atomics"},
+      {"stset", "atomics"}, {"stsmax", "atomics"}, {"stsmin", "atomics"}, {"stumax", "atomics"},
+      {"stumin", "atomics"}, {"pac", "paca"}, {"aut", "paca"}, {"xpac", "paca"}};
+  // Memory tagging: its instructions fault without the extension.
+  static const std::vector<std::string> kMte = {"addg", "subg", "subp", "subps", "cmpp", "gmi", "irg", "ldg",
+                                                "stg", "stzg", "st2g", "stz2g", "stgp"};
   std::vector<std::string> out;
   bool vector = false, scalar_fp = false, half = false;
   for (const auto& op : ops) {
@@ -317,12 +339,18 @@ std::vector<std::string> features_of(const std::string& m, const std::vector<OpS
     if (m == name) out.push_back(feat);
   for (const auto& [prefix, feat] : kPrefix)
     if (m.rfind(prefix, 0) == 0) out.push_back(feat);
+  if (std::find(kMte.begin(), kMte.end(), m) != kMte.end()) out.push_back("mte");
+  if (m == "cfinv" || m == "setf8" || m == "setf16" || m == "rmif") out.push_back("flagm");
+  if (m == "axflag" || m == "xaflag") out.push_back("flagm2");
+  if (m == "pacga") out.push_back("pacg");
   if (m == "pmull" || m == "pmull2")
     for (const auto& op : ops)
       if (op.kind == OpKind::vec && op.elem == 'd') out.push_back("pmull");
-  // Half-precision arithmetic (not its moves, loads or conversions) is an extension of its own.
-  const bool fp_arith = m[0] == 'f' && m.rfind("fcvt", 0) != 0 && m != "fmov";
-  if (half && fp_arith && out.size() == 1) out.push_back(vector ? "asimdhp" : "fphp");
+  // Half-precision arithmetic, conversions to and from integers and moves of h registers are an
+  // extension of their own; conversions between h and s or d (fcvt, fcvtl, fcvtn) are base FP.
+  const bool fp_op = (m[0] == 'f' || m == "scvtf" || m == "ucvtf") && m != "fcvt" && m != "fcvtl" &&
+                     m != "fcvtl2" && m != "fcvtn" && m != "fcvtn2" && m != "fcvtxn";
+  if (half && fp_op && out.size() == 1) out.push_back(vector ? "asimdhp" : "fphp");
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
@@ -564,6 +592,11 @@ std::string refusal_reason(const InstForm& f) {
   if (std::find(kSystem.begin(), kSystem.end(), m) != kSystem.end())
     return "a system instruction (exception, system register, cache or TLB maintenance, wait): "
            "it traps or stalls in user space";
+  if (m == "ldgm" || m == "stgm" || m == "stzgm") return "a tag instruction undefined at EL0 (user space)";
+  if (m.rfind("aut", 0) == 0)
+    return "authenticates a value that carries no pointer signature: it faults where FEAT_FPAC is present";
+  if (m == "ldraa" || m == "ldrab")
+    return "an authenticated load: the probe buffer's address carries no pointer signature, so it always faults";
   for (const auto& op : f.ops)
     if (op.kind == OpKind::mem && op.mem_index && op.mem_shift < 0 && op.mem_offset) return "unsupported address";
   return "";

@@ -35,6 +35,7 @@ struct OpSpec {
   int count = 0;        // list: registers in the list
   // mem: an index register, its shift, an immediate offset; gp: the zero register (xzr/wzr).
   bool mem_index = false, mem_offset = false;
+  bool offset_open = false;  // mem: "#imm", the planner picks the offset (else the text's number)
   int mem_shift = -1;   // -1: none
   int shift_op = 0;     // shift: asmjit::arm::ShiftOp
   uint8_t cond = 0;     // cond: asmjit::arm::CondCode

@@ -99,9 +99,13 @@ Error emit_kernel(aj::Assembler& a, const isa::MicroKernelShape& s, int rows, in
   a.align(AlignMode::kCode, 64);
   a.bind(loop);
   if (s.a_direct) {
-    for (int i = 0; i < rows; ++i)
-      a.emit(aj::Inst::kIdLd1_v, aj::v(l.a0 + uint32_t(i / 4)).s(uint32_t(i % 4)),
-             arm::ptr_post(aj::x(11 + uint32_t(i)), 4));
+    // The first row of a group is a whole-register load (ldr s zeroes the rest), so a lane insert
+    // never waits on the previous k step's register.
+    for (int i = 0; i < rows; ++i) {
+      const arm::Mem next = arm::ptr_post(aj::x(11 + uint32_t(i)), 4);
+      if (i % 4 == 0) a.ldr(aj::v(l.a0 + uint32_t(i / 4)).s(), next);
+      else a.emit(aj::Inst::kIdLd1_v, aj::v(l.a0 + uint32_t(i / 4)).s(uint32_t(i % 4)), next);
+    }
   } else {
     // A's words of this step: four rows per register, a partial group by a narrower load.
     for (int g = 0; g < l.groups; ++g) {

@@ -2,9 +2,13 @@
 
 #include <algorithm>
 
+#include <asmjit/arm.h>
+#include <asmjit/arm/a64assembler.h>
 #include <fmt/format.h>
 
 namespace peakprobe::a64 {
+using namespace asmjit;
+namespace aj = asmjit::a64;
 
 namespace {
 
@@ -65,12 +69,16 @@ uint32_t vec_bits_mask(uint32_t id, int n) {
 // one and it encodes, else 0).
 Expected<PlannedInst> instance(const InstForm& f, const std::vector<uint32_t>& ids, const std::vector<uint32_t>& index_ids,
                                int32_t offset) {
+  // Offsets the text left open ("#imm") are the planner's; a number in the text is kept.
   std::vector<int32_t> offsets(f.ops.size(), offset);
+  for (size_t i = 0; i < f.ops.size(); ++i)
+    if (f.ops[i].kind == OpKind::mem && f.ops[i].mem_offset && !f.ops[i].offset_open) offsets[i] = int32_t(f.imms[i]);
   PlannedInst p;
   p.inst_id = f.inst_id;
   p.ops = make_operands(f, ids, index_ids, offsets);
   if (encodes(p.inst_id, p.ops)) return p;
-  std::fill(offsets.begin(), offsets.end(), 0);
+  for (size_t i = 0; i < f.ops.size(); ++i)
+    if (f.ops[i].kind == OpKind::mem && f.ops[i].offset_open) offsets[i] = 0;
   p.ops = make_operands(f, ids, index_ids, offsets);
   if (encodes(p.inst_id, p.ops)) return p;
   return make_error(fmt::format("'{}': asmjit cannot encode it with the planned registers", f.display));
@@ -78,7 +86,7 @@ Expected<PlannedInst> instance(const InstForm& f, const std::vector<uint32_t>& i
 
 int first_written(const InstForm& f) {
   for (size_t i = 0; i < f.ops.size(); ++i)
-    if (f.writes[i] && f.ops[i].is_reg()) return int(i);
+    if (f.writes[i] && f.ops[i].is_reg() && !is_zero_reg(f.ops[i])) return int(i);
   return -1;
 }
 
@@ -125,11 +133,17 @@ Expected<StreamPlan> plan_mix(const std::vector<MixEntry>& entries, int rounds) 
   // Read-only registers, shared by every instance of a form: never written, so no instance waits.
   std::vector<std::vector<uint32_t>> src(entries.size()), index(entries.size());
   for (size_t e = 0; e < entries.size(); ++e) {
+    src[e].assign(entries[e].form->ops.size(), 0);
+    index[e].assign(entries[e].form->ops.size(), 0);
+  }
+  // Elements of 16-bit lanes must sit in v0-v15: those sources first, of every form, then the rest.
+  auto low_only = [](const OpSpec& op) { return op.kind == OpKind::elem && op.bits == 16; };
+  for (int pass = 0; pass < 2; ++pass)
+  for (size_t e = 0; e < entries.size(); ++e) {
     const InstForm& f = *entries[e].form;
-    src[e].assign(f.ops.size(), 0);
-    index[e].assign(f.ops.size(), 0);
     for (size_t i = 0; i < f.ops.size(); ++i) {
       const OpSpec& op = f.ops[i];
+      if (low_only(op) != (pass == 0)) continue;
       if (op.kind == OpKind::mem) {
         src[e][i] = kBufferReg;
         if (op.mem_index) {
@@ -191,11 +205,14 @@ std::vector<int> latency_operands(const InstForm& f) {
   const int d = first_written(f);
   if (d < 0) return out;
   if (f.reads[size_t(d)]) out.push_back(d);
-  for (size_t i = 0; i < f.ops.size(); ++i) {
-    if (int(i) == d || f.writes[i]) continue;
-    const OpSpec& op = f.ops[i];
-    if (op.is_reg() && !is_zero_reg(op) && op.file() == f.ops[size_t(d)].file()) out.push_back(int(i));
-  }
+  // Inputs in the result's register file first, then those in the other one (reached through a
+  // bridge: the figure is an upper bound).
+  for (bool same : {true, false})
+    for (size_t i = 0; i < f.ops.size(); ++i) {
+      if (int(i) == d || f.writes[i]) continue;
+      const OpSpec& op = f.ops[i];
+      if (op.is_reg() && !is_zero_reg(op) && (op.file() == f.ops[size_t(d)].file()) == same) out.push_back(int(i));
+    }
   // A load of 64 bits into a 64-bit general register: the loaded value is the next address (not a
   // byte, halfword or sign-extended word load: ldrb, ldrsh, ldrsw, ldpsw...).
   const int m = mem_operand(f);
@@ -286,6 +303,37 @@ Expected<StreamPlan> plan_latency_through(const InstForm& f, int operand) {
     plan.copy.push_back(std::move(p.value()));
     plan.chase_bits = 64;
     plan.method = "pointer chase: the loaded value is the next address";
+  } else if (f.ops[size_t(operand)].file() != dest.file()) {
+    // The result goes back through fmov between the register files, a helper whose latency is not
+    // known (2-5 cycles on most cores): the chain's time per link is an upper bound.
+    uint32_t r = 0, k = 0;
+    if (!take(r)) return make_error("out of registers");
+    const OpSpec& in = f.ops[size_t(operand)];
+    if (in.file() == RegFile::gp) {
+      if (!regs.gp(k)) return make_error("out of general registers");
+      plan.gp_inits.push_back({k, false, 1});
+    } else {
+      if (!regs.vec(in.reg_count(), k)) return make_error("out of vector registers");
+      plan.vec_used |= vec_bits_mask(k, in.reg_count());
+    }
+    if (!other_writes(ids)) return make_error("out of registers");
+    ids[size_t(d)] = r;
+    ids[size_t(operand)] = k;
+    auto p = instance(f, ids, index_ids, 0);
+    if (!p) return make_error(p.error());
+    plan.copy.push_back(std::move(p.value()));
+    PlannedInst bridge;
+    bridge.measured = false;
+    bridge.inst_id = aj::Inst::kIdFmov_v;
+    const bool wide = (dest.file() == RegFile::gp ? dest.bits : in.bits) == 64;
+    if (dest.file() == RegFile::gp)  // general result -> SIMD&FP input
+      bridge.ops = {wide ? Operand(aj::v(k).d()) : Operand(aj::v(k).s()), wide ? Operand(aj::x(r)) : Operand(aj::w(r))};
+    else  // SIMD&FP result -> general input
+      bridge.ops = {wide ? Operand(aj::x(k)) : Operand(aj::w(k)), wide ? Operand(aj::v(r).d()) : Operand(aj::v(r).s())};
+    if (!encodes(bridge.inst_id, bridge.ops)) return make_error("cannot encode the fmov bridge");
+    plan.copy.push_back(std::move(bridge));
+    plan.upper_bound = true;
+    plan.method = fmt::format("result into operand {} through fmov between register files (an upper bound)", operand + 1);
   } else if (operand == d) {
     uint32_t r = 0;
     if (!take(r) || !other_writes(ids)) return make_error("out of registers");
@@ -319,7 +367,7 @@ Expected<StreamPlan> plan_latency_through(const InstForm& f, int operand) {
     plan.method = fmt::format("result into operand {}", operand + 1);
   }
   plan.chains = 1;
-  plan.measured_per_copy = int(plan.copy.size());
+  plan.measured_per_copy = int(std::count_if(plan.copy.begin(), plan.copy.end(), [](const PlannedInst& p) { return p.measured; }));
   plan.measured_per_form = {plan.measured_per_copy};
   return plan;
 }

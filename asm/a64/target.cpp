@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include <climits>
+
 #include "asm/a64/arithmetic.hpp"
 #include "asm/a64/form_enumeration.hpp"
 #include "asm/a64/inst_form.hpp"
@@ -24,6 +26,11 @@ std::string A64Target::check_immediate(const std::string& text, int64_t value) c
   auto form = resolve_inst(text);
   if (!form) return "";  // resolving reports its own error
   bool has_imm = false;
+  for (size_t i = 0; i < form->ops.size(); ++i)
+    if (form->ops[i].kind == OpKind::shift && (value < 0 || value > 63))
+      return fmt::format("--imm {}: '{}' shifts by 0 to 63", value, text);
+  if (value < INT32_MIN || value > INT32_MAX)
+    return fmt::format("--imm {}: '{}' takes a 32-bit immediate at most", value, text);
   for (size_t i = 0; i < form->ops.size(); ++i)
     if (form->ops[i].kind == OpKind::imm || form->ops[i].kind == OpKind::shift) {
       form->imms[i] = value;

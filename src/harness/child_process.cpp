@@ -88,6 +88,9 @@ bool is_own_architecture(const std::string& path) {
 Expected<ChildOutcome> run_child(const std::string& executable, const std::vector<std::string>& args,
                                  double time_limit_s) {
   if (executable.empty()) return make_error("no worker executable to start");
+  // Said here, not left to posix_spawn: under a user-mode emulator a failed exec in the child is not
+  // always reported back to the parent.
+  if (::access(executable.c_str(), X_OK) != 0) return make_error(errno_text(fmt::format("cannot start {}", executable).c_str(), errno));
   if (args.empty()) return make_error("a child needs at least argv[0]");
   if (!(time_limit_s > 0)) return make_error(fmt::format("time limit {} s: expected more than 0", time_limit_s));
 

@@ -226,6 +226,10 @@ Expected<MatmulResult> run_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulRe
     r.status = Status::error;
     r.reason = fmt::format("result differs from the reference: max_rel_error {:.2e} (limit {:.0e})",
                            r.max_rel_error, matmul_error_limit(rq.dtype));
+  } else if (!cpu.emulator.empty()) {
+    // The result is checked and right; its time is the emulator's.
+    r.status = Status::mistrusted;
+    r.reason = "emulated: " + cpu.emulator;
   }
   for (const std::string& name : rq.baselines) {
     if (rq.dtype != MatmulDtype::f32 && (name == "openblas" || name == "blis")) {

@@ -113,3 +113,31 @@ TEST_CASE("a64 inst form: wrong texts are errors that say why", "[a64][inst_form
   REQUIRE(svc.ok());
   CHECK_FALSE(a64::refusal_reason(*svc).empty());
 }
+
+TEST_CASE("a64 inst form: hostile numbers are errors, never exceptions or silent wrap-arounds", "[a64][inst_form]") {
+  for (const char* text : {"add x99999999999, x, x", "fmla v.4s, v.4s, v.s[99999999999]", "fmla v.4s, v.4s, v.s[4]",
+                           "fmla v.8h, v.8h, v.h[8]", "add x, x, #0xg", "add x, x, #0x1234567890abcdef1",
+                           "add x, x, x, lsl #4294967297", "ldr x, [x, #4294967304]", "ldr x, [x, #-8]",
+                           "ldr x, [x, x, lsl #9]", "add x, x, 0x10", "dup v.4s, v.s[]"}) {
+    INFO(text);
+    CHECK_FALSE(a64::resolve_inst(text).ok());
+  }
+  CHECK(a64::resolve_inst("fmla v.4s, v.4s, v.s[3]").ok());
+  CHECK(a64::resolve_inst("add x, x, #0xff").ok());
+}
+
+TEST_CASE("a64 inst form: one spelling per condition, and the extensions of less common forms", "[a64][inst_form]") {
+  CHECK(a64::resolve_inst("csel x, x, x, hs")->display == "csel x, x, x, cs");
+  CHECK(a64::resolve_inst("csel x, x, x, lo")->display == "csel x, x, x, cc");
+  auto features = [](const std::string& text) {
+    auto f = a64::resolve_inst(text);
+    REQUIRE(f.ok());
+    return f->features;
+  };
+  CHECK(features("stadd x, [x]") == std::vector<std::string>{"atomics"});
+  CHECK(features("fcvtzs w, h") == std::vector<std::string>{"fp", "fphp"});
+  CHECK(features("fcvt s, h") == std::vector<std::string>{"fp"});
+  CHECK(features("autda x, x") == std::vector<std::string>{"paca"});
+  CHECK_FALSE(a64::refusal_reason(*a64::resolve_inst("autda x, x")).empty());
+  CHECK_FALSE(a64::refusal_reason(*a64::resolve_inst("ldraa x, [x]")).empty());
+}
