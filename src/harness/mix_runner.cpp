@@ -210,7 +210,8 @@ MixResult ProbeRunner::run_mix(const std::vector<MixSpec>& parts, bool on_all_th
 std::vector<MixResult> ProbeRunner::run_mix_batch(const std::vector<std::vector<MixSpec>>& mixes,
                                                   const std::function<void(size_t)>& on_start) {
   return measure_with_retries<MixResult>(
-      mixes.size(), [&](size_t i) { return impl_->run_mix_once(mixes[i]); }, on_start);
+      mixes.size(), [&](size_t i) { return impl_->run_mix_once(mixes[i]); }, on_start, {}, {},
+      impl_->cpu.emulator.empty() ? kAttempts : 1);
 }
 
 }  // namespace peakprobe

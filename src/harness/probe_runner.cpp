@@ -518,7 +518,7 @@ std::vector<ProbeResult> ProbeRunner::run_batch(const std::vector<ProbeSpec>& sp
       [&](size_t i) {
         if (on_start) on_start(i, specs[i]);
       },
-      on_result, stop);
+      on_result, stop, impl_->cpu.emulator.empty() ? kAttempts : 1);
 }
 
 ProbeResult ProbeRunner::run_once(const ProbeSpec& spec) {

@@ -42,6 +42,7 @@ inline constexpr int kRetryPauseMs[] = {30, 250, 1000};
 // only a result that stays doubtful is reported mistrusted, with its attempts counted.
 // `on_result(i, r)` sees every attempt's result as it comes; `stop()`, asked before each attempt,
 // ends the batch early: the results then hold the items measured at least once (a prefix).
+// `attempts` 1 measures each item once (under an emulator no retry can cure anything).
 // A round that retried many items and cured almost none met a disturbance that lasts (a busy
 // sibling thread all along, not a burst): further rounds would cost as much and cure as little.
 inline constexpr size_t kPersistentRoundItems = 20;     // retried items that make a round telling
@@ -50,7 +51,7 @@ template <class Result>
 std::vector<Result> measure_with_retries(size_t n, const std::function<Result(size_t)>& once,
                                          const std::function<void(size_t)>& on_start,
                                          const std::function<void(size_t, const Result&)>& on_result = {},
-                                         const std::function<bool()>& stop = {}) {
+                                         const std::function<bool()>& stop = {}, int attempts = kAttempts) {
   std::vector<Result> results;
   results.reserve(n);
   for (size_t i = 0; i < n; ++i) {
@@ -59,7 +60,7 @@ std::vector<Result> measure_with_retries(size_t n, const std::function<Result(si
     results.push_back(once(i));
     if (on_result) on_result(i, results.back());
   }
-  for (int attempt = 2; attempt <= kAttempts; ++attempt) {
+  for (int attempt = 2; attempt <= attempts; ++attempt) {
     size_t retried = 0, cured = 0;
     for (size_t i = 0; i < n; ++i) {
       if (results[i].status != Status::mistrusted) continue;
@@ -77,7 +78,7 @@ std::vector<Result> measure_with_retries(size_t n, const std::function<Result(si
                    attempt, cured, retried);
       break;
     }
-    if (attempt < kAttempts) std::this_thread::sleep_for(std::chrono::milliseconds(kRetryPauseMs[attempt - 2]));
+    if (attempt < attempts) std::this_thread::sleep_for(std::chrono::milliseconds(kRetryPauseMs[attempt - 2]));
   }
   return results;
 }

@@ -135,7 +135,10 @@ std::vector<MemoryCeiling> memory_ceilings(const std::vector<BandwidthResult>& r
                                            const std::vector<CacheLevel>& caches) {
   std::map<std::tuple<std::string, std::string, int>, MemoryCeiling> best;
   for (const auto& r : rows) {
+    // An unsteady row still bounds what memory gave; an emulated one (reason "emulated: ...", see
+    // mem_runner) bounds nothing.
     if (r.status == Status::error || r.status == Status::skipped || !r.gbps) continue;
+    if (r.status == Status::mistrusted && r.reason.rfind("emulated", 0) == 0) continue;
     MemoryCeiling m;
     m.level = level_for_size(r.size_bytes, caches, r.threads);
     m.kernel = r.kernel;
