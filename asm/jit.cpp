@@ -1,10 +1,16 @@
 #include "asm/jit_runtime.hpp"
 
+#include <cstring>
 #include <mutex>
 #include <string>
 
 namespace peakprobe::isa {
 namespace {
+
+template <typename T>
+void fill_with(uint8_t* out, T value) {
+  for (size_t i = 0; i < 64 / sizeof(T); ++i) std::memcpy(out + i * sizeof(T), &value, sizeof(T));
+}
 
 asmjit::JitRuntime& runtime() {
   static asmjit::JitRuntime rt;
@@ -16,6 +22,14 @@ std::mutex& runtime_mutex() {
 }
 
 }  // namespace
+
+void fill_data_pattern(uint8_t out[64], const std::string& dtype) {
+  if (dtype == "f64") fill_with<double>(out, 1.0);
+  else if (dtype == "f32") fill_with<float>(out, 1.0f);
+  else if (dtype == "f16") fill_with<uint16_t>(out, 0x3C00);
+  else if (dtype == "bf16") fill_with<uint16_t>(out, 0x3F80);
+  else fill_with<uint8_t>(out, 1);
+}
 
 JitFunction& JitFunction::operator=(JitFunction&& o) noexcept {
   if (this != &o) {

@@ -4,6 +4,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 namespace peakprobe::isa {
 
@@ -24,6 +25,12 @@ struct BufferFill {
   int chase_bits = 0;        // 32/64: every word holds the buffer's own address (pointer chases)
   bool chase_byteswap = false;  // ... byte-swapped (for a load that swaps it back)
 };
+
+// The data pattern probe registers start from, for every ISA: 1.0 in every lane of a float dtype
+// (chains stay finite and normal: x*1 = x, x/1 = x, sqrt(1) = 1, and a running sum of ones stops
+// growing at 2^24 in f32 long before it could overflow), 1 in every byte, halfword and word for
+// integers.
+void fill_data_pattern(uint8_t out[64], const std::string& dtype);
 
 // Generated code owned by the process-wide JIT runtime; released on destruction.
 class JitFunction {

@@ -4,7 +4,11 @@
 // and hands them out through Target::micro_kernels (asm/target.hpp).
 #pragma once
 #include <cstdint>
+#include <map>
+#include <mutex>
+#include <utility>
 
+#include "asm/jit.hpp"
 #include "peakprobe/expected.hpp"
 #include "peakprobe/matmul_result.hpp"
 
@@ -33,6 +37,23 @@ class MicroKernels {
   virtual const MicroKernelShape& shape() const = 0;
   // The kernel for a tile of rows x cols (1..mr, 1..nr).
   virtual Expected<MicroKernelFn> get(int rows, int cols) = 0;
+};
+
+// The usual MicroKernels: each (rows, cols) kernel compiled on first use by the ISA's `compile` and
+// kept, behind a lock.
+class CachedMicroKernels : public MicroKernels {
+ public:
+  explicit CachedMicroKernels(const MicroKernelShape& shape) : shape_(shape) {}
+  const MicroKernelShape& shape() const override { return shape_; }
+  Expected<MicroKernelFn> get(int rows, int cols) override;
+
+ protected:
+  virtual Expected<JitFunction> compile(int rows, int cols) const = 0;
+
+ private:
+  MicroKernelShape shape_;
+  std::mutex mutex_;
+  std::map<std::pair<int, int>, JitFunction> kernels_;
 };
 
 }  // namespace peakprobe::isa

@@ -21,4 +21,26 @@ Expected<MemKernelInfo> find_mem_kernel(const std::string& name) {
   return make_error("unknown kernel '" + name + "' (one of: " + known + ")");
 }
 
+MemKernelCode own_mem_kernel(JitFunction fn, const MemKernelInfo& info, int width_bits, uint64_t bytes_per_iteration,
+                             uint64_t array_step) {
+  auto owner = std::make_shared<JitFunction>(std::move(fn));
+  MemKernelCode out;
+  out.fn = owner->as<MemFn>();
+  out.code = std::move(owner);
+  out.info = info;
+  out.width_bits = width_bits;
+  out.bytes_per_iteration = bytes_per_iteration;
+  out.array_step = array_step;
+  return out;
+}
+
+ChaseCode own_chase(JitFunction fn, int unroll) {
+  auto owner = std::make_shared<JitFunction>(std::move(fn));
+  ChaseCode out;
+  out.fn = owner->as<ChaseFn>();
+  out.code = std::move(owner);
+  out.unroll = unroll;
+  return out;
+}
+
 }  // namespace peakprobe::isa

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "asm/jit.hpp"
 #include "peakprobe/expected.hpp"
 
 namespace peakprobe::isa {
@@ -47,5 +48,11 @@ struct ChaseCode {
   ChaseFn fn = nullptr;
   int unroll = 1;                    // links of each chain per loop iteration
 };
+
+// A generated kernel handed out with its code kept alive (what each ISA's compile_mem_kernel and
+// compile_chase return).
+MemKernelCode own_mem_kernel(JitFunction fn, const MemKernelInfo& info, int width_bits, uint64_t bytes_per_iteration,
+                             uint64_t array_step);
+ChaseCode own_chase(JitFunction fn, int unroll);
 
 }  // namespace peakprobe::isa

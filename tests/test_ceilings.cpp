@@ -2,47 +2,15 @@
 
 #include <cmath>
 
+#include "ceilings_fixture.hpp"
 #include "roofline/ceilings.hpp"
 
 using namespace peakprobe;
+using peakprobe::test::bw;
+using peakprobe::test::caches;
+using peakprobe::test::probe;
 
-namespace {
 
-ProbeResult probe(const std::string& text, const std::string& dtype, double rate, int threads = 1, double total = 0) {
-  ProbeResult r;
-  r.instruction = text;
-  r.group = dtype == "i8" ? "vec.int.dot" : "fp.fma";
-  r.dtype = dtype;
-  r.ops_per_instruction = 16;
-  r.clock.ghz = 4.0;
-  r.threads = threads;
-  if (is_float_dtype(dtype)) {
-    r.gflops = rate;
-    if (threads > 1) r.total_gflops = total;
-  } else {
-    r.gops = rate;
-    if (threads > 1) r.total_gops = total;
-  }
-  return r;
-}
-
-std::vector<CacheLevel> caches() {
-  CacheLevel l1{1, "data", 32 << 10, 64, 8, 1, 2}, l2{2, "unified", 1 << 20, 64, 8, 1, 2},
-      l3{3, "unified", 32 << 20, 64, 16, 2, 1}, li{1, "instruction", 32 << 10, 64, 8, 1, 2};
-  return {l1, li, l2, l3};
-}
-
-BandwidthResult bw(const std::string& kernel, uint64_t size, double gbps, int threads = 1) {
-  BandwidthResult b;
-  b.kernel = kernel;
-  b.size_bytes = size;
-  b.gbps = gbps;
-  b.threads = threads;
-  b.bytes_per_cycle = gbps / 4.0 / threads;
-  return b;
-}
-
-}  // namespace
 
 TEST_CASE("ceilings: only arithmetic families set roofs, int8 roofs are dot products", "[roofline]") {
   ProbeResult cmp = probe("vpcmpeqd ymm, ymm, ymm", "i32", 500);

@@ -173,16 +173,8 @@ std::string check_shape(const isa::MicroKernelShape& s, int vector_registers) {
   return "";
 }
 
-Expected<isa::MicroKernelFn> MicroKernels::get(int rows, int cols) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  const auto key = std::make_pair(rows, cols);
-  auto it = kernels_.find(key);
-  if (it == kernels_.end()) {
-    auto fn = compile(shape_, rows, cols, nullptr);
-    if (!fn) return make_error(fn.error());
-    it = kernels_.emplace(key, std::move(fn.value())).first;
-  }
-  return it->second.as<isa::MicroKernelFn>();
+Expected<isa::JitFunction> MicroKernels::compile(int rows, int cols) const {
+  return a64::compile(shape(), rows, cols, nullptr);
 }
 
 Expected<std::string> micro_kernel_listing(const isa::MicroKernelShape& shape, int rows, int cols) {

@@ -22,16 +22,12 @@ inline int registers_needed(int mr, int nv) { return mr * nv + nv + (mr + 3) / 4
 
 std::string check_shape(const isa::MicroKernelShape& s, int vector_registers);
 
-class MicroKernels final : public isa::MicroKernels {
+class MicroKernels final : public isa::CachedMicroKernels {
  public:
-  explicit MicroKernels(const isa::MicroKernelShape& shape) : shape_(shape) {}
-  const isa::MicroKernelShape& shape() const override { return shape_; }
-  Expected<isa::MicroKernelFn> get(int rows, int cols) override;
+  using CachedMicroKernels::CachedMicroKernels;
 
- private:
-  isa::MicroKernelShape shape_;
-  std::mutex mutex_;
-  std::map<std::pair<int, int>, isa::JitFunction> kernels_;
+ protected:
+  Expected<isa::JitFunction> compile(int rows, int cols) const override;
 };
 
 Expected<std::string> micro_kernel_listing(const isa::MicroKernelShape& shape, int rows, int cols);

@@ -9,11 +9,6 @@ namespace aj = asmjit::a64;
 
 namespace {
 
-template <typename T>
-void fill_pattern(uint8_t* out, T value) {
-  for (size_t i = 0; i < 64 / sizeof(T); ++i) std::memcpy(out + i * sizeof(T), &value, sizeof(T));
-}
-
 constexpr int kFrameBytes = 160;
 
 }  // namespace
@@ -21,12 +16,7 @@ constexpr int kFrameBytes = 160;
 ConstantsLayout& fill_constants(isa::ProbeConstants& storage, const std::string& dtype) {
   std::memset(storage.bytes, 0, sizeof(storage.bytes));
   ConstantsLayout& c = *new (storage.bytes) ConstantsLayout;
-  // 1.0 in every lane keeps chains finite and normal (x*1 = x, x/1 = x, sqrt(1) = 1).
-  if (dtype == "f64") fill_pattern<double>(c.data, 1.0);
-  else if (dtype == "f32") fill_pattern<float>(c.data, 1.0f);
-  else if (dtype == "f16") fill_pattern<uint16_t>(c.data, 0x3C00);
-  else if (dtype == "bf16") fill_pattern<uint16_t>(c.data, 0x3F80);
-  else fill_pattern<uint8_t>(c.data, 1);  // integers: 1 in every byte, halfword and word
+  isa::fill_data_pattern(c.data, dtype);
   return c;
 }
 

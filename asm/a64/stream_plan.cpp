@@ -280,6 +280,13 @@ Expected<StreamPlan> plan_latency_through(const InstForm& f, int operand) {
     return true;
   };
   const OpSpec& dest = f.ops[size_t(d)];
+  // One measured or helper instruction of the chain, with these registers.
+  auto add = [&](const std::vector<uint32_t>& v) -> std::string {
+    auto p = instance(f, v, index_ids, 0);
+    if (!p) return p.error();
+    plan.copy.push_back(std::move(p.value()));
+    return "";
+  };
   auto take = [&](uint32_t& id) -> bool {
     if (dest.file() == RegFile::gp) {
       if (!regs.gp(id)) return false;
@@ -298,9 +305,7 @@ Expected<StreamPlan> plan_latency_through(const InstForm& f, int operand) {
     plan.gp_inits.push_back({r, true, 0});
     ids[size_t(d)] = r;
     ids[size_t(operand)] = r;
-    auto p = instance(f, ids, index_ids, 0);
-    if (!p) return make_error(p.error());
-    plan.copy.push_back(std::move(p.value()));
+    if (std::string why = add(ids); !why.empty()) return make_error(why);
     plan.chase_bits = 64;
     plan.method = "pointer chase: the loaded value is the next address";
   } else if (f.ops[size_t(operand)].file() != dest.file()) {
@@ -319,9 +324,7 @@ Expected<StreamPlan> plan_latency_through(const InstForm& f, int operand) {
     if (!other_writes(ids)) return make_error("out of registers");
     ids[size_t(d)] = r;
     ids[size_t(operand)] = k;
-    auto p = instance(f, ids, index_ids, 0);
-    if (!p) return make_error(p.error());
-    plan.copy.push_back(std::move(p.value()));
+    if (std::string why = add(ids); !why.empty()) return make_error(why);
     PlannedInst bridge;
     bridge.measured = false;
     bridge.inst_id = aj::Inst::kIdFmov_v;
@@ -338,9 +341,7 @@ Expected<StreamPlan> plan_latency_through(const InstForm& f, int operand) {
     uint32_t r = 0;
     if (!take(r) || !other_writes(ids)) return make_error("out of registers");
     ids[size_t(d)] = r;
-    auto p = instance(f, ids, index_ids, 0);
-    if (!p) return make_error(p.error());
-    plan.copy.push_back(std::move(p.value()));
+    if (std::string why = add(ids); !why.empty()) return make_error(why);
     plan.method = "chain through the destination (it is also read)";
   } else if (f.reads[size_t(d)]) {
     // The destination is read too: two registers alternate, so the destination's own chain runs
@@ -351,9 +352,7 @@ Expected<StreamPlan> plan_latency_through(const InstForm& f, int operand) {
       std::vector<uint32_t> v = ids;
       v[size_t(d)] = out;
       v[size_t(operand)] = in;
-      auto p = instance(f, v, index_ids, 0);
-      if (!p) return make_error(p.error());
-      plan.copy.push_back(std::move(p.value()));
+      if (std::string why = add(v); !why.empty()) return make_error(why);
     }
     plan.method = fmt::format("result into operand {} (two registers alternate)", operand + 1);
   } else {
@@ -361,9 +360,7 @@ Expected<StreamPlan> plan_latency_through(const InstForm& f, int operand) {
     if (!take(r) || !other_writes(ids)) return make_error("out of registers");
     ids[size_t(d)] = r;
     ids[size_t(operand)] = r;
-    auto p = instance(f, ids, index_ids, 0);
-    if (!p) return make_error(p.error());
-    plan.copy.push_back(std::move(p.value()));
+    if (std::string why = add(ids); !why.empty()) return make_error(why);
     plan.method = fmt::format("result into operand {}", operand + 1);
   }
   plan.chains = 1;

@@ -154,15 +154,8 @@ Expected<isa::MemKernelCode> A64Target::compile_mem_kernel(isa::MemKernel kernel
   if (bits == 128 && !cpu.has("asimd")) return make_error(mem_width_unsupported(bits));
   auto code = a64::compile_mem_kernel(kernel, bits);
   if (!code) return make_error(code.error());
-  auto owner = std::make_shared<isa::JitFunction>(std::move(code->fn));
-  isa::MemKernelCode out;
-  out.fn = owner->as<isa::MemFn>();
-  out.code = std::move(owner);
-  out.info = code->info;
-  out.width_bits = code->width_bits;
-  out.bytes_per_iteration = code->bytes_per_iteration;
-  out.array_step = code->array_step;
-  return out;
+  return isa::own_mem_kernel(std::move(code->fn), code->info, code->width_bits, code->bytes_per_iteration,
+                             code->array_step);
 }
 
 int A64Target::max_chase_chains() const { return kMaxChaseChains; }
@@ -170,12 +163,7 @@ int A64Target::max_chase_chains() const { return kMaxChaseChains; }
 Expected<isa::ChaseCode> A64Target::compile_chase(int chains) const {
   auto code = a64::compile_chase(chains);
   if (!code) return make_error(code.error());
-  auto owner = std::make_shared<isa::JitFunction>(std::move(*code));
-  isa::ChaseCode out;
-  out.fn = owner->as<isa::ChaseFn>();
-  out.code = std::move(owner);
-  out.unroll = kChaseUnroll;
-  return out;
+  return isa::own_chase(std::move(*code), kChaseUnroll);
 }
 
 Expected<CpuInfo> A64Target::limit_isa(const CpuInfo& cpu, const std::string& level) const {

@@ -169,16 +169,8 @@ std::string check_shape(const MicroKernelShape& s, int vector_registers) {
   return "";
 }
 
-Expected<MicroKernelFn> MicroKernels::get(int rows, int cols) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  auto key = std::make_pair(rows, cols);
-  auto it = kernels_.find(key);
-  if (it == kernels_.end()) {
-    auto fn = compile(shape_, rows, cols, nullptr);
-    if (!fn) return make_error(fn.error());
-    it = kernels_.emplace(key, std::move(fn.value())).first;
-  }
-  return it->second.as<MicroKernelFn>();
+Expected<JitFunction> MicroKernels::compile(int rows, int cols) const {
+  return x86::compile(shape(), rows, cols, nullptr);
 }
 
 Expected<std::string> micro_kernel_listing(const MicroKernelShape& shape, int rows, int cols) {

@@ -35,17 +35,13 @@ std::string check_shape(const MicroKernelShape& s, int vector_registers);
 using MicroKernelFn = isa::MicroKernelFn;
 
 // Kernels compiled on first use for each (rows, columns) edge case; thread-safe.
-class MicroKernels final : public isa::MicroKernels {
+class MicroKernels final : public isa::CachedMicroKernels {
  public:
-  explicit MicroKernels(const MicroKernelShape& shape) : shape_(shape) {}
-  const MicroKernelShape& shape() const override { return shape_; }
-  // rows in 1..mr, cols in 1..nr.
-  Expected<MicroKernelFn> get(int rows, int cols) override;
+  using CachedMicroKernels::CachedMicroKernels;
 
- private:
-  MicroKernelShape shape_;
-  std::mutex mutex_;
-  std::map<std::pair<int, int>, JitFunction> kernels_;
+ protected:
+  // rows in 1..mr, cols in 1..nr.
+  Expected<JitFunction> compile(int rows, int cols) const override;
 };
 
 // The kernel's code as text (for tests and --explain).

@@ -12,11 +12,6 @@ namespace ax = asmjit::x86;
 
 namespace {
 
-template <typename T>
-void fill_pattern(uint8_t* out, T value) {
-  for (size_t i = 0; i < 64 / sizeof(T); ++i) std::memcpy(out + i * sizeof(T), &value, sizeof(T));
-}
-
 int form_vec_bits(const StreamPlan& plan) {
   int bits = 128;
   for (const auto& p : plan.copy)
@@ -53,13 +48,7 @@ asmjit::Error emit_vec_init(ax::Emitter& e, const RegInit& r, int bits, const Ho
 ConstantsLayout& fill_constants(isa::ProbeConstants& storage, const std::string& dtype) {
   std::memset(storage.bytes, 0, sizeof(storage.bytes));
   ConstantsLayout& c = *new (storage.bytes) ConstantsLayout;
-  // 1.0 in every lane keeps chains finite and normal: x*1 = x, x/1 = x, sqrt(1) = 1, and a running
-  // sum of ones stops growing at 2^24 (f32) long before it could overflow.
-  if (dtype == "f64") fill_pattern<double>(c.data, 1.0);
-  else if (dtype == "f32") fill_pattern<float>(c.data, 1.0f);
-  else if (dtype == "f16") fill_pattern<uint16_t>(c.data, 0x3C00);
-  else if (dtype == "bf16") fill_pattern<uint16_t>(c.data, 0x3F80);
-  else fill_pattern<uint8_t>(c.data, 1);  // integers: 1 in every byte, word and dword
+  isa::fill_data_pattern(c.data, dtype);
   for (uint32_t i = 0; i < 16; ++i) std::memcpy(c.index32 + 4 * i, &i, 4);
   for (uint64_t i = 0; i < 8; ++i) std::memcpy(c.index64 + 8 * i, &i, 8);
   std::memset(c.ones, 0xFF, sizeof(c.ones));

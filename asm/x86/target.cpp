@@ -203,15 +203,8 @@ uint64_t X86Target::mem_max_step_bytes() const { return uint64_t(kMemUnroll) * 6
 Expected<isa::MemKernelCode> X86Target::compile_mem_kernel(isa::MemKernel kernel, int bits, const CpuInfo& cpu) const {
   auto code = x86::compile_mem_kernel(kernel, bits, host_isa(cpu));
   if (!code) return make_error(code.error());
-  auto owner = std::make_shared<JitFunction>(std::move(code->fn));
-  isa::MemKernelCode out;
-  out.fn = owner->as<isa::MemFn>();
-  out.code = std::move(owner);
-  out.info = code->info;
-  out.width_bits = code->width_bits;
-  out.bytes_per_iteration = code->bytes_per_iteration;
-  out.array_step = code->array_step;
-  return out;
+  return isa::own_mem_kernel(std::move(code->fn), code->info, code->width_bits, code->bytes_per_iteration,
+                             code->array_step);
 }
 
 int X86Target::max_chase_chains() const { return kMaxChains; }
@@ -219,12 +212,7 @@ int X86Target::max_chase_chains() const { return kMaxChains; }
 Expected<isa::ChaseCode> X86Target::compile_chase(int chains) const {
   auto code = x86::compile_chase(chains);
   if (!code) return make_error(code.error());
-  auto owner = std::make_shared<JitFunction>(std::move(*code));
-  isa::ChaseCode out;
-  out.fn = owner->as<isa::ChaseFn>();
-  out.code = std::move(owner);
-  out.unroll = kChaseUnroll;
-  return out;
+  return isa::own_chase(std::move(*code), kChaseUnroll);
 }
 
 isa::LibraryIsaLimit X86Target::library_isa_limit(const std::string& level) const {

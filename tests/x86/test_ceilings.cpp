@@ -1,99 +1,18 @@
-// The ceiling table's width classes as x86 names them (zmm 512, ymm 256): the best rate per dtype,
-// width and thread count, and a score bound by the 512-bit compute roof. The ISA-neutral cases are in
-// tests/test_ceilings.cpp; tests/a64/test_ceilings.cpp has the AArch64 counterparts.
+// The ceiling table's width classes as x86 names them (zmm 512, ymm 256): the shared checks of tests/ceilings_fixture.hpp
+// on this ISA's forms. The ISA-neutral cases are in tests/test_ceilings.cpp.
 #include <catch2/catch.hpp>
 
-#include <cmath>
-
-#include "roofline/ceilings.hpp"
-
-using namespace peakprobe;
+#include "ceilings_fixture.hpp"
 
 namespace {
-
-ProbeResult probe(const std::string& text, const std::string& dtype, double rate, int threads = 1, double total = 0) {
-  ProbeResult r;
-  r.instruction = text;
-  r.group = dtype == "i8" ? "vec.int.dot" : "fp.fma";
-  r.dtype = dtype;
-  r.ops_per_instruction = 16;
-  r.clock.ghz = 4.0;
-  r.threads = threads;
-  if (is_float_dtype(dtype)) {
-    r.gflops = rate;
-    if (threads > 1) r.total_gflops = total;
-  } else {
-    r.gops = rate;
-    if (threads > 1) r.total_gops = total;
-  }
-  return r;
-}
-
-std::vector<CacheLevel> caches() {
-  CacheLevel l1{1, "data", 32 << 10, 64, 8, 1, 2}, l2{2, "unified", 1 << 20, 64, 8, 1, 2},
-      l3{3, "unified", 32 << 20, 64, 16, 2, 1}, li{1, "instruction", 32 << 10, 64, 8, 1, 2};
-  return {l1, li, l2, l3};
-}
-
-BandwidthResult bw(const std::string& kernel, uint64_t size, double gbps, int threads = 1) {
-  BandwidthResult b;
-  b.kernel = kernel;
-  b.size_bytes = size;
-  b.gbps = gbps;
-  b.threads = threads;
-  b.bytes_per_cycle = gbps / 4.0 / threads;
-  return b;
-}
-
+const peakprobe::test::WidthForms kForms = {"vfmadd231ps zmm, zmm, zmm", "vaddps zmm, zmm, zmm", "vfmadd231pd zmm, zmm, zmm", "vmulps zmm, zmm, zmm",
+                                 "vfmadd231ps ymm, ymm, ymm", "vpdpbusd zmm, zmm, zmm", "512", "256"};
 }  // namespace
 
 TEST_CASE("ceilings: the best rate per dtype, width and thread count", "[roofline]") {
-  std::vector<ProbeResult> r = {probe("vfmadd231ps zmm, zmm, zmm", "f32", 118, 2, 236),
-                                probe("vaddps zmm, zmm, zmm", "f32", 59),
-                                probe("vfmadd231pd zmm, zmm, zmm", "f64", 59),
-                                probe("vfmadd231ps ymm, ymm, ymm", "f32", 118),
-                                probe("vpdpbusd zmm, zmm, zmm", "i8", 473)};
-  r.push_back(probe("vmulps zmm, zmm, zmm", "f32", 500));
-  r.back().status = Status::mistrusted;  // never a ceiling
-  auto c = compute_ceilings(r);
-  auto find = [&](const std::string& d, const std::string& isa, int t) -> const ComputeCeiling* {
-    for (const auto& x : c)
-      if (x.dtype == d && x.isa == isa && x.threads == t) return &x;
-    return nullptr;
-  };
-  REQUIRE(find("f32", "512", 1));
-  CHECK(find("f32", "512", 1)->gops == 118);
-  CHECK(find("f32", "512", 1)->source == "vfmadd231ps zmm, zmm, zmm");
-  CHECK(find("f32", "512", 1)->ops_per_cycle == Approx(118 / 4.0));
-  REQUIRE(find("f32", "512", 2));
-  CHECK(find("f32", "512", 2)->gops == 236);
-  CHECK(find("f32", "512", 2)->ops_per_cycle == Approx(236 / 4.0 / 2));
-  REQUIRE(find("i8", "512", 1));
-  CHECK(find("i8", "512", 1)->integer);
-  CHECK(find("f32", "256", 1));
-  CHECK(c.size() == 5);
+  peakprobe::test::check_best_rate_per_width(kForms);
 }
 
 TEST_CASE("score: attainable, binding roof, efficiency and ridge distance", "[roofline]") {
-  auto t = make_ceiling_table({probe("vfmadd231ps zmm, zmm, zmm", "f32", 100)}, std::nullopt,
-                              {bw("load", 1ull << 30, 20), bw("load", 16 << 10, 200)}, caches());
-  // AI 1 FLOP/byte against DRAM at 20 GB/s: memory-bound at 20 GFLOP/s; it reaches 10.
-  auto s = score_kernel(t, {"k", 1e9, 1e9, 0.1, "f32", "", 1});
-  REQUIRE(s.ok());
-  CHECK(s->ai == Approx(1));
-  CHECK(s->achieved_gflops == Approx(10));
-  CHECK(s->attainable_gflops == Approx(20));
-  CHECK(s->bound_by == "memory DRAM load");
-  CHECK(s->efficiency == Approx(0.5));
-  CHECK(s->ridge_ai == Approx(5));
-  CHECK(s->distance_to_ridge == Approx(0.2));
-  // From L1 the same kernel is compute-bound.
-  auto l1 = score_kernel(t, {"k", 1e9, 1e9, 0.1, "f32", "L1", 1});
-  REQUIRE(l1.ok());
-  CHECK(l1->bound_by == "compute f32 512");
-  CHECK(l1->attainable_gflops == Approx(100));
-  CHECK_FALSE(score_kernel(t, {"k", 0, 1, 1, "f32", "", 1}).ok());
-  CHECK_FALSE(score_kernel(t, {"k", 1, 1, 1, "f64", "", 1}).ok());
-  CHECK_FALSE(score_kernel(t, {"k", 1, 1, 1, "f32", "L9", 1}).ok());
+  peakprobe::test::check_score(kForms);
 }
-
