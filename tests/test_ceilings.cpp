@@ -79,6 +79,16 @@ TEST_CASE("ceilings: working sets map to the levels the threads can use", "[roof
   for (const auto& [level, size] : sizes) CHECK(level_for_size(size, caches(), 1) == level);
 }
 
+TEST_CASE("ceilings: emulated bandwidth sets no memory roof, unsteady bandwidth still does", "[roofline]") {
+  BandwidthResult emulated = bw("load", 16 << 10, 240), unsteady = bw("load", 1ull << 30, 30);
+  emulated.status = unsteady.status = Status::mistrusted;
+  emulated.reason = "emulated: MIDR implementer 0";
+  unsteady.reason = "unsteady: median 20% below the best";
+  auto m = memory_ceilings({emulated, unsteady}, caches());
+  REQUIRE(m.size() == 1);
+  CHECK(m[0].gbps == 30);
+}
+
 TEST_CASE("ceilings: ridge points are peak / bandwidth", "[roofline]") {
   auto t = make_ceiling_table({probe("vfmadd231ps zmm, zmm, zmm", "f32", 120)}, std::nullopt,
                               {bw("load", 16 << 10, 240), bw("load", 1ull << 30, 30), bw("copy", 1ull << 30, 25)}, caches());

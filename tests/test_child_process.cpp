@@ -2,7 +2,13 @@
 // named), the time limit, and that a child's standard output never reaches ours.
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
+#include <fstream>
+
+#include <sys/stat.h>
+
 #include "harness/child_process.hpp"
+#include "scratch_dir.hpp"
 
 using namespace peakprobe;
 
@@ -73,4 +79,25 @@ TEST_CASE("child process: the test runner dispatches workers like peakprobe does
   auto unknown = run_child(worker_executable(), {"worker", kWorkerArg, "nonsense", "1234", "{}"}, 10);
   REQUIRE(unknown.ok());
   CHECK(unknown->exit_code == 2);
+}
+
+TEST_CASE("child process: under an emulator the program's own binary runs through it", "[child_process]") {
+  // A stand-in emulator that answers with the command line it was given.
+  const test::ScratchDir dir;
+  const std::string fake = dir.file("emulator.sh");
+  std::ofstream(fake) << "#!/bin/sh\nprintf '%s|' \"$@\" >&3\n";
+  ::chmod(fake.c_str(), 0755);
+  ::setenv("PEAKPROBE_CHILD_EMULATOR", fake.c_str(), 1);
+  auto own = run_child("/proc/self/exe", {"self", "--flag"}, 10);
+  auto other = run_child("/bin/sh", {"sh", "-c", "printf direct >&3"}, 10);
+  ::unsetenv("PEAKPROBE_CHILD_EMULATOR");
+  REQUIRE(own.ok());
+  // The emulator gets the binary's real path (not /proc/self/exe, which would be the emulator's own)
+  // and the arguments after argv[0].
+  CHECK(own->answer.find("/proc/self/exe") == std::string::npos);
+  CHECK(own->answer.find("peakprobe_tests|--flag|") != std::string::npos);
+  REQUIRE(other.ok());
+  // A program of the build machine's own architecture also goes through it here (the test runs
+  // natively); under real emulation /bin/sh is foreign to the guest and starts directly.
+  CHECK((other->answer == "direct" || other->answer.rfind("/bin/sh|-c|", 0) == 0));
 }

@@ -202,6 +202,16 @@ TEST_CASE("a figure its own fastest calls do not bear out is doubted", "[probe_r
   CHECK(d[0].find("fastest calls disagree by 10.5%") != std::string::npos);
 }
 
+TEST_CASE("under an emulator every figure is doubted first, whatever else holds", "[probe_runner]") {
+  ProbeOptions options;
+  detail::TrustInputs in = steady_paired_inputs();
+  CHECK(detail::timing_doubts(in, options).empty());
+  in.emulator = "MIDR implementer 0";
+  auto d = detail::timing_doubts(in, options);
+  REQUIRE(d.size() == 1);
+  CHECK(d[0] == "emulated: MIDR implementer 0");
+}
+
 TEST_CASE("an illegal instruction the CPU claims to support is skipped, other faults stay errors", "[probe_runner]") {
   ProbeResult r;
   r.status = Status::error;
