@@ -4,9 +4,12 @@
 #include <sys/wait.h>
 
 #include <cstdlib>
+
+#include <catch2/catch.hpp>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "scratch_dir.hpp"
 
@@ -50,5 +53,20 @@ inline Run run_peakprobe_env(const std::string& env, const std::string& args) {
 }
 
 inline Run run_peakprobe(const std::string& args) { return run_peakprobe_env("", args); }
+
+// Command lines that must be refused as bad input: exit 2, the error saying `says`, nothing on stdout
+// (refused before any table or document).
+struct Refusal {
+  std::string args, says;
+};
+inline void check_refused(const std::vector<Refusal>& cases) {
+  for (const auto& c : cases) {
+    INFO(c.args);
+    Run r = run_peakprobe(c.args);
+    CHECK(r.rc == 2);
+    CHECK_THAT(r.err, Catch::Contains(c.says));
+    CHECK(r.out.empty());
+  }
+}
 
 }  // namespace peakprobe::test

@@ -25,6 +25,8 @@ namespace {
 
 using peakprobe::test::Run;
 using peakprobe::test::quoted;
+using peakprobe::test::check_refused;
+using peakprobe::test::Refusal;
 using peakprobe::test::run_peakprobe;
 using peakprobe::test::run_peakprobe_env;
 using peakprobe::test::slurp;
@@ -289,13 +291,9 @@ TEST_CASE("cli: matmul --explain prints the candidates and the choice", "[main][
 }
 
 TEST_CASE("cli: hostile option values are refused with exit 2 before anything runs", "[main]") {
-  struct Case {
-    std::string args;
-    const char* says;
-  };
   // (Instruction texts the ISA's encoder refuses are in tests/<isa>/test_main.cpp.)
   const std::string inst = "inst " + arg(add_form());
-  const Case cases[] = {
+  const std::vector<Refusal> cases = {
       {inst + " --dtype garbage", "--dtype 'garbage'"},
       {inst + " --ops nan", "--ops"},
       {inst + " --ops inf", "--ops"},
@@ -322,13 +320,7 @@ TEST_CASE("cli: hostile option values are refused with exit 2 before anything ru
       {"score --flops -5 --bytes 1 --seconds 1", "positive"},  // no --table: refused before measuring one
       {"score --flops 1 --bytes 1 --seconds 1e10", "--seconds"},
   };
-  for (const auto& c : cases) {
-    INFO(c.args);
-    Run r = run_peakprobe(c.args);
-    CHECK(r.rc == 2);
-    CHECK_THAT(r.err, Catch::Contains(c.says));
-    CHECK(r.out.empty());  // refused before any table or document
-  }
+  check_refused(cases);
 }
 
 TEST_CASE("cli: input files must be regular files of a sane size", "[main]") {

@@ -65,6 +65,19 @@ uint32_t vec_bits_mask(uint32_t id, int n) {
   return m;
 }
 
+// A register (or list) of `op`'s file for the stream, set up as it starts: general registers hold
+// `gp_value`, vector registers the data pattern.
+bool allocate(Regs& regs, StreamPlan& plan, const OpSpec& op, uint32_t& id, uint64_t gp_value = 1) {
+  if (op.file() == RegFile::gp) {
+    if (!regs.gp(id)) return false;
+    plan.gp_inits.push_back({id, false, gp_value});
+    return true;
+  }
+  if (!regs.vec(op.reg_count(), id)) return false;
+  plan.vec_used |= vec_bits_mask(id, op.reg_count());
+  return true;
+}
+
 // One instruction: registers from `ids`, memory at the buffer (offset `offset` where the form has
 // one and it encodes, else 0).
 Expected<PlannedInst> instance(const InstForm& f, const std::vector<uint32_t>& ids, const std::vector<uint32_t>& index_ids,
@@ -153,13 +166,8 @@ Expected<StreamPlan> plan_mix(const std::vector<MixEntry>& entries, int rounds) 
         continue;
       }
       if (!op.is_reg() || is_zero_reg(op) || f.writes[i]) continue;
-      if (op.file() == RegFile::gp) {
-        if (!regs.gp(src[e][i])) return make_error("out of general registers");
-        plan.gp_inits.push_back({src[e][i], false, 1});  // 1: a divisor, a shift, a multiplier that keeps values small
-      } else {
-        if (!regs.vec(op.reg_count(), src[e][i])) return make_error("out of vector registers");
-        plan.vec_used |= vec_bits_mask(src[e][i], op.reg_count());
-      }
+      // General sources hold 1: a divisor, a shift, a multiplier that keeps values small.
+      if (!allocate(regs, plan, op, src[e][i])) return make_error("out of registers");
     }
   }
   plan.measured_per_form.assign(entries.size(), 0);
@@ -172,13 +180,7 @@ Expected<StreamPlan> plan_mix(const std::vector<MixEntry>& entries, int rounds) 
         for (size_t i = 0; i < f.ops.size(); ++i) {
           const OpSpec& op = f.ops[i];
           if (!f.writes[i] || !op.is_reg() || is_zero_reg(op)) continue;
-          if (op.file() == RegFile::gp) {
-            if (!regs.gp(ids[i])) return make_error("out of general registers");
-            plan.gp_inits.push_back({ids[i], false, 1});
-          } else {
-            if (!regs.vec(op.reg_count(), ids[i])) return make_error("out of vector registers");
-            plan.vec_used |= vec_bits_mask(ids[i], op.reg_count());
-          }
+          if (!allocate(regs, plan, op, ids[i])) return make_error("out of registers");
         }
         // Each instance its own cache line where the form takes an offset (stores do not queue on one line).
         auto p = instance(f, ids, index[e], int32_t((n % 8) * 64));
@@ -257,25 +259,13 @@ Expected<StreamPlan> plan_latency_through(const InstForm& f, int operand) {
       continue;
     }
     if (!op.is_reg() || is_zero_reg(op) || f.writes[i] || int(i) == operand) continue;
-    if (op.file() == RegFile::gp) {
-      if (!regs.gp(ids[i])) return make_error("out of general registers");
-      plan.gp_inits.push_back({ids[i], false, 1});
-    } else {
-      if (!regs.vec(op.reg_count(), ids[i])) return make_error("out of vector registers");
-      plan.vec_used |= vec_bits_mask(ids[i], op.reg_count());
-    }
+    if (!allocate(regs, plan, op, ids[i])) return make_error("out of registers");
   }
   // Registers written besides the chain's (a load pair's second register): their own.
   auto other_writes = [&](std::vector<uint32_t>& v) -> bool {
     for (size_t i = 0; i < f.ops.size(); ++i) {
       if (int(i) == d || !f.writes[i] || !f.ops[i].is_reg() || is_zero_reg(f.ops[i])) continue;
-      if (f.ops[i].file() == RegFile::gp) {
-        if (!regs.gp(v[i])) return false;
-        plan.gp_inits.push_back({v[i], false, 1});
-      } else {
-        if (!regs.vec(f.ops[i].reg_count(), v[i])) return false;
-        plan.vec_used |= vec_bits_mask(v[i], f.ops[i].reg_count());
-      }
+      if (!allocate(regs, plan, f.ops[i], v[i])) return false;
     }
     return true;
   };
@@ -314,14 +304,7 @@ Expected<StreamPlan> plan_latency_through(const InstForm& f, int operand) {
     uint32_t r = 0, k = 0;
     if (!take(r)) return make_error("out of registers");
     const OpSpec& in = f.ops[size_t(operand)];
-    if (in.file() == RegFile::gp) {
-      if (!regs.gp(k)) return make_error("out of general registers");
-      plan.gp_inits.push_back({k, false, 1});
-    } else {
-      if (!regs.vec(in.reg_count(), k)) return make_error("out of vector registers");
-      plan.vec_used |= vec_bits_mask(k, in.reg_count());
-    }
-    if (!other_writes(ids)) return make_error("out of registers");
+    if (!allocate(regs, plan, in, k) || !other_writes(ids)) return make_error("out of registers");
     ids[size_t(d)] = r;
     ids[size_t(operand)] = k;
     if (std::string why = add(ids); !why.empty()) return make_error(why);

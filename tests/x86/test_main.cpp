@@ -9,6 +9,8 @@
 namespace {
 
 using peakprobe::test::Run;
+using peakprobe::test::check_refused;
+using peakprobe::test::Refusal;
 using peakprobe::test::run_peakprobe;
 
 }  // namespace
@@ -20,21 +22,11 @@ TEST_CASE("cli: impossible operand form exits 2", "[main]") {
 }
 
 TEST_CASE("cli: x86 encoding prefixes and immediates the encoder cannot take exit 2 before anything runs", "[main]") {
-  struct Case {
-    const char* args;
-    const char* says;
-  };
-  const Case cases[] = {
+  const std::vector<Refusal> cases = {
       {"inst \"{vex} addps xmm, xmm\"", "no VEX encoding"},
       {"inst \"shl r64, imm8\" --imm 1000", "imm8, from -128 to 255"},
       {"inst \"add r64, imm32\" --imm 4294967295", "imm32"},
       {"inst \"{evex} add r64, r64\"", "no EVEX encoding"},
   };
-  for (const auto& c : cases) {
-    INFO(c.args);
-    Run r = run_peakprobe(c.args);
-    CHECK(r.rc == 2);
-    CHECK_THAT(r.err, Catch::Contains(c.says));
-    CHECK(r.out.empty());  // refused before any table or document
-  }
+  check_refused(cases);
 }
