@@ -131,6 +131,12 @@ class Target {
   // independent of every other in flight.
   virtual Expected<StreamHandle> plan_mix(const std::vector<MixPart>& parts, int rounds,
                                           const std::string& dtype) const = 0;
+  // Seeds of the pipe basis (`table --pipes`, src/pairs/pipe_groups.cpp): forms that between them
+  // reach every kind of execution pipe a core of this ISA may have (integer ALU, multiplier, divider,
+  // shifts, loads, stores, FP add/multiply/FMA/divide, shuffles, vector integer, conversions, moves
+  // between register files). Each entry lists alternatives, preferred first; the first one this CPU
+  // runs is used. Which seeds share a pipe is measured, never assumed.
+  virtual std::vector<std::vector<std::string>> pipe_seed_candidates() const = 0;
   // Forms that set the core's widest issue rate (eliminated moves, nops, one-cycle ALU ops): the
   // fastest of them bounds every other figure.
   virtual std::vector<std::string> issue_width_forms() const = 0;

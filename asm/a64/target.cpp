@@ -112,6 +112,32 @@ Expected<isa::StreamHandle> A64Target::plan_mix(const std::vector<isa::MixPart>&
   return a64::plan_mix(parts, rounds);
 }
 
+std::vector<std::vector<std::string>> A64Target::pipe_seed_candidates() const {
+  // Arm cores differ in how many integer ALUs also multiply or shift, and whether FP/ASIMD pipes
+  // split FMA from add or permute: one form per kind, 128-bit NEON (every AArch64 core has it).
+  return {
+      {"add x, x, x"},                   // integer ALU
+      {"mul x, x, x"},                   // integer multiply
+      {"lsl x, x, x"},                   // shift by register
+      {"udiv x, x, x"},                  // integer divider
+      {"ldr x, [x]"},                    // load
+      {"str x, [x]"},                    // store
+      {"ldr q, [x]"},                    // vector load
+      {"str q, [x]"},                    // vector store
+      {"fadd v.4s, v.4s, v.4s"},         // FP add
+      {"fmul v.4s, v.4s, v.4s"},         // FP multiply
+      {"fmla v.4s, v.4s, v.4s"},         // FMA
+      {"fdiv v.4s, v.4s, v.4s"},         // FP divider
+      {"add v.4s, v.4s, v.4s"},          // vector integer ALU
+      {"mul v.4s, v.4s, v.4s"},          // vector integer multiply
+      {"shl v.4s, v.4s, #imm"},          // vector shift
+      {"tbl v.16b, {v.16b}, v.16b"},     // table permute
+      {"zip1 v.4s, v.4s, v.4s"},         // shuffle
+      {"scvtf v.4s, v.4s"},              // conversion
+      {"umov w, v.s[1]"},                // vector to general register
+  };
+}
+
 isa::Target::HelpTexts A64Target::help_texts() const {
   HelpTexts h;
   h.notation = "Arm-manual notation, operand kinds in place of registers";
@@ -135,7 +161,9 @@ isa::Target::HelpTexts A64Target::help_texts() const {
   h.table_examples =
       "  peakprobe table --group asimd --json asimd.json    # every vector form\n"
       "  peakprobe table --filter \"v.4s\"                   # forms on four 32-bit lanes\n"
-      "  peakprobe table --filter fmla --list              # what would be measured, and what not, and why\n";
+      "  peakprobe table --filter fmla --list              # what would be measured, and what not, and why\n"
+      "  peakprobe table --pipes --json t.json --html t.html  # the whole table with its pipe groups\n"
+      "  peakprobe table --pipes --forms \"sdot v.4s, v.16b, v.16b\" \"ext v.16b, v.16b, v.16b, #imm\"  # two forms' pipes\n";
   return h;
 }
 

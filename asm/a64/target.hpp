@@ -29,6 +29,7 @@ class A64Target final : public isa::Target {
   int max_rounds(const std::vector<isa::MixPart>& parts) const override;
   Expected<isa::StreamHandle> plan_mix(const std::vector<isa::MixPart>& parts, int rounds,
                                        const std::string& dtype) const override;
+  std::vector<std::vector<std::string>> pipe_seed_candidates() const override;
   std::vector<std::string> issue_width_forms() const override { return {"nop", "mov x, x", "add x, x, x"}; }
   RulerForms ruler_forms() const override { return {"add x, x, x", "mul x, x, x"}; }
   HelpTexts help_texts() const override;

@@ -583,10 +583,18 @@ Expected<StreamPlan> plan_mix(const std::vector<MixEntry>& entries, int rounds, 
 }
 
 int max_rounds(const std::vector<MixEntry>& entries) {
+  // More rounds only ever need more registers, so the largest that plans is found by bisection
+  // (`table --pipes` asks this for every pair of tens of thousands).
   HostIsa any;
-  for (int r = 32; r >= 1; --r)
-    if (plan_mix(entries, r, any, "-").ok()) return r;
-  return 0;
+  auto fits = [&](int r) { return plan_mix(entries, r, any, "-").ok(); };
+  if (!fits(1)) return 0;
+  int lo = 1, hi = 32;  // fits(lo); the answer is in [lo, hi]
+  if (fits(hi)) return hi;
+  while (hi - lo > 1) {
+    const int mid = (lo + hi) / 2;
+    (fits(mid) ? lo : hi) = mid;
+  }
+  return lo;
 }
 
 int max_chains(const InstForm& f) { return max_rounds({{&f, 1}}); }

@@ -95,7 +95,9 @@ isa::Target::HelpTexts X86Target::help_texts() const {
   h.table_examples =
       "  peakprobe table --isa avx512 --json avx512.json   # every form that needs an AVX-512 feature\n"
       "  peakprobe table --group gp --filter \"r64\"          # general-purpose forms on 64-bit registers\n"
-      "  peakprobe table --filter vfmadd --list             # what would be measured, and what not, and why\n";
+      "  peakprobe table --filter vfmadd --list             # what would be measured, and what not, and why\n"
+      "  peakprobe table --pipes --json t.json --html t.html  # the whole table with its pipe groups\n"
+      "  peakprobe table --pipes --forms \"vpermd ymm, ymm, ymm\" \"vpsadbw ymm, ymm, ymm\"  # two forms' pipes\n";
   return h;
 }
 
@@ -153,6 +155,35 @@ std::optional<isa::FlopPair> X86Target::flop_pair(const CpuInfo& cpu, bool fused
   if (fused_only) return std::nullopt;
   if (cpu.has("avx")) return isa::FlopPair{"vmulps ymm, ymm, ymm", "vaddps ymm, ymm, ymm", false};
   return isa::FlopPair{"mulps xmm, xmm", "addps xmm, xmm", false};
+}
+
+std::vector<std::vector<std::string>> X86Target::pipe_seed_candidates() const {
+  // One or two forms per pipe kind that x86 cores have split differently over the years (Intel's
+  // ports 0/1/5/6 with shifts on 0/6 and the slow integer unit on 1; AMD's four ALUs, three AGUs and
+  // four FP pipes with FMA/MUL apart from ADD). 256-bit forms where AVX2 runs, SSE otherwise.
+  return {
+      {"add r64, r64"},                                      // integer ALU
+      {"imul r64, r64"},                                     // integer multiplier
+      {"popcnt r64, r64"},                                   // bit counting (Intel: the multiplier's port)
+      {"shlx r64, r64, r64", "shl r64, imm8"},               // shifts (Intel: ports 0 and 6 only)
+      {"crc32 r64, r64"},                                    // CRC (a multiplier on several cores)
+      {"div r32"},                                           // integer divider
+      {"mov r64, m64"},                                      // load
+      {"mov m64, r64"},                                      // store
+      {"vmovups ymm, m256", "movups xmm, m128"},             // vector load
+      {"vmovups m256, ymm", "movups m128, xmm"},             // vector store
+      {"vaddps ymm, ymm, ymm", "addps xmm, xmm"},            // FP add
+      {"vmulps ymm, ymm, ymm", "mulps xmm, xmm"},            // FP multiply
+      {"vfmadd231ps ymm, ymm, ymm"},                         // FMA
+      {"vdivps ymm, ymm, ymm", "divps xmm, xmm"},            // FP divider
+      {"vshufps ymm, ymm, ymm, imm8", "shufps xmm, xmm, imm8"},  // in-lane shuffle
+      {"vpermps ymm, ymm, ymm"},                             // lane-crossing shuffle
+      {"vpaddd ymm, ymm, ymm", "paddd xmm, xmm"},            // vector integer ALU
+      {"vpmulld ymm, ymm, ymm", "pmulld xmm, xmm"},          // vector integer multiply
+      {"vpslld ymm, ymm, imm8", "pslld xmm, imm8"},          // vector shift
+      {"vcvtdq2ps ymm, ymm", "cvtdq2ps xmm, xmm"},           // conversion
+      {"vpmovmskb r32, ymm", "pmovmskb r32, xmm"},           // vector to general register
+  };
 }
 
 std::string X86Target::report_pair_set(const CpuInfo& cpu) const {

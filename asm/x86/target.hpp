@@ -29,6 +29,7 @@ class X86Target final : public isa::Target {
   int max_rounds(const std::vector<isa::MixPart>& parts) const override;
   Expected<isa::StreamHandle> plan_mix(const std::vector<isa::MixPart>& parts, int rounds,
                                        const std::string& dtype) const override;
+  std::vector<std::vector<std::string>> pipe_seed_candidates() const override;
   std::vector<std::string> issue_width_forms() const override { return {"nop", "mov r64, r64", "add r64, r64"}; }
   RulerForms ruler_forms() const override { return {"add r64, r64", "imul r64, r64"}; }
   HelpTexts help_texts() const override;

@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "peakprobe/pipe_result.hpp"
+
 namespace peakprobe {
 
 enum class Status { ok, skipped, mistrusted, error };
@@ -51,6 +53,9 @@ struct ProbeResult {
   std::vector<double> per_thread_recip_throughput; // one per pinned thread when threads > 1
   int cpu = -1;                      // logical CPU of the (first) pinned thread
   Stats throughput_stats, latency_stats;  // cycles per instruction
+  // `table --pipes`: this form against each member of the document's pipe basis, in basis order
+  // (RunDocument::pipe_groups); empty without --pipes.
+  std::vector<PipeVerdict> pipes;
   ClockReading clock;
   Status status = Status::ok;
   std::string reason;

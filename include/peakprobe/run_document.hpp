@@ -9,6 +9,7 @@
 #include "peakprobe/cpu_info.hpp"
 #include "peakprobe/mem_result.hpp"
 #include "peakprobe/pair_result.hpp"
+#include "peakprobe/pipe_result.hpp"
 #include "peakprobe/result.hpp"
 
 namespace peakprobe {
@@ -22,6 +23,8 @@ struct RunDocument {
   CpuInfo host;
   ClockReading clock;             // calibration at the start of the run
   std::vector<ProbeResult> results;
+  // `table --pipes`: the basis each row's `pipes` refers to.
+  std::optional<PipeGroups> pipe_groups;
   // Dual-issue commands (mix, pair, pairs, flopmix) fill these instead of `results`.
   std::vector<MixResult> mixes;
   std::vector<PairResult> pairs;

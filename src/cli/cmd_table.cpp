@@ -6,7 +6,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <map>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
@@ -20,9 +22,11 @@
 #include "cli/measure.hpp"
 #include "cpu/cpu_info.hpp"
 #include "harness/probe_runner.hpp"
+#include "pairs/pipe_groups.hpp"
 #include "report/input_file.hpp"
 #include "report/json_report.hpp"
 #include "report/output_file.hpp"
+#include "report/pipe_report.hpp"
 #include "report/result_reader.hpp"
 #include "report/table_html.hpp"
 
@@ -62,6 +66,8 @@ struct SigintScope {
 
 struct TableOptions {
   FormSelection selection;
+  std::vector<std::string> forms;  // --forms: these forms instead of the encoder's whole list
+  bool pipes = false;              // --pipes: pipe groups for every measured form
   double budget_s = 0;  // 0: no limit
   std::string resume;
   std::string html;  // the sortable page, written with the other outputs
@@ -79,20 +85,63 @@ ProbeResult skipped_row(const isa::ListedForm& f, const std::string& reason) {
   return r;
 }
 
-// Rows of an earlier run that --resume keeps: everything it finished, not what it doubted or never reached.
-Expected<std::map<std::string, ProbeResult>> rows_to_keep(const std::string& path) {
+struct Resumed {
+  std::map<std::string, ProbeResult> rows;  // by text
+  std::optional<PipeGroups> pipe_groups;     // the earlier run's basis, when it had one
+};
+
+// Rows of an earlier run that --resume keeps: everything it finished, not what it doubted or never
+// reached; and its pipe basis, so that verdicts it gave stay comparable with the ones still to come.
+Expected<Resumed> rows_to_keep(const std::string& path) {
   auto text = read_input_file(path, "--resume document");
   if (!text) return make_error(text.error());
   nlohmann::json doc = nlohmann::json::parse(*text, nullptr, false);
   if (doc.is_discarded()) return make_error("--resume '" + printable(path, 200) + "': not a JSON document");
   auto rows = probe_results_from_document(doc);
   if (!rows) return make_error("--resume '" + printable(path, 200) + "': " + rows.error());
-  std::map<std::string, ProbeResult> keep;
+  Resumed keep;
+  if (auto it = doc.find("pipe_groups"); it != doc.end()) {
+    auto g = pipe_groups_from_json(*it);
+    if (!g) return make_error("--resume '" + printable(path, 200) + "': " + g.error());
+    if (!g->basis.empty()) keep.pipe_groups = std::move(*g);
+  }
   for (auto& r : *rows) {
     if (r.status == Status::mistrusted || r.reason.rfind(kNotReached, 0) == 0) continue;
-    keep[r.instruction] = std::move(r);
+    keep.rows[r.instruction] = std::move(r);
   }
   return keep;
+}
+
+// True when a row's verdicts are complete against `basis`: one per member, in order, none cut short.
+bool pipes_complete(const ProbeResult& r, const std::vector<PipeBasisMember>& basis) {
+  if (r.pipes.size() != basis.size()) return false;
+  for (size_t k = 0; k < basis.size(); ++k)
+    if (r.pipes[k].basis != basis[k].instruction || r.pipes[k].reason.rfind(kNotReached, 0) == 0) return false;
+  return true;
+}
+
+// --forms: each text resolved to its canonical spelling, taken from the encoder's list where it is
+// there (family, features, refusal) and described by the resolver where it is not.
+Expected<std::vector<isa::ListedForm>> listed_forms(const isa::Target& target, const std::vector<std::string>& texts) {
+  std::map<std::string, const isa::ListedForm*> by_text;
+  for (const auto& f : target.all_forms()) by_text[f.text] = &f;
+  std::vector<isa::ListedForm> out;
+  std::set<std::string> seen;
+  for (const auto& text : texts) {
+    auto info = target.resolve(text);
+    if (!info) return make_error("--forms '" + printable(text, 200) + "': " + info.error());
+    if (!seen.insert(info->display).second) continue;
+    if (auto it = by_text.find(info->display); it != by_text.end()) {
+      out.push_back(*it->second);
+    } else {
+      isa::ListedForm f;
+      f.text = info->display;
+      f.family = "forms";
+      f.features = info->features;
+      out.push_back(std::move(f));
+    }
+  }
+  return out;
 }
 
 int list_forms(const std::vector<isa::ListedForm>& forms) {
@@ -118,9 +167,101 @@ int list_forms(const std::vector<isa::ListedForm>& forms) {
   return kExitOk;
 }
 
+// --pipes: the basis (found now, or the --resume document's), then every `ok` row without complete
+// verdicts against it, in list order. Rows that are not `ok` get no verdicts: their figures alone,
+// which set the pair's weights and floors, are not trusted.
+void measure_pipes(GlobalOptions& g, ProbeRunner& runner, const CpuInfo& cpu, RunDocument& doc,
+                   const std::vector<isa::ListedForm>& chosen, std::map<std::string, ProbeResult>& done,
+                   std::map<std::string, ProbeResult>& kept, std::optional<PipeGroups> basis,
+                   const std::function<bool()>& stop, const std::function<void()>& checkpoint) {
+  const auto t0 = Clock::now();
+  if (basis) {
+    spdlog::info("pipe basis of the --resume document: {} members", basis->basis.size());
+  } else {
+    std::vector<ProbeSpec> seeds;
+    for (const auto& text : pipe_seeds(cpu)) {
+      ProbeSpec s;
+      s.text = text;
+      s.origin = "pipe seed";
+      seeds.push_back(std::move(s));
+    }
+    PipeGroups found = find_pipe_basis(
+        runner, seeds, [&](size_t i, size_t n, const std::string& what) { progress(g.out, i, n, "pipe basis: " + what); },
+        stop);
+    progress_done(g.out);
+    if (found.basis.empty()) {
+      spdlog::warn("no pipe groups: {}", stop() ? "the run stopped while the basis was measured"
+                                                 : "none of the seed forms could be measured");
+      return;
+    }
+    basis = std::move(found);
+  }
+  doc.pipe_groups = basis;
+  std::vector<PipeSubject> subjects;
+  std::vector<ProbeResult*> rows;
+  for (const auto& f : chosen) {
+    ProbeResult* r = nullptr;
+    if (auto d = done.find(f.text); d != done.end()) r = &d->second;
+    else if (auto k = kept.find(f.text); k != kept.end()) r = &k->second;
+    if (r == nullptr || r->status != Status::ok) {
+      if (r != nullptr) r->pipes.clear();
+      continue;
+    }
+    if (pipes_complete(*r, basis->basis)) continue;
+    PipeSubject subject;
+    subject.spec.text = f.text;
+    subject.spec.origin = "table";
+    subject.alone = r;
+    subjects.push_back(std::move(subject));
+    rows.push_back(r);
+  }
+  spdlog::info("pipes: {} forms against {} basis members ({} pairs)", subjects.size(), basis->basis.size(),
+               subjects.size() * basis->basis.size());
+  double last_checkpoint = 0;
+  auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - t0).count(); };
+  classify_against_basis(
+      runner, *basis, subjects,
+      [&](size_t i, size_t n, const std::string& what) { progress(g.out, i, n, "pipes: " + what); }, stop,
+      [&](size_t i, const std::vector<PipeVerdict>& verdicts) {
+        rows[i]->pipes = verdicts;
+        if (elapsed() - last_checkpoint >= kCheckpointSeconds) {
+          checkpoint();
+          last_checkpoint = elapsed();
+        }
+      });
+  progress_done(g.out);
+  // Rows the stage never reached still need their (unmeasured) verdicts, so that --resume sees them.
+  std::map<Contention, size_t> counts;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (rows[i]->pipes.empty()) {
+      for (const auto& b : basis->basis) {
+        PipeVerdict v;
+        v.basis = b.instruction;
+        v.reason = std::string(kNotReached) + "the run stopped before this pair";
+        rows[i]->pipes.push_back(std::move(v));
+      }
+    }
+    for (const auto& v : rows[i]->pipes) ++counts[v.contention];
+  }
+  spdlog::info("pipes: {:.1f} s: {} shared, {} partial, {} none, {} at the issue width, {} unmeasured", elapsed(),
+               counts[Contention::shared], counts[Contention::partial], counts[Contention::none],
+               counts[Contention::issue_width], counts[Contention::unmeasured]);
+}
+
 int run_table(GlobalOptions& g, const TableOptions& o) {
   const isa::Target& target = isa::host_target();
-  auto chosen = select_forms(target.all_forms(), target.form_families(), o.selection);
+  std::vector<isa::ListedForm> given;
+  std::vector<std::string> families = target.form_families();
+  if (!o.forms.empty()) {
+    auto f = listed_forms(target, o.forms);
+    if (!f) {
+      spdlog::error("{}", f.error());
+      return kExitUsage;
+    }
+    given = std::move(*f);
+    families.push_back("forms");
+  }
+  auto chosen = select_forms(o.forms.empty() ? target.all_forms() : given, families, o.selection);
   if (!chosen) {
     spdlog::error("{}", chosen.error());
     return kExitUsage;
@@ -132,13 +273,15 @@ int run_table(GlobalOptions& g, const TableOptions& o) {
   if (o.list) return list_forms(*chosen);
 
   std::map<std::string, ProbeResult> kept;
+  std::optional<PipeGroups> resumed_basis;
   if (!o.resume.empty()) {
     auto k = rows_to_keep(o.resume);
     if (!k) {
       spdlog::error("{}", k.error());
       return kExitUsage;
     }
-    kept = std::move(*k);
+    kept = std::move(k->rows);
+    resumed_basis = std::move(k->pipe_groups);
   }
   auto catalog = load_catalogs(g);
   if (!catalog) {
@@ -214,22 +357,22 @@ int run_table(GlobalOptions& g, const TableOptions& o) {
   auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - t0).count(); };
   double last_checkpoint = 0;
   size_t measured = 0;
+  SigintScope sigint;
+  auto stop_now = [&] {
+    if (g_interrupted) {
+      stop_reason = "the run was interrupted (Ctrl-C) before this form";
+      return true;
+    }
+    if (o.budget_s > 0 && elapsed() >= o.budget_s) {
+      stop_reason = fmt::format("the time budget of {:g} s ran out before this form", o.budget_s);
+      return true;
+    }
+    return false;
+  };
   {
     // One batch for the whole table: every form once, then the mistrusted ones again, round by
     // round, with one pause per round. (Chunks of 32 paid up to 1.3 s of pauses each: 290 s of a
     // 414 s whole-table run on a Zen 4 VM whose sibling thread was busy.)
-    SigintScope sigint;
-    auto stop = [&] {
-      if (g_interrupted) {
-        stop_reason = "the run was interrupted (Ctrl-C) before this form";
-        return true;
-      }
-      if (o.budget_s > 0 && elapsed() >= o.budget_s) {
-        stop_reason = fmt::format("the time budget of {:g} s ran out before this form", o.budget_s);
-        return true;
-      }
-      return false;
-    };
     runner->run_batch(
         specs, [&](size_t i, const ProbeSpec& s) { progress(g.out, i + 1, specs.size(), s.text); },
         [&](size_t i, const ProbeResult& r) {
@@ -240,9 +383,12 @@ int run_table(GlobalOptions& g, const TableOptions& o) {
             last_checkpoint = elapsed();
           }
         },
-        stop);
+        stop_now);
   }
   progress_done(g.out);
+  if (o.pipes && !stop_now())
+    measure_pipes(g, *runner, cpu, doc, *chosen, done, kept, std::move(resumed_basis), stop_now,
+                  [&] { write_checkpoint(); });
   assemble();
   std::map<Status, size_t> counts;
   for (const auto& r : doc.results) ++counts[r.status];
@@ -283,6 +429,12 @@ void add_table_command(CLI::App& app, GlobalOptions& g) {
       ->check(not_empty());
   cmd->add_option("--html", o->html, "Write the table as one self-contained page (filter, sort by any column)")
       ->check(not_empty());
+  cmd->add_option("--forms", o->forms,
+                  "Measure these forms (as 'peakprobe inst' takes them) instead of the encoder's whole list")
+      ->expected(1, -1);
+  cmd->add_flag("--pipes", o->pipes,
+                "Also find this CPU's pipe groups and classify every ok form by the groups it contends with "
+                "(docs/table.md)");
   cmd->add_flag("--list", o->list, "List the chosen forms and what would happen to each on this CPU; measure nothing");
   cmd->footer(
       "Forms: one per operand signature and register width of the encoder's instruction database, spelled as\n"
@@ -291,6 +443,9 @@ void add_table_command(CLI::App& app, GlobalOptions& g) {
       "forms that cannot run in user space are refused before anything runs, with the reason.\n"
       "With --json FILE the document is rewritten whole every 10 s while measuring, so an interrupted\n"
       "run (Ctrl-C stops after the forms in flight) keeps what it measured: --resume FILE goes on.\n"
+      "With --pipes, a seed set of instructions is measured pair by pair and clustered into a basis,\n"
+      "one member per kind of pipe this CPU has; every ok form is then interleaved with each member and\n"
+      "marked shared, partial, none, or issue-width (the pair ran at the core's issue width: no verdict).\n"
       "Examples:\n" +
       target.help_texts().table_examples +
       "  peakprobe table --json t.json --budget 60 && peakprobe table --json t.json --resume t.json\n"

@@ -52,7 +52,7 @@ std::string mix_repro(const std::vector<MixSpec>& parts, int cpu) {
 
 }  // namespace
 
-MixResult ProbeRunner::Impl::run_mix_once(const std::vector<MixSpec>& parts, bool on_all_threads) {
+MixResult ProbeRunner::Impl::run_mix_once(const std::vector<MixSpec>& parts, bool on_all_threads, int forced_rounds) {
   MixResult r;
   r.repro = mix_repro(parts, pinned_cpu);
   r.clock.source = counter.source();
@@ -99,7 +99,13 @@ MixResult ProbeRunner::Impl::run_mix_once(const std::vector<MixSpec>& parts, boo
   }
   // Every part gets as many independent chains as the registers allow: enough to cover latency x
   // pipes for any common form, so the mix is limited by issue, not by its own dependencies.
-  const int rounds = target.max_rounds(entries);
+  const int most = target.max_rounds(entries);
+  if (forced_rounds > most && most >= 1) {
+    r.status = Status::error;
+    r.reason = fmt::format("{} rounds of this mix need more registers than the ISA has (at most {})", forced_rounds, most);
+    return r;
+  }
+  const int rounds = forced_rounds > 0 && most >= 1 ? forced_rounds : most;
   if (rounds < 1) {
     // No plan at any size: one round says why (registers, or forms that run only on their own).
     auto one = target.plan_mix(entries, 1, dtype);
@@ -207,10 +213,26 @@ MixResult ProbeRunner::run_mix(const std::vector<MixSpec>& parts, bool on_all_th
   return r;
 }
 
+int ProbeRunner::mix_rounds(const std::vector<MixSpec>& parts) const {
+  std::vector<std::unique_ptr<isa::ProbeForm>> forms;
+  std::vector<isa::MixPart> entries;
+  for (const auto& p : parts) {
+    auto form = impl_->target.probe_form(p.probe.text, impl_->cpu);
+    if (!form || p.weight < 1) return 0;
+    forms.push_back(std::move(form.value()));
+    entries.push_back({forms.back().get(), p.weight});
+  }
+  return impl_->target.max_rounds(entries);
+}
+
 std::vector<MixResult> ProbeRunner::run_mix_batch(const std::vector<std::vector<MixSpec>>& mixes,
-                                                  const std::function<void(size_t)>& on_start) {
+                                                  const std::function<void(size_t)>& on_start,
+                                                  const std::function<void(size_t, const MixResult&)>& on_result,
+                                                  const std::function<bool()>& stop, const std::vector<int>& rounds) {
   return measure_with_retries<MixResult>(
-      mixes.size(), [&](size_t i) { return impl_->run_mix_once(mixes[i]); }, on_start, {}, {},
+      mixes.size(),
+      [&](size_t i) { return impl_->run_mix_once(mixes[i], false, i < rounds.size() ? rounds[i] : 0); }, on_start,
+      on_result, stop,
       impl_->cpu.emulator.empty() ? kAttempts : 1);
 }
 

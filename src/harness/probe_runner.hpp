@@ -50,8 +50,14 @@ class ProbeRunner {
   MixResult run_mix(const std::vector<MixSpec>& parts, bool on_all_threads = false);
   // Measures every mix in order, then the mistrusted ones again after the others, as run_batch
   // does: one pause per round for the whole batch instead of up to 1.3 s of pauses per mix.
+  // `on_result` and `stop` as for run_batch. `rounds[i]`, where given and above 0, fixes the rounds
+  // of mix i (each part then has weight x rounds chains) instead of the most the registers allow.
   std::vector<MixResult> run_mix_batch(const std::vector<std::vector<MixSpec>>& mixes,
-                                       const std::function<void(size_t)>& on_start = {});
+                                       const std::function<void(size_t)>& on_start = {},
+                                       const std::function<void(size_t, const MixResult&)>& on_result = {},
+                                       const std::function<bool()>& stop = {}, const std::vector<int>& rounds = {});
+  // The most rounds a mix of these parts gets (what run_mix uses); 0 when it cannot be planned.
+  int mix_rounds(const std::vector<MixSpec>& parts) const;
   // The calibration taken when the runner started (after warm-up).
   const ClockReading& start_clock() const;
   int cpu() const;

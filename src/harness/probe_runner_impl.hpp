@@ -193,7 +193,8 @@ struct ProbeRunner::Impl {
   void measure_issue_width();
   // latencies[]: one chain per input operand, for forms with more than one path.
   void measure_operand_latencies(const isa::ProbeForm& form, const std::string& dtype, ProbeResult& r);
-  MixResult run_mix_once(const std::vector<MixSpec>& parts, bool on_all_threads = false);
+  // rounds 0: as many as the registers allow; otherwise exactly that many (error if they do not fit).
+  MixResult run_mix_once(const std::vector<MixSpec>& parts, bool on_all_threads = false, int rounds = 0);
   void run_threads(const isa::StreamHandle& stream, const std::string& dtype, ProbeResult& r);
 
   // A co-tenant can start on this core's sibling in the middle of a run: on an Emerald Rapids VM every

@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "report/pipe_report.hpp"
+
 namespace peakprobe {
 
 namespace {
@@ -90,6 +92,7 @@ std::vector<std::string> notes(const ProbeResult& r) {
                        r.latencies[i].upper_bound ? "<=" : "", r.latencies[i].cycles);
     lines.push_back(l);
   }
+  if (!r.pipes.empty()) lines.push_back("pipes: " + pipe_summary(r.pipes));
   const std::optional<double> total = is_fp(r) ? r.total_gflops : r.total_gops;
   if (r.threads > 1 && total && std::isfinite(*total))
     lines.push_back(fmt::format("total {:.2f} {} on {} threads", *total, is_fp(r) ? "GFLOP/s" : "GOP/s", r.threads));
@@ -172,6 +175,14 @@ void write_console(std::ostream& out, const RunDocument& doc, bool color) {
     table.group(g);
     for (const auto& r : doc.results)
       if (r.group == g) table.row(r);
+  }
+  if (doc.pipe_groups) {
+    out << fmt::format("\npipe basis ({} members; issue width seen {:.2f}/cycle):\n", doc.pipe_groups->basis.size(),
+                       doc.pipe_groups->issue_width);
+    for (size_t k = 0; k < doc.pipe_groups->basis.size(); ++k) {
+      const PipeBasisMember& b = doc.pipe_groups->basis[k];
+      out << fit(fmt::format("  {}: {} ({})", k + 1, b.instruction, fmt::join(b.members, "; ")), kConsoleWidth) << "\n";
+    }
   }
   out << "\n" << footer(doc) << "\n";
 }

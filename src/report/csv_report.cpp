@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "report/pipe_report.hpp"
+
 namespace peakprobe {
 
 namespace {
@@ -96,8 +98,30 @@ std::string csv_field(std::string_view text) {
 }
 
 void write_csv(std::ostream& out, const std::vector<ProbeResult>& results) {
-  write_line(out, kCsvColumns, [](std::string_view name) { return name; });
-  for (const auto& r : results) write_line(out, kCells, [&](const Column& c) { return c.cell(r); });
+  // `table --pipes`: one more column per basis member (the same-port measure, empty where not
+  // judged) and a `pipes` summary, named after the basis of the first row that has verdicts.
+  std::vector<std::string> basis;
+  for (const auto& r : results)
+    if (!r.pipes.empty()) {
+      for (const auto& v : r.pipes) basis.push_back(v.basis);
+      break;
+    }
+  std::vector<std::string> header(kCsvColumns.begin(), kCsvColumns.end());
+  if (!basis.empty()) {
+    header.push_back("pipes");
+    for (const auto& b : basis) header.push_back("pipe:" + b);
+  }
+  write_line(out, header, [](const std::string& name) { return name; });
+  for (const auto& r : results) {
+    std::vector<std::string> cells;
+    for (const auto& c : kCells) cells.push_back(c.cell(r));
+    if (!basis.empty()) {
+      cells.push_back(r.pipes.empty() ? "" : pipe_summary(r.pipes));
+      for (size_t k = 0; k < basis.size(); ++k)
+        cells.push_back(k < r.pipes.size() && r.pipes[k].basis == basis[k] ? fixed(r.pipes[k].same_port, 2) : "");
+    }
+    write_line(out, cells, [](const std::string& cell) { return cell; });
+  }
 }
 
 }  // namespace peakprobe

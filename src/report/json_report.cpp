@@ -5,6 +5,7 @@
 #include "roofline/gpu_ceilings.hpp"
 #include "report/mem_report.hpp"
 #include "report/pair_report.hpp"
+#include "report/pipe_report.hpp"
 
 #include <cmath>
 
@@ -93,7 +94,7 @@ json latencies_json(const std::vector<OperandLatency>& ls) {
 }
 
 json to_json(const ProbeResult& r) {
-  return {{"instruction", r.instruction},
+  json row = {{"instruction", r.instruction},
           {"group", r.group},
           {"dtype", r.dtype},
           {"status", to_string(r.status)},
@@ -119,6 +120,8 @@ json to_json(const ProbeResult& r) {
           {"latency", to_json(r.latency_stats)},
           {"origin", r.origin},
           {"repro", r.repro}};
+  if (!r.pipes.empty()) row["pipes"] = pipe_verdicts_json(r.pipes);  // table --pipes only
+  return row;
 }
 
 json to_json(const RunDocument& d) {
@@ -131,6 +134,7 @@ json to_json(const RunDocument& d) {
               {"host", to_json(d.host)},
               {"clock", to_json(d.clock)},
               {"results", std::move(results)}};
+  if (d.pipe_groups) doc["pipe_groups"] = to_json(*d.pipe_groups);
   add_dual_issue(doc, d);  // mixes, pairs, matrix, flop_mix: present only when measured
   add_memory(doc, d);      // bandwidth, latency, levels: present only when measured
   add_roofline(doc, d);    // ceilings, scores

@@ -20,7 +20,8 @@ nlohmann::json to_json(const CacheLevel& cache);
 nlohmann::json to_json(const CpuInfo& info);
 nlohmann::json to_json(const ClockReading& clock);
 nlohmann::json to_json(const Stats& stats);
-// Carries every key of the schema; empty optionals are null, never left out.
+// Carries every key of the schema; empty optionals are null, never left out. `pipes` is the one key
+// that appears only where measured (`table --pipes`).
 nlohmann::json to_json(const ProbeResult& result);
 // { schema, tool {name, version}, command, started_utc, host, clock, results [...] }, plus the
 // sections a command measured (dual issue, memory, roofline, gpus).

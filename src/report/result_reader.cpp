@@ -5,6 +5,7 @@
 
 #include "peakprobe/run_document.hpp"
 #include "report/json_read.hpp"
+#include "report/pipe_report.hpp"
 
 namespace peakprobe {
 namespace {
@@ -73,6 +74,7 @@ Expected<ProbeResult> probe_result_from_json(const json& row) {
   if (const json* clock = member(row, "clock"); clock != nullptr && clock->is_object()) r.clock = clock_from(*clock);
   r.throughput_stats = stats_from(row, "throughput");
   r.latency_stats = stats_from(row, "latency");
+  if (const json* pipes = member(row, "pipes"); pipes != nullptr) r.pipes = pipe_verdicts_from_json(*pipes);
   return r;
 }
 

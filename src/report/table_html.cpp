@@ -20,6 +20,8 @@ td.reason { white-space: normal; max-width: 40em; color: #555; }
 tr.ok td.s { color: #1a7f37; } tr.mistrusted td.s { color: #9a6700; }
 tr.error td.s { color: #cf222e; } tr.skipped td.s { color: #777; }
 .controls { margin: 1em 0; } .controls input { width: 24em; }
+td.p-shared { background: #f6c8c8; } td.p-partial { background: #fbe5b6; } td.p-none { color: #999; }
+td.p-issue-width { background: #dde6f6; }
 )css";
 
 // Filter by text, status and family; sort by a column (numbers as numbers, missing last).
@@ -82,6 +84,45 @@ std::string operand_latencies(const ProbeResult& r) {
   return out;
 }
 
+// The basis of `table --pipes` and how to read its columns.
+std::string pipe_basis_section(const PipeGroups& g) {
+  std::string h = "<h2>Pipe groups</h2>\n<p>Each column is one member of the basis: a seed instruction standing for "
+                  "one cluster of the seed matrix (the seeds that contend with each other on this CPU). A cell is the "
+                  "same-port measure of the row's form interleaved with that member: 0 = they issue together, 1 = "
+                  "as slow as both in sequence (one shared pipe); red shared, yellow partial, blue: the pair ran at "
+                  "the core's issue width and cannot tell. ";
+  h += fmt::format("Issue width seen: {:.2f} instructions/cycle. Basis found in {:.1f} s.</p>\n<ol>\n", g.issue_width,
+                   g.seconds);
+  for (const auto& b : g.basis) {
+    std::string members;
+    for (const auto& m : b.members) members += (members.empty() ? "" : "; ") + esc(m);
+    h += fmt::format("<li><code>{}</code> ({:.3f} cycles alone): {}</li>\n", esc(b.instruction), b.recip_throughput,
+                     members);
+  }
+  h += "</ol>\n";
+  if (!g.skipped_seeds.empty()) {
+    h += "<p>Seeds not measured: ";
+    for (size_t i = 0; i < g.skipped_seeds.size(); ++i) h += (i ? "; " : "") + esc(g.skipped_seeds[i]);
+    h += "</p>\n";
+  }
+  return h;
+}
+
+std::string pipe_cells(const ProbeResult& r, size_t basis_size) {
+  std::string h;
+  for (size_t k = 0; k < basis_size; ++k) {
+    if (k >= r.pipes.size()) {
+      h += "<td class=\"n\"></td>";
+      continue;
+    }
+    const PipeVerdict& v = r.pipes[k];
+    const std::string title = std::string(to_string(v.contention)) + (v.reason.empty() ? "" : ": " + v.reason);
+    h += fmt::format("<td class=\"n p-{}\" title=\"{}\">{}</td>", to_string(v.contention), esc(title),
+                     v.contention == Contention::issue_width ? "iw" : num(v.same_port, 2));
+  }
+  return h;
+}
+
 }  // namespace
 
 std::string table_html(const RunDocument& doc) {
@@ -100,6 +141,8 @@ std::string table_html(const RunDocument& doc) {
                    doc.results.size(), statuses[Status::ok], statuses[Status::mistrusted], statuses[Status::error],
                    statuses[Status::skipped], doc.clock.ghz, esc(doc.clock.source), esc(doc.command),
                    esc(doc.started_utc));
+  const size_t basis_size = doc.pipe_groups ? doc.pipe_groups->basis.size() : 0;
+  if (doc.pipe_groups) h += pipe_basis_section(*doc.pipe_groups);
   h += "<div class=\"controls\"><input id=\"q\" type=\"search\" placeholder=\"filter by instruction text\"> ";
   h += "<select id=\"status\"><option value=\"\">every status</option>";
   for (Status s : {Status::ok, Status::mistrusted, Status::error, Status::skipped})
@@ -110,16 +153,20 @@ std::string table_html(const RunDocument& doc) {
   h += "<table id=\"forms\"><thead><tr><th>instruction</th><th>family</th><th>status</th>"
        "<th data-numeric=\"1\">latency</th><th>per operand</th><th data-numeric=\"1\">rtput</th>"
        "<th data-numeric=\"1\">IPC</th><th data-numeric=\"1\">GFLOP/s|GOP/s</th><th data-numeric=\"1\">K</th>"
-       "<th>reason</th></tr></thead>\n<tbody>\n";
+       "<th>reason</th>";
+  for (size_t k = 0; k < basis_size; ++k)
+    h += fmt::format("<th data-numeric=\"1\" title=\"{}\">{}</th>", esc(doc.pipe_groups->basis[k].instruction),
+                     esc(doc.pipe_groups->basis[k].instruction));
+  h += "</tr></thead>\n<tbody>\n";
   for (const auto& r : doc.results) {
     const std::string rate = r.gflops ? num(r.gflops, 2) : num(r.gops, 2);
     h += fmt::format(
         "<tr class=\"{}\" data-family=\"{}\"><td>{}</td><td>{}</td><td class=\"s\">{}</td><td class=\"n\">{}</td>"
         "<td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>"
-        "<td class=\"reason\">{}</td></tr>\n",
+        "<td class=\"reason\">{}</td>{}</tr>\n",
         to_string(r.status), esc(family_of(r)), esc(r.instruction), esc(family_of(r)), to_string(r.status),
         num(r.latency_cycles, 2), operand_latencies(r), num(r.recip_throughput_cycles, 3), num(r.throughput_ipc, 2),
-        rate, r.accumulators > 0 ? std::to_string(r.accumulators) : "", esc(r.reason));
+        rate, r.accumulators > 0 ? std::to_string(r.accumulators) : "", esc(r.reason), pipe_cells(r, basis_size));
   }
   h += "</tbody></table>\n<script>" + std::string(kScript) + "</script>\n</body></html>\n";
   return h;

@@ -1,0 +1,473 @@
+#include "pairs/pipe_groups.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <tuple>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "asm/target.hpp"
+#include "pairs/classify.hpp"
+#include "pairs/cluster.hpp"
+
+namespace peakprobe {
+namespace {
+
+// A pair is judged only when its shared floor stands at least this fraction of the faster part's
+// pipe time above its co-issue floor: a narrower gap is inside the run-to-run spread of one mix.
+constexpr double kMinJudgedGap = 0.25;
+// Clusters of the seed matrix join while their members contend at least this much on average:
+// above the middle of the scale, so that an instruction spread over several pipes (a vector integer
+// add on all four FP pipes of a Zen core measures 0.5 against each of them) stands alone instead of
+// chaining two pipe kinds into one cluster.
+constexpr double kClusterThreshold = 0.6;
+// Rates this close count as equal when the representative is chosen.
+constexpr double kRateTie = 0.03;
+
+bool has_figures(const ProbeResult& r) {
+  return (r.status == Status::ok || r.status == Status::mistrusted) && r.recip_throughput_cycles &&
+         *r.recip_throughput_cycles > 0;
+}
+
+
+double mean(const std::vector<double>& v) {
+  if (v.empty()) return 0;
+  double s = 0;
+  for (double x : v) s += x;
+  return s / double(v.size());
+}
+
+}  // namespace
+
+const char* to_string(Contention c) {
+  switch (c) {
+    case Contention::none: return "none";
+    case Contention::partial: return "partial";
+    case Contention::shared: return "shared";
+    case Contention::issue_width: return "issue-width";
+    case Contention::unmeasured: return "unmeasured";
+  }
+  return "?";
+}
+
+std::pair<int, int> balanced_weights(double recip_a, double recip_b, int max_total) {
+  if (!(recip_a > 0) || !(recip_b > 0) || max_total < 2) return {1, 1};
+  std::pair<int, int> best{1, 1};
+  double best_gap = std::numeric_limits<double>::infinity();
+  // Smallest weights first: among equally balanced choices the shorter group keeps more chains.
+  for (int total = 2; total <= max_total; ++total)
+    for (int a = 1; a < total; ++a) {
+      const int b = total - a;
+      const double gap = std::fabs(std::log(a * recip_a / (b * recip_b)));
+      if (gap < best_gap - 1e-9) {
+        best_gap = gap;
+        best = {a, b};
+      }
+    }
+  return best;
+}
+
+PipeVerdict judge_contention(double cycles_per_group, int rounds, int wa, int wb, const PartTiming& a,
+                             const PartTiming& b, double issue_width) {
+  PipeVerdict v;
+  v.weight_form = wa;
+  v.weight_basis = wb;
+  if (!(cycles_per_group > 0) || !std::isfinite(cycles_per_group) || rounds < 1 || wa < 1 || wb < 1 ||
+      !(a.recip > 0) || !(b.recip > 0)) {
+    v.reason = "no valid timing of the pair or of a part alone";
+    return v;
+  }
+  v.ipc = (wa + wb) / cycles_per_group;
+  const double pipe_a = wa * a.recip, pipe_b = wb * b.recip;  // pipe time per group, each alone
+  // Each part has weight x rounds chains in the mix: one pass over them takes the chain latency, so
+  // a group takes at least chain latency / rounds, whatever the pipes do.
+  const double part_a = std::max(pipe_a, a.chain_latency / rounds);
+  const double part_b = std::max(pipe_b, b.chain_latency / rounds);
+  const double width_floor = issue_width > 0 ? (wa + wb) / issue_width : 0.0;
+  const double co_issue = std::max({part_a, part_b, width_floor});
+  const double shared = std::max(co_issue, pipe_a + pipe_b);
+  if (shared - co_issue < kMinJudgedGap * std::min(pipe_a, pipe_b)) {
+    if (width_floor >= std::max(part_a, part_b)) {
+      v.contention = Contention::issue_width;
+      v.reason = fmt::format(
+          "{} instructions per group at the {:.2f} per cycle this core issues at most leave no room between "
+          "co-issue and a shared pipe",
+          wa + wb, issue_width);
+    } else {
+      v.reason = "the parts' own chains bound the mix: no room between co-issue and a shared pipe";
+    }
+    return v;
+  }
+  v.same_port = std::clamp((cycles_per_group - co_issue) / (shared - co_issue), 0.0, 1.0);
+  v.contention = *v.same_port < kCoIssueBelow ? Contention::none
+                 : *v.same_port > kSharedAbove ? Contention::shared
+                                               : Contention::partial;
+  return v;
+}
+
+std::vector<PipeBasisMember> choose_basis(const std::vector<std::string>& seeds,
+                                          const std::vector<PartTiming>& timings,
+                                          const std::vector<std::vector<std::optional<double>>>& same_port) {
+  std::vector<PipeBasisMember> basis;
+  const auto clusters = cluster_pipe_groups(same_port, kClusterThreshold);
+  auto value = [&](int i, int j) -> std::optional<double> {
+    if (size_t(i) >= same_port.size() || size_t(j) >= same_port[size_t(i)].size()) return std::nullopt;
+    return same_port[size_t(i)][size_t(j)];
+  };
+  auto recip_of = [&](int m) {
+    return size_t(m) < timings.size() && timings[size_t(m)].recip > 0 ? timings[size_t(m)].recip
+                                                                       : std::numeric_limits<double>::infinity();
+  };
+  for (const auto& c : clusters) {
+    // The representative blocks the cluster's pipes best: it contends with the rest of its cluster
+    // at least as much as the cluster holds together, and runs fastest (it keeps those pipes busiest
+    // in a pair); among equally fast ones, the purest (most contention inside, least outside).
+    std::vector<double> inside_mean, score;
+    for (int m : c) {
+      std::vector<double> inside, outside;
+      for (size_t o = 0; o < seeds.size(); ++o) {
+        if (int(o) == m) continue;
+        auto v = value(m, int(o));
+        if (!v || !std::isfinite(*v)) continue;
+        (std::find(c.begin(), c.end(), int(o)) != c.end() ? inside : outside).push_back(*v);
+      }
+      inside_mean.push_back(inside.empty() ? 1.0 : mean(inside));
+      score.push_back(mean(inside) - mean(outside));
+    }
+    const bool any_holds = std::any_of(inside_mean.begin(), inside_mean.end(),
+                                       [](double v) { return v >= kClusterThreshold; });
+    int best = -1;
+    size_t best_k = 0;
+    for (size_t k = 0; k < c.size(); ++k) {
+      if (any_holds && inside_mean[k] < kClusterThreshold) continue;
+      const double r = recip_of(c[k]);
+      const bool faster = best < 0 || r < recip_of(best) * (1 - kRateTie);
+      const bool as_fast = best >= 0 && !faster && r <= recip_of(best) * (1 + kRateTie);
+      if (faster || (as_fast && score[k] > score[best_k])) {
+        best = c[k];
+        best_k = k;
+      }
+    }
+    PipeBasisMember b;
+    b.instruction = size_t(best) < seeds.size() ? seeds[size_t(best)] : fmt::format("#{}", best);
+    for (int m : c) b.members.push_back(size_t(m) < seeds.size() ? seeds[size_t(m)] : fmt::format("#{}", m));
+    if (size_t(best) < timings.size()) b.recip_throughput = timings[size_t(best)].recip;
+    basis.push_back(std::move(b));
+  }
+  return basis;
+}
+
+std::vector<std::string> pipe_seeds(const CpuInfo& cpu) {
+  std::vector<std::string> seeds;
+  const isa::Target& target = isa::host_target();
+  for (const auto& alternatives : target.pipe_seed_candidates())
+    for (const auto& text : alternatives) {
+      auto form = target.resolve(text);
+      if (!form || !missing_features(cpu, form->features).empty()) continue;
+      seeds.push_back(form->display);
+      break;
+    }
+  return seeds;
+}
+
+namespace {
+
+// A part stream slower with its fewest chains than with all of them by more than this has chains
+// that bind (its chain latency is used); below it, the difference is noise.
+constexpr double kChainsBind = 1.03;
+
+struct Part {
+  ProbeSpec spec;
+  double hint = 0;  // cycles per instruction from `inst`: sets the pair's weights
+};
+
+// Pairs measured the same way in both stages: every part alone as a one-part mix (all the chains
+// the registers allow, and again with the fewest chains any of its pairs gives it), every pair at
+// balanced weights with its rounds fixed in advance. `on_ready(q)` runs whenever pair q and both its
+// parts' references are measured (again, after a retry).
+class PairBatch {
+ public:
+  PairBatch(ProbeRunner& runner, std::vector<Part> parts, const std::vector<std::pair<size_t, size_t>>& pairs)
+      : runner_(runner), parts_(std::move(parts)) {
+    const size_t n = parts_.size();
+    fewest_.assign(n, std::numeric_limits<int>::max());
+    pairs_of_.assign(n, {});
+    for (auto [a, b] : pairs) {
+      Planned p;
+      p.a = a;
+      p.b = b;
+      std::tie(p.wa, p.wb) = balanced_weights(parts_[a].hint, parts_[b].hint);
+      p.rounds = runner_.mix_rounds({{parts_[a].spec, p.wa}, {parts_[b].spec, p.wb}});
+      if (p.rounds > 0) {
+        fewest_[a] = std::min(fewest_[a], p.wa * p.rounds);
+        fewest_[b] = std::min(fewest_[b], p.wb * p.rounds);
+      }
+      pairs_of_[a].push_back(planned_.size());
+      pairs_of_[b].push_back(planned_.size());
+      planned_.push_back(p);
+    }
+    // Jobs: each part's references just before the first pair that needs them.
+    full_job_.assign(n, kNone);
+    few_job_.assign(n, kNone);
+    std::vector<bool> emitted(n, false);
+    auto emit_alone = [&](size_t p) {
+      if (emitted[p]) return;
+      emitted[p] = true;
+      full_job_[p] = add_job({{parts_[p].spec, 1}}, 0, Job::full, p);
+      const int all = runner_.mix_rounds({{parts_[p].spec, 1}});
+      if (fewest_[p] != std::numeric_limits<int>::max() && fewest_[p] < all)
+        few_job_[p] = add_job({{parts_[p].spec, 1}}, fewest_[p], Job::few, p);
+    };
+    for (size_t q = 0; q < planned_.size(); ++q) {
+      emit_alone(planned_[q].a);
+      emit_alone(planned_[q].b);
+      planned_[q].job = add_job({{parts_[planned_[q].a].spec, planned_[q].wa}, {parts_[planned_[q].b].spec, planned_[q].wb}},
+                                planned_[q].rounds, Job::pair, q);
+    }
+    results_.resize(jobs_.size());
+    have_.assign(jobs_.size(), false);
+  }
+
+  void run(const PipeProgress& progress, const std::function<bool()>& stop, const std::function<void(size_t)>& on_ready) {
+    runner_.run_mix_batch(
+        mixes_,
+        [&](size_t k) {
+          if (progress) progress(k + 1, mixes_.size(), describe(k));
+        },
+        [&](size_t k, const MixResult& m) {
+          results_[k] = m;
+          have_[k] = true;
+          const Job& j = jobs_[k];
+          if (j.kind == Job::pair) {
+            if (ready(j.index)) on_ready(j.index);
+          } else {
+            for (size_t q : pairs_of_[j.index])
+              if (ready(q)) on_ready(q);
+          }
+        },
+        stop, rounds_);
+  }
+
+  size_t pairs() const { return planned_.size(); }
+  size_t jobs() const { return mixes_.size(); }
+  const MixResult* pair_mix(size_t q) const { return have_[planned_[q].job] ? &results_[planned_[q].job] : nullptr; }
+  int weight_a(size_t q) const { return planned_[q].wa; }
+  int weight_b(size_t q) const { return planned_[q].wb; }
+  size_t part_a(size_t q) const { return planned_[q].a; }
+  size_t part_b(size_t q) const { return planned_[q].b; }
+
+  // Part p alone, or why not (its reference stream failed, was refused or is mistrusted).
+  Expected<PartTiming> timing(size_t p) const {
+    const size_t f = full_job_[p];
+    if (f == kNone || !have_[f]) return make_error(parts_[p].spec.text + " alone: not measured");
+    const MixResult& full = results_[f];
+    if (full.status != Status::ok || !full.cycles_per_group || !(*full.cycles_per_group > 0))
+      return make_error(fmt::format("{} alone: {}{}{}", parts_[p].spec.text, to_string(full.status),
+                                    full.reason.empty() ? "" : ": ", full.reason));
+    PartTiming t;
+    t.recip = *full.cycles_per_group;
+    const size_t w = few_job_[p];
+    if (w != kNone) {
+      if (!have_[w]) return make_error(parts_[p].spec.text + " alone with few chains: not measured");
+      const MixResult& few = results_[w];
+      if (few.status != Status::ok || !few.cycles_per_group)
+        return make_error(fmt::format("{} alone with {} chains: {}{}{}", parts_[p].spec.text, fewest_[p],
+                                      to_string(few.status), few.reason.empty() ? "" : ": ", few.reason));
+      if (*few.cycles_per_group > kChainsBind * t.recip) t.chain_latency = *few.cycles_per_group * fewest_[p];
+    }
+    return t;
+  }
+
+  // Most instructions per cycle any `ok` mix of the batch ran at.
+  double widest_ipc() const {
+    double w = 0;
+    for (size_t k = 0; k < results_.size(); ++k)
+      if (have_[k] && results_[k].status == Status::ok && results_[k].ipc) w = std::max(w, *results_[k].ipc);
+    return w;
+  }
+
+  // The verdict on pair q at issue width `width` (the pair's own status, or its parts', when they
+  // leave none).
+  PipeVerdict verdict(size_t q, double width) const {
+    PipeVerdict v;
+    v.weight_form = planned_[q].wa;
+    v.weight_basis = planned_[q].wb;
+    const MixResult* m = pair_mix(q);
+    if (m == nullptr) {
+      v.reason = "not measured: the run stopped before this pair";
+      return v;
+    }
+    if ((m->status != Status::ok && m->status != Status::mistrusted) || !m->cycles_per_group) {
+      v.reason = fmt::format("{}{}{}", to_string(m->status), m->reason.empty() ? "" : ": ", m->reason);
+      return v;
+    }
+    auto ta = timing(planned_[q].a), tb = timing(planned_[q].b);
+    if (!ta || !tb) {
+      v.reason = !ta ? ta.error() : tb.error();
+      return v;
+    }
+    v = judge_contention(*m->cycles_per_group, m->rounds, planned_[q].wa, planned_[q].wb, *ta, *tb, width);
+    if (m->status == Status::mistrusted) {
+      v.contention = Contention::unmeasured;
+      v.reason = "the pair's timing is mistrusted: " + m->reason;
+    }
+    return v;
+  }
+
+ private:
+  static constexpr size_t kNone = std::numeric_limits<size_t>::max();
+  struct Planned {
+    size_t a = 0, b = 0;
+    int wa = 1, wb = 1, rounds = 0;
+    size_t job = 0;
+  };
+  struct Job {
+    enum Kind { full, few, pair } kind;
+    size_t index;  // the part (full, few) or the pair
+  };
+
+  size_t add_job(std::vector<MixSpec> parts, int rounds, Job::Kind kind, size_t index) {
+    mixes_.push_back(std::move(parts));
+    rounds_.push_back(rounds);
+    jobs_.push_back({kind, index});
+    return mixes_.size() - 1;
+  }
+
+  bool ready(size_t q) const {
+    const Planned& p = planned_[q];
+    auto alone_done = [&](size_t part) {
+      return full_job_[part] != kNone && have_[full_job_[part]] && (few_job_[part] == kNone || have_[few_job_[part]]);
+    };
+    return have_[p.job] && alone_done(p.a) && alone_done(p.b);
+  }
+
+  std::string describe(size_t k) const {
+    const auto& m = mixes_[k];
+    if (m.size() == 1) return m[0].probe.text + " alone";
+    return m[0].probe.text + " + " + m[1].probe.text;
+  }
+
+  ProbeRunner& runner_;
+  std::vector<Part> parts_;
+  std::vector<Planned> planned_;
+  std::vector<int> fewest_;
+  std::vector<std::vector<size_t>> pairs_of_;
+  std::vector<size_t> full_job_, few_job_;
+  std::vector<std::vector<MixSpec>> mixes_;
+  std::vector<int> rounds_;
+  std::vector<Job> jobs_;
+  std::vector<MixResult> results_;
+  std::vector<bool> have_;
+};
+
+}  // namespace
+
+PipeGroups find_pipe_basis(ProbeRunner& runner, const std::vector<ProbeSpec>& seeds, const PipeProgress& progress,
+                           const std::function<bool()>& stop) {
+  const auto t0 = std::chrono::steady_clock::now();
+  PipeGroups g;
+  const size_t n = seeds.size();
+  // Each seed as `inst` measures it first: its rate sets the weights of its pairs.
+  const std::vector<ProbeResult> alone = runner.run_batch(
+      seeds, [&](size_t i, const ProbeSpec& s) { if (progress) progress(i + 1, n, s.text + " alone"); }, {}, stop);
+  if (alone.size() < n) return g;
+  std::vector<Part> parts;
+  for (size_t i = 0; i < n; ++i) {
+    if (has_figures(alone[i]) && alone[i].status == Status::ok) {
+      parts.push_back({seeds[i], *alone[i].recip_throughput_cycles});
+      g.issue_width = std::max(g.issue_width, alone[i].throughput_ipc.value_or(0.0));
+    } else {
+      g.skipped_seeds.push_back(fmt::format("{}: {}{}{}", seeds[i].text, to_string(alone[i].status),
+                                            alone[i].reason.empty() ? "" : ": ", alone[i].reason));
+    }
+  }
+  std::vector<std::pair<size_t, size_t>> pairs;
+  for (size_t i = 0; i < parts.size(); ++i)
+    for (size_t j = i + 1; j < parts.size(); ++j) pairs.emplace_back(i, j);
+  PairBatch batch(runner, parts, pairs);
+  batch.run(
+      [&](size_t i, size_t total, const std::string& what) { if (progress) progress(i, total, what); }, stop,
+      [](size_t) {});
+  if (stop && stop()) return g;
+  g.issue_width = std::max(g.issue_width, batch.widest_ipc());
+  // Seeds without a trusted reference alone cannot be judged: they leave the matrix.
+  std::vector<size_t> kept;
+  std::vector<PartTiming> timings;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    auto t = batch.timing(i);
+    if (!t) {
+      g.skipped_seeds.push_back(t.error());
+      continue;
+    }
+    kept.push_back(i);
+    timings.push_back(*t);
+    g.seeds.push_back(parts[i].spec.text);
+  }
+  std::vector<size_t> row_of(parts.size(), kept.size());
+  for (size_t r = 0; r < kept.size(); ++r) row_of[kept[r]] = r;
+  g.seed_same_port.assign(kept.size(), std::vector<std::optional<double>>(kept.size()));
+  for (size_t q = 0; q < batch.pairs(); ++q) {
+    const size_t i = row_of[batch.part_a(q)], j = row_of[batch.part_b(q)];
+    if (i == kept.size() || j == kept.size()) continue;
+    const PipeVerdict v = batch.verdict(q, g.issue_width);
+    if (v.contention != Contention::unmeasured && v.contention != Contention::issue_width)
+      g.seed_same_port[i][j] = g.seed_same_port[j][i] = v.same_port;
+  }
+  for (size_t i = 0; i < kept.size(); ++i) g.seed_same_port[i][i] = 1.0;
+  g.basis = choose_basis(g.seeds, timings, g.seed_same_port);
+  g.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  spdlog::info("pipe basis: {} members from {} seeds in {:.1f} s; issue width seen {:.2f}/cycle", g.basis.size(),
+               kept.size(), g.seconds, g.issue_width);
+  return g;
+}
+
+std::vector<std::vector<PipeVerdict>> classify_against_basis(
+    ProbeRunner& runner, const PipeGroups& groups, const std::vector<PipeSubject>& subjects,
+    const PipeProgress& progress, const std::function<bool()>& stop,
+    const std::function<void(size_t, const std::vector<PipeVerdict>&)>& on_done) {
+  const size_t nb = groups.basis.size();
+  std::vector<std::vector<PipeVerdict>> out(subjects.size(), std::vector<PipeVerdict>(nb));
+  for (auto& row : out)
+    for (size_t b = 0; b < nb; ++b) row[b].basis = groups.basis[b].instruction;
+  // Parts: the basis members first, then the subjects that have figures alone.
+  std::vector<Part> parts;
+  for (const auto& b : groups.basis) {
+    ProbeSpec s;
+    s.text = b.instruction;
+    s.origin = "pipe basis";
+    parts.push_back({s, b.recip_throughput});
+  }
+  std::vector<std::pair<size_t, size_t>> pairs;
+  std::vector<size_t> subject_of_part(nb, subjects.size());
+  for (size_t i = 0; i < subjects.size(); ++i) {
+    const ProbeResult* r = subjects[i].alone;
+    if (!r || !has_figures(*r)) {
+      const std::string why =
+          !r ? "no figure alone"
+             : fmt::format("no throughput alone ({}{}{})", to_string(r->status), r->reason.empty() ? "" : ": ",
+                           r->reason);
+      for (auto& v : out[i]) v.reason = why;
+      continue;
+    }
+    parts.push_back({subjects[i].spec, *r->recip_throughput_cycles});
+    subject_of_part.push_back(i);
+    for (size_t b = 0; b < nb; ++b) {
+      pairs.emplace_back(parts.size() - 1, b);
+      out[i][b].reason = "not measured: the run stopped before this pair";
+    }
+  }
+  PairBatch batch(runner, parts, pairs);
+  batch.run(progress, stop, [&](size_t q) {
+    const size_t i = subject_of_part[batch.part_a(q)], b = batch.part_b(q);
+    PipeVerdict v = batch.verdict(q, groups.issue_width);
+    v.basis = groups.basis[b].instruction;
+    out[i][b] = std::move(v);
+    if (on_done) on_done(i, out[i]);
+  });
+  return out;
+}
+
+}  // namespace peakprobe

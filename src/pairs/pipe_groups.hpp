@@ -1,0 +1,81 @@
+// Pipe groups without counters (`peakprobe table --pipes`): a basis of instructions that each occupy
+// one kind of pipe on this CPU, found by clustering a seed set's pair matrix (the seeds come from the
+// ISA's target, the grouping from this machine's measurements), then every form classified by which
+// basis members it contends with, as uops.info classifies with blocking instructions and counters.
+//
+// The judgement of one interleaved pair (judge_contention) places the pair's time between two
+// floors measured from the parts alone:
+//   co-issue:  max(a's time, b's time, instructions / issue width)
+//   shared:    a's pipe time + b's pipe time (one pipe does both in sequence)
+// where a part's time in the mix is the larger of its pipe time (weight x cycles alone) and what its
+// own chains allow (each part has weight x rounds chains: chain latency / rounds per group); a part
+// short of chains slows by itself, which must not read as contention. Every figure alone is measured
+// as a one-part mix, so it has the layout of the pair (a store stream in a mix is not the store
+// stream of `inst`). When the issue-width floor leaves no room between the two, the
+// pair runs at the core's issue width and says so instead of claiming a shared pipe.
+#pragma once
+#include <functional>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "harness/probe_runner.hpp"
+#include "peakprobe/pipe_result.hpp"
+#include "peakprobe/result.hpp"
+
+namespace peakprobe {
+
+// One part of a pair as measured alone, as a one-part mix: cycles per instruction with as many
+// chains as the registers allow, and the latency its chains add when they are few (measured with
+// the fewest chains any of its pairs gives it: 0 when that ran as fast as with all of them).
+struct PartTiming {
+  double recip = 0;
+  double chain_latency = 0;
+};
+
+// Weights a:b (each >= 1, a + b <= max_total) that make both parts take about the same time per group
+// (a x recip_a ~ b x recip_b): a balanced pair has the widest gap between its co-issue and shared
+// floors, so noise moves its verdict least. Non-positive inputs give 1:1.
+std::pair<int, int> balanced_weights(double recip_a, double recip_b, int max_total = 8);
+
+// The verdict on a pair measured at `cycles_per_group` with `rounds` rounds and weights wa:wb.
+// `issue_width` <= 0: unknown (no issue-width floor).
+PipeVerdict judge_contention(double cycles_per_group, int rounds, int wa, int wb, const PartTiming& a,
+                             const PartTiming& b, double issue_width);
+
+// The basis from a seed matrix: clusters by average linkage (pairs/cluster.hpp), then one
+// representative per cluster, the member that contends most with its own cluster and least with
+// the others (ties: the faster one). `timings` gives each seed's figures alone.
+std::vector<PipeBasisMember> choose_basis(const std::vector<std::string>& seeds,
+                                          const std::vector<PartTiming>& timings,
+                                          const std::vector<std::vector<std::optional<double>>>& same_port);
+
+using PipeProgress = std::function<void(size_t done, size_t total, const std::string& what)>;
+
+// The seeds this CPU can run, from the target's candidates (the first alternative of each whose
+// features the CPU has).
+std::vector<std::string> pipe_seeds(const CpuInfo& cpu);
+
+// Measures the seeds alone (as `inst` does) and every pair of them, and finds the basis. Seeds that
+// cannot be measured are listed in `skipped_seeds`. `stop()` ends it early (budget, Ctrl-C): the
+// basis is then empty.
+PipeGroups find_pipe_basis(ProbeRunner& runner, const std::vector<ProbeSpec>& seeds,
+                           const PipeProgress& progress = {}, const std::function<bool()>& stop = {});
+
+// One form to classify: its spec and its figures alone (the table's row).
+struct PipeSubject {
+  ProbeSpec spec;
+  const ProbeResult* alone = nullptr;
+};
+
+// Every subject against every basis member: result[i][k] is subject i against basis member k. A
+// subject without trusted figures alone, or refused in mixes, gets `unmeasured` verdicts saying why.
+// `on_done(i, verdicts)` is called as each subject's verdicts are complete; `stop()` ends early
+// (the rest stay unmeasured, reason "not measured: ...").
+std::vector<std::vector<PipeVerdict>> classify_against_basis(
+    ProbeRunner& runner, const PipeGroups& groups, const std::vector<PipeSubject>& subjects,
+    const PipeProgress& progress = {}, const std::function<bool()>& stop = {},
+    const std::function<void(size_t, const std::vector<PipeVerdict>&)>& on_done = {});
+
+}  // namespace peakprobe
