@@ -399,3 +399,40 @@ TEST_CASE("compare command: unreadable or invalid input exits 2", "[compare]") {
   CHECK(r.log.find(wrong + ": schema is \"peakprobe/9\"") != std::string::npos);
   CHECK(run_cli({"-", "-"}).rc == 2);
 }
+
+TEST_CASE("compare: a form that gained or lost a pipe (table --pipes) is a pipe change, never a regression",
+          "[compare]") {
+  auto row = [](const std::string& text, std::vector<std::pair<std::string, double>> pipes) {
+    json r = inst(text, 0.5);
+    json a = json::array();
+    for (const auto& [basis, sp] : pipes) {
+      const char* c = sp < 0.25 ? "none" : sp > 0.75 ? "shared" : "partial";
+      a.push_back({{"basis", basis}, {"contention", c}, {"same_port", sp}});
+    }
+    r["pipes"] = a;
+    return r;
+  };
+  const json old_doc = document({{"results", {row("vpermd ymm, ymm, ymm", {{"vaddps", 0.02}, {"vmulps", 0.95},
+                                                                            {"vpermps", 0.74}, {"only-old", 1.0}})}}});
+  const json new_doc = document({{"results", {row("vpermd ymm, ymm, ymm", {{"vaddps", 0.97}, {"vmulps", 0.93},
+                                                                            {"vpermps", 0.78}, {"only-new", 0.0}})}}});
+  const CompareReport r = compare(old_doc, new_doc);
+  const MetricDelta& gained = find(r, "vpermd ymm, ymm, ymm", "pipe vaddps");
+  CHECK(gained.verdict == Verdict::pipe_changed);
+  CHECK(gained.note == "none -> shared");
+  CHECK(*gained.old_value == 0.02);
+  CHECK(*gained.new_value == 0.97);
+  // Unchanged, or across a threshold by less than a quarter of the scale (run-to-run spread), or a
+  // member one side lacks: no delta.
+  size_t pipe_deltas = 0;
+  for (const auto& d : r.deltas) pipe_deltas += d.verdict == Verdict::pipe_changed;
+  CHECK(pipe_deltas == 1);
+  CHECK(r.regressions == 0);
+  CHECK(r.improvements == 0);
+  std::ostringstream md, console;
+  write_compare_markdown(md, r);
+  write_compare_console(console, r, false);
+  CHECK_THAT(md.str(), Catch::Contains("1 pipe change") && Catch::Contains("pipe changed (none -> shared)"));
+  CHECK_THAT(console.str(), Catch::Contains("pipe changed"));
+  CHECK(to_json(r)["deltas"].size() == r.deltas.size());
+}

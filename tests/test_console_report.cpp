@@ -83,3 +83,22 @@ TEST_CASE("Console cuts long reasons and instructions to the console width", "[r
   CHECK(text.find("line one line two") != std::string::npos);
   CHECK(text.find('\x1b') == std::string::npos);
 }
+
+TEST_CASE("Console shows each row's pipe groups and the basis they refer to", "[report]") {
+  auto doc = peakprobe::test::report_fixture();
+  peakprobe::PipeGroups g;
+  g.basis = {{"add r64, r64", {"add r64, r64", "popcnt r64, r64"}, 0.25}, {"vmulps ymm, ymm, ymm", {}, 0.5}};
+  g.issue_width = 5.98;
+  doc.pipe_groups = g;
+  peakprobe::PipeVerdict v;
+  v.basis = "vmulps ymm, ymm, ymm";
+  v.contention = peakprobe::Contention::shared;
+  v.same_port = 1.0;
+  doc.results[0].pipes = {v};
+  const std::string text = console(doc, false);
+  CHECK(text.find("pipes: shares vmulps ymm, ymm, ymm\n") != std::string::npos);
+  CHECK(text.find("pipe basis (2 members; issue width seen 5.98/cycle):\n") != std::string::npos);
+  CHECK(text.find("  1: add r64, r64 (add r64, r64; popcnt r64, r64)\n") != std::string::npos);
+  CHECK(widest_line(text) <= peakprobe::kConsoleWidth);
+  CHECK(console(peakprobe::test::report_fixture(), false).find("pipe") == std::string::npos);
+}

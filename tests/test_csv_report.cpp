@@ -92,3 +92,34 @@ TEST_CASE("CSV quoting follows RFC 4180", "[report]") {
   CHECK(csv_field("cr\r") == "\"cr\r\"");
   CHECK(csv_field("a|b") == "a|b");
 }
+
+TEST_CASE("CSV of a table with pipe groups: a summary and one column per basis member", "[report]") {
+  auto results = peakprobe::test::report_fixture().results;
+  peakprobe::PipeVerdict shared, none;
+  shared.basis = "add r64, r64";
+  shared.contention = peakprobe::Contention::shared;
+  shared.same_port = 0.987;
+  none.basis = "vmulps ymm, ymm, ymm";
+  none.contention = peakprobe::Contention::none;
+  none.same_port = 0.02;
+  results[0].pipes = {shared, none};
+  std::ostringstream out;
+  peakprobe::write_csv(out, results);
+  const auto rows = lines(out.str());
+  const auto header = split_record(rows[0]);
+  REQUIRE(header.size() == peakprobe::kCsvColumns.size() + 3);
+  CHECK(header[header.size() - 3] == "pipes");
+  CHECK(header[header.size() - 2] == "pipe:add r64, r64");
+  CHECK(header.back() == "pipe:vmulps ymm, ymm, ymm");
+  const auto first = split_record(rows[1]);
+  REQUIRE(first.size() == header.size());
+  CHECK(first[first.size() - 3] == "shares add r64, r64");
+  CHECK(first[first.size() - 2] == "0.99");
+  CHECK(first.back() == "0.02");
+  // Rows without verdicts have the columns, empty.
+  for (std::size_t i = 2; i < rows.size(); ++i) {
+    const auto r = split_record(rows[i]);
+    REQUIRE(r.size() == header.size());
+    CHECK(r.back().empty());
+  }
+}

@@ -117,3 +117,29 @@ TEST_CASE("hw: a mix run on every core at once sums to at most the cores times o
   CHECK(one.threads == 1);
   CHECK_FALSE(one.total_gflops.has_value());
 }
+
+TEST_CASE("pair runner: a pair at the core's issue width is marked, not taken for a shared pipe", "[pair_runner]") {
+  auto pair = [](double a_alone, double b_alone, double group) {
+    PairResult p;
+    p.mix.status = Status::ok;
+    p.mix.cycles_per_group = group;
+    p.mix.parts = {MixPart{}, MixPart{}};
+    p.mix.parts[0].alone_cycles = a_alone;
+    p.mix.parts[1].alone_cycles = b_alone;
+    classify(p);
+    return p;
+  };
+  // Two six-per-cycle forms on a core that issues six per cycle: together they cannot beat 2/6 cycles
+  // per group, which is also what one shared pipe would cost.
+  const PairResult fast = pair(1.0 / 6, 1.0 / 6, 1.0 / 3);
+  REQUIRE(fast.classification);
+  CHECK(*fast.classification == PairClass::shared);
+  CHECK(at_issue_width(fast, 6.0));
+  CHECK_FALSE(at_issue_width(fast, 12.0));  // a wider core leaves room: the same time is a shared pipe
+  CHECK_FALSE(at_issue_width(fast, 0));     // width unknown: no claim
+  // Slow forms are far from any issue width.
+  CHECK_FALSE(at_issue_width(pair(0.5, 0.5, 1.0), 6.0));
+  // Without figures alone there is nothing to judge.
+  PairResult bare;
+  CHECK_FALSE(at_issue_width(bare, 6.0));
+}

@@ -49,8 +49,27 @@ TEST_CASE("result reader: a row written by to_json reads back the same", "[resul
   CHECK(b->chains_limited_by_registers);
   CHECK(b->clock.ghz == 3.7);
   CHECK(b->throughput_stats.samples == 9);
+  CHECK(b->pipes.empty());
   // Written again, the same document.
   CHECK(to_json(*b) == to_json(a));
+}
+
+TEST_CASE("result reader: a row's pipe verdicts (table --pipes) read back", "[result_reader]") {
+  ProbeResult a = sample();
+  PipeVerdict v;
+  v.basis = "add r64, r64";
+  v.contention = Contention::partial;
+  v.same_port = 0.4;
+  a.pipes = {v};
+  const auto j = to_json(a);
+  REQUIRE(j.contains("pipes"));
+  CHECK_FALSE(to_json(sample()).contains("pipes"));  // only where measured
+  auto b = probe_result_from_json(j);
+  REQUIRE(b.ok());
+  REQUIRE(b->pipes.size() == 1);
+  CHECK(b->pipes[0].basis == "add r64, r64");
+  CHECK(b->pipes[0].contention == Contention::partial);
+  CHECK(to_json(*b) == j);
 }
 
 TEST_CASE("result reader: rows without an instruction or with an unknown status are errors", "[result_reader]") {

@@ -55,3 +55,29 @@ TEST_CASE("table page: self-contained, with the filter and sort controls", "[tab
   CHECK_THAT(h, !Catch::Contains("http://") && !Catch::Contains("https://") && !Catch::Contains("src="));
   CHECK(table_html(doc()) == h);  // depends only on the document
 }
+
+TEST_CASE("table page: with pipe groups, the basis and one column per member", "[table_html]") {
+  RunDocument d = doc();
+  PipeGroups g;
+  g.basis = {{"add <r>", {"add <r>", "popcnt"}, 0.25}, {"mul", {"mul"}, 0.5}};
+  g.issue_width = 6.0;
+  d.pipe_groups = g;
+  PipeVerdict shared, width;
+  shared.basis = "add <r>";
+  shared.contention = Contention::shared;
+  shared.same_port = 0.974;
+  width.basis = "mul";
+  width.contention = Contention::issue_width;
+  width.reason = "at the issue width";
+  d.results[0].pipes = {shared, width};
+  const std::string h = table_html(d);
+  CHECK_THAT(h, Catch::Contains("<h2>Pipe groups</h2>") && Catch::Contains("Issue width seen: 6.00"));
+  CHECK_THAT(h, Catch::Contains("<code>add &lt;r&gt;</code>") && Catch::Contains("add &lt;r&gt;; popcnt"));
+  CHECK(count(h, "<th data-numeric=\"1\" title=") == 2);
+  CHECK_THAT(h, Catch::Contains("class=\"n p-shared\" title=\"shared\">0.97<"));
+  CHECK_THAT(h, Catch::Contains("class=\"n p-issue-width\" title=\"issue-width: at the issue width\">iw<"));
+  // The row without verdicts keeps its cells, empty: columns never shift.
+  CHECK(count(h, "<td class=\"n\"></td>") >= 2);
+  // Without pipe groups the page has no such section or column.
+  CHECK_THAT(table_html(doc()), !Catch::Contains("Pipe groups") && !Catch::Contains("class=\"n p-"));
+}

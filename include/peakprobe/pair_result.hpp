@@ -45,6 +45,10 @@ struct PairResult {
   MixResult mix;                 // the interleaved pair (parts[0] = A, parts[1] = B)
   std::optional<double> same_port;     // (t_pair - max(a*tA, b*tB)) / min(a*tA, b*tB), clamped to [0, 1]
   std::optional<PairClass> classification;
+  // The pair ran at the core's issue width (pair matrices: the most instructions per cycle any of its
+  // mixes reached): co-issue would be no faster than sharing a pipe, so the classification says
+  // nothing about pipes, and the matrix leaves the pair out of its groups.
+  bool at_issue_width = false;
 };
 
 struct PairMatrix {
@@ -52,6 +56,7 @@ struct PairMatrix {
   std::vector<double> alone_cycles;                    // per instruction
   std::vector<std::vector<std::optional<double>>> same_port;  // [i][j], symmetric, null where not measured
   std::vector<std::vector<std::string>> groups;        // inferred pipe groups (instruction texts)
+  double issue_width = 0;                              // most instructions per cycle any of its mixes ran at
   std::vector<PairResult> pairs;                       // every measured pair, i <= j
 };
 

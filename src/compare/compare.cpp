@@ -219,6 +219,38 @@ MetricDelta metric_delta(const char* kind, const Row& old_row, const Row& new_ro
   return d;
 }
 
+// `table --pipes` rows: the verdict against each basis member both documents have. A change counts
+// only when the class changes (none, partial, shared) and the same-port measure moves by this much
+// or more: a measure near a class threshold crosses it between two runs of one machine.
+constexpr double kPipeChange = 0.25;
+
+bool judged_contention(const std::string& c) { return c == "none" || c == "partial" || c == "shared"; }
+
+void compare_pipes(const Row& old_row, const Row& new_row, std::vector<MetricDelta>& out) {
+  const json* before = member(*old_row.obj, "pipes");
+  const json* after = member(*new_row.obj, "pipes");
+  if (before == nullptr || after == nullptr || !before->is_array() || !after->is_array()) return;
+  std::unordered_map<std::string, const json*> by_basis;
+  for (const auto& v : *after)
+    if (v.is_object()) by_basis.emplace(text_at(v, "basis"), &v);
+  for (const auto& v : *before) {
+    if (!v.is_object()) continue;
+    const std::string basis = text_at(v, "basis");
+    auto it = by_basis.find(basis);
+    if (basis.empty() || it == by_basis.end()) continue;
+    const std::string was = text_at(v, "contention"), now = text_at(*it->second, "contention");
+    if (!judged_contention(was) || !judged_contention(now) || was == now) continue;
+    const auto a = number_at(v, "same_port"), b = number_at(*it->second, "same_port");
+    if (!a || !b || std::fabs(*b - *a) < kPipeChange) continue;
+    MetricDelta d = whole_row("inst", old_row.item, Verdict::pipe_changed, "ok", "ok");
+    d.metric = "pipe " + basis;
+    d.old_value = a;
+    d.new_value = b;
+    d.note = was + " -> " + now;
+    out.push_back(std::move(d));
+  }
+}
+
 // A skipped, mistrusted or error row says nothing reliable about speed: listing it keeps it visible
 // without letting noise fail the build.
 void compare_row(const RowKind& kind, const Row& old_row, const Row& new_row, const CompareOptions& o,
@@ -233,6 +265,7 @@ void compare_row(const RowKind& kind, const Row& old_row, const Row& new_row, co
     if (!number_at(*old_row.obj, m.key) && !number_at(*new_row.obj, m.key)) continue;
     out.push_back(metric_delta(kind.kind, old_row, new_row, m, o));
   }
+  if (std::string(kind.kind) == "inst") compare_pipes(old_row, new_row, out);
 }
 
 // Returns how many rows appeared in both documents.
@@ -292,9 +325,10 @@ int severity_rank(Verdict v) {
     case Verdict::removed: return 2;
     case Verdict::added: return 3;
     case Verdict::improvement: return 4;
-    case Verdict::same: return 5;
+    case Verdict::pipe_changed: return 5;
+    case Verdict::same: return 6;
   }
-  return 6;
+  return 7;
 }
 
 // ---- text shared by the console and Markdown writers ----
@@ -330,10 +364,13 @@ std::string verdict_text(const MetricDelta& d) {
 }
 
 std::string counts_text(const CompareReport& r) {
-  int counts[6] = {};
+  int counts[8] = {};
   for (const auto& d : r.deltas) ++counts[severity_rank(d.verdict)];
-  return fmt::format("{}, {}, {} same, {} not comparable, {} removed, {} added", counted(counts[0], "regression"),
-                     counted(counts[4], "improvement"), counts[5], counts[1], counts[2], counts[3]);
+  std::string text = fmt::format("{}, {}, {} same, {} not comparable, {} removed, {} added",
+                                 counted(counts[0], "regression"), counted(counts[4], "improvement"), counts[6],
+                                 counts[1], counts[2], counts[3]);
+  if (counts[5] > 0) text += ", " + counted(counts[5], "pipe change");
+  return text;
 }
 
 // One table row always stays one row: '|' would split it, control characters would break the line.
@@ -363,6 +400,7 @@ const char* verdict_color(Verdict v) {
     case Verdict::regression: return "\033[31m";
     case Verdict::improvement: return "\033[32m";
     case Verdict::not_comparable: return "\033[33m";
+    case Verdict::pipe_changed: return "\033[36m";
     default: return "";
   }
 }
@@ -373,7 +411,7 @@ json delta_json(const MetricDelta& d) {
   return {{"kind", d.kind},
           {"item", d.item},
           {"metric", d.metric},
-          {"direction", d.metric.empty() ? "" : to_string(d.direction)},
+          {"direction", d.metric.empty() || d.verdict == Verdict::pipe_changed ? "" : to_string(d.direction)},
           {"old", optional_number(d.old_value)},
           {"new", optional_number(d.new_value)},
           {"ratio", optional_number(d.ratio)},
@@ -398,6 +436,7 @@ const char* to_string(Verdict v) {
     case Verdict::not_comparable: return "not comparable";
     case Verdict::added: return "added";
     case Verdict::removed: return "removed";
+    case Verdict::pipe_changed: return "pipe changed";
   }
   return "unknown";
 }

@@ -34,6 +34,7 @@ enum class Verdict {
   not_comparable,  // a side's row is not ok, or the baseline is 0 so no ratio exists
   added,           // only the new document has it
   removed,         // only the old document has it
+  pipe_changed,    // `table --pipes`: the form contends with a basis member differently (neither better nor worse)
 };
 
 const char* to_string(Direction d);

@@ -35,6 +35,15 @@ void set_alone(PairResult& p, const MixResult& a, const MixResult& b) {
 
 MixResult measure_alone(ProbeRunner& runner, const ProbeSpec& spec) { return runner.run_mix({{spec, 1}}); }
 
+bool at_issue_width(const PairResult& p, double issue_width) {
+  const MixResult& m = p.mix;
+  if (!(issue_width > 0) || m.parts.size() != 2 || !m.parts[0].alone_cycles || !m.parts[1].alone_cycles) return false;
+  const double a = m.parts[0].weight * *m.parts[0].alone_cycles, b = m.parts[1].weight * *m.parts[1].alone_cycles;
+  const double width_floor = (m.parts[0].weight + m.parts[1].weight) / issue_width;
+  // The width leaves less than a quarter of the faster part between co-issue and one shared pipe.
+  return a + b - std::max({a, b, width_floor}) < kCoIssueBelow * std::min(a, b);
+}
+
 void classify(PairResult& p) {
   const MixResult& m = p.mix;
   if (!measured(m) || m.parts.size() != 2 || !m.parts[0].alone_cycles || !m.parts[1].alone_cycles) return;
@@ -123,13 +132,20 @@ PairMatrix measure_pair_matrix(ProbeRunner& runner, const std::vector<ProbeSpec>
       alone[i].cycles_per_group = *self.cycles_per_group / 2;
     m.alone_cycles[i] = alone[i].cycles_per_group.value_or(0.0);
   }
+  // The issue width this core was seen to sustain: the most instructions per cycle of any mix here.
+  for (const auto& a : alone)
+    if (a.status == Status::ok && a.ipc) m.issue_width = std::max(m.issue_width, *a.ipc);
+  for (const auto& p : m.pairs)
+    if (p.mix.status == Status::ok && p.mix.ipc) m.issue_width = std::max(m.issue_width, *p.mix.ipc);
   m.same_port.assign(n, std::vector<std::optional<double>>(n));
   for (size_t i = 0; i < n; ++i)
     for (size_t j = i; j < n; ++j) {
       PairResult& p = m.pairs[index[i][j]];
       set_alone(p, alone[i], alone[j]);
       classify(p);
-      m.same_port[i][j] = m.same_port[j][i] = p.same_port;
+      // A form with itself shares its pipes by definition, whatever the width.
+      p.at_issue_width = i != j && p.same_port && at_issue_width(p, m.issue_width);
+      if (!p.at_issue_width) m.same_port[i][j] = m.same_port[j][i] = p.same_port;
     }
   m.groups = name_groups(cluster_pipe_groups(m.same_port), m.instructions);
   return m;

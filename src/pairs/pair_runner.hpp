@@ -27,6 +27,10 @@ PairResult pair_from(MixResult mix, const MixResult& alone_a, const MixResult& a
 // Fills the classification of a pair from its mix and the parts' alone figures.
 void classify(PairResult& p);
 
+// True when, at `issue_width` instructions per cycle, the pair could not run faster if its parts
+// issued together than if they shared one pipe: its classification then says nothing about pipes.
+bool at_issue_width(const PairResult& p, double issue_width);
+
 PairMatrix measure_pair_matrix(ProbeRunner& runner, const std::vector<ProbeSpec>& specs,
                                const PairProgress& progress = {});
 

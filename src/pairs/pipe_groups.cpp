@@ -376,9 +376,11 @@ PipeGroups find_pipe_basis(ProbeRunner& runner, const std::vector<ProbeSpec>& se
   if (alone.size() < n) return g;
   std::vector<Part> parts;
   for (size_t i = 0; i < n; ++i) {
-    if (has_figures(alone[i]) && alone[i].status == Status::ok) {
+    // A mistrusted figure still sets the weights well enough: the references the verdicts use are
+    // the one-part mixes below, judged on their own.
+    if (has_figures(alone[i])) {
       parts.push_back({seeds[i], *alone[i].recip_throughput_cycles});
-      g.issue_width = std::max(g.issue_width, alone[i].throughput_ipc.value_or(0.0));
+      if (alone[i].status == Status::ok) g.issue_width = std::max(g.issue_width, alone[i].throughput_ipc.value_or(0.0));
     } else {
       g.skipped_seeds.push_back(fmt::format("{}: {}{}{}", seeds[i].text, to_string(alone[i].status),
                                             alone[i].reason.empty() ? "" : ": ", alone[i].reason));

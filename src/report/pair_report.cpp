@@ -63,6 +63,7 @@ json to_json(const PairResult& p) {
   json j = to_json(p.mix);
   j["same_port"] = json_number(p.same_port);
   j["classification"] = p.classification ? json(to_string(*p.classification)) : json(nullptr);
+  j["at_issue_width"] = p.at_issue_width;
   return j;
 }
 
@@ -78,7 +79,7 @@ json to_json(const PairMatrix& m) {
   json alone = json::array();
   for (double a : m.alone_cycles) alone.push_back(json_number(a));
   return {{"instructions", m.instructions}, {"alone_cycles", alone}, {"same_port", rows},
-          {"groups", m.groups},             {"pairs", pairs}};
+          {"groups", m.groups},             {"pairs", pairs},       {"issue_width", json_number(m.issue_width)}};
 }
 
 json to_json(const FlopMixSearch& s) {
@@ -203,6 +204,17 @@ void write_dual_issue_console(std::ostream& out, const RunDocument& d) {
                          to_string(*p.classification), *p.same_port);
     out << "\n";
   }
+  auto width_note = [&](const PairMatrix& m) {
+    std::vector<std::string> at;
+    for (const auto& p : m.pairs)
+      if (p.at_issue_width && p.mix.parts.size() == 2)
+        at.push_back(p.mix.parts[0].instruction + " + " + p.mix.parts[1].instruction);
+    if (at.empty()) return;
+    out << fmt::format("\nat the issue width ({:.2f} instructions/cycle, the most any mix here ran at), so left out "
+                       "of the groups: co-issue would be no faster than one shared pipe:\n",
+                       m.issue_width);
+    for (const auto& a : at) out << "  " << a << "\n";
+  };
   if (d.matrix) {
     const auto& m = *d.matrix;
     out << "same-port measure (0 = co-issue, 1 = shared):\n";
@@ -215,6 +227,7 @@ void write_dual_issue_console(std::ostream& out, const RunDocument& d) {
     out << "\ninferred pipe groups:\n";
     for (size_t g = 0; g < m.groups.size(); ++g)
       out << fmt::format("  {}: {}\n", g + 1, fmt::join(m.groups[g], "; "));
+    width_note(m);
   }
   if (d.flop_mix) {
     const auto& s = *d.flop_mix;

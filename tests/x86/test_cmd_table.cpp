@@ -57,3 +57,54 @@ TEST_CASE("cli: table measures the chosen forms, one row each, and --resume keep
   CHECK(bad.rc == 2);
   CHECK_THAT(bad.err, Catch::Contains("--resume"));
 }
+
+TEST_CASE("cli: table --pipes classifies each ok form against this CPU's basis, and --resume keeps the verdicts",
+          "[main][hw]") {
+  const peakprobe::test::ScratchDir dir;
+  const std::string first = dir.file("pipes.json"), second = dir.file("again.json"), csv = dir.file("pipes.csv");
+  const std::string forms = "--forms \"add r64, r64\" \"vpaddd xmm, xmm, xmm\" \"mov r64, m64\"";
+  auto r = run_peakprobe("--quiet table --pipes " + forms + " --json " + quoted(first) + " --csv " + quoted(csv));
+  REQUIRE(r.rc <= 1);
+  auto doc = nlohmann::json::parse(slurp(first));
+  REQUIRE(doc.contains("pipe_groups"));
+  const auto basis = doc["pipe_groups"]["basis"];
+  REQUIRE(basis.size() >= 2);
+  CHECK(doc["pipe_groups"]["issue_width"].get<double>() >= 1);
+  REQUIRE(doc["results"].size() == 3);
+  size_t judged = 0;
+  for (const auto& row : doc["results"]) {
+    INFO(row["instruction"] << " " << row["status"] << " " << row["reason"]);
+    if (row["status"] != "ok") {
+      CHECK_FALSE(row.contains("pipes"));  // no figures alone to judge by
+      continue;
+    }
+    REQUIRE(row["pipes"].size() == basis.size());
+    for (size_t k = 0; k < basis.size(); ++k) {
+      const auto& v = row["pipes"][k];
+      CHECK(v["basis"] == basis[k]["instruction"]);
+      const std::string c = v["contention"];
+      CHECK((c == "none" || c == "partial" || c == "shared" || c == "issue-width" || c == "unmeasured"));
+      if (c == "unmeasured") CHECK_FALSE(v["reason"].get<std::string>().empty());
+      if (c != "unmeasured" && c != "issue-width") ++judged;
+    }
+  }
+  CHECK(judged > 0);
+  CHECK_THAT(slurp(csv), Catch::Contains(",pipes,pipe:"));
+  // Resumed with the same forms: the ok rows and their verdicts are kept as they were.
+  auto again = run_peakprobe("--quiet table --pipes " + forms + " --resume " + quoted(first) + " --json " +
+                             quoted(second));
+  REQUIRE(again.rc <= 1);
+  auto doc2 = nlohmann::json::parse(slurp(second));
+  CHECK(doc2["pipe_groups"]["basis"] == basis);
+  for (size_t i = 0; i < doc["results"].size(); ++i)
+    if (doc["results"][i]["status"] == "ok") CHECK(doc2["results"][i] == doc["results"][i]);
+}
+
+TEST_CASE("cli: table --forms takes forms as inst does, and refuses text that is no form", "[main]") {
+  auto list = run_peakprobe("table --list --forms \"add r64, r64\" \"ADD r64,r64\" \"vpaddd xmm, xmm, xmm\"");
+  REQUIRE(list.rc == 0);
+  CHECK_THAT(list.out, Catch::Contains("2 forms:"));  // the same form twice is listed once
+  auto bad = run_peakprobe("table --list --forms \"add r64, r64\" \"frobnicate r64\"");
+  CHECK(bad.rc == 2);
+  CHECK_THAT(bad.err, Catch::Contains("--forms") && Catch::Contains("frobnicate"));
+}

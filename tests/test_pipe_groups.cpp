@@ -1,0 +1,198 @@
+// Pipe groups (src/pairs/pipe_groups.cpp): the weights of a pair, the verdict from its time and the
+// two floors, the basis from a seed matrix, the target's seeds; and on this machine, a basis whose
+// members each share a pipe with themselves.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <limits>
+#include <optional>
+#include <vector>
+
+#include "asm/target.hpp"
+#include "hw_fixture.hpp"
+#include "pairs/pipe_groups.hpp"
+#include "skip.hpp"
+
+using namespace peakprobe;
+
+namespace {
+
+using Matrix = std::vector<std::vector<std::optional<double>>>;
+
+Matrix matrix(const std::vector<std::vector<double>>& v) {
+  Matrix m;
+  for (const auto& row : v) {
+    std::vector<std::optional<double>> r;
+    for (double x : row) r.push_back(x < 0 ? std::nullopt : std::optional<double>(x));
+    m.push_back(r);
+  }
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("pipes: balanced weights give both parts about the same time per group", "[pipes]") {
+  CHECK(balanced_weights(0.5, 0.5) == std::pair{1, 1});
+  CHECK(balanced_weights(0.25, 1.0) == std::pair{4, 1});
+  CHECK(balanced_weights(1.0, 0.25) == std::pair{1, 4});
+  CHECK(balanced_weights(0.33, 1.0) == std::pair{3, 1});
+  // A divider 24 times slower than an add: the most the group allows, never more.
+  const auto [a, b] = balanced_weights(0.25, 6.0);
+  CHECK(a == 7);
+  CHECK(b == 1);
+  CHECK(balanced_weights(0.25, 6.0, 4) == std::pair{3, 1});
+  // Broken inputs: 1:1, never a division by zero.
+  CHECK(balanced_weights(0, 1) == std::pair{1, 1});
+  CHECK(balanced_weights(-1, 1) == std::pair{1, 1});
+  CHECK(balanced_weights(1, 1, 1) == std::pair{1, 1});
+}
+
+TEST_CASE("pipes: a pair is judged between its co-issue floor and its shared ceiling", "[pipes]") {
+  const PartTiming half{0.5, 0}, quarter{0.25, 0};
+  SECTION("as fast as each alone: none") {
+    PipeVerdict v = judge_contention(0.5, 4, 1, 1, half, half, 0);
+    CHECK(v.contention == Contention::none);
+    REQUIRE(v.same_port);
+    CHECK(*v.same_port == Approx(0));
+    CHECK(*v.ipc == Approx(4.0));
+    CHECK(v.weight_form == 1);
+    CHECK(v.weight_basis == 1);
+  }
+  SECTION("as slow as both in sequence: shared") {
+    PipeVerdict v = judge_contention(1.0, 4, 1, 1, half, half, 0);
+    CHECK(v.contention == Contention::shared);
+    CHECK(*v.same_port == Approx(1));
+  }
+  SECTION("in between: partial, and the measure is the position on the scale") {
+    PipeVerdict v = judge_contention(0.75, 4, 1, 1, half, half, 0);
+    CHECK(v.contention == Contention::partial);
+    CHECK(*v.same_port == Approx(0.5));
+  }
+  SECTION("weights scale the parts: 4 quarter-cycle adds beside one 1-cycle multiply") {
+    const PartTiming one{1.0, 0};
+    CHECK(judge_contention(1.0, 3, 4, 1, quarter, one, 0).contention == Contention::none);
+    CHECK(judge_contention(2.0, 3, 4, 1, quarter, one, 0).contention == Contention::shared);
+  }
+  SECTION("a part short of chains sets the co-issue floor, not contention") {
+    // A 4-cycle chain on 2 rounds: at least 2 cycles per group whatever the pipes do. Measured at
+    // 2.0 with a partner alone at 1.0: no room left to tell (the floor meets the ceiling).
+    const PartTiming fma{1.0, 4.0}, add{0.25, 0};
+    PipeVerdict bound = judge_contention(2.0, 2, 1, 4, fma, add, 0);
+    CHECK(bound.contention == Contention::unmeasured);
+    CHECK_THAT(bound.reason, Catch::Contains("chains"));
+    // With enough rounds the chains do not bind, and the same time is contention.
+    CHECK(judge_contention(2.0, 8, 1, 4, fma, add, 0).contention == Contention::shared);
+  }
+  SECTION("at the core's issue width a slow pair is no evidence of a shared pipe") {
+    // Two 6-per-cycle forms 1:1 on a 6-wide core: co-issue would still take 2/6 cycles per group,
+    // which is what sharing would cost too.
+    const PartTiming fast{1.0 / 6, 0};
+    PipeVerdict v = judge_contention(1.0 / 3, 4, 1, 1, fast, fast, 6.0);
+    CHECK(v.contention == Contention::issue_width);
+    CHECK_FALSE(v.same_port);
+    CHECK_THAT(v.reason, Catch::Contains("issue"));
+    // A wider core leaves room again: the same time is now a shared pipe.
+    CHECK(judge_contention(1.0 / 3, 4, 1, 1, fast, fast, 12.0).contention == Contention::shared);
+  }
+  SECTION("the issue width raises the co-issue floor without hiding contention above it") {
+    // 4+4 quarter-cycle forms on a 6-wide core: together at best 8/6 cycles, sharing would take 2.
+    CHECK(judge_contention(8.0 / 6, 4, 4, 4, quarter, quarter, 6.0).contention == Contention::none);
+    CHECK(judge_contention(2.0, 4, 4, 4, quarter, quarter, 6.0).contention == Contention::shared);
+  }
+  SECTION("broken inputs give no verdict") {
+    CHECK(judge_contention(0, 4, 1, 1, half, half, 0).contention == Contention::unmeasured);
+    CHECK(judge_contention(1, 0, 1, 1, half, half, 0).contention == Contention::unmeasured);
+    CHECK(judge_contention(1, 4, 1, 1, PartTiming{0, 0}, half, 0).contention == Contention::unmeasured);
+    CHECK(judge_contention(std::numeric_limits<double>::infinity(), 4, 1, 1, half, half, 0).contention ==
+          Contention::unmeasured);
+  }
+}
+
+TEST_CASE("pipes: the basis is one representative per cluster, the fastest that holds its cluster", "[pipes]") {
+  // 0 add (0.25) and 1 popcnt (0.25) share; 2 a slow ALU op shares with both; 3 fma and 4 mul share;
+  // 5 spreads over both pipe kinds (0.5 with everything) and must stand alone.
+  const std::vector<std::string> seeds = {"add", "popcnt", "slow-alu", "fma", "mul", "spread"};
+  const std::vector<PartTiming> t = {{0.25, 0}, {0.25, 0}, {1.0, 0}, {0.5, 4}, {0.5, 0}, {0.25, 0}};
+  const Matrix m = matrix({{1, 1, 1, 0, 0, 0.5},
+                           {1, 1, 0.9, 0, 0, 0.5},
+                           {1, 0.9, 1, 0, 0, 0.5},
+                           {0, 0, 0, 1, 1, 0.5},
+                           {0, 0, 0, 1, 1, 0.5},
+                           {0.5, 0.5, 0.5, 0.5, 0.5, 1}});
+  const auto basis = choose_basis(seeds, t, m);
+  REQUIRE(basis.size() == 3);
+  CHECK(basis[0].members == std::vector<std::string>{"add", "popcnt", "slow-alu"});
+  CHECK(basis[0].instruction == "add");  // as fast as popcnt and purer (1.0 with slow-alu, not 0.9)
+  CHECK(basis[0].recip_throughput == Approx(0.25));
+  CHECK(basis[1].members == std::vector<std::string>{"fma", "mul"});
+  CHECK(basis[1].instruction == "fma");  // as fast as mul, equally pure: the first
+  CHECK(basis[2].members == std::vector<std::string>{"spread"});
+  CHECK(basis[2].instruction == "spread");
+}
+
+TEST_CASE("pipes: seeds never measured together stay apart", "[pipes]") {
+  const std::vector<std::string> seeds = {"a", "b"};
+  const auto basis = choose_basis(seeds, {{1, 0}, {1, 0}}, matrix({{1, -1}, {-1, 1}}));
+  REQUIRE(basis.size() == 2);
+  CHECK(basis[0].instruction == "a");
+  CHECK(basis[1].instruction == "b");
+  CHECK(choose_basis({}, {}, {}).empty());
+}
+
+TEST_CASE("pipes: every seed candidate of the target resolves, and this CPU gets one seed per kind it runs",
+          "[pipes]") {
+  const isa::Target& target = isa::host_target();
+  const auto candidates = target.pipe_seed_candidates();
+  REQUIRE(candidates.size() >= 12);  // ALU, multiplier, divider, loads, stores, FP and vector kinds
+  for (const auto& alternatives : candidates) {
+    REQUIRE_FALSE(alternatives.empty());
+    for (const auto& text : alternatives) {
+      INFO(text);
+      auto form = target.resolve(text);
+      CHECK(form);
+    }
+  }
+  const auto seeds = pipe_seeds(test::this_cpu());
+  CHECK(seeds.size() <= candidates.size());
+  CHECK(seeds.size() >= candidates.size() / 2);  // a CPU with no vector unit at all is no host of ours
+  for (const auto& s : seeds) CHECK(std::count(seeds.begin(), seeds.end(), s) == 1);
+}
+
+TEST_CASE("hw: each member of this CPU's pipe basis shares a pipe with itself", "[hw][pipes]") {
+  ProbeRunner& runner = test::shared_runner();
+  std::vector<ProbeSpec> seeds;
+  for (const auto& text : pipe_seeds(test::this_cpu())) seeds.push_back(test::spec(text));
+  const PipeGroups g = find_pipe_basis(runner, seeds);
+  INFO("skipped seeds: " << g.skipped_seeds.size());
+  if (g.basis.size() < 2) PP_SKIP("fewer than two basis members could be measured on this machine");
+  // Every seed measured lands in exactly one member's cluster.
+  size_t members = 0;
+  for (const auto& b : g.basis) {
+    members += b.members.size();
+    CHECK(std::find(b.members.begin(), b.members.end(), b.instruction) != b.members.end());
+    CHECK(b.recip_throughput > 0);
+  }
+  CHECK(members == g.seeds.size());
+  CHECK(g.issue_width >= 1);
+  // An instruction interleaved with itself runs as slowly as both copies in sequence: a shared pipe,
+  // on any core. Each member is checked against the whole basis, itself included.
+  std::vector<ProbeResult> alone = runner.run_batch({test::spec(g.basis.front().instruction),
+                                                     test::spec(g.basis.back().instruction)});
+  std::vector<PipeSubject> subjects;
+  for (size_t i = 0; i < alone.size(); ++i)
+    subjects.push_back({test::spec(i == 0 ? g.basis.front().instruction : g.basis.back().instruction), &alone[i]});
+  const auto verdicts = classify_against_basis(runner, g, subjects);
+  REQUIRE(verdicts.size() == 2);
+  size_t judged = 0;
+  for (size_t i = 0; i < 2; ++i) {
+    const size_t self = i == 0 ? 0 : g.basis.size() - 1;
+    REQUIRE(verdicts[i].size() == g.basis.size());
+    for (size_t k = 0; k < g.basis.size(); ++k) CHECK(verdicts[i][k].basis == g.basis[k].instruction);
+    const PipeVerdict& v = verdicts[i][self];
+    INFO(g.basis[self].instruction << " with itself: " << to_string(v.contention) << " " << v.reason);
+    if (v.contention == Contention::unmeasured || v.contention == Contention::issue_width) continue;
+    ++judged;
+    CHECK(v.contention == Contention::shared);
+  }
+  if (judged == 0) PP_SKIP("neither self-pair could be judged here (mistrusted or at the issue width)");
+}
