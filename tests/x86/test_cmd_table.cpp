@@ -89,7 +89,7 @@ TEST_CASE("cli: table --pipes classifies each ok form against this CPU's basis, 
     }
   }
   CHECK(judged > 0);
-  CHECK_THAT(slurp(csv), Catch::Contains(",pipes,pipe:"));
+  CHECK_THAT(slurp(csv), Catch::Contains(",repro,pipes,\"pipe:"));
   // Resumed with the same forms: the ok rows and their verdicts are kept as they were.
   auto again = run_peakprobe("--quiet table --pipes " + forms + " --resume " + quoted(first) + " --json " +
                              quoted(second));
