@@ -76,12 +76,12 @@ TEST_CASE("pipes: a pair is judged between its co-issue floor and its shared cei
   SECTION("a part short of chains sets the co-issue floor, not contention") {
     // A 4-cycle chain on 2 rounds: at least 2 cycles per group whatever the pipes do. Measured at
     // 2.0 with a partner alone at 1.0: no room left to tell (the floor meets the ceiling).
-    const PartTiming fma{1.0, 4.0}, add{0.25, 0};
-    PipeVerdict bound = judge_contention(2.0, 2, 1, 4, fma, add, 0);
+    const PartTiming muladd{1.0, 4.0}, add{0.25, 0};
+    PipeVerdict bound = judge_contention(2.0, 2, 1, 4, muladd, add, 0);
     CHECK(bound.contention == Contention::unmeasured);
     CHECK_THAT(bound.reason, Catch::Contains("chains"));
     // With enough rounds the chains do not bind, and the same time is contention.
-    CHECK(judge_contention(2.0, 8, 1, 4, fma, add, 0).contention == Contention::shared);
+    CHECK(judge_contention(2.0, 8, 1, 4, muladd, add, 0).contention == Contention::shared);
   }
   SECTION("at the core's issue width a slow pair is no evidence of a shared pipe") {
     // Two 6-per-cycle forms 1:1 on a 6-wide core: co-issue would still take 2/6 cycles per group,
@@ -109,9 +109,9 @@ TEST_CASE("pipes: a pair is judged between its co-issue floor and its shared cei
 }
 
 TEST_CASE("pipes: the basis is one representative per cluster, the fastest that holds its cluster", "[pipes]") {
-  // 0 add (0.25) and 1 popcnt (0.25) share; 2 a slow ALU op shares with both; 3 fma and 4 mul share;
+  // 0 add (0.25) and 1 popcnt (0.25) share; 2 a slow ALU op shares with both; 3 muladd and 4 mul share;
   // 5 spreads over both pipe kinds (0.5 with everything) and must stand alone.
-  const std::vector<std::string> seeds = {"add", "popcnt", "slow-alu", "fma", "mul", "spread"};
+  const std::vector<std::string> seeds = {"add", "popcnt", "slow-alu", "muladd", "mul", "spread"};
   const std::vector<PartTiming> t = {{0.25, 0}, {0.25, 0}, {1.0, 0}, {0.5, 4}, {0.5, 0}, {0.25, 0}};
   const Matrix m = matrix({{1, 1, 1, 0, 0, 0.5},
                            {1, 1, 0.9, 0, 0, 0.5},
@@ -124,8 +124,8 @@ TEST_CASE("pipes: the basis is one representative per cluster, the fastest that 
   CHECK(basis[0].members == std::vector<std::string>{"add", "popcnt", "slow-alu"});
   CHECK(basis[0].instruction == "add");  // as fast as popcnt and purer (1.0 with slow-alu, not 0.9)
   CHECK(basis[0].recip_throughput == Approx(0.25));
-  CHECK(basis[1].members == std::vector<std::string>{"fma", "mul"});
-  CHECK(basis[1].instruction == "fma");  // as fast as mul, equally pure: the first
+  CHECK(basis[1].members == std::vector<std::string>{"muladd", "mul"});
+  CHECK(basis[1].instruction == "muladd");  // as fast as mul, equally pure: the first
   CHECK(basis[2].members == std::vector<std::string>{"spread"});
   CHECK(basis[2].instruction == "spread");
 }

@@ -67,6 +67,30 @@ std::vector<Operand> representative_operands(const InstText& t) {
   return ops;
 }
 
+// Every general register an implicit operand may be, over the 64-bit signatures of the instruction
+// with this many explicit operands (asmjit's signature table: one register-mask bit per fixed id).
+std::vector<uint32_t> implicit_gp_registers(asmjit::InstId id, size_t explicit_operands) {
+  using asmjit::x86::InstDB::OpFlags;
+  constexpr OpFlags kGp = OpFlags::kRegGpbLo | OpFlags::kRegGpbHi | OpFlags::kRegGpw | OpFlags::kRegGpd |
+                          OpFlags::kRegGpq;
+  std::vector<uint32_t> ids;
+  if (id == 0 || id >= asmjit::x86::Inst::_kIdCount) return ids;
+  const auto& info = asmjit::x86::InstDB::infoById(id).commonInfo();
+  for (const auto* sig = info.signatureData(); sig != info.signatureEnd(); ++sig) {
+    if (!sig->supportsMode(asmjit::x86::InstDB::Mode::kX64)) continue;
+    // Only the signatures of this spelling: imul r64, r64 has none of the one-operand imul's rdx:rax.
+    if (sig->opCount() - sig->implicitOpCount() != explicit_operands) continue;
+    for (uint32_t i = 0; i < sig->opCount(); ++i) {
+      const auto& op = sig->opSignature(i);
+      if (!op.isImplicit() || !op.hasFlag(kGp)) continue;
+      for (uint32_t r = 0; r < 8; ++r)
+        if ((op.regMask() >> r) & 1u)
+          if (std::find(ids.begin(), ids.end(), r) == ids.end()) ids.push_back(r);
+    }
+  }
+  return ids;
+}
+
 // div/idiv/mul/imul with one operand read and write rdx:rax implicitly; asmjit describes the roles
 // only for the explicit three-operand spelling, so the implicit registers are made explicit here.
 void make_implicit_operands_explicit(InstText& t) {
@@ -225,6 +249,7 @@ Expected<InstForm> resolve_inst(const std::string& text) {
     }
     return make_error(msg);
   }
+  f.implicit_gp = implicit_gp_registers(f.id, f.text.operands.size());
   make_implicit_operands_explicit(f.text);
   f.imms = default_immediates(f.text);
   if (f.text.encoding == "vex") f.options |= InstOptions::kX86_Vex;

@@ -83,7 +83,9 @@ Pools make_pools(const InstForm& f, int vec_regs) {
   for (int i = 0; i < vec_regs; ++i) p.vec.push_back(uint32_t(i));
   for (uint32_t i = 1; i < 8; ++i) p.mask.push_back(i);
   for (uint32_t i = 0; i < 8; ++i) p.tile.push_back(i);
-  // Registers the form names literally (cl, rax, xmm0) are never handed out.
+  // Registers the form names literally (cl, rax, xmm0) or uses without naming them (xgetbv's ecx)
+  // are never handed out.
+  for (uint32_t id : f.implicit_gp) p.gp.erase(std::remove(p.gp.begin(), p.gp.end(), id), p.gp.end());
   for (const auto& k : f.text.operands) {
     if (k.cls != OpClass::fixed) continue;
     Operand r = make_fixed(k);
@@ -185,31 +187,6 @@ PlannedInst reset_fixed(const OperandKind& k, bool byte_dividend = false) {
   return make_inst(ax::Inst::kIdMov, {ax::gpq(r.as<Gp>().id()), ax::r11}, R::reset);
 }
 
-void init_common(StreamPlan& plan, const InstForm& f, const Pools& all) {
-  // Every register the stream may touch starts with a sane value: data for vectors, all-ones masks,
-  // small non-zero integers (1 is a harmless divisor, shift count and multiplier).
-  for (uint32_t id : all.gp) plan.inits.push_back({OpClass::gp, id, InitKind::gp_value, 1});
-  for (uint32_t id : all.vec) plan.inits.push_back({OpClass::vec, id, InitKind::data, 0});
-  bool masks = has_merge_mask(f) || std::any_of(f.text.operands.begin(), f.text.operands.end(),
-                                                 [](const OperandKind& k) { return k.cls == OpClass::mask; });
-  if (masks)
-    for (uint32_t id : all.mask) plan.inits.push_back({OpClass::mask, id, InitKind::ones, 0});
-  if (std::find(all.gp.begin(), all.gp.end(), uint32_t(Gp::kIdR11)) == all.gp.end())
-    plan.inits.push_back({OpClass::gp, Gp::kIdR11, InitKind::gp_value, kResetValue});
-  // rdpkru reads the implicit ecx, which must be 0 (the only register index it knows) or it faults (#GP).
-  if (f.text.mnemonic == "rdpkru") plan.inits.push_back({OpClass::gp, Gp::kIdCx, InitKind::gp_value, 0});
-  for (const auto& k : f.text.operands) {
-    if (k.cls != OpClass::fixed) continue;
-    Operand r = make_fixed(k);
-    if (!r.as<BaseReg>().isGp()) continue;
-    uint32_t id = r.as<Gp>().id();
-    const uint64_t ax_value = byte_divide(f) ? kByteDividend : kResetValue;
-    plan.inits.push_back({OpClass::gp, id, InitKind::gp_value, id == Gp::kIdDx ? 0 : id == Gp::kIdAx ? ax_value : 1});
-  }
-  plan.uses_tiles = std::any_of(f.text.operands.begin(), f.text.operands.end(),
-                                [](const OperandKind& k) { return k.cls == OpClass::tile; });
-}
-
 void set_init(StreamPlan& plan, OpClass cls, uint32_t id, InitKind kind, uint64_t value = 0, int elem_bits = 32) {
   for (auto& r : plan.inits)
     if (r.cls == cls && r.id == id) {
@@ -219,6 +196,45 @@ void set_init(StreamPlan& plan, OpClass cls, uint32_t id, InitKind kind, uint64_
       return;
     }
   plan.inits.push_back({cls, id, kind, value, elem_bits});
+}
+
+// A register's start value unless the plan already gives it one. Each form of a mix adds its
+// defaults; a later form must not overwrite what an earlier one set on purpose (a memory divisor's
+// base pointing at a constant 1 reset to 1 was a pointer to address 1: SIGSEGV in every mix with a
+// `div m32`).
+void default_init(StreamPlan& plan, OpClass cls, uint32_t id, InitKind kind, uint64_t value = 0) {
+  for (const auto& r : plan.inits)
+    if (r.cls == cls && r.id == id) return;
+  plan.inits.push_back({cls, id, kind, value});
+}
+
+void init_common(StreamPlan& plan, const InstForm& f, const Pools& all) {
+  // Every register the stream may touch starts with a sane value: data for vectors, all-ones masks,
+  // small non-zero integers (1 is a harmless divisor, shift count and multiplier).
+  for (uint32_t id : all.gp) default_init(plan, OpClass::gp, id, InitKind::gp_value, 1);
+  for (uint32_t id : all.vec) default_init(plan, OpClass::vec, id, InitKind::data, 0);
+  bool masks = has_merge_mask(f) || std::any_of(f.text.operands.begin(), f.text.operands.end(),
+                                                 [](const OperandKind& k) { return k.cls == OpClass::mask; });
+  if (masks)
+    for (uint32_t id : all.mask) default_init(plan, OpClass::mask, id, InitKind::ones, 0);
+  if (std::find(all.gp.begin(), all.gp.end(), uint32_t(Gp::kIdR11)) == all.gp.end())
+    default_init(plan, OpClass::gp, Gp::kIdR11, InitKind::gp_value, kResetValue);
+  // Registers the form uses without naming them start like the others (they are not in the pools).
+  for (uint32_t id : f.implicit_gp) default_init(plan, OpClass::gp, id, InitKind::gp_value, 1);
+  // rdpkru and xgetbv read the implicit ecx as a register index: 0 is the one every CPU with them
+  // knows (PKRU; XCR0); another faults (#GP).
+  if (f.text.mnemonic == "rdpkru" || f.text.mnemonic == "xgetbv")
+    set_init(plan, OpClass::gp, Gp::kIdCx, InitKind::gp_value, 0);
+  for (const auto& k : f.text.operands) {
+    if (k.cls != OpClass::fixed) continue;
+    Operand r = make_fixed(k);
+    if (!r.as<BaseReg>().isGp()) continue;
+    uint32_t id = r.as<Gp>().id();
+    const uint64_t ax_value = byte_divide(f) ? kByteDividend : kResetValue;
+    set_init(plan, OpClass::gp, id, InitKind::gp_value, id == Gp::kIdDx ? 0 : id == Gp::kIdAx ? ax_value : 1);
+  }
+  plan.uses_tiles = plan.uses_tiles || std::any_of(f.text.operands.begin(), f.text.operands.end(),
+                                                   [](const OperandKind& k) { return k.cls == OpClass::tile; });
 }
 
 // Operand values shared by all instances of one form: one fixed register per source operand.

@@ -194,6 +194,18 @@ void measure_pipes(GlobalOptions& g, ProbeRunner& runner, const CpuInfo& cpu, Ru
                                                  : "none of the seed forms could be measured");
       return;
     }
+    // Seeds without a trusted reference leave the basis short of the pipes they stand for: say so.
+    const size_t total = found.seeds.size() + found.skipped_seeds.size();
+    if (found.basis.size() < 2) {
+      spdlog::warn("no pipe groups: only {} of {} seed forms had trusted figures alone (first: {}); measure again "
+                   "on a quieter machine",
+                   found.seeds.size(), total, found.skipped_seeds.empty() ? "-" : found.skipped_seeds.front());
+      return;
+    }
+    if (3 * found.skipped_seeds.size() > total)
+      spdlog::warn("the pipe basis is incomplete: {} of {} seed forms had no trusted figures alone (first: {}); "
+                   "pipes only they stand for have no column",
+                   found.skipped_seeds.size(), total, found.skipped_seeds.front());
     basis = std::move(found);
   }
   doc.pipe_groups = basis;

@@ -182,6 +182,9 @@ constexpr double kChainsBind = 1.03;
 struct Part {
   ProbeSpec spec;
   double hint = 0;  // cycles per instruction from `inst`: sets the pair's weights
+  // The chains `inst`'s throughput stream needed for that rate (its K; 0: unknown). A part whose
+  // pairs all give it at least this many is not measured again with fewer: its chains cannot bind.
+  int chains = 0;
 };
 
 // Pairs measured the same way in both stages: every part alone as a one-part mix (all the chains
@@ -218,7 +221,8 @@ class PairBatch {
       emitted[p] = true;
       full_job_[p] = add_job({{parts_[p].spec, 1}}, 0, Job::full, p);
       const int all = runner_.mix_rounds({{parts_[p].spec, 1}});
-      if (fewest_[p] != std::numeric_limits<int>::max() && fewest_[p] < all)
+      if (fewest_[p] != std::numeric_limits<int>::max() && fewest_[p] < all &&
+          (parts_[p].chains <= 0 || fewest_[p] < parts_[p].chains))
         few_job_[p] = add_job({{parts_[p].spec, 1}}, fewest_[p], Job::few, p);
     };
     for (size_t q = 0; q < planned_.size(); ++q) {
@@ -454,7 +458,7 @@ std::vector<std::vector<PipeVerdict>> classify_against_basis(
       for (auto& v : out[i]) v.reason = why;
       continue;
     }
-    parts.push_back({subjects[i].spec, *r->recip_throughput_cycles});
+    parts.push_back({subjects[i].spec, *r->recip_throughput_cycles, r->accumulators});
     subject_of_part.push_back(i);
     for (size_t b = 0; b < nb; ++b) {
       pairs.emplace_back(parts.size() - 1, b);

@@ -3,6 +3,7 @@
 #include "asm/x86/inst_form.hpp"
 #include "asm/x86/stream_plan.hpp"
 
+#include <algorithm>
 #include <optional>
 #include <set>
 #include <utility>
@@ -376,4 +377,53 @@ TEST_CASE("stream plan: each branch goes to the next instruction, its direction 
   REQUIRE(jz.ok());
   CHECK_FALSE(x86::is_direct_branch(add.value()));
   CHECK_FALSE(x86::plan_mix({{&jz.value(), 1}, {&add.value(), 1}}, 2, avx512(), "-").ok());
+}
+
+TEST_CASE("mix: every register starts once, and a later form never resets what an earlier one set", "[stream_plan]") {
+  // A memory divisor's base points at a constant 1; the add's defaults once reset it to 1 (a pointer
+  // to address 1): every mix with `div m32` faulted.
+  auto div = x86::resolve_inst("div m32");
+  auto add = x86::resolve_inst("add r64, r64");
+  auto vadd = x86::resolve_inst("vpaddd ymm, ymm, ymm");
+  REQUIRE(div.ok());
+  REQUIRE(add.ok());
+  REQUIRE(vadd.ok());
+  for (const auto& second : {&add.value(), &vadd.value()}) {
+    INFO(second->display);
+    auto plan = x86::plan_mix({{&div.value(), 1}, {second, 3}}, 2, avx512(), "-");
+    REQUIRE(plan.ok());
+    std::set<std::pair<int, uint32_t>> seen;
+    size_t constant_one = 0;
+    for (const auto& r : plan->inits) {
+      CHECK(seen.insert({int(r.cls), r.id}).second);  // one start value per register
+      if (r.kind == x86::InitKind::constant_one) ++constant_one;
+    }
+    CHECK(constant_one == 1);
+  }
+}
+
+TEST_CASE("implicit general registers are never chain or source registers, and start sane", "[stream_plan]") {
+  using asmjit::x86::Gp;
+  auto xgetbv = x86::resolve_inst("xgetbv");
+  auto imul = x86::resolve_inst("imul r64, r64");
+  auto cmpxchg = x86::resolve_inst("cmpxchg r64, r64");
+  auto add = x86::resolve_inst("add r64, r64");
+  REQUIRE(xgetbv.ok());
+  REQUIRE(imul.ok());
+  REQUIRE(cmpxchg.ok());
+  REQUIRE(add.ok());
+  const auto& x = xgetbv->implicit_gp;
+  CHECK(std::find(x.begin(), x.end(), uint32_t(Gp::kIdCx)) != x.end());
+  CHECK(std::find(x.begin(), x.end(), uint32_t(Gp::kIdAx)) != x.end());
+  CHECK(imul->implicit_gp.empty());  // the two-operand spelling has none of imul r64's rdx:rax
+  CHECK(std::find(cmpxchg->implicit_gp.begin(), cmpxchg->implicit_gp.end(), uint32_t(Gp::kIdAx)) !=
+        cmpxchg->implicit_gp.end());
+  // Beside an add, xgetbv's ecx (its register index) is no add chain, and it starts at 0 (XCR0).
+  auto plan = x86::plan_mix({{&xgetbv.value(), 1}, {&add.value(), 1}}, 4, avx512(), "-");
+  REQUIRE(plan.ok());
+  for (uint32_t id : plan->dest_ids) CHECK(std::find(x.begin(), x.end(), id) == x.end());
+  bool ecx_zero = false;
+  for (const auto& r : plan->inits)
+    if (r.cls == x86::OpClass::gp && r.id == Gp::kIdCx) ecx_zero = r.kind == x86::InitKind::gp_value && r.value == 0;
+  CHECK(ecx_zero);
 }
