@@ -27,8 +27,9 @@ struct InstForm {
   bool evex_native = false;            // encoded as EVEX: vector registers 16..31 are usable
   bool is_lea = false;                 // the memory operand is an address only, never accessed
   bool is_gather = false;
-  // General registers the instruction reads or writes without naming them (xgetbv's ecx, cmpxchg's
-  // rax, cpuid's four), by asmjit id: a stream never hands them out as chain or source registers.
+  // General-register operands the instruction reads or writes without naming them (xgetbv's ecx,
+  // cmpxchg's rax, cpuid's four), by asmjit id: a stream never hands them out as chain or source
+  // registers. (Bases of implicit memory operands are not listed: forms with them are refused.)
   std::vector<uint32_t> implicit_gp;
   // The value of each immediate operand in generated streams (per operand index; others unused).
   // Default: the common case (see default_immediates); `inst --imm N` sets them all.

@@ -220,6 +220,15 @@ void measure_pipes(GlobalOptions& g, ProbeRunner& runner, const CpuInfo& cpu, Ru
       continue;
     }
     if (pipes_complete(*r, basis->basis)) continue;
+    // Queued: until its pairs are judged, it has a verdict per member of this basis, not reached yet
+    // (never verdicts against another basis of an older document).
+    r->pipes.clear();
+    for (const auto& b : basis->basis) {
+      PipeVerdict v;
+      v.basis = b.instruction;
+      v.reason = std::string(kNotReached) + "the run stopped before this pair";
+      r->pipes.push_back(std::move(v));
+    }
     PipeSubject subject;
     subject.spec.text = f.text;
     subject.spec.origin = "table";
@@ -242,19 +251,9 @@ void measure_pipes(GlobalOptions& g, ProbeRunner& runner, const CpuInfo& cpu, Ru
         }
       });
   progress_done(g.out);
-  // Rows the stage never reached still need their (unmeasured) verdicts, so that --resume sees them.
   std::map<Contention, size_t> counts;
-  for (size_t i = 0; i < rows.size(); ++i) {
-    if (rows[i]->pipes.empty()) {
-      for (const auto& b : basis->basis) {
-        PipeVerdict v;
-        v.basis = b.instruction;
-        v.reason = std::string(kNotReached) + "the run stopped before this pair";
-        rows[i]->pipes.push_back(std::move(v));
-      }
-    }
-    for (const auto& v : rows[i]->pipes) ++counts[v.contention];
-  }
+  for (const ProbeResult* r : rows)
+    for (const auto& v : r->pipes) ++counts[v.contention];
   spdlog::info("pipes: {:.1f} s: {} shared, {} partial, {} none, {} at the issue width, {} unmeasured", elapsed(),
                counts[Contention::shared], counts[Contention::partial], counts[Contention::none],
                counts[Contention::issue_width], counts[Contention::unmeasured]);
@@ -339,6 +338,9 @@ int run_table(GlobalOptions& g, const TableOptions& o) {
   RunDocument doc;
   auto runner = start_runner(g, cpu, doc);
   if (!runner) return kExitMeasure;
+  // Kept rows' verdicts refer to the earlier document's basis: it stays in the document whether or
+  // not this run gets as far as (or asks for) the pipes.
+  doc.pipe_groups = resumed_basis;
   spdlog::info("core clock {:.3f} GHz on CPU {}; {} forms chosen: {} to measure, {} kept from --resume, {} refused",
                doc.clock.ghz, runner->cpu(), chosen->size(), specs.size(), kept.size(),
                std::count_if(chosen->begin(), chosen->end(), [](const isa::ListedForm& f) { return !f.refusal.empty(); }));

@@ -75,8 +75,10 @@ PipeVerdict judge_contention(double cycles_per_group, int rounds, int wa, int wb
   PipeVerdict v;
   v.weight_form = wa;
   v.weight_basis = wb;
-  if (!(cycles_per_group > 0) || !std::isfinite(cycles_per_group) || rounds < 1 || wa < 1 || wb < 1 ||
-      !(a.recip > 0) || !(b.recip > 0)) {
+  auto finite_positive = [](double x) { return x > 0 && std::isfinite(x); };
+  if (!finite_positive(cycles_per_group) || rounds < 1 || wa < 1 || wb < 1 || !finite_positive(a.recip) ||
+      !finite_positive(b.recip) || !std::isfinite(a.chain_latency) || !std::isfinite(b.chain_latency) ||
+      !std::isfinite(issue_width)) {
     v.reason = "no valid timing of the pair or of a part alone";
     return v;
   }
@@ -263,24 +265,27 @@ class PairBatch {
   size_t part_a(size_t q) const { return planned_[q].a; }
   size_t part_b(size_t q) const { return planned_[q].b; }
 
-  // Part p alone, or why not (its reference stream failed, was refused or is mistrusted).
+  // Part p alone, or why not (its reference stream failed, was refused or is mistrusted). A reference
+  // that was only doubted (mistrusted) may be trusted another time: its reason starts with
+  // kNotMeasured, which `table --resume` measures again.
   Expected<PartTiming> timing(size_t p) const {
     const size_t f = full_job_[p];
-    if (f == kNone || !have_[f]) return make_error(parts_[p].spec.text + " alone: not measured");
+    if (f == kNone || !have_[f]) return make_error(std::string(kNotMeasured) + parts_[p].spec.text + " alone was not reached");
     const MixResult& full = results_[f];
-    if (full.status != Status::ok || !full.cycles_per_group || !(*full.cycles_per_group > 0))
-      return make_error(fmt::format("{} alone: {}{}{}", parts_[p].spec.text, to_string(full.status),
-                                    full.reason.empty() ? "" : ": ", full.reason));
+    if (full.status != Status::ok || !full.cycles_per_group || !(*full.cycles_per_group > 0) ||
+        !std::isfinite(*full.cycles_per_group))
+      return make_error(fmt::format("{}{} alone: {}{}{}", full.status == Status::mistrusted ? kNotMeasured : "",
+                                    parts_[p].spec.text, to_string(full.status), full.reason.empty() ? "" : ": ",
+                                    full.reason));
     PartTiming t;
     t.recip = *full.cycles_per_group;
+    // With fewer chains: a reference that is missing or doubted leaves the chains taken as enough.
     const size_t w = few_job_[p];
-    if (w != kNone) {
-      if (!have_[w]) return make_error(parts_[p].spec.text + " alone with few chains: not measured");
+    if (w != kNone && have_[w]) {
       const MixResult& few = results_[w];
-      if (few.status != Status::ok || !few.cycles_per_group)
-        return make_error(fmt::format("{} alone with {} chains: {}{}{}", parts_[p].spec.text, fewest_[p],
-                                      to_string(few.status), few.reason.empty() ? "" : ": ", few.reason));
-      if (*few.cycles_per_group > kChainsBind * t.recip) t.chain_latency = *few.cycles_per_group * fewest_[p];
+      if (few.status == Status::ok && few.cycles_per_group && std::isfinite(*few.cycles_per_group) &&
+          *few.cycles_per_group > kChainsBind * t.recip)
+        t.chain_latency = *few.cycles_per_group * fewest_[p];
     }
     return t;
   }
@@ -301,7 +306,7 @@ class PairBatch {
     v.weight_basis = planned_[q].wb;
     const MixResult* m = pair_mix(q);
     if (m == nullptr) {
-      v.reason = "not measured: the run stopped before this pair";
+      v.reason = std::string(kNotMeasured) + "the run stopped before this pair";
       return v;
     }
     if ((m->status != Status::ok && m->status != Status::mistrusted) || !m->cycles_per_group) {
@@ -313,10 +318,14 @@ class PairBatch {
       v.reason = !ta ? ta.error() : tb.error();
       return v;
     }
+    // The width is at least what this pair and its parts ran at: a seed set that never reached the
+    // core's width must not make a faster pair look bound by it.
+    width = std::max({width, m->ipc.value_or(0.0), 1 / ta->recip, 1 / tb->recip});
     v = judge_contention(*m->cycles_per_group, m->rounds, planned_[q].wa, planned_[q].wb, *ta, *tb, width);
     if (m->status == Status::mistrusted) {
       v.contention = Contention::unmeasured;
-      v.reason = "the pair's timing is mistrusted: " + m->reason;
+      v.same_port.reset();
+      v.reason = std::string(kNotMeasured) + "the pair's timing is mistrusted: " + m->reason;
     }
     return v;
   }
@@ -456,13 +465,14 @@ std::vector<std::vector<PipeVerdict>> classify_against_basis(
              : fmt::format("no throughput alone ({}{}{})", to_string(r->status), r->reason.empty() ? "" : ": ",
                            r->reason);
       for (auto& v : out[i]) v.reason = why;
+      if (on_done) on_done(i, out[i]);
       continue;
     }
     parts.push_back({subjects[i].spec, *r->recip_throughput_cycles, r->accumulators});
     subject_of_part.push_back(i);
     for (size_t b = 0; b < nb; ++b) {
       pairs.emplace_back(parts.size() - 1, b);
-      out[i][b].reason = "not measured: the run stopped before this pair";
+      out[i][b].reason = std::string(kNotMeasured) + "the run stopped before this pair";
     }
   }
   PairBatch batch(runner, parts, pairs);

@@ -45,13 +45,18 @@ PipeVerdict judge_contention(double cycles_per_group, int rounds, int wa, int wb
                              const PartTiming& b, double issue_width);
 
 // The basis from a seed matrix: clusters by average linkage (pairs/cluster.hpp), then one
-// representative per cluster, the member that contends most with its own cluster and least with
-// the others (ties: the faster one). `timings` gives each seed's figures alone.
+// representative per cluster: the fastest member that contends with the rest of its cluster at least
+// as much as the cluster holds together (ties: the purest, contending most inside its cluster and
+// least outside it). `timings` gives each seed's figures alone.
 std::vector<PipeBasisMember> choose_basis(const std::vector<std::string>& seeds,
                                           const std::vector<PartTiming>& timings,
                                           const std::vector<std::vector<std::optional<double>>>& same_port);
 
 using PipeProgress = std::function<void(size_t done, size_t total, const std::string& what)>;
+
+// How the reason of a verdict that a later run may still give starts (`table --resume` measures
+// those pairs again), as the reason of a table row never reached does.
+inline constexpr const char* kNotMeasured = "not measured: ";
 
 // The seeds this CPU can run, from the target's candidates (the first alternative of each whose
 // features the CPU has).
@@ -71,8 +76,10 @@ struct PipeSubject {
 
 // Every subject against every basis member: result[i][k] is subject i against basis member k. A
 // subject without trusted figures alone, or refused in mixes, gets `unmeasured` verdicts saying why.
-// `on_done(i, verdicts)` is called as each subject's verdicts are complete; `stop()` ends early
-// (the rest stay unmeasured, reason "not measured: ...").
+// `on_done(i, verdicts)` is called with subject i's verdicts so far whenever one of them is judged
+// (again after a retry; once up front for a subject without figures alone); `stop()` ends early.
+// Verdicts that another run may give (not reached, or doubted: a mistrusted pair or reference) have
+// reasons starting with kNotMeasured.
 std::vector<std::vector<PipeVerdict>> classify_against_basis(
     ProbeRunner& runner, const PipeGroups& groups, const std::vector<PipeSubject>& subjects,
     const PipeProgress& progress = {}, const std::function<bool()>& stop = {},

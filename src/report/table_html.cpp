@@ -108,10 +108,10 @@ std::string pipe_basis_section(const PipeGroups& g) {
   return h;
 }
 
-std::string pipe_cells(const ProbeResult& r, size_t basis_size) {
+std::string pipe_cells(const ProbeResult& r, const std::vector<PipeBasisMember>& basis) {
   std::string h;
-  for (size_t k = 0; k < basis_size; ++k) {
-    if (k >= r.pipes.size()) {
+  for (size_t k = 0; k < basis.size(); ++k) {
+    if (k >= r.pipes.size() || r.pipes[k].basis != basis[k].instruction) {
       h += "<td class=\"n\"></td>";
       continue;
     }
@@ -166,7 +166,7 @@ std::string table_html(const RunDocument& doc) {
         "<td class=\"reason\">{}</td>{}</tr>\n",
         to_string(r.status), esc(family_of(r)), esc(r.instruction), esc(family_of(r)), to_string(r.status),
         num(r.latency_cycles, 2), operand_latencies(r), num(r.recip_throughput_cycles, 3), num(r.throughput_ipc, 2),
-        rate, r.accumulators > 0 ? std::to_string(r.accumulators) : "", esc(r.reason), pipe_cells(r, basis_size));
+        rate, r.accumulators > 0 ? std::to_string(r.accumulators) : "", esc(r.reason), pipe_cells(r, doc.pipe_groups ? doc.pipe_groups->basis : std::vector<PipeBasisMember>{}));
   }
   h += "</tbody></table>\n<script>" + std::string(kScript) + "</script>\n</body></html>\n";
   return h;
