@@ -175,6 +175,11 @@ void measure_pipes(GlobalOptions& g, ProbeRunner& runner, const CpuInfo& cpu, Ru
                    std::map<std::string, ProbeResult>& kept, std::optional<PipeGroups> basis,
                    const std::function<bool()>& stop, const std::function<void()>& checkpoint) {
   const auto t0 = Clock::now();
+  if (!cpu.emulator.empty()) {  // every pair would be mistrusted: no verdict can come of it
+    spdlog::warn("no pipe groups under emulation ({}): pipes are told apart by timing, which means nothing here",
+                 cpu.emulator);
+    return;
+  }
   if (basis) {
     spdlog::info("pipe basis of the --resume document: {} members", basis->basis.size());
   } else {
@@ -190,8 +195,11 @@ void measure_pipes(GlobalOptions& g, ProbeRunner& runner, const CpuInfo& cpu, Ru
         stop);
     progress_done(g.out);
     if (found.basis.empty()) {
-      spdlog::warn("no pipe groups: {}", stop() ? "the run stopped while the basis was measured"
-                                                 : "none of the seed forms could be measured");
+      if (stop())
+        spdlog::warn("no pipe groups: the run stopped while the basis was measured");
+      else
+        spdlog::warn("no pipe groups: no seed form had trusted figures alone (first: {})",
+                     found.skipped_seeds.empty() ? "-" : found.skipped_seeds.front());
       return;
     }
     // Seeds without a trusted reference leave the basis short of the pipes they stand for: say so.
