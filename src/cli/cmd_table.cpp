@@ -36,7 +36,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 // Rows the run did not reach start with this; --resume measures them (and mistrusted rows) again.
-constexpr const char* kNotReached = "not measured: ";
+constexpr const char* kNotReached = kNotMeasured;  // pairs/pipe_groups.hpp: one prefix for rows and verdicts
 // The JSON document is written whole this often while measuring, so a killed run leaves its figures.
 constexpr double kCheckpointSeconds = 10.0;
 

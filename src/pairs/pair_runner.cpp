@@ -8,6 +8,7 @@
 
 #include "pairs/classify.hpp"
 #include "pairs/cluster.hpp"
+#include "pairs/pipe_groups.hpp"
 
 namespace peakprobe {
 namespace {
@@ -36,12 +37,13 @@ void set_alone(PairResult& p, const MixResult& a, const MixResult& b) {
 MixResult measure_alone(ProbeRunner& runner, const ProbeSpec& spec) { return runner.run_mix({{spec, 1}}); }
 
 bool at_issue_width(const PairResult& p, double issue_width) {
+  // The rule of `table --pipes` (judge_contention): the width leaves less than a quarter of the
+  // faster part between co-issue and one shared pipe.
   const MixResult& m = p.mix;
-  if (!(issue_width > 0) || m.parts.size() != 2 || !m.parts[0].alone_cycles || !m.parts[1].alone_cycles) return false;
-  const double a = m.parts[0].weight * *m.parts[0].alone_cycles, b = m.parts[1].weight * *m.parts[1].alone_cycles;
-  const double width_floor = (m.parts[0].weight + m.parts[1].weight) / issue_width;
-  // The width leaves less than a quarter of the faster part between co-issue and one shared pipe.
-  return a + b - std::max({a, b, width_floor}) < kCoIssueBelow * std::min(a, b);
+  if (m.parts.size() != 2 || !m.parts[0].alone_cycles || !m.parts[1].alone_cycles || !m.cycles_per_group) return false;
+  return judge_contention(*m.cycles_per_group, 1, m.parts[0].weight, m.parts[1].weight, {*m.parts[0].alone_cycles, 0},
+                          {*m.parts[1].alone_cycles, 0}, issue_width)
+             .contention == Contention::issue_width;
 }
 
 void classify(PairResult& p) {
