@@ -101,6 +101,11 @@ int main(int argc, char** argv) {
   }
   // No subcommand: the main job, the full report with its defaults.
   if (g.action) g.action();
-  else g.exit_code = run_report(g, g.report_out, g.report_quick);
+  else {
+    ReportOptions report;
+    report.out_dir = g.report_out;
+    report.quick = g.report_quick;
+    g.exit_code = run_report(g, report);
+  }
   return g.exit_code;
 }

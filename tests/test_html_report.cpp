@@ -216,6 +216,38 @@ TEST_CASE("HTML report shows pairs and pipe groups where present", "[plots]") {
   CHECK(html.find("<li><code>cmp &lt;r64&gt;, r64</code></li>") != std::string::npos);
 }
 
+TEST_CASE("HTML report links the whole table's page, with its counts and pipe basis", "[plots]") {
+  RunDocument table = test::report_fixture();
+  table.results.resize(3);
+  table.results[0].status = Status::ok;
+  table.results[1].status = Status::skipped;
+  table.results[2].status = Status::mistrusted;
+  const RunDocument d = memory_document();
+  const std::string without = page(d);
+  CHECK(without.find("id=\"table\"") == std::string::npos);
+
+  TablePage link{&table, "table <1>.html"};
+  std::string html = html_report(d, ceilings(), {}, &link);
+  CHECK(peakprobe::test::xml_problem(body_of(html)).empty());
+  CHECK(html.find("id=\"table\"") != std::string::npos);
+  // The one link of the page goes to the table's page, escaped; the page loads nothing.
+  CHECK(count(html, "href=") == 1);
+  CHECK(html.find("<a href=\"table &lt;1&gt;.html\">") != std::string::npos);
+  CHECK(html.find("3: 1 ok, 1 mistrusted, 0 error, 1 skipped") != std::string::npos);
+  CHECK(html.find("pipe basis") == std::string::npos);
+
+  PipeGroups groups;
+  groups.basis = {{"add r64, r64", {"add r64, r64"}, 0.25}, {"vaddps ymm, ymm, ymm", {"vaddps ymm, ymm, ymm"}, 0.5}};
+  groups.issue_width = 6.01;
+  table.pipe_groups = groups;
+  html = html_report(d, ceilings(), {}, &link);
+  CHECK(peakprobe::test::xml_problem(body_of(html)).empty());
+  CHECK(html.find("2 members: add r64, r64; vaddps ymm, ymm, ymm") != std::string::npos);
+  CHECK(html.find("6.01 instructions/cycle") != std::string::npos);
+  CHECK(html.find("pipe groups as columns") != std::string::npos);
+  CHECK(html_report(d, ceilings(), {}, nullptr) == html_report(d, ceilings(), {}));
+}
+
 TEST_CASE("HTML report escapes text from the run", "[plots]") {
   RunDocument d = memory_document();
   d.host.brand = "CPU <script>alert(\"x\")</script> & co";

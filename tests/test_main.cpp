@@ -96,6 +96,12 @@ TEST_CASE("cli: an unwritable output path fails before measuring and leaves noth
   CHECK(r.err.find("/nonexistent-dir") != std::string::npos);
 }
 
+TEST_CASE("cli: report --pipes without --table is refused before measuring", "[main]") {
+  Run r = run_peakprobe("report --pipes --out /nonexistent-dir/folder");
+  CHECK(r.rc == 2);
+  CHECK_THAT(r.err, Catch::Contains("--table"));
+}
+
 TEST_CASE("cli: impossible placement is refused", "[main]") {
   CHECK(run_peakprobe("inst " + arg(add_form()) + " --threads 0").rc == 2);
   CHECK(run_peakprobe("inst " + arg(add_form()) + " --threads 100000").rc == 2);
@@ -452,7 +458,7 @@ TEST_CASE("cli: the set of outputs is checked whole before anything is measured"
       "pairs --set " + target().help_texts().pairs_set + " --svg " + quoted(dir.file("p.svg")),
       "mem --sizes 32KiB", "latency --sizes 32KiB", "roofline", "matmul --shape 8,8,8 --baseline none",
       "bench matmul --shapes 8 --dtypes f32", "info", "list", "report --out " + quoted(dir.file("folder")),
-      "score --flops 1 --bytes 1 --seconds 1"};
+      "report --table --pipes --out " + quoted(dir.file("folder")), "score --flops 1 --bytes 1 --seconds 1"};
   for (const auto& bad : {quoted(fifo), quoted(dir.file("missing/x.md")), std::string("/dev/null"), quoted(dir.path.string())}) {
     for (const auto& cmd : commands) {
       const std::string args = cmd + " --json " + good + " --markdown " + bad;

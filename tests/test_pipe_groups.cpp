@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <optional>
 #include <vector>
@@ -137,6 +138,19 @@ TEST_CASE("pipes: seeds never measured together stay apart", "[pipes]") {
   CHECK(basis[0].instruction == "a");
   CHECK(basis[1].instruction == "b");
   CHECK(choose_basis({}, {}, {}).empty());
+}
+
+TEST_CASE("pipes: a seed pair measured in several passes keeps the median of the passes that judged it",
+          "[pipes]") {
+  using P = std::vector<std::optional<double>>;
+  CHECK(*median_of_passes(P{0.2, 0.9, 0.3}) == Approx(0.3));  // one noisy pass moves nothing
+  CHECK(*median_of_passes(P{0.2, std::nullopt, 0.4}) == Approx(0.3));
+  CHECK(*median_of_passes(P{0.7}) == Approx(0.7));
+  // Most passes without a verdict (issue width, doubted): no value, as in a single pass.
+  CHECK_FALSE(median_of_passes(P{std::nullopt, 0.5, std::nullopt}));
+  CHECK_FALSE(median_of_passes(P{std::nullopt}));
+  CHECK_FALSE(median_of_passes(P{}));
+  CHECK_FALSE(median_of_passes(P{std::nan(""), std::nan(""), 0.5}));
 }
 
 TEST_CASE("pipes: every seed candidate of the target resolves, and this CPU gets one seed per kind it runs",

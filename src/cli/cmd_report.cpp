@@ -32,6 +32,7 @@
 #include "report/pair_report.hpp"
 #include "report/svg_heatmap.hpp"
 #include "report/svg_plots.hpp"
+#include "report/table_html.hpp"
 #include "roofline/gpu_ceilings.hpp"
 
 namespace peakprobe::cli {
@@ -108,7 +109,7 @@ void measure_gpus(GlobalOptions& g, RunDocument& doc) {
   }
 }
 
-int write_folder(const std::string& dir, const RunDocument& doc) {
+int write_folder(const std::string& dir, const RunDocument& doc, const RunDocument* table) {
   std::vector<std::pair<std::string, std::string>> svgs;
   const int all = int(doc.host.core_order.size());
   if (doc.ceilings) {
@@ -160,27 +161,37 @@ int write_folder(const std::string& dir, const RunDocument& doc) {
                                                             : names[4];
     jobs.push_back({dir + "/" + file, [&svg = svg](std::ostream& o) { o << svg; }});
   }
+  if (table) {  // the whole table: its own page, linked from report.html, and its data files
+    jobs.push_back({dir + "/table.html", [table](std::ostream& o) { o << table_html(*table); }});
+    jobs.push_back({dir + "/table.json", [table](std::ostream& o) { o << json_text(to_json(*table)) << "\n"; }});
+    jobs.push_back({dir + "/table.csv", [table](std::ostream& o) { write_csv(o, table->results); }});
+  }
+  const TablePage page{table, "table.html"};
   jobs.push_back({dir + "/report.html", [&](std::ostream& o) {
-                    o << html_report(doc, doc.ceilings.value_or(CeilingTable{}), svgs);
+                    o << html_report(doc, doc.ceilings.value_or(CeilingTable{}), svgs, table ? &page : nullptr);
                   }});
   if (int rc = write_jobs(jobs)) return rc;  // all of the folder's files, or none of them
   return kExitOk;
 }
 
 // Every file the folder will get, for checking before anything is measured.
-std::vector<OutputTarget> folder_targets(const std::string& dir) {
+std::vector<OutputTarget> folder_targets(const std::string& dir, bool with_table) {
   std::vector<OutputTarget> out;
   for (const char* f : {"report.json", "instructions.csv", "ceilings.csv", "memory.csv", "summary.md",
                         "roofline-1core.svg", "roofline-allcores.svg", "bandwidth.svg", "latency.svg", "pairs.svg",
                         "report.html"})
     out.push_back({"--out", dir + "/" + f});
+  if (with_table)
+    for (const char* f : {"table.html", "table.json", "table.csv"}) out.push_back({"--out", dir + "/" + f});
   return out;
 }
 
 }  // namespace
 
-int run_report(GlobalOptions& g, std::string out_dir, bool quick, bool with_gpu) {
-  if (out_dir.empty()) out_dir = default_out_dir();
+int run_report(GlobalOptions& g, ReportOptions o) {
+  if (o.out_dir.empty()) o.out_dir = default_out_dir();
+  const std::string& out_dir = o.out_dir;
+  const bool quick = o.quick;
   // Checked, with the folder's own files, before a minute of measuring; made now and removed again
   // if the run ends (an error, SIGINT) before anything was written into it.
   std::vector<OutputTarget> targets = output_targets(g.out);
@@ -191,16 +202,18 @@ int run_report(GlobalOptions& g, std::string out_dir, bool quick, bool with_gpu)
     spdlog::error("{}", e.what());
     return kExitOutput;
   }
-  for (auto& t : folder_targets(out_dir)) targets.push_back(std::move(t));
+  for (auto& t : folder_targets(out_dir, o.with_table)) targets.push_back(std::move(t));
   if (int rc = check_outputs(targets)) return rc;
   CpuInfo cpu;
   if (int rc = prepare_measuring(g, cpu)) return rc;
   const auto t0 = std::chrono::steady_clock::now();
   RunDocument doc = new_document(cpu, g.argc, g.argv);
-  spdlog::info("full report on {} -> {}/ (about a minute{})", cpu.brand, out_dir, quick ? "; --quick" : "");
+  spdlog::info("full report on {} -> {}/ (about a minute{}{})", cpu.brand, out_dir, quick ? "; --quick" : "",
+               !o.with_table ? "" : o.pipes ? "; the whole table with pipe groups: 10 minutes more"
+                                            : "; the whole table: 2 minutes more");
   if (int rc = measure_roofline(g, cpu, doc, quick, true)) return rc;
   measure_memory_curves(g, cpu, doc, quick);
-  if (with_gpu) measure_gpus(g, doc);
+  if (o.with_gpu) measure_gpus(g, doc);
   if (auto sets = default_sets(); sets) {
     const std::string want = pair_set_for(cpu);
     auto catalog = load_catalogs(g);
@@ -217,40 +230,66 @@ int run_report(GlobalOptions& g, std::string out_dir, bool quick, bool with_gpu)
       }
   }
   progress_done(g.out);
-  int rc = write_folder(out_dir, doc);
+  // The table last: Ctrl-C during it ends the table early and the report keeps everything measured.
+  std::optional<RunDocument> table;
+  int table_rc = kExitOk;
+  bool interrupted = false;
+  if (o.with_table) {
+    table.emplace();
+    if ((table_rc = measure_whole_table(g, cpu, o.pipes, *table, interrupted)) != kExitOk) {
+      spdlog::error("the whole table was not measured; the rest of the report is written");
+      table.reset();
+    }
+  }
+  int rc = write_folder(out_dir, doc, table ? &*table : nullptr);
   if (rc) return rc;
+  rc = interrupted ? int(kExitInterrupted) : table_rc;
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   // The console gets the ceiling table; everything else is in the folder.
   if (!g.out.writes_stdout()) write_ceilings_console(std::cout, doc);
   if (!g.out.json.empty() || !g.out.csv.empty() || !g.out.markdown.empty()) {
     OutputOptions extra = g.out;
     extra.svg.clear();
-    rc = emit_outputs(doc, extra);
+    rc = std::max(rc, emit_outputs(doc, extra));
   }
   spdlog::info("report written to {}/ in {:.0f} s (open report.html)", out_dir, secs);
-  for (const auto& r : doc.results)
-    if (r.status == Status::error) return std::max(rc, int(kExitResultErrors));
+  for (const RunDocument* d : {&doc, table ? &*table : nullptr})
+    if (d)
+      for (const auto& r : d->results)
+        if (r.status == Status::error) return std::max(rc, int(kExitResultErrors));
   return rc;
 }
 
 void add_report_command(CLI::App& app, GlobalOptions& g) {
   auto* cmd = app.add_subcommand("report", "The full report (also what a bare 'peakprobe' runs)");
-  auto out_dir = std::make_shared<std::string>();
-  auto quick = std::make_shared<bool>(false);
+  auto o = std::make_shared<ReportOptions>();
   auto no_gpu = std::make_shared<bool>(false);
-  cmd->add_option("--out", *out_dir, "Folder for the results (default: peakprobe-HOST-DATE)")
+  cmd->add_option("--out", o->out_dir, "Folder for the results (default: peakprobe-HOST-DATE)")
       ->type_name("DIR")
       ->check(not_empty());
-  cmd->add_flag("--quick", *quick, "A shorter pass: fewer sweep points, load kernel only for memory ceilings");
+  cmd->add_flag("--quick", o->quick, "A shorter pass: fewer sweep points, load kernel only for memory ceilings");
   cmd->add_flag("--no-gpu", *no_gpu, "Leave out the OpenCL GPU section even when a GPU is there");
+  auto* table = cmd->add_flag("--table", o->with_table,
+                              "Also measure this CPU's whole instruction table (as 'peakprobe table', about 2 "
+                              "minutes more): table.html, a page of the report, with table.json and table.csv");
+  cmd->add_flag("--pipes", o->pipes,
+                "With --table: pipe groups too (as 'peakprobe table --pipes', about 10 minutes in all), as "
+                "columns of table.html")
+      ->needs(table);
   cmd->footer(
       "Runs: CPU description and clock, every catalog instruction, the FLOP mix, the ceiling table at\n"
       "one and all cores, the bandwidth and latency sweeps with cache levels, the FP pair matrix, and for\n"
       "every OpenCL GPU its compute and memory roofs (as `gpu --quick`; CPU devices such as PoCL are left\n"
       "out). Writes report.json, instructions.csv, ceilings.csv, memory.csv, summary.md, SVG plots\n"
-      "(gpu-N-roofline.svg per GPU) and report.html.\n");
-  cmd->callback([&g, out_dir, quick, no_gpu] {
-    g.action = [&g, out_dir, quick, no_gpu] { g.exit_code = run_report(g, *out_dir, *quick, !*no_gpu); };
+      "(gpu-N-roofline.svg per GPU) and report.html. With --table, also table.html (filter, sort, pipe\n"
+      "groups as columns with --pipes), table.json and table.csv, linked from report.html.\n"
+      "Example: peakprobe report --out zen4 --table --pipes\n");
+  cmd->callback([&g, o, no_gpu] {
+    g.action = [&g, o, no_gpu] {
+      ReportOptions r = *o;
+      r.with_gpu = !*no_gpu;
+      g.exit_code = run_report(g, r);
+    };
   });
 }
 

@@ -267,6 +267,121 @@ void measure_pipes(GlobalOptions& g, ProbeRunner& runner, const CpuInfo& cpu, Ru
                counts[Contention::issue_width], counts[Contention::unmeasured]);
 }
 
+// What measure_table_rows does beyond the forms: pipe groups, a time budget, a checkpoint file.
+struct TableMeasure {
+  bool pipes = false;
+  double budget_s = 0;     // 0: no limit
+  std::string checkpoint;  // the JSON document rewritten every kCheckpointSeconds ("" or "-": none)
+};
+
+// Every chosen form into doc.results, in list order: measured now, kept, refused, or not reached (with
+// --resume's prefix); with m.pipes, the basis and the rows' verdicts. Returns kExitMeasure when no
+// runner starts. `measured`/`to_measure` say how far the run got.
+int measure_table_rows(GlobalOptions& g, const CpuInfo& cpu, const std::vector<isa::ListedForm>& chosen,
+                       std::map<std::string, ProbeResult> kept, std::optional<PipeGroups> resumed_basis,
+                       const std::vector<ProbeSpec>& catalog, const TableMeasure& m, RunDocument& doc) {
+  const isa::Target& target = isa::host_target();
+  // What gets measured now: not refused, not kept from the earlier run.
+  std::vector<ProbeSpec> specs;
+  std::map<std::string, ProbeResult> done;  // by text, this run's rows
+  for (const auto& f : chosen) {
+    if (!f.refusal.empty() || kept.count(f.text)) continue;
+    auto s = spec_for_text(f.text, catalog);
+    if (!s) {
+      ProbeResult r = skipped_row(f, "");
+      r.status = Status::error;
+      r.reason = s.error();
+      done[f.text] = r;
+      continue;
+    }
+    if (s->origin == "command line") {  // not a catalog row: name the family it came from
+      s->group = "table." + f.family;
+      s->origin = "table";
+      if (auto a = target.arithmetic(f.text)) {  // GFLOP/s or GOP/s by the catalog's convention
+        s->ops_per_instruction = a->ops;
+        s->dtype = a->dtype;
+      }
+    }
+    specs.push_back(std::move(*s));
+  }
+  auto runner = start_runner(g, cpu, doc);
+  if (!runner) return kExitMeasure;
+  // Kept rows' verdicts refer to the earlier document's basis: it stays in the document whether or
+  // not this run gets as far as (or asks for) the pipes.
+  doc.pipe_groups = resumed_basis;
+  spdlog::info("core clock {:.3f} GHz on CPU {}; {} forms chosen: {} to measure, {} kept from --resume, {} refused",
+               doc.clock.ghz, runner->cpu(), chosen.size(), specs.size(), kept.size(),
+               std::count_if(chosen.begin(), chosen.end(), [](const isa::ListedForm& f) { return !f.refusal.empty(); }));
+
+  // Every chosen form gets a row, in list order: measured, kept, refused, or not reached (yet).
+  std::string stop_reason = "the run stopped before this form";
+  auto assemble = [&] {
+    doc.results.clear();
+    for (const auto& f : chosen) {
+      if (!f.refusal.empty()) doc.results.push_back(skipped_row(f, f.refusal));
+      else if (auto d = done.find(f.text); d != done.end()) doc.results.push_back(d->second);
+      else if (auto k = kept.find(f.text); k != kept.end()) doc.results.push_back(k->second);
+      else doc.results.push_back(skipped_row(f, kNotReached + stop_reason + " (peakprobe table --resume FILE measures it)"));
+    }
+  };
+  const bool checkpoint = !m.checkpoint.empty() && !writes_to_stdout(m.checkpoint);
+  auto write_checkpoint = [&] {
+    if (!checkpoint) return;
+    assemble();
+    try {
+      write_output_file(m.checkpoint, [&](std::ostream& out) { out << json_text(to_json(doc)) << "\n"; });
+    } catch (const std::exception& e) {
+      spdlog::warn("checkpoint not written: {}", e.what());
+    }
+  };
+
+  const auto t0 = Clock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - t0).count(); };
+  double last_checkpoint = 0;
+  size_t measured = 0;
+  auto stop_now = [&] {
+    if (g_interrupted) {
+      stop_reason = "the run was interrupted (Ctrl-C) before this form";
+      return true;
+    }
+    if (m.budget_s > 0 && elapsed() >= m.budget_s) {
+      stop_reason = fmt::format("the time budget of {:g} s ran out before this form", m.budget_s);
+      return true;
+    }
+    return false;
+  };
+  {
+    // One batch for the whole table: every form once, then the mistrusted ones again, round by
+    // round, with one pause per round. (Chunks of 32 paid up to 1.3 s of pauses each: 290 s of a
+    // 414 s whole-table run on a Zen 4 VM whose sibling thread was busy.)
+    runner->run_batch(
+        specs, [&](size_t i, const ProbeSpec& s) { progress(g.out, i + 1, specs.size(), s.text); },
+        [&](size_t i, const ProbeResult& r) {
+          done[r.instruction] = r;
+          measured = std::max(measured, i + 1);
+          if (elapsed() - last_checkpoint >= kCheckpointSeconds) {
+            write_checkpoint();
+            last_checkpoint = elapsed();
+          }
+        },
+        stop_now);
+  }
+  progress_done(g.out);
+  if (m.pipes && !stop_now())
+    measure_pipes(g, *runner, cpu, doc, chosen, done, kept, std::move(resumed_basis), stop_now,
+                  [&] { write_checkpoint(); });
+  assemble();
+  std::map<Status, size_t> counts;
+  for (const auto& r : doc.results) ++counts[r.status];
+  spdlog::info("table: {} rows in {:.1f} s: {} ok, {} mistrusted, {} error, {} skipped (measured now: {} of {})",
+               doc.results.size(), elapsed(), counts[Status::ok], counts[Status::mistrusted], counts[Status::error],
+               counts[Status::skipped], measured, specs.size());
+  if (measured < specs.size())
+    spdlog::warn("{} forms not measured: {}; --resume with this run's JSON goes on from there",
+                 specs.size() - measured, stop_reason);
+  return kExitOk;
+}
+
 int run_table(GlobalOptions& g, const TableOptions& o) {
   const isa::Target& target = isa::host_target();
   std::vector<isa::ListedForm> given;
@@ -319,107 +434,14 @@ int run_table(GlobalOptions& g, const TableOptions& o) {
   }
   CpuInfo cpu;
   if (int rc = prepare_measuring(g, cpu)) return rc;
-
-  // What gets measured now: not refused, not kept from the earlier run.
-  std::vector<ProbeSpec> specs;
-  std::map<std::string, ProbeResult> done;  // by text, this run's rows
-  for (const auto& f : *chosen) {
-    if (!f.refusal.empty() || kept.count(f.text)) continue;
-    auto s = spec_for_text(f.text, *catalog);
-    if (!s) {
-      ProbeResult r = skipped_row(f, "");
-      r.status = Status::error;
-      r.reason = s.error();
-      done[f.text] = r;
-      continue;
-    }
-    if (s->origin == "command line") {  // not a catalog row: name the family it came from
-      s->group = "table." + f.family;
-      s->origin = "table";
-      if (auto a = target.arithmetic(f.text)) {  // GFLOP/s or GOP/s by the catalog's convention
-        s->ops_per_instruction = a->ops;
-        s->dtype = a->dtype;
-      }
-    }
-    specs.push_back(std::move(*s));
-  }
   RunDocument doc;
-  auto runner = start_runner(g, cpu, doc);
-  if (!runner) return kExitMeasure;
-  // Kept rows' verdicts refer to the earlier document's basis: it stays in the document whether or
-  // not this run gets as far as (or asks for) the pipes.
-  doc.pipe_groups = resumed_basis;
-  spdlog::info("core clock {:.3f} GHz on CPU {}; {} forms chosen: {} to measure, {} kept from --resume, {} refused",
-               doc.clock.ghz, runner->cpu(), chosen->size(), specs.size(), kept.size(),
-               std::count_if(chosen->begin(), chosen->end(), [](const isa::ListedForm& f) { return !f.refusal.empty(); }));
-
-  // Every chosen form gets a row, in list order: measured, kept, refused, or not reached (yet).
-  std::string stop_reason = "the run stopped before this form";
-  auto assemble = [&] {
-    doc.results.clear();
-    for (const auto& f : *chosen) {
-      if (!f.refusal.empty()) doc.results.push_back(skipped_row(f, f.refusal));
-      else if (auto d = done.find(f.text); d != done.end()) doc.results.push_back(d->second);
-      else if (auto k = kept.find(f.text); k != kept.end()) doc.results.push_back(k->second);
-      else doc.results.push_back(skipped_row(f, kNotReached + stop_reason + " (peakprobe table --resume FILE measures it)"));
-    }
-  };
-  const bool checkpoint = !g.out.json.empty() && !writes_to_stdout(g.out.json);
-  auto write_checkpoint = [&] {
-    if (!checkpoint) return;
-    assemble();
-    try {
-      write_output_file(g.out.json, [&](std::ostream& out) { out << json_text(to_json(doc)) << "\n"; });
-    } catch (const std::exception& e) {
-      spdlog::warn("checkpoint not written: {}", e.what());
-    }
-  };
-
-  const auto t0 = Clock::now();
-  auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - t0).count(); };
-  double last_checkpoint = 0;
-  size_t measured = 0;
   SigintScope sigint;
-  auto stop_now = [&] {
-    if (g_interrupted) {
-      stop_reason = "the run was interrupted (Ctrl-C) before this form";
-      return true;
-    }
-    if (o.budget_s > 0 && elapsed() >= o.budget_s) {
-      stop_reason = fmt::format("the time budget of {:g} s ran out before this form", o.budget_s);
-      return true;
-    }
-    return false;
-  };
-  {
-    // One batch for the whole table: every form once, then the mistrusted ones again, round by
-    // round, with one pause per round. (Chunks of 32 paid up to 1.3 s of pauses each: 290 s of a
-    // 414 s whole-table run on a Zen 4 VM whose sibling thread was busy.)
-    runner->run_batch(
-        specs, [&](size_t i, const ProbeSpec& s) { progress(g.out, i + 1, specs.size(), s.text); },
-        [&](size_t i, const ProbeResult& r) {
-          done[r.instruction] = r;
-          measured = std::max(measured, i + 1);
-          if (elapsed() - last_checkpoint >= kCheckpointSeconds) {
-            write_checkpoint();
-            last_checkpoint = elapsed();
-          }
-        },
-        stop_now);
-  }
-  progress_done(g.out);
-  if (o.pipes && !stop_now())
-    measure_pipes(g, *runner, cpu, doc, *chosen, done, kept, std::move(resumed_basis), stop_now,
-                  [&] { write_checkpoint(); });
-  assemble();
-  std::map<Status, size_t> counts;
-  for (const auto& r : doc.results) ++counts[r.status];
-  spdlog::info("table: {} rows in {:.1f} s: {} ok, {} mistrusted, {} error, {} skipped (measured now: {} of {})",
-               doc.results.size(), elapsed(), counts[Status::ok], counts[Status::mistrusted], counts[Status::error],
-               counts[Status::skipped], measured, specs.size());
-  if (measured < specs.size())
-    spdlog::warn("{} forms not measured: {}; --resume with this run's JSON goes on from there",
-                 specs.size() - measured, stop_reason);
+  TableMeasure m;
+  m.pipes = o.pipes;
+  m.budget_s = o.budget_s;
+  m.checkpoint = g.out.json;
+  if (int rc = measure_table_rows(g, cpu, *chosen, std::move(kept), std::move(resumed_basis), *catalog, m, doc))
+    return rc;
   if (!o.html.empty())
     if (int rc = write_jobs({{o.html, [&](std::ostream& out) { out << table_html(doc); }}})) return rc;
   const int rc = emit_outputs(doc, g.out);
@@ -428,6 +450,26 @@ int run_table(GlobalOptions& g, const TableOptions& o) {
 }
 
 }  // namespace
+
+int measure_whole_table(GlobalOptions& g, const CpuInfo& cpu, bool pipes, RunDocument& doc, bool& interrupted) {
+  const isa::Target& target = isa::host_target();
+  auto chosen = select_forms(target.all_forms(), target.form_families(), FormSelection{});
+  if (!chosen) {
+    spdlog::error("table: {}", chosen.error());
+    return kExitUsage;
+  }
+  auto catalog = load_catalogs(g);
+  if (!catalog) {
+    spdlog::error("table: {}", catalog.error());
+    return kExitUsage;
+  }
+  SigintScope sigint;  // Ctrl-C ends the table early: the report keeps what it measured
+  TableMeasure m;
+  m.pipes = pipes;
+  const int rc = measure_table_rows(g, cpu, *chosen, {}, std::nullopt, *catalog, m, doc);
+  interrupted = g_interrupted;
+  return rc;
+}
 
 void add_table_command(CLI::App& app, GlobalOptions& g) {
   auto* cmd = app.add_subcommand(

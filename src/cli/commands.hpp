@@ -71,7 +71,19 @@ void add_bench_command(CLI::App& app, GlobalOptions& g);
 void add_gpu_command(CLI::App& app, GlobalOptions& g);
 void add_table_command(CLI::App& app, GlobalOptions& g);
 // The full report into `out_dir` (default: peakprobe-HOST-DATE); what a bare `peakprobe` runs. With
-// `with_gpu`, every OpenCL GPU is measured too.
-int run_report(GlobalOptions& g, std::string out_dir, bool quick, bool with_gpu = true);
+// `with_gpu`, every OpenCL GPU is measured too; with `with_table`, the whole instruction table (as
+// `peakprobe table`, with `pipes` as `table --pipes`) becomes a page of the report.
+struct ReportOptions {
+  std::string out_dir;
+  bool quick = false;
+  bool with_gpu = true;
+  bool with_table = false;
+  bool pipes = false;
+};
+int run_report(GlobalOptions& g, ReportOptions o);
+// The whole table of this CPU, every form of the encoder's list, as `peakprobe table [--pipes]`
+// measures it, into `doc` (no resume, no checkpoint). Ctrl-C ends it early with the rows measured and
+// sets `interrupted`.
+int measure_whole_table(GlobalOptions& g, const CpuInfo& cpu, bool pipes, RunDocument& doc, bool& interrupted);
 
 }  // namespace peakprobe::cli

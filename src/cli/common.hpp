@@ -16,7 +16,7 @@ enum ExitCode : int {
   kExitUsage = 2,        // bad arguments, unknown instruction, impossible form, malformed catalog
   kExitOutput = 3,       // an output file could not be written
   kExitMeasure = 4,      // measuring could not start (pinning, calibration, code mapping)
-  kExitInterrupted = 130,// `table` stopped by Ctrl-C after writing what it measured (128 + SIGINT)
+  kExitInterrupted = 130,// `table` (or `report --table`) stopped by Ctrl-C after writing what it measured (128 + SIGINT)
 };
 
 struct OutputOptions {

@@ -26,6 +26,8 @@ constexpr double kMinJudgedGap = 0.25;
 constexpr double kClusterThreshold = 0.6;
 // Rates this close count as equal when the representative is chosen.
 constexpr double kRateTie = 0.03;
+// Passes over the seed matrix (the median of each pair is kept).
+constexpr int kSeedPasses = 3;
 
 bool has_figures(const ProbeResult& r) {
   return (r.status == Status::ok || r.status == Status::mistrusted) && r.recip_throughput_cycles &&
@@ -40,7 +42,22 @@ double mean(const std::vector<double>& v) {
   return s / double(v.size());
 }
 
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 }  // namespace
+
+std::optional<double> median_of_passes(const std::vector<std::optional<double>>& passes) {
+  std::vector<double> values;
+  for (const auto& p : passes)
+    if (p && std::isfinite(*p)) values.push_back(*p);
+  if (values.empty() || 2 * values.size() < passes.size()) return std::nullopt;
+  return median(values);
+}
 
 const char* to_string(Contention c) {
   switch (c) {
@@ -238,6 +255,7 @@ class PairBatch {
   }
 
   void run(const PipeProgress& progress, const std::function<bool()>& stop, const std::function<void(size_t)>& on_ready) {
+    std::fill(have_.begin(), have_.end(), false);  // a second run is a new pass: nothing is ready yet
     runner_.run_mix_batch(
         mixes_,
         [&](size_t k) {
@@ -403,22 +421,46 @@ PipeGroups find_pipe_basis(ProbeRunner& runner, const std::vector<ProbeSpec>& se
   for (size_t i = 0; i < parts.size(); ++i)
     for (size_t j = i + 1; j < parts.size(); ++j) pairs.emplace_back(i, j);
   PairBatch batch(runner, parts, pairs);
-  batch.run(
-      [&](size_t i, size_t total, const std::string& what) { if (progress) progress(i, total, what); }, stop,
-      [](size_t) {});
-  if (stop && stop()) return g;
-  g.issue_width = std::max(g.issue_width, batch.widest_ipc());
-  // Seeds without a trusted reference alone cannot be judged: they leave the matrix.
+  // The matrix is measured kSeedPasses times and each pair gets the median: one noisy pair near the
+  // cluster threshold would otherwise move a seed between clusters, and the basis with it, from run
+  // to run. The passes cost seconds against the minutes of classifying the table.
+  std::vector<std::vector<double>> recips(parts.size()), chain_latencies(parts.size());
+  std::vector<std::string> why_not(parts.size());
+  std::vector<std::vector<std::optional<double>>> pair_passes(batch.pairs());
+  for (int pass = 1; pass <= kSeedPasses; ++pass) {
+    batch.run(
+        [&](size_t i, size_t total, const std::string& what) {
+          if (progress) progress(i, total, fmt::format("pass {}/{}: {}", pass, kSeedPasses, what));
+        },
+        stop, [](size_t) {});
+    if (stop && stop()) return g;
+    g.issue_width = std::max(g.issue_width, batch.widest_ipc());
+    for (size_t i = 0; i < parts.size(); ++i) {
+      auto t = batch.timing(i);
+      if (!t) {
+        why_not[i] = t.error();
+        continue;
+      }
+      recips[i].push_back(t->recip);
+      chain_latencies[i].push_back(t->chain_latency);
+    }
+    for (size_t q = 0; q < batch.pairs(); ++q) {
+      const PipeVerdict v = batch.verdict(q, g.issue_width);
+      pair_passes[q].push_back(v.contention != Contention::unmeasured && v.contention != Contention::issue_width
+                                   ? v.same_port
+                                   : std::nullopt);
+    }
+  }
+  // Seeds without a trusted reference alone in most passes cannot be judged: they leave the matrix.
   std::vector<size_t> kept;
   std::vector<PartTiming> timings;
   for (size_t i = 0; i < parts.size(); ++i) {
-    auto t = batch.timing(i);
-    if (!t) {
-      g.skipped_seeds.push_back(t.error());
+    if (2 * recips[i].size() < size_t(kSeedPasses)) {
+      g.skipped_seeds.push_back(why_not[i]);
       continue;
     }
     kept.push_back(i);
-    timings.push_back(*t);
+    timings.push_back({median(recips[i]), median(chain_latencies[i])});
     g.seeds.push_back(parts[i].spec.text);
   }
   std::vector<size_t> row_of(parts.size(), kept.size());
@@ -427,9 +469,7 @@ PipeGroups find_pipe_basis(ProbeRunner& runner, const std::vector<ProbeSpec>& se
   for (size_t q = 0; q < batch.pairs(); ++q) {
     const size_t i = row_of[batch.part_a(q)], j = row_of[batch.part_b(q)];
     if (i == kept.size() || j == kept.size()) continue;
-    const PipeVerdict v = batch.verdict(q, g.issue_width);
-    if (v.contention != Contention::unmeasured && v.contention != Contention::issue_width)
-      g.seed_same_port[i][j] = g.seed_same_port[j][i] = v.same_port;
+    g.seed_same_port[i][j] = g.seed_same_port[j][i] = median_of_passes(pair_passes[q]);
   }
   for (size_t i = 0; i < kept.size(); ++i) g.seed_same_port[i][i] = 1.0;
   g.basis = choose_basis(g.seeds, timings, g.seed_same_port);

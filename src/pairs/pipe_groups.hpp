@@ -52,6 +52,10 @@ std::vector<PipeBasisMember> choose_basis(const std::vector<std::string>& seeds,
                                           const std::vector<PartTiming>& timings,
                                           const std::vector<std::vector<std::optional<double>>>& same_port);
 
+// One pair of the seed matrix from several passes: the median of the passes that gave a value, when
+// at least half of them did (a pair mostly at the issue width, or doubted, stays without one).
+std::optional<double> median_of_passes(const std::vector<std::optional<double>>& passes);
+
 using PipeProgress = std::function<void(size_t done, size_t total, const std::string& what)>;
 
 // How the reason of a verdict that a later run may still give starts (`table --resume` measures
@@ -62,7 +66,8 @@ inline constexpr const char* kNotMeasured = "not measured: ";
 // features the CPU has).
 std::vector<std::string> pipe_seeds(const CpuInfo& cpu);
 
-// Measures the seeds alone (as `inst` does) and every pair of them, and finds the basis. Seeds that
+// Measures the seeds alone (as `inst` does) and every pair of them (three passes over the matrix,
+// each pair's median kept), and finds the basis. Seeds that
 // cannot be measured are listed in `skipped_seeds`. `stop()` ends it early (budget, Ctrl-C): the
 // basis is then empty.
 PipeGroups find_pipe_basis(ProbeRunner& runner, const std::vector<ProbeSpec>& seeds,

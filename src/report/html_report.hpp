@@ -14,10 +14,19 @@
 
 namespace peakprobe {
 
+// The whole instruction table of `report --table`: a page of its own (table_html), which the report
+// summarises and links to.
+struct TablePage {
+  const RunDocument* doc = nullptr;
+  std::string file;  // the page, relative to the report's own file
+};
+
 // svgs: (title, SVG document) pairs, such as roofline_svg and bandwidth_svg return; each is inlined
 // under its title with its XML declaration removed (an HTML page may not contain one). Sections
-// without data are left out, except the host description. The output depends only on the arguments.
+// without data are left out, except the host description. With `table`, an "Instruction table" section
+// counts its rows, names its pipe basis and links to its page. The output depends only on the arguments.
 std::string html_report(const RunDocument& doc, const CeilingTable& t,
-                        const std::vector<std::pair<std::string, std::string>>& svgs);
+                        const std::vector<std::pair<std::string, std::string>>& svgs,
+                        const TablePage* table = nullptr);
 
 }  // namespace peakprobe

@@ -1,0 +1,146 @@
+#!/usr/bin/env python3
+"""Check the pipe verdicts of a `peakprobe table --pipes` document against a published pipe map.
+
+    python3 benchmarks/pipe-maps/check.py amd-zen4.map table.json [--all]
+
+For every form of the map that is not a seed of the document's basis (the held-out set) and has
+verdicts, each pair (form, basis member) is predicted from the map alone: the pair's time under the
+best assignment of its instructions to the units the map allows (a lower bound that is exact for
+two instruction classes: the most loaded union of unit sets decides), with the same weights, the
+same issue width and the same thresholds peakprobe uses (docs/table.md, "How one pair is judged").
+The prediction is compared with the measured verdict:
+
+- strict: the same class (none / partial / shared);
+- contends: both say the two compete (partial or shared) or both say they do not (none).
+
+A form agrees when all its judged pairs agree. Verdicts peakprobe gave as `issue-width` or
+`unmeasured` are counted and left out, as are pairs the map predicts at the issue width.
+This is a benchmark aid, not part of peakprobe or its tests.
+"""
+import argparse
+import itertools
+import json
+import re
+import sys
+
+NONE_BELOW, SHARED_ABOVE, WIDTH_GAP = 0.25, 0.75, 0.25  # pairs/pipe_groups.hpp
+
+
+def parse_map(path):
+    width, forms = None, {}
+    for n, raw in enumerate(open(path, encoding="utf-8"), 1):
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        if line.startswith("issue_width"):
+            width = float(line.split()[1])
+            continue
+        if "|" not in line:
+            sys.exit(f"{path}:{n}: expected 'form | resources'")
+        form, res = (s.strip() for s in line.split("|", 1))
+        classes = []
+        for r in res.split("+"):
+            m = re.fullmatch(r"\s*([A-Z]+)(\d+)(?:\*(\d+(?:\.\d+)?))?\s*", r)
+            if not m:
+                sys.exit(f"{path}:{n}: resource '{r.strip()}' is not like A0123 or F1*3")
+            units = frozenset(m.group(1) + d for d in m.group(2))
+            classes.append((units, float(m.group(3) or 1)))
+        forms[form] = classes
+    if width is None:
+        sys.exit(f"{path}: no issue_width line")
+    return width, forms
+
+
+def bound(load):
+    """Cycles for `load` (list of (units, work)) on the best assignment: the most loaded union."""
+    sets = list({u for u, _ in load})
+    best = 0.0
+    for k in range(1, len(sets) + 1):
+        for combo in itertools.combinations(sets, k):
+            union = frozenset().union(*combo)
+            work = sum(w for u, w in load if u <= union)
+            best = max(best, work / len(union))
+    return best
+
+
+def predict(fa, fb, a, b, width):
+    load = lambda cls, n: [(u, w * n) for u, w in cls]
+    ta, tb = bound(load(fa, 1)), bound(load(fb, 1))
+    part_a, part_b = a * ta, b * tb
+    floor = max(part_a, part_b, (a + b) / width)
+    ceiling = part_a + part_b
+    if ceiling - floor < WIDTH_GAP * min(part_a, part_b):
+        return "issue-width", None
+    mix = max(bound(load(fa, a) + load(fb, b)), (a + b) / width)
+    c = min(1.0, max(0.0, (mix - floor) / (ceiling - floor)))
+    return ("none" if c < NONE_BELOW else "shared" if c > SHARED_ABOVE else "partial"), c
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("map")
+    ap.add_argument("table")
+    ap.add_argument("--all", action="store_true", help="print every pair, not only disagreements")
+    args = ap.parse_args()
+    width, pipe_map = parse_map(args.map)
+    doc = json.load(open(args.table, encoding="utf-8"))
+    groups = doc.get("pipe_groups")
+    if not groups or not groups.get("basis"):
+        sys.exit(f"{args.table}: no pipe basis (run `peakprobe table --pipes`)")
+    seeds = set(groups.get("seeds", []))
+    basis = [m["instruction"] for m in groups["basis"]]
+    missing = [b for b in basis if b not in pipe_map]
+    print(f"basis ({len(basis)}): " + "; ".join(basis))
+    if missing:
+        print("basis members the map does not list (their pairs are left out): " + "; ".join(missing))
+    rows = {r["instruction"]: r for r in doc.get("results", [])}
+    counts = dict(forms=0, strict=0, contends=0, pairs=0, pair_strict=0, pair_contends=0, left_out=0)
+    absent, disagreements = [], []
+    for form, cls in pipe_map.items():
+        if form in seeds:
+            continue
+        row = rows.get(form)
+        if row is None or row.get("status") != "ok" or not row.get("pipes"):
+            absent.append(f"{form} ({'no row' if row is None else row.get('status')})")
+            continue
+        judged = ok_strict = ok_contends = 0
+        for v in row["pipes"]:
+            if v["basis"] not in pipe_map:
+                continue
+            measured = v["contention"]
+            a, b = v.get("weights", [1, 1])
+            expected, c = predict(cls, pipe_map[v["basis"]], a, b, width)
+            if measured in ("issue-width", "unmeasured") or expected == "issue-width":
+                counts["left_out"] += 1
+                continue
+            judged += 1
+            strict = measured == expected
+            contends = (measured != "none") == (expected != "none")
+            ok_strict += strict
+            ok_contends += contends
+            line = (f"  {form:30} x {v['basis']:28} measured {measured:8} ({v.get('same_port') or 0:.2f}) "
+                    f"map {expected:8} ({c:.2f})  weights {a}:{b}")
+            if args.all or not strict:
+                disagreements.append(line + ("" if strict else "   <- differs" if contends else "   <- DIFFERS"))
+        if judged == 0:
+            absent.append(f"{form} (no judged pair)")
+            continue
+        counts["forms"] += 1
+        counts["pairs"] += judged
+        counts["pair_strict"] += ok_strict
+        counts["pair_contends"] += ok_contends
+        counts["strict"] += ok_strict == judged
+        counts["contends"] += ok_contends == judged
+    print("\n".join(disagreements))
+    f, p = max(counts["forms"], 1), max(counts["pairs"], 1)
+    print(f"held-out forms judged: {counts['forms']} (not judged: {len(absent)}: {'; '.join(absent) or '-'})")
+    print(f"forms agreeing on every pair: strict {counts['strict']}/{counts['forms']} "
+          f"({100 * counts['strict'] / f:.1f}%), contends {counts['contends']}/{counts['forms']} "
+          f"({100 * counts['contends'] / f:.1f}%)")
+    print(f"pairs agreeing: strict {counts['pair_strict']}/{counts['pairs']} ({100 * counts['pair_strict'] / p:.1f}%), "
+          f"contends {counts['pair_contends']}/{counts['pairs']} ({100 * counts['pair_contends'] / p:.1f}%); "
+          f"{counts['left_out']} pairs left out (issue width or unmeasured)")
+
+
+if __name__ == "__main__":
+    main()
