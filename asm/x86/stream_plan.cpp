@@ -368,11 +368,17 @@ struct MixForm {
   size_t next_chain = 0;
 };
 
-bool allocate_chain(MixForm& m, Pools& pools, StreamPlan& plan, int j) {
+// Lines of the buffer one form's chains use in one copy (chain j uses line j).
+int lines_of(int chains) { return std::min(32, chains); }
+
+// `base`: where the form's lines start. Each form of a mix has lines of its own, right after the
+// previous form's: a store part and a load part touching the same lines made every load wait for a
+// store to forward (on the Zen 4 VM, `mov m32, r32` beside any load read "shared", 1.00).
+bool allocate_chain(MixForm& m, Pools& pools, StreamPlan& plan, int32_t base, int j) {
   const InstForm& f = *m.form;
   InstanceRegs r;
   r.clobbered.assign(m.slots.size(), 0);
-  r.disp = 64 * (j % 32);  // distinct cache lines inside the first 2 KiB of the buffer
+  r.disp = base + 64 * (j % 32);  // distinct cache lines, all inside L1
   auto take_front = [&](OpClass c, uint32_t& id) {
     auto& p = pools.of(c);
     if (p.empty()) return false;
@@ -562,10 +568,14 @@ Expected<StreamPlan> plan_mix(const std::vector<MixEntry>& entries, int rounds, 
       return make_error("not enough registers for the source operands of '" + e.form->display + "'");
     forms.push_back(std::move(m));
   }
-  for (auto& m : forms)
+  int32_t base = 0;  // where the next form with a memory operand starts its lines
+  for (auto& m : forms) {
     for (int j = 0; j < m.weight * rounds; ++j)
-      if (!allocate_chain(m, pools, plan, j))
+      if (!allocate_chain(m, pools, plan, base, j))
         return make_error("not enough registers for " + std::to_string(rounds) + " round(s) of this mix");
+    if (std::any_of(m.slots.begin(), m.slots.end(), [](const Slot& s) { return s.kind == SlotKind::mem; }))
+      base += 64 * lines_of(int(m.chains.size()));
+  }
   const std::vector<size_t> order = interleave(forms);
   for (int g = 0; g < rounds; ++g)
     for (size_t f : order) emit_chain(forms[f], isa, plan);
@@ -578,15 +588,15 @@ Expected<StreamPlan> plan_mix(const std::vector<MixEntry>& entries, int rounds, 
   plan.method = "independent";
   // A read-modify-write of memory chains through the line it writes: the same instance in the next
   // copy would wait for this one's store to forward (`add m64, r64` measured 1.80 cycles on Zen 3,
-  // published 0.32-0.67). Each copy moves on to the lines right after the previous copy's (chain j
-  // uses line j, at most 32): consecutive lines, not lines 4 KiB apart, which a store and a later
-  // load would alias in the memory disambiguation of several cores.
-  int rmw_lines = 0;
+  // published 0.32-0.67). Each copy moves on to the lines right after the previous copy's, past every
+  // form's lines (so no form reads in one copy what another form wrote in the copy before):
+  // consecutive lines, not lines 4 KiB apart, which a store and a later load would alias in the
+  // memory disambiguation of several cores.
+  bool rmw = false;
   for (const auto& m : forms)
     for (size_t i = 0; i < m.slots.size(); ++i)
-      if (m.slots[i].kind == SlotKind::mem && m.form->roles[i].read && m.form->roles[i].write)
-        rmw_lines = std::max(rmw_lines, std::min(32, int(m.chains.size())));
-  plan.memory_stride_per_copy = 64 * rmw_lines;
+      if (m.slots[i].kind == SlotKind::mem && m.form->roles[i].read && m.form->roles[i].write) rmw = true;
+  plan.memory_stride_per_copy = rmw ? base : 0;
   // ldmxcsr faults (#GP) on reserved bits: it loads the harness's own MXCSR value, which the
   // function's epilogue replaces with the caller's anyway. fxrstor faults the same way on the MXCSR
   // field of its 512-byte image (offset 24): with every dword of the buffer the harness's MXCSR, each

@@ -244,6 +244,50 @@ TEST_CASE("mix plan: sources are shared, destinations never", "[stream_plan]") {
   CHECK_FALSE(x86::plan_mix({{&a.value(), 0}}, 1, avx512(), "f32").ok());
 }
 
+// The buffer lines (offset / 64 from rsi) the memory operands of one form's instructions touch.
+std::set<int64_t> lines_of(const x86::StreamPlan& plan, uint32_t inst_id) {
+  std::set<int64_t> out;
+  for (const auto& p : plan.copy)
+    if (p.inst.id() == inst_id)
+      for (const auto& op : p.ops)
+        if (op.isMem()) out.insert(op.as<asmjit::x86::Mem>().offset() / 64);
+  return out;
+}
+
+TEST_CASE("mix plan: each form's memory operands have lines of their own, and copies move past all of them",
+          "[stream_plan]") {
+  auto store = x86::resolve_inst("mov m32, r32");
+  auto load = x86::resolve_inst("mov r64, m64");
+  auto rmw = x86::resolve_inst("add m64, r64");
+  REQUIRE(store.ok());
+  REQUIRE(load.ok());
+  REQUIRE(rmw.ok());
+  // A store and a load on the same lines made each load wait for a store to forward.
+  auto plan = x86::plan_mix({{&store.value(), 2}, {&load.value(), 3}}, 2, avx512(), "-");
+  REQUIRE(plan.ok());
+  const auto all_lines = lines_of(*plan, asmjit::x86::Inst::kIdMov);  // both forms are mov
+  std::set<int64_t> store_lines, load_lines;
+  for (const auto& p : plan->copy) {
+    REQUIRE(p.ops.size() == 2);
+    if (p.ops[0].isMem()) store_lines.insert(p.ops[0].as<asmjit::x86::Mem>().offset() / 64);
+    else load_lines.insert(p.ops[1].as<asmjit::x86::Mem>().offset() / 64);
+  }
+  CHECK(all_lines.size() == 10);
+  CHECK(store_lines.size() == 4);  // one line per chain
+  CHECK(load_lines.size() == 6);
+  for (int64_t l : store_lines) CHECK(load_lines.count(l) == 0);
+  CHECK(plan->memory_stride_per_copy == 0);  // no read-modify-write: every copy uses the same lines
+  // With a read-modify-write part the copies advance past every form's lines.
+  auto with_rmw = x86::plan_mix({{&rmw.value(), 1}, {&load.value(), 1}}, 3, avx512(), "-");
+  REQUIRE(with_rmw.ok());
+  CHECK(with_rmw->memory_stride_per_copy == 64 * 6);
+  const auto rmw_lines = lines_of(*with_rmw, asmjit::x86::Inst::kIdAdd);
+  const auto read_lines = lines_of(*with_rmw, asmjit::x86::Inst::kIdMov);
+  CHECK(rmw_lines.size() == 3);
+  CHECK(read_lines.size() == 3);
+  for (int64_t l : rmw_lines) CHECK(read_lines.count(l) == 0);
+}
+
 TEST_CASE("mix plan: a 16-register part keeps the whole mix below register 16", "[stream_plan]") {
   auto z = x86::resolve_inst("vfmadd231ps zmm, zmm, zmm");
   auto y = x86::resolve_inst("vperm2f128 ymm, ymm, ymm, imm8");
