@@ -1,5 +1,7 @@
 #include "asm/a64/mem_kernels.hpp"
 
+#include <array>
+
 #include <asmjit/arm.h>
 #include <asmjit/arm/a64assembler.h>
 
@@ -69,15 +71,69 @@ void emit_body(aj::Assembler& a, const isa::MemKernelInfo& k, int w, const arm::
   }
 }
 
+// Width 512: each element is four q registers moved by one ld1/st1 of four registers (post-indexed:
+// the pointers advance by themselves), the form tuned Arm memcpy and BLAS code use beside ldp/stp.
+// Non-temporal stores have no multi-register form: two stnp pairs, then the pointer advances.
+// v0 = 1.0, v1..v8 data, v16..v23 second operands, v24..v31 load accumulators (two elements of four).
+void emit_body_x4(aj::Assembler& a, const isa::MemKernelInfo& k, const arm::GpX& pa, const arm::GpX& pb,
+                  const arm::GpX& pc) {
+  auto quad = [](uint32_t r) { return std::array<arm::Vec, 4>{aj::v(r).b16(), aj::v(r + 1).b16(), aj::v(r + 2).b16(), aj::v(r + 3).b16()}; };
+  auto ld1 = [&](uint32_t r, const arm::GpX& p) {
+    const auto q = quad(r);
+    a.ld1(q[0], q[1], q[2], q[3], arm::ptr_post(p, 64));
+  };
+  auto store = [&](uint32_t r) {
+    if (k.nontemporal) {
+      a.stnp(aj::v(r).q(), aj::v(r + 1).q(), arm::ptr(pa, 0));
+      a.stnp(aj::v(r + 2).q(), aj::v(r + 3).q(), arm::ptr(pa, 32));
+      a.add(pa, pa, Imm(64));
+    } else {
+      const auto q = quad(r);
+      a.st1(q[0], q[1], q[2], q[3], arm::ptr_post(pa, 64));
+    }
+  };
+  for (int e = 0; e < kMemUnrollX4; ++e) {
+    const uint32_t v = 1 + 4 * uint32_t(e), t = 16 + 4 * uint32_t(e), acc = 24 + 4 * uint32_t(e);
+    switch (k.kernel) {
+      case isa::MemKernel::load:
+        ld1(t, pa);
+        for (uint32_t j = 0; j < 4; ++j)
+          a.emit(aj::Inst::kIdAdd_v, aj::v(acc + j).d2(), aj::v(acc + j).d2(), aj::v(t + j).d2());
+        break;
+      case isa::MemKernel::store:
+      case isa::MemKernel::store_nt: store(v); break;
+      case isa::MemKernel::copy:
+      case isa::MemKernel::copy_nt:
+        ld1(v, pb);
+        store(v);
+        break;
+      case isa::MemKernel::triad:
+      case isa::MemKernel::triad_nt:  // a = b + s * c
+        ld1(v, pc);
+        ld1(t, pb);
+        for (uint32_t j = 0; j < 4; ++j) a.fmla(aj::v(t + j).d2(), aj::v(v + j).d2(), aj::v(0).d2());
+        store(t);
+        break;
+      case isa::MemKernel::update: {  // a = a * s: read in place, write back with the advance
+        const auto q = quad(v);
+        a.ld1(q[0], q[1], q[2], q[3], arm::ptr(pa));
+        for (uint32_t j = 0; j < 4; ++j) a.fmul(aj::v(v + j).d2(), aj::v(v + j).d2(), aj::v(0).d2());
+        store(v);
+        break;
+      }
+    }
+  }
+}
+
 }  // namespace
 
 Expected<MemKernelCode> compile_mem_kernel(isa::MemKernel kernel, int w, std::string* listing) {
-  if (w != 64 && w != 128) return make_error("width must be 64 or 128 bits");
+  if (w != 64 && w != 128 && w != kWidthX4) return make_error("width must be 64, 128 or 512 (ld1/st1 of four q registers) bits");
   MemKernelCode out;
   for (const auto& k : isa::mem_kernels())
     if (k.kernel == kernel) out.info = k;
   out.width_bits = w;
-  out.array_step = uint64_t(w / 8) * kMemUnroll;
+  out.array_step = w == kWidthX4 ? uint64_t(64) * kMemUnrollX4 : uint64_t(w / 8) * kMemUnroll;
   out.bytes_per_iteration = out.array_step * uint64_t(out.info.loads + out.info.stores);
 
   CodeHolder code;
@@ -99,10 +155,14 @@ Expected<MemKernelCode> compile_mem_kernel(isa::MemKernel kernel, int w, std::st
   a.mov(count, iters);
   a.align(AlignMode::kCode, 64);
   a.bind(inner);
-  emit_body(a, out.info, w, pa, pb, pc);
-  a.add(pa, pa, Imm(int64_t(out.array_step)));
-  if (out.info.arrays >= 2) a.add(pb, pb, Imm(int64_t(out.array_step)));
-  if (out.info.arrays >= 3) a.add(pc, pc, Imm(int64_t(out.array_step)));
+  if (w == kWidthX4) {
+    emit_body_x4(a, out.info, pa, pb, pc);  // its loads and stores advance the pointers
+  } else {
+    emit_body(a, out.info, w, pa, pb, pc);
+    a.add(pa, pa, Imm(int64_t(out.array_step)));
+    if (out.info.arrays >= 2) a.add(pb, pb, Imm(int64_t(out.array_step)));
+    if (out.info.arrays >= 3) a.add(pc, pc, Imm(int64_t(out.array_step)));
+  }
   a.subs(count, count, Imm(1));
   a.b_ne(inner);
   a.subs(passes, passes, Imm(1));

@@ -1,6 +1,7 @@
 // Generated AArch64 memory kernels: bandwidth loops (load, store, copy, triad, update and their
 // non-temporal store variants) at 64 bits (SIMD&FP scalars) and 128 bits (NEON q registers), moved
-// by register pairs (ldp/stp/stnp) as tuned Arm code does, and pointer chases with several
+// by register pairs (ldp/stp/stnp) as tuned Arm code does, and at "512 bits": 64 bytes per ld1/st1
+// of four q registers (non-temporal stores: two stnp pairs); and pointer chases with several
 // independent chains.
 #pragma once
 #include <cstdint>
@@ -14,6 +15,9 @@ namespace peakprobe::a64 {
 
 // Vectors per array per loop iteration (four register pairs).
 inline constexpr int kMemUnroll = 8;
+// The width that names the four-register ld1/st1 kernels, and their elements per array per iteration.
+inline constexpr int kWidthX4 = 512;
+inline constexpr int kMemUnrollX4 = 2;
 inline constexpr int kChaseUnroll = 16;
 inline constexpr int kMaxChaseChains = 16;
 

@@ -168,18 +168,19 @@ isa::Target::HelpTexts A64Target::help_texts() const {
 }
 
 std::vector<int> A64Target::mem_widths(const CpuInfo& cpu) const {
-  if (cpu.has("asimd")) return {64, 128};
+  if (cpu.has("asimd")) return {64, 128, kWidthX4};
   return {64};
 }
 
 std::string A64Target::mem_width_unsupported(int bits) const {
-  return fmt::format("{}-bit kernels need asimd (NEON)", bits);
+  return bits == kWidthX4 ? "the ld1/st1 kernels of four registers need asimd (NEON)"
+                          : fmt::format("{}-bit kernels need asimd (NEON)", bits);
 }
 
-uint64_t A64Target::mem_max_step_bytes() const { return uint64_t(kMemUnroll) * 16; }
+uint64_t A64Target::mem_max_step_bytes() const { return std::max(uint64_t(kMemUnroll) * 16, uint64_t(kMemUnrollX4) * 64); }
 
 Expected<isa::MemKernelCode> A64Target::compile_mem_kernel(isa::MemKernel kernel, int bits, const CpuInfo& cpu) const {
-  if (bits == 128 && !cpu.has("asimd")) return make_error(mem_width_unsupported(bits));
+  if (bits >= 128 && !cpu.has("asimd")) return make_error(mem_width_unsupported(bits));
   auto code = a64::compile_mem_kernel(kernel, bits);
   if (!code) return make_error(code.error());
   return isa::own_mem_kernel(std::move(code->fn), code->info, code->width_bits, code->bytes_per_iteration,

@@ -19,7 +19,11 @@ class A64Target final : public isa::Target {
   int registers_needed(int mr, int nv) const override;
   std::string check_kernel_shape(const isa::MicroKernelShape& shape, int vector_registers) const override;
   std::unique_ptr<isa::MicroKernels> micro_kernels(const isa::MicroKernelShape& shape) const override;
-  std::string width_name(int vector_bits) const override { return vector_bits >= 128 ? "neon" : "scalar"; }
+  // 512 names the memory kernels that move four q registers per ld1/st1 ("neon-x4"); no register is
+  // that wide.
+  std::string width_name(int vector_bits) const override {
+    return vector_bits >= 512 ? "neon-x4" : vector_bits >= 128 ? "neon" : "scalar";
+  }
   isa::MatmulRoof matmul_roof(const CpuInfo& cpu, MatmulDtype dtype) const override;
   std::optional<isa::FlopPair> flop_pair(const CpuInfo& cpu, bool fused_only) const override;
   std::string report_pair_set(const CpuInfo&) const override { return "fp.v128"; }
@@ -33,7 +37,7 @@ class A64Target final : public isa::Target {
   std::vector<std::string> issue_width_forms() const override { return {"nop", "mov x, x", "add x, x, x"}; }
   RulerForms ruler_forms() const override { return {"add x, x, x", "mul x, x, x"}; }
   HelpTexts help_texts() const override;
-  std::vector<int> vector_widths() const override { return {64, 128}; }
+  std::vector<int> vector_widths() const override { return {64, 128, 512}; }
   std::vector<int> mem_widths(const CpuInfo& cpu) const override;
   std::string mem_width_unsupported(int bits) const override;
   uint64_t mem_max_step_bytes() const override;

@@ -1,20 +1,35 @@
 // The AArch64 memory kernels compute what their names say (copy copies, triad is b + 1.0 x c, update
-// scales by 1.0, store writes 1.0), at both widths, and the pointer chase follows its chains.
+// scales by 1.0, store writes 1.0), at every width (64, 128, and 512: four q registers per ld1/st1),
+// and the pointer chase follows its chains.
 #include <catch2/catch.hpp>
 
+#include <string>
 #include <vector>
 
 #include "asm/a64/mem_kernels.hpp"
 
 using namespace peakprobe;
 
-TEST_CASE("a64 mem kernels: every kernel computes its result at 64 and 128 bits", "[a64][mem_kernels]") {
-  for (int w : {64, 128})
+TEST_CASE("a64 mem kernels: every kernel computes its result at every width", "[a64][mem_kernels]") {
+  for (int w : {64, 128, a64::kWidthX4})
     for (const auto& k : isa::mem_kernels()) {
       INFO(k.name << " at " << w);
-      auto code = a64::compile_mem_kernel(k.kernel, w);
+      std::string listing;
+      auto code = a64::compile_mem_kernel(k.kernel, w, &listing);
       REQUIRE(code.ok());
-      CHECK(code->array_step == uint64_t(w / 8 * a64::kMemUnroll));
+      if (w == a64::kWidthX4) {
+        CHECK(code->array_step == uint64_t(64 * a64::kMemUnrollX4));
+        // Four registers per access (ld1/st1 of four, post-indexed by their 64 bytes), or two stnp
+        // pairs for non-temporal stores; no register pairs.
+        if (k.loads > 0) CHECK(listing.find(".16b, [x") != std::string::npos);
+        if (k.loads > 0) CHECK(listing.find("ld1 v") != std::string::npos);
+        if (k.stores > 0) CHECK(listing.find(k.nontemporal ? "stnp q" : "st1 v") != std::string::npos);
+        if (!k.nontemporal || k.loads > 0) CHECK(listing.find("], 64") != std::string::npos);
+        CHECK(listing.find("ldp q") == std::string::npos);
+        CHECK(listing.find("stp q") == std::string::npos);
+      } else {
+        CHECK(code->array_step == uint64_t(w / 8 * a64::kMemUnroll));
+      }
       const size_t n = 4 * code->array_step / 8;  // doubles in 4 iterations
       std::vector<double> a(n, 3.0), b(n), c(n);
       for (size_t i = 0; i < n; ++i) {

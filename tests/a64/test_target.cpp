@@ -47,6 +47,13 @@ TEST_CASE("a64 target: widths, kernels and levels", "[a64][target]") {
   CHECK_FALSE(t.limit_isa(bare, "neon").ok());
   CHECK_FALSE(t.limit_isa(bare, "sve").ok());
   CHECK(t.mem_widths(bare) == std::vector<int>{64});
+  CpuInfo neon;
+  neon.features = {"asimd"};
+  CHECK(t.mem_widths(neon) == std::vector<int>{64, 128, 512});
+  CHECK(t.width_name(512) == "neon-x4");  // four q registers per ld1/st1, not a register width
+  CHECK(t.width_name(128) == "neon");
+  CHECK_THAT(t.mem_width_unsupported(512), Catch::Contains("ld1/st1"));
+  CHECK(t.mem_max_step_bytes() >= 128);
 }
 
 TEST_CASE("a64 target: the form list is sorted, unique and resolves to itself", "[a64][target]") {
