@@ -10,6 +10,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <thread>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -39,6 +40,10 @@ using Clock = std::chrono::steady_clock;
 constexpr const char* kNotReached = kNotMeasured;  // pairs/pipe_groups.hpp: one prefix for rows and verdicts
 // The JSON document is written whole this often while measuring, so a killed run leaves its figures.
 constexpr double kCheckpointSeconds = 10.0;
+// Tries at the pipe basis when a disturbance leaves fewer than two trusted seeds, and the pause
+// between them (a busy co-tenant on the Zen 4 VM came and went over tens of seconds).
+constexpr int kBasisAttempts = 3;
+constexpr double kBasisPauseSeconds = 5.0;
 
 std::atomic<bool> g_interrupted{false};
 struct sigaction g_previous_sigint {};
@@ -190,10 +195,24 @@ void measure_pipes(GlobalOptions& g, ProbeRunner& runner, const CpuInfo& cpu, Ru
       s.origin = "pipe seed";
       seeds.push_back(std::move(s));
     }
-    PipeGroups found = find_pipe_basis(
-        runner, seeds, [&](size_t i, size_t n, const std::string& what) { progress(g.out, i, n, "pipe basis: " + what); },
-        stop);
-    progress_done(g.out);
+    // A busy moment of the host can leave most seeds doubted and the whole table without pipes: the
+    // basis takes seconds, so it is measured again after a pause, a few times, before giving up.
+    // The attempt with the most trusted seeds is kept.
+    PipeGroups found;
+    for (int attempt = 1; attempt <= kBasisAttempts; ++attempt) {
+      PipeGroups now = find_pipe_basis(
+          runner, seeds,
+          [&](size_t i, size_t n, const std::string& what) { progress(g.out, i, n, "pipe basis: " + what); }, stop);
+      progress_done(g.out);
+      if (attempt == 1 || now.seeds.size() > found.seeds.size()) found = std::move(now);
+      const bool complete = found.basis.size() >= 2 && 3 * found.skipped_seeds.size() <= seeds.size();
+      if (complete || stop() || attempt == kBasisAttempts) break;
+      spdlog::warn("pipe basis, attempt {} of {}: {} of {} seed forms had trusted figures alone (first doubted: {}); "
+                   "measuring it again in {:.0f} s",
+                   attempt, kBasisAttempts, found.seeds.size(), seeds.size(),
+                   found.skipped_seeds.empty() ? "-" : found.skipped_seeds.front(), kBasisPauseSeconds);
+      std::this_thread::sleep_for(std::chrono::duration<double>(kBasisPauseSeconds));
+    }
     if (found.basis.empty()) {
       if (stop())
         spdlog::warn("no pipe groups: the run stopped while the basis was measured");

