@@ -112,6 +112,16 @@ def predict(fa, fb, a, b, width):
     return ("none" if c < NONE_BELOW else "shared" if c > SHARED_ABOVE else "partial"), c
 
 
+def tally(counts, judged, strict, contends):
+    """Adds one form's judged pairs, and whether all of them agree, to `counts`."""
+    counts["forms"] += 1
+    counts["pairs"] += judged
+    counts["pair_strict"] += strict
+    counts["pair_contends"] += contends
+    counts["strict"] += strict == judged
+    counts["contends"] += contends == judged
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("map")
@@ -177,19 +187,9 @@ def main():
         if judged == 0:
             absent.append(f"{form} (no judged pair)")
             continue
-        counts["forms"] += 1
-        counts["pairs"] += judged
-        counts["pair_strict"] += ok_strict
-        counts["pair_contends"] += ok_contends
-        counts["strict"] += ok_strict == judged
-        counts["contends"] += ok_contends == judged
+        tally(counts, judged, ok_strict, ok_contends)
         if c_judged:
-            clean["forms"] += 1
-            clean["pairs"] += c_judged
-            clean["pair_strict"] += c_strict
-            clean["pair_contends"] += c_contends
-            clean["strict"] += c_strict == c_judged
-            clean["contends"] += c_contends == c_judged
+            tally(clean, c_judged, c_strict, c_contends)
     print("\n".join(disagreements))
     if bad_forms:
         print(f"map contradicted by the measured throughput alone ({len(bad_forms)} held-out forms): " + "; ".join(bad_forms))

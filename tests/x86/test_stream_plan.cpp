@@ -244,6 +244,12 @@ TEST_CASE("mix plan: sources are shared, destinations never", "[stream_plan]") {
   CHECK_FALSE(x86::plan_mix({{&a.value(), 0}}, 1, avx512(), "f32").ok());
 }
 
+x86::InstForm form_of(const char* text) {
+  auto f = x86::resolve_inst(text);
+  REQUIRE(f.ok());
+  return f.value();
+}
+
 // The buffer lines (offset / 64 from rsi) the memory operands of one form's instructions touch.
 std::set<int64_t> lines_of(const x86::StreamPlan& plan, uint32_t inst_id) {
   std::set<int64_t> out;
@@ -256,14 +262,9 @@ std::set<int64_t> lines_of(const x86::StreamPlan& plan, uint32_t inst_id) {
 
 TEST_CASE("mix plan: each form's memory operands have lines of their own, and copies move past all of them",
           "[stream_plan]") {
-  auto store = x86::resolve_inst("mov m32, r32");
-  auto load = x86::resolve_inst("mov r64, m64");
-  auto rmw = x86::resolve_inst("add m64, r64");
-  REQUIRE(store.ok());
-  REQUIRE(load.ok());
-  REQUIRE(rmw.ok());
+  const x86::InstForm store = form_of("mov m32, r32"), load = form_of("mov r64, m64"), rmw = form_of("add m64, r64");
   // A store and a load on the same lines made each load wait for a store to forward.
-  auto plan = x86::plan_mix({{&store.value(), 2}, {&load.value(), 3}}, 2, avx512(), "-");
+  auto plan = x86::plan_mix({{&store, 2}, {&load, 3}}, 2, avx512(), "-");
   REQUIRE(plan.ok());
   const auto all_lines = lines_of(*plan, asmjit::x86::Inst::kIdMov);  // both forms are mov
   std::set<int64_t> store_lines, load_lines;
@@ -278,7 +279,7 @@ TEST_CASE("mix plan: each form's memory operands have lines of their own, and co
   for (int64_t l : store_lines) CHECK(load_lines.count(l) == 0);
   CHECK(plan->memory_stride_per_copy == 0);  // no read-modify-write: every copy uses the same lines
   // With a read-modify-write part the copies advance past every form's lines.
-  auto with_rmw = x86::plan_mix({{&rmw.value(), 1}, {&load.value(), 1}}, 3, avx512(), "-");
+  auto with_rmw = x86::plan_mix({{&rmw, 1}, {&load, 1}}, 3, avx512(), "-");
   REQUIRE(with_rmw.ok());
   CHECK(with_rmw->memory_stride_per_copy == 64 * 6);
   const auto rmw_lines = lines_of(*with_rmw, asmjit::x86::Inst::kIdAdd);
