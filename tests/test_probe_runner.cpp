@@ -171,6 +171,19 @@ TEST_CASE("an issue rate beyond the core's widest is doubted whatever the clock"
 }
 
 // A paired timing with a steady clock, two instructions per cycle and every sample undisturbed.
+TEST_CASE("throughput sweep: one step without gain ends it only when the latency says the chains no longer bind",
+          "[probe_runner]") {
+  using peakprobe::detail::sweep_goes_on;
+  CHECK(sweep_goes_on(1, false, false, 1, true));    // one chain is never the end
+  CHECK(sweep_goes_on(4, true, false, 0, true));     // it improved
+  CHECK(sweep_goes_on(4, false, true, 1, true));     // no gain, but still bound by its chains
+  CHECK_FALSE(sweep_goes_on(4, false, false, 1, true));
+  // No latency to judge the chains by: a single step without gain may be noise, a second ends it.
+  CHECK(sweep_goes_on(2, false, false, 1, false));
+  CHECK_FALSE(sweep_goes_on(3, false, false, 2, false));
+  CHECK(sweep_goes_on(3, true, false, 0, false));
+}
+
 detail::TrustInputs steady_paired_inputs() {
   detail::TrustInputs in;
   in.before = in.after = {0.75, 3.2, 0.001};

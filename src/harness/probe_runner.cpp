@@ -173,6 +173,7 @@ bool ProbeRunner::Impl::measure_throughput(const isa::ProbeForm& form, const std
   double best_rt = 1e300;
   int best_copies = 1;
   bool chain_bound = false;
+  int without_gain = 0;
   for (int k : chain_candidates(kmax)) {
     auto plan = form.plan_throughput(k, dtype);
     if (!plan) {
@@ -206,9 +207,11 @@ bool ProbeRunner::Impl::measure_throughput(const isa::ProbeForm& form, const std
       best = std::move(c.value());
     }
     // Still bound by the chains (K instructions per latency) means more chains may help, even when
-    // this step did not improve much; otherwise one step without gain ends the sweep.
+    // this step did not improve much. (A load form without a latency stopped at 2 chains, 0.51 cycles,
+    // after one noisy step where 3 chains give 0.34: two steps without gain end such a sweep.)
     chain_bound = latency_cycles > 0 && rt * k > 0.85 * latency_cycles;
-    if (!improved && !chain_bound && k >= 2) break;
+    without_gain = improved ? 0 : without_gain + 1;
+    if (!sweep_goes_on(k, improved, chain_bound, without_gain, latency_cycles > 0)) break;
   }
   if (!best.stream) {
     r.status = Status::error;
@@ -498,6 +501,11 @@ int ProbeRunner::threads() const { return impl_->options.threads; }
 // one such instruction, and the instruction faults). That is a fact of this machine, not a failed
 // measurement.
 namespace detail {
+bool sweep_goes_on(int k, bool improved, bool chain_bound, int steps_without_gain, bool latency_known) {
+  if (improved || chain_bound || k < 2) return true;
+  return steps_without_gain < (latency_known ? 1 : 2);
+}
+
 ProbeResult skip_if_blocked(ProbeResult r) {
   if (r.status != Status::error || !is_illegal_instruction(r.reason)) return r;
   r.status = Status::skipped;

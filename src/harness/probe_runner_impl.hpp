@@ -140,6 +140,12 @@ struct TrustInputs {
   std::string emulator;            // CpuInfo::emulator: non-empty, every figure is mistrusted
 };
 std::vector<std::string> timing_doubts(const TrustInputs& in, const ProbeOptions& options);
+// Whether the throughput sweep tries the next K after one at `k` chains. A step that improved the
+// best rate by 2% or more, or whose rate still shows the chains binding (K instructions per latency),
+// goes on. Otherwise one step without gain ends it when the form's latency is known; without one (a
+// store, a load that cannot chase) nothing says the chains stopped binding, and one noisy step must
+// not end the sweep: two in a row do. `steps_without_gain` counts this one.
+bool sweep_goes_on(int k, bool improved, bool chain_bound, int steps_without_gain, bool latency_known);
 // An error row from an illegal instruction becomes a skipped one: the features the form needs were
 // checked before it ran, so the OS or the hypervisor blocks it.
 ProbeResult skip_if_blocked(ProbeResult r);
