@@ -172,6 +172,12 @@ int list_forms(const std::vector<isa::ListedForm>& forms) {
   return kExitOk;
 }
 
+// More than a third of the seeds without trusted figures alone: the pipes only they stand for have no
+// basis member (a basis measured so is tried again, and kept with a warning when it stays so).
+bool missing_many_seeds(const PipeGroups& g) {
+  return 3 * g.skipped_seeds.size() > g.seeds.size() + g.skipped_seeds.size();
+}
+
 // --pipes: the basis (found now, or the --resume document's), then every `ok` row without complete
 // verdicts against it, in list order. Rows that are not `ok` get no verdicts: their figures alone,
 // which set the pair's weights and floors, are not trusted.
@@ -205,8 +211,7 @@ void measure_pipes(GlobalOptions& g, ProbeRunner& runner, const CpuInfo& cpu, Ru
           [&](size_t i, size_t n, const std::string& what) { progress(g.out, i, n, "pipe basis: " + what); }, stop);
       progress_done(g.out);
       if (attempt == 1 || now.seeds.size() > found.seeds.size()) found = std::move(now);
-      const bool complete = found.basis.size() >= 2 && 3 * found.skipped_seeds.size() <= seeds.size();
-      if (complete || stop() || attempt == kBasisAttempts) break;
+      if ((found.basis.size() >= 2 && !missing_many_seeds(found)) || stop() || attempt == kBasisAttempts) break;
       spdlog::warn("pipe basis, attempt {} of {}: {} of {} seed forms had trusted figures alone (first doubted: {}); "
                    "measuring it again in {:.0f} s",
                    attempt, kBasisAttempts, found.seeds.size(), seeds.size(),
@@ -229,7 +234,7 @@ void measure_pipes(GlobalOptions& g, ProbeRunner& runner, const CpuInfo& cpu, Ru
                    found.seeds.size(), total, found.skipped_seeds.empty() ? "-" : found.skipped_seeds.front());
       return;
     }
-    if (3 * found.skipped_seeds.size() > total)
+    if (missing_many_seeds(found))
       spdlog::warn("the pipe basis is incomplete: {} of {} seed forms had no trusted figures alone (first: {}); "
                    "pipes only they stand for have no column",
                    found.skipped_seeds.size(), total, found.skipped_seeds.front());
