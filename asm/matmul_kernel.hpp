@@ -20,6 +20,10 @@ struct MicroKernelShape {
   int vec_bits = 512;
   MatmulDtype dtype = MatmulDtype::f32;
   bool a_direct = false;  // A read in place (row-major, lda apart) instead of from a packed panel
+  // int8 on a core whose dot product multiplies signed by signed only: A (unsigned) is packed as
+  // A - 128, and each B panel ends with one more k step of words holding 128 x the column's sum
+  // over the panel's k, which the kernel adds: sum (a - 128) b + 128 sum b = sum a b.
+  bool signed_a = false;
   int lanes() const { return vec_bits / 32; }
   int nr() const { return nv * lanes(); }
   int k_group() const { return dtype == MatmulDtype::f32 ? 1 : dtype == MatmulDtype::bf16 ? 2 : 4; }

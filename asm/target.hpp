@@ -94,6 +94,9 @@ class Target {
   virtual int gemm_vector_bits(const CpuInfo& cpu) const = 0;
   // "" when this CPU can run the matmul kernels of `dtype`, else which features they need, named.
   virtual std::string gemm_unsupported(const CpuInfo& cpu, MatmulDtype dtype) const = 0;
+  // Whether the kernels of `dtype` on this CPU take int8 A as A - 128 with column sums after each B
+  // panel (MicroKernelShape::signed_a): true where only a signed x signed dot product exists.
+  virtual bool gemm_signed_a(const CpuInfo& cpu, MatmulDtype dtype) const = 0;
   // Architectural vector registers of one width (what a register block may use).
   virtual int vector_registers(int vector_bits) const = 0;
   // The widest vector the cost model plans with (the GEMM's width where it runs, else the widest

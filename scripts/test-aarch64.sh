@@ -41,6 +41,8 @@ PP=("$QEMU" "$BUILD/peakprobe")
 "${PP[@]}" --quiet pairs --set fp.v128 --json "$OUT/pairs.json"
 "${PP[@]}" --quiet mem --sizes 16KiB,1MiB --json "$OUT/mem.json"
 "${PP[@]}" --quiet matmul --shape 127,127,127 --json "$OUT/matmul.json"
+# int8 by sdot on A - 128, the path of cores without i8mm (qemu's CPU has i8mm: held below it).
+"${PP[@]}" --quiet matmul --shape 127,127,127 --dtype int8 --isa dotprod --json "$OUT/matmul-int8-dotprod.json"
 "${PP[@]}" --quiet inst "fmla v.4s, v.4s, v.4s" "sdot v.4s, v.16b, v.4b[1]" "ldr x, [x]" --json "$OUT/inst.json"
 # JSON has one key per line: an error row fails, and every mistrusted row must say it is emulated.
 for f in "$OUT"/*.json; do

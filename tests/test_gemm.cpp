@@ -62,9 +62,9 @@ double gemm_error(Gemm& gemm, int64_t m, int64_t n, int64_t k, const MatmulConfi
 
 double limit(MatmulDtype d) { return d == MatmulDtype::i8 ? 0.0 : 2e-6 * 70; }
 
-MatmulConfig small_blocks(MatmulDtype dt, int mr, int nv, int rows, int cols) {
+MatmulConfig small_blocks(MatmulDtype dt, int mr, int nv, int rows, int cols, const CpuInfo& on = cpu()) {
   MatmulConfig g;
-  const int lanes = gemm_vector_bits(cpu()) / 32;
+  const int lanes = gemm_vector_bits(on) / 32;
   g.mr = mr, g.nv = nv, g.nr = nv * lanes;
   g.mc = mr * 2, g.nc = g.nr * 2, g.kc = 4 * (4 / element_bytes(dt));
   g.thread_rows = rows, g.thread_cols = cols, g.threads = rows * cols;
@@ -106,6 +106,29 @@ TEST_CASE("gemm: primes, tall and skinny shapes, small blocks, register blocks a
       CHECK(gemm_error(gemm, s.m, s.n, s.k, default_config(cpu(), dt, s.m, s.n, s.k, 1)) <= limit(dt));
     }
   }
+}
+
+TEST_CASE("gemm: at every ISA level the CPU reaches, every dtype the level keeps matches the reference", "[gemm]") {
+  // A level takes features away, and the kernels may change method with them (int8 may move to a
+  // signed-by-signed dot product on A shifted by 128): each must still give the exact product.
+  const auto& t = isa::host_target();
+  int checked = 0;
+  for (const std::string& level : t.isa_levels()) {
+    auto limited = t.limit_isa(cpu(), level);
+    if (!limited) continue;  // this CPU does not reach the level
+    for (MatmulDtype dt : {MatmulDtype::f32, MatmulDtype::bf16, MatmulDtype::i8}) {
+      if (!gemm_unsupported(*limited, dt).empty()) continue;
+      Gemm gemm(*limited, dt);
+      for (auto [m, n, k] : {std::tuple{37, 29, 67}, std::tuple{6, 16, 4}, std::tuple{1, 3, 130}}) {
+        INFO("--isa " << level << " " << to_string(dt) << " " << m << "x" << n << "x" << k
+                      << (t.gemm_signed_a(*limited, dt) ? " signed A" : ""));
+        CHECK(gemm_error(gemm, m, n, k, small_blocks(dt, 4, 2, 1 + k % 2, 1, *limited)) <= limit(dt));
+        CHECK(gemm_error(gemm, m, n, k, default_config(*limited, dt, m, n, k, 2)) <= limit(dt));
+        ++checked;
+      }
+    }
+  }
+  if (checked == 0) PP_SKIP("this CPU reaches none of the ISA levels the matmul can be held to");
 }
 
 TEST_CASE("gemm: k = 0 gives zeros, buffers are reused across shapes", "[gemm]") {

@@ -119,3 +119,42 @@ TEST_CASE("packing: A panels equal a plain transpose for every row count and k t
     }
   }
 }
+
+TEST_CASE("packing: int8 A shifted by 128 and B panels with 128 x column sums undo each other", "[packing]") {
+  // 3 rows x k 7 (two steps, the second partial), mr 4; B 7 x 6 into panels of nr 4 (two panels).
+  const int64_t m = 3, k = 7, n = 6, nr = 4, steps = k_steps(k, 1);
+  std::vector<uint8_t> a(size_t(m * k)), b(size_t(k * n));
+  for (size_t i = 0; i < a.size(); ++i) a[i] = uint8_t(i * 37 + 200);  // over 127 too
+  for (size_t i = 0; i < b.size(); ++i) b[i] = uint8_t(i * 53 + 11);   // signed, both signs
+  std::vector<uint32_t> plain(size_t(steps * 4)), shifted(size_t(steps * 4));
+  pack_a(a.data(), k, m, k, 1, 4, plain.data());
+  pack_a(a.data(), k, m, k, 1, 4, shifted.data(), true);
+  for (int64_t s = 0; s < steps; ++s)
+    for (int r = 0; r < 4; ++r) {
+      const size_t at = size_t(s * 4 + r);
+      CHECK(shifted[at] == (r < m ? plain[at] ^ 0x80808080u : 0u));  // padding rows stay zero
+    }
+  REQUIRE(b_panel_words(steps, int(nr), true) == (steps + 1) * nr);
+  std::vector<uint32_t> packed(size_t(2 * b_panel_words(steps, int(nr), true)), 7);
+  pack_b(b.data(), n, k, n, 1, int(nr), 0, 2, packed.data(), true);
+  // Words as without sums, then the sums row; columns past N sum to zero.
+  std::vector<uint32_t> no_sums(size_t(2 * steps * nr));
+  pack_b(b.data(), n, k, n, 1, int(nr), 0, 2, no_sums.data());
+  for (int64_t p = 0; p < 2; ++p) {
+    const uint32_t* panel = packed.data() + p * (steps + 1) * nr;
+    for (int64_t w = 0; w < steps * nr; ++w) CHECK(panel[w] == no_sums[size_t(p * steps * nr + w)]);
+    for (int64_t j = 0; j < nr; ++j) {
+      int32_t sum = 0;
+      for (int64_t kk = 0; kk < k && p * nr + j < n; ++kk) sum += int8_t(b[size_t(kk * n + p * nr + j)]);
+      CHECK(int32_t(panel[steps * nr + j]) == 128 * sum);
+    }
+  }
+  // The identity the kernels rely on, row 1 x column 2: sum (a-128) b + 128 sum b = sum a b.
+  int32_t shifted_dot = 0, plain_dot = 0;
+  for (int64_t kk = 0; kk < k; ++kk) {
+    const int32_t av = a[size_t(1 * k + kk)], bv = int8_t(b[size_t(kk * n + 2)]);
+    shifted_dot += int8_t(uint8_t(av ^ 0x80)) * bv;
+    plain_dot += av * bv;
+  }
+  CHECK(shifted_dot + int32_t(packed[size_t(steps * nr + 2)]) == plain_dot);
+}

@@ -28,7 +28,12 @@ Layout layout(const isa::MicroKernelShape& s, int rows, int used) {
   return l;
 }
 
-void emit_dot(aj::Assembler& a, MatmulDtype dtype, uint32_t acc, uint32_t b, uint32_t areg, uint32_t lane) {
+void emit_dot(aj::Assembler& a, MatmulDtype dtype, bool signed_a, uint32_t acc, uint32_t b, uint32_t areg,
+              uint32_t lane) {
+  if (dtype == MatmulDtype::i8 && signed_a) {
+    a.emit(aj::Inst::kIdSdot_v, aj::v(acc).s4(), aj::v(b).b16(), aj::v(areg).b4(lane));
+    return;
+  }
   switch (dtype) {
     case MatmulDtype::f32: a.emit(aj::Inst::kIdFmla_v, aj::v(acc).s4(), aj::v(b).s4(), aj::v(areg).s(lane)); break;
     case MatmulDtype::bf16: a.emit(aj::Inst::kIdBfdot_v, aj::v(acc).s4(), aj::v(b).h8(), aj::v(areg).h2(lane)); break;
@@ -126,12 +131,19 @@ Error emit_kernel(aj::Assembler& a, const isa::MicroKernelShape& s, int rows, in
   if (used % 2) a.ldr(aj::v(l.b0 + uint32_t(used - 1)).q(), arm::ptr(pb, 16 * (used - 1)));
   for (int i = 0; i < rows; ++i)
     for (int j = 0; j < used; ++j)
-      emit_dot(a, s.dtype, l.acc0 + uint32_t(i * s.nv + j), l.b0 + uint32_t(j), l.a0 + uint32_t(i / 4), uint32_t(i % 4));
+      emit_dot(a, s.dtype, s.signed_a, l.acc0 + uint32_t(i * s.nv + j), l.b0 + uint32_t(j), l.a0 + uint32_t(i / 4), uint32_t(i % 4));
   if (!s.a_direct) a.add(pa, pa, Imm(4 * s.mr));  // packed A keeps mr words per step, edge rows zero-padded
   a.add(pb, pb, Imm(4 * s.nr()));
   a.subs(steps, steps, Imm(1));
   a.b_ne(loop);
   a.bind(done);
+  if (s.signed_a) {
+    // pb now points past the panel's k steps, at its row of 128 x column sums: added to every row.
+    for (int j = 0; j < used; ++j) a.ldr(aj::v(l.b0 + uint32_t(j)).q(), arm::ptr(pb, 16 * j));
+    for (int i = 0; i < rows; ++i)
+      for (int j = 0; j < used; ++j)
+        emit_add(a, s.dtype, l.acc0 + uint32_t(i * s.nv + j), l.b0 + uint32_t(j));
+  }
   a.cbz(accumulate, store);
   emit_update(a, s, l, rows, used, tail, true);
   a.b(out);
@@ -163,6 +175,7 @@ Expected<isa::JitFunction> compile(const isa::MicroKernelShape& s, int rows, int
 
 std::string check_shape(const isa::MicroKernelShape& s, int vector_registers) {
   if (s.vec_bits != 128) return fmt::format("vector width {} bits: the AArch64 kernels are 128-bit (NEON)", s.vec_bits);
+  if (s.signed_a && s.dtype != MatmulDtype::i8) return "A shifted by 128 (signed_a) is for int8 only";
   if (s.a_direct && !a_in_place_possible(s.dtype, s.mr))
     return "in-place A needs f32 and at most 6 rows (bf16/int8 k groups and more rows need packing)";
   if (s.mr < 1 || s.nv < 1 || s.nv > 4)

@@ -4,6 +4,8 @@
 //   f32  fmla  acc.4s, b.4s,  a.s[i]    a step is 1 k value
 //   bf16 bfdot acc.4s, b.8h,  a.2h[i]   a step is 2 k values (bf16 feature), C in f32
 //   int8 sudot acc.4s, b.16b, a.4b[i]   a step is 4 k values, B signed x A unsigned (i8mm), C in s32
+//   int8 sdot  acc.4s, b.16b, a.4b[i]   cores without i8mm (signed_a): A packed as A - 128, and the
+//                                       row of 128 x column sums after B's panel added at the end
 // A's words for one k step sit in ceil(mr/4) registers, four rows each.
 #pragma once
 #include <map>

@@ -4,7 +4,9 @@
 #include <sys/mman.h>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <climits>
 
 #include "asm/a64/arithmetic.hpp"
@@ -60,9 +62,18 @@ std::string A64Target::gemm_unsupported(const CpuInfo& cpu, MatmulDtype dtype) c
   switch (dtype) {
     case MatmulDtype::f32: return cpu.has("asimd") ? "" : "the f32 kernels need asimd (NEON)";
     case MatmulDtype::bf16: return cpu.has("bf16") ? "" : "the bf16 kernels need bf16 (bfdot)";
-    case MatmulDtype::i8: return cpu.has("i8mm") ? "" : "the int8 kernels need i8mm (sudot: unsigned A x signed B)";
+    case MatmulDtype::i8:
+      return cpu.has("i8mm") || cpu.has("asimddp")
+                 ? ""
+                 : "the int8 kernels need asimddp (sdot) or i8mm (sudot: unsigned A x signed B)";
   }
   return "unknown dtype";
+}
+
+// Cores with the dot product but not i8mm (Neoverse N1, Cortex-A76/A77/A78) multiply signed by
+// signed bytes only: A goes in shifted by 128 and B's column sums put the shift back.
+bool A64Target::gemm_signed_a(const CpuInfo& cpu, MatmulDtype dtype) const {
+  return dtype == MatmulDtype::i8 && !cpu.has("i8mm") && cpu.has("asimddp");
 }
 
 int A64Target::registers_needed(int mr, int nv) const { return a64::registers_needed(mr, nv); }
@@ -75,11 +86,13 @@ std::unique_ptr<isa::MicroKernels> A64Target::micro_kernels(const isa::MicroKern
   return std::make_unique<MicroKernels>(shape);
 }
 
-isa::MatmulRoof A64Target::matmul_roof(const CpuInfo&, MatmulDtype dtype) const {
+isa::MatmulRoof A64Target::matmul_roof(const CpuInfo& cpu, MatmulDtype dtype) const {
   switch (dtype) {
     case MatmulDtype::f32: return {"fmla v.4s, v.4s, v.4s", 128, 8, "f32"};
     case MatmulDtype::bf16: return {"bfdot v.4s, v.8h, v.8h", 128, 16, "bf16"};
-    case MatmulDtype::i8: return {"usdot v.4s, v.16b, v.16b", 128, 32, "i8"};
+    case MatmulDtype::i8:
+      if (gemm_signed_a(cpu, dtype)) return {"sdot v.4s, v.16b, v.16b", 128, 32, "i8"};
+      return {"usdot v.4s, v.16b, v.16b", 128, 32, "i8"};
   }
   return {};
 }
@@ -195,10 +208,36 @@ Expected<isa::ChaseCode> A64Target::compile_chase(int chains) const {
   return isa::own_chase(std::move(*code), kChaseUnroll);
 }
 
+// The levels follow the architecture's steps for matrix work: neon (Armv8.0 Advanced SIMD: f32),
+// dotprod (Armv8.2/8.4 sdot/udot: int8 as on Neoverse N1, Cortex-A76), i8mm (Armv8.6 int8 and bf16
+// matrix multiply, with bfdot: Neoverse V1/N2 and later). A level takes away the features above it;
+// SVE and SME go below i8mm, as the kernels are NEON.
 Expected<CpuInfo> A64Target::limit_isa(const CpuInfo& cpu, const std::string& level) const {
-  if (level != "neon") return make_error(fmt::format("--isa '{}': one of neon", level));
-  if (!cpu.has("asimd")) return make_error("--isa neon: this CPU has no asimd");
-  return cpu;
+  static const std::vector<std::string> levels = isa_levels();
+  const auto at = std::find(levels.begin(), levels.end(), level);
+  if (at == levels.end()) return make_error(fmt::format("--isa '{}': one of {}", level, fmt::join(levels, ", ")));
+  const char* needs = level == "neon" ? "asimd" : level == "dotprod" ? "asimddp" : "i8mm";
+  if (!cpu.has(needs)) return make_error(fmt::format("--isa {}: this CPU has no {}", level, needs));
+  if (level == "i8mm") return cpu;
+  auto above = [&](const std::string& f) {
+    if (f == "i8mm" || f == "bf16" || f == "ebf16" || f.rfind("sve", 0) == 0 || f.rfind("sme", 0) == 0) return true;
+    return level == "neon" && f == "asimddp";
+  };
+  CpuInfo out = cpu;
+  out.features.erase(std::remove_if(out.features.begin(), out.features.end(), above), out.features.end());
+  return out;
+}
+
+isa::LibraryIsaLimit A64Target::library_isa_limit(const std::string& level) const {
+  isa::LibraryIsaLimit limit;
+  if (level != "neon" && level != "dotprod") return limit;  // i8mm, the widest: the libraries as they are
+  limit.level = level;
+  // oneDNN's AArch64 ISA levels are SVE lengths, none of them "NEON only": it cannot be held (0).
+  // OpenBLAS's DYNAMIC_ARCH cores: the generic Armv8 NEON kernels, or Neoverse N1's (Armv8.2).
+  limit.openblas_coretype = level == "neon" ? "ARMV8" : "NEOVERSEN1";
+  // BLIS's AArch64 configurations with NEON kernels only (armsve and a64fx run SVE).
+  limit.blis_configs = {"cortexa57", "cortexa53", "thunderx2", "firestorm", "generic"};
+  return limit;
 }
 
 }  // namespace peakprobe::a64

@@ -14,6 +14,7 @@ class A64Target final : public isa::Target {
   std::optional<Arithmetic> arithmetic(const std::string& text) const override;
   int gemm_vector_bits(const CpuInfo&) const override { return 128; }
   std::string gemm_unsupported(const CpuInfo& cpu, MatmulDtype dtype) const override;
+  bool gemm_signed_a(const CpuInfo& cpu, MatmulDtype dtype) const override;
   int vector_registers(int) const override { return 32; }
   int model_vector_bits(const CpuInfo&) const override { return 128; }
   int registers_needed(int mr, int nv) const override;
@@ -44,9 +45,9 @@ class A64Target final : public isa::Target {
   Expected<isa::MemKernelCode> compile_mem_kernel(isa::MemKernel kernel, int bits, const CpuInfo& cpu) const override;
   int max_chase_chains() const override;
   Expected<isa::ChaseCode> compile_chase(int chains) const override;
-  std::vector<std::string> isa_levels() const override { return {"neon"}; }
+  std::vector<std::string> isa_levels() const override { return {"neon", "dotprod", "i8mm"}; }
   Expected<CpuInfo> limit_isa(const CpuInfo& cpu, const std::string& level) const override;
-  isa::LibraryIsaLimit library_isa_limit(const std::string&) const override { return {}; }
+  isa::LibraryIsaLimit library_isa_limit(const std::string& level) const override;
 };
 
 }  // namespace peakprobe::a64

@@ -159,6 +159,7 @@ std::string check_shape(const MicroKernelShape& s, int vector_registers) {
   if (s.vec_bits != 512 && s.vec_bits != 256) return fmt::format("vector width {} bits: only 256 and 512", s.vec_bits);
   if (s.dtype != MatmulDtype::f32 && s.vec_bits != 512)
     return fmt::format("{} kernels need AVX-512 (vdpbf16ps / vpdpbusd on zmm)", to_string(s.dtype));
+  if (s.signed_a) return "A shifted by 128 (signed_a): the x86 int8 kernels multiply unsigned A by signed B as they are";
   if (s.a_direct && !a_in_place_possible(s.dtype, s.mr))
     return "in-place A needs f32 and at most 6 rows (bf16/int8 k groups and more rows need packing)";
   if (s.mr < 1 || s.nv < 1 || s.nv > 4)

@@ -14,6 +14,8 @@ class X86Target final : public isa::Target {
   std::optional<Arithmetic> arithmetic(const std::string& text) const override;
   int gemm_vector_bits(const CpuInfo& cpu) const override;
   std::string gemm_unsupported(const CpuInfo& cpu, MatmulDtype dtype) const override;
+  // vpdpbusd and vpmaddubsw multiply unsigned by signed bytes: A is never shifted.
+  bool gemm_signed_a(const CpuInfo&, MatmulDtype) const override { return false; }
   int vector_registers(int vector_bits) const override { return vector_bits == 512 ? 32 : 16; }
   int model_vector_bits(const CpuInfo& cpu) const override;
   int registers_needed(int mr, int nv) const override;

@@ -27,6 +27,7 @@ MatmulRoof measure_roof(const GlobalOptions& g, const CpuInfo& cpu, MatmulDtype 
   MatmulRoof roof;
   const isa::MatmulRoof what = isa::host_target().matmul_roof(cpu, dtype);
   roof.source = what.instruction;
+  roof.vector_bits = what.vector_bits;
   roof.threads = threads;
   AffinityGuard caller_affinity;  // the probe pins this thread; BLAS threads started later must not inherit it
   ProbeOptions opt;
@@ -98,7 +99,7 @@ MatmulPlan plan_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulProblem& p,
 void score_matmul(MatmulResult& r, const MatmulRoof& roof, const MachineModel& machine) {
   r.ceiling_source = roof.source;
   r.ceiling_gflops = roof.gflops;
-  const int bits = r.dtype == MatmulDtype::f32 ? machine.vector_bits : 512;
+  const int bits = roof.vector_bits > 0 ? roof.vector_bits : machine.vector_bits;
   r.bound_by = fmt::format("compute {} {}", to_string(r.dtype), bits);
   if (roof.gflops) {
     // The memory roof from the model's DRAM figure: only a problem too big for the caches and too

@@ -21,6 +21,7 @@ namespace peakprobe::cli {
 struct MatmulRoof {
   std::optional<double> gflops;  // all `threads` cores together
   std::string source;            // the instruction text (Target::matmul_roof)
+  int vector_bits = 0;           // its vector width (0: not known, the machine model's width is used)
   double per_cycle = 1;          // instructions per cycle per core (1 / reciprocal throughput)
   double latency = 4;            // cycles
   ClockReading clock;

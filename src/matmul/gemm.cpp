@@ -120,7 +120,8 @@ MatmulConfig default_config(const CpuInfo& cpu, MatmulDtype dtype, int64_t m, in
 
 std::string check_config(const CpuInfo& cpu, MatmulDtype dtype, const MatmulConfig& g) {
   const int bits = gemm_vector_bits(cpu), lanes = bits / 32, kg = 4 / element_bytes(dtype);
-  const isa::MicroKernelShape s{g.mr, g.nv, bits, dtype, !g.pack_a};
+  const isa::MicroKernelShape s{g.mr, g.nv, bits, dtype, !g.pack_a,
+                                isa::host_target().gemm_signed_a(cpu, dtype)};
   if (std::string why = isa::host_target().check_kernel_shape(s, gemm_vector_registers(bits)); !why.empty())
     return why;
   if (g.nr != g.nv * lanes) return fmt::format("nr {} must be nv x {} lanes = {}", g.nr, lanes, g.nv * lanes);
@@ -138,17 +139,19 @@ Gemm::Gemm(const CpuInfo& cpu, MatmulDtype dtype)
     : cpu_(cpu),
       dtype_(dtype),
       vec_bits_(gemm_vector_bits(cpu)),
+      signed_a_(isa::host_target().gemm_signed_a(cpu, dtype)),
       workspace_(std::make_unique<Workspace>()),
       team_(std::make_unique<ThreadTeam>(cpu.core_order)) {}
 Gemm::~Gemm() = default;
 
 std::string Gemm::kernel_name(const MatmulConfig& g) const {
-  return fmt::format("{} {} {}x{}", isa::host_target().width_name(vec_bits_), to_string(dtype_), g.mr, g.nr);
+  return fmt::format("{} {}{} {}x{}", isa::host_target().width_name(vec_bits_), to_string(dtype_),
+                     signed_a_ ? " signed-A" : "", g.mr, g.nr);
 }
 
 isa::MicroKernels& Gemm::kernels_for(int mr, int nv, bool a_direct) {
   auto& slot = kernels_[{mr, nv, a_direct}];
-  if (!slot) slot = isa::host_target().micro_kernels(isa::MicroKernelShape{mr, nv, vec_bits_, dtype_, a_direct});
+  if (!slot) slot = isa::host_target().micro_kernels(isa::MicroKernelShape{mr, nv, vec_bits_, dtype_, a_direct, signed_a_});
   return *slot;
 }
 
@@ -199,7 +202,7 @@ Expected<bool> Gemm::run(const GemmArgs& x, const MatmulConfig& g) {
       return make_error("cannot allocate the A packing buffers");
   for (auto& pair : ws.b)
     for (auto& buf : pair)
-      if (!buf.ensure(size_t(steps_max * ceil_div(std::min<int64_t>(g.nc, x.n), nr) * nr)))
+      if (!buf.ensure(size_t(b_panel_words(steps_max, nr, signed_a_) * ceil_div(std::min<int64_t>(g.nc, x.n), nr))))
         return make_error("cannot allocate the B packing buffers");
   std::vector<std::unique_ptr<SpinBarrier>> barriers;
   for (int tc = 0; tc < tc_count; ++tc) barriers.push_back(std::make_unique<SpinBarrier>(tr_count));
@@ -224,16 +227,16 @@ Expected<bool> Gemm::run(const GemmArgs& x, const MatmulConfig& g) {
         const int64_t kc = std::min<int64_t>(g.kc, x.k - pc), steps = k_steps(kc, es);
         uint32_t* bp = ws.b[size_t(tc)][size_t(block++ & 1)].get();
         pack_b(b + (pc * x.ldb + jc) * es, x.ldb, kc, nc, es, nr, panels * tr / tr_count,
-               panels * (tr + 1) / tr_count, bp);
+               panels * (tr + 1) / tr_count, bp, signed_a_);
         barriers[size_t(tc)]->wait();
         const uint64_t accumulate = pc > 0;
         for (int64_t ic = r0; ic < r1; ic += g.mc) {
           const int64_t mc = std::min<int64_t>(g.mc, r1 - ic);
-          if (!direct) pack_a(a + (ic * x.lda + pc) * es, x.lda, mc, kc, es, mr, ap);
+          if (!direct) pack_a(a + (ic * x.lda + pc) * es, x.lda, mc, kc, es, mr, ap, signed_a_);
           for (int64_t q = 0; q < panels; ++q) {
             const int64_t jp = (q + start) % panels, jr = jp * nr;
             const int cols = int(std::min<int64_t>(nr, nc - jr));
-            const uint32_t* bpanel = bp + jp * steps * nr;
+            const uint32_t* bpanel = bp + jp * b_panel_words(steps, nr, signed_a_);
             for (int64_t ir = 0; ir < mc; ir += mr) {
               const int rows = int(std::min<int64_t>(mr, mc - ir));
               const void* apanel = direct ? static_cast<const void*>(a + ((ic + ir) * x.lda + pc) * 4)

@@ -65,6 +65,7 @@ class Gemm {
   CpuInfo cpu_;
   MatmulDtype dtype_;
   int vec_bits_;
+  bool signed_a_;  // int8 A packed as A - 128, column sums after each B panel (isa::MicroKernelShape)
   std::map<std::tuple<int, int, bool>, std::unique_ptr<isa::MicroKernels>> kernels_;
   std::unique_ptr<Workspace> workspace_;
   std::unique_ptr<ThreadTeam> team_;

@@ -13,15 +13,23 @@ inline int64_t k_steps(int64_t kc, int element_bytes) {
   return (kc + g - 1) / g;
 }
 
+// Words one packed B micro-panel takes: its k steps, and with column sums one more step of them.
+inline int64_t b_panel_words(int64_t steps, int nr, bool col_sums) { return (steps + (col_sums ? 1 : 0)) * nr; }
+
 // A block (mc rows x kc, row-major, leading dimension lda elements) -> ceil(mc/mr) panels, each
 // k_steps x mr words; word (step s, row r) of a panel = row r's k values [s*g, s*g + g).
-void pack_a(const void* a, int64_t lda, int64_t mc, int64_t kc, int element_bytes, int mr, uint32_t* out);
+// minus_128 (int8 only, MicroKernelShape::signed_a): each byte of A's rows goes in as A - 128, a
+// signed byte (the top bit flipped); padding stays zero.
+void pack_a(const void* a, int64_t lda, int64_t mc, int64_t kc, int element_bytes, int mr, uint32_t* out,
+            bool minus_128 = false);
 
 // B block (kc x nc, row-major, leading dimension ldb elements) -> micro-panels of nr columns, each
 // k_steps x nr words; word (step s, column j) = column j's k values [s*g, s*g + g), low k first.
-// Only panels [panel_begin, panel_end) are written, at their place in `out` (the whole block), so
-// threads can share the packing of one block.
+// Only panels [panel_begin, panel_end) are written, at their place in `out` (the whole block, panels
+// b_panel_words apart), so threads can share the packing of one block.
+// col_sums (int8 only, MicroKernelShape::signed_a): each panel ends with nr more words, word j = 128 x
+// the sum of column j's signed bytes over the kc values (0 past N): what A - 128 took away.
 void pack_b(const void* b, int64_t ldb, int64_t kc, int64_t nc, int element_bytes, int nr, int64_t panel_begin,
-            int64_t panel_end, uint32_t* out);
+            int64_t panel_end, uint32_t* out, bool col_sums = false);
 
 }  // namespace peakprobe

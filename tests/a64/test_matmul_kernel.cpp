@@ -24,12 +24,14 @@ uint16_t to_bf16(float f) {
 // and compares with the plain product (exact: small integers).
 void check_tile(const MicroKernelShape& s, int rows, int cols, int k_steps) {
   INFO(to_string(s.dtype) << " " << s.mr << "x" << s.nv << " tile " << rows << "x" << cols << " k " << k_steps
-                          << (s.a_direct ? " in place" : " packed"));
+                          << (s.a_direct ? " in place" : " packed") << (s.signed_a ? " signed A" : ""));
   const int g = s.k_group(), nr = s.nr(), k = k_steps * g;
-  // A[i][kk], B[kk][j] small integers; packed panels as src/matmul/packing.cpp lays them out.
-  auto a_val = [](int i, int kk) { return (i * 3 + kk) % 5 + 1; };
-  auto b_val = [](int kk, int j) { return (kk * 2 + j) % 7 - 3; };
-  std::vector<uint32_t> a_panel(size_t(k_steps * s.mr)), b_panel(size_t(k_steps * nr));
+  // A[i][kk], B[kk][j] small integers (int8: the whole u8 and s8 ranges); packed panels as
+  // src/matmul/packing.cpp lays them out, with signed_a's shifted A and column-sum row.
+  const bool i8 = s.dtype == MatmulDtype::i8;
+  auto a_val = [i8](int i, int kk) { return i8 ? (i * 37 + kk * 11 + 100) % 256 : (i * 3 + kk) % 5 + 1; };
+  auto b_val = [i8](int kk, int j) { return i8 ? (kk * 29 + j * 13) % 256 - 128 : (kk * 2 + j) % 7 - 3; };
+  std::vector<uint32_t> a_panel(size_t(k_steps * s.mr)), b_panel(size_t((k_steps + (s.signed_a ? 1 : 0)) * nr));
   const int lda_words = k_steps + 3;
   std::vector<uint32_t> a_rows(size_t(s.mr * lda_words));
   auto pack_word = [&](auto value_of, int count) {
@@ -50,12 +52,18 @@ void check_tile(const MicroKernelShape& s, int rows, int cols, int k_steps) {
   for (int st = 0; st < k_steps; ++st) {
     for (int i = 0; i < s.mr; ++i) {
       const uint32_t w = i < rows ? pack_word([&](int e) { return a_val(i, st * g + e); }, g) : 0;
-      a_panel[size_t(st * s.mr + i)] = w;
+      a_panel[size_t(st * s.mr + i)] = s.signed_a && i < rows ? w ^ 0x80808080u : w;
       a_rows[size_t(i * lda_words + st)] = w;
     }
     for (int j = 0; j < nr; ++j)
       b_panel[size_t(st * nr + j)] = j < cols ? pack_word([&](int e) { return b_val(st * g + e, j); }, g) : 0;
   }
+  if (s.signed_a)
+    for (int j = 0; j < cols; ++j) {
+      int32_t sum = 0;
+      for (int kk = 0; kk < k; ++kk) sum += b_val(kk, j);
+      b_panel[size_t(k_steps * nr + j)] = uint32_t(128 * sum);
+    }
   const int ldc = nr + 5;
   std::vector<uint32_t> c(size_t(s.mr * ldc), 0xDEADBEEF);
   a64::MicroKernels kernels(s);
@@ -74,7 +82,7 @@ void check_tile(const MicroKernelShape& s, int rows, int cols, int k_steps) {
       int64_t want = 0;
       for (int kk = 0; kk < k; ++kk) want += int64_t(a_val(i, kk)) * b_val(kk, j);
       want *= 2;
-      if (s.dtype == MatmulDtype::i8) {
+      if (i8) {
         CHECK(int32_t(got) == want);
       } else {
         float f;
@@ -84,6 +92,16 @@ void check_tile(const MicroKernelShape& s, int rows, int cols, int k_steps) {
     }
 }
 
+// A full tile, an edge tile (fewer rows, a partial last vector), 1x1, and k = 0 (C becomes zero,
+// then stays).
+void check_tiles(const MicroKernelShape& s) {
+  REQUIRE(a64::check_shape(s, 32).empty());
+  check_tile(s, s.mr, s.nr(), 5);
+  check_tile(s, std::max(1, s.mr - 2), s.nr() - 1, 3);
+  check_tile(s, 1, 1, 1);
+  check_tile(s, s.mr, s.nr(), 0);
+}
+
 }  // namespace
 
 TEST_CASE("a64 matmul kernel: every dtype, full and edge tiles, packed and in-place A", "[a64][matmul_kernel]") {
@@ -91,14 +109,13 @@ TEST_CASE("a64 matmul kernel: every dtype, full and edge tiles, packed and in-pl
   for (MatmulDtype dt : {MatmulDtype::f32, MatmulDtype::bf16, MatmulDtype::i8}) {
     if (!isa::host_target().gemm_unsupported(cpu, dt).empty()) continue;
     for (auto [mr, nv] : {std::pair{8, 3}, std::pair{6, 4}, std::pair{7, 2}, std::pair{1, 1}}) {
-      const MicroKernelShape s{mr, nv, 128, dt};
-      REQUIRE(a64::check_shape(s, 32).empty());
-      check_tile(s, mr, s.nr(), 5);
-      check_tile(s, std::max(1, mr - 2), s.nr() - 1, 3);  // edge: fewer rows, a partial last vector
-      check_tile(s, 1, 1, 1);
-      check_tile(s, mr, s.nr(), 0);  // k = 0: C becomes zero, then stays
+      check_tiles(MicroKernelShape{mr, nv, 128, dt, false, isa::host_target().gemm_signed_a(cpu, dt)});
     }
   }
+  // int8 by sdot, as on cores without i8mm: checked wherever the CPU has the dot product.
+  if (cpu.has("asimddp"))
+    for (auto [mr, nv] : {std::pair{8, 3}, std::pair{6, 4}, std::pair{7, 2}, std::pair{1, 1}})
+      check_tiles(MicroKernelShape{mr, nv, 128, MatmulDtype::i8, false, true});
   const MicroKernelShape direct{6, 4, 128, MatmulDtype::f32, true};
   REQUIRE(a64::check_shape(direct, 32).empty());
   check_tile(direct, 6, 16, 4);
@@ -110,6 +127,11 @@ TEST_CASE("a64 matmul kernel: shapes outside the register file or the ISA are re
   CHECK_THAT(a64::check_shape(MicroKernelShape{8, 4, 128, MatmulDtype::f32}, 32), Catch::Contains("38"));
   CHECK_THAT(a64::check_shape(MicroKernelShape{6, 4, 256, MatmulDtype::f32}, 32), Catch::Contains("128"));
   CHECK_FALSE(a64::check_shape(MicroKernelShape{6, 4, 128, MatmulDtype::bf16, true}, 32).empty());
+  CHECK_FALSE(a64::check_shape(MicroKernelShape{6, 4, 128, MatmulDtype::f32, false, true}, 32).empty());
+  auto sdot = a64::micro_kernel_listing(MicroKernelShape{8, 3, 128, MatmulDtype::i8, false, true}, 8, 12);
+  REQUIRE(sdot.ok());
+  CHECK(sdot->find("sudot") == std::string::npos);
+  CHECK(sdot->find("sdot") != std::string::npos);
   CHECK_FALSE(a64::micro_kernel_listing(MicroKernelShape{6, 4, 128, MatmulDtype::f32}, 7, 16).ok());
   CHECK_FALSE(a64::micro_kernel_listing(MicroKernelShape{6, 4, 128, MatmulDtype::f32}, 6, 17).ok());
   auto text = a64::micro_kernel_listing(MicroKernelShape{8, 3, 128, MatmulDtype::f32}, 8, 12);

@@ -43,9 +43,34 @@ TEST_CASE("a64 target: widths, kernels and levels", "[a64][target]") {
   CpuInfo bare;
   CHECK_FALSE(t.gemm_unsupported(bare, MatmulDtype::f32).empty());
   CHECK_THAT(t.gemm_unsupported(bare, MatmulDtype::i8), Catch::Contains("i8mm"));
+  CHECK_THAT(t.gemm_unsupported(bare, MatmulDtype::i8), Catch::Contains("sdot"));
   CHECK(t.registers_needed(8, 3) <= t.vector_registers(128));
   CHECK_FALSE(t.limit_isa(bare, "neon").ok());
   CHECK_FALSE(t.limit_isa(bare, "sve").ok());
+  // Levels narrowest first; each takes away what lies above it, and the int8 path follows.
+  CHECK(t.isa_levels() == std::vector<std::string>{"neon", "dotprod", "i8mm"});
+  CpuInfo v1;
+  v1.features = {"asimd", "asimddp", "i8mm", "bf16", "sve", "svei8mm"};
+  CHECK_FALSE(t.gemm_signed_a(v1, MatmulDtype::i8));
+  auto dotprod = t.limit_isa(v1, "dotprod");
+  REQUIRE(dotprod.ok());
+  CHECK(dotprod->features == std::vector<std::string>{"asimd", "asimddp"});
+  CHECK(t.gemm_signed_a(*dotprod, MatmulDtype::i8));
+  CHECK_FALSE(t.gemm_signed_a(*dotprod, MatmulDtype::f32));
+  CHECK(t.gemm_unsupported(*dotprod, MatmulDtype::i8).empty());
+  CHECK_FALSE(t.gemm_unsupported(*dotprod, MatmulDtype::bf16).empty());
+  CHECK(t.matmul_roof(*dotprod, MatmulDtype::i8).instruction.rfind("sdot", 0) == 0);
+  CHECK(t.matmul_roof(v1, MatmulDtype::i8).instruction.rfind("usdot", 0) == 0);
+  auto neon_only = t.limit_isa(v1, "neon");
+  REQUIRE(neon_only.ok());
+  CHECK(neon_only->features == std::vector<std::string>{"asimd"});
+  CHECK_FALSE(t.gemm_unsupported(*neon_only, MatmulDtype::i8).empty());
+  CHECK(t.limit_isa(v1, "i8mm")->features == v1.features);
+  CHECK_THAT(t.limit_isa(*dotprod, "i8mm").error(), Catch::Contains("no i8mm"));
+  // The libraries are held below the widest level, and only there.
+  CHECK(t.library_isa_limit("i8mm").level.empty());
+  CHECK(t.library_isa_limit("dotprod").level == "dotprod");
+  CHECK(t.library_isa_limit("neon").openblas_coretype == "ARMV8");
   CHECK(t.mem_widths(bare) == std::vector<int>{64});
   CpuInfo neon;
   neon.features = {"asimd"};
