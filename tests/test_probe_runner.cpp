@@ -171,17 +171,22 @@ TEST_CASE("an issue rate beyond the core's widest is doubted whatever the clock"
 }
 
 // A paired timing with a steady clock, two instructions per cycle and every sample undisturbed.
-TEST_CASE("throughput sweep: one step without gain ends it only when the latency says the chains no longer bind",
+TEST_CASE("throughput sweep: chains bind near latency over K, and two steps without gain end a sweep",
           "[probe_runner]") {
+  using peakprobe::detail::chains_bind;
   using peakprobe::detail::sweep_goes_on;
-  CHECK(sweep_goes_on(1, false, false, 1, true));    // one chain is never the end
-  CHECK(sweep_goes_on(4, true, false, 0, true));     // it improved
-  CHECK(sweep_goes_on(4, false, true, 1, true));     // no gain, but still bound by its chains
-  CHECK_FALSE(sweep_goes_on(4, false, false, 1, true));
-  // No latency to judge the chains by: a single step without gain may be noise, a second ends it.
-  CHECK(sweep_goes_on(2, false, false, 1, false));
-  CHECK_FALSE(sweep_goes_on(3, false, false, 2, false));
-  CHECK(sweep_goes_on(3, true, false, 0, false));
+  // A 4-cycle form: 8 chains at 0.5 cycles are rounds of exactly the latency; 12 chains at 0.5 are
+  // held by the pipes (rounds of 6 cycles); 10 chains at 0.45 still bind (4.5 < 4.6).
+  CHECK(chains_bind(0.5, 8, 4.0));
+  CHECK(chains_bind(0.45, 10, 4.0));
+  CHECK_FALSE(chains_bind(0.5, 12, 4.0));
+  CHECK_FALSE(chains_bind(0.25, 6, 1.0));  // a 1-cycle ALU op at 4 per cycle from 6 chains
+  CHECK_FALSE(chains_bind(0.5, 2, 0.0));   // no latency known: nothing binds
+  CHECK(sweep_goes_on(1, false, false, 1));  // one chain is never the end
+  CHECK(sweep_goes_on(4, true, false, 0));   // it improved
+  CHECK(sweep_goes_on(4, false, true, 1));   // no gain, but still bound by its chains
+  CHECK(sweep_goes_on(4, false, false, 1));  // one step without gain may be a slowed moment
+  CHECK_FALSE(sweep_goes_on(6, false, false, 2));
 }
 
 detail::TrustInputs steady_paired_inputs() {

@@ -206,12 +206,12 @@ bool ProbeRunner::Impl::measure_throughput(const isa::ProbeForm& form, const std
       best_copies = copies;
       best = std::move(c.value());
     }
-    // Still bound by the chains (K instructions per latency) means more chains may help, even when
-    // this step did not improve much. (A load form without a latency stopped at 2 chains, 0.51 cycles,
-    // after one noisy step where 3 chains give 0.34: two steps without gain end such a sweep.)
-    chain_bound = latency_cycles > 0 && rt * k > 0.85 * latency_cycles;
+    // Still bound by the chains means more chains may help, even when this step did not improve much.
+    // (A load form without a latency stopped at 2 chains, 0.51 cycles, after one noisy step where 3
+    // chains give 0.34: two steps without gain end a sweep.)
+    chain_bound = chains_bind(rt, k, latency_cycles);
     without_gain = improved ? 0 : without_gain + 1;
-    if (!sweep_goes_on(k, improved, chain_bound, without_gain, latency_cycles > 0)) break;
+    if (!sweep_goes_on(k, improved, chain_bound, without_gain)) break;
   }
   if (!best.stream) {
     r.status = Status::error;
@@ -501,9 +501,13 @@ int ProbeRunner::threads() const { return impl_->options.threads; }
 // one such instruction, and the instruction faults). That is a fact of this machine, not a failed
 // measurement.
 namespace detail {
-bool sweep_goes_on(int k, bool improved, bool chain_bound, int steps_without_gain, bool latency_known) {
+bool chains_bind(double recip_throughput, int k, double latency_cycles) {
+  return latency_cycles > 0 && recip_throughput > 0 && recip_throughput * k < 1.15 * latency_cycles;
+}
+
+bool sweep_goes_on(int k, bool improved, bool chain_bound, int steps_without_gain) {
   if (improved || chain_bound || k < 2) return true;
-  return steps_without_gain < (latency_known ? 1 : 2);
+  return steps_without_gain < 2;
 }
 
 ProbeResult skip_if_blocked(ProbeResult r) {

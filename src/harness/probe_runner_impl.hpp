@@ -140,12 +140,17 @@ struct TrustInputs {
   std::string emulator;            // CpuInfo::emulator: non-empty, every figure is mistrusted
 };
 std::vector<std::string> timing_doubts(const TrustInputs& in, const ProbeOptions& options);
+// Whether K chains still bind a form of this latency: their rounds (K instructions per `latency`
+// cycles) are within 15% of the rate measured, so more chains may run faster. A rate well above
+// latency / K is held by the pipes (or the front end), not by the chains. (Until 2026-11-26 the test
+// read rt x K > 0.85 latency, which every measurement meets: every sweep of a form with a latency
+// ran to the register file's limit and kept the luckiest of a dozen single timings.)
+bool chains_bind(double recip_throughput, int k, double latency_cycles);
 // Whether the throughput sweep tries the next K after one at `k` chains. A step that improved the
-// best rate by 2% or more, or whose rate still shows the chains binding (K instructions per latency),
-// goes on. Otherwise one step without gain ends it when the form's latency is known; without one (a
-// store, a load that cannot chase) nothing says the chains stopped binding, and one noisy step must
-// not end the sweep: two in a row do. `steps_without_gain` counts this one.
-bool sweep_goes_on(int k, bool improved, bool chain_bound, int steps_without_gain, bool latency_known);
+// best rate by 2% or more, or whose rate still shows the chains binding, goes on. Otherwise one
+// noisy step must not end the sweep (a slowed moment reads as "no gain, chains no longer bind"):
+// two in a row without gain do. `steps_without_gain` counts this one.
+bool sweep_goes_on(int k, bool improved, bool chain_bound, int steps_without_gain);
 // An error row from an illegal instruction becomes a skipped one: the features the form needs were
 // checked before it ran, so the OS or the hypervisor blocks it.
 ProbeResult skip_if_blocked(ProbeResult r);
