@@ -104,6 +104,37 @@ TEST_CASE("compare: a rate below 95% of the baseline is a regression", "[compare
   CHECK(rate_verdict(100, 104) == Verdict::same);
 }
 
+TEST_CASE("compare: a change within both rows' own spread is the same, beyond it a regression", "[compare]") {
+  auto row = [](double recip, double spread) {
+    json r = inst("vmaxsd xmm, xmm, m64", recip);
+    r["throughput"] = {{"min", recip / (1 + spread)}, {"median", recip}, {"max", recip}, {"spread", spread},
+                       {"samples", 15}};
+    r["throughput_ipc"] = 1 / recip;
+    return r;
+  };
+  // +8% against 5% + 2% + 2%: the runs' own scatter covers it; +10% is beyond it.
+  auto within = compare(document({{"results", {row(0.50, 0.02)}}}), document({{"results", {row(0.54, 0.02)}}}));
+  const auto& d = find(within, "vmaxsd xmm, xmm, m64", "recip_throughput_cycles");
+  CHECK(d.verdict == Verdict::same);
+  CHECK(d.spread_allowance == Approx(0.04));
+  CHECK_THAT(d.note, Catch::Contains("spread"));
+  CHECK(find(within, "vmaxsd xmm, xmm, m64", "throughput_ipc").verdict == Verdict::same);  // shares the spread
+  CHECK(within.regressions == 0);
+  auto beyond = compare(document({{"results", {row(0.50, 0.02)}}}), document({{"results", {row(0.55, 0.02)}}}));
+  CHECK(find(beyond, "vmaxsd xmm, xmm, m64", "recip_throughput_cycles").verdict == Verdict::regression);
+  // The plain thresholds on request; rows without spreads are judged by them anyway.
+  CompareOptions fixed;
+  fixed.widen_by_spread = false;
+  auto plain = compare(document({{"results", {row(0.50, 0.02)}}}), document({{"results", {row(0.54, 0.02)}}}), fixed);
+  CHECK(find(plain, "vmaxsd xmm, xmm, m64", "recip_throughput_cycles").verdict == Verdict::regression);
+  CHECK(find(plain, "vmaxsd xmm, xmm, m64", "recip_throughput_cycles").spread_allowance == 0);
+  // A spread that is not a number widens nothing.
+  json odd = row(0.54, 0.02);
+  odd["throughput"]["spread"] = "wide";
+  auto garbled = compare(document({{"results", {row(0.50, 0.0)}}}), document({{"results", {odd}}}));
+  CHECK(find(garbled, "vmaxsd xmm, xmm, m64", "recip_throughput_cycles").verdict == Verdict::regression);
+}
+
 TEST_CASE("compare: custom thresholds", "[compare]") {
   CompareOptions loose{0.10, 0.10};
   CHECK(time_verdict(100, 106, loose) == Verdict::same);
@@ -363,6 +394,14 @@ TEST_CASE("compare command: exit codes and outputs", "[compare]") {
   CHECK(regressed.rc == 5);
   CHECK(regressed.out.find("regression") != std::string::npos);
   CHECK(run_cli({a, b, "--time-threshold", "10"}).rc == 0);
+  // Rows whose spreads cover the change pass, unless the thresholds are fixed.
+  json noisy_base = base, noisy_slower = slower;
+  noisy_base["results"][0]["throughput"] = {{"spread", 0.02}};
+  noisy_slower["results"][0]["throughput"] = {{"spread", 0.02}};
+  std::string na = dir.write("na.json", noisy_base.dump());
+  std::string nb = dir.write("nb.json", noisy_slower.dump());
+  CHECK(run_cli({na, nb}).rc == 0);
+  CHECK(run_cli({na, nb, "--fixed-thresholds"}).rc == 5);
 
   peakprobe::cli::OutputOptions files;
   files.json = (dir.path / "report.json").string();

@@ -23,6 +23,7 @@ constexpr int kExitRegression = 5;
 struct CompareArgs {
   std::string old_path, new_path;
   double time_percent = 5.0, throughput_percent = 5.0;
+  bool fixed_thresholds = false;
 };
 
 std::string display_name(const std::string& path) { return path == "-" ? "standard input" : path; }
@@ -79,7 +80,7 @@ int run_compare(const CompareArgs& args, const OutputOptions& o) {
     spdlog::error("{}", new_doc.error());
     return kExitUsage;
   }
-  CompareOptions options{args.time_percent / 100, args.throughput_percent / 100};
+  CompareOptions options{args.time_percent / 100, args.throughput_percent / 100, !args.fixed_thresholds};
   auto report = compare_documents(*old_doc, *new_doc, options);
   if (!report) {
     spdlog::error("{}", report.error());
@@ -114,9 +115,13 @@ void add_compare_command(CLI::App& app, GlobalOptions& g) {
                   "A rate (GFLOP/s, GB/s, IPC) more than PCT percent lower is a regression (default 5)")
       ->type_name("PCT")
       ->check(number_in(0, 100));
+  cmd->add_flag("--fixed-thresholds", args->fixed_thresholds,
+                "Judge every metric by the thresholds alone (by default each is widened by the spread\n"
+                "both rows measured for it: a change within the runs' own scatter is not a regression)");
   cmd->footer(
       "Rows are matched by what they measure (instruction and threads, kernel and size, ...), not by\n"
       "position. Rows not ok on either side are listed as not comparable, never as regressions.\n"
+      "A change no larger than the thresholds plus both rows' spread for that metric is 'same'.\n"
       "Exit codes: 0 no regression, 5 at least one regression, 2 unreadable or invalid input,\n"
       "3 output not writable. Example:\n"
       "  peakprobe compare baseline.json new.json --markdown compare.md\n");

@@ -109,6 +109,7 @@ std::string name_identity(const json& r) { return text_at(r, "name"); }
 struct MetricSpec {
   const char* key;
   Direction direction;
+  const char* stats = nullptr;  // the row's statistics object whose `spread` this metric shares
 };
 
 struct RowKind {
@@ -125,10 +126,12 @@ const std::vector<RowKind>& row_kinds() {
   static const std::vector<RowKind> kinds = {
       // The totals only exist with --threads N; they catch a loss of multi-core scaling that the
       // per-core figures (always from the single-thread run) cannot show.
+      // Rates derived from the reciprocal throughput share its samples, and so its spread.
       {"inst", {{"results"}}, inst_identity,
-       {{"latency_cycles", kLower}, {"recip_throughput_cycles", kLower}, {"throughput_ipc", kHigher},
-        {"gflops", kHigher}, {"gops", kHigher}, {"total_gflops", kHigher}, {"total_gops", kHigher}}},
-      {"bandwidth", {{"bandwidth"}}, bandwidth_identity, {{"gbps", kHigher}}},
+       {{"latency_cycles", kLower, "latency"}, {"recip_throughput_cycles", kLower, "throughput"},
+        {"throughput_ipc", kHigher, "throughput"}, {"gflops", kHigher, "throughput"},
+        {"gops", kHigher, "throughput"}, {"total_gflops", kHigher}, {"total_gops", kHigher}}},
+      {"bandwidth", {{"bandwidth"}}, bandwidth_identity, {{"gbps", kHigher, "stats"}}},
       {"latency", {{"latency"}}, latency_identity, {{"latency_cycles", kLower}, {"latency_ns", kLower}}},
       {"mix", {{"mixes"}}, parts_identity, mix_metrics},
       {"pair", {{"pairs"}, {"matrix", "pairs"}}, parts_identity, mix_metrics},
@@ -174,16 +177,29 @@ std::vector<Row> collect_rows(const json& doc, const RowKind& kind) {
 
 // ---- judging ----
 
-// The spec's rule (docs and CI seed): time regresses when new > old * 1.05, a rate when new < old * 0.95.
-Verdict judge(Direction dir, double old_value, double new_value, const CompareOptions& o) {
+// The spec's rule (docs and CI seed): time regresses when new > old * 1.05, a rate when new < old * 0.95;
+// `widen` (the rows' spreads) is added to either threshold.
+Verdict judge(Direction dir, double old_value, double new_value, const CompareOptions& o, double widen = 0) {
   if (dir == kLower) {
-    if (new_value > old_value * (1 + o.time_threshold)) return Verdict::regression;
-    if (new_value < old_value * (1 - o.time_threshold)) return Verdict::improvement;
+    const double t = o.time_threshold + widen;
+    if (new_value > old_value * (1 + t)) return Verdict::regression;
+    if (new_value < old_value * (1 - t)) return Verdict::improvement;
   } else {
-    if (new_value < old_value * (1 - o.throughput_threshold)) return Verdict::regression;
-    if (new_value > old_value * (1 + o.throughput_threshold)) return Verdict::improvement;
+    const double t = std::min(1.0, o.throughput_threshold + widen);
+    if (new_value < old_value * (1 - t)) return Verdict::regression;
+    if (new_value > old_value * (1 + t)) return Verdict::improvement;
   }
   return Verdict::same;
+}
+
+// The spread a row measured for a metric (`stats`.spread), 0 when it has none or it is not a
+// finite non-negative number.
+double row_spread(const json& row, const char* stats) {
+  if (stats == nullptr) return 0;
+  const json* obj = member(row, stats);
+  if (obj == nullptr || !obj->is_object()) return 0;
+  const auto s = number_at(*obj, "spread");
+  return s && std::isfinite(*s) && *s > 0 ? *s : 0;
 }
 
 MetricDelta whole_row(const char* kind, const std::string& item, Verdict verdict, std::string old_status,
@@ -214,7 +230,10 @@ MetricDelta metric_delta(const char* kind, const Row& old_row, const Row& new_ro
     d.note = "baseline is 0";
   } else {
     d.ratio = *d.new_value / *d.old_value;
-    d.verdict = judge(m.direction, *d.old_value, *d.new_value, o);
+    if (o.widen_by_spread) d.spread_allowance = row_spread(*old_row.obj, m.stats) + row_spread(*new_row.obj, m.stats);
+    d.verdict = judge(m.direction, *d.old_value, *d.new_value, o, d.spread_allowance);
+    if (d.verdict == Verdict::same && judge(m.direction, *d.old_value, *d.new_value, o) != Verdict::same)
+      d.note = fmt::format("within the rows' spread, {:.1f}%", d.spread_allowance * 100);
   }
   return d;
 }
@@ -354,8 +373,9 @@ std::string side_text(const std::optional<double>& value, const std::string& sta
 std::string percent_text(double fraction) { return fmt::format("{:.3g}%", fraction * 100); }
 
 std::string thresholds_text(const CompareOptions& o) {
-  return fmt::format("a time more than {} higher or a rate more than {} lower is a regression",
-                     percent_text(o.time_threshold), percent_text(o.throughput_threshold));
+  return fmt::format("a time more than {} higher or a rate more than {} lower is a regression{}",
+                     percent_text(o.time_threshold), percent_text(o.throughput_threshold),
+                     o.widen_by_spread ? " (each widened by the two rows' own spread)" : "");
 }
 
 std::string verdict_text(const MetricDelta& d) {
@@ -419,6 +439,7 @@ json delta_json(const MetricDelta& d) {
           {"verdict", to_string(d.verdict)},
           {"old_status", d.old_status},
           {"new_status", d.new_status},
+          {"spread_allowance", d.spread_allowance},
           {"note", d.note}};
 }
 
@@ -508,7 +529,9 @@ json to_json(const CompareReport& report) {
   for (const auto& d : report.deltas) deltas.push_back(delta_json(d));
   return {{"schema", kCompareSchema},
           {"thresholds",
-           {{"time", report.options.time_threshold}, {"throughput", report.options.throughput_threshold}}},
+           {{"time", report.options.time_threshold},
+            {"throughput", report.options.throughput_threshold},
+            {"widened_by_spread", report.options.widen_by_spread}}},
           {"regressions", report.regressions},
           {"improvements", report.improvements},
           {"warnings", report.warnings},

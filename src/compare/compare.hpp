@@ -23,6 +23,10 @@ struct CompareOptions {
   double time_threshold = 0.05;
   // A higher-is-better value (rate, IPC) regresses when new < old * (1 - throughput_threshold).
   double throughput_threshold = 0.05;
+  // Each threshold is widened, metric by metric, by the spread both rows measured for it (a row's
+  // `spread`: how far its typical sample sat from its best one), so a change no larger than the two
+  // runs' own scatter is not called a regression. Rows without spreads keep the plain thresholds.
+  bool widen_by_spread = true;
 };
 
 enum class Direction { higher_is_better, lower_is_better };
@@ -51,7 +55,8 @@ struct MetricDelta {
   std::optional<double> ratio;  // new / old, when both exist and old > 0
   Verdict verdict = Verdict::same;
   std::string old_status, new_status;  // "" on the side that lacks the row
-  std::string note;                    // why a delta is not comparable
+  std::string note;                    // why a delta is not comparable, or that the spread absorbed it
+  double spread_allowance = 0;         // the rows' spreads added to the threshold (fraction)
 };
 
 struct CompareReport {
