@@ -187,6 +187,12 @@ TEST_CASE("throughput sweep: chains bind near latency over K, and two steps with
   CHECK(sweep_goes_on(4, false, true, 1));   // no gain, but still bound by its chains
   CHECK(sweep_goes_on(4, false, false, 1));  // one step without gain may be a slowed moment
   CHECK_FALSE(sweep_goes_on(6, false, false, 2));
+  // A step slower than fewer chains ran is timed again; a plateau (the pipes' limit) is not.
+  using peakprobe::detail::slower_than_fewer_chains;
+  CHECK(slower_than_fewer_chains(0.345, 0.333));
+  CHECK_FALSE(slower_than_fewer_chains(0.334, 0.333));
+  CHECK_FALSE(slower_than_fewer_chains(0.25, 0.333));
+  CHECK_FALSE(slower_than_fewer_chains(4.0, 1e300));  // the first step has nothing to be slower than
 }
 
 detail::TrustInputs steady_paired_inputs() {

@@ -195,9 +195,20 @@ bool ProbeRunner::Impl::measure_throughput(const isa::ProbeForm& form, const std
       r.reason = "throughput stream: " + err;
       return false;
     }
-    const double rt = t.value;
-    spdlog::debug("  K={:<2} {:.4f} cycles/inst (median {:.4f}, {} samples, {} slowed, overhead {:+.1f}%)", k, rt,
+    spdlog::debug("  K={:<2} {:.4f} cycles/inst (median {:.4f}, {} samples, {} slowed, overhead {:+.1f}%)", k, t.value,
                   t.cycles.median, t.cycles.samples, t.slowed_samples, t.overhead_fraction * 100);
+    // More independent chains do not slow a stream down; a slowed moment does. A K slower than fewer
+    // chains ran is timed once more before it counts against the sweep (on the Zen 4 VM two noisy
+    // steps ended a 1-cycle vector add at 3 chains and 0.339 cycles, where 4 chains give 0.25).
+    if (detail::slower_than_fewer_chains(t.value, best_rt)) {
+      PairTiming again;
+      std::string again_err;
+      if (time(c.value(), dtype, again, again_err) && again.value > 0 && again.value < t.value) {
+        spdlog::debug("  K={:<2} timed again: {:.4f} cycles/inst", k, again.value);
+        t = again;
+      }
+    }
+    const double rt = t.value;
     const bool improved = rt < best_rt * 0.98;
     if (rt < best_rt) {
       best_rt = rt;
@@ -503,6 +514,10 @@ int ProbeRunner::threads() const { return impl_->options.threads; }
 namespace detail {
 bool chains_bind(double recip_throughput, int k, double latency_cycles) {
   return latency_cycles > 0 && recip_throughput > 0 && recip_throughput * k < 1.15 * latency_cycles;
+}
+
+bool slower_than_fewer_chains(double recip_throughput, double best_so_far) {
+  return best_so_far < 1e300 && recip_throughput > best_so_far * 1.02;
 }
 
 bool sweep_goes_on(int k, bool improved, bool chain_bound, int steps_without_gain) {

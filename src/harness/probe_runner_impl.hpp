@@ -151,6 +151,9 @@ bool chains_bind(double recip_throughput, int k, double latency_cycles);
 // noisy step must not end the sweep (a slowed moment reads as "no gain, chains no longer bind"):
 // two in a row without gain do. `steps_without_gain` counts this one.
 bool sweep_goes_on(int k, bool improved, bool chain_bound, int steps_without_gain);
+// Whether a sweep step ran more than 2% slower than the best of fewer chains (`best_so_far`, 1e300
+// before any): implausible for more independent chains, so the step is timed once more first.
+bool slower_than_fewer_chains(double recip_throughput, double best_so_far);
 // An error row from an illegal instruction becomes a skipped one: the features the form needs were
 // checked before it ran, so the OS or the hypervisor blocks it.
 ProbeResult skip_if_blocked(ProbeResult r);
