@@ -84,6 +84,11 @@ uint64_t level_bytes(const CpuInfo& cpu, int level, uint64_t fallback) {
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+// The micro-kernel shape of a register block on this CPU: one place decides how int8 A is packed.
+isa::MicroKernelShape kernel_shape(const CpuInfo& cpu, MatmulDtype dtype, int mr, int nv, bool a_direct) {
+  return {mr, nv, gemm_vector_bits(cpu), dtype, a_direct, isa::host_target().gemm_signed_a(cpu, dtype)};
+}
+
 }  // namespace
 
 struct Gemm::Workspace {
@@ -120,8 +125,7 @@ MatmulConfig default_config(const CpuInfo& cpu, MatmulDtype dtype, int64_t m, in
 
 std::string check_config(const CpuInfo& cpu, MatmulDtype dtype, const MatmulConfig& g) {
   const int bits = gemm_vector_bits(cpu), lanes = bits / 32, kg = 4 / element_bytes(dtype);
-  const isa::MicroKernelShape s{g.mr, g.nv, bits, dtype, !g.pack_a,
-                                isa::host_target().gemm_signed_a(cpu, dtype)};
+  const isa::MicroKernelShape s = kernel_shape(cpu, dtype, g.mr, g.nv, !g.pack_a);
   if (std::string why = isa::host_target().check_kernel_shape(s, gemm_vector_registers(bits)); !why.empty())
     return why;
   if (g.nr != g.nv * lanes) return fmt::format("nr {} must be nv x {} lanes = {}", g.nr, lanes, g.nv * lanes);
@@ -151,7 +155,7 @@ std::string Gemm::kernel_name(const MatmulConfig& g) const {
 
 isa::MicroKernels& Gemm::kernels_for(int mr, int nv, bool a_direct) {
   auto& slot = kernels_[{mr, nv, a_direct}];
-  if (!slot) slot = isa::host_target().micro_kernels(isa::MicroKernelShape{mr, nv, vec_bits_, dtype_, a_direct, signed_a_});
+  if (!slot) slot = isa::host_target().micro_kernels(kernel_shape(cpu_, dtype_, mr, nv, a_direct));
   return *slot;
 }
 
