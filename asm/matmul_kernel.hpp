@@ -1,6 +1,6 @@
 // The GEMM micro-kernels as the rest of the code sees them, whatever the ISA: a register block of
 // mr rows x nv vectors over packed panels, one k step per 32-bit lane (1 f32, 2 bf16 or 4 int8 k
-// values), edge tiles as kernels of their own. Each ISA generates them in asm/<isa>/matmul_kernel.cpp
+// values; widened: 1 bf16 as f32, 2 int8 as int16), edge tiles as kernels of their own. Each ISA generates them in asm/<isa>/matmul_kernel.cpp
 // and hands them out through Target::micro_kernels (asm/target.hpp).
 #pragma once
 #include <cstdint>
@@ -24,9 +24,19 @@ struct MicroKernelShape {
   // A - 128, and each B panel ends with one more k step of words holding 128 x the column's sum
   // over the panel's k, which the kernel adds: sum (a - 128) b + 128 sum b = sum a b.
   bool signed_a = false;
+  // On a CPU without the dtype's dot product at this width, the packing widens the elements and the
+  // kernel runs a wider arithmetic, exactly: bf16 is packed as f32 (one k value a word) for the
+  // FMA; int8 as int16 pairs (A zero-extended, B sign-extended; two k values a word) for a
+  // multiply-add of int16 pairs into int32 and an add.
+  bool widened = false;
   int lanes() const { return vec_bits / 32; }
   int nr() const { return nv * lanes(); }
-  int k_group() const { return dtype == MatmulDtype::f32 ? 1 : dtype == MatmulDtype::bf16 ? 2 : 4; }
+  // k values one 32-bit word of a packed panel holds.
+  int k_group() const {
+    if (dtype == MatmulDtype::f32) return 1;
+    if (dtype == MatmulDtype::bf16) return widened ? 1 : 2;
+    return widened ? 2 : 4;
+  }
 };
 
 // C[rows x cols] (+)= A panel x B panel over k_steps steps; accumulate 0 stores, 1 adds to C.

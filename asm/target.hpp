@@ -97,14 +97,17 @@ class Target {
   // Whether the kernels of `dtype` on this CPU take int8 A as A - 128 with column sums after each B
   // panel (MicroKernelShape::signed_a): true where only a signed x signed dot product exists.
   virtual bool gemm_signed_a(const CpuInfo& cpu, MatmulDtype dtype) const = 0;
+  // Whether the kernels of `dtype` on this CPU run on widened elements (MicroKernelShape::widened):
+  // true where the vector width the GEMM uses has no dot product of that dtype.
+  virtual bool gemm_widened(const CpuInfo& cpu, MatmulDtype dtype) const = 0;
   // Architectural vector registers of one width (what a register block may use).
   virtual int vector_registers(int vector_bits) const = 0;
   // The widest vector the cost model plans with (the GEMM's width where it runs, else the widest
   // the CPU has) and its register count.
   virtual int model_vector_bits(const CpuInfo& cpu) const = 0;
-  // Vector registers one register block of mr rows x nv vectors takes (accumulators, B vectors, and
-  // whatever the kernel uses to spread A).
-  virtual int registers_needed(int mr, int nv) const = 0;
+  // Vector registers one register block of shape.mr rows x shape.nv vectors takes (accumulators, B
+  // vectors, whatever the kernel uses to spread A, and temporaries of its kind of kernel).
+  virtual int registers_needed(const MicroKernelShape& shape) const = 0;
   // "" when the micro-kernels of `shape` can be generated with this many vector registers, else why not.
   virtual std::string check_kernel_shape(const MicroKernelShape& shape, int vector_registers) const = 0;
   // The micro-kernels of one shape (compiled on first use).

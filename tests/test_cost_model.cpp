@@ -109,6 +109,9 @@ TEST_CASE("to_string names the matmul dtypes", "[cost_model]") {
 
 TEST_CASE("register blocks fit the register file and hide the FMA latency", "[cost_model]") {
   for (const MachineModel& m : {laptop(), server(), desktop_256()}) {
+    const auto registers = [&m](int mr, int nv) {
+      return isa::host_target().registers_needed({mr, nv, m.vector_bits, MatmulDtype::f32});
+    };
     INFO(m.vector_registers << " registers, " << m.fma_per_cycle << " FMA/cycle");
     const auto blocks = register_blocks(m);
     REQUIRE(!blocks.empty());
@@ -119,14 +122,14 @@ TEST_CASE("register blocks fit the register file and hide the FMA latency", "[co
       CHECK(nv <= 4);
       CHECK(mr >= 1);
       // Accumulators, B vectors and A's registers, as the target's kernels lay them out.
-      CHECK(isa::host_target().registers_needed(mr, nv) <= m.vector_registers);
+      CHECK(registers(mr, nv) <= m.vector_registers);
       CHECK(mr * nv >= accumulators_needed(m));
       most = std::max(most, mr * nv);
     }
     // The tallest block of every width is there (nothing cut below the register limit).
     for (int nv = 1; nv <= 4; ++nv) {
       int tallest = 0;
-      while (isa::host_target().registers_needed(tallest + 1, nv) <= m.vector_registers) ++tallest;
+      while (registers(tallest + 1, nv) <= m.vector_registers) ++tallest;
       if (tallest * nv >= accumulators_needed(m))
         CHECK(std::count(blocks.begin(), blocks.end(), std::make_pair(tallest, nv)) == 1);
     }

@@ -11,9 +11,12 @@
 #include "matmul/gemm.hpp"
 #include "matmul/reference.hpp"
 #include "skip.hpp"
+#include "gemm_fixture.hpp"
 #include "target_fixture.hpp"
 
 using namespace peakprobe;
+using test::gemm_error;
+using test::limit;
 
 namespace {
 
@@ -29,38 +32,6 @@ std::vector<MatmulDtype> supported_dtypes() {
   return out;
 }
 
-// Largest |C - reference| over the largest |reference|; C starts as garbage so a missed tile shows.
-double gemm_error(Gemm& gemm, int64_t m, int64_t n, int64_t k, const MatmulConfig& config) {
-  const MatmulDtype dt = gemm.dtype();
-  const int es = element_bytes(dt);
-  std::mt19937 rng(unsigned(m * 131 + n * 17 + k));
-  std::vector<uint8_t> a(size_t(m * k * es)), b(size_t(k * n * es)), c(size_t(m * n * 4), 0x5a);
-  std::uniform_real_distribution<float> real(-1, 1);
-  for (size_t i = 0; i < a.size() / size_t(es); ++i) {
-    if (dt == MatmulDtype::f32) reinterpret_cast<float*>(a.data())[i] = real(rng);
-    if (dt == MatmulDtype::bf16) reinterpret_cast<uint16_t*>(a.data())[i] = float_to_bf16(real(rng));
-    if (dt == MatmulDtype::i8) a[i] = uint8_t(rng() & 255);  // the whole u8 range: unsigned must stay unsigned
-  }
-  for (size_t i = 0; i < b.size() / size_t(es); ++i) {
-    if (dt == MatmulDtype::f32) reinterpret_cast<float*>(b.data())[i] = real(rng);
-    if (dt == MatmulDtype::bf16) reinterpret_cast<uint16_t*>(b.data())[i] = float_to_bf16(real(rng));
-    if (dt == MatmulDtype::i8) b[i] = uint8_t(rng() & 255);  // s8 from -128 to 127
-  }
-  auto ok = gemm.run(GemmArgs{m, n, k, a.data(), k, b.data(), n, c.data(), n}, config);
-  if (!ok) FAIL(ok.error());
-  std::vector<double> ref(static_cast<size_t>(n));
-  double worst = 0, scale = 1e-30;
-  for (int64_t i = 0; i < m; ++i) {
-    reference_row(dt, i, n, k, a.data(), k, b.data(), n, ref.data());
-    for (int64_t j = 0; j < n; ++j) {
-      worst = std::max(worst, std::fabs(c_value(dt, c.data(), i * n + j) - ref[size_t(j)]));
-      scale = std::max(scale, std::fabs(ref[size_t(j)]));
-    }
-  }
-  return worst / scale;
-}
-
-double limit(MatmulDtype d) { return d == MatmulDtype::i8 ? 0.0 : 2e-6 * 70; }
 
 MatmulConfig small_blocks(MatmulDtype dt, int mr, int nv, int rows, int cols, const CpuInfo& on = cpu()) {
   MatmulConfig g;
@@ -96,7 +67,7 @@ TEST_CASE("gemm: primes, tall and skinny shapes, small blocks, register blocks a
                     Shape{97, 200, 61}}) {
       // Register blocks of every width; a smaller register file holds fewer.
       for (auto [mr, nv] : {std::pair{6, regs == 32 ? 4 : 2}, std::pair{8, 3}, std::pair{1, 1}, std::pair{4, 2}}) {
-        if (isa::host_target().registers_needed(mr, nv) > regs) continue;
+        if (isa::host_target().registers_needed(gemm.micro_kernel_shape(mr, nv, false)) > regs) continue;
         for (auto [rows, cols] : {std::pair{1, 1}, std::pair{2, 1}, std::pair{1, 2}}) {
           INFO(to_string(dt) << " " << s.m << "x" << s.n << "x" << s.k << " block " << mr << "x" << nv
                              << " grid " << rows << "x" << cols);
@@ -157,7 +128,7 @@ TEST_CASE("gemm: configurations are checked before anything runs", "[gemm]") {
   // A block taller than the register file holds is refused, for the reason the target gives.
   const int bits = t.gemm_vector_bits(c), regs = t.vector_registers(bits);
   bad = good;
-  while (t.registers_needed(bad.mr, bad.nv) <= regs) ++bad.mr;
+  while (t.registers_needed({bad.mr, bad.nv, bits, MatmulDtype::f32}) <= regs) ++bad.mr;
   const std::string too_tall = t.check_kernel_shape({bad.mr, bad.nv, bits, MatmulDtype::f32, !bad.pack_a}, regs);
   INFO("block " << bad.mr << "x" << bad.nv << " on " << regs << " registers");
   CHECK_FALSE(too_tall.empty());

@@ -158,3 +158,40 @@ TEST_CASE("packing: int8 A shifted by 128 and B panels with 128 x column sums un
   }
   CHECK(shifted_dot + int32_t(packed[size_t(steps * nr + 2)]) == plain_dot);
 }
+
+TEST_CASE("packing: widened panels hold bf16 as f32 and int8 as int16 pairs, A zero- and B sign-extended", "[packing]") {
+  // bf16 A: 2 rows, k = 3, mr 2 -> 3 steps of one f32 each (the bf16 bits in the top half).
+  const std::vector<uint16_t> a16 = {0x3f80, 0xbf80, 0x4000, 0x1234, 0x5678, 0x9abc};
+  std::vector<uint32_t> pa(3 * 2, 0xdeadbeef);
+  pack_a(a16.data(), 3, 2, 3, 2, 2, pa.data(), false, true);
+  CHECK(k_steps(3, 2, true) == 3);
+  for (int s = 0; s < 3; ++s)
+    for (int r = 0; r < 2; ++r) CHECK(pa[size_t(s * 2 + r)] == uint32_t(a16[size_t(r * 3 + s)]) << 16);
+  // int8 A: 1 row of k = 3 (mr 2: one zero row) -> 2 steps of an int16 pair, the k tail zero.
+  const std::vector<uint8_t> a8 = {200, 7, 255};
+  std::vector<uint32_t> p8(2 * 2, 0xdeadbeef);
+  pack_a(a8.data(), 3, 1, 3, 1, 2, p8.data(), false, true);
+  CHECK(k_steps(3, 1, true) == 2);
+  CHECK(p8[0] == (200u | 7u << 16));  // zero-extended: 200 stays 200
+  CHECK(p8[1] == 0u);                 // the row past M
+  CHECK(p8[2] == 255u);               // k = 3 is past K: zero in the high half
+  CHECK(p8[3] == 0u);
+  // int8 B: k = 3, n = 3, nr 4 -> 2 steps of 4 words; column 3 and k = 3 are zero.
+  const std::vector<int8_t> b8 = {-1, 2, -128, 3, -4, 127, 5, 6, -7};
+  std::vector<uint32_t> pb(2 * 4, 0xdeadbeef);
+  pack_b(b8.data(), 3, 3, 3, 1, 4, 0, 1, pb.data(), false, true);
+  auto pair = [](int lo, int hi) { return uint32_t(uint16_t(int16_t(lo))) | uint32_t(uint16_t(int16_t(hi))) << 16; };
+  CHECK(pb[0] == pair(-1, 3));
+  CHECK(pb[1] == pair(2, -4));
+  CHECK(pb[2] == pair(-128, 127));
+  CHECK(pb[3] == 0u);
+  CHECK(pb[4] == pair(5, 0));
+  CHECK(pb[6] == pair(-7, 0));
+  CHECK(pb[7] == 0u);
+  // bf16 B: each element its own f32 word.
+  std::vector<uint32_t> pbf(3 * 4, 0xdeadbeef);
+  pack_b(a16.data(), 3, 2, 3, 2, 4, 0, 1, pbf.data(), false, true);
+  CHECK(pbf[0] == 0x3f800000u);
+  CHECK(pbf[4 + 2] == 0x9abc0000u);
+  CHECK(pbf[3] == 0u);
+}

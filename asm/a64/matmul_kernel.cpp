@@ -176,6 +176,7 @@ Expected<isa::JitFunction> compile(const isa::MicroKernelShape& s, int rows, int
 std::string check_shape(const isa::MicroKernelShape& s, int vector_registers) {
   if (s.vec_bits != 128) return fmt::format("vector width {} bits: the AArch64 kernels are 128-bit (NEON)", s.vec_bits);
   if (s.signed_a && s.dtype != MatmulDtype::i8) return "A shifted by 128 (signed_a) is for int8 only";
+  if (s.widened) return "widened elements: every AArch64 kernel runs on the dtype's own dot product";
   if (s.a_direct && !a_in_place_possible(s.dtype, s.mr))
     return "in-place A needs f32 and at most 6 rows (bf16/int8 k groups and more rows need packing)";
   if (s.mr < 1 || s.nv < 1 || s.nv > 4)

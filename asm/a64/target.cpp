@@ -76,7 +76,9 @@ bool A64Target::gemm_signed_a(const CpuInfo& cpu, MatmulDtype dtype) const {
   return dtype == MatmulDtype::i8 && !cpu.has("i8mm") && cpu.has("asimddp");
 }
 
-int A64Target::registers_needed(int mr, int nv) const { return a64::registers_needed(mr, nv); }
+int A64Target::registers_needed(const isa::MicroKernelShape& shape) const {
+  return a64::registers_needed(shape.mr, shape.nv);
+}
 
 std::string A64Target::check_kernel_shape(const isa::MicroKernelShape& shape, int vector_registers) const {
   return check_shape(shape, vector_registers);

@@ -15,9 +15,10 @@ class A64Target final : public isa::Target {
   int gemm_vector_bits(const CpuInfo&) const override { return 128; }
   std::string gemm_unsupported(const CpuInfo& cpu, MatmulDtype dtype) const override;
   bool gemm_signed_a(const CpuInfo& cpu, MatmulDtype dtype) const override;
+  bool gemm_widened(const CpuInfo&, MatmulDtype) const override { return false; }
   int vector_registers(int) const override { return 32; }
   int model_vector_bits(const CpuInfo&) const override { return 128; }
-  int registers_needed(int mr, int nv) const override;
+  int registers_needed(const isa::MicroKernelShape& shape) const override;
   std::string check_kernel_shape(const isa::MicroKernelShape& shape, int vector_registers) const override;
   std::unique_ptr<isa::MicroKernels> micro_kernels(const isa::MicroKernelShape& shape) const override;
   // 512 names the memory kernels that move four q registers per ld1/st1 ("neon-x4"); no register is

@@ -10,7 +10,7 @@ namespace {
 
 ax::Vec vec(int bits, uint32_t id) { return bits == 512 ? ax::Vec(ax::zmm(id)) : ax::Vec(ax::ymm(id)); }
 
-// The multiply-accumulate of the dtype: acc += b (x) broadcast A.
+// The multiply-accumulate of the dtype: acc += b (x) broadcast A (bf16 widened is f32 by then).
 void emit_dot(ax::Assembler& e, MatmulDtype dtype, const ax::Vec& acc, const ax::Vec& b, const ax::Vec& a) {
   switch (dtype) {
     case MatmulDtype::f32: e.emit(ax::Inst::kIdVfmadd231ps, acc, b, a); break;
@@ -75,7 +75,8 @@ Error emit_kernel(ax::Assembler& e, const MicroKernelShape& s, int rows, int col
   const int used = (cols + lanes - 1) / lanes;  // vectors holding valid columns
   const int tail = cols - (used - 1) * lanes;   // valid lanes of the last one
   const ax::Gp steps = ax::rdi, a = ax::rsi, b = ax::rdx, c = ax::rcx, ldc = ax::r8, accumulate = ax::r9;
-  const uint32_t b0 = uint32_t(rows * used), bc = b0 + uint32_t(used);
+  // Widened int8's multiply-add writes a temporary, added to the accumulator after it.
+  const uint32_t b0 = uint32_t(rows * used), bc = b0 + uint32_t(used), tmp = bc + 1;
   // Ask for the C tile now: its lines arrive while the k loop runs instead of stalling the update.
   e.mov(ax::rax, c);
   const int row_bytes = cols * 4;
@@ -111,9 +112,18 @@ Error emit_kernel(ax::Assembler& e, const MicroKernelShape& s, int rows, int col
     e.emit(ax::Inst::kIdVmovups, vec(s.vec_bits, b0 + uint32_t(j)), ax::ptr(b, j * s.vec_bits / 8));
   for (int i = 0; i < rows; ++i) {
     e.emit(ax::Inst::kIdVpbroadcastd, vec(s.vec_bits, bc), a_row(i));
-    for (int j = 0; j < used; ++j)
-      emit_dot(e, s.dtype, vec(s.vec_bits, uint32_t(i * used + j)), vec(s.vec_bits, b0 + uint32_t(j)),
-               vec(s.vec_bits, bc));
+    for (int j = 0; j < used; ++j) {
+      const ax::Vec acc = vec(s.vec_bits, uint32_t(i * used + j)), b_vec = vec(s.vec_bits, b0 + uint32_t(j));
+      const ax::Vec a_pair = vec(s.vec_bits, bc);
+      if (s.widened && s.dtype == MatmulDtype::i8) {
+        // int16 pairs: a0 b0 + a1 b1 in each int32 lane (exact: 255 x 128 x 2 < 2^31), then added.
+        const ax::Vec t = vec(s.vec_bits, tmp);
+        e.emit(ax::Inst::kIdVpmaddwd, t, b_vec, a_pair);
+        e.emit(ax::Inst::kIdVpaddd, acc, acc, t);
+      } else {
+        emit_dot(e, s.widened ? MatmulDtype::f32 : s.dtype, acc, b_vec, a_pair);
+      }
+    }
   }
   if (s.a_direct) {
     e.add(a, Imm(4));
@@ -157,16 +167,18 @@ Expected<JitFunction> compile(const MicroKernelShape& s, int rows, int cols, std
 
 std::string check_shape(const MicroKernelShape& s, int vector_registers) {
   if (s.vec_bits != 512 && s.vec_bits != 256) return fmt::format("vector width {} bits: only 256 and 512", s.vec_bits);
-  if (s.dtype != MatmulDtype::f32 && s.vec_bits != 512)
-    return fmt::format("{} kernels need AVX-512 (vdpbf16ps / vpdpbusd on zmm)", to_string(s.dtype));
+  if (s.dtype != MatmulDtype::f32 && s.vec_bits != 512 && !s.widened)
+    return fmt::format("{} dot-product kernels need AVX-512 (vdpbf16ps / vpdpbusd on zmm); 256-bit ones widen",
+                       to_string(s.dtype));
+  if (s.widened && s.dtype == MatmulDtype::f32) return "widened f32: f32 is as wide as it gets";
   if (s.signed_a) return "A shifted by 128 (signed_a): the x86 int8 kernels multiply unsigned A by signed B as they are";
   if (s.a_direct && !a_in_place_possible(s.dtype, s.mr))
     return "in-place A needs f32 and at most 6 rows (bf16/int8 k groups and more rows need packing)";
   if (s.mr < 1 || s.nv < 1 || s.nv > 4)
     return fmt::format("register block {}x{} vectors: rows must be >= 1 and vectors 1..4", s.mr, s.nv);
-  if (registers_needed(s.mr, s.nv) > vector_registers)
+  if (registers_needed(s) > vector_registers)
     return fmt::format("register block {}x{} needs {} vector registers, the CPU has {}", s.mr, s.nv,
-                       registers_needed(s.mr, s.nv), vector_registers);
+                       registers_needed(s), vector_registers);
   return "";
 }
 

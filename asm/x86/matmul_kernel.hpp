@@ -4,6 +4,10 @@
 //   f32  vfmadd231ps   a step is 1 k value  (A: 1 float per row,  B: nr floats)
 //   bf16 vdpbf16ps     a step is 2 k values (A: 2 bf16 per row,   B: nr pairs), C in f32
 //   int8 vpdpbusd      a step is 4 k values (A: 4 u8 per row,     B: nr quads of s8), C in s32
+// and, widened (CPUs or --isa levels without that dot product; MicroKernelShape::widened):
+//   bf16 vfmadd231ps   a step is 1 k value, packed as f32 (bf16 is the top half of an f32: exact)
+//   int8 vpmaddwd      a step is 2 k values, packed as int16 (A zero-, B sign-extended); the int32
+//        + vpaddd      pair sums go through a temporary into the accumulator (exact in int32)
 // so a packed A panel is always k_steps x mr 32-bit words and a B panel k_steps x nr words.
 // Edge tiles are separate kernels: fewer rows (rows < mr) and masked columns (cols < nr), so there
 // is no scalar tail.
@@ -23,8 +27,12 @@ namespace peakprobe::x86 {
 
 using MicroKernelShape = isa::MicroKernelShape;
 
-// Registers the block needs: mr*nv accumulators, nv B vectors, one broadcast.
-inline int registers_needed(int mr, int nv) { return mr * nv + nv + 1; }
+// Registers the block needs: mr*nv accumulators, nv B vectors, one broadcast, and for widened int8
+// the product of vpmaddwd before it is added. (Taking B from memory in vpmaddwd instead, to fit 7x2
+// blocks, ran 18% slower on a Zen 4.)
+inline int registers_needed(const MicroKernelShape& s) {
+  return s.mr * s.nv + s.nv + 1 + (s.widened && s.dtype == MatmulDtype::i8 ? 1 : 0);
+}
 
 // "" when the shape can be generated for a CPU with these vector registers, else why not.
 std::string check_shape(const MicroKernelShape& s, int vector_registers);

@@ -107,7 +107,7 @@ int X86Target::model_vector_bits(const CpuInfo& cpu) const {
 }
 
 // The x86 kernels broadcast one A element at a time into one register.
-int X86Target::registers_needed(int mr, int nv) const { return x86::registers_needed(mr, nv); }
+int X86Target::registers_needed(const isa::MicroKernelShape& shape) const { return x86::registers_needed(shape); }
 
 std::string X86Target::check_kernel_shape(const isa::MicroKernelShape& shape, int vector_registers) const {
   return check_shape(shape, vector_registers);
@@ -122,14 +122,31 @@ std::string X86Target::gemm_unsupported(const CpuInfo& cpu, MatmulDtype dtype) c
     case MatmulDtype::f32:
       if (cpu.has("avx512_f") || (cpu.has("avx2") && cpu.has("fma"))) return "";
       return "the f32 kernels need avx512_f, or avx2 with fma";
+    // Without vdpbf16ps the elements are widened to f32 when packed and run on the FMA.
     case MatmulDtype::bf16:
-      if (!cpu.has("avx512_f")) return "the bf16 kernels need avx512_f";
-      return cpu.has("avx512_bf16") ? "" : "the bf16 kernels need avx512_bf16 (vdpbf16ps)";
+      if (cpu.has("avx512_f") || (cpu.has("avx2") && cpu.has("fma"))) return "";
+      return "the bf16 kernels need avx512_f, or avx2 with fma (bf16 widened to f32)";
+    // Without vpdpbusd they are widened to int16 and run on vpmaddwd (AVX-512 BW at 512 bits).
     case MatmulDtype::i8:
-      if (!cpu.has("avx512_f")) return "the int8 kernels need avx512_f";
-      return cpu.has("avx512_vnni") ? "" : "the int8 kernels need avx512_vnni (vpdpbusd)";
+      if (cpu.has("avx512_f"))
+        return cpu.has("avx512_vnni") || cpu.has("avx512_bw")
+                   ? ""
+                   : "the int8 kernels need avx512_vnni (vpdpbusd) or avx512_bw (vpmaddwd on zmm)";
+      return cpu.has("avx2") ? "" : "the int8 kernels need avx512_f or avx2";
   }
   return "unknown dtype";
+}
+
+// The 512-bit dot products, where the GEMM runs at 512 bits. AVX-VNNI's 256-bit vpdpbusd (Alder
+// Lake, Zen 5) is not used yet: on AVX2 int8 always widens.
+bool X86Target::gemm_widened(const CpuInfo& cpu, MatmulDtype dtype) const {
+  const bool zmm = gemm_vector_bits(cpu) == 512;
+  switch (dtype) {
+    case MatmulDtype::f32: return false;
+    case MatmulDtype::bf16: return !(zmm && cpu.has("avx512_bf16"));
+    case MatmulDtype::i8: return !(zmm && cpu.has("avx512_vnni"));
+  }
+  return false;
 }
 
 std::string X86Target::width_name(int vector_bits) const { return isa_name(vector_bits); }
@@ -141,10 +158,20 @@ isa::MatmulRoof X86Target::matmul_roof(const CpuInfo& cpu, MatmulDtype dtype) co
       // One FMA per lane: two FLOP.
       return {bits == 512 ? "vfmadd231ps zmm, zmm, zmm" : "vfmadd231ps ymm, ymm, ymm", bits, 2.0 * bits / 32, "f32"};
     }
-    // Two bf16 products per 32-bit lane, each a multiply and an add.
-    case MatmulDtype::bf16: return {"vdpbf16ps zmm, zmm, zmm", 512, 2.0 * 2 * 512 / 32, "bf16"};
-    // Four u8 x s8 products per 32-bit lane.
-    case MatmulDtype::i8: return {"vpdpbusd zmm, zmm, zmm", 512, 2.0 * 4 * 512 / 32, "i8"};
+    // Two bf16 products per 32-bit lane, each a multiply and an add; widened, the f32 FMA.
+    case MatmulDtype::bf16:
+      if (gemm_widened(cpu, dtype)) return matmul_roof(cpu, MatmulDtype::f32);
+      return {"vdpbf16ps zmm, zmm, zmm", 512, 2.0 * 2 * 512 / 32, "bf16"};
+    // Four u8 x s8 products per 32-bit lane; widened, two int16 products. The roof is the
+    // multiply-add alone: where the vpaddd beside each one shares its pipes (Intel's ports 0, 1 and 5)
+    // the kernel cannot reach it, and the efficiency shows that.
+    case MatmulDtype::i8: {
+      if (gemm_widened(cpu, dtype)) {
+        const int bits = gemm_vector_bits(cpu);
+        return {bits == 512 ? "vpmaddwd zmm, zmm, zmm" : "vpmaddwd ymm, ymm, ymm", bits, 2.0 * 2 * bits / 32, "i16"};
+      }
+      return {"vpdpbusd zmm, zmm, zmm", 512, 2.0 * 4 * 512 / 32, "i8"};
+    }
   }
   return {};
 }

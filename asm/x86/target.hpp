@@ -14,11 +14,13 @@ class X86Target final : public isa::Target {
   std::optional<Arithmetic> arithmetic(const std::string& text) const override;
   int gemm_vector_bits(const CpuInfo& cpu) const override;
   std::string gemm_unsupported(const CpuInfo& cpu, MatmulDtype dtype) const override;
-  // vpdpbusd and vpmaddubsw multiply unsigned by signed bytes: A is never shifted.
+  // vpdpbusd multiplies unsigned by signed bytes, and the widened kernels zero-extend A into int16:
+  // A is never shifted.
   bool gemm_signed_a(const CpuInfo&, MatmulDtype) const override { return false; }
+  bool gemm_widened(const CpuInfo& cpu, MatmulDtype dtype) const override;
   int vector_registers(int vector_bits) const override { return vector_bits == 512 ? 32 : 16; }
   int model_vector_bits(const CpuInfo& cpu) const override;
-  int registers_needed(int mr, int nv) const override;
+  int registers_needed(const isa::MicroKernelShape& shape) const override;
   std::string check_kernel_shape(const isa::MicroKernelShape& shape, int vector_registers) const override;
   std::unique_ptr<isa::MicroKernels> micro_kernels(const isa::MicroKernelShape& shape) const override;
   std::string width_name(int vector_bits) const override;

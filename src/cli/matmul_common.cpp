@@ -29,6 +29,8 @@ MatmulRoof measure_roof(const GlobalOptions& g, const CpuInfo& cpu, MatmulDtype 
   roof.source = what.instruction;
   roof.vector_bits = what.vector_bits;
   roof.threads = threads;
+  roof.dtype = dtype;
+  if (isa::host_target().gemm_widened(cpu, dtype)) roof.widened_to = dtype == MatmulDtype::bf16 ? "f32" : "int16";
   AffinityGuard caller_affinity;  // the probe pins this thread; BLAS threads started later must not inherit it
   ProbeOptions opt;
   opt.cpu = g.cpu;
@@ -58,7 +60,8 @@ MatmulRoof measure_roof(const GlobalOptions& g, const CpuInfo& cpu, MatmulDtype 
 }
 
 MachineModel machine_for(const CpuInfo& cpu, const MatmulRoof& roof) {
-  return machine_model_from(cpu, roof.clock.ghz > 0 ? roof.clock.ghz : 3.0, roof.per_cycle, roof.latency);
+  return machine_model_from(cpu, roof.clock.ghz > 0 ? roof.clock.ghz : 3.0, roof.per_cycle, roof.latency,
+                            roof.dtype);
 }
 
 MatmulPlan plan_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulProblem& p,
@@ -100,7 +103,7 @@ void score_matmul(MatmulResult& r, const MatmulRoof& roof, const MachineModel& m
   r.ceiling_source = roof.source;
   r.ceiling_gflops = roof.gflops;
   const int bits = roof.vector_bits > 0 ? roof.vector_bits : machine.vector_bits;
-  r.bound_by = fmt::format("compute {} {}", to_string(r.dtype), bits);
+  r.bound_by = fmt::format("compute {} {}", roof.widened_to.empty() ? to_string(r.dtype) : roof.widened_to, bits);
   if (roof.gflops) {
     // The memory roof from the model's DRAM figure: only a problem too big for the caches and too
     // thin to reuse its operands (small AI) sits under it.

@@ -26,6 +26,10 @@ struct MatmulRoof {
   double latency = 4;            // cycles
   ClockReading clock;
   int threads = 1;
+  MatmulDtype dtype = MatmulDtype::f32;  // the problem's dtype
+  // What the roof instruction computes when the kernels widen the dtype (Target::gemm_widened):
+  // "f32" for bf16, "int16" for int8; empty when it is the dtype itself.
+  std::string widened_to;
 };
 
 // The dtype's instruction as the kernels use it (Target::matmul_roof): the widest multiply-add or dot product.

@@ -94,18 +94,28 @@ double soft_max(double a, double b, double p) {
 }
 
 struct DtypeTraits {
-  int ab_bytes;  // one element of A or B
-  int c_bytes;   // one element of C (f32 or s32 accumulators)
-  int kgroup;    // k values one instruction folds into a 32-bit lane
+  int ab_bytes;      // one element of A or B as the caller holds it
+  int c_bytes;       // one element of C (f32 or s32 accumulators)
+  int kgroup;        // k values one instruction folds into a 32-bit lane
+  int packed_bytes;  // one element of A or B in a packed panel (4 / kgroup: twice ab_bytes widened)
+  int instructions;  // vector instructions per accumulator and k step
 };
 
-DtypeTraits dtype_traits(MatmulDtype d) {
+// The dtype's kernel as the machine runs it (MachineModel::widened).
+DtypeTraits dtype_traits(MatmulDtype d, bool widened) {
   switch (d) {
-    case MatmulDtype::bf16: return {2, 4, 2};  // a bf16 dot product: pairs into an f32 lane
-    case MatmulDtype::i8: return {1, 4, 4};    // an int8 dot product: u8 x s8 quads into an s32 lane
+    case MatmulDtype::bf16:
+      if (widened) return {2, 4, 1, 4, 1};  // packed as f32, on the FMA
+      return {2, 4, 2, 2, 1};               // a bf16 dot product: pairs into an f32 lane
+    case MatmulDtype::i8:
+      if (widened) return {1, 4, 2, 2, 2};  // packed as int16 pairs: a multiply-add of pairs, then an add
+      return {1, 4, 4, 1, 1};               // an int8 dot product: u8 x s8 quads into an s32 lane
     case MatmulDtype::f32: break;
   }
-  return {4, 4, 1};
+  return {4, 4, 1, 4, 1};
+}
+DtypeTraits dtype_traits(const MachineModel& machine, const MatmulProblem& problem) {
+  return dtype_traits(problem.dtype, machine.widened);
 }
 
 // 32-bit lanes per vector, whatever the dtype (bf16 pairs and int8 quads each fill one lane).
@@ -157,7 +167,7 @@ Budgets budgets_for(const MachineModel& machine, const MatmulProblem& problem, i
   b.b_remote = (1.0 - double(group_here) / thread_rows) / group_here;
   b.dram_gbps = std::min(machine.dram_gbps, machine.dram_total_gbps / std::max(1, threads));
   // Repeated calls on the same matrices find them in the cache when the whole problem fits there.
-  const DtypeTraits dt = dtype_traits(problem.dtype);
+  const DtypeTraits dt = dtype_traits(machine, problem);
   const double total = (double(problem.m) * double(problem.k) + double(problem.k) * double(problem.n)) * dt.ab_bytes +
                        double(problem.m) * double(problem.n) * dt.c_bytes;
   b.source = total <= b.l2 && threads == 1 ? Level::l2 : total <= kL3Fill * double(machine.l3_bytes) ? Level::l3
@@ -184,7 +194,7 @@ double transfer_seconds(const MachineModel& machine, const Budgets& b, double by
 
 // Fills in what a config leaves open or gets wrong: nr from nv, blocks rounded to their units.
 MatmulConfig normalized(const MachineModel& machine, const MatmulProblem& problem, MatmulConfig c) {
-  const DtypeTraits dt = dtype_traits(problem.dtype);
+  const DtypeTraits dt = dtype_traits(machine, problem);
   c.mr = std::max(1, c.mr);
   c.nv = std::max(1, c.nv);
   c.nr = c.nv * lanes_of(machine);
@@ -219,9 +229,9 @@ struct Geometry {
   double b_panel_rereads() const { return double(tiles_m_t - n_ic) * double(tiles_n_t); }
 };
 
-Geometry geometry_of(const MatmulProblem& p, const MatmulConfig& c) {
+Geometry geometry_of(const MachineModel& machine, const MatmulProblem& p, const MatmulConfig& c) {
   Geometry g;
-  g.dt = dtype_traits(p.dtype);
+  g.dt = dtype_traits(machine, p);
   g.k = double(p.k);
   g.kpad = round_up(p.k, g.dt.kgroup);
   g.ksteps = g.kpad / g.dt.kgroup;
@@ -239,9 +249,9 @@ Geometry geometry_of(const MatmulProblem& p, const MatmulConfig& c) {
   g.nc = std::min<int64_t>(c.nc, g.cols_pad);
   g.n_ic = ceil_div(g.rows_pad, g.mc);
   g.n_jc = ceil_div(g.cols_pad, g.nc);
-  g.a_block = double(g.mc) * double(g.kc) * g.dt.ab_bytes;
-  g.b_block = double(g.kc) * double(g.nc) * g.dt.ab_bytes;
-  g.b_panel = double(g.kc) * double(c.nr) * g.dt.ab_bytes;
+  g.a_block = double(g.mc) * double(g.kc) * g.dt.packed_bytes;
+  g.b_block = double(g.kc) * double(g.nc) * g.dt.packed_bytes;
+  g.b_panel = double(g.kc) * double(c.nr) * g.dt.packed_bytes;
   g.c_panel = double(g.rows_pad) * double(g.nc) * g.dt.c_bytes;
   return g;
 }
@@ -254,7 +264,7 @@ struct KernelTiming {
   double call = 0;        // cycles per call beyond the k loop (C update, overhead)
 };
 
-KernelTiming kernel_timing(const MachineModel& machine, int mr, int nv) {
+KernelTiming kernel_timing(const MachineModel& machine, int mr, int nv, const DtypeTraits& dt) {
   constexpr double kMinRate = 1e-3;  // a zero issue rate from a failed probe must not divide by zero
   const double fma_rate = std::max(machine.fma_per_cycle, kMinRate);
   const double load_rate = std::max(machine.loads_per_cycle, kMinRate);
@@ -264,7 +274,8 @@ KernelTiming kernel_timing(const MachineModel& machine, int mr, int nv) {
   t.ideal_step = accumulators / fma_rate;
   // Per k step: nv B vector loads and mr broadcasts feed mr*nv FMAs; all of them pass the front end.
   const double load_cycles = double(mr + nv) / load_rate;
-  const double issue_cycles = (accumulators + mr + nv + kLoopInstructions) / std::max(machine.issue_width, kMinRate);
+  const double issue_cycles =
+      (accumulators * dt.instructions + mr + nv + kLoopInstructions) / std::max(machine.issue_width, kMinRate);
   const double ports = soft_max(t.ideal_step, soft_max(load_cycles, issue_cycles, kPortSoftness), kPortSoftness);
   // Each accumulator is a dependency chain of one FMA per k step: a step takes at least the latency.
   t.step = std::max(ports, machine.fma_latency);
@@ -303,9 +314,9 @@ Level slower(Level a, Level b) { return std::max(a, b); }
 // Seconds of the kernel loops' traffic (overlapped with compute).
 double kernel_memory_seconds(const MachineModel& machine, const MatmulConfig& c, const Geometry& g,
                              const Budgets& b, const Placement& pl) {
-  const double k = double(g.kpad), ab = g.dt.ab_bytes, cb = g.dt.c_bytes;
+  const double k = double(g.kpad), ab = g.dt.ab_bytes, pb = g.dt.packed_bytes, cb = g.dt.c_bytes;
   // Every call streams its A micro-panel (mr x kc) from the A block.
-  const double a_bytes = g.tiles_t() * k * c.mr * ab;
+  const double a_bytes = g.tiles_t() * k * c.mr * (c.pack_a ? pb : ab);
   double s = transfer_seconds(machine, b, a_bytes, pl.a_block);
   // A read in place is not packed, but each jc pass still brings the thread's rows of A in from
   // where they live (the traffic packing would have had), now overlapped with the kernels.
@@ -316,12 +327,12 @@ double kernel_memory_seconds(const MachineModel& machine, const MatmulConfig& c,
   }
   // A B micro-panel comes from the B block once per ic block (its first call); the other calls of
   // that ic block find it in L1, or re-read it from where it fits when L1 cannot hold it.
-  s += transfer_seconds(machine, b, double(g.n_ic) * double(g.cols_pad) * k * ab, pl.b_block);
-  s += transfer_seconds(machine, b, g.b_panel_rereads() * k * c.nr * ab, pl.b_panel);
+  s += transfer_seconds(machine, b, double(g.n_ic) * double(g.cols_pad) * k * pb, pl.b_block);
+  s += transfer_seconds(machine, b, g.b_panel_rereads() * k * c.nr * pb, pl.b_panel);
   // A B block packed by a column group that spans several L3 instances reaches each instance once
   // from the others: across the chip's fabric, which on chiplet designs runs at DRAM-like speed.
   if (pl.b_block != Level::dram)
-    s += transfer_seconds(machine, b, double(g.cols_pad) * k * ab * b.b_remote, Level::dram);
+    s += transfer_seconds(machine, b, double(g.cols_pad) * k * pb * b.b_remote, Level::dram);
   // C: every pc pass loads and stores the thread's C; the first pass from where C starts.
   const double c_pass = double(g.rows_pad) * double(g.cols_pad) * cb * 2;
   s += transfer_seconds(machine, b, g.rows * g.cols * cb * 2, b.source);
@@ -333,7 +344,7 @@ double kernel_memory_seconds(const MachineModel& machine, const MatmulConfig& c,
 // around B blocks shared by several threads.
 double pack_seconds(const MachineModel& machine, const MatmulConfig& c, const Geometry& g, const Budgets& b,
                     const Placement& pl) {
-  const double ab = g.dt.ab_bytes;
+  const double ab = g.dt.ab_bytes, pb = g.dt.packed_bytes;
   // A: the thread's rows, once per jc; the first time from where A starts, later from where its slice
   // fits. The packed block is written into L2 (or wherever it lives if larger).
   // Kernels that read A in place (pack_a false) skip this; the kernel's A traffic stays the same.
@@ -342,13 +353,13 @@ double pack_seconds(const MachineModel& machine, const MatmulConfig& c, const Ge
     const double a_read = g.rows * g.k * ab;
     s += transfer_seconds(machine, b, a_read, b.source);
     s += transfer_seconds(machine, b, a_read * double(g.n_jc - 1), pl.a_slice);
-    s += transfer_seconds(machine, b, double(g.n_jc) * double(g.rows_pad) * double(g.kpad) * ab,
+    s += transfer_seconds(machine, b, double(g.n_jc) * double(g.rows_pad) * double(g.kpad) * pb,
                           slower(pl.a_block, Level::l2));
   }
   // B: each block is packed once, cooperatively by the thread_rows threads that share it.
   const double share = 1.0 / c.thread_rows;
   s += transfer_seconds(machine, b, g.cols * g.k * ab * share, b.source);
-  s += transfer_seconds(machine, b, double(g.cols_pad) * double(g.kpad) * ab * share, slower(pl.b_block, Level::l2));
+  s += transfer_seconds(machine, b, double(g.cols_pad) * double(g.kpad) * pb * share, slower(pl.b_block, Level::l2));
   if (c.thread_rows > 1) {
     const double barrier = kBarrierLevelSeconds * std::ceil(std::log2(double(c.thread_rows)));
     s += kBarriersPerBBlock * double(g.n_jc) * double(g.kblocks) * barrier;
@@ -379,10 +390,10 @@ CandidateCost evaluate(const MachineModel& machine, const MatmulProblem& problem
     return r;
   }
   const MatmulConfig& c = r.config;
-  const Geometry g = geometry_of(problem, c);
+  const Geometry g = geometry_of(machine, problem, c);
   const Budgets b = budgets_for(machine, problem, c.thread_rows, c.threads);
   const Placement pl = place(g, b);
-  const KernelTiming kt = kernel_timing(machine, c.mr, c.nv);
+  const KernelTiming kt = kernel_timing(machine, c.mr, c.nv, g.dt);
 
   constexpr double kMinGhz = 1e-3;  // a missing clock must not divide by zero
   const double hz = std::max(machine.ghz, kMinGhz) * kGiga;
@@ -406,16 +417,27 @@ CandidateCost evaluate(const MachineModel& machine, const MatmulProblem& problem
 
 // ---- Enumeration ----
 
+// Vector registers an mr x nv block of the dtype's kernel takes on this machine (the target's count).
+int block_registers(const MachineModel& machine, MatmulDtype dtype, int mr, int nv) {
+  isa::MicroKernelShape shape;
+  shape.mr = mr;
+  shape.nv = nv;
+  shape.vec_bits = machine.vector_bits;
+  shape.dtype = dtype;
+  shape.widened = machine.widened && dtype != MatmulDtype::f32;
+  return isa::host_target().registers_needed(shape);
+}
+
 // Register blocks for this problem: the machine's, plus a block of exactly m rows when m is smaller
 // than every block of that width (latency-bound, but better than computing padding rows).
 std::vector<std::pair<int, int>> candidate_blocks(const MachineModel& machine, const MatmulProblem& problem) {
-  auto blocks = register_blocks(machine);
+  auto blocks = register_blocks(machine, problem.dtype);
   for (int nv = 1; nv <= 4; ++nv) {
     int smallest = 0;
     for (auto [mr, v] : blocks)
       if (v == nv && (smallest == 0 || mr < smallest)) smallest = mr;
     const bool fits =
-        problem.m <= 64 && isa::host_target().registers_needed(int(problem.m), nv) <= machine.vector_registers;
+        problem.m <= 64 && block_registers(machine, problem.dtype, int(problem.m), nv) <= machine.vector_registers;
     if (fits && (smallest == 0 || problem.m < smallest)) blocks.emplace_back(int(problem.m), nv);
   }
   return blocks;
@@ -444,7 +466,7 @@ int64_t balanced_block(int64_t total, int64_t max_block, int64_t unit) {
 // L2 budget, nc as large as `nc_rule` allows; mc and nc split the thread's rows / columns evenly.
 MatmulConfig with_blocks(const MachineModel& machine, const MatmulProblem& problem, MatmulConfig c, int kc_target,
                          double mc_fill, NcRule nc_rule) {
-  const DtypeTraits dt = dtype_traits(problem.dtype);
+  const DtypeTraits dt = dtype_traits(machine, problem);
   const int64_t kpad = round_up(problem.k, dt.kgroup);
   c.kc = int(round_up(std::min<int64_t>(kc_target, kpad), dt.kgroup));
   // Reading A in place saves its packing, but its rows lie lda apart: when A is larger than half of
@@ -454,14 +476,14 @@ MatmulConfig with_blocks(const MachineModel& machine, const MatmulProblem& probl
                double(problem.m) * double(problem.k) * 4.0 <= kL2Fill * double(machine.l2_bytes));
   c.mc = c.mr;
   c.nc = c.nr;
-  const Geometry g = geometry_of(problem, c);
+  const Geometry g = geometry_of(machine, problem, c);
   const Budgets b = budgets_for(machine, problem, c.thread_rows, c.threads);
-  const double kc_bytes = double(g.kc) * dt.ab_bytes;
+  const double kc_bytes = double(g.kc) * dt.packed_bytes;
   const auto fitting = [](double budget, double per_unit, int64_t total) {
     return int64_t(std::min(double(total), std::floor(budget / per_unit)));
   };
   c.mc = int(balanced_block(g.rows_pad, fitting(mc_fill * b.l2, kc_bytes, g.rows_pad), c.mr));
-  const Geometry with_mc = geometry_of(problem, c);
+  const Geometry with_mc = geometry_of(machine, problem, c);
   const double c_row = double(with_mc.rows_pad) * dt.c_bytes;  // C panel bytes per column
   double nc_max = 0;
   switch (nc_rule) {
@@ -488,8 +510,8 @@ bool cheaper(const CandidateCost& a, const CandidateCost& b) {
 // The kc grid, plus the deepest kc whose B micro-panel still fits the L1 budget (the BLIS
 // analytical model's choice), which the grid may straddle.
 int kc_fitting_l1(const MachineModel& machine, const MatmulProblem& problem, const MatmulConfig& c) {
-  const DtypeTraits dt = dtype_traits(problem.dtype);
-  const double panel_row = double(c.nr) * dt.ab_bytes;  // bytes of B micro-panel per k
+  const DtypeTraits dt = dtype_traits(machine, problem);
+  const double panel_row = double(c.nr) * dt.packed_bytes;  // bytes of B micro-panel per k
   const double fits = std::min(kL1Fill * double(machine.l1_bytes) / panel_row, double(kKcTargets.back()));
   return std::max(dt.kgroup, int(fits) / dt.kgroup * dt.kgroup);
 }
@@ -547,7 +569,7 @@ std::string grid_text(const MatmulConfig& c) { return printf_text("%dx%d", c.thr
 
 // Where the chosen configuration's blocks live, for the explanation.
 std::string placement_text(const MachineModel& machine, const MatmulProblem& problem, const MatmulConfig& c) {
-  const Geometry g = geometry_of(problem, c);
+  const Geometry g = geometry_of(machine, problem, c);
   const Budgets b = budgets_for(machine, problem, c.thread_rows, c.threads);
   const Placement pl = place(g, b);
   return "A block " + bytes_text(g.a_block) + " in " + level_name(pl.a_block) + ", B micro-panel " +
@@ -557,14 +579,13 @@ std::string placement_text(const MachineModel& machine, const MatmulProblem& pro
 
 }  // namespace
 
-std::vector<std::pair<int, int>> register_blocks(const MachineModel& machine) {
+std::vector<std::pair<int, int>> register_blocks(const MachineModel& machine, MatmulDtype dtype) {
   const int regs = machine.vector_registers;
   // The tallest block of nv vectors whose accumulators, B vectors and A registers fit (the target's
   // kernels decide what a row costs beyond its accumulators).
-  const isa::Target& target = isa::host_target();
-  const auto max_rows = [regs, &target](int nv) {
+  const auto max_rows = [&](int nv) {
     int mr = 0;
-    while (target.registers_needed(mr + 1, nv) <= regs) ++mr;
+    while (block_registers(machine, dtype, mr + 1, nv) <= regs) ++mr;
     return mr;
   };
   // Enough independent accumulators to keep every FMA port busy across the latency; when even the
@@ -612,10 +633,12 @@ CandidateCost choose_config(const MachineModel& machine, const MatmulProblem& pr
   return rank_configs(machine, problem).front();
 }
 
-MachineModel machine_model_from(const CpuInfo& cpu, double ghz, double fma_per_cycle, double fma_latency) {
+MachineModel machine_model_from(const CpuInfo& cpu, double ghz, double fma_per_cycle, double fma_latency,
+                                MatmulDtype dtype) {
   MachineModel m;
   m.cores = std::max(1, cpu.physical_cores);
   const isa::Target& target = isa::host_target();
+  m.widened = target.gemm_widened(cpu, dtype);
   m.vector_bits = target.model_vector_bits(cpu);
   m.vector_registers = target.vector_registers(m.vector_bits);
   constexpr double kFallbackGhz = 3.0;
@@ -659,7 +682,7 @@ const char* rate_unit(MatmulDtype d) { return d == MatmulDtype::i8 ? "GOP/s" : "
 
 // The figures the model used: the machine, the problem and the rules the blocks were sized by.
 void write_inputs(std::ostream& out, const MachineModel& machine, const MatmulProblem& problem) {
-  const DtypeTraits dt = dtype_traits(problem.dtype);
+  const DtypeTraits dt = dtype_traits(machine, problem);
   const double flop_per_instruction = 2.0 * lanes_of(machine) * dt.kgroup;
   const double peak = machine.ghz * machine.fma_per_cycle * flop_per_instruction;
   out << "machine: " << machine.cores << " cores, " << machine.vector_bits << "-bit vectors x "

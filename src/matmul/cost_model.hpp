@@ -25,6 +25,10 @@ struct MachineModel {
   // cycles of latency (from peakprobe's own probes, or a table for synthetic machines).
   double fma_per_cycle = 1.0;
   double fma_latency = 4.0;
+  // The dtype runs on widened elements (isa::MicroKernelShape::widened, where the CPU has no dot
+  // product of it at vector_bits): fewer k values a lane, twice the bytes in packed panels, and for
+  // int8 an add after each multiply-add of int16 pairs.
+  bool widened = false;
   double loads_per_cycle = 2.0;     // vector loads per cycle (load ports)
   double stores_per_cycle = 1.0;    // vector stores per cycle (one store port at full width)
   double issue_width = 4.0;         // instructions renamed per cycle (Skylake 4; Zen 4, Golden Cove 6)
@@ -40,7 +44,9 @@ struct MachineModel {
 // the caller (fma_per_cycle = 1 / recip throughput of the kernel's instruction). Bandwidths are
 // rough defaults derived from the clock and core count (see the .cpp); callers overwrite them with
 // measured ones when they have them.
-MachineModel machine_model_from(const CpuInfo& cpu, double ghz, double fma_per_cycle, double fma_latency);
+// `dtype` sets how its kernels run on this CPU (widened).
+MachineModel machine_model_from(const CpuInfo& cpu, double ghz, double fma_per_cycle, double fma_latency,
+                                MatmulDtype dtype = MatmulDtype::f32);
 
 struct MatmulProblem {
   int64_t m = 0, n = 0, k = 0, batch = 1;
@@ -62,9 +68,10 @@ struct CandidateCost {
   std::string note;               // why it lost, when a rule ruled it out ("B block exceeds L3 share")
 };
 
-// Register blocks worth trying at this vector width and register count: mr rows x nv vectors with
-// mr*nv accumulators + nv B vectors + 1 broadcast within the register file, nv in 1..4.
-std::vector<std::pair<int, int>> register_blocks(const MachineModel& machine);
+// Register blocks worth trying at this vector width and register count: mr rows x nv vectors whose
+// registers (mr*nv accumulators, nv B vectors, what spreads A, the kernel's temporaries: the
+// target's registers_needed for `dtype`) fit the register file, nv in 1..4.
+std::vector<std::pair<int, int>> register_blocks(const MachineModel& machine, MatmulDtype dtype = MatmulDtype::f32);
 
 // Every candidate on a grid (register blocks x kc x mc x nc x thread grids), cheapest first.
 std::vector<CandidateCost> rank_configs(const MachineModel& machine, const MatmulProblem& problem);

@@ -84,9 +84,11 @@ uint64_t level_bytes(const CpuInfo& cpu, int level, uint64_t fallback) {
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-// The micro-kernel shape of a register block on this CPU: one place decides how int8 A is packed.
+// The micro-kernel shape of a register block on this CPU: one place decides how int8 A is packed
+// and whether the elements are widened.
 isa::MicroKernelShape kernel_shape(const CpuInfo& cpu, MatmulDtype dtype, int mr, int nv, bool a_direct) {
-  return {mr, nv, gemm_vector_bits(cpu), dtype, a_direct, isa::host_target().gemm_signed_a(cpu, dtype)};
+  const isa::Target& t = isa::host_target();
+  return {mr, nv, gemm_vector_bits(cpu), dtype, a_direct, t.gemm_signed_a(cpu, dtype), t.gemm_widened(cpu, dtype)};
 }
 
 }  // namespace
@@ -105,7 +107,7 @@ int gemm_vector_registers(int vector_bits) { return isa::host_target().vector_re
 
 MatmulConfig default_config(const CpuInfo& cpu, MatmulDtype dtype, int64_t m, int64_t n, int64_t k, int threads) {
   MatmulConfig g;
-  const int bits = gemm_vector_bits(cpu), lanes = bits / 32, kg = 4 / element_bytes(dtype);
+  const int bits = gemm_vector_bits(cpu), lanes = bits / 32, kg = kernel_shape(cpu, dtype, 1, 1, false).k_group();
   g.mr = 6;
   g.nv = bits == 512 ? 4 : 2;
   g.nr = g.nv * lanes;
@@ -124,16 +126,17 @@ MatmulConfig default_config(const CpuInfo& cpu, MatmulDtype dtype, int64_t m, in
 }
 
 std::string check_config(const CpuInfo& cpu, MatmulDtype dtype, const MatmulConfig& g) {
-  const int bits = gemm_vector_bits(cpu), lanes = bits / 32, kg = 4 / element_bytes(dtype);
+  const int bits = gemm_vector_bits(cpu), lanes = bits / 32;
   const isa::MicroKernelShape s = kernel_shape(cpu, dtype, g.mr, g.nv, !g.pack_a);
+  const int kg = s.k_group();
   if (std::string why = isa::host_target().check_kernel_shape(s, gemm_vector_registers(bits)); !why.empty())
     return why;
   if (g.nr != g.nv * lanes) return fmt::format("nr {} must be nv x {} lanes = {}", g.nr, lanes, g.nv * lanes);
   if (g.mc < g.mr || g.mc % g.mr) return fmt::format("mc {} must be a positive multiple of mr {}", g.mc, g.mr);
   if (g.nc < g.nr || g.nc % g.nr) return fmt::format("nc {} must be a positive multiple of nr {}", g.nc, g.nr);
   if (g.kc < kg || g.kc % kg)
-    return fmt::format("kc {} must be a positive multiple of {} ({} packs {} k values a lane)", g.kc, kg,
-                       to_string(dtype), kg);
+    return fmt::format("kc {} must be a positive multiple of {} ({}{} packs {} k values a lane)", g.kc, kg,
+                       to_string(dtype), s.widened ? " widened" : "", kg);
   if (g.threads < 1 || g.thread_rows < 1 || g.thread_cols < 1 || g.thread_rows * g.thread_cols != g.threads)
     return fmt::format("thread grid {}x{} does not make {} threads", g.thread_rows, g.thread_cols, g.threads);
   return "";
@@ -144,13 +147,19 @@ Gemm::Gemm(const CpuInfo& cpu, MatmulDtype dtype)
       dtype_(dtype),
       vec_bits_(gemm_vector_bits(cpu)),
       signed_a_(isa::host_target().gemm_signed_a(cpu, dtype)),
+      widened_(isa::host_target().gemm_widened(cpu, dtype)),
       workspace_(std::make_unique<Workspace>()),
       team_(std::make_unique<ThreadTeam>(cpu.core_order)) {}
 Gemm::~Gemm() = default;
 
 std::string Gemm::kernel_name(const MatmulConfig& g) const {
-  return fmt::format("{} {}{} {}x{}", isa::host_target().width_name(vec_bits_), to_string(dtype_),
-                     signed_a_ ? " signed-A" : "", g.mr, g.nr);
+  const char* widened = !widened_ ? "" : dtype_ == MatmulDtype::bf16 ? " as f32" : " as int16";
+  return fmt::format("{} {}{}{} {}x{}", isa::host_target().width_name(vec_bits_), to_string(dtype_),
+                     signed_a_ ? " signed-A" : "", widened, g.mr, g.nr);
+}
+
+isa::MicroKernelShape Gemm::micro_kernel_shape(int mr, int nv, bool a_direct) const {
+  return kernel_shape(cpu_, dtype_, mr, nv, a_direct);
 }
 
 isa::MicroKernels& Gemm::kernels_for(int mr, int nv, bool a_direct) {
@@ -197,7 +206,7 @@ Expected<bool> Gemm::run(const GemmArgs& x, const MatmulConfig& g) {
     }
 
   // Buffers: an A block per thread; two B blocks per column group.
-  const int64_t steps_max = k_steps(std::min<int64_t>(g.kc, x.k), es);
+  const int64_t steps_max = k_steps(std::min<int64_t>(g.kc, x.k), es, widened_);
   Workspace& ws = *workspace_;
   ws.a.resize(size_t(threads));
   ws.b.resize(size_t(tc_count));
@@ -228,15 +237,15 @@ Expected<bool> Gemm::run(const GemmArgs& x, const MatmulConfig& g) {
       // they do not all read the same lines at the same moment.
       const int64_t start = panels * tr / tr_count;
       for (int64_t pc = 0; pc < x.k; pc += g.kc) {
-        const int64_t kc = std::min<int64_t>(g.kc, x.k - pc), steps = k_steps(kc, es);
+        const int64_t kc = std::min<int64_t>(g.kc, x.k - pc), steps = k_steps(kc, es, widened_);
         uint32_t* bp = ws.b[size_t(tc)][size_t(block++ & 1)].get();
         pack_b(b + (pc * x.ldb + jc) * es, x.ldb, kc, nc, es, nr, panels * tr / tr_count,
-               panels * (tr + 1) / tr_count, bp, signed_a_);
+               panels * (tr + 1) / tr_count, bp, signed_a_, widened_);
         barriers[size_t(tc)]->wait();
         const uint64_t accumulate = pc > 0;
         for (int64_t ic = r0; ic < r1; ic += g.mc) {
           const int64_t mc = std::min<int64_t>(g.mc, r1 - ic);
-          if (!direct) pack_a(a + (ic * x.lda + pc) * es, x.lda, mc, kc, es, mr, ap, signed_a_);
+          if (!direct) pack_a(a + (ic * x.lda + pc) * es, x.lda, mc, kc, es, mr, ap, signed_a_, widened_);
           for (int64_t q = 0; q < panels; ++q) {
             const int64_t jp = (q + start) % panels, jr = jp * nr;
             const int cols = int(std::min<int64_t>(nr, nc - jr));

@@ -53,6 +53,8 @@ class Gemm {
   const CpuInfo& cpu() const { return cpu_; }
   // Name of the kernel a configuration runs: the width's name, the dtype and the block ("<width> f32 6x64").
   std::string kernel_name(const MatmulConfig& config) const;
+  // The micro-kernel shape of an mr x nv block here (how the dtype is packed and computed).
+  isa::MicroKernelShape micro_kernel_shape(int mr, int nv, bool a_direct) const;
   // C = A x B. The calling thread does the first share of the work where it runs (pin it to the
   // first core of cpu.core_order for steady timings); the other threads are a persistent team
   // (thread_team.hpp) pinned to the next cores in that order. Packing buffers and the team are kept
@@ -66,6 +68,7 @@ class Gemm {
   MatmulDtype dtype_;
   int vec_bits_;
   bool signed_a_;  // int8 A packed as A - 128, column sums after each B panel (isa::MicroKernelShape)
+  bool widened_;   // bf16 packed as f32, int8 as int16 (isa::MicroKernelShape::widened)
   std::map<std::tuple<int, int, bool>, std::unique_ptr<isa::MicroKernels>> kernels_;
   std::unique_ptr<Workspace> workspace_;
   std::unique_ptr<ThreadTeam> team_;

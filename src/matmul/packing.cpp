@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 namespace peakprobe {
 namespace {
@@ -17,11 +18,62 @@ inline uint32_t row_word(const uint8_t* row, int64_t s, int64_t row_bytes) {
   return w;
 }
 
+// Row r of an A panel widened into words (steps of them, zero past kc), contiguous so the loop
+// vectorises; the panel is then transposed from these rows as an f32 panel would be.
+void widen_a_row(const uint8_t* row, int64_t kc, int element_bytes, int64_t steps, uint32_t* out) {
+  if (element_bytes == 2) {
+    const auto* in = reinterpret_cast<const uint16_t*>(row);
+    for (int64_t k = 0; k < kc; ++k) out[k] = uint32_t(in[k]) << 16;  // bf16 is the top half of an f32
+    for (int64_t k = kc; k < steps; ++k) out[k] = 0;
+    return;
+  }
+  auto* half = reinterpret_cast<uint16_t*>(out);
+  for (int64_t k = 0; k < kc; ++k) half[k] = row[k];  // u8 -> int16, zero-extended
+  for (int64_t k = kc; k < 2 * steps; ++k) half[k] = 0;
+}
+
+void pack_a_widened(const uint8_t* base, int64_t lda, int64_t mc, int64_t kc, int element_bytes, int mr,
+                    uint32_t* out) {
+  const int64_t steps = k_steps(kc, element_bytes, true);
+  // One panel's rows, widened: mr x steps words, in L1 next to the panel being written.
+  thread_local std::vector<uint32_t> scratch;
+  scratch.resize(size_t(mr * steps));
+  for (int64_t i0 = 0; i0 < mc; i0 += mr) {
+    const int h = int(std::min<int64_t>(mr, mc - i0));
+    const uint8_t* rows[32];
+    for (int r = 0; r < h; ++r) {
+      uint32_t* w = scratch.data() + r * steps;
+      widen_a_row(base + (i0 + r) * lda * element_bytes, kc, element_bytes, steps, w);
+      rows[r] = reinterpret_cast<const uint8_t*>(w);
+    }
+    isa::transpose_words(rows, h, steps, mr, out);
+    out += steps * mr;
+  }
+}
+
+// One k step of a widened B panel: out[c] for c < cols from columns j .. j + cols of the rows.
+void widen_b_step(const uint8_t* const* rows, int element_bytes, int64_t j, int64_t cols, uint32_t* out) {
+  if (element_bytes == 2) {
+    const auto* in = reinterpret_cast<const uint16_t*>(rows[0]) + j;
+    for (int64_t c = 0; c < cols; ++c) out[c] = uint32_t(in[c]) << 16;
+    return;
+  }
+  // Two k values a word, the first in the low half, each s8 -> int16 sign-extended.
+  const auto* r0 = reinterpret_cast<const int8_t*>(rows[0]) + j;
+  if (!rows[1]) {
+    for (int64_t c = 0; c < cols; ++c) out[c] = uint16_t(int16_t(r0[c]));
+    return;
+  }
+  const auto* r1 = reinterpret_cast<const int8_t*>(rows[1]) + j;
+  for (int64_t c = 0; c < cols; ++c) out[c] = uint32_t(uint16_t(int16_t(r0[c]))) | uint32_t(uint16_t(int16_t(r1[c]))) << 16;
+}
+
 }  // namespace
 
 void pack_a(const void* a, int64_t lda, int64_t mc, int64_t kc, int element_bytes, int mr, uint32_t* out,
-            bool minus_128) {
+            bool minus_128, bool widened) {
   const auto* base = static_cast<const uint8_t*>(a);
+  if (widened && element_bytes < 4) return pack_a_widened(base, lda, mc, kc, element_bytes, mr, out);
   const int64_t steps = k_steps(kc, element_bytes), row_bytes = kc * element_bytes;
   const int64_t full_steps = row_bytes / 4;  // words that lie wholly inside every row
   for (int64_t i0 = 0; i0 < mc; i0 += mr) {
@@ -45,10 +97,25 @@ void pack_a(const void* a, int64_t lda, int64_t mc, int64_t kc, int element_byte
 }
 
 void pack_b(const void* b, int64_t ldb, int64_t kc, int64_t nc, int element_bytes, int nr, int64_t panel_begin,
-            int64_t panel_end, uint32_t* out, bool col_sums) {
-  const int g = 4 / element_bytes;
-  const int64_t steps = k_steps(kc, element_bytes), stride = b_panel_words(steps, nr, col_sums);
+            int64_t panel_end, uint32_t* out, bool col_sums, bool widened) {
+  widened = widened && element_bytes < 4;
+  const int g = packed_k_group(element_bytes, widened);
+  const int64_t steps = k_steps(kc, element_bytes, widened), stride = b_panel_words(steps, nr, col_sums && !widened);
   const auto* base = static_cast<const uint8_t*>(b);
+  if (widened) {
+    // Step by step across the panels, as below: each row of B is read once, in order.
+    for (int64_t s = 0; s < steps; ++s) {
+      const uint8_t* rows[2] = {nullptr, nullptr};
+      for (int q = 0; q < g; ++q) rows[q] = s * g + q < kc ? base + (s * g + q) * ldb * element_bytes : nullptr;
+      for (int64_t p = panel_begin; p < panel_end; ++p) {
+        const int64_t j0 = p * nr, w = std::min<int64_t>(nr, nc - j0);
+        uint32_t* dst = out + p * stride + s * nr;
+        widen_b_step(rows, element_bytes, j0, w, dst);
+        if (w < nr) std::memset(dst + w, 0, size_t(nr - w) * 4);
+      }
+    }
+    return;
+  }
   if (g == 1) {
     // f32: panel by panel, so the stores run on through each panel (23 against 16 GB/s step by step,
     // 512 x 1024 into 32-column panels on the Zen 4 VM).

@@ -3,7 +3,13 @@
 // tests/test_gemm.cpp.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <tuple>
+
+#include "cpu/cpu_info.hpp"
+#include "gemm_fixture.hpp"
 #include "matmul/gemm.hpp"
+#include "skip.hpp"
 
 using namespace peakprobe;
 
@@ -15,8 +21,10 @@ TEST_CASE("gemm: x86 features are named when missing, and a block must fit the z
   MatmulConfig bad = good;
   bad.mr = 14, bad.nv = 4, bad.nr = 64;
   CHECK_THAT(check_config(c, MatmulDtype::f32, bad), Catch::Contains("vector registers"));
-  CHECK_THAT(gemm_unsupported(c, MatmulDtype::bf16), Catch::Contains("avx512_bf16"));
+  // Without the dot products bf16 runs widened to f32 on the FMA; int8 widened needs vpmaddwd on zmm.
+  CHECK(gemm_unsupported(c, MatmulDtype::bf16).empty());
   CHECK_THAT(gemm_unsupported(c, MatmulDtype::i8), Catch::Contains("avx512_vnni"));
+  CHECK_THAT(gemm_unsupported(c, MatmulDtype::i8), Catch::Contains("avx512_bw"));
   CHECK_THAT(gemm_unsupported(CpuInfo{}, MatmulDtype::f32), Catch::Contains("avx2"));
   Gemm gemm(CpuInfo{}, MatmulDtype::f32);
   float x = 0;
@@ -27,7 +35,7 @@ TEST_CASE("gemm: x86 features are named when missing, and a block must fit the z
 
 TEST_CASE("gemm: the default tiling of the 512-bit kernels", "[gemm]") {
   CpuInfo c;
-  c.features = {"avx512_f"};
+  c.features = {"avx512_f", "avx512_bf16"};
   c.smt_per_core = 1;
   c.caches = {{1, "data", 32 << 10, 64, 8, 1, 2}, {2, "unified", 1 << 20, 64, 8, 1, 2},
               {3, "unified", 32 << 20, 64, 16, 2, 1}};
@@ -35,8 +43,34 @@ TEST_CASE("gemm: the default tiling of the 512-bit kernels", "[gemm]") {
   CHECK(g.nr == 64);
   CHECK(g.kc == 512);  // half of a 1 MiB L2 over 64 floats x 4 bytes is 2048, clamped to 512
   MatmulConfig b16 = default_config(c, MatmulDtype::bf16, 4096, 4096, 4096, 1);
-  CHECK(b16.kc == 1024);
+  CHECK(b16.kc == 1024);  // the same 512 k steps, two bf16 values a step
+  // Without vdpbf16ps, bf16 is packed as f32: one k value a step, as f32.
+  c.features = {"avx512_f"};
+  CHECK(default_config(c, MatmulDtype::bf16, 4096, 4096, 4096, 1).kc == 512);
   MatmulConfig tiny = default_config(c, MatmulDtype::f32, 5, 7, 3, 1);
   CHECK(tiny.mc == 6);
   CHECK(tiny.nc == 64);
+}
+
+TEST_CASE("gemm: on AVX-512 without the dot products, bf16 and int8 run widened on zmm and stay exact", "[gemm]") {
+  // A Skylake-X or Ice Lake as far as the kernels can tell: this CPU with vdpbf16ps and vpdpbusd
+  // taken away. The widened kernels need only AVX-512 F and BW, which the host must have.
+  CpuInfo c = detect_cpu_info();
+  if (!c.has("avx512_f") || !c.has("avx512_bw")) PP_SKIP("this CPU has no avx512_f with avx512_bw");
+  c.features.erase(std::remove_if(c.features.begin(), c.features.end(),
+                                  [](const std::string& f) { return f == "avx512_bf16" || f == "avx512_vnni"; }),
+                   c.features.end());
+  for (MatmulDtype dt : {MatmulDtype::bf16, MatmulDtype::i8}) {
+    REQUIRE(gemm_unsupported(c, dt).empty());
+    Gemm gemm(c, dt);
+    const isa::MicroKernelShape s = gemm.micro_kernel_shape(6, 4, false);
+    CHECK(s.widened);
+    CHECK(s.vec_bits == 512);
+    CHECK(s.k_group() == (dt == MatmulDtype::bf16 ? 1 : 2));
+    CHECK_THAT(gemm.kernel_name(default_config(c, dt, 64, 64, 64, 1)), Catch::Contains(" as "));
+    for (auto [m, n, k] : {std::tuple{37, 70, 67}, std::tuple{6, 64, 4}, std::tuple{1, 3, 131}, std::tuple{100, 100, 300}}) {
+      INFO(to_string(dt) << " " << m << "x" << n << "x" << k);
+      CHECK(test::gemm_error(gemm, m, n, k, default_config(c, dt, m, n, k, 1 + k % 2)) <= test::limit(dt));
+    }
+  }
 }

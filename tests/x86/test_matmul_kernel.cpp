@@ -66,7 +66,39 @@ TEST_CASE("matmul kernel: shapes outside the register file or the ISA are refuse
   CHECK_THAT(x86::check_shape(MicroKernelShape{7, 4, 512, MatmulDtype::f32}, 32), Catch::Contains("33"));
   CHECK_THAT(x86::check_shape(MicroKernelShape{6, 4, 256, MatmulDtype::f32}, 16), Catch::Contains("registers"));
   CHECK_THAT(x86::check_shape(MicroKernelShape{6, 2, 256, MatmulDtype::bf16}, 16), Catch::Contains("AVX-512"));
+  CHECK(x86::check_shape(MicroKernelShape{6, 2, 256, MatmulDtype::bf16, false, false, true}, 16).empty());
+  // Widened int8 needs one more register (the product): 6 x 2 fits 16, 7 x 2 does not.
+  CHECK(x86::check_shape(MicroKernelShape{6, 2, 256, MatmulDtype::i8, false, false, true}, 16).empty());
+  CHECK_THAT(x86::check_shape(MicroKernelShape{7, 2, 256, MatmulDtype::i8, false, false, true}, 16),
+             Catch::Contains("registers"));
+  CHECK_FALSE(x86::check_shape(MicroKernelShape{6, 2, 256, MatmulDtype::f32, false, false, true}, 16).empty());
   CHECK_FALSE(x86::check_shape(MicroKernelShape{6, 5, 512, MatmulDtype::f32}, 32).empty());
   CHECK_FALSE(x86::micro_kernel_listing(MicroKernelShape{6, 4, 512, MatmulDtype::f32}, 7, 64).ok());
   CHECK_FALSE(x86::micro_kernel_listing(MicroKernelShape{6, 4, 512, MatmulDtype::f32}, 6, 65).ok());
+}
+
+TEST_CASE("matmul kernel: widened bf16 runs the FMA, widened int8 a multiply-add of int16 pairs and an add", "[matmul_kernel]") {
+  for (int bits : {256, 512}) {
+    const int nv = bits == 512 ? 4 : 2, lanes = bits / 32;
+    INFO(bits << " bits");
+    auto bf = x86::micro_kernel_listing(MicroKernelShape{6, nv, bits, MatmulDtype::bf16, false, false, true}, 6,
+                                        nv * lanes);
+    REQUIRE(bf.ok());
+    CHECK(count(*bf, "vfmadd231ps") == size_t(6 * nv));
+    CHECK(count(*bf, "vdpbf16ps") == 0);
+    CHECK(count(*bf, "vaddps") == size_t(6 * nv));  // C is f32, as for native bf16
+    auto i8 = x86::micro_kernel_listing(MicroKernelShape{6, nv, bits, MatmulDtype::i8, false, false, true}, 6,
+                                        nv * lanes);
+    REQUIRE(i8.ok());
+    CHECK(count(*i8, "vpdpbusd") == 0);
+    CHECK(count(*i8, "vpmaddwd") == size_t(6 * nv));
+    // One vpaddd per multiply-add into its own accumulator, and one per accumulator in the update.
+    CHECK(count(*i8, "vpaddd") == size_t(2 * 6 * nv));
+    CHECK(destinations(*i8, "vpaddd").size() == size_t(6 * nv));
+    // Every product goes through the one temporary, which no accumulator or B vector uses.
+    const auto products = destinations(*i8, "vpmaddwd");
+    REQUIRE(products.size() == 1);
+    CHECK(destinations(*i8, "vpaddd").count(*products.begin()) == 0);
+    if (bits == 256) CHECK(i8->find("zmm") == std::string::npos);
+  }
 }

@@ -95,8 +95,27 @@ TEST_CASE("x86 target: matmul kernel support, registers and width names", "[targ
   CHECK(t.gemm_unsupported(kSpr, MatmulDtype::bf16).empty());
   CHECK(t.gemm_unsupported(kSpr, MatmulDtype::i8).empty());
   CHECK(t.gemm_unsupported(kAvx, MatmulDtype::f32) == "the f32 kernels need avx512_f, or avx2 with fma");
-  CHECK(t.gemm_unsupported(kZen3, MatmulDtype::bf16) == "the bf16 kernels need avx512_f");
-  CHECK(t.gemm_unsupported(test::cpu_with({"avx512_f"}), MatmulDtype::i8) == "the int8 kernels need avx512_vnni (vpdpbusd)");
+  CHECK(t.gemm_unsupported(kAvx, MatmulDtype::bf16) == "the bf16 kernels need avx512_f, or avx2 with fma (bf16 widened to f32)");
+  CHECK(t.gemm_unsupported(kAvx, MatmulDtype::i8) == "the int8 kernels need avx512_f or avx2");
+  CHECK(t.gemm_unsupported(test::cpu_with({"avx512_f"}), MatmulDtype::i8) ==
+        "the int8 kernels need avx512_vnni (vpdpbusd) or avx512_bw (vpmaddwd on zmm)");
+  // Without a dot product at the GEMM's width, the elements are widened and the roof is what runs.
+  CHECK(t.gemm_unsupported(kZen3, MatmulDtype::bf16).empty());
+  CHECK(t.gemm_unsupported(kZen3, MatmulDtype::i8).empty());
+  CHECK(t.gemm_widened(kZen3, MatmulDtype::bf16));
+  CHECK(t.gemm_widened(kZen3, MatmulDtype::i8));
+  CHECK_FALSE(t.gemm_widened(kZen3, MatmulDtype::f32));
+  CHECK_FALSE(t.gemm_widened(kSpr, MatmulDtype::bf16));
+  CHECK_FALSE(t.gemm_widened(kSpr, MatmulDtype::i8));
+  CHECK(t.matmul_roof(kZen3, MatmulDtype::bf16).instruction == "vfmadd231ps ymm, ymm, ymm");
+  CHECK(t.matmul_roof(kZen3, MatmulDtype::bf16).dtype == "f32");
+  CHECK(t.matmul_roof(kZen3, MatmulDtype::i8).instruction == "vpmaddwd ymm, ymm, ymm");
+  CHECK(t.matmul_roof(kZen3, MatmulDtype::i8).ops == 32);  // 8 lanes x 2 products x 2
+  const CpuInfo skx = test::cpu_with({"avx512_f", "avx512_bw", "avx2", "fma"});
+  CHECK(t.gemm_widened(skx, MatmulDtype::i8));
+  CHECK(t.matmul_roof(skx, MatmulDtype::i8).instruction == "vpmaddwd zmm, zmm, zmm");
+  CHECK(t.matmul_roof(skx, MatmulDtype::bf16).instruction == "vfmadd231ps zmm, zmm, zmm");
+  CHECK(t.matmul_roof(kSpr, MatmulDtype::bf16).instruction == "vdpbf16ps zmm, zmm, zmm");
   CHECK(t.vector_registers(512) == 32);
   CHECK(t.vector_registers(256) == 16);
   CHECK(t.width_name(512) == "avx512");
@@ -124,7 +143,10 @@ TEST_CASE("x86 target: --isa avx2 takes every EVEX feature away and keeps the VE
   // What the callers then decide follows the held CPU.
   CHECK(t.gemm_vector_bits(*held) == 256);
   CHECK(t.matmul_roof(*held, MatmulDtype::f32).instruction == "vfmadd231ps ymm, ymm, ymm");
-  CHECK_FALSE(t.gemm_unsupported(*held, MatmulDtype::bf16).empty());
+  CHECK(t.gemm_unsupported(*held, MatmulDtype::bf16).empty());
+  CHECK(t.gemm_widened(*held, MatmulDtype::bf16));
+  // AVX-VNNI stays, but the 256-bit int8 kernels widen (vpdpbusd on ymm is not used yet).
+  CHECK(t.matmul_roof(*held, MatmulDtype::i8).instruction == "vpmaddwd ymm, ymm, ymm");
   CHECK(t.report_pair_set(*held) == "fp.ymm");
 
   auto wide = t.limit_isa(kSpr, "avx512");
@@ -167,9 +189,12 @@ TEST_CASE("x86 target: the cost model's width and the micro-kernels through the 
   CHECK(t.model_vector_bits(kZen3) == 256);
   CHECK(t.model_vector_bits(kAvx) == 128);  // no AVX2: planned as SSE, xmm0..15
   CHECK(t.model_vector_bits(kSse) == 128);
-  // One broadcast register for A, nv for B, mr x nv accumulators.
-  CHECK(t.registers_needed(6, 4) == 29);
-  CHECK(t.registers_needed(14, 2) == 31);
+  // One broadcast register for A, nv for B, mr x nv accumulators; widened int8 one more for the
+  // product before it is added.
+  CHECK(t.registers_needed({6, 4, 512, MatmulDtype::f32}) == 29);
+  CHECK(t.registers_needed({14, 2, 512, MatmulDtype::f32}) == 31);
+  CHECK(t.registers_needed({6, 2, 256, MatmulDtype::i8, false, false, true}) == 16);
+  CHECK(t.registers_needed({6, 2, 256, MatmulDtype::bf16, false, false, true}) == 15);
   const isa::MicroKernelShape fits{6, 4, 512, MatmulDtype::f32, false};
   const isa::MicroKernelShape too_big{7, 4, 512, MatmulDtype::f32, false};
   CHECK(t.check_kernel_shape(fits, 32).empty());
