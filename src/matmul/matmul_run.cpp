@@ -40,8 +40,10 @@ struct Operands {
   size_t c_bytes() const { return size_t(m * n * batch) * 4; }
 };
 
-// Values in [-1, 1] for f32 and bf16 (rounded to bf16), A in [0, 63] and B in [-64, 63] for int8 so
-// no s32 sum can overflow for K up to 65536 (4032 x 65536 < 2^31).
+// Values in [-1, 1] for f32 and bf16 (rounded to bf16); for int8 the whole ranges, A in [0, 255] and
+// B in [-128, 127], as quantized data uses them: no s32 sum overflows for K up to the 65536 a shape
+// may have (255 x 128 x 65536 < 2^31), and a kernel that sums byte products in 16 bits (u8 x s8
+// pairs saturate past 32767) shows as wrong instead of passing on small values.
 void fill(Operands& op, uint32_t seed) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> real(-1, 1);
@@ -55,7 +57,7 @@ void fill(Operands& op, uint32_t seed) {
         break;
       case MatmulDtype::i8:
         for (size_t i = 0; i < count; ++i)
-          p[i] = is_a ? uint8_t(rng() & 63) : uint8_t(int8_t(int(rng() & 127) - 64));
+          p[i] = uint8_t(rng() & 255);  // u8 for A, the same bits read as s8 for B
         break;
     }
   };
@@ -262,6 +264,13 @@ Expected<MatmulResult> run_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulRe
     if (br.status == Status::ok) {
       br.gflops = flops / (br.timing.min_ms * 1e-3) / 1e9;
       br.speedup = br.timing.min_ms / r.timing.min_ms;
+      // A library's wrong answer is not a speed to beat; its figures stay for the record.
+      if (br.max_rel_error > matmul_error_limit(rq.dtype)) {
+        br.status = Status::mistrusted;
+        br.reason = fmt::format("its result differs from the reference: max_rel_error {:.2e} (limit {:.0e})",
+                                br.max_rel_error, matmul_error_limit(rq.dtype));
+        spdlog::warn("baseline {}: {}", name, br.reason);
+      }
     } else {
       spdlog::warn("baseline {}: {}", name, br.reason);
     }

@@ -136,9 +136,14 @@ BaselineResult baseline_from(const json& j) {
   b.max_rel_error = number_at(j, "max_rel_error");
   b.speedup = number_at(j, "speedup");
   // Documents from before baselines ran isolated have no status: their rows were all measured.
-  if (const json* st = member(j, "status"); st != nullptr && st->is_string() && st->get<std::string>() != "ok")
-    b.status = Status::error;
   b.reason = text_at(j, "reason");
+  const std::string status = text_at(j, "status", "ok");
+  if (auto s = status_from(status)) {
+    b.status = *s;
+  } else {
+    b.status = Status::error;
+    if (b.reason.empty()) b.reason = fmt::format("unknown status \"{}\"", status);
+  }
   return b;
 }
 
@@ -384,7 +389,12 @@ void write_matmul_console(std::ostream& out, const MatmulResult& r) {
     // What it says of itself names the kernels it picked; the file is in the JSON.
     if (!b.version.empty()) line += " (" + b.version + ")";
     else if (!b.path.empty()) line += " (" + b.path + ")";
-    if (b.status != Status::ok) {
+    if (b.status == Status::mistrusted && b.timing.repetitions > 0) {
+      // Timed, but not a figure to compare with (a wrong result): the time stays visible beside why.
+      line += fmt::format(": {}: {} ({} {}, min {} ms)", to_string(b.status),
+                          b.reason.empty() ? "no reason given" : b.reason, fixed(b.gflops, 1), unit,
+                          fixed(b.timing.min_ms, 2));
+    } else if (b.status != Status::ok) {
       line += fmt::format(": {}: {}", to_string(b.status), b.reason.empty() ? "no reason given" : b.reason);
     } else if (b.timing.repetitions > 0) {
       line += fmt::format(": {} {}, min {} ms", fixed(b.gflops, 1), unit, fixed(b.timing.min_ms, 2));
