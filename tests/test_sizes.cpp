@@ -2,6 +2,8 @@
 // top, the free-memory check and byte formatting.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -138,6 +140,24 @@ TEST_CASE("default_sweep_top: 4 x the whole last-level cache, at least 512 MiB",
   small.caches = {{1, "data", 32 * KiB, 64, 8, 1, 4}, {2, "unified", 256 * KiB, 64, 4, 1, 4},
                   {3, "unified", 8 * MiB, 64, 16, 4, 1}};
   CHECK(default_sweep_top(small) == 512 * MiB);
+  CHECK(last_level_cache_bytes(small) == 8 * MiB);
+  CHECK(last_level_cache_bytes(big) == 192 * MiB);
+  CHECK(last_level_cache_bytes(none) == 0);
+}
+
+TEST_CASE("tapered_sweep_sizes: dense up to a size, then one point an octave to the end", "[memory]") {
+  const auto s = tapered_sweep_sizes(4 * KiB, 64 * MiB, 512 * MiB, 4);
+  const auto dense = sweep_sizes(4 * KiB, 64 * MiB, 4);
+  REQUIRE(s.size() == dense.size() + 3);
+  CHECK(std::equal(dense.begin(), dense.end(), s.begin()));
+  CHECK(s[dense.size()] == 128 * MiB);
+  CHECK(s[dense.size() + 1] == 256 * MiB);
+  CHECK(s.back() == 512 * MiB);
+  for (std::size_t i = 1; i < s.size(); ++i) CHECK(s[i] > s[i - 1]);
+  // A dense end beyond the top is the plain sweep; an end that is no whole octave away is still kept.
+  CHECK(tapered_sweep_sizes(4 * KiB, GiB, 512 * MiB, 2) == sweep_sizes(4 * KiB, 512 * MiB, 2));
+  CHECK(tapered_sweep_sizes(4 * KiB, 64 * MiB, 96 * MiB, 4).back() == 96 * MiB);
+  CHECK(tapered_sweep_sizes(8 * KiB, 4 * KiB, 16 * KiB, 4).front() == 8 * KiB);
 }
 
 TEST_CASE("parse_mem_available reads the kB line of /proc/meminfo", "[memory]") {

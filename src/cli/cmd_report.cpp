@@ -57,7 +57,10 @@ void measure_memory_curves(GlobalOptions& g, const CpuInfo& cpu, RunDocument& do
     return;
   }
   const uint64_t top = default_sweep_top(cpu);
-  const auto bw_sizes = sweep_sizes(4096, top, quick ? 2 : 4);
+  // Dense up to twice the last-level cache (where the last level ends), one point an octave beyond:
+  // DRAM's plateau needs few points, and its points cost the most (each sweeps hundreds of MiB).
+  const uint64_t dense_to = std::max<uint64_t>(2 * last_level_cache_bytes(cpu), 64ull << 20);
+  const auto bw_sizes = tapered_sweep_sizes(4096, dense_to, top, quick ? 2 : 4);
   std::vector<BandwidthResult> sweep;
   size_t i = 0;
   for (uint64_t s : bw_sizes) {
@@ -70,7 +73,7 @@ void measure_memory_curves(GlobalOptions& g, const CpuInfo& cpu, RunDocument& do
   doc.levels = match_levels(detect_levels(curve), cpu.caches, 1);
   doc.bandwidth.insert(doc.bandwidth.begin(), sweep.begin(), sweep.end());
   // Latency: 2 points per octave are enough to see every level's step.
-  const auto lat_sizes = sweep_sizes(4096, std::min<uint64_t>(top, 512ull << 20), quick ? 1 : 2);
+  const auto lat_sizes = tapered_sweep_sizes(4096, dense_to, std::min<uint64_t>(top, 512ull << 20), quick ? 1 : 2);
   i = 0;
   for (uint64_t s : lat_sizes) {
     progress(g.out, ++i, lat_sizes.size(), "latency " + format_bytes(s));
@@ -208,12 +211,21 @@ int run_report(GlobalOptions& g, ReportOptions o) {
   if (int rc = prepare_measuring(g, cpu)) return rc;
   const auto t0 = std::chrono::steady_clock::now();
   RunDocument doc = new_document(cpu, g.argc, g.argv);
-  spdlog::info("full report on {} -> {}/ (about a minute{}{})", cpu.brand, out_dir, quick ? "; --quick" : "",
+  spdlog::info("full report on {} -> {}/ (about 30 s{}{})", cpu.brand, out_dir, quick ? "; --quick" : "",
                !o.with_table ? "" : o.pipes ? "; the whole table with pipe groups: 10 minutes more"
                                             : "; the whole table: 2 minutes more");
+  // How long each part took, for -v: where the report's time goes.
+  auto lap = [last = t0](const char* part) mutable {
+    const auto now = std::chrono::steady_clock::now();
+    spdlog::debug("report: {} in {:.1f} s", part, std::chrono::duration<double>(now - last).count());
+    last = now;
+  };
   if (int rc = measure_roofline(g, cpu, doc, quick, true)) return rc;
+  lap("instructions, FLOP mix and ceilings");
   measure_memory_curves(g, cpu, doc, quick);
+  lap("memory curves");
   if (o.with_gpu) measure_gpus(g, doc);
+  lap("OpenCL GPUs");
   if (auto sets = default_sets(); sets) {
     const std::string want = pair_set_for(cpu);
     auto catalog = load_catalogs(g);
@@ -229,6 +241,7 @@ int run_report(GlobalOptions& g, ReportOptions o) {
           });
       }
   }
+  lap("pair matrix");
   progress_done(g.out);
   // The table last: Ctrl-C during it ends the table early and the report keeps everything measured.
   std::optional<RunDocument> table;

@@ -1,5 +1,7 @@
 #include "memory/mem_runner.hpp"
 
+#include "memory/sizes.hpp"
+
 #include <algorithm>
 #include <atomic>
 #include <barrier>
@@ -273,8 +275,13 @@ LatencyResult MemRunner::latency(const LatencyRequest& req) {
   }
   const isa::ChaseFn fn = code->fn;
   const int unroll = code->unroll;
-  // One full lap first (caches and TLB in steady state), then timed calls of about 20 ms.
-  uint64_t warm_iters = std::max<uint64_t>(1, lines / uint64_t(unroll));
+  // One full lap first (caches and TLB in steady state), then timed calls of about 20 ms. A working set
+  // far beyond the last-level cache is in steady state after 4 x that cache's lines (what the setup
+  // left cached is gone: each line of a random cycle evicts one), not a whole lap: at 512 MiB a lap
+  // is 8 M loads from DRAM, 1.5 s.
+  const uint64_t llc_lines = last_level_cache_bytes(m.cpu) / kLine;
+  const uint64_t warm_lines = llc_lines > 0 ? std::min(lines, 4 * llc_lines) : lines;
+  uint64_t warm_iters = std::max<uint64_t>(1, warm_lines / uint64_t(unroll));
   std::string err;
   if (!run_guarded([&] { fn(warm_iters, starts.data()); }, err)) {
     r.status = Status::error;

@@ -163,8 +163,15 @@ std::vector<uint64_t> sweep_sizes(uint64_t from, uint64_t to, int points_per_oct
   return sizes;
 }
 
-uint64_t default_sweep_top(const CpuInfo& cpu) {
-  constexpr uint64_t kFloor = uint64_t{512} << 20;
+std::vector<uint64_t> tapered_sweep_sizes(uint64_t from, uint64_t dense_to, uint64_t to, int points_per_octave) {
+  std::vector<uint64_t> sizes = sweep_sizes(from, std::min(dense_to, to), points_per_octave);
+  if (sizes.empty()) return sweep_sizes(from, to, 1);
+  for (uint64_t s : sweep_sizes(sizes.back(), to, 1))
+    if (s > sizes.back()) sizes.push_back(s);
+  return sizes;
+}
+
+uint64_t last_level_cache_bytes(const CpuInfo& cpu) {
   int last_level = 0;
   uint64_t last_level_total = 0;
   for (const CacheLevel& c : cpu.caches) {
@@ -177,7 +184,12 @@ uint64_t default_sweep_top(const CpuInfo& cpu) {
       last_level_total = std::max(last_level_total, total);
     }
   }
-  return std::max(4 * last_level_total, kFloor);
+  return last_level_total;
+}
+
+uint64_t default_sweep_top(const CpuInfo& cpu) {
+  constexpr uint64_t kFloor = uint64_t{512} << 20;
+  return std::max(4 * last_level_cache_bytes(cpu), kFloor);
 }
 
 uint64_t parse_mem_available(const std::string& meminfo_text) {

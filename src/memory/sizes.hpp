@@ -26,8 +26,15 @@ Expected<std::vector<uint64_t>> parse_size_list(const std::string& text);
 // Empty when from > to.
 std::vector<uint64_t> sweep_sizes(uint64_t from, uint64_t to, int points_per_octave);
 
-// The default top of a sweep: 4 x the whole last-level cache (one instance's size x instances), and
-// never below 512 MiB, so the curve ends well inside DRAM.
+// points_per_octave sizes from `from` to `dense_to`, then one per octave on to `to` (both ends kept):
+// dense where the cache levels change, sparse where the curve is DRAM's plateau.
+std::vector<uint64_t> tapered_sweep_sizes(uint64_t from, uint64_t dense_to, uint64_t to, int points_per_octave);
+
+// The whole last-level data cache: one instance's size x instances (0 when no cache is known).
+uint64_t last_level_cache_bytes(const CpuInfo& cpu);
+
+// The default top of a sweep: 4 x the whole last-level cache, and never below 512 MiB, so the
+// curve ends well inside DRAM.
 uint64_t default_sweep_top(const CpuInfo& cpu);
 
 // MemAvailable from /proc/meminfo in bytes; 0 when it cannot be read.
