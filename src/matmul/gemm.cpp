@@ -54,6 +54,7 @@ class WordBuffer {
 class SpinBarrier {
  public:
   explicit SpinBarrier(int parties) : parties_(parties) {}
+  int parties() const { return parties_; }
   void wait() {
     if (parties_ == 1) return;
     const int gen = generation_.load(std::memory_order_acquire);
@@ -96,6 +97,7 @@ isa::MicroKernelShape kernel_shape(const CpuInfo& cpu, MatmulDtype dtype, int mr
 struct Gemm::Workspace {
   std::vector<WordBuffer> a;                   // one per thread
   std::vector<std::array<WordBuffer, 2>> b;    // one pair per column group: pack the next while others finish
+  std::vector<std::unique_ptr<SpinBarrier>> barriers;  // one per column group
 };
 
 std::string gemm_unsupported(const CpuInfo& cpu, MatmulDtype dtype) {
@@ -188,22 +190,29 @@ Expected<bool> Gemm::run(const GemmArgs& x, const MatmulConfig& g) {
                           std::min(x.n, col_panels * (tc + 1) / tc_count * nr));
   };
 
-  // Every kernel a thread may need, compiled now and looked up without a lock: [rows][cols].
+  // Every kernel a thread may need, compiled before the threads start and then looked up without a
+  // lock: [rows][cols]. The table is kept between calls, so a small product (a batch of 32^3 items)
+  // does not pay a locked lookup per edge kernel every call.
   const bool direct = !g.pack_a;
-  isa::MicroKernels& kernels = kernels_for(mr, g.nv, direct);
-  std::vector<isa::MicroKernelFn> table(size_t((mr + 1) * (nr + 1)), nullptr);
-  std::vector<int> widths = {nr};
-  for (int tc = 0; tc < tc_count; ++tc) {
-    auto [c0, c1] = col_range(tc);
-    for (int64_t jc = c0; jc < c1; jc += g.nc)
-      if (const int64_t w = std::min<int64_t>(g.nc, c1 - jc) % nr) widths.push_back(int(w));
-  }
-  for (int r = 1; r <= mr; ++r)
-    for (int w : widths) {
+  std::vector<isa::MicroKernelFn>& table = kernel_tables_[{mr, g.nv, direct}];
+  if (table.empty()) table.assign(size_t((mr + 1) * (nr + 1)), nullptr);
+  const auto need_width = [&](int w) -> Expected<bool> {
+    if (table[size_t(nr + 1 + w)]) return true;  // a width's kernels are fetched together
+    isa::MicroKernels& kernels = kernels_for(mr, g.nv, direct);
+    for (int r = mr; r >= 1; --r) {
       auto fn = kernels.get(r, w);
       if (!fn) return make_error(fn.error());
       table[size_t(r * (nr + 1) + w)] = *fn;
     }
+    return true;
+  };
+  if (auto ok = need_width(nr); !ok) return ok;
+  for (int tc = 0; tc < tc_count; ++tc) {
+    auto [c0, c1] = col_range(tc);
+    for (int64_t jc = c0; jc < c1; jc += g.nc)
+      if (const int64_t w = std::min<int64_t>(g.nc, c1 - jc) % nr)
+        if (auto ok = need_width(int(w)); !ok) return ok;
+  }
 
   // Buffers: an A block per thread; two B blocks per column group.
   const int64_t steps_max = k_steps(std::min<int64_t>(g.kc, x.k), es, widened_);
@@ -217,8 +226,13 @@ Expected<bool> Gemm::run(const GemmArgs& x, const MatmulConfig& g) {
     for (auto& buf : pair)
       if (!buf.ensure(size_t(b_panel_words(steps_max, nr, signed_a_) * ceil_div(std::min<int64_t>(g.nc, x.n), nr))))
         return make_error("cannot allocate the B packing buffers");
-  std::vector<std::unique_ptr<SpinBarrier>> barriers;
-  for (int tc = 0; tc < tc_count; ++tc) barriers.push_back(std::make_unique<SpinBarrier>(tr_count));
+  // One barrier per column group, kept while the grid stays the same (a finished run leaves each one
+  // ready for the next).
+  std::vector<std::unique_ptr<SpinBarrier>>& barriers = ws.barriers;
+  if (barriers.size() != size_t(tc_count) || (tc_count > 0 && barriers.front()->parties() != tr_count)) {
+    barriers.clear();
+    for (int tc = 0; tc < tc_count; ++tc) barriers.push_back(std::make_unique<SpinBarrier>(tr_count));
+  }
 
   const auto* a = static_cast<const uint8_t*>(x.a);
   const auto* b = static_cast<const uint8_t*>(x.b);

@@ -70,6 +70,9 @@ class Gemm {
   bool signed_a_;  // int8 A packed as A - 128, column sums after each B panel (isa::MicroKernelShape)
   bool widened_;   // bf16 packed as f32, int8 as int16 (isa::MicroKernelShape::widened)
   std::map<std::tuple<int, int, bool>, std::unique_ptr<isa::MicroKernels>> kernels_;
+  // Per (mr, nv, A in place): the kernel of each (rows, cols) tile, [rows * (nr + 1) + cols], filled
+  // as widths are met.
+  std::map<std::tuple<int, int, bool>, std::vector<isa::MicroKernelFn>> kernel_tables_;
   std::unique_ptr<Workspace> workspace_;
   std::unique_ptr<ThreadTeam> team_;
 };
