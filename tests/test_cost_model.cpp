@@ -459,3 +459,25 @@ TEST_CASE("the explanation shows the machine, the top rows and the choice", "[co
   write_explanation(int8, m, q, rank_configs(m, q), 3);
   CHECK(int8.str().find("GOP/s") != std::string::npos);
 }
+
+TEST_CASE("a batch of small items on many threads runs an item per thread group", "[cost_model]") {
+  // 64 items of 32^3 on 16 threads: an item has 8 row tiles at most, so split over threads it leaves
+  // threads idle and pays a barrier per B block; spread over groups, every thread works on whole items.
+  MatmulProblem p = problem(32, 32, 32);
+  p.batch = 64;
+  p.threads = 16;
+  const CandidateCost best = choose_config(server(), p);
+  INFO("grid " << best.config.batch_threads << "x" << best.config.thread_rows << "x" << best.config.thread_cols);
+  CHECK(best.config.batch_threads > 1);
+  CHECK(best.config.threads == best.config.batch_threads * best.config.thread_rows * best.config.thread_cols);
+  CHECK(best.config.threads <= 16);
+  // Every candidate keeps the invariant, and no group is left without an item.
+  MatmulProblem few = p;
+  few.batch = 3;
+  for (const CandidateCost& c : rank_configs(server(), few)) {
+    CHECK(c.config.batch_threads <= 3);
+    CHECK(c.config.threads == c.config.batch_threads * c.config.thread_rows * c.config.thread_cols);
+  }
+  // One item: no batch groups at all.
+  for (const CandidateCost& c : rank_configs(server(), problem(32, 32, 32))) CHECK(c.config.batch_threads == 1);
+}

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <tuple>
+#include <vector>
 
 #include "asm/target.hpp"
 #include "cpu/cpu_info.hpp"
@@ -146,6 +148,47 @@ TEST_CASE("gemm: configurations are checked before anything runs", "[gemm]") {
     auto refused = gemm.run(GemmArgs{1, 1, 1, &x, 1, &x, 1, &x, 1}, good);
     REQUIRE_FALSE(refused.ok());
     CHECK_THAT(refused.error(), Catch::Contains(missing));
+  }
+}
+
+TEST_CASE("gemm: a batch runs item by item on one grid, or spread over thread groups, every item right", "[gemm]") {
+  const int64_t m = 13, n = 37, k = 29;
+  for (MatmulDtype dt : supported_dtypes()) {
+    const int es = element_bytes(dt);
+    Gemm gemm(cpu(), dt);
+    for (int64_t batch : {1, 2, 5}) {
+      std::mt19937 rng(unsigned(batch * 7 + int(dt)));
+      std::vector<uint8_t> a(size_t(batch * m * k * es)), b(size_t(batch * k * n * es));
+      std::uniform_real_distribution<float> real(-1, 1);
+      for (auto* v : {&a, &b})
+        for (size_t i = 0; i < v->size() / size_t(es); ++i) {
+          if (dt == MatmulDtype::f32) reinterpret_cast<float*>(v->data())[i] = real(rng);
+          if (dt == MatmulDtype::bf16) reinterpret_cast<uint16_t*>(v->data())[i] = float_to_bf16(real(rng));
+          if (dt == MatmulDtype::i8) (*v)[i] = uint8_t(rng() & 255);
+        }
+      // (groups, rows, cols): items one after another on a 2x1 grid; one item per thread; uneven groups.
+      for (auto [groups, rows, cols] : {std::tuple{1, 2, 1}, std::tuple{2, 1, 1}, std::tuple{3, 1, 1}, std::tuple{2, 2, 1}}) {
+        INFO(to_string(dt) << " batch " << batch << " groups " << groups << " grid " << rows << "x" << cols);
+        MatmulConfig g = small_blocks(dt, 4, 1, rows, cols);
+        g.batch_threads = groups;
+        g.threads = groups * rows * cols;
+        std::vector<uint8_t> c(size_t(batch * m * n * 4), 0x5a);
+        auto ok = gemm.run_batch(GemmArgs{m, n, k, a.data(), k, b.data(), n, c.data(), n}, batch,
+                                 BatchStrides{m * k, k * n, m * n}, g);
+        REQUIRE(ok.ok());
+        std::vector<double> ref(static_cast<size_t>(n));
+        double worst = 0, scale = 1e-30;
+        for (int64_t item = 0; item < batch; ++item)
+          for (int64_t i = 0; i < m; ++i) {
+            reference_row(dt, i, n, k, a.data() + item * m * k * es, k, b.data() + item * k * n * es, n, ref.data());
+            for (int64_t j = 0; j < n; ++j) {
+              worst = std::max(worst, std::fabs(c_value(dt, c.data() + item * m * n * 4, i * n + j) - ref[size_t(j)]));
+              scale = std::max(scale, std::fabs(ref[size_t(j)]));
+            }
+          }
+        CHECK(worst / scale <= limit(dt));
+      }
+    }
   }
 }
 

@@ -24,7 +24,23 @@ TEST_CASE("matmul options: --config keeps what is not given and follows a new bl
   CHECK(nr->nv == 2);
   CHECK_FALSE(nr->pack_a);
   CHECK(config_text(*nr) == "mr=6,nv=2,mc=252,kc=512,nc=1024,grid=1x1,pack_a=0");
-  for (const char* bad : {"kc", "kc=0", "kc=-4", "kc=12x", "grid=2", "grid=0x1", "nr=20", "pack_a=2", "speed=11"}) {
+  // Batch groups: alone they run each item on one thread; with a grid, each group runs on it.
+  auto spread = parse_config("batch_threads=2", base, 512);
+  REQUIRE(spread.ok());
+  CHECK(spread->batch_threads == 2);
+  CHECK(spread->thread_rows * spread->thread_cols == 1);
+  CHECK(spread->threads == 2);
+  CHECK(config_text(*spread) == "mr=6,nv=4,mc=252,kc=512,nc=1024,grid=1x1,batch_threads=2");
+  auto groups = parse_config("grid=2x1,batch_threads=4", base, 512);
+  REQUIRE(groups.ok());
+  CHECK(groups->threads == 8);
+  // A grid alone puts every item on it again.
+  auto back = parse_config("grid=2x1", *groups, 512);
+  REQUIRE(back.ok());
+  CHECK(back->batch_threads == 1);
+  CHECK(back->threads == 2);
+  for (const char* bad : {"kc", "kc=0", "kc=-4", "kc=12x", "grid=2", "grid=0x1", "nr=20", "pack_a=2", "speed=11",
+                          "batch_threads=0", "batch_threads=1048576,grid=2x1"}) {
     INFO(bad);
     CHECK_FALSE(parse_config(bad, base, 512).ok());
   }

@@ -136,7 +136,7 @@ int run_bench(GlobalOptions& g, const BenchOptions& o) {
         // The model's first choice against the fastest of a measured grid, on one item of the shape.
         std::optional<double> gap;
         if (o.model_gap && b == 1) {
-          auto at = autotune(machine, problem, [&](const MatmulConfig& c) { return time_matmul_config(gemm, s, s, s, c); });
+          auto at = autotune(machine, problem, [&](const MatmulConfig& c) { return time_matmul_config(gemm, s, s, s, c, problem.batch); });
           if (at) {
             gap = at->model_gap;
             spdlog::info("{}: the cost model's first choice ran {:.1f}% slower than the best of {} tilings ({})", name,

@@ -129,8 +129,9 @@ int run_matmul_command(GlobalOptions& g, const MatmulOptions& o) {
     auto c = parse_config(o.config, config, gemm_vector_bits(cpu));
     if (!c) return spdlog::error("{}", c.error()), kExitUsage;
     if (c->threads != g.threads) {
-      spdlog::error("--config grid {}x{} makes {} threads; --threads is {}", c->thread_rows, c->thread_cols,
-                    c->threads, g.threads);
+      spdlog::error("--config grid {}x{}{} makes {} threads; --threads is {}", c->thread_rows, c->thread_cols,
+                    c->batch_threads > 1 ? fmt::format(" x batch_threads {}", c->batch_threads) : "", c->threads,
+                    g.threads);
       return kExitUsage;
     }
     if (std::string why = check_config(cpu, *dtype, *c); !why.empty())
@@ -139,7 +140,7 @@ int run_matmul_command(GlobalOptions& g, const MatmulOptions& o) {
     source = "--config";
   } else if (o.autotune) {
     auto at = autotune(machine, problem,
-                       [&](const MatmulConfig& c) { return time_matmul_config(gemm, m, n, k, c); });
+                       [&](const MatmulConfig& c) { return time_matmul_config(gemm, m, n, k, c, problem.batch); });
     if (!at) return spdlog::error("autotune: {}", at.error()), kExitMeasure;
     tuned = *at;
     config = at->best.config;

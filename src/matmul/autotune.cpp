@@ -10,14 +10,16 @@ namespace {
 int64_t round_up(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
 
 auto key(const MatmulConfig& c) {
-  return std::make_tuple(c.mr, c.nv, c.mc, c.kc, c.nc, c.thread_rows, c.thread_cols);
+  return std::make_tuple(c.mr, c.nv, c.mc, c.kc, c.nc, c.thread_rows, c.thread_cols, c.batch_threads);
 }
 
 }  // namespace
 
 std::vector<MatmulConfig> autotune_grid(const MachineModel& machine, const MatmulProblem& p, int model_top) {
   const auto ranked = rank_configs(machine, p);
-  const int kg = p.dtype == MatmulDtype::f32 ? 1 : p.dtype == MatmulDtype::bf16 ? 2 : 4;
+  // k values a packed word holds (widened kernels hold fewer: bf16 as f32, int8 as int16 pairs).
+  const int kg = p.dtype == MatmulDtype::f32 ? 1 : p.dtype == MatmulDtype::bf16 ? (machine.widened ? 1 : 2)
+                                                                                 : (machine.widened ? 2 : 4);
   const int lanes = machine.vector_bits / 32;
   std::vector<MatmulConfig> out;
   std::set<decltype(key(MatmulConfig{}))> seen;
@@ -34,20 +36,25 @@ std::vector<MatmulConfig> autotune_grid(const MachineModel& machine, const Matmu
     if (std::find(blocks.begin(), blocks.end(), std::pair{c.config.mr, c.config.nv}) == blocks.end() &&
         blocks.size() < 3)
       blocks.emplace_back(c.config.mr, c.config.nv);
-  std::vector<std::pair<int, int>> grids;
-  for (int rows = 1; rows <= p.threads; ++rows)
-    if (p.threads % rows == 0) grids.emplace_back(rows, p.threads / rows);
+  // Thread grids, and with a batch the splits into groups that each run their own items.
+  std::vector<std::tuple<int, int, int>> grids;
+  for (int groups = 1; groups <= p.threads; ++groups) {
+    if (p.threads % groups != 0 || groups > std::max<int64_t>(p.batch, 1)) continue;
+    const int per = p.threads / groups;
+    for (int rows = 1; rows <= per; ++rows)
+      if (per % rows == 0) grids.emplace_back(groups, rows, per / rows);
+  }
   for (auto [mr, nv] : blocks)
     for (int steps : {128, 256, 512})
       for (int mc_rows : {48, 144, 288})
         for (int nc_cols : {512, 2048, 8192})
-          for (auto [rows, cols] : grids) {
+          for (auto [groups, rows, cols] : grids) {
             MatmulConfig c;
             c.mr = mr, c.nv = nv, c.nr = nv * lanes;
             c.kc = steps * kg;
             c.mc = int(round_up(mc_rows, mr));
             c.nc = int(round_up(nc_cols, c.nr));
-            c.threads = p.threads, c.thread_rows = rows, c.thread_cols = cols;
+            c.threads = p.threads, c.thread_rows = rows, c.thread_cols = cols, c.batch_threads = groups;
             add(c);
           }
   for (int i = 0; i < model_top && i < int(ranked.size()); ++i) add(ranked[size_t(i)].config);

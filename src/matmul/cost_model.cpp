@@ -203,7 +203,9 @@ MatmulConfig normalized(const MachineModel& machine, const MatmulProblem& proble
   c.nc = int(round_up(std::max(c.nc, c.nr), c.nr));
   c.thread_rows = std::max(1, c.thread_rows);
   c.thread_cols = std::max(1, c.thread_cols);
-  c.threads = c.thread_rows * c.thread_cols;
+  // Batch groups beyond the items would have nothing to run.
+  c.batch_threads = int(std::clamp<int64_t>(c.batch_threads, 1, std::max<int64_t>(problem.batch, 1)));
+  c.threads = c.batch_threads * c.thread_rows * c.thread_cols;
   if (!a_in_place_possible(problem.dtype, c.mr)) c.pack_a = true;  // the kernels cannot
   return c;
 }
@@ -397,7 +399,8 @@ CandidateCost evaluate(const MachineModel& machine, const MatmulProblem& problem
 
   constexpr double kMinGhz = 1e-3;  // a missing clock must not divide by zero
   const double hz = std::max(machine.ghz, kMinGhz) * kGiga;
-  const double batch = double(std::max<int64_t>(problem.batch, 1));
+  // Each batch group runs its items one after another, every item on the group's grid.
+  const double batch = double(ceil_div(std::max<int64_t>(problem.batch, 1), c.batch_threads));
   const double cycles = g.tiles_t() * (double(g.ksteps) * kt.step + double(g.kblocks) * kt.call);
   r.kernel_efficiency = g.tiles_t() * double(g.ksteps) * kt.ideal_step / cycles;
   r.compute_seconds = cycles / hz * batch;
@@ -407,8 +410,9 @@ CandidateCost evaluate(const MachineModel& machine, const MatmulProblem& problem
 
   const double computed = double(g.tiles_m) * c.mr * double(g.tiles_n) * c.nr * double(g.kpad);
   r.padding = 1.0 - double(problem.m) * double(problem.n) * double(problem.k) / computed;
-  const double mean_tiles = double(g.tiles_m) * double(g.tiles_n) / c.threads;
-  r.imbalance = g.tiles_t() / mean_tiles - 1.0;
+  const double mean_tiles = double(g.tiles_m) * double(g.tiles_n) / (c.thread_rows * c.thread_cols);
+  const double mean_items = double(std::max<int64_t>(problem.batch, 1)) / c.batch_threads;
+  r.imbalance = g.tiles_t() / mean_tiles * (batch / mean_items) - 1.0;
   // The thread's own A buffer and its share of the B buffer it packs with its column group.
   r.bytes_per_thread = uint64_t(g.a_block + g.b_block / c.thread_rows);
   r.note = notes_of(c, g, pl);
@@ -454,6 +458,18 @@ std::vector<std::pair<int, int>> thread_grids(int threads) {
   return grids;
 }
 
+// (batch_threads, thread_rows, thread_cols) with their product = threads: every grid of the threads,
+// and with a batch of several items, every split of the threads into groups that each run their
+// own items (at most one group per item).
+std::vector<std::tuple<int, int, int>> batch_grids(int threads, int64_t batch) {
+  std::vector<std::tuple<int, int, int>> out;
+  for (int groups = 1; groups <= threads; ++groups) {
+    if (threads % groups != 0 || groups > std::max<int64_t>(batch, 1)) continue;
+    for (auto [rows, cols] : thread_grids(threads / groups)) out.emplace_back(groups, rows, cols);
+  }
+  return out;
+}
+
 // Splits `total` into the fewest blocks of at most `max_block`, of even size rounded up to `unit`
 // (so 1026 rows in blocks of at most 510 become 3 blocks of 342, not 510 + 510 + 6).
 int64_t balanced_block(int64_t total, int64_t max_block, int64_t unit) {
@@ -496,9 +512,9 @@ MatmulConfig with_blocks(const MachineModel& machine, const MatmulProblem& probl
   return c;
 }
 
-using ConfigKey = std::tuple<int, int, int, int, int, int, int, bool>;
+using ConfigKey = std::tuple<int, int, int, int, int, int, int, int, bool>;
 ConfigKey key_of(const MatmulConfig& c) {
-  return {c.mr, c.nv, c.mc, c.kc, c.nc, c.thread_rows, c.thread_cols, c.pack_a};
+  return {c.mr, c.nv, c.mc, c.kc, c.nc, c.thread_rows, c.thread_cols, c.batch_threads, c.pack_a};
 }
 
 bool cheaper(const CandidateCost& a, const CandidateCost& b) {
@@ -526,10 +542,10 @@ std::vector<int> kc_targets(const MachineModel& machine, const MatmulProblem& pr
 // fits L1 (at most kCoarseKcMax) and full budgets; the cheapest pairs go on to the second pass.
 std::vector<CandidateCost> coarse_pairs(const MachineModel& machine, const MatmulProblem& problem) {
   std::vector<CandidateCost> out;
-  std::set<std::tuple<int, int, int, int>> seen;
+  std::set<std::tuple<int, int, int, int, int>> seen;
   const int lanes = lanes_of(machine);
   for (auto [mr, nv] : candidate_blocks(machine, problem)) {
-    for (auto [rows, cols] : thread_grids(std::max(1, problem.threads))) {
+    for (auto [groups, rows, cols] : batch_grids(std::max(1, problem.threads), problem.batch)) {
       MatmulConfig c;
       c.mr = mr;
       c.nv = nv;
@@ -537,8 +553,9 @@ std::vector<CandidateCost> coarse_pairs(const MachineModel& machine, const Matmu
       // A thread without a tile is wasted: a grid wider than the tiles uses fewer threads.
       c.thread_rows = int(std::min<int64_t>(rows, ceil_div(problem.m, mr)));
       c.thread_cols = int(std::min<int64_t>(cols, ceil_div(problem.n, c.nr)));
-      c.threads = c.thread_rows * c.thread_cols;
-      if (!seen.insert({mr, nv, c.thread_rows, c.thread_cols}).second) continue;
+      c.batch_threads = groups;
+      c.threads = groups * c.thread_rows * c.thread_cols;
+      if (!seen.insert({mr, nv, c.thread_rows, c.thread_cols, groups}).second) continue;
       const int kc = std::min(kCoarseKcMax, kc_fitting_l1(machine, problem, c));
       out.push_back(evaluate(machine, problem, with_blocks(machine, problem, c, kc, 1.0, NcRule::b_block_full)));
     }
@@ -565,7 +582,10 @@ std::string printf_text(const char* format, auto... args) {
   return out;
 }
 
-std::string grid_text(const MatmulConfig& c) { return printf_text("%dx%d", c.thread_rows, c.thread_cols); }
+std::string grid_text(const MatmulConfig& c) {
+  if (c.batch_threads > 1) return printf_text("%dx%dx%d", c.batch_threads, c.thread_rows, c.thread_cols);
+  return printf_text("%dx%d", c.thread_rows, c.thread_cols);
+}
 
 // Where the chosen configuration's blocks live, for the explanation.
 std::string placement_text(const MachineModel& machine, const MatmulProblem& problem, const MatmulConfig& c) {

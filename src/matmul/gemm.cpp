@@ -139,8 +139,12 @@ std::string check_config(const CpuInfo& cpu, MatmulDtype dtype, const MatmulConf
   if (g.kc < kg || g.kc % kg)
     return fmt::format("kc {} must be a positive multiple of {} ({}{} packs {} k values a lane)", g.kc, kg,
                        to_string(dtype), s.widened ? " widened" : "", kg);
-  if (g.threads < 1 || g.thread_rows < 1 || g.thread_cols < 1 || g.thread_rows * g.thread_cols != g.threads)
-    return fmt::format("thread grid {}x{} does not make {} threads", g.thread_rows, g.thread_cols, g.threads);
+  if (g.threads < 1 || g.thread_rows < 1 || g.thread_cols < 1 || g.batch_threads < 1 ||
+      g.batch_threads * g.thread_rows * g.thread_cols != g.threads)
+    return g.batch_threads == 1
+               ? fmt::format("thread grid {}x{} does not make {} threads", g.thread_rows, g.thread_cols, g.threads)
+               : fmt::format("{} batch groups of a {}x{} thread grid do not make {} threads", g.batch_threads,
+                             g.thread_rows, g.thread_cols, g.threads);
   return "";
 }
 
@@ -170,21 +174,27 @@ isa::MicroKernels& Gemm::kernels_for(int mr, int nv, bool a_direct) {
   return *slot;
 }
 
-Expected<bool> Gemm::run(const GemmArgs& x, const MatmulConfig& g) {
+Expected<bool> Gemm::run(const GemmArgs& x, const MatmulConfig& g) { return run_batch(x, 1, {}, g); }
+
+Expected<bool> Gemm::run_batch(const GemmArgs& x, int64_t batch, const BatchStrides& stride, const MatmulConfig& g) {
   if (std::string why = gemm_unsupported(cpu_, dtype_); !why.empty()) return make_error(why);
   if (std::string why = check_config(cpu_, dtype_, g); !why.empty()) return make_error(why);
-  if (x.m < 0 || x.n < 0 || x.k < 0) return make_error("negative matrix dimension");
-  if (x.m == 0 || x.n == 0) return true;
+  if (x.m < 0 || x.n < 0 || x.k < 0 || batch < 0) return make_error("negative matrix dimension or batch");
+  if (x.m == 0 || x.n == 0 || batch == 0) return true;
+  const int es = element_bytes(dtype_), mr = g.mr, nr = g.nr;
   if (x.k == 0) {
-    for (int64_t i = 0; i < x.m; ++i) std::memset(static_cast<char*>(x.c) + i * x.ldc * 4, 0, size_t(x.n) * 4);
+    for (int64_t item = 0; item < batch; ++item)
+      for (int64_t i = 0; i < x.m; ++i)
+        std::memset(static_cast<char*>(x.c) + (item * stride.c + i * x.ldc) * 4, 0, size_t(x.n) * 4);
     return true;
   }
-  const int es = element_bytes(dtype_), mr = g.mr, nr = g.nr;
-  // A thread with no rows or columns of its own is not started.
+  // A thread with no rows or columns of its own is not started; nor is a group without an item.
   const int64_t row_panels = ceil_div(x.m, mr), col_panels = ceil_div(x.n, nr);
   const int tr_count = int(std::min<int64_t>(g.thread_rows, row_panels));
   const int tc_count = int(std::min<int64_t>(g.thread_cols, col_panels));
-  const int threads = tr_count * tc_count;
+  const int per_item = tr_count * tc_count;
+  const int groups = int(std::min<int64_t>(std::max(1, g.batch_threads), batch));
+  const int threads = groups * per_item;
   auto col_range = [&](int tc) {
     return std::make_pair(std::min(x.n, col_panels * tc / tc_count * nr),
                           std::min(x.n, col_panels * (tc + 1) / tc_count * nr));
@@ -214,11 +224,12 @@ Expected<bool> Gemm::run(const GemmArgs& x, const MatmulConfig& g) {
         if (auto ok = need_width(int(w)); !ok) return ok;
   }
 
-  // Buffers: an A block per thread; two B blocks per column group.
+  // Buffers: an A block per thread; two B blocks per column group of each batch group.
   const int64_t steps_max = k_steps(std::min<int64_t>(g.kc, x.k), es, widened_);
   Workspace& ws = *workspace_;
+  const int column_groups = groups * tc_count;
   ws.a.resize(size_t(threads));
-  ws.b.resize(size_t(tc_count));
+  ws.b.resize(size_t(column_groups));
   for (auto& buf : ws.a)
     if (!buf.ensure(size_t(steps_max * ceil_div(std::min<int64_t>(g.mc, x.m), mr) * mr)))
       return make_error("cannot allocate the A packing buffers");
@@ -229,22 +240,28 @@ Expected<bool> Gemm::run(const GemmArgs& x, const MatmulConfig& g) {
   // One barrier per column group, kept while the grid stays the same (a finished run leaves each one
   // ready for the next).
   std::vector<std::unique_ptr<SpinBarrier>>& barriers = ws.barriers;
-  if (barriers.size() != size_t(tc_count) || (tc_count > 0 && barriers.front()->parties() != tr_count)) {
+  if (barriers.size() != size_t(column_groups) || barriers.front()->parties() != tr_count) {
     barriers.clear();
-    for (int tc = 0; tc < tc_count; ++tc) barriers.push_back(std::make_unique<SpinBarrier>(tr_count));
+    for (int q = 0; q < column_groups; ++q) barriers.push_back(std::make_unique<SpinBarrier>(tr_count));
   }
 
-  const auto* a = static_cast<const uint8_t*>(x.a);
-  const auto* b = static_cast<const uint8_t*>(x.b);
-  auto* c = static_cast<uint8_t*>(x.c);
   // The caller runs worker 0 where it already is; the team's helpers sit on the next cores in order.
+  // Batch group `group` runs items group, group + groups, ...: its threads meet only each other at its
+  // barriers, and the whole batch is one run of the team (one wake-up and join, not one per item).
   const std::function<void(int)> worker = [&](int t) {
-    const int tr = t % tr_count, tc = t / tr_count;
+    const int group = t / per_item, member = t % per_item;
+    const int tr = member % tr_count, tc = member / tr_count;
     const int64_t r0 = std::min(x.m, row_panels * tr / tr_count * mr);
     const int64_t r1 = std::min(x.m, row_panels * (tr + 1) / tr_count * mr);
     const auto [c0, c1] = col_range(tc);
     uint32_t* ap = ws.a[size_t(t)].get();
-    int block = 0;
+    auto& b_buffers = ws.b[size_t(group * tc_count + tc)];
+    SpinBarrier& barrier = *barriers[size_t(group * tc_count + tc)];
+    int block = 0;  // alternates the B buffers across k blocks and items alike
+    for (int64_t item = group; item < batch; item += groups) {
+    const auto* a = static_cast<const uint8_t*>(x.a) + item * stride.a * es;
+    const auto* b = static_cast<const uint8_t*>(x.b) + item * stride.b * es;
+    auto* c = static_cast<uint8_t*>(x.c) + item * stride.c * 4;
     for (int64_t jc = c0; jc < c1; jc += g.nc) {
       const int64_t nc = std::min<int64_t>(g.nc, c1 - jc), panels = ceil_div(nc, nr);
       // Diagonal assignment: each thread of the group starts on a different B micro-panel, so
@@ -252,10 +269,10 @@ Expected<bool> Gemm::run(const GemmArgs& x, const MatmulConfig& g) {
       const int64_t start = panels * tr / tr_count;
       for (int64_t pc = 0; pc < x.k; pc += g.kc) {
         const int64_t kc = std::min<int64_t>(g.kc, x.k - pc), steps = k_steps(kc, es, widened_);
-        uint32_t* bp = ws.b[size_t(tc)][size_t(block++ & 1)].get();
+        uint32_t* bp = b_buffers[size_t(block++ & 1)].get();
         pack_b(b + (pc * x.ldb + jc) * es, x.ldb, kc, nc, es, nr, panels * tr / tr_count,
                panels * (tr + 1) / tr_count, bp, signed_a_, widened_);
-        barriers[size_t(tc)]->wait();
+        barrier.wait();
         const uint64_t accumulate = pc > 0;
         for (int64_t ic = r0; ic < r1; ic += g.mc) {
           const int64_t mc = std::min<int64_t>(g.mc, r1 - ic);
@@ -275,6 +292,7 @@ Expected<bool> Gemm::run(const GemmArgs& x, const MatmulConfig& g) {
           }
         }
       }
+    }
     }
   };
   team_->run(threads, worker);

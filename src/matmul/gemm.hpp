@@ -43,6 +43,11 @@ struct GemmArgs {
   int64_t ldc = 0;
 };
 
+// Elements from one batch item's A, B and C to the next's (run_batch).
+struct BatchStrides {
+  int64_t a = 0, b = 0, c = 0;
+};
+
 class Gemm {
  public:
   Gemm(const CpuInfo& cpu, MatmulDtype dtype);
@@ -60,6 +65,12 @@ class Gemm {
   // (thread_team.hpp) pinned to the next cores in that order. Packing buffers and the team are kept
   // between calls.
   Expected<bool> run(const GemmArgs& args, const MatmulConfig& config);
+  // `batch` independent products, item i at args' pointers + i x the strides, in one run of the
+  // team: config.batch_threads groups of thread_rows x thread_cols threads each take every
+  // batch_threads-th item (a batch of small products runs an item per core instead of splitting
+  // each one).
+  Expected<bool> run_batch(const GemmArgs& args, int64_t batch, const BatchStrides& strides,
+                           const MatmulConfig& config);
 
  private:
   struct Workspace;

@@ -47,7 +47,7 @@ struct Operands {
 void fill(Operands& op, uint32_t seed) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> real(-1, 1);
-  auto fill_one = [&](uint8_t* p, size_t count, bool is_a) {
+  auto fill_one = [&](uint8_t* p, size_t count) {
     switch (op.dtype) {
       case MatmulDtype::f32:
         for (size_t i = 0; i < count; ++i) reinterpret_cast<float*>(p)[i] = real(rng);
@@ -61,8 +61,8 @@ void fill(Operands& op, uint32_t seed) {
         break;
     }
   };
-  fill_one(op.a.get(), size_t(op.m * op.k * op.batch), true);
-  fill_one(op.b.get(), size_t(op.k * op.n * op.batch), false);
+  fill_one(op.a.get(), size_t(op.m * op.k * op.batch));
+  fill_one(op.b.get(), size_t(op.k * op.n * op.batch));
   std::memset(op.c.get(), 0, op.c_bytes());
 }
 
@@ -77,6 +77,7 @@ Expected<Operands> make_operands(int64_t m, int64_t n, int64_t k, int64_t batch,
   return op;
 }
 
+// One timed call: the whole batch (item i of A, B and C at i x its size from the pointers given).
 using Call = std::function<Expected<bool>(const uint8_t* a, const uint8_t* b, uint8_t* c)>;
 
 // Rows checked: all of a small problem, 64 spread rows of a large one (the reference is O(MNK)),
@@ -122,15 +123,7 @@ struct TimingPlace {
 Expected<Timed> time_calls(const TimingPlace& place, Operands& op, const MatmulRequest& rq, const Call& call) {
   AffinityGuard caller_affinity;
   if (place.pin_cpu >= 0) pin_current_thread(place.pin_cpu);
-  auto run_batch = [&](const uint8_t* a, const uint8_t* b, uint8_t* c) -> Expected<bool> {
-    const int es = element_bytes(op.dtype);
-    for (int64_t i = 0; i < op.batch; ++i)
-      if (auto ok = call(a + size_t(i * op.m * op.k * es), b + size_t(i * op.k * op.n * es),
-                         c + size_t(i * op.m * op.n * 4));
-          !ok)
-        return ok;
-    return true;
-  };
+  const Call& run_batch = call;
   Timed out;
   std::memset(op.c.get(), 0x7f, op.c_bytes());  // stale C must not pass the check
   if (auto ok = run_batch(op.a.get(), op.b.get(), op.c.get()); !ok) return make_error(ok.error());
@@ -213,7 +206,8 @@ Expected<MatmulResult> run_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulRe
   place.pile_bytes = cold_cache_pile_bytes(cpu, rq.config.threads);
   const auto ours_start = std::chrono::steady_clock::now();
   auto ours = time_calls(place, *op, rq, [&](const uint8_t* a, const uint8_t* b, uint8_t* c) {
-    return gemm.run(GemmArgs{m, n, k, a, k, b, n, c, n}, rq.config);
+    return gemm.run_batch(GemmArgs{m, n, k, a, k, b, n, c, n}, rq.batch, BatchStrides{m * k, k * n, m * n},
+                          rq.config);
   });
   if (!ours) return make_error(ours.error());
   const double ours_seconds =
@@ -314,9 +308,16 @@ Expected<BaselineResult> measure_baseline_here(const BaselineJob& job) {
     return br;
   }
   const int64_t m = job.m, n = job.n, k = job.k;
+  const int es = element_bytes(job.dtype);
   auto theirs = time_calls(TimingPlace{job.pin_cpu, job.pile_bytes}, *op, rq,
                            [&](const uint8_t* a, const uint8_t* b, uint8_t* c) -> Expected<bool> {
-                             return (*lib)->gemm(job.dtype, m, n, k, a, k, b, n, c, n);
+                             // One library call per item, as a caller of its BLAS interface would.
+                             for (int64_t i = 0; i < job.batch; ++i)
+                               if (auto ok = (*lib)->gemm(job.dtype, m, n, k, a + i * m * k * es, k,
+                                                          b + i * k * n * es, n, c + i * m * n * 4, n);
+                                   !ok)
+                                 return ok;
+                             return true;
                            });
   if (!theirs) {
     br.status = Status::error;
@@ -328,10 +329,13 @@ Expected<BaselineResult> measure_baseline_here(const BaselineJob& job) {
   return br;
 }
 
-Expected<double> time_matmul_config(Gemm& gemm, int64_t m, int64_t n, int64_t k, const MatmulConfig& config) {
+Expected<double> time_matmul_config(Gemm& gemm, int64_t m, int64_t n, int64_t k, const MatmulConfig& config,
+                                    int64_t batch) {
   static thread_local std::unique_ptr<Operands> cached;
-  if (!cached || cached->m != m || cached->n != n || cached->k != k || cached->dtype != gemm.dtype()) {
-    auto op = make_operands(m, n, k, 1, gemm.dtype());
+  batch = std::max<int64_t>(batch, 1);
+  if (!cached || cached->m != m || cached->n != n || cached->k != k || cached->batch != batch ||
+      cached->dtype != gemm.dtype()) {
+    auto op = make_operands(m, n, k, batch, gemm.dtype());
     if (!op) return make_error(op.error());
     cached = std::make_unique<Operands>(std::move(*op));
   }
@@ -339,11 +343,12 @@ Expected<double> time_matmul_config(Gemm& gemm, int64_t m, int64_t n, int64_t k,
   const GemmArgs args{m, n, k, op.a.get(), k, op.b.get(), n, op.c.get(), n};
   AffinityGuard caller_affinity;
   if (!gemm.cpu().core_order.empty()) pin_current_thread(gemm.cpu().core_order.front());
-  if (auto ok = gemm.run(args, config); !ok) return make_error(ok.error());
+  const BatchStrides strides{m * k, k * n, m * n};
+  if (auto ok = gemm.run_batch(args, batch, strides, config); !ok) return make_error(ok.error());
   double best = 1e300, total = 0;
   for (int i = 0; i < 3 || (total < 100 && i < 1000); ++i) {
     const auto t0 = std::chrono::steady_clock::now();
-    gemm.run(args, config);
+    gemm.run_batch(args, batch, strides, config);
     const double t = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     best = std::min(best, t);
     total += t;

@@ -60,7 +60,8 @@ Expected<MatmulResult> run_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulRe
 Expected<BaselineResult> measure_baseline_here(const BaselineJob& job);
 
 // Best time in ms of `config` over a short run (autotune): warm-up 1, then 3 runs or 0.1 s.
-Expected<double> time_matmul_config(Gemm& gemm, int64_t m, int64_t n, int64_t k, const MatmulConfig& config);
+Expected<double> time_matmul_config(Gemm& gemm, int64_t m, int64_t n, int64_t k, const MatmulConfig& config,
+                                    int64_t batch = 1);
 
 // mean, min, max, population std of times in ms.
 TimingSummary summarize_times(const std::vector<double>& ms, int warmup);

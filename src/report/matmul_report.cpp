@@ -49,10 +49,11 @@ std::string scientific(double v, int decimals, const char* missing = kMissing) {
 // "1.04x"; a speedup of 0 means none was computed.
 std::string speedup_text(double s) { return s > 0 && std::isfinite(s) ? fmt::format("{:.2f}x", s) : kMissing; }
 
-// "mc=96 kc=384 nc=1024 grid 1x1 (cost model)"
+// "mc=96 kc=384 nc=1024 grid 1x1 (cost model)"; with batch groups "grid 1x1, items on 2 groups".
 std::string blocking_text(const MatmulResult& r) {
   const MatmulConfig& c = r.config;
   std::string s = fmt::format("mc={} kc={} nc={} grid {}x{}", c.mc, c.kc, c.nc, c.thread_rows, c.thread_cols);
+  if (c.batch_threads > 1) s += fmt::format(", items on {} groups", c.batch_threads);
   if (!r.config_source.empty()) s += " (" + r.config_source + ")";
   return s;
 }
@@ -86,7 +87,8 @@ json to_json(const TimingSummary& t, json row) {
 
 json to_json(const MatmulConfig& c) {
   return {{"mr", c.mr}, {"nv", c.nv}, {"nr", c.nr}, {"mc", c.mc}, {"kc", c.kc}, {"nc", c.nc},
-          {"threads", c.threads}, {"thread_rows", c.thread_rows}, {"thread_cols", c.thread_cols}};
+          {"threads", c.threads}, {"thread_rows", c.thread_rows}, {"thread_cols", c.thread_cols},
+          {"batch_threads", c.batch_threads}};
 }
 
 json to_json(const BaselineResult& b) {
@@ -123,6 +125,7 @@ MatmulConfig config_from(const json& j) {
   c.threads = integer_at(j, "threads", c.threads);
   c.thread_rows = integer_at(j, "thread_rows", c.thread_rows);
   c.thread_cols = integer_at(j, "thread_cols", c.thread_cols);
+  c.batch_threads = integer_at(j, "batch_threads", 1);  // documents from before batch groups: 1
   return c;
 }
 
@@ -234,6 +237,7 @@ constexpr Column kCells[] = {
     {"nc", [](const MatmulResult& r) { return when_configured(r, r.config.nc); }},
     {"thread_rows", [](const MatmulResult& r) { return when_configured(r, r.config.thread_rows); }},
     {"thread_cols", [](const MatmulResult& r) { return when_configured(r, r.config.thread_cols); }},
+    {"batch_threads", [](const MatmulResult& r) { return when_configured(r, r.config.batch_threads); }},
     {"config_source", [](const MatmulResult& r) { return r.config_source; }},
     {"max_rel_error",
      [](const MatmulResult& r) { return r.rows_checked > 0 ? scientific(r.max_rel_error, kError, "") : ""; }},
