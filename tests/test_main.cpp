@@ -226,6 +226,9 @@ TEST_CASE("cli: matmul checks its result and refuses bad input", "[main][hw]") {
   Run grid = run_peakprobe("matmul --shape 8,8,8 --config grid=2x1");
   CHECK(grid.rc == 2);  // 2 threads in the grid, --threads 1
   CHECK_THAT(grid.err, Catch::Contains("--threads"));
+  Run groups = run_peakprobe("--threads 2 matmul --shape 8,8,8 --batch 1 --config batch_threads=2 --baseline none");
+  CHECK(groups.rc == 2);  // a second group would have no item
+  CHECK_THAT(groups.err, Catch::Contains("more than the 1 batch item"));
 
   REQUIRE(r.rc == 0);
   auto doc = nlohmann::json::parse(r.out);

@@ -136,6 +136,11 @@ int run_matmul_command(GlobalOptions& g, const MatmulOptions& o) {
     }
     if (std::string why = check_config(cpu, *dtype, *c); !why.empty())
       return spdlog::error("--config: {}", why), kExitUsage;
+    // A group without an item would leave its threads idle while the result claimed them.
+    if (c->batch_threads > o.batch)
+      return spdlog::error("--config batch_threads {} is more than the {} batch item{}", c->batch_threads, o.batch,
+                           o.batch == 1 ? "" : "s"),
+             kExitUsage;
     config = *c;
     source = "--config";
   } else if (o.autotune) {
@@ -195,15 +200,18 @@ void add_matmul_command(CLI::App& app, GlobalOptions& g) {
   auto o = std::make_shared<MatmulOptions>();
   auto* cmd = app.add_subcommand("matmul", "The bundled GEMM (f32, bf16, int8): checked, timed, scored on the roofline");
   cmd->add_option("--shape", o->shape, "M,N,K: C[MxN] = A[MxK] x B[KxN], row-major")->required();
-  cmd->add_option("--batch", o->batch, "Independent products of the same shape in one call")->capture_default_str();
+  cmd->add_option("--batch", o->batch,
+                  "Independent products of the same shape in one call (the plan may spread them over groups of threads)")
+      ->capture_default_str();
   cmd->add_option("--dtype", o->dtype, "f32 | bf16 (C in f32) | int8 (u8 x s8 -> s32)")->capture_default_str();
   cmd->add_option("--cold-cache", o->cold_cache,
                   "none | wei | all, optionally +tlb: every run reads B (wei) or all operands (all) from a copy\n"
                   "that is not in cache; +tlb also evicts the TLB")
       ->capture_default_str();
   cmd->add_option("--config", o->config,
-                  "Tiling to use instead of the model's: key=value list of mr, nv (or nr), mc, kc, nc, grid=RxC;\n"
-                  "keys left out keep the model's values")
+                  "Tiling to use instead of the model's: key=value list of mr, nv (or nr), mc, kc, nc, grid=RxC,\n"
+                  "batch_threads=N (N groups of threads, each on its own batch items), pack_a=0|1; keys left out\n"
+                  "keep the model's values")
       ->type_name("LIST");
   cmd->add_option("--baseline", o->baselines, "Libraries to run the same problem: onednn (every dtype), openblas and blis (f32), a path, none")
       ->capture_default_str();
@@ -217,12 +225,15 @@ void add_matmul_command(CLI::App& app, GlobalOptions& g) {
       "(max_rel_error; exact for int8), then timed: 2 warm-up runs, at least 5 repetitions and 0.5 s;\n"
       "mean, min, max and std in ms; GFLOP/s from the best run with FLOPs = 2MNK x batch; efficiency\n"
       "against the roof that binds. Installed oneDNN (f32, bf16, int8), OpenBLAS and BLIS (f32) run the\n"
-      "same problem in worker processes for a baseline.\n"
+      "same problem in worker processes for a baseline; one whose result is wrong is mistrusted. Where the\n"
+      "vector width has no bf16 or int8 dot product, the elements are widened when packed (bf16 as f32,\n"
+      "int8 as int16) and the roof is the instruction that then runs.\n"
       "Examples:\n"
       "  peakprobe matmul --shape 1024,1024,1024\n"
       "  peakprobe matmul --shape 2048,2048,2048 --threads 2 --explain\n"
       "  peakprobe matmul --shape 1024,1024,1024 --dtype bf16 --cold-cache all+tlb\n"
-      "  peakprobe matmul --shape 513,513,513 --autotune --json -\n" +
+      "  peakprobe matmul --shape 513,513,513 --autotune --json -\n"
+      "  peakprobe matmul --shape 32,32,32 --batch 64 --threads 2   # many small products at once\n" +
       fmt::format("  peakprobe matmul --shape 1024,1024,1024 --isa {}   # the narrowest kernels, on any CPU that has them\n",
                   isa::host_target().isa_levels().front()));
   cmd->callback([&g, o] { g.action = [&g, o] { g.exit_code = run_matmul_command(g, *o); }; });

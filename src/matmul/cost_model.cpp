@@ -379,7 +379,7 @@ std::string notes_of(const MatmulConfig& c, const Geometry& g, const Placement& 
     add(std::string("B panel over L1 budget, from ") + level_name(pl.b_panel));
   if (pl.b_block == Level::dram) add("B block over L3 share, from DRAM");
   const int64_t busy = std::min<int64_t>(c.thread_rows, g.tiles_m) * std::min<int64_t>(c.thread_cols, g.tiles_n);
-  const int64_t idle = c.threads - busy;
+  const int64_t idle = c.threads - busy * c.batch_threads;  // every batch group has the same grid
   if (idle > 0) add(std::to_string(idle) + (idle == 1 ? " idle thread" : " idle threads"));
   return out;
 }

@@ -176,7 +176,14 @@ TEST_CASE("hw: x86 latency chains are never faster than their throughput", "[hw]
 }
 
 TEST_CASE("hw: at least two vector loads per cycle", "[hw][probe_form]") {
-  ProbeResult r = measure(cpu().has("avx") ? "vmovups xmm, m128" : "movups xmm, m128");
+  // A neighbour on the host's load ports slows the loads without slowing the ALU ruler that would
+  // mark the row (a VM's vCPU may share a core): the best of three measurements is the machine's.
+  const char* text = cpu().has("avx") ? "vmovups xmm, m128" : "movups xmm, m128";
+  ProbeResult r = measure(text);
+  for (int again = 0; again < 2 && r.status == Status::ok && *r.recip_throughput_cycles > 0.55; ++again) {
+    ProbeResult next = measure(text);
+    if (next.status == Status::ok && *next.recip_throughput_cycles < *r.recip_throughput_cycles) r = next;
+  }
   REQUIRE_OK_OR_SKIP(r);
   // Every x86-64 core since Sandy Bridge and Zen 1 has two load ports.
   CHECK(*r.recip_throughput_cycles <= 0.55);
