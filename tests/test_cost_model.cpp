@@ -290,7 +290,8 @@ TEST_CASE("an imbalanced thread grid is predicted slower per flop", "[cost_model
   SECTION("the ranking gives no thread an empty share") {
     const CandidateCost best = choose_config(m, problem(16, 16, 4096, 64));
     const int64_t tiles = ((16 + best.config.mr - 1) / best.config.mr) * ((16 + best.config.nr - 1) / best.config.nr);
-    CHECK(best.config.threads <= tiles);  // a handful of tiles, not 64 threads
+    // A handful of tiles, not 64 threads on a grid: each thread has a tile (and its own part of K).
+    CHECK(best.config.threads <= tiles * best.config.k_threads);
     CHECK(best.imbalance == Approx(0).margin(1e-12));
     CHECK(best.note.find("idle") == std::string::npos);
   }
@@ -311,17 +312,18 @@ TEST_CASE("the ranking is sorted and agrees with predict", "[cost_model]") {
       CHECK(again.kernel_efficiency == ranked[i].kernel_efficiency);
     }
     // Every candidate is a whole plan: nr from nv, blocks in their units, a grid of the threads.
-    std::set<std::tuple<int, int, int, int, int, int, int>> seen;
+    std::set<std::tuple<int, int, int, int, int, int, int, int>> seen;
     for (const CandidateCost& r : ranked) {
       const MatmulConfig& c = r.config;
       CHECK(c.nr == c.nv * 16);
       CHECK(c.mc % c.mr == 0);
       CHECK(c.nc % c.nr == 0);
-      CHECK(c.threads == c.thread_rows * c.thread_cols);
+      CHECK(c.threads == c.batch_threads * c.k_threads * c.thread_rows * c.thread_cols);
+      CHECK(c.batch_threads == 1);  // one item
       CHECK(c.threads <= p.threads);
       CHECK(r.kernel_efficiency > 0);
       CHECK(r.kernel_efficiency <= 1);
-      CHECK(seen.insert({c.mr, c.nv, c.mc, c.kc, c.nc, c.thread_rows, c.thread_cols}).second);
+      CHECK(seen.insert({c.mr, c.nv, c.mc, c.kc, c.nc, c.thread_rows, c.thread_cols, c.k_threads}).second);
     }
   }
 }
@@ -480,4 +482,18 @@ TEST_CASE("a batch of small items on many threads runs an item per thread group"
   }
   // One item: no batch groups at all.
   for (const CandidateCost& c : rank_configs(server(), problem(32, 32, 32))) CHECK(c.config.batch_threads == 1);
+}
+
+TEST_CASE("a product with fewer tiles than threads and a long K shares K among threads", "[cost_model]") {
+  // 8 x 64 has one or two tiles: 16 threads on a grid would leave most idle, while K = 65536 gives
+  // every thread a long part of the sum to compute.
+  const MatmulProblem p = problem(8, 64, 65536, 16);
+  const CandidateCost best = choose_config(server(), p);
+  INFO("k parts " << best.config.k_threads << ", grid " << best.config.thread_rows << "x" << best.config.thread_cols);
+  CHECK(best.config.k_threads > 1);
+  CHECK(best.config.threads ==
+        best.config.batch_threads * best.config.k_threads * best.config.thread_rows * best.config.thread_cols);
+  // Never more K parts than k values, and none at all for a short K on one thread.
+  for (const CandidateCost& c : rank_configs(server(), problem(64, 64, 3, 16))) CHECK(c.config.k_threads <= 3);
+  for (const CandidateCost& c : rank_configs(server(), problem(64, 64, 512))) CHECK(c.config.k_threads == 1);
 }

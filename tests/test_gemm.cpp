@@ -152,8 +152,9 @@ TEST_CASE("gemm: configurations are checked before anything runs", "[gemm]") {
 }
 
 TEST_CASE("gemm: a batch runs item by item on one grid, or spread over thread groups, every item right", "[gemm]") {
-  const int64_t m = 13, n = 37, k = 29;
-  for (MatmulDtype dt : supported_dtypes()) {
+  const int64_t m = 13, n = 37;
+  for (MatmulDtype dt : supported_dtypes())
+  for (int64_t k : {29, 3}) {  // 3: fewer k values than some splits ask for K parts
     const int es = element_bytes(dt);
     Gemm gemm(cpu(), dt);
     for (int64_t batch : {1, 2, 5}) {
@@ -166,12 +167,17 @@ TEST_CASE("gemm: a batch runs item by item on one grid, or spread over thread gr
           if (dt == MatmulDtype::bf16) reinterpret_cast<uint16_t*>(v->data())[i] = float_to_bf16(real(rng));
           if (dt == MatmulDtype::i8) (*v)[i] = uint8_t(rng() & 255);
         }
-      // (groups, rows, cols): items one after another on a 2x1 grid; one item per thread; uneven groups.
-      for (auto [groups, rows, cols] : {std::tuple{1, 2, 1}, std::tuple{2, 1, 1}, std::tuple{3, 1, 1}, std::tuple{2, 2, 1}}) {
-        INFO(to_string(dt) << " batch " << batch << " groups " << groups << " grid " << rows << "x" << cols);
+      // (groups, K parts, rows, cols): items one after another on a 2x1 grid; one item per thread;
+      // uneven groups; K shared by 2 and 3 threads, alone, on a grid and in batch groups.
+      for (auto [groups, parts, rows, cols] :
+           {std::tuple{1, 1, 2, 1}, std::tuple{2, 1, 1, 1}, std::tuple{3, 1, 1, 1}, std::tuple{2, 1, 2, 1},
+            std::tuple{1, 2, 1, 1}, std::tuple{1, 3, 1, 1}, std::tuple{1, 2, 2, 1}, std::tuple{2, 2, 1, 2}}) {
+        INFO(to_string(dt) << " k " << k << " batch " << batch << " groups " << groups << " K parts " << parts
+                           << " grid " << rows << "x" << cols);
         MatmulConfig g = small_blocks(dt, 4, 1, rows, cols);
         g.batch_threads = groups;
-        g.threads = groups * rows * cols;
+        g.k_threads = parts;
+        g.threads = groups * parts * rows * cols;
         std::vector<uint8_t> c(size_t(batch * m * n * 4), 0x5a);
         auto ok = gemm.run_batch(GemmArgs{m, n, k, a.data(), k, b.data(), n, c.data(), n}, batch,
                                  BatchStrides{m * k, k * n, m * n}, g);

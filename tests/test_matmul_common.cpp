@@ -34,13 +34,19 @@ TEST_CASE("matmul options: --config keeps what is not given and follows a new bl
   auto groups = parse_config("grid=2x1,batch_threads=4", base, 512);
   REQUIRE(groups.ok());
   CHECK(groups->threads == 8);
-  // A grid alone puts every item on it again.
+  auto parts = parse_config("k_threads=3", base, 512);
+  REQUIRE(parts.ok());
+  CHECK(parts->k_threads == 3);
+  CHECK(parts->threads == 3);
+  CHECK(config_text(*parts) == "mr=6,nv=4,mc=252,kc=512,nc=1024,grid=1x1,k_threads=3");
+  // A grid alone puts every item on it again, over all of K.
   auto back = parse_config("grid=2x1", *groups, 512);
   REQUIRE(back.ok());
   CHECK(back->batch_threads == 1);
   CHECK(back->threads == 2);
   for (const char* bad : {"kc", "kc=0", "kc=-4", "kc=12x", "grid=2", "grid=0x1", "nr=20", "pack_a=2", "speed=11",
-                          "batch_threads=0", "batch_threads=1048576,grid=2x1"}) {
+                          "batch_threads=0", "batch_threads=1048576,grid=2x1", "k_threads=0",
+                          "k_threads=1024,batch_threads=1024,grid=2x1"}) {
     INFO(bad);
     CHECK_FALSE(parse_config(bad, base, 512).ok());
   }

@@ -17,13 +17,15 @@ const char* to_string(MatmulDtype d);
 
 // The tiling a run used: the register block (mr rows x nr columns, nr = nv vectors), the cache
 // blocks (mc x kc of A, kc x nc of B) and the thread grid: batch_threads groups, each running its
-// own batch items on thread_rows x thread_cols threads (batch_threads x thread_rows x thread_cols =
-// threads).
+// own batch items on thread_rows x thread_cols x k_threads threads (k_threads share K: each sums
+// its part of K, and the parts are added), so batch_threads x k_threads x thread_rows x thread_cols
+// = threads.
 struct MatmulConfig {
   int mr = 0, nv = 0, nr = 0;
   int mc = 0, kc = 0, nc = 0;
   int threads = 1, thread_rows = 1, thread_cols = 1;
   int batch_threads = 1;
+  int k_threads = 1;
   bool pack_a = true;  // false: read A in place (only where a_in_place_possible says the kernels can)
 };
 

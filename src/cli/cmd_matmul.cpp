@@ -129,9 +129,9 @@ int run_matmul_command(GlobalOptions& g, const MatmulOptions& o) {
     auto c = parse_config(o.config, config, gemm_vector_bits(cpu));
     if (!c) return spdlog::error("{}", c.error()), kExitUsage;
     if (c->threads != g.threads) {
-      spdlog::error("--config grid {}x{}{} makes {} threads; --threads is {}", c->thread_rows, c->thread_cols,
-                    c->batch_threads > 1 ? fmt::format(" x batch_threads {}", c->batch_threads) : "", c->threads,
-                    g.threads);
+      spdlog::error("--config grid {}x{}{}{} makes {} threads; --threads is {}", c->thread_rows, c->thread_cols,
+                    c->batch_threads > 1 ? fmt::format(" x batch_threads {}", c->batch_threads) : "",
+                    c->k_threads > 1 ? fmt::format(" x k_threads {}", c->k_threads) : "", c->threads, g.threads);
       return kExitUsage;
     }
     if (std::string why = check_config(cpu, *dtype, *c); !why.empty())
@@ -210,8 +210,8 @@ void add_matmul_command(CLI::App& app, GlobalOptions& g) {
       ->capture_default_str();
   cmd->add_option("--config", o->config,
                   "Tiling to use instead of the model's: key=value list of mr, nv (or nr), mc, kc, nc, grid=RxC,\n"
-                  "batch_threads=N (N groups of threads, each on its own batch items), pack_a=0|1; keys left out\n"
-                  "keep the model's values")
+                  "batch_threads=N (N groups of threads, each on its own batch items), k_threads=N (K split into\n"
+                  "N parts whose sums are added), pack_a=0|1; keys left out keep the model's values")
       ->type_name("LIST");
   cmd->add_option("--baseline", o->baselines, "Libraries to run the same problem: onednn (every dtype), openblas and blis (f32), a path, none")
       ->capture_default_str();

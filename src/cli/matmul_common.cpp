@@ -84,6 +84,12 @@ MatmulPlan plan_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulProblem& p,
       shortlist.push_back(c.config);
       break;
     }
+  // Likewise with K shared by threads, or not.
+  for (const auto& c : ranked)
+    if (c.config.k_threads != shortlist.front().k_threads) {
+      shortlist.push_back(c.config);
+      break;
+    }
   MatmulConfig analytic = default_config(cpu, p.dtype, p.m, p.n, p.k, p.threads);
   analytic.pack_a = !a_in_place_possible(p.dtype, analytic.mr);  // in place measured faster here at every size
   shortlist.push_back(analytic);
@@ -92,7 +98,7 @@ MatmulPlan plan_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulProblem& p,
   // its best block is checked too.
   if (p.threads > 1) {
     MatmulConfig single = shortlist.front();
-    single.threads = single.thread_rows = single.thread_cols = single.batch_threads = 1;
+    single.threads = single.thread_rows = single.thread_cols = single.batch_threads = single.k_threads = 1;
     shortlist.push_back(single);
   }
   double best = 1e300;
@@ -133,11 +139,11 @@ Expected<MatmulConfig> parse_config(const std::string& text, const MatmulConfig&
   MatmulConfig c = base;
   std::stringstream in(text);
   std::string item;
-  bool nr_given = false, mc_given = false, nc_given = false, grid_given = false, batch_given = false;
+  bool nr_given = false, mc_given = false, nc_given = false, grid_given = false, batch_given = false, k_given = false;
   while (std::getline(in, item, ',')) {
     const auto eq = item.find('=');
     if (eq == std::string::npos)
-      return make_error(fmt::format("--config '{}': expected key=value items (mr, nv, nr, mc, kc, nc, grid, batch_threads, pack_a)", item));
+      return make_error(fmt::format("--config '{}': expected key=value items (mr, nv, nr, mc, kc, nc, grid, batch_threads, k_threads, pack_a)", item));
     const std::string key = item.substr(0, eq), value = item.substr(eq + 1);
     if (key == "pack_a") {
       if (value != "0" && value != "1") return make_error(fmt::format("--config pack_a '{}': expected 0 or 1", value));
@@ -175,14 +181,19 @@ Expected<MatmulConfig> parse_config(const std::string& text, const MatmulConfig&
     else if (key == "kc") c.kc = v;
     else if (key == "nc") c.nc = v, nc_given = true;
     else if (key == "batch_threads") c.batch_threads = v, batch_given = true;
-    else return make_error(fmt::format("--config: unknown key '{}' (known: mr, nv, nr, mc, kc, nc, grid, batch_threads, pack_a)", key));
+    else if (key == "k_threads") c.k_threads = v, k_given = true;
+    else return make_error(fmt::format("--config: unknown key '{}' (known: mr, nv, nr, mc, kc, nc, grid, batch_threads, k_threads, pack_a)", key));
   }
-  // A grid given alone runs every item on it; batch groups given alone run each item on one thread.
-  if (grid_given && !batch_given) c.batch_threads = 1;
-  if (batch_given && !grid_given) c.thread_rows = c.thread_cols = 1;
-  if (int64_t(c.batch_threads) * c.thread_rows * c.thread_cols > kMaxConfigValue)
+  // The thread split given replaces the model's whole split: a grid alone runs every item on it, over
+  // all of K; batch groups or K parts given without a grid run on a 1x1 grid.
+  if (grid_given || batch_given || k_given) {
+    if (!batch_given) c.batch_threads = 1;
+    if (!k_given) c.k_threads = 1;
+    if (!grid_given) c.thread_rows = c.thread_cols = 1;
+  }
+  if (int64_t(c.batch_threads) * c.k_threads * c.thread_rows * c.thread_cols > kMaxConfigValue)
     return make_error(fmt::format("--config: more than {} threads", kMaxConfigValue));
-  c.threads = c.batch_threads * c.thread_rows * c.thread_cols;
+  c.threads = c.batch_threads * c.k_threads * c.thread_rows * c.thread_cols;
   const int lanes = vector_bits / 32;
   if (nr_given) {
     if (c.nr % lanes) return make_error(fmt::format("--config nr {} is not a multiple of {} lanes", c.nr, lanes));
@@ -196,9 +207,9 @@ Expected<MatmulConfig> parse_config(const std::string& text, const MatmulConfig&
 }
 
 std::string config_text(const MatmulConfig& c) {
-  return fmt::format("mr={},nv={},mc={},kc={},nc={},grid={}x{}{}{}", c.mr, c.nv, c.mc, c.kc, c.nc, c.thread_rows,
+  return fmt::format("mr={},nv={},mc={},kc={},nc={},grid={}x{}{}{}{}", c.mr, c.nv, c.mc, c.kc, c.nc, c.thread_rows,
                      c.thread_cols, c.batch_threads > 1 ? fmt::format(",batch_threads={}", c.batch_threads) : "",
-                     c.pack_a ? "" : ",pack_a=0");
+                     c.k_threads > 1 ? fmt::format(",k_threads={}", c.k_threads) : "", c.pack_a ? "" : ",pack_a=0");
 }
 
 Expected<MatmulDtype> parse_dtype(const std::string& text) {

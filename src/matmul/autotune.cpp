@@ -10,7 +10,7 @@ namespace {
 int64_t round_up(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
 
 auto key(const MatmulConfig& c) {
-  return std::make_tuple(c.mr, c.nv, c.mc, c.kc, c.nc, c.thread_rows, c.thread_cols, c.batch_threads);
+  return std::make_tuple(c.mr, c.nv, c.mc, c.kc, c.nc, c.thread_rows, c.thread_cols, c.batch_threads, c.k_threads);
 }
 
 }  // namespace

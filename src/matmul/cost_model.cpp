@@ -203,9 +203,10 @@ MatmulConfig normalized(const MachineModel& machine, const MatmulProblem& proble
   c.nc = int(round_up(std::max(c.nc, c.nr), c.nr));
   c.thread_rows = std::max(1, c.thread_rows);
   c.thread_cols = std::max(1, c.thread_cols);
-  // Batch groups beyond the items would have nothing to run.
+  // Batch groups beyond the items would have nothing to run; K parts beyond the k groups neither.
   c.batch_threads = int(std::clamp<int64_t>(c.batch_threads, 1, std::max<int64_t>(problem.batch, 1)));
-  c.threads = c.batch_threads * c.thread_rows * c.thread_cols;
+  c.k_threads = int(std::clamp<int64_t>(c.k_threads, 1, std::max<int64_t>(1, ceil_div(problem.k, dt.kgroup))));
+  c.threads = c.batch_threads * c.k_threads * c.thread_rows * c.thread_cols;
   if (!a_in_place_possible(problem.dtype, c.mr)) c.pack_a = true;  // the kernels cannot
   return c;
 }
@@ -379,7 +380,7 @@ std::string notes_of(const MatmulConfig& c, const Geometry& g, const Placement& 
     add(std::string("B panel over L1 budget, from ") + level_name(pl.b_panel));
   if (pl.b_block == Level::dram) add("B block over L3 share, from DRAM");
   const int64_t busy = std::min<int64_t>(c.thread_rows, g.tiles_m) * std::min<int64_t>(c.thread_cols, g.tiles_n);
-  const int64_t idle = c.threads - busy * c.batch_threads;  // every batch group has the same grid
+  const int64_t idle = c.threads - busy * c.batch_threads * c.k_threads;  // every group has the same grid
   if (idle > 0) add(std::to_string(idle) + (idle == 1 ? " idle thread" : " idle threads"));
   return out;
 }
@@ -392,7 +393,11 @@ CandidateCost evaluate(const MachineModel& machine, const MatmulProblem& problem
     return r;
   }
   const MatmulConfig& c = r.config;
-  const Geometry g = geometry_of(machine, problem, c);
+  // A thread of a K split computes its part of K: the problem it sees is that part.
+  MatmulProblem part = problem;
+  const int kgroup = dtype_traits(machine, problem).kgroup;
+  part.k = ceil_div(ceil_div(problem.k, kgroup), c.k_threads) * kgroup;
+  const Geometry g = geometry_of(machine, part, c);
   const Budgets b = budgets_for(machine, problem, c.thread_rows, c.threads);
   const Placement pl = place(g, b);
   const KernelTiming kt = kernel_timing(machine, c.mr, c.nv, g.dt);
@@ -406,9 +411,16 @@ CandidateCost evaluate(const MachineModel& machine, const MatmulProblem& problem
   r.compute_seconds = cycles / hz * batch;
   r.memory_seconds = kernel_memory_seconds(machine, c, g, b, pl) * batch;
   r.pack_seconds = pack_seconds(machine, c, g, b, pl) * batch;
+  if (c.k_threads > 1) {
+    // The first K part adds the others' sums into C (a read of each and a read and write of C, from
+    // L2), between two barriers of the K parts.
+    const double sums = double(c.k_threads - 1) * g.rows * g.cols * g.dt.c_bytes * 3;
+    const double barriers = 2 * kBarrierLevelSeconds * std::ceil(std::log2(double(c.k_threads)));
+    r.pack_seconds += (sums / (std::max(machine.l2_gbps, 1e-3) * kGiga) + barriers) * batch;
+  }
   r.seconds = soft_max(r.compute_seconds, r.memory_seconds, kOverlapSoftness) + r.pack_seconds;
 
-  const double computed = double(g.tiles_m) * c.mr * double(g.tiles_n) * c.nr * double(g.kpad);
+  const double computed = double(g.tiles_m) * c.mr * double(g.tiles_n) * c.nr * double(g.kpad) * c.k_threads;
   r.padding = 1.0 - double(problem.m) * double(problem.n) * double(problem.k) / computed;
   const double mean_tiles = double(g.tiles_m) * double(g.tiles_n) / (c.thread_rows * c.thread_cols);
   const double mean_items = double(std::max<int64_t>(problem.batch, 1)) / c.batch_threads;
@@ -458,14 +470,19 @@ std::vector<std::pair<int, int>> thread_grids(int threads) {
   return grids;
 }
 
-// (batch_threads, thread_rows, thread_cols) with their product = threads: every grid of the threads,
-// and with a batch of several items, every split of the threads into groups that each run their
-// own items (at most one group per item).
-std::vector<std::tuple<int, int, int>> batch_grids(int threads, int64_t batch) {
-  std::vector<std::tuple<int, int, int>> out;
+// (batch_threads, k_threads, thread_rows, thread_cols) with their product = threads: every grid of
+// the threads; with a batch of several items, every split of the threads into groups that each run
+// their own items (at most one group per item); and every split of a group's threads into parts of
+// K (at most one per k group).
+std::vector<std::tuple<int, int, int, int>> thread_splits(int threads, int64_t batch, int64_t k_groups) {
+  std::vector<std::tuple<int, int, int, int>> out;
   for (int groups = 1; groups <= threads; ++groups) {
     if (threads % groups != 0 || groups > std::max<int64_t>(batch, 1)) continue;
-    for (auto [rows, cols] : thread_grids(threads / groups)) out.emplace_back(groups, rows, cols);
+    const int per_group = threads / groups;
+    for (int parts = 1; parts <= per_group; ++parts) {
+      if (per_group % parts != 0 || parts > std::max<int64_t>(k_groups, 1)) continue;
+      for (auto [rows, cols] : thread_grids(per_group / parts)) out.emplace_back(groups, parts, rows, cols);
+    }
   }
   return out;
 }
@@ -512,9 +529,9 @@ MatmulConfig with_blocks(const MachineModel& machine, const MatmulProblem& probl
   return c;
 }
 
-using ConfigKey = std::tuple<int, int, int, int, int, int, int, int, bool>;
+using ConfigKey = std::tuple<int, int, int, int, int, int, int, int, int, bool>;
 ConfigKey key_of(const MatmulConfig& c) {
-  return {c.mr, c.nv, c.mc, c.kc, c.nc, c.thread_rows, c.thread_cols, c.batch_threads, c.pack_a};
+  return {c.mr, c.nv, c.mc, c.kc, c.nc, c.thread_rows, c.thread_cols, c.batch_threads, c.k_threads, c.pack_a};
 }
 
 bool cheaper(const CandidateCost& a, const CandidateCost& b) {
@@ -542,10 +559,11 @@ std::vector<int> kc_targets(const MachineModel& machine, const MatmulProblem& pr
 // fits L1 (at most kCoarseKcMax) and full budgets; the cheapest pairs go on to the second pass.
 std::vector<CandidateCost> coarse_pairs(const MachineModel& machine, const MatmulProblem& problem) {
   std::vector<CandidateCost> out;
-  std::set<std::tuple<int, int, int, int, int>> seen;
+  std::set<std::tuple<int, int, int, int, int, int>> seen;
   const int lanes = lanes_of(machine);
   for (auto [mr, nv] : candidate_blocks(machine, problem)) {
-    for (auto [groups, rows, cols] : batch_grids(std::max(1, problem.threads), problem.batch)) {
+    const int64_t k_groups = ceil_div(problem.k, dtype_traits(machine, problem).kgroup);
+    for (auto [groups, parts, rows, cols] : thread_splits(std::max(1, problem.threads), problem.batch, k_groups)) {
       MatmulConfig c;
       c.mr = mr;
       c.nv = nv;
@@ -554,8 +572,9 @@ std::vector<CandidateCost> coarse_pairs(const MachineModel& machine, const Matmu
       c.thread_rows = int(std::min<int64_t>(rows, ceil_div(problem.m, mr)));
       c.thread_cols = int(std::min<int64_t>(cols, ceil_div(problem.n, c.nr)));
       c.batch_threads = groups;
-      c.threads = groups * c.thread_rows * c.thread_cols;
-      if (!seen.insert({mr, nv, c.thread_rows, c.thread_cols, groups}).second) continue;
+      c.k_threads = parts;
+      c.threads = groups * parts * c.thread_rows * c.thread_cols;
+      if (!seen.insert({mr, nv, c.thread_rows, c.thread_cols, groups, parts}).second) continue;
       const int kc = std::min(kCoarseKcMax, kc_fitting_l1(machine, problem, c));
       out.push_back(evaluate(machine, problem, with_blocks(machine, problem, c, kc, 1.0, NcRule::b_block_full)));
     }
@@ -583,8 +602,10 @@ std::string printf_text(const char* format, auto... args) {
 }
 
 std::string grid_text(const MatmulConfig& c) {
-  if (c.batch_threads > 1) return printf_text("%dx%dx%d", c.batch_threads, c.thread_rows, c.thread_cols);
-  return printf_text("%dx%d", c.thread_rows, c.thread_cols);
+  std::string s = c.batch_threads > 1 ? printf_text("%dx%dx%d", c.batch_threads, c.thread_rows, c.thread_cols)
+                                      : printf_text("%dx%d", c.thread_rows, c.thread_cols);
+  if (c.k_threads > 1) s += printf_text("/k%d", c.k_threads);
+  return s;
 }
 
 // Where the chosen configuration's blocks live, for the explanation.

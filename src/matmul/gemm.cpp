@@ -98,6 +98,8 @@ struct Gemm::Workspace {
   std::vector<WordBuffer> a;                   // one per thread
   std::vector<std::array<WordBuffer, 2>> b;    // one pair per column group: pack the next while others finish
   std::vector<std::unique_ptr<SpinBarrier>> barriers;  // one per column group
+  std::vector<WordBuffer> partial;                    // K parts after the first: one per thread
+  std::vector<std::unique_ptr<SpinBarrier>> k_barriers;  // one per tile region, for its K parts
 };
 
 std::string gemm_unsupported(const CpuInfo& cpu, MatmulDtype dtype) {
@@ -139,12 +141,12 @@ std::string check_config(const CpuInfo& cpu, MatmulDtype dtype, const MatmulConf
   if (g.kc < kg || g.kc % kg)
     return fmt::format("kc {} must be a positive multiple of {} ({}{} packs {} k values a lane)", g.kc, kg,
                        to_string(dtype), s.widened ? " widened" : "", kg);
-  if (g.threads < 1 || g.thread_rows < 1 || g.thread_cols < 1 || g.batch_threads < 1 ||
-      g.batch_threads * g.thread_rows * g.thread_cols != g.threads)
-    return g.batch_threads == 1
+  if (g.threads < 1 || g.thread_rows < 1 || g.thread_cols < 1 || g.batch_threads < 1 || g.k_threads < 1 ||
+      int64_t(g.batch_threads) * g.k_threads * g.thread_rows * g.thread_cols != g.threads)
+    return g.batch_threads == 1 && g.k_threads == 1
                ? fmt::format("thread grid {}x{} does not make {} threads", g.thread_rows, g.thread_cols, g.threads)
-               : fmt::format("{} batch groups of a {}x{} thread grid do not make {} threads", g.batch_threads,
-                             g.thread_rows, g.thread_cols, g.threads);
+               : fmt::format("{} batch groups x {} K parts x a {}x{} thread grid do not make {} threads",
+                             g.batch_threads, g.k_threads, g.thread_rows, g.thread_cols, g.threads);
   return "";
 }
 
@@ -188,11 +190,16 @@ Expected<bool> Gemm::run_batch(const GemmArgs& x, int64_t batch, const BatchStri
         std::memset(static_cast<char*>(x.c) + (item * stride.c + i * x.ldc) * 4, 0, size_t(x.n) * 4);
     return true;
   }
-  // A thread with no rows or columns of its own is not started; nor is a group without an item.
+  // A thread with no rows or columns of its own is not started; nor is a group without an item, nor a
+  // K part without a k group.
   const int64_t row_panels = ceil_div(x.m, mr), col_panels = ceil_div(x.n, nr);
   const int tr_count = int(std::min<int64_t>(g.thread_rows, row_panels));
   const int tc_count = int(std::min<int64_t>(g.thread_cols, col_panels));
-  const int per_item = tr_count * tc_count;
+  const int kg = packed_k_group(es, widened_);
+  const int64_t k_units = ceil_div(x.k, kg);
+  const int tk_count = int(std::min<int64_t>(std::max(1, g.k_threads), k_units));
+  const int grid = tr_count * tc_count;
+  const int per_item = tk_count * grid;
   const int groups = int(std::min<int64_t>(std::max(1, g.batch_threads), batch));
   const int threads = groups * per_item;
   auto col_range = [&](int tc) {
@@ -227,9 +234,16 @@ Expected<bool> Gemm::run_batch(const GemmArgs& x, int64_t batch, const BatchStri
   // Buffers: an A block per thread; two B blocks per column group of each batch group.
   const int64_t steps_max = k_steps(std::min<int64_t>(g.kc, x.k), es, widened_);
   Workspace& ws = *workspace_;
-  const int column_groups = groups * tc_count;
+  const int column_groups = groups * tk_count * tc_count;
   ws.a.resize(size_t(threads));
   ws.b.resize(size_t(column_groups));
+  // K parts after the first write C into a buffer of their own: the thread's rows x columns.
+  const int64_t rows_max = ceil_div(row_panels, tr_count) * mr, cols_max = ceil_div(col_panels, tc_count) * nr;
+  if (tk_count > 1) {
+    ws.partial.resize(size_t(threads));
+    for (auto& buf : ws.partial)
+      if (!buf.ensure(size_t(rows_max * cols_max))) return make_error("cannot allocate the K-split buffers");
+  }
   for (auto& buf : ws.a)
     if (!buf.ensure(size_t(steps_max * ceil_div(std::min<int64_t>(g.mc, x.m), mr) * mr)))
       return make_error("cannot allocate the A packing buffers");
@@ -244,36 +258,51 @@ Expected<bool> Gemm::run_batch(const GemmArgs& x, int64_t batch, const BatchStri
     barriers.clear();
     for (int q = 0; q < column_groups; ++q) barriers.push_back(std::make_unique<SpinBarrier>(tr_count));
   }
+  // The K parts of one tile region meet before their sums are added, and after.
+  std::vector<std::unique_ptr<SpinBarrier>>& k_barriers = ws.k_barriers;
+  const size_t regions = size_t(groups * grid);
+  if (tk_count > 1 && (k_barriers.size() != regions || k_barriers.front()->parties() != tk_count)) {
+    k_barriers.clear();
+    for (size_t q = 0; q < regions; ++q) k_barriers.push_back(std::make_unique<SpinBarrier>(tk_count));
+  }
+  const bool is_int = dtype_ == MatmulDtype::i8;
 
   // The caller runs worker 0 where it already is; the team's helpers sit on the next cores in order.
   // Batch group `group` runs items group, group + groups, ...: its threads meet only each other at its
   // barriers, and the whole batch is one run of the team (one wake-up and join, not one per item).
   const std::function<void(int)> worker = [&](int t) {
     const int group = t / per_item, member = t % per_item;
-    const int tr = member % tr_count, tc = member / tr_count;
+    const int tk = member / grid, cell = member % grid;
+    const int tr = cell % tr_count, tc = cell / tr_count;
     const int64_t r0 = std::min(x.m, row_panels * tr / tr_count * mr);
     const int64_t r1 = std::min(x.m, row_panels * (tr + 1) / tr_count * mr);
     const auto [c0, c1] = col_range(tc);
+    // This K part's k values: whole k groups, split evenly.
+    const int64_t k_begin = std::min(x.k, k_units * tk / tk_count * kg);
+    const int64_t k_end = std::min(x.k, k_units * (tk + 1) / tk_count * kg);
     uint32_t* ap = ws.a[size_t(t)].get();
-    auto& b_buffers = ws.b[size_t(group * tc_count + tc)];
-    SpinBarrier& barrier = *barriers[size_t(group * tc_count + tc)];
+    auto& b_buffers = ws.b[size_t((group * tk_count + tk) * tc_count + tc)];
+    SpinBarrier& barrier = *barriers[size_t((group * tk_count + tk) * tc_count + tc)];
     int block = 0;  // alternates the B buffers across k blocks and items alike
     for (int64_t item = group; item < batch; item += groups) {
     const auto* a = static_cast<const uint8_t*>(x.a) + item * stride.a * es;
     const auto* b = static_cast<const uint8_t*>(x.b) + item * stride.b * es;
-    auto* c = static_cast<uint8_t*>(x.c) + item * stride.c * 4;
+    auto* c_item = static_cast<uint8_t*>(x.c) + item * stride.c * 4;
+    // The first K part writes C; the others their own buffer, whose (0, 0) is C's (r0, c0).
+    const int64_t ldc = tk == 0 ? x.ldc : c1 - c0, row0 = tk == 0 ? 0 : r0, col0 = tk == 0 ? 0 : c0;
+    auto* c = tk == 0 ? c_item : reinterpret_cast<uint8_t*>(ws.partial[size_t(t)].get());
     for (int64_t jc = c0; jc < c1; jc += g.nc) {
       const int64_t nc = std::min<int64_t>(g.nc, c1 - jc), panels = ceil_div(nc, nr);
       // Diagonal assignment: each thread of the group starts on a different B micro-panel, so
       // they do not all read the same lines at the same moment.
       const int64_t start = panels * tr / tr_count;
-      for (int64_t pc = 0; pc < x.k; pc += g.kc) {
-        const int64_t kc = std::min<int64_t>(g.kc, x.k - pc), steps = k_steps(kc, es, widened_);
+      for (int64_t pc = k_begin; pc < k_end; pc += g.kc) {
+        const int64_t kc = std::min<int64_t>(g.kc, k_end - pc), steps = k_steps(kc, es, widened_);
         uint32_t* bp = b_buffers[size_t(block++ & 1)].get();
         pack_b(b + (pc * x.ldb + jc) * es, x.ldb, kc, nc, es, nr, panels * tr / tr_count,
                panels * (tr + 1) / tr_count, bp, signed_a_, widened_);
         barrier.wait();
-        const uint64_t accumulate = pc > 0;
+        const uint64_t accumulate = pc > k_begin;
         for (int64_t ic = r0; ic < r1; ic += g.mc) {
           const int64_t mc = std::min<int64_t>(g.mc, r1 - ic);
           if (!direct) pack_a(a + (ic * x.lda + pc) * es, x.lda, mc, kc, es, mr, ap, signed_a_, widened_);
@@ -286,12 +315,38 @@ Expected<bool> Gemm::run_batch(const GemmArgs& x, int64_t batch, const BatchStri
               const void* apanel = direct ? static_cast<const void*>(a + ((ic + ir) * x.lda + pc) * 4)
                                           : static_cast<const void*>(ap + ir * steps);
               table[size_t(rows * (nr + 1) + cols)](uint64_t(steps), apanel, bpanel,
-                                                     c + ((ic + ir) * x.ldc + jc + jr) * 4, uint64_t(x.ldc) * 4,
+                                                     c + ((ic + ir - row0) * ldc + jc + jr - col0) * 4,
+                                                     uint64_t(ldc) * 4,
                                                      accumulate, uint64_t(x.lda) * 4);
             }
           }
         }
       }
+    }
+    if (tk_count > 1) {
+      // The first K part adds the others' sums into C once all are done; they wait, so that none
+      // writes the next item into its buffer before it was read.
+      SpinBarrier& kb = *k_barriers[size_t(group * grid + cell)];
+      kb.wait();
+      if (tk == 0)
+        for (int other = 1; other < tk_count; ++other) {
+          const uint32_t* part = ws.partial[size_t(group * per_item + other * grid + cell)].get();
+          for (int64_t i = r0; i < r1; ++i) {
+            uint32_t* row = reinterpret_cast<uint32_t*>(c_item) + i * x.ldc + c0;
+            const uint32_t* from = part + (i - r0) * (c1 - c0);
+            if (is_int)  // int32 sums as their bits: the same add, without signed overflow's undefinedness
+              for (int64_t j = 0; j < c1 - c0; ++j) row[j] += from[j];
+            else
+              for (int64_t j = 0; j < c1 - c0; ++j) {
+                float s, p;
+                std::memcpy(&s, &row[j], 4);
+                std::memcpy(&p, &from[j], 4);
+                s += p;
+                std::memcpy(&row[j], &s, 4);
+              }
+          }
+        }
+      kb.wait();
     }
     }
   };

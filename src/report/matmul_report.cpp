@@ -54,6 +54,7 @@ std::string blocking_text(const MatmulResult& r) {
   const MatmulConfig& c = r.config;
   std::string s = fmt::format("mc={} kc={} nc={} grid {}x{}", c.mc, c.kc, c.nc, c.thread_rows, c.thread_cols);
   if (c.batch_threads > 1) s += fmt::format(", items on {} groups", c.batch_threads);
+  if (c.k_threads > 1) s += fmt::format(", K in {} parts", c.k_threads);
   if (!r.config_source.empty()) s += " (" + r.config_source + ")";
   return s;
 }
@@ -88,7 +89,7 @@ json to_json(const TimingSummary& t, json row) {
 json to_json(const MatmulConfig& c) {
   return {{"mr", c.mr}, {"nv", c.nv}, {"nr", c.nr}, {"mc", c.mc}, {"kc", c.kc}, {"nc", c.nc},
           {"threads", c.threads}, {"thread_rows", c.thread_rows}, {"thread_cols", c.thread_cols},
-          {"batch_threads", c.batch_threads}};
+          {"batch_threads", c.batch_threads}, {"k_threads", c.k_threads}};
 }
 
 json to_json(const BaselineResult& b) {
@@ -126,6 +127,7 @@ MatmulConfig config_from(const json& j) {
   c.thread_rows = integer_at(j, "thread_rows", c.thread_rows);
   c.thread_cols = integer_at(j, "thread_cols", c.thread_cols);
   c.batch_threads = integer_at(j, "batch_threads", 1);  // documents from before batch groups: 1
+  c.k_threads = integer_at(j, "k_threads", 1);
   return c;
 }
 
@@ -238,6 +240,7 @@ constexpr Column kCells[] = {
     {"thread_rows", [](const MatmulResult& r) { return when_configured(r, r.config.thread_rows); }},
     {"thread_cols", [](const MatmulResult& r) { return when_configured(r, r.config.thread_cols); }},
     {"batch_threads", [](const MatmulResult& r) { return when_configured(r, r.config.batch_threads); }},
+    {"k_threads", [](const MatmulResult& r) { return when_configured(r, r.config.k_threads); }},
     {"config_source", [](const MatmulResult& r) { return r.config_source; }},
     {"max_rel_error",
      [](const MatmulResult& r) { return r.rows_checked > 0 ? scientific(r.max_rel_error, kError, "") : ""; }},

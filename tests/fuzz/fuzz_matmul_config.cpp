@@ -14,8 +14,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto c = cli::parse_config(text, base, vector_bits);
   if (c) {
     if (int64_t(c->nr) != int64_t(c->nv) * (vector_bits / 32)) fuzz::fail("nr is not nv x lanes", text);
-    if (int64_t(c->threads) != int64_t(c->batch_threads) * c->thread_rows * c->thread_cols)
-      fuzz::fail("threads is not the batch groups x the grid", text);
+    if (int64_t(c->threads) != int64_t(c->batch_threads) * c->k_threads * c->thread_rows * c->thread_cols)
+      fuzz::fail("threads is not the batch groups x the K parts x the grid", text);
     (void)cli::config_text(*c);
   }
   int64_t m = 0, n = 0, k = 0;
