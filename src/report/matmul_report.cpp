@@ -131,6 +131,17 @@ MatmulConfig config_from(const json& j) {
   return c;
 }
 
+// `status` of a row or a baseline ("ok" when absent); an unknown one reads as error, with a reason.
+void read_status(const json& j, Status& status, std::string& reason) {
+  const std::string text = text_at(j, "status", "ok");
+  if (auto s = status_from(text)) {
+    status = *s;
+    return;
+  }
+  status = Status::error;
+  if (reason.empty()) reason = fmt::format("unknown status \"{}\"", text);
+}
+
 BaselineResult baseline_from(const json& j) {
   BaselineResult b;
   b.library = text_at(j, "library");
@@ -142,13 +153,7 @@ BaselineResult baseline_from(const json& j) {
   b.speedup = number_at(j, "speedup");
   // Documents from before baselines ran isolated have no status: their rows were all measured.
   b.reason = text_at(j, "reason");
-  const std::string status = text_at(j, "status", "ok");
-  if (auto s = status_from(status)) {
-    b.status = *s;
-  } else {
-    b.status = Status::error;
-    if (b.reason.empty()) b.reason = fmt::format("unknown status \"{}\"", status);
-  }
+  read_status(j, b.status, b.reason);
   return b;
 }
 
@@ -351,13 +356,7 @@ MatmulResult matmul_from_json(const json& j) {
     for (const auto& b : *baselines)
       if (b.is_object()) r.baselines.push_back(baseline_from(b));
   r.reason = text_at(j, "reason");
-  const std::string status = text_at(j, "status", "ok");
-  if (auto s = status_from(status)) {
-    r.status = *s;
-  } else {
-    r.status = Status::error;
-    if (r.reason.empty()) r.reason = fmt::format("unknown status \"{}\"", status);
-  }
+  read_status(j, r.status, r.reason);
   return r;
 }
 
