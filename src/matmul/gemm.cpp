@@ -85,6 +85,25 @@ uint64_t level_bytes(const CpuInfo& cpu, int level, uint64_t fallback) {
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+// C[rows x cols] (leading dimension ldc words) += a K part's sums (cols words a row), as int32 or f32.
+void add_part(uint32_t* c, int64_t ldc, const uint32_t* part, int64_t rows, int64_t cols, bool int32) {
+  for (int64_t i = 0; i < rows; ++i) {
+    uint32_t* row = c + i * ldc;
+    const uint32_t* from = part + i * cols;
+    if (int32) {  // int32 sums added as their bits: the same add, without signed overflow's undefinedness
+      for (int64_t j = 0; j < cols; ++j) row[j] += from[j];
+      continue;
+    }
+    for (int64_t j = 0; j < cols; ++j) {
+      float s, p;
+      std::memcpy(&s, &row[j], 4);
+      std::memcpy(&p, &from[j], 4);
+      s += p;
+      std::memcpy(&row[j], &s, 4);
+    }
+  }
+}
+
 // The micro-kernel shape of a register block on this CPU: one place decides how int8 A is packed
 // and whether the elements are widened.
 isa::MicroKernelShape kernel_shape(const CpuInfo& cpu, MatmulDtype dtype, int mr, int nv, bool a_direct) {
@@ -285,69 +304,55 @@ Expected<bool> Gemm::run_batch(const GemmArgs& x, int64_t batch, const BatchStri
     SpinBarrier& barrier = *barriers[size_t((group * tk_count + tk) * tc_count + tc)];
     int block = 0;  // alternates the B buffers across k blocks and items alike
     for (int64_t item = group; item < batch; item += groups) {
-    const auto* a = static_cast<const uint8_t*>(x.a) + item * stride.a * es;
-    const auto* b = static_cast<const uint8_t*>(x.b) + item * stride.b * es;
-    auto* c_item = static_cast<uint8_t*>(x.c) + item * stride.c * 4;
-    // The first K part writes C; the others their own buffer, whose (0, 0) is C's (r0, c0).
-    const int64_t ldc = tk == 0 ? x.ldc : c1 - c0, row0 = tk == 0 ? 0 : r0, col0 = tk == 0 ? 0 : c0;
-    auto* c = tk == 0 ? c_item : reinterpret_cast<uint8_t*>(ws.partial[size_t(t)].get());
-    for (int64_t jc = c0; jc < c1; jc += g.nc) {
-      const int64_t nc = std::min<int64_t>(g.nc, c1 - jc), panels = ceil_div(nc, nr);
-      // Diagonal assignment: each thread of the group starts on a different B micro-panel, so
-      // they do not all read the same lines at the same moment.
-      const int64_t start = panels * tr / tr_count;
-      for (int64_t pc = k_begin; pc < k_end; pc += g.kc) {
-        const int64_t kc = std::min<int64_t>(g.kc, k_end - pc), steps = k_steps(kc, es, widened_);
-        uint32_t* bp = b_buffers[size_t(block++ & 1)].get();
-        pack_b(b + (pc * x.ldb + jc) * es, x.ldb, kc, nc, es, nr, panels * tr / tr_count,
-               panels * (tr + 1) / tr_count, bp, signed_a_, widened_);
-        barrier.wait();
-        const uint64_t accumulate = pc > k_begin;
-        for (int64_t ic = r0; ic < r1; ic += g.mc) {
-          const int64_t mc = std::min<int64_t>(g.mc, r1 - ic);
-          if (!direct) pack_a(a + (ic * x.lda + pc) * es, x.lda, mc, kc, es, mr, ap, signed_a_, widened_);
-          for (int64_t q = 0; q < panels; ++q) {
-            const int64_t jp = (q + start) % panels, jr = jp * nr;
-            const int cols = int(std::min<int64_t>(nr, nc - jr));
-            const uint32_t* bpanel = bp + jp * b_panel_words(steps, nr, signed_a_);
-            for (int64_t ir = 0; ir < mc; ir += mr) {
-              const int rows = int(std::min<int64_t>(mr, mc - ir));
-              const void* apanel = direct ? static_cast<const void*>(a + ((ic + ir) * x.lda + pc) * 4)
-                                          : static_cast<const void*>(ap + ir * steps);
-              table[size_t(rows * (nr + 1) + cols)](uint64_t(steps), apanel, bpanel,
-                                                     c + ((ic + ir - row0) * ldc + jc + jr - col0) * 4,
-                                                     uint64_t(ldc) * 4,
-                                                     accumulate, uint64_t(x.lda) * 4);
+      const auto* a = static_cast<const uint8_t*>(x.a) + item * stride.a * es;
+      const auto* b = static_cast<const uint8_t*>(x.b) + item * stride.b * es;
+      auto* c_item = static_cast<uint8_t*>(x.c) + item * stride.c * 4;
+      // The first K part writes C; the others their own buffer, whose (0, 0) is C's (r0, c0).
+      const int64_t ldc = tk == 0 ? x.ldc : c1 - c0, row0 = tk == 0 ? 0 : r0, col0 = tk == 0 ? 0 : c0;
+      auto* c = tk == 0 ? c_item : reinterpret_cast<uint8_t*>(ws.partial[size_t(t)].get());
+      for (int64_t jc = c0; jc < c1; jc += g.nc) {
+        const int64_t nc = std::min<int64_t>(g.nc, c1 - jc), panels = ceil_div(nc, nr);
+        // Diagonal assignment: each thread of the group starts on a different B micro-panel, so
+        // they do not all read the same lines at the same moment.
+        const int64_t start = panels * tr / tr_count;
+        for (int64_t pc = k_begin; pc < k_end; pc += g.kc) {
+          const int64_t kc = std::min<int64_t>(g.kc, k_end - pc), steps = k_steps(kc, es, widened_);
+          uint32_t* bp = b_buffers[size_t(block++ & 1)].get();
+          pack_b(b + (pc * x.ldb + jc) * es, x.ldb, kc, nc, es, nr, panels * tr / tr_count,
+                 panels * (tr + 1) / tr_count, bp, signed_a_, widened_);
+          barrier.wait();
+          const uint64_t accumulate = pc > k_begin;
+          for (int64_t ic = r0; ic < r1; ic += g.mc) {
+            const int64_t mc = std::min<int64_t>(g.mc, r1 - ic);
+            if (!direct) pack_a(a + (ic * x.lda + pc) * es, x.lda, mc, kc, es, mr, ap, signed_a_, widened_);
+            for (int64_t q = 0; q < panels; ++q) {
+              const int64_t jp = (q + start) % panels, jr = jp * nr;
+              const int cols = int(std::min<int64_t>(nr, nc - jr));
+              const uint32_t* bpanel = bp + jp * b_panel_words(steps, nr, signed_a_);
+              for (int64_t ir = 0; ir < mc; ir += mr) {
+                const int rows = int(std::min<int64_t>(mr, mc - ir));
+                const void* apanel = direct ? static_cast<const void*>(a + ((ic + ir) * x.lda + pc) * 4)
+                                            : static_cast<const void*>(ap + ir * steps);
+                table[size_t(rows * (nr + 1) + cols)](uint64_t(steps), apanel, bpanel,
+                                                       c + ((ic + ir - row0) * ldc + jc + jr - col0) * 4,
+                                                       uint64_t(ldc) * 4,
+                                                       accumulate, uint64_t(x.lda) * 4);
+              }
             }
           }
         }
       }
-    }
-    if (tk_count > 1) {
-      // The first K part adds the others' sums into C once all are done; they wait, so that none
-      // writes the next item into its buffer before it was read.
-      SpinBarrier& kb = *k_barriers[size_t(group * grid + cell)];
-      kb.wait();
-      if (tk == 0)
-        for (int other = 1; other < tk_count; ++other) {
-          const uint32_t* part = ws.partial[size_t(group * per_item + other * grid + cell)].get();
-          for (int64_t i = r0; i < r1; ++i) {
-            uint32_t* row = reinterpret_cast<uint32_t*>(c_item) + i * x.ldc + c0;
-            const uint32_t* from = part + (i - r0) * (c1 - c0);
-            if (is_int)  // int32 sums as their bits: the same add, without signed overflow's undefinedness
-              for (int64_t j = 0; j < c1 - c0; ++j) row[j] += from[j];
-            else
-              for (int64_t j = 0; j < c1 - c0; ++j) {
-                float s, p;
-                std::memcpy(&s, &row[j], 4);
-                std::memcpy(&p, &from[j], 4);
-                s += p;
-                std::memcpy(&row[j], &s, 4);
-              }
-          }
-        }
-      kb.wait();
-    }
+      if (tk_count > 1) {
+        // The first K part adds the others' sums into C once all are done; they wait, so that none
+        // writes the next item into its buffer before it was read.
+        SpinBarrier& kb = *k_barriers[size_t(group * grid + cell)];
+        kb.wait();
+        if (tk == 0)
+          for (int other = 1; other < tk_count; ++other)
+            add_part(reinterpret_cast<uint32_t*>(c_item) + r0 * x.ldc + c0, x.ldc,
+                     ws.partial[size_t(group * per_item + other * grid + cell)].get(), r1 - r0, c1 - c0, is_int);
+        kb.wait();
+      }
     }
   };
   team_->run(threads, worker);
