@@ -229,6 +229,9 @@ TEST_CASE("cli: matmul checks its result and refuses bad input", "[main][hw]") {
   Run groups = run_peakprobe("--threads 2 matmul --shape 8,8,8 --batch 1 --config batch_threads=2 --baseline none");
   CHECK(groups.rc == 2);  // a second group would have no item
   CHECK_THAT(groups.err, Catch::Contains("more than the 1 batch item"));
+  Run parts = run_peakprobe("--threads 2 matmul --shape 8,8,1 --config k_threads=2 --baseline none");
+  CHECK(parts.rc == 2);  // K = 1 has one k value to share
+  CHECK_THAT(parts.err, Catch::Contains("k_threads 2 is more than the 1 k group"));
 
   REQUIRE(r.rc == 0);
   auto doc = nlohmann::json::parse(r.out);

@@ -141,6 +141,12 @@ int run_matmul_command(GlobalOptions& g, const MatmulOptions& o) {
       return spdlog::error("--config batch_threads {} is more than the {} batch item{}", c->batch_threads, o.batch,
                            o.batch == 1 ? "" : "s"),
              kExitUsage;
+    // Likewise a K part without a k group (a word of the packed panels holds k_group k values).
+    const int kg = gemm.micro_kernel_shape(c->mr, c->nv, !c->pack_a).k_group();
+    if (c->k_threads > (k + kg - 1) / kg)
+      return spdlog::error("--config k_threads {} is more than the {} k group{} of K = {}", c->k_threads,
+                           (k + kg - 1) / kg, (k + kg - 1) / kg == 1 ? "" : "s", k),
+             kExitUsage;
     config = *c;
     source = "--config";
   } else if (o.autotune) {
