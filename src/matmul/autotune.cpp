@@ -1,5 +1,8 @@
 #include "matmul/autotune.hpp"
 
+#include "matmul/packing.hpp"
+#include "matmul/reference.hpp"
+
 #include <algorithm>
 #include <set>
 #include <tuple>
@@ -18,8 +21,7 @@ auto key(const MatmulConfig& c) {
 std::vector<MatmulConfig> autotune_grid(const MachineModel& machine, const MatmulProblem& p, int model_top) {
   const auto ranked = rank_configs(machine, p);
   // k values a packed word holds (widened kernels hold fewer: bf16 as f32, int8 as int16 pairs).
-  const int kg = p.dtype == MatmulDtype::f32 ? 1 : p.dtype == MatmulDtype::bf16 ? (machine.widened ? 1 : 2)
-                                                                                 : (machine.widened ? 2 : 4);
+  const int kg = packed_k_group(element_bytes(p.dtype), machine.widened);
   const int lanes = machine.vector_bits / 32;
   std::vector<MatmulConfig> out;
   std::set<decltype(key(MatmulConfig{}))> seen;
@@ -36,25 +38,21 @@ std::vector<MatmulConfig> autotune_grid(const MachineModel& machine, const Matmu
     if (std::find(blocks.begin(), blocks.end(), std::pair{c.config.mr, c.config.nv}) == blocks.end() &&
         blocks.size() < 3)
       blocks.emplace_back(c.config.mr, c.config.nv);
-  // Thread grids, and with a batch the splits into groups that each run their own items.
-  std::vector<std::tuple<int, int, int>> grids;
-  for (int groups = 1; groups <= p.threads; ++groups) {
-    if (p.threads % groups != 0 || groups > std::max<int64_t>(p.batch, 1)) continue;
-    const int per = p.threads / groups;
-    for (int rows = 1; rows <= per; ++rows)
-      if (per % rows == 0) grids.emplace_back(groups, rows, per / rows);
-  }
+  // Thread grids, and with a batch the splits into groups that each run their own items (K is not
+  // split in the grid: the model's best, added below, bring K parts where they pay).
+  const auto grids = thread_splits(std::max(1, p.threads), p.batch, 1);
   for (auto [mr, nv] : blocks)
     for (int steps : {128, 256, 512})
       for (int mc_rows : {48, 144, 288})
         for (int nc_cols : {512, 2048, 8192})
-          for (auto [groups, rows, cols] : grids) {
+          for (auto [groups, parts, rows, cols] : grids) {
             MatmulConfig c;
             c.mr = mr, c.nv = nv, c.nr = nv * lanes;
             c.kc = steps * kg;
             c.mc = int(round_up(mc_rows, mr));
             c.nc = int(round_up(nc_cols, c.nr));
             c.threads = p.threads, c.thread_rows = rows, c.thread_cols = cols, c.batch_threads = groups;
+            c.k_threads = parts;
             add(c);
           }
   for (int i = 0; i < model_top && i < int(ranked.size()); ++i) add(ranked[size_t(i)].config);

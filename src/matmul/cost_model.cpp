@@ -470,23 +470,6 @@ std::vector<std::pair<int, int>> thread_grids(int threads) {
   return grids;
 }
 
-// (batch_threads, k_threads, thread_rows, thread_cols) with their product = threads: every grid of
-// the threads; with a batch of several items, every split of the threads into groups that each run
-// their own items (at most one group per item); and every split of a group's threads into parts of
-// K (at most one per k group).
-std::vector<std::tuple<int, int, int, int>> thread_splits(int threads, int64_t batch, int64_t k_groups) {
-  std::vector<std::tuple<int, int, int, int>> out;
-  for (int groups = 1; groups <= threads; ++groups) {
-    if (threads % groups != 0 || groups > std::max<int64_t>(batch, 1)) continue;
-    const int per_group = threads / groups;
-    for (int parts = 1; parts <= per_group; ++parts) {
-      if (per_group % parts != 0 || parts > std::max<int64_t>(k_groups, 1)) continue;
-      for (auto [rows, cols] : thread_grids(per_group / parts)) out.emplace_back(groups, parts, rows, cols);
-    }
-  }
-  return out;
-}
-
 // Splits `total` into the fewest blocks of at most `max_block`, of even size rounded up to `unit`
 // (so 1026 rows in blocks of at most 510 become 3 blocks of 342, not 510 + 510 + 6).
 int64_t balanced_block(int64_t total, int64_t max_block, int64_t unit) {
@@ -643,6 +626,23 @@ std::vector<std::pair<int, int>> register_blocks(const MachineModel& machine, Ma
       if (mr * nv >= needed) blocks.emplace_back(mr, nv);
   if (blocks.empty()) blocks.emplace_back(1, 1);  // a register file too small for any block still runs 1x1
   return blocks;
+}
+
+// (batch_threads, k_threads, thread_rows, thread_cols) with their product = threads: every grid of
+// the threads; with a batch of several items, every split of the threads into groups that each run
+// their own items (at most one group per item); and every split of a group's threads into parts of
+// K (at most one per k group).
+std::vector<std::tuple<int, int, int, int>> thread_splits(int threads, int64_t batch, int64_t k_groups) {
+  std::vector<std::tuple<int, int, int, int>> out;
+  for (int groups = 1; groups <= threads; ++groups) {
+    if (threads % groups != 0 || groups > std::max<int64_t>(batch, 1)) continue;
+    const int per_group = threads / groups;
+    for (int parts = 1; parts <= per_group; ++parts) {
+      if (per_group % parts != 0 || parts > std::max<int64_t>(k_groups, 1)) continue;
+      for (auto [rows, cols] : thread_grids(per_group / parts)) out.emplace_back(groups, parts, rows, cols);
+    }
+  }
+  return out;
 }
 
 CandidateCost predict(const MachineModel& machine, const MatmulProblem& problem, const MatmulConfig& config) {

@@ -5,6 +5,7 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <tuple>
 #include <utility>
 #include <ostream>
 #include <string>
@@ -72,6 +73,11 @@ struct CandidateCost {
 // registers (mr*nv accumulators, nv B vectors, what spreads A, the kernel's temporaries: the
 // target's registers_needed for `dtype`) fit the register file, nv in 1..4.
 std::vector<std::pair<int, int>> register_blocks(const MachineModel& machine, MatmulDtype dtype = MatmulDtype::f32);
+
+// (batch_threads, k_threads, thread_rows, thread_cols) with their product = threads: every grid of
+// the threads; with a batch, every split into groups that each run their own items (at most one per
+// item); and every split of a group's threads into parts of K (at most k_groups of them).
+std::vector<std::tuple<int, int, int, int>> thread_splits(int threads, int64_t batch, int64_t k_groups);
 
 // Every candidate on a grid (register blocks x kc x mc x nc x thread grids), cheapest first.
 std::vector<CandidateCost> rank_configs(const MachineModel& machine, const MatmulProblem& problem);
