@@ -1,4 +1,5 @@
 #include <catch2/catch.hpp>
+#include <algorithm>
 
 #include "harness/timing.hpp"
 
@@ -56,4 +57,36 @@ TEST_CASE("a learned best ratio falls in steps, never at once", "[timing]") {
   // Emerald Rapids VM, right after 512-bit code: 0.80 against 1.008 is at most one step down.
   CHECK(lower_best_ratio(1.008, 0.80) == Approx(1.008 * (1 - kRulerCleanLimit)));
   CHECK(lower_best_ratio(1.008, 0) == Approx(1.008));           // no reading
+}
+
+TEST_CASE("only multi-cycle calls at their own fastest may teach the ratio", "[timing]") {
+  // Sapphire Rapids-class VM: the 3-cycle chain's calls (ticks of whole calls, in the order taken)
+  // ran 1-20% slow now and then, each time by another amount.
+  const std::vector<double> ticks = {23900, 23910, 29600, 23905, 27400, 23900, 23920, 25300, 23899, 23915};
+  const std::vector<bool> fine = multi_cycle_calls_fine(ticks, 3);
+  const std::vector<bool> want = {true, true, false, true, false, true, true, false, true, true};
+  CHECK(fine == want);
+  // A clock that moves slowly moves every call alike: nothing is left out.
+  std::vector<double> drifting;
+  for (int i = 0; i < 10; ++i) drifting.push_back(23900 * (1 + 0.002 * i));
+  const std::vector<bool> all = multi_cycle_calls_fine(drifting, 3);
+  CHECK(std::count(all.begin(), all.end(), true) == 10);
+  CHECK(multi_cycle_calls_fine({}, 3).empty());
+  CHECK_FALSE(multi_cycle_calls_fine({0.0}, 3)[0]);  // no reading is never fine
+}
+
+TEST_CASE("the paired clock is never faster than the add chain allows", "[timing]") {
+  // The multi-cycle estimate may correct a slightly slowed add chain ...
+  CHECK(paired_ticks_per_cycle(0.650, 0.640) == Approx(0.640));
+  // ... but never by more than the judge's limit: a ratio learned from slowed multi-cycle calls once
+  // read the clock 27% fast (0.6126 against an add chain steady at 0.649).
+  CHECK(paired_ticks_per_cycle(0.649, 0.490) == Approx(0.649 / (1 + kRulerChainLimit)));
+  CHECK(paired_ticks_per_cycle(0.649, 0.700) == Approx(0.649));  // a slower estimate changes nothing
+}
+
+TEST_CASE("the add to multi-cycle ratio learns in small steps", "[timing]") {
+  // After 512-bit code a Sapphire Rapids-class VM read the ratio at 0.298 against a quiet 0.334: one
+  // lesson moves it by kRulerSteadyChainLimit at most.
+  CHECK(lower_best_ratio(0.334, 0.298, kRulerSteadyChainLimit) == Approx(0.334 * (1 - kRulerSteadyChainLimit)));
+  CHECK(lower_best_ratio(0.334, 0.333, kRulerSteadyChainLimit) == Approx(0.333));
 }

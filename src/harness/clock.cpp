@@ -166,9 +166,14 @@ ClockSample ClockCalibrator::measure() {
     if (best_ratio < 1e300 && ruler_.best_wide_ratio <= 0) ruler_.best_wide_ratio = best_ratio;
     // The add/multi-cycle ratio only from tries whose wide stream ran undisturbed: a busy sibling can slow
     // the multi-cycle call too, which would make the add chain look faster than it can run.
+    // Nor from a multi-cycle call slower than the fastest of the tries (back to back, one clock).
+    std::vector<double> slow_calls;
+    for (const Try& t : tries) slow_calls.push_back(t.slow);
+    const std::vector<bool> slow_fine = multi_cycle_calls_fine(slow_calls, slow_calls.size());
     std::vector<double> chain_ratios, chain_ticks;
-    for (const Try& t : tries)
-      if (t.slow > 0 && ruler_.best_wide_ratio > 0 && t.wide / t.chain <= ruler_.best_wide_ratio * (1 + kRulerCleanLimit)) {
+    for (size_t i = 0; i < tries.size(); ++i)
+      if (const Try& t = tries[i]; slow_fine[i] && ruler_.best_wide_ratio > 0 &&
+                                   t.wide / t.chain <= ruler_.best_wide_ratio * (1 + kRulerCleanLimit)) {
         chain_ratios.push_back(t.chain / t.slow);
         chain_ticks.push_back(t.chain);
       }

@@ -60,10 +60,10 @@ double relative_spread(const std::vector<double>& v) {
 
 }  // namespace
 
-double lower_best_ratio(double best, double seen) {
+double lower_best_ratio(double best, double seen, double step) {
   if (!(seen > 0)) return best;
   if (!(best > 0)) return seen;
-  return std::min(best, std::max(seen, best * (1 - kRulerCleanLimit)));
+  return std::min(best, std::max(seen, best * (1 - step)));
 }
 
 bool multi_cycle_chain_unsteady(const std::vector<double>& add_tpc, const std::vector<double>& chain_ratio) {
@@ -79,6 +79,18 @@ bool multi_cycle_chain_unsteady(const std::vector<double>& add_tpc, const std::v
   if (low.size() < std::max<size_t>(2, (n + 4) / 5)) return false;
   const auto [lo, hi] = std::minmax_element(low.begin(), low.end());
   return *hi / *lo - 1 <= kRulerSteadyChainLimit;
+}
+
+std::vector<bool> multi_cycle_calls_fine(const std::vector<double>& call_ticks, size_t neighbours) {
+  const std::vector<double> near = local_min(call_ticks, neighbours);
+  std::vector<bool> fine(call_ticks.size());
+  for (size_t i = 0; i < call_ticks.size(); ++i)
+    fine[i] = call_ticks[i] > 0 && call_ticks[i] <= near[i] * (1 + kRulerSteadyChainLimit);
+  return fine;
+}
+
+double paired_ticks_per_cycle(double add_chain_tpc, double multi_cycle_estimate_tpc) {
+  return std::max(std::min(add_chain_tpc, multi_cycle_estimate_tpc), add_chain_tpc / (1 + kRulerChainLimit));
 }
 
 bool time_pair(isa::ProbeFn short_fn, isa::ProbeFn long_fn, double units_short, double units_long,
@@ -101,7 +113,7 @@ bool time_pair(isa::ProbeFn short_fn, isa::ProbeFn long_fn, double units_short, 
         std::vector<double> a, b, ta, tb;
         // Paired references, per sample: the clock, the add chain's own reading, TSC ticks per counter
         // tick, and the two ratios that judge the moment.
-        std::vector<double> chain_tpc, raw_chain_tpc, tsc_per_tick, wide_ratio, chain_ratio;
+        std::vector<double> chain_tpc, raw_chain_tpc, tsc_per_tick, wide_ratio, chain_ratio, slow_ticks;
         double spent = 0, best_a = 1e300, best_b = 1e300, best_x = 1e300;
         int since_improved = 0, clean = 0;
         for (int n = 0; n < budget.max_samples; ++n) {
@@ -119,9 +131,7 @@ bool time_pair(isa::ProbeFn short_fn, isa::ProbeFn long_fn, double units_short, 
             ruler->wide(1, ruler->buffer, ruler->consts);
             CallTime rw = time_call(ruler->wide, ruler->wide_iters, ruler->buffer, ruler->consts, counter);
             // The clock of this moment: the add chain, or what the multi-cycle chain says the add chain
-            // would have taken undisturbed, whichever is faster. Nothing makes either chain faster
-            // than its hardware latency; a sibling taking ALU slots slows the 1-cycle chain about
-            // three times as much as the 3-cycle one.
+            // would have taken undisturbed, whichever is faster, within bounds (paired_ticks_per_cycle).
             auto per_cycle = [&](double call_ticks) {
               return std::max(1e-9, (call_ticks - ruler->chain_fixed_ticks) / ruler->chain_units);
             };
@@ -130,7 +140,8 @@ bool time_pair(isa::ProbeFn short_fn, isa::ProbeFn long_fn, double units_short, 
             raw_chain_tpc.push_back(per_cycle(double(rc.ticks)));
             const double slow_tpc = per_cycle(double(rs.ticks) * ruler->best_chain_ratio);
             tsc_per_tick.push_back(rc.ticks ? double(rc.tsc) / double(rc.ticks) : 1.0);
-            chain_tpc.push_back(ruler->slow_unsteady ? raw_chain_tpc.back() : std::min(raw_chain_tpc.back(), slow_tpc));
+            chain_tpc.push_back(ruler->slow_unsteady ? raw_chain_tpc.back() : paired_ticks_per_cycle(raw_chain_tpc.back(), slow_tpc));
+            slow_ticks.push_back(double(rs.ticks));
             // Wide call over chain call, both whole: a ratio of two adjacent moments, no overhead model.
             wide_ratio.push_back(rc.ticks ? double(rw.ticks) / double(rc.ticks) : 1e9);
             chain_ratio.push_back(rs.ticks ? double(rc.ticks) / double(rs.ticks) : 1e9);
@@ -187,6 +198,7 @@ bool time_pair(isa::ProbeFn short_fn, isa::ProbeFn long_fn, double units_short, 
         // chain (measured on Zen 3: chain +1-3%, wide +15-100%), so the ratio only rises with it.
         const std::vector<double> near = local_min(raw_chain_tpc, kChainNeighbours);
         std::vector<bool> chain_ok(raw_chain_tpc.size(), true);
+        const std::vector<bool> slow_fine = multi_cycle_calls_fine(slow_ticks, kChainNeighbours);
         std::vector<double> ratio_ok, chain_ratio_ok, add_ok;
         for (size_t i = 0; i < raw_chain_tpc.size(); ++i) {
           // The sample's own chain call, not the nearby minimum: a preempted chain call must not
@@ -195,7 +207,12 @@ bool time_pair(isa::ProbeFn short_fn, isa::ProbeFn long_fn, double units_short, 
           if (chain_ok[i]) ratio_ok.push_back(wide_ratio[i]);
           // Only a moment whose wide stream ran undisturbed may teach the chain ratio: a busy sibling
           // can slow the multi-cycle call too, which would make the add chain look faster than it can run.
-          if (chain_ok[i] && wide_ratio[i] <= ruler->best_wide_ratio * (1 + kRulerCleanLimit)) {
+          // Nor a moment whose wide stream ran well *faster* than its undisturbed best: the references
+          // are then in an odd state of their own (on a Sapphire Rapids-class VM, right after 512-bit
+          // code: wide/chain 0.945 against 1.02, add/multi-cycle 0.30 against 0.334, for tens of
+          // samples), not in the quiet one the ratio stands for.
+          if (chain_ok[i] && slow_fine[i] && wide_ratio[i] <= ruler->best_wide_ratio * (1 + kRulerCleanLimit) &&
+              wide_ratio[i] >= ruler->best_wide_ratio * (1 - kRulerCleanLimit)) {
             chain_ratio_ok.push_back(chain_ratio[i]);
             add_ok.push_back(raw_chain_tpc[i]);
           }
@@ -223,7 +240,9 @@ bool time_pair(isa::ProbeFn short_fn, isa::ProbeFn long_fn, double units_short, 
         if (ratio_ok.size() >= 5) {
           ruler->best_wide_ratio = lower_best_ratio(ruler->best_wide_ratio, std::max(percentile(ratio_ok, 0.25), confirmed_min(ratio_ok, 0.01)));
           if (chain_ratio_ok.size() >= 5 && !ruler->slow_unsteady)
-            ruler->best_chain_ratio = std::min(ruler->best_chain_ratio, std::max(percentile(chain_ratio_ok, 0.1), confirmed_min(chain_ratio_ok, 0.005)));
+            ruler->best_chain_ratio = lower_best_ratio(ruler->best_chain_ratio,
+                                                       std::max(percentile(chain_ratio_ok, 0.1), confirmed_min(chain_ratio_ok, 0.005)),
+                                                       kRulerSteadyChainLimit);
         }
         for (size_t i = 0; i < tpc.size(); ++i)
           spdlog::trace("    sample {:2}: add chain {:.4f} clock {:.4f} local {:.4f} wide/chain {:.4f} (best {:.4f}) "

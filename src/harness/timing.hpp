@@ -72,7 +72,9 @@ inline constexpr double kRulerCleanLimit = 0.05;
 // calibration right after 512-bit FMA code saw the ratio at 0.80-0.83 against 1.007 everywhere
 // else, and every later sample of the run then looked 25-60% slowed. A core that really runs the
 // wide stream faster teaches it over a few lessons.
-double lower_best_ratio(double best, double seen);
+// (The add/multi-cycle ratio learns in steps of kRulerSteadyChainLimit: its undisturbed value holds
+// within 0.5% on a quiet core, and a lesson taken in an odd moment must not move it far.)
+double lower_best_ratio(double best, double seen, double step = kRulerCleanLimit);
 // A sample counts as undisturbed while the 1-cycle chain runs within this of its best ratio to the
 // multi-cycle one. The clock itself is the faster of the two chains, so a slowed add chain does not
 // bias the conversion; the limit marks moments when a sibling takes enough ALU slots to slow the
@@ -94,6 +96,23 @@ inline constexpr double kRulerSteadyChainLimit = 0.01;
 // modes 5.6% apart; its slow mode taken for the undisturbed ratio left every sample looking slowed
 // and every figure 6-12% high. Such a chain cannot witness a slowed add chain. Needs 6 moments.
 bool multi_cycle_chain_unsteady(const std::vector<double>& add_tpc, const std::vector<double>& chain_ratio);
+
+// Which multi-cycle calls ran at that chain's own undisturbed rate: within kRulerSteadyChainLimit of
+// the fastest call among `neighbours` on each side (whole calls of one length, in the order taken).
+// Only those may teach the add/multi-cycle ratio: a slowed multi-cycle call lowers its moment's
+// ratio, and a lowered ratio taken as the undisturbed one makes every later steady add chain look
+// slowed and, as a clock, reads it fast. Seen on a Sapphire Rapids-class VM (family 6, AMX): the
+// 3-cycle chain ran 1-20% slow in a third of its calls, each time by another amount (its sibling
+// taking its one multiplier port now and then), the ratio learned fell from 0.334 to 0.246, and
+// every figure of that run read 25-37% low in cycles (an add chain at 1.3 cycles).
+std::vector<bool> multi_cycle_calls_fine(const std::vector<double>& call_ticks, size_t neighbours);
+
+// The clock of one moment in ticks per core cycle: the add chain's own reading, or the lower one the
+// multi-cycle chain says an undisturbed add chain would have taken (a sibling taking ALU slots slows
+// the 1-cycle chain about three times as much), but never more than kRulerChainLimit below the add
+// chain itself: a larger gap is a disturbed moment that the judge leaves out, not a clock, and
+// nothing makes a chain faster than its latency.
+double paired_ticks_per_cycle(double add_chain_tpc, double multi_cycle_estimate_tpc);
 
 struct PairTiming {
   Stats per_unit;       // counter ticks per unit (instruction) from min/median/max of each function

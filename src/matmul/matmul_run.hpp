@@ -27,7 +27,7 @@ struct MatmulRequest {
   bool flush_tlb = false;         // with a cold cache: also evict the TLB before each run
   int warmup = 2;
   int min_repetitions = 5;
-  double min_seconds = 0.5;       // keep repeating until this much time was measured
+  double min_seconds = 0.5;       // keep repeating until this much wall time (cold-cache set-up included) was spent
   int max_repetitions = 10000;
   // Libraries to run too: "onednn" (every dtype), "openblas" and "blis" (f32 only), paths.
   std::vector<std::string> baselines;

@@ -371,15 +371,26 @@ TEST_CASE("branches: each jumps to the next instruction, in the encoding its for
 }
 
 // A branch whose direction never changes is predicted after the first iterations; one that flipped
-// would pay a misprediction (10 cycles or more on any x86-64 core) on many of them.
+// would pay a misprediction on many of them. The bar is the machine's own unconditional jump of the
+// same length: never mispredicted, so a conditional branch whose flags hold costs no more than it
+// (taken) or less (not taken). Not a fixed cycle count: a stream of taken branches to the next
+// instruction runs at the front end's rate of taken branches, 0.5-2 cycles on a Zen 4 and about 7.5
+// cycles (rel8) on a Sapphire Rapids-class VM, where the jump itself takes 7.2.
 TEST_CASE("hw: branches whose direction the flags hold never pay a misprediction", "[hw][emitter]") {
-  for (const char* text : {"jz rel8", "jnz rel8", "jmp rel32", "jl rel32", "jge rel8"}) {
-    ProbeResult r = test::measure_form(text);
-    REQUIRE_OK_OR_SKIP(r);
-    REQUIRE(r.recip_throughput_cycles);
-    INFO(text << ": " << *r.recip_throughput_cycles << " cycles");
-    CHECK(*r.recip_throughput_cycles < 3.0);
-    CHECK_FALSE(r.latency_cycles);
-    CHECK(r.latency_method.find("throughput only") != std::string::npos);
+  for (const char* width : {"rel8", "rel32"}) {
+    ProbeResult jump = test::measure_form(std::string("jmp ") + width);
+    REQUIRE_OK_OR_SKIP(jump);
+    REQUIRE(jump.recip_throughput_cycles);
+    for (const char* cc : {"jz", "jnz", "jl", "jge"}) {
+      const std::string text = std::string(cc) + " " + width;
+      ProbeResult r = test::measure_form(text);
+      REQUIRE_OK_OR_SKIP(r);
+      REQUIRE(r.recip_throughput_cycles);
+      INFO(text << ": " << *r.recip_throughput_cycles << " cycles, jmp " << width << ": "
+                << *jump.recip_throughput_cycles);
+      CHECK(*r.recip_throughput_cycles <= *jump.recip_throughput_cycles * 1.25 + 0.5);
+      CHECK_FALSE(r.latency_cycles);
+      CHECK(r.latency_method.find("throughput only") != std::string::npos);
+    }
   }
 }
