@@ -29,7 +29,16 @@ struct MicroKernelShape {
   // FMA; int8 as int16 pairs (A zero-extended, B sign-extended; two k values a word) for a
   // multiply-add of int16 pairs into int32 and an add.
   bool widened = false;
+  // The block runs on the CPU's matrix unit (tile multiply-accumulate) instead of vector registers:
+  // C is mr/16 x nv accumulator tiles of 16 rows x lanes() columns, each k block of
+  // kTileDepthSteps steps is one tile of A per 16 rows and one tile of B per nv, and the A panel is
+  // packed row by row (each row's k steps contiguous, a_rows_packed()), zero padded to whole blocks.
+  bool tiles = false;
+  static constexpr int kTileRows = 16;
+  static constexpr int kTileDepthSteps = 16;
   int lanes() const { return vec_bits / 32; }
+  // k steps of a packed panel come in whole blocks of this many (zero padded).
+  int step_block() const { return tiles ? kTileDepthSteps : 1; }
   int nr() const { return nv * lanes(); }
   // k values one 32-bit word of a packed panel holds.
   int k_group() const {

@@ -30,6 +30,7 @@ struct MatmulRoof {
   int vector_bits = 0;
   double ops = 0;      // arithmetic operations per instruction (a multiply-add counts two)
   std::string dtype;   // the catalog's dtype name of those operations
+  bool tiles = false;  // a matrix-unit instruction (MicroKernelShape::tiles), not a vector one
 };
 
 // A multiply (fused multiply-add where there is one) and an add of the same width, for the search of
@@ -48,6 +49,9 @@ struct LibraryIsaLimit {
   // BLIS 0.9 cannot be told which kernels to use: its row is kept only when the configuration it
   // picked by itself (bli_arch_string) is one of these.
   std::vector<std::string> blis_configs;
+  // Only oneDNN has kernels above this level (the matrix unit above the widest vectors): the others
+  // run as they are.
+  bool onednn_only = false;
 };
 
 // An instruction text as the ISA's parser and instruction database understand it: what the catalog,
@@ -100,6 +104,8 @@ class Target {
   // Whether the kernels of `dtype` on this CPU run on widened elements (MicroKernelShape::widened):
   // true where the vector width the GEMM uses has no dot product of that dtype.
   virtual bool gemm_widened(const CpuInfo& cpu, MatmulDtype dtype) const = 0;
+  // Whether the kernels of `dtype` on this CPU run on its matrix unit (MicroKernelShape::tiles).
+  virtual bool gemm_tiles(const CpuInfo& cpu, MatmulDtype dtype) const = 0;
   // Architectural vector registers of one width (what a register block may use).
   virtual int vector_registers(int vector_bits) const = 0;
   // The widest vector the cost model plans with (the GEMM's width where it runs, else the widest
@@ -112,6 +118,8 @@ class Target {
   virtual std::string check_kernel_shape(const MicroKernelShape& shape, int vector_registers) const = 0;
   // The micro-kernels of one shape (compiled on first use).
   virtual std::unique_ptr<MicroKernels> micro_kernels(const MicroKernelShape& shape) const = 0;
+  // The name of the matrix unit in kernel names (MicroKernelShape::tiles).
+  virtual std::string tiles_name() const = 0;
   // The name of a vector width in results, kernel names and options ("scalar" for 0 or 64 bits).
   virtual std::string width_name(int vector_bits) const = 0;
   virtual MatmulRoof matmul_roof(const CpuInfo& cpu, MatmulDtype dtype) const = 0;

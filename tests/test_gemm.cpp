@@ -38,6 +38,8 @@ std::vector<MatmulDtype> supported_dtypes() {
 MatmulConfig small_blocks(MatmulDtype dt, int mr, int nv, int rows, int cols, const CpuInfo& on = cpu()) {
   MatmulConfig g;
   const int lanes = gemm_vector_bits(on) / 32;
+  // Where the dtype runs on the matrix unit, its smallest tile block stands in for a register block.
+  if (isa::host_target().gemm_tiles(on, dt)) mr = isa::MicroKernelShape::kTileRows, nv = 1;
   g.mr = mr, g.nv = nv, g.nr = nv * lanes;
   g.mc = mr * 2, g.nc = g.nr * 2, g.kc = 4 * (4 / element_bytes(dt));
   g.thread_rows = rows, g.thread_cols = cols, g.threads = rows * cols;
@@ -68,8 +70,10 @@ TEST_CASE("gemm: primes, tall and skinny shapes, small blocks, register blocks a
     for (Shape s : {Shape{127, 131, 137}, Shape{1, 513, 3}, Shape{513, 1, 7}, Shape{7, 5, 1000}, Shape{200, 3, 1},
                     Shape{97, 200, 61}}) {
       // Register blocks of every width; a smaller register file holds fewer.
-      for (auto [mr, nv] : {std::pair{6, regs == 32 ? 4 : 2}, std::pair{8, 3}, std::pair{1, 1}, std::pair{4, 2}}) {
-        if (isa::host_target().registers_needed(gemm.micro_kernel_shape(mr, nv, false)) > regs) continue;
+      // (Tile blocks too, where the dtype runs on the matrix unit; each kind skips the other's.)
+      for (auto [mr, nv] : {std::pair{6, regs == 32 ? 4 : 2}, std::pair{8, 3}, std::pair{1, 1}, std::pair{4, 2},
+                            std::pair{32, 2}, std::pair{16, 3}}) {
+        if (!isa::host_target().check_kernel_shape(gemm.micro_kernel_shape(mr, nv, false), regs).empty()) continue;
         for (auto [rows, cols] : {std::pair{1, 1}, std::pair{2, 1}, std::pair{1, 2}}) {
           INFO(to_string(dt) << " " << s.m << "x" << s.n << "x" << s.k << " block " << mr << "x" << nv
                              << " grid " << rows << "x" << cols);
@@ -213,7 +217,11 @@ TEST_CASE("gemm: the default tiling follows the caches and the problem", "[gemm]
   CHECK(uint64_t(g.mc) * uint64_t(g.kc) * 4 <= (1u << 20) / 2);
   CHECK(g.thread_rows * g.thread_cols == 2);
   MatmulConfig b16 = default_config(c, MatmulDtype::bf16, 4096, 4096, 4096, 1);
-  CHECK(b16.kc == 2 * steps);  // the same k steps hold two bf16 values each
+  const isa::MicroKernelShape b16_shape = Gemm(c, MatmulDtype::bf16).micro_kernel_shape(b16.mr, b16.nv, false);
+  if (!b16_shape.tiles)
+    CHECK(b16.kc == 2 * steps);  // the same k steps hold two bf16 values each
+  else
+    CHECK(b16.kc % (2 * b16_shape.step_block()) == 0);  // whole tile depths of bf16 pairs
   MatmulConfig tiny = default_config(c, MatmulDtype::f32, 5, 7, 3, 1);
   CHECK(tiny.kc == 3);
   CHECK(tiny.mc == (5 + tiny.mr - 1) / tiny.mr * tiny.mr);  // m rounded up to whole blocks

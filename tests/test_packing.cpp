@@ -195,3 +195,33 @@ TEST_CASE("packing: widened panels hold bf16 as f32 and int8 as int16 pairs, A z
   CHECK(pbf[4 + 2] == 0x9abc0000u);
   CHECK(pbf[3] == 0u);
 }
+
+TEST_CASE("packing: tile A panels row by row, k steps padded to whole tile depths", "[packing]") {
+  // k steps rounded up to blocks: 3 bf16 values are 2 steps, padded to 16 for a tile kernel.
+  CHECK(k_steps(3, 2) == 2);
+  CHECK(k_steps(3, 2, false, 16) == 16);
+  CHECK(k_steps(64, 1, false, 16) == 16);  // 64 int8 values: exactly one tile depth
+  CHECK(k_steps(65, 1, false, 16) == 32);
+  // bf16, 3 rows x k 3 (lda 4), mr 2, 16 steps a row: panel 0 rows 0-1, panel 1 row 2 and a zero row.
+  std::vector<uint16_t> a = {0x11, 0x12, 0x13, 0x14, 0x21, 0x22, 0x23, 0x24, 0x31, 0x32, 0x33, 0x34};
+  const int64_t steps = 16;
+  std::vector<uint32_t> out(size_t(2 * 2 * steps), 0xdeadbeef);
+  pack_a_rows(a.data(), 4, 3, 3, 2, 2, steps, out.data());
+  CHECK(out[0] == 0x00120011u);              // row 0, step 0: k 0 and 1
+  CHECK(out[1] == 0x00000013u);              // row 0, step 1: k 2 and a zero
+  for (int64_t s = 2; s < steps; ++s) CHECK(out[size_t(s)] == 0u);  // padding steps
+  CHECK(out[size_t(steps)] == 0x00220021u);  // row 1 follows row 0 a whole padded row on
+  CHECK(out[size_t(2 * steps)] == 0x00320031u);  // panel 1, row 2
+  for (int64_t s = 0; s < steps; ++s) CHECK(out[size_t(3 * steps + s)] == 0u);  // the row past M
+}
+
+TEST_CASE("packing: a B panel padded to a tile depth ends in zero steps", "[packing]") {
+  // int8, k 5 (2 steps of quads), 4 columns, nr 4, padded to 16 steps.
+  std::vector<int8_t> b(5 * 4);
+  std::iota(b.begin(), b.end(), int8_t(1));
+  std::vector<uint32_t> out(size_t(16 * 4), 0xdeadbeef);
+  pack_b(b.data(), 4, 5, 4, 1, 4, 0, 1, out.data(), false, false, 16);
+  CHECK(out[0] == 0x0d090501u);  // column 0, k 0-3: 1, 5, 9, 13
+  CHECK(out[4] == 0x00000011u);  // column 0, k 4: 17, then zeros past K
+  for (size_t w = 8; w < out.size(); ++w) CHECK(out[w] == 0u);
+}

@@ -16,6 +16,8 @@ class A64Target final : public isa::Target {
   std::string gemm_unsupported(const CpuInfo& cpu, MatmulDtype dtype) const override;
   bool gemm_signed_a(const CpuInfo& cpu, MatmulDtype dtype) const override;
   bool gemm_widened(const CpuInfo&, MatmulDtype) const override { return false; }
+  bool gemm_tiles(const CpuInfo&, MatmulDtype) const override { return false; }  // SME: asmjit has no encoder
+  std::string tiles_name() const override { return "sme"; }
   int vector_registers(int) const override { return 32; }
   int model_vector_bits(const CpuInfo&) const override { return 128; }
   int registers_needed(const isa::MicroKernelShape& shape) const override;

@@ -42,6 +42,10 @@ std::optional<Arithmetic> packed_integer(const std::string& m, int width) {
 }  // namespace
 
 std::optional<Arithmetic> arithmetic_of(const InstForm& f) {
+  // AMX tile products: 16 x 16 sums of 32 bf16 pairs' or 64 byte quads' products, two ops each.
+  const std::string& tm = f.text.mnemonic;
+  if (tm == "tdpbf16ps" || tm == "tdpfp16ps") return Arithmetic{2.0 * 16 * 16 * 32, tm == "tdpbf16ps" ? "bf16" : "f16"};
+  if (tm == "tdpbssd" || tm == "tdpbsud" || tm == "tdpbusd" || tm == "tdpbuud") return Arithmetic{2.0 * 16 * 16 * 64, "i8"};
   const int width = widest_vector_bits(f);
   if (width == 0) return std::nullopt;
   std::string m = f.text.mnemonic;

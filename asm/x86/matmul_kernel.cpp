@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "asm/x86/tile_kernel.hpp"
+
 namespace peakprobe::x86 {
 using namespace asmjit;
 namespace ax = asmjit::x86;
@@ -156,7 +158,7 @@ Expected<JitFunction> compile(const MicroKernelShape& s, int rows, int cols, std
   StringLogger logger;
   if (listing) code.setLogger(&logger);
   ax::Assembler e(&code);
-  if (Error err = emit_kernel(e, s, rows, cols))
+  if (Error err = s.tiles ? emit_tile_kernel(e, s, rows, cols) : emit_kernel(e, s, rows, cols))
     return make_error(std::string("micro-kernel: ") + DebugUtils::errorAsString(err));
   auto fn = add_to_runtime(code);
   if (fn && listing) *listing = logger.data();
@@ -166,6 +168,7 @@ Expected<JitFunction> compile(const MicroKernelShape& s, int rows, int cols, std
 }  // namespace
 
 std::string check_shape(const MicroKernelShape& s, int vector_registers) {
+  if (s.tiles) return check_tile_shape(s);
   if (s.vec_bits != 512 && s.vec_bits != 256) return fmt::format("vector width {} bits: only 256 and 512", s.vec_bits);
   if (s.dtype != MatmulDtype::f32 && s.vec_bits != 512 && !s.widened)
     return fmt::format("{} dot-product kernels need AVX-512 (vdpbf16ps / vpdpbusd on zmm); 256-bit ones widen",

@@ -31,6 +31,7 @@ using MicroKernelShape = isa::MicroKernelShape;
 // the product of vpmaddwd before it is added. (Taking B from memory in vpmaddwd instead, to fit 7x2
 // blocks, ran 18% slower on a Zen 4.)
 inline int registers_needed(const MicroKernelShape& s) {
+  if (s.tiles) return 0;  // tile kernels hold C, A and B in tiles (check_tile_shape counts them)
   return s.mr * s.nv + s.nv + 1 + (s.widened && s.dtype == MatmulDtype::i8 ? 1 : 0);
 }
 

@@ -140,11 +140,24 @@ std::string X86Target::gemm_unsupported(const CpuInfo& cpu, MatmulDtype dtype) c
 // The 512-bit dot products, where the GEMM runs at 512 bits. AVX-VNNI's 256-bit vpdpbusd (Alder
 // Lake, Zen 5) is not used yet: on AVX2 int8 always widens.
 bool X86Target::gemm_widened(const CpuInfo& cpu, MatmulDtype dtype) const {
+  if (gemm_tiles(cpu, dtype)) return false;  // AMX takes bf16 and int8 as they are
   const bool zmm = gemm_vector_bits(cpu) == 512;
   switch (dtype) {
     case MatmulDtype::f32: return false;
     case MatmulDtype::bf16: return !(zmm && cpu.has("avx512_bf16"));
     case MatmulDtype::i8: return !(zmm && cpu.has("avx512_vnni"));
+  }
+  return false;
+}
+
+// AMX where the CPU has the dtype's tile product and the OS granted the tile state (a feature the
+// kernel did not grant is not in cpu.features); --isa avx512 and below take AMX away.
+bool X86Target::gemm_tiles(const CpuInfo& cpu, MatmulDtype dtype) const {
+  if (gemm_vector_bits(cpu) != 512 || !cpu.has("amx_tile")) return false;
+  switch (dtype) {
+    case MatmulDtype::f32: return false;
+    case MatmulDtype::bf16: return cpu.has("amx_bf16");
+    case MatmulDtype::i8: return cpu.has("amx_int8");
   }
   return false;
 }
@@ -160,12 +173,15 @@ isa::MatmulRoof X86Target::matmul_roof(const CpuInfo& cpu, MatmulDtype dtype) co
     }
     // Two bf16 products per 32-bit lane, each a multiply and an add; widened, the f32 FMA.
     case MatmulDtype::bf16:
+      // 16 x 16 x 32 products a tile multiply, each a multiply and an add.
+      if (gemm_tiles(cpu, dtype)) return {"tdpbf16ps tmm, tmm, tmm", 512, 2.0 * 16 * 16 * 32, "bf16", true};
       if (gemm_widened(cpu, dtype)) return matmul_roof(cpu, MatmulDtype::f32);
       return {"vdpbf16ps zmm, zmm, zmm", 512, 2.0 * 2 * 512 / 32, "bf16"};
     // Four u8 x s8 products per 32-bit lane; widened, two int16 products. The roof is the
     // multiply-add alone: where the vpaddd beside each one shares its pipes (Intel's ports 0, 1 and 5)
     // the kernel cannot reach it, and the efficiency shows that.
     case MatmulDtype::i8: {
+      if (gemm_tiles(cpu, dtype)) return {"tdpbusd tmm, tmm, tmm", 512, 2.0 * 16 * 16 * 64, "i8", true};
       if (gemm_widened(cpu, dtype)) {
         const int bits = gemm_vector_bits(cpu);
         return {bits == 512 ? "vpmaddwd zmm, zmm, zmm" : "vpmaddwd ymm, ymm, ymm", bits, 2.0 * 2 * bits / 32, "i16"};
@@ -233,11 +249,18 @@ std::string X86Target::width_class(const std::string& text) const {
 }
 
 Expected<CpuInfo> X86Target::limit_isa(const CpuInfo& cpu, const std::string& level) const {
-  if (level == "avx512") {
-    if (!cpu.has("avx512_f")) return make_error("--isa avx512: this CPU has no avx512_f");
+  if (level == "amx") {
+    if (!cpu.has("amx_tile")) return make_error("--isa amx: this CPU has no amx_tile (or the OS did not grant its state)");
     return cpu;
   }
-  if (level != "avx2") return make_error(fmt::format("--isa '{}': one of avx2, avx512", level));
+  if (level == "avx512") {
+    if (!cpu.has("avx512_f")) return make_error("--isa avx512: this CPU has no avx512_f");
+    // The vector kernels alone: AMX's tiles go (oneDNN and the other libraries are held to avx512 too).
+    CpuInfo out = cpu;
+    std::erase_if(out.features, [](const std::string& f) { return f.rfind("amx", 0) == 0; });
+    return out;
+  }
+  if (level != "avx2") return make_error(fmt::format("--isa '{}': one of avx2, avx512, amx", level));
   if (!cpu.has("avx2") || !cpu.has("fma")) return make_error("--isa avx2: this CPU lacks avx2 or fma");
   // Everything EVEX-encoded goes: AVX-512 in all its parts, AVX10, and AMX (its tiles are fed by
   // AVX-512 code). VEX forms such as avx_vnni stay: they run on ymm registers.
@@ -275,8 +298,14 @@ Expected<isa::ChaseCode> X86Target::compile_chase(int chains) const {
 
 isa::LibraryIsaLimit X86Target::library_isa_limit(const std::string& level) const {
   isa::LibraryIsaLimit limit;
-  // avx512 is the widest level peakprobe's own kernels have: the libraries run as they would without
-  // --isa (oneDNN may still pick AMX kernels where the CPU has them, as it does by default).
+  // amx (and no --isa) lets every library pick what it likes; at avx512 oneDNN is held below AMX (the
+  // only library here with AMX kernels).
+  if (level == "avx512") {
+    limit.level = level;
+    limit.onednn_max_isa = 0xe7;  // dnnl_cpu_isa_avx512_core_bf16 (with VNNI; oneDNN 2 and 3)
+    limit.onednn_only = true;
+    return limit;
+  }
   if (level != "avx2") return limit;
   limit.level = level;
   limit.onednn_max_isa = 0x7;  // dnnl_cpu_isa_avx2 (the same value in oneDNN 2 and 3)

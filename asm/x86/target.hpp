@@ -18,6 +18,8 @@ class X86Target final : public isa::Target {
   // A is never shifted.
   bool gemm_signed_a(const CpuInfo&, MatmulDtype) const override { return false; }
   bool gemm_widened(const CpuInfo& cpu, MatmulDtype dtype) const override;
+  bool gemm_tiles(const CpuInfo& cpu, MatmulDtype dtype) const override;
+  std::string tiles_name() const override { return "amx"; }
   int vector_registers(int vector_bits) const override { return vector_bits == 512 ? 32 : 16; }
   int model_vector_bits(const CpuInfo& cpu) const override;
   int registers_needed(const isa::MicroKernelShape& shape) const override;
@@ -44,7 +46,7 @@ class X86Target final : public isa::Target {
   Expected<isa::MemKernelCode> compile_mem_kernel(isa::MemKernel kernel, int bits, const CpuInfo& cpu) const override;
   int max_chase_chains() const override;
   Expected<isa::ChaseCode> compile_chase(int chains) const override;
-  std::vector<std::string> isa_levels() const override { return {"avx2", "avx512"}; }
+  std::vector<std::string> isa_levels() const override { return {"avx2", "avx512", "amx"}; }
   Expected<CpuInfo> limit_isa(const CpuInfo& cpu, const std::string& level) const override;
   isa::LibraryIsaLimit library_isa_limit(const std::string& level) const override;
 };

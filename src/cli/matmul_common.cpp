@@ -28,6 +28,7 @@ MatmulRoof measure_roof(const GlobalOptions& g, const CpuInfo& cpu, MatmulDtype 
   const isa::MatmulRoof what = isa::host_target().matmul_roof(cpu, dtype);
   roof.source = what.instruction;
   roof.vector_bits = what.vector_bits;
+  roof.tiles = what.tiles;
   roof.threads = threads;
   roof.dtype = dtype;
   if (isa::host_target().gemm_widened(cpu, dtype)) roof.widened_to = dtype == MatmulDtype::bf16 ? "f32" : "int16";
@@ -116,7 +117,8 @@ void score_matmul(MatmulResult& r, const MatmulRoof& roof, const MachineModel& m
   r.ceiling_source = roof.source;
   r.ceiling_gflops = roof.gflops;
   const int bits = roof.vector_bits > 0 ? roof.vector_bits : machine.vector_bits;
-  r.bound_by = fmt::format("compute {} {}", roof.widened_to.empty() ? to_string(r.dtype) : roof.widened_to, bits);
+  r.bound_by = fmt::format("compute {} {}", roof.widened_to.empty() ? to_string(r.dtype) : roof.widened_to,
+                           roof.tiles ? isa::host_target().tiles_name() : std::to_string(bits));
   if (roof.gflops) {
     // The memory roof from the model's DRAM figure: only a problem too big for the caches and too
     // thin to reuse its operands (small AI) sits under it.

@@ -22,6 +22,7 @@ struct MatmulRoof {
   std::optional<double> gflops;  // all `threads` cores together
   std::string source;            // the instruction text (Target::matmul_roof)
   int vector_bits = 0;           // its vector width (0: not known, the machine model's width is used)
+  bool tiles = false;             // the roof is the matrix unit's tile multiply (bound_by names the unit)
   double per_cycle = 1;          // instructions per cycle per core (1 / reciprocal throughput)
   double latency = 4;            // cycles
   ClockReading clock;

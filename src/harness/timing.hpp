@@ -101,7 +101,7 @@ bool multi_cycle_chain_unsteady(const std::vector<double>& add_tpc, const std::v
 // the fastest call among `neighbours` on each side (whole calls of one length, in the order taken).
 // Only those may teach the add/multi-cycle ratio: a slowed multi-cycle call lowers its moment's
 // ratio, and a lowered ratio taken as the undisturbed one makes every later steady add chain look
-// slowed and, as a clock, reads it fast. Seen on a Sapphire Rapids-class VM (family 6, AMX): the
+// slowed and, as a clock, reads it fast. Seen on a Sapphire Rapids-class VM (family 6 model 0xa7): the
 // 3-cycle chain ran 1-20% slow in a third of its calls, each time by another amount (its sibling
 // taking its one multiplier port now and then), the ratio learned fell from 0.334 to 0.246, and
 // every figure of that run read 25-37% low in cycles (an add chain at 1.3 cycles).

@@ -367,6 +367,7 @@ std::string BlasLibrary::hold_to(const isa::LibraryIsaLimit& limit) {
     version_ += (version_.empty() ? "oneDNN" : ",") + std::string(" max ISA ") + level;
     return "";
   }
+  if (limit.onednn_only) return "";
   if (name_ == "openblas") {
     void* core = dlsym(handle_, "openblas_get_corename");
     const char* s = core ? reinterpret_cast<OpenblasString>(core)() : nullptr;

@@ -30,6 +30,10 @@ struct MachineModel {
   // product of it at vector_bits): fewer k values a lane, twice the bytes in packed panels, and for
   // int8 an add after each multiply-add of int16 pairs.
   bool widened = false;
+  // The dtype runs on the matrix unit (isa::MicroKernelShape::tiles): fma_per_cycle and fma_latency are
+  // then the tile multiply's (one instruction = a 16 x 16 block of C over 16 k steps), register blocks
+  // are whole tiles, and k steps are padded to whole tile depths.
+  bool tiles = false;
   double loads_per_cycle = 2.0;     // vector loads per cycle (load ports)
   double stores_per_cycle = 1.0;    // vector stores per cycle (one store port at full width)
   double issue_width = 4.0;         // instructions renamed per cycle (Skylake 4; Zen 4, Golden Cove 6)

@@ -80,6 +80,7 @@ class Gemm {
   int vec_bits_;
   bool signed_a_;  // int8 A packed as A - 128, column sums after each B panel (isa::MicroKernelShape)
   bool widened_;   // bf16 packed as f32, int8 as int16 (isa::MicroKernelShape::widened)
+  bool tiles_;     // the matrix unit's kernels (isa::MicroKernelShape::tiles)
   std::map<std::tuple<int, int, bool>, std::unique_ptr<isa::MicroKernels>> kernels_;
   // Per (mr, nv, A in place): the kernel of each (rows, cols) tile, [rows * (nr + 1) + cols], filled
   // as widths are met.

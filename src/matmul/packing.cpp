@@ -96,11 +96,27 @@ void pack_a(const void* a, int64_t lda, int64_t mc, int64_t kc, int element_byte
   }
 }
 
+void pack_a_rows(const void* a, int64_t lda, int64_t mc, int64_t kc, int element_bytes, int mr, int64_t steps,
+                 uint32_t* out) {
+  const auto* base = static_cast<const uint8_t*>(a);
+  const size_t row_bytes = size_t(kc) * size_t(element_bytes), panel_row_bytes = size_t(steps) * 4;
+  for (int64_t i0 = 0; i0 < mc; i0 += mr) {
+    const int h = int(std::min<int64_t>(mr, mc - i0));
+    auto* panel = reinterpret_cast<uint8_t*>(out);
+    for (int r = 0; r < h; ++r) {
+      std::memcpy(panel + size_t(r) * panel_row_bytes, base + (i0 + r) * lda * element_bytes, row_bytes);
+      std::memset(panel + size_t(r) * panel_row_bytes + row_bytes, 0, panel_row_bytes - row_bytes);
+    }
+    std::memset(panel + size_t(h) * panel_row_bytes, 0, size_t(mr - h) * panel_row_bytes);
+    out += steps * mr;
+  }
+}
+
 void pack_b(const void* b, int64_t ldb, int64_t kc, int64_t nc, int element_bytes, int nr, int64_t panel_begin,
-            int64_t panel_end, uint32_t* out, bool col_sums, bool widened) {
+            int64_t panel_end, uint32_t* out, bool col_sums, bool widened, int step_block) {
   widened = widened && element_bytes < 4;
   const int g = packed_k_group(element_bytes, widened);
-  const int64_t steps = k_steps(kc, element_bytes, widened), stride = b_panel_words(steps, nr, col_sums && !widened);
+  const int64_t steps = k_steps(kc, element_bytes, widened, step_block), stride = b_panel_words(steps, nr, col_sums && !widened);
   const auto* base = static_cast<const uint8_t*>(b);
   if (widened) {
     // Step by step across the panels, as below: each row of B is read once, in order.
@@ -110,6 +126,10 @@ void pack_b(const void* b, int64_t ldb, int64_t kc, int64_t nc, int element_byte
       for (int64_t p = panel_begin; p < panel_end; ++p) {
         const int64_t j0 = p * nr, w = std::min<int64_t>(nr, nc - j0);
         uint32_t* dst = out + p * stride + s * nr;
+        if (!rows[0]) {  // a padding step past K (step_block)
+          std::memset(dst, 0, size_t(nr) * 4);
+          continue;
+        }
         widen_b_step(rows, element_bytes, j0, w, dst);
         if (w < nr) std::memset(dst + w, 0, size_t(nr - w) * 4);
       }
@@ -123,6 +143,10 @@ void pack_b(const void* b, int64_t ldb, int64_t kc, int64_t nc, int element_byte
       const int64_t j0 = p * nr, w = std::min<int64_t>(nr, nc - j0);
       for (int64_t s = 0; s < steps; ++s) {
         uint32_t* dst = out + p * stride + s * nr;
+        if (s >= kc) {  // a padding step past K (step_block)
+          std::memset(dst, 0, size_t(nr) * 4);
+          continue;
+        }
         std::memcpy(dst, base + (s * ldb + j0) * 4, size_t(w) * 4);
         if (w < nr) std::memset(dst + w, 0, size_t(nr - w) * 4);
       }

@@ -14,10 +14,12 @@ inline int packed_k_group(int element_bytes, bool widened = false) {
   return widened && element_bytes < 4 ? 2 / element_bytes : 4 / element_bytes;
 }
 
-// k steps (words along k) for kc values of k.
-inline int64_t k_steps(int64_t kc, int element_bytes, bool widened = false) {
+// k steps (words along k) for kc values of k, rounded up to whole blocks of step_block (a tile
+// kernel's depth, MicroKernelShape::step_block(); the packing zero-pads them).
+inline int64_t k_steps(int64_t kc, int element_bytes, bool widened = false, int step_block = 1) {
   const int64_t g = packed_k_group(element_bytes, widened);
-  return (kc + g - 1) / g;
+  const int64_t steps = (kc + g - 1) / g;
+  return (steps + step_block - 1) / step_block * step_block;
 }
 
 // Words one packed B micro-panel takes: its k steps, and with column sums one more step of them.
@@ -31,6 +33,13 @@ inline int64_t b_panel_words(int64_t steps, int nr, bool col_sums) { return (ste
 void pack_a(const void* a, int64_t lda, int64_t mc, int64_t kc, int element_bytes, int mr, uint32_t* out,
             bool minus_128 = false, bool widened = false);
 
+// The same A block for a tile kernel (MicroKernelShape::tiles): ceil(mc/mr) panels, each mr rows x
+// `steps` words row by row (word s of row r = row r's k values [s*g, s*g + g)), so that 16 rows of 16
+// words are one tile load with a row stride of steps x 4 bytes. Rows past M and words past kc are zero;
+// steps >= k_steps(kc, element_bytes).
+void pack_a_rows(const void* a, int64_t lda, int64_t mc, int64_t kc, int element_bytes, int mr, int64_t steps,
+                 uint32_t* out);
+
 // B block (kc x nc, row-major, leading dimension ldb elements) -> micro-panels of nr columns, each
 // k_steps x nr words; word (step s, column j) = column j's k values [s*g, s*g + g), low k first.
 // Only panels [panel_begin, panel_end) are written, at their place in `out` (the whole block, panels
@@ -38,7 +47,8 @@ void pack_a(const void* a, int64_t lda, int64_t mc, int64_t kc, int element_byte
 // col_sums (int8 only, MicroKernelShape::signed_a): each panel ends with nr more words, word j = 128 x
 // the sum of column j's signed bytes over the kc values (0 past N): what A - 128 took away.
 // widened: bf16 goes in as f32, s8 as sign-extended int16 (pairs of k); never with col_sums.
+// step_block: each panel's k steps rounded up to whole blocks of it, the added steps zero (tiles).
 void pack_b(const void* b, int64_t ldb, int64_t kc, int64_t nc, int element_bytes, int nr, int64_t panel_begin,
-            int64_t panel_end, uint32_t* out, bool col_sums = false, bool widened = false);
+            int64_t panel_end, uint32_t* out, bool col_sums = false, bool widened = false, int step_block = 1);
 
 }  // namespace peakprobe

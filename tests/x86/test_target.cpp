@@ -126,7 +126,7 @@ TEST_CASE("x86 target: matmul kernel support, registers and width names", "[targ
 
 TEST_CASE("x86 target: --isa avx2 takes every EVEX feature away and keeps the VEX ones", "[target]") {
   const auto& t = isa::host_target();
-  CHECK(t.isa_levels() == std::vector<std::string>{"avx2", "avx512"});
+  CHECK(t.isa_levels() == std::vector<std::string>{"avx2", "avx512", "amx"});
   CpuInfo spr = kSpr;
   spr.features.insert(spr.features.end(), {"amx_tile", "amx_bf16", "avx_vnni", "avx10_1", "avx512_fp16"});
   auto held = t.limit_isa(spr, "avx2");
@@ -152,6 +152,20 @@ TEST_CASE("x86 target: --isa avx2 takes every EVEX feature away and keeps the VE
   auto wide = t.limit_isa(kSpr, "avx512");
   REQUIRE(wide);
   CHECK(wide->features == kSpr.features);
+  // avx512 takes AMX away (and only AMX); amx keeps everything and needs the tiles.
+  auto vectors = t.limit_isa(spr, "avx512");
+  REQUIRE(vectors);
+  CHECK_FALSE(vectors->has("amx_tile"));
+  CHECK_FALSE(vectors->has("amx_bf16"));
+  CHECK(vectors->has("avx512_fp16"));
+  CHECK(vectors->has("avx_vnni"));
+  CHECK_FALSE(t.gemm_tiles(*vectors, MatmulDtype::bf16));
+  auto tiles = t.limit_isa(spr, "amx");
+  REQUIRE(tiles);
+  CHECK(tiles->features == spr.features);
+  auto no_tiles = t.limit_isa(kSpr, "amx");
+  REQUIRE_FALSE(no_tiles);
+  CHECK_THAT(no_tiles.error(), Catch::Contains("amx_tile"));
   auto none = t.limit_isa(kZen3, "avx512");
   REQUIRE_FALSE(none);
   CHECK_THAT(none.error(), Catch::Contains("avx512_f"));
@@ -160,7 +174,7 @@ TEST_CASE("x86 target: --isa avx2 takes every EVEX feature away and keeps the VE
   CHECK_THAT(old.error(), Catch::Contains("avx2 or fma"));
   auto unknown = t.limit_isa(kSpr, "sse9");
   REQUIRE_FALSE(unknown);
-  CHECK_THAT(unknown.error(), Catch::Contains("one of avx2, avx512"));
+  CHECK_THAT(unknown.error(), Catch::Contains("one of avx2, avx512, amx"));
 }
 
 TEST_CASE("x86 target: the baseline libraries' switches per level", "[target]") {
@@ -177,10 +191,52 @@ TEST_CASE("x86 target: the baseline libraries' switches per level", "[target]") 
   for (const char* wide : {"skx", "knl", "zen4", "zen5"})
     CHECK(std::find(avx2.blis_configs.begin(), avx2.blis_configs.end(), wide) == avx2.blis_configs.end());
   CHECK(std::find(avx2.blis_configs.begin(), avx2.blis_configs.end(), "haswell") != avx2.blis_configs.end());
+  CHECK_FALSE(avx2.onednn_only);
+  // avx512 holds oneDNN below AMX (its bits a subset of what avx2 allows and more) and no other library.
+  const auto vectors = t.library_isa_limit("avx512");
+  CHECK(vectors.level == "avx512");
+  CHECK(vectors.onednn_only);
+  CHECK((vectors.onednn_max_isa & avx2.onednn_max_isa) == avx2.onednn_max_isa);
   // The widest level holds the libraries to nothing: every baseline runs as it would without --isa.
-  const auto widest = t.library_isa_limit("avx512");
+  const auto widest = t.library_isa_limit("amx");
   CHECK(widest.level.empty());
   CHECK(widest.onednn_max_isa == 0);
+}
+
+TEST_CASE("x86 target: bf16 and int8 run on AMX tiles where the CPU and the OS grant them", "[target]") {
+  const auto& t = isa::host_target();
+  CpuInfo amx = kSpr;
+  amx.features.insert(amx.features.end(), {"amx_tile", "amx_bf16", "amx_int8"});
+  CHECK(t.gemm_tiles(amx, MatmulDtype::bf16));
+  CHECK(t.gemm_tiles(amx, MatmulDtype::i8));
+  CHECK_FALSE(t.gemm_tiles(amx, MatmulDtype::f32));
+  CHECK_FALSE(t.gemm_tiles(kSpr, MatmulDtype::bf16));  // no tiles (or not granted: not in features)
+  CpuInfo bf16_only = kSpr;
+  bf16_only.features.insert(bf16_only.features.end(), {"amx_tile", "amx_bf16"});
+  CHECK_FALSE(t.gemm_tiles(bf16_only, MatmulDtype::i8));
+  const auto bf16 = t.matmul_roof(amx, MatmulDtype::bf16);
+  CHECK(bf16.instruction == "tdpbf16ps tmm, tmm, tmm");
+  CHECK(bf16.tiles);
+  CHECK(bf16.ops == 2.0 * 16 * 16 * 32);
+  const auto i8 = t.matmul_roof(amx, MatmulDtype::i8);
+  CHECK(i8.instruction == "tdpbusd tmm, tmm, tmm");
+  CHECK(i8.ops == 2.0 * 16 * 16 * 64);
+  // The roofs agree with the catalog's operations per instruction.
+  CHECK(t.arithmetic(bf16.instruction)->ops == bf16.ops);
+  CHECK(t.arithmetic(i8.instruction)->ops == i8.ops);
+  // A tile block: C, A and B tiles within the eight; vector registers not needed.
+  isa::MicroKernelShape s{32, 2, 512, MatmulDtype::bf16};
+  s.tiles = true;
+  CHECK(t.check_kernel_shape(s, 32).empty());
+  CHECK(t.registers_needed(s) == 0);
+  CHECK(s.step_block() == 16);
+  s.mr = 48;  // 6 C tiles + 3 A + 2 B
+  CHECK_THAT(t.check_kernel_shape(s, 32), Catch::Contains("needs 11 tiles"));
+  s.mr = 24;
+  CHECK_THAT(t.check_kernel_shape(s, 32), Catch::Contains("multiple of 16"));
+  s.mr = 32;
+  s.dtype = MatmulDtype::f32;
+  CHECK_FALSE(t.check_kernel_shape(s, 32).empty());
 }
 
 TEST_CASE("x86 target: the cost model's width and the micro-kernels through the seam", "[target]") {

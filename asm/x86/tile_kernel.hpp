@@ -1,0 +1,28 @@
+// GEMM micro-kernels on AMX tiles (MicroKernelShape::tiles): C[rows x cols] (+)= A panel x B panel
+// with tdpbf16ps (bf16 pairs into f32) or tdpbusd (u8 x s8 quads into s32).
+//
+//   C      mr/16 x nv accumulator tiles, each 16 rows x 16 columns of 32-bit sums (tmm0..)
+//   A      one tile per 16 rows: 16 rows x 16 k steps (64 bytes a row), read from a panel packed
+//          row by row (each row's k steps contiguous, row stride = k_steps x 4 bytes)
+//   B      one tile per 16 columns: 16 k steps x 16 columns of one 32-bit word each, which is the
+//          vector kernels' B panel as it is (row stride nr x 4 bytes): the same packing serves both
+//
+// k_steps is a whole number of 16-step blocks (the packing pads with zeros). Edge tiles are kernels
+// of their own whose tile configuration has fewer rows or columns, so C is read and written only
+// where the tile lies. Each call loads its configuration and releases the tiles before it returns:
+// the kernel owns the tile state for exactly as long as it runs, and nothing else in the process
+// has to know about it (measured cost: see docs/matmul.md).
+#pragma once
+#include <asmjit/x86.h>
+
+#include "asm/matmul_kernel.hpp"
+
+namespace peakprobe::x86 {
+
+// "" when the tile kernel of this shape can be generated, else why not.
+std::string check_tile_shape(const isa::MicroKernelShape& s);
+
+// The kernel of one (rows, cols) tile of the block, into `e`.
+asmjit::Error emit_tile_kernel(asmjit::x86::Assembler& e, const isa::MicroKernelShape& s, int rows, int cols);
+
+}  // namespace peakprobe::x86
