@@ -35,7 +35,9 @@ TEST_CASE("autotune: the grid is valid for the problem and holds the model's pic
   const CpuInfo cpu = test::cpu_with_every_feature();
   for (MatmulDtype dt : {MatmulDtype::f32, MatmulDtype::bf16, MatmulDtype::i8}) {
     const MatmulProblem p{300, 200, 150, 1, dt, 2};
-    const auto grid = autotune_grid(laptop(), p);
+    MachineModel m = laptop();
+    m.tiles = test::target().gemm_tiles(cpu, dt);  // the dtype's kernels on that CPU (vectors or tiles)
+    const auto grid = autotune_grid(m, p);
     CHECK(grid.size() >= 20);
     for (const auto& c : grid) {
       INFO(to_string(dt) << " mr " << c.mr << " nv " << c.nv << " mc " << c.mc << " kc " << c.kc << " nc " << c.nc);

