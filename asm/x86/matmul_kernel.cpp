@@ -18,7 +18,11 @@ void emit_dot(ax::Assembler& e, MatmulDtype dtype, const ax::Vec& acc, const ax:
     case MatmulDtype::f32: e.emit(ax::Inst::kIdVfmadd231ps, acc, b, a); break;
     case MatmulDtype::bf16: e.emit(ax::Inst::kIdVdpbf16ps, acc, b, a); break;
     // vpdpbusd multiplies the unsigned bytes of its second operand by the signed bytes of its third.
-    case MatmulDtype::i8: e.emit(ax::Inst::kIdVpdpbusd, acc, a, b); break;
+    // On ymm it is AVX-VNNI's VEX form: the EVEX one would need AVX-512 (VNNI and VL).
+    case MatmulDtype::i8:
+      if (acc.isYmm()) e.vex();
+      e.emit(ax::Inst::kIdVpdpbusd, acc, a, b);
+      break;
   }
 }
 
@@ -170,9 +174,8 @@ Expected<JitFunction> compile(const MicroKernelShape& s, int rows, int cols, std
 std::string check_shape(const MicroKernelShape& s, int vector_registers) {
   if (s.tiles) return check_tile_shape(s);
   if (s.vec_bits != 512 && s.vec_bits != 256) return fmt::format("vector width {} bits: only 256 and 512", s.vec_bits);
-  if (s.dtype != MatmulDtype::f32 && s.vec_bits != 512 && !s.widened)
-    return fmt::format("{} dot-product kernels need AVX-512 (vdpbf16ps / vpdpbusd on zmm); 256-bit ones widen",
-                       to_string(s.dtype));
+  if (s.dtype == MatmulDtype::bf16 && s.vec_bits != 512 && !s.widened)
+    return "bf16 dot-product kernels need AVX-512 (vdpbf16ps on zmm); 256-bit ones widen";
   if (s.widened && s.dtype == MatmulDtype::f32) return "widened f32: f32 is as wide as it gets";
   if (s.signed_a) return "A shifted by 128 (signed_a): the x86 int8 kernels multiply unsigned A by signed B as they are";
   if (s.a_direct && !a_in_place_possible(s.dtype, s.mr))

@@ -137,15 +137,15 @@ std::string X86Target::gemm_unsupported(const CpuInfo& cpu, MatmulDtype dtype) c
   return "unknown dtype";
 }
 
-// The 512-bit dot products, where the GEMM runs at 512 bits. AVX-VNNI's 256-bit vpdpbusd (Alder
-// Lake, Zen 5) is not used yet: on AVX2 int8 always widens.
+// The 512-bit dot products, where the GEMM runs at 512 bits; at 256 bits AVX-VNNI's VEX vpdpbusd
+// (Alder Lake, Sapphire Rapids, Zen 5) for int8. No 256-bit bf16 dot product without AVX-512.
 bool X86Target::gemm_widened(const CpuInfo& cpu, MatmulDtype dtype) const {
   if (gemm_tiles(cpu, dtype)) return false;  // AMX takes bf16 and int8 as they are
   const bool zmm = gemm_vector_bits(cpu) == 512;
   switch (dtype) {
     case MatmulDtype::f32: return false;
     case MatmulDtype::bf16: return !(zmm && cpu.has("avx512_bf16"));
-    case MatmulDtype::i8: return !(zmm && cpu.has("avx512_vnni"));
+    case MatmulDtype::i8: return zmm ? !cpu.has("avx512_vnni") : !cpu.has("avx_vnni");
   }
   return false;
 }
@@ -186,6 +186,7 @@ isa::MatmulRoof X86Target::matmul_roof(const CpuInfo& cpu, MatmulDtype dtype) co
         const int bits = gemm_vector_bits(cpu);
         return {bits == 512 ? "vpmaddwd zmm, zmm, zmm" : "vpmaddwd ymm, ymm, ymm", bits, 2.0 * 2 * bits / 32, "i16"};
       }
+      if (gemm_vector_bits(cpu) == 256) return {"{vex} vpdpbusd ymm, ymm, ymm", 256, 2.0 * 4 * 256 / 32, "i8"};
       return {"vpdpbusd zmm, zmm, zmm", 512, 2.0 * 4 * 512 / 32, "i8"};
     }
   }

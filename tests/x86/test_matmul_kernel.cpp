@@ -102,3 +102,17 @@ TEST_CASE("matmul kernel: widened bf16 runs the FMA, widened int8 a multiply-add
     if (bits == 256) CHECK(i8->find("zmm") == std::string::npos);
   }
 }
+
+TEST_CASE("matmul kernel: int8 on ymm is AVX-VNNI's VEX vpdpbusd, no EVEX byte in it", "[matmul_kernel]") {
+  // Where the CPU has AVX-VNNI (gemm_widened says no widening at 256 bits), the 6 x 16 block's dot
+  // products are VEX-encoded: the EVEX form would need AVX-512 VNNI and VL, which --isa avx2 takes away.
+  CHECK(x86::check_shape(MicroKernelShape{6, 2, 256, MatmulDtype::i8}, 16).empty());
+  auto text = x86::micro_kernel_listing(MicroKernelShape{6, 2, 256, MatmulDtype::i8}, 6, 16);
+  REQUIRE(text.ok());
+  INFO(*text);
+  CHECK(count(*text, "vpdpbusd") == 12);
+  CHECK(count(*text, "vpaddd") == 12);  // the update adds C as int32
+  CHECK(text->find("zmm") == std::string::npos);
+  // asmjit's listing spells the VEX form with its encoding prefix.
+  CHECK(count(*text, "{vex} vpdpbusd") == 12);
+}

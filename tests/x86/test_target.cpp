@@ -145,8 +145,14 @@ TEST_CASE("x86 target: --isa avx2 takes every EVEX feature away and keeps the VE
   CHECK(t.matmul_roof(*held, MatmulDtype::f32).instruction == "vfmadd231ps ymm, ymm, ymm");
   CHECK(t.gemm_unsupported(*held, MatmulDtype::bf16).empty());
   CHECK(t.gemm_widened(*held, MatmulDtype::bf16));
-  // AVX-VNNI stays, but the 256-bit int8 kernels widen (vpdpbusd on ymm is not used yet).
-  CHECK(t.matmul_roof(*held, MatmulDtype::i8).instruction == "vpmaddwd ymm, ymm, ymm");
+  // AVX-VNNI stays, and the 256-bit int8 kernels use it (its VEX vpdpbusd); without it they widen.
+  CHECK_FALSE(t.gemm_widened(*held, MatmulDtype::i8));
+  CHECK(t.matmul_roof(*held, MatmulDtype::i8).instruction == "{vex} vpdpbusd ymm, ymm, ymm");
+  CHECK(t.matmul_roof(*held, MatmulDtype::i8).ops == 64);
+  CpuInfo no_vnni = *held;
+  std::erase(no_vnni.features, std::string("avx_vnni"));
+  CHECK(t.gemm_widened(no_vnni, MatmulDtype::i8));
+  CHECK(t.matmul_roof(no_vnni, MatmulDtype::i8).instruction == "vpmaddwd ymm, ymm, ymm");
   CHECK(t.report_pair_set(*held) == "fp.ymm");
 
   auto wide = t.limit_isa(kSpr, "avx512");
