@@ -46,6 +46,9 @@ std::string check_tile_shape(const isa::MicroKernelShape& s) {
   if (c_tiles + s.mr / kRows + s.nv > kTiles)
     return fmt::format("tile block {}x{} needs {} tiles ({} of C, {} of A, {} of B), the CPU has {}", s.mr, s.nr(),
                        c_tiles + s.mr / kRows + s.nv, c_tiles, s.mr / kRows, s.nv, kTiles);
+  if (s.mr > 2 * kRows)
+    return fmt::format("tile block {}x{}: at most {} rows (the kernel addresses two tiles of rows)", s.mr, s.nr(),
+                       2 * kRows);
   return "";
 }
 

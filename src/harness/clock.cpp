@@ -163,19 +163,25 @@ ClockSample ClockCalibrator::measure() {
     // Emerald Rapids VM, calibrations after 512-bit FMA code read 0.61 for the rest of the run (1.01
     // before it) while the timings' own samples stayed at 1.02-1.06, so a ratio learned there left
     // every later sample looking 60-70% slowed.
-    if (best_ratio < 1e300 && ruler_.best_wide_ratio <= 0) ruler_.best_wide_ratio = best_ratio;
+    if (best_ratio < 1e300 && ruler_.best_wide_ratio <= 0) {
+      ruler_.best_wide_ratio = best_ratio;
+      ruler_.wide_ratio_floor = best_ratio * (1 - kRulerCleanLimit / 2);
+    }
     // The add/multi-cycle ratio only from tries whose wide stream ran undisturbed: a busy sibling can slow
     // the multi-cycle call too, which would make the add chain look faster than it can run.
     // Nor from a multi-cycle call slower than the fastest of the tries (back to back, one clock).
     std::vector<double> slow_calls;
     for (const Try& t : tries) slow_calls.push_back(t.slow);
     const std::vector<bool> slow_fine = multi_cycle_calls_fine(slow_calls, slow_calls.size());
-    std::vector<double> chain_ratios, chain_ticks;
+    // (The search for the multi-cycle chain's own modes looks at every such try, slow ones included:
+    // they are what it looks for.)
+    std::vector<double> chain_ratios, chain_ticks, fine_ratios;
     for (size_t i = 0; i < tries.size(); ++i)
-      if (const Try& t = tries[i]; slow_fine[i] && ruler_.best_wide_ratio > 0 &&
-                                   t.wide / t.chain <= ruler_.best_wide_ratio * (1 + kRulerCleanLimit)) {
+      if (const Try& t = tries[i];
+          ruler_.best_wide_ratio > 0 && t.wide / t.chain <= ruler_.best_wide_ratio * (1 + kRulerCleanLimit)) {
         chain_ratios.push_back(t.chain / t.slow);
         chain_ticks.push_back(t.chain);
+        if (slow_fine[i]) fine_ratios.push_back(t.chain / t.slow);
       }
     if (!ruler_.slow_unsteady && multi_cycle_chain_unsteady(chain_ticks, chain_ratios)) {
       ruler_.slow_unsteady = true;
@@ -187,12 +193,14 @@ ClockSample ClockCalibrator::measure() {
     }
     // Once the multi-cycle chain is known to move on its own, its faster moments are its own slow mode
     // (a lower ratio), not a faster add chain: the typical ratio learned above stays the reference.
-    const double chain_ratio = ruler_.slow_unsteady ? 0.0 : confirmed_min(chain_ratios, 0.005);
+    const double chain_ratio = ruler_.slow_unsteady ? 0.0 : confirmed_min(fine_ratios, 0.005);
     spdlog::trace("ruler: multi-cycle chain {} x {}, best add/multi-cycle chain ratio {:.4f} (so far {:.4f})", ruler_.slow_iters,
                   2 * kShortCopies, chain_ratio, ruler_.best_chain_ratio);
-    if (chain_ratio > 0)
-      ruler_.best_chain_ratio =
-          ruler_.best_chain_ratio > 0 ? std::min(ruler_.best_chain_ratio, chain_ratio) : chain_ratio;
+    if (chain_ratio > 0) {
+      if (ruler_.chain_ratio_floor <= 0) ruler_.chain_ratio_floor = chain_ratio * (1 - kRulerSteadyChainLimit / 2);
+      ruler_.best_chain_ratio = std::max(lower_best_ratio(ruler_.best_chain_ratio, chain_ratio, kRulerSteadyChainLimit),
+                                         ruler_.chain_ratio_floor);
+    }
   }
   const double tsc_cycle = median(tsc_per_cycle);
   s.ghz = tsc_cycle > 0 ? tsc_hz_ / tsc_cycle / 1e9 : 0.0;

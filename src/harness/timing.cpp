@@ -199,7 +199,10 @@ bool time_pair(isa::ProbeFn short_fn, isa::ProbeFn long_fn, double units_short, 
         const std::vector<double> near = local_min(raw_chain_tpc, kChainNeighbours);
         std::vector<bool> chain_ok(raw_chain_tpc.size(), true);
         const std::vector<bool> slow_fine = multi_cycle_calls_fine(slow_ticks, kChainNeighbours);
-        std::vector<double> ratio_ok, chain_ratio_ok, add_ok;
+        // chain_ratio_ok / add_ok: the moments the search for the multi-cycle chain's own modes looks
+        // at (its slow calls included: they are what it looks for); chain_ratio_fine: those that may
+        // teach the ratio.
+        std::vector<double> ratio_ok, chain_ratio_ok, add_ok, chain_ratio_fine;
         for (size_t i = 0; i < raw_chain_tpc.size(); ++i) {
           // The sample's own chain call, not the nearby minimum: a preempted chain call must not
           // make its ratio look like a faster wide stream.
@@ -211,10 +214,11 @@ bool time_pair(isa::ProbeFn short_fn, isa::ProbeFn long_fn, double units_short, 
           // are then in an odd state of their own (on a Sapphire Rapids-class VM, right after 512-bit
           // code: wide/chain 0.945 against 1.02, add/multi-cycle 0.30 against 0.334, for tens of
           // samples), not in the quiet one the ratio stands for.
-          if (chain_ok[i] && slow_fine[i] && wide_ratio[i] <= ruler->best_wide_ratio * (1 + kRulerCleanLimit) &&
-              wide_ratio[i] >= ruler->best_wide_ratio * (1 - kRulerCleanLimit)) {
+          if (chain_ok[i] && wide_ratio[i] <= ruler->best_wide_ratio * (1 + kRulerCleanLimit)) {
             chain_ratio_ok.push_back(chain_ratio[i]);
             add_ok.push_back(raw_chain_tpc[i]);
+            if (slow_fine[i] && wide_ratio[i] >= ruler->best_wide_ratio * (1 - kRulerCleanLimit))
+              chain_ratio_fine.push_back(chain_ratio[i]);
           }
         }
         if (!ruler->slow_unsteady && multi_cycle_chain_unsteady(add_ok, chain_ratio_ok)) {
@@ -238,11 +242,14 @@ bool time_pair(isa::ProbeFn short_fn, isa::ProbeFn long_fn, double units_short, 
         // on an Emerald Rapids VM two thirds of 3049 samples sat at 0.99, a few percent at 0.93-0.98,
         // and a timing with more of those taught 0.94, after which the steady 0.99 looked slowed.
         if (ratio_ok.size() >= 5) {
-          ruler->best_wide_ratio = lower_best_ratio(ruler->best_wide_ratio, std::max(percentile(ratio_ok, 0.25), confirmed_min(ratio_ok, 0.01)));
-          if (chain_ratio_ok.size() >= 5 && !ruler->slow_unsteady)
-            ruler->best_chain_ratio = lower_best_ratio(ruler->best_chain_ratio,
-                                                       std::max(percentile(chain_ratio_ok, 0.1), confirmed_min(chain_ratio_ok, 0.005)),
-                                                       kRulerSteadyChainLimit);
+          ruler->best_wide_ratio =
+              std::max(lower_best_ratio(ruler->best_wide_ratio, std::max(percentile(ratio_ok, 0.25), confirmed_min(ratio_ok, 0.01))),
+                       ruler->wide_ratio_floor);
+          if (chain_ratio_fine.size() >= 5 && !ruler->slow_unsteady)
+            ruler->best_chain_ratio = std::max(lower_best_ratio(ruler->best_chain_ratio,
+                                                                std::max(percentile(chain_ratio_fine, 0.1), confirmed_min(chain_ratio_fine, 0.005)),
+                                                                kRulerSteadyChainLimit),
+                                               ruler->chain_ratio_floor);
         }
         for (size_t i = 0; i < tpc.size(); ++i)
           spdlog::trace("    sample {:2}: add chain {:.4f} clock {:.4f} local {:.4f} wide/chain {:.4f} (best {:.4f}) "

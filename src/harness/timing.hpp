@@ -55,6 +55,14 @@ struct Ruler {
   // (their ratio unchanged), and without this judge the clock would read that much too fast. Seen on
   // an Emerald Rapids VM: `ok` FP rows 4-7% faster than their pipes allow while the multi-cycle chain was off.
   mutable bool slow_unsteady = false;
+  // Floors under the two learned ratios: the first calibration's (scalar code only, at the start of
+  // the process) less half a learning step each, so that a quiet sample (within 1% of it) stays well
+  // inside the judge's limits. Lessons may lower a ratio that far and no further: on
+  // a Sapphire Rapids-class VM the references read wide/chain 0.97 and add/multi-cycle 0.30-0.31 for
+  // the length of a 512-bit probe (1.05 and 0.334 before and after), the lessons of that probe took
+  // both down step by step to 0.88 and 0.309, and every later sample of the run then looked 8-20%
+  // slowed, its figures right but `mistrusted`.
+  mutable double wide_ratio_floor = 0, chain_ratio_floor = 0;
   void* buffer = nullptr;
   const isa::ProbeConstants* consts = nullptr;
   bool ready() const {

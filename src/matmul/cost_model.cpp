@@ -203,7 +203,9 @@ MatmulConfig normalized(const MachineModel& machine, const MatmulProblem& proble
   c.mr = std::max(1, c.mr);
   c.nv = std::max(1, c.nv);
   c.nr = c.nv * lanes_of(machine);
-  c.kc = int(round_up(std::max(c.kc, dt.kgroup), dt.kgroup));
+  // Tiles: whole tile depths, or a kc block pads zeros the tiles then multiply.
+  const int kc_unit = dt.kgroup * (machine.tiles ? isa::MicroKernelShape::kTileDepthSteps : 1);
+  c.kc = int(round_up(std::max(c.kc, kc_unit), kc_unit));
   c.mc = int(round_up(std::max(c.mc, c.mr), c.mr));
   c.nc = int(round_up(std::max(c.nc, c.nr), c.nr));
   c.thread_rows = std::max(1, c.thread_rows);
@@ -638,7 +640,7 @@ std::vector<std::pair<int, int>> register_blocks(const MachineModel& machine, Ma
   if (machine.tiles && dtype != MatmulDtype::f32) {
     // Whole tiles: every block the target can generate (C, A and B tiles within the CPU's).
     std::vector<std::pair<int, int>> blocks;
-    for (int mr = isa::MicroKernelShape::kTileRows; mr <= 4 * isa::MicroKernelShape::kTileRows;
+    for (int mr = isa::MicroKernelShape::kTileRows; mr <= 2 * isa::MicroKernelShape::kTileRows;
          mr += isa::MicroKernelShape::kTileRows)
       for (int nv = 1; nv <= 4; ++nv) {
         isa::MicroKernelShape s{mr, nv, machine.vector_bits, dtype};
