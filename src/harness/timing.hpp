@@ -112,7 +112,7 @@ bool multi_cycle_chain_unsteady(const std::vector<double>& add_tpc, const std::v
 // slowed and, as a clock, reads it fast. Seen on a Sapphire Rapids-class VM (family 6 model 0xa7): the
 // 3-cycle chain ran 1-20% slow in a third of its calls, each time by another amount (its sibling
 // taking its one multiplier port now and then), the ratio learned fell from 0.334 to 0.246, and
-// every figure of that run read 25-37% low in cycles (an add chain at 1.3 cycles).
+// every figure of that run read 25-37% high in cycles (an add chain at 1.3 cycles).
 std::vector<bool> multi_cycle_calls_fine(const std::vector<double>& call_ticks, size_t neighbours);
 
 // The clock of one moment in ticks per core cycle: the add chain's own reading, or the lower one the
