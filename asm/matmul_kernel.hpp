@@ -32,7 +32,7 @@ struct MicroKernelShape {
   // The block runs on the CPU's matrix unit (tile multiply-accumulate) instead of vector registers:
   // C is mr/16 x nv accumulator tiles of 16 rows x lanes() columns, each k block of
   // kTileDepthSteps steps is one tile of A per 16 rows and one tile of B per nv, and the A panel is
-  // packed row by row (each row's k steps contiguous, a_rows_packed()), zero padded to whole blocks.
+  // packed in blocks of that depth, a block's rows one after another, zero padded to whole blocks.
   bool tiles = false;
   static constexpr int kTileRows = 16;
   static constexpr int kTileDepthSteps = 16;

@@ -202,17 +202,23 @@ TEST_CASE("packing: tile A panels row by row, k steps padded to whole tile depth
   CHECK(k_steps(3, 2, false, 16) == 16);
   CHECK(k_steps(64, 1, false, 16) == 16);  // 64 int8 values: exactly one tile depth
   CHECK(k_steps(65, 1, false, 16) == 32);
-  // bf16, 3 rows x k 3 (lda 4), mr 2, 16 steps a row: panel 0 rows 0-1, panel 1 row 2 and a zero row.
-  std::vector<uint16_t> a = {0x11, 0x12, 0x13, 0x14, 0x21, 0x22, 0x23, 0x24, 0x31, 0x32, 0x33, 0x34};
-  const int64_t steps = 16;
+  // bf16, 3 rows x k 35 (lda 36), mr 2, depth 16: 18 steps, padded to 32 (two blocks). Panel 0 rows
+  // 0-1, panel 1 row 2 and a zero row; in a panel, block 0's two rows (16 words each), then block 1's.
+  const int64_t kc = 35, lda = 36, steps = 32, depth = 16;
+  std::vector<uint16_t> a(size_t(3 * lda));
+  for (int r = 0; r < 3; ++r)
+    for (int k = 0; k < lda; ++k) a[size_t(r * lda + k)] = uint16_t((r + 1) << 8 | k);
   std::vector<uint32_t> out(size_t(2 * 2 * steps), 0xdeadbeef);
-  pack_a_rows(a.data(), 4, 3, 3, 2, 2, steps, out.data());
-  CHECK(out[0] == 0x00120011u);              // row 0, step 0: k 0 and 1
-  CHECK(out[1] == 0x00000013u);              // row 0, step 1: k 2 and a zero
-  for (int64_t s = 2; s < steps; ++s) CHECK(out[size_t(s)] == 0u);  // padding steps
-  CHECK(out[size_t(steps)] == 0x00220021u);  // row 1 follows row 0 a whole padded row on
-  CHECK(out[size_t(2 * steps)] == 0x00320031u);  // panel 1, row 2
-  for (int64_t s = 0; s < steps; ++s) CHECK(out[size_t(3 * steps + s)] == 0u);  // the row past M
+  pack_a_tile_blocks(a.data(), lda, 3, kc, 2, 2, steps, int(depth), out.data());
+  auto word = [&](int r, int k) { return uint32_t(a[size_t(r * lda + k)]) | uint32_t(a[size_t(r * lda + k + 1)]) << 16; };
+  CHECK(out[0] == word(0, 0));                 // panel 0, block 0, row 0, step 0
+  CHECK(out[15] == word(0, 30));               // ... step 15: k 30 and 31
+  CHECK(out[16] == word(1, 0));                // block 0, row 1 right after row 0
+  CHECK(out[32] == word(0, 32));               // block 1, row 0, step 16: k 32 and 33
+  CHECK(out[33] == uint32_t(a[34]));           // step 17: k 34 and a zero past kc
+  for (int w = 34; w < 48; ++w) CHECK(out[size_t(w)] == 0u);  // padding steps of row 0
+  CHECK(out[size_t(2 * steps)] == word(2, 0));  // panel 1, block 0, row 2
+  for (int w = 16; w < 32; ++w) CHECK(out[size_t(2 * steps + w)] == 0u);  // the row past M
 }
 
 TEST_CASE("packing: a B panel padded to a tile depth ends in zero steps", "[packing]") {

@@ -68,20 +68,17 @@ Error emit_tile_kernel(ax::Assembler& e, const isa::MicroKernelShape& s, int row
   }
   for (int j = 0; j < col_tiles; ++j) cfg.set(c_count + row_tiles + j, kDepth, std::min(s.lanes(), cols - j * s.lanes()) * 4);
 
-  // rdi k steps (then blocks left), rsi A rows 0-15, rdx B, rcx C rows 0-15, r8 C's row stride,
-  // r9 accumulate (then C rows 16-31), r10 A's row stride, r11 A rows 16-31, rax B's row stride.
-  const ax::Gp steps = ax::rdi, a0 = ax::rsi, b = ax::rdx, c0 = ax::rcx, ldc = ax::r8, accumulate = ax::r9;
-  const ax::Gp c1 = ax::r9, lda = ax::r10, a1 = ax::r11, ldb = ax::rax;
+  // rdi k steps (then blocks left), rsi A's block, rdx B, rcx C rows 0-15, r8 C's row stride,
+  // r9 accumulate (then C rows 16-31), r10 A's row stride (64 bytes: a block's rows lie one after
+  // another, pack_a_tile_blocks), rax B's row stride.
+  const ax::Gp steps = ax::rdi, a = ax::rsi, b = ax::rdx, c0 = ax::rcx, ldc = ax::r8, accumulate = ax::r9;
+  const ax::Gp c1 = ax::r9, lda = ax::r10, ldb = ax::rax;
   Label config = e.newLabel(), loop = e.newLabel(), done = e.newLabel(), zero = e.newLabel(), run = e.newLabel();
   e.ldtilecfg(ax::ptr(config));
-  e.mov(lda, steps);
-  e.shl(lda, 2);
-  // 16 rows on: a + 16 lda and c + 16 ldc (an address scales by 8 at most).
-  e.mov(a1, lda);
-  e.shl(a1, 4);
-  e.add(a1, a0);
+  e.mov(lda, Imm(kTileRowBytes));
   e.mov(ldb, Imm(s.nr() * 4));
-  auto c_second_rows = [&] {  // c1 takes accumulate's register once it is tested
+  // c + 16 ldc (an address scales by 8 at most); c1 takes accumulate's register once it is tested.
+  auto c_second_rows = [&] {
     e.mov(c1, ldc);
     e.shl(c1, 4);
     e.add(c1, c0);
@@ -101,12 +98,17 @@ Error emit_tile_kernel(ax::Assembler& e, const isa::MicroKernelShape& s, int row
   e.jz(done);
   e.align(AlignMode::kCode, 64);
   e.bind(loop);
-  for (int i = 0; i < row_tiles; ++i) e.tileloadd(a_tile(i), ax::ptr(i == 0 ? a0 : a1, lda));
-  for (int j = 0; j < col_tiles; ++j) e.tileloadd(b_tile(j), ax::ptr(b, ldb, 0, j * kTileRowBytes));
-  for (int i = 0; i < row_tiles; ++i)
-    for (int j = 0; j < col_tiles; ++j) e.emit(dot_id(s.dtype), c_tile(i, j), a_tile(i), b_tile(j));
-  e.add(a0, Imm(kTileRowBytes));
-  e.add(a1, Imm(kTileRowBytes));
+  // Each tile loaded right before its first multiply: the tiles are not renamed, so a load waits
+  // until the multiplies of the previous block have read the tile it overwrites, and interleaving
+  // lets the next loads start while this block's first multiplies run.
+  for (int i = 0; i < row_tiles; ++i) {
+    e.tileloadd(a_tile(i), ax::ptr(a, lda, 0, i * kRows * kTileRowBytes));
+    for (int j = 0; j < col_tiles; ++j) {
+      if (i == 0) e.tileloadd(b_tile(j), ax::ptr(b, ldb, 0, j * kTileRowBytes));
+      e.emit(dot_id(s.dtype), c_tile(i, j), a_tile(i), b_tile(j));
+    }
+  }
+  e.add(a, Imm(s.mr * kTileRowBytes));  // the next block: mr rows of 64 bytes (edge rows zero)
   e.add(b, Imm(kDepth * s.nr() * 4));
   e.dec(steps);
   e.jnz(loop);

@@ -3,7 +3,8 @@
 //
 //   C      mr/16 x nv accumulator tiles, each 16 rows x 16 columns of 32-bit sums (tmm0..)
 //   A      one tile per 16 rows: 16 rows x 16 k steps (64 bytes a row), read from a panel packed
-//          row by row (each row's k steps contiguous, row stride = k_steps x 4 bytes)
+//          in blocks of 16 k steps, a block's rows one after another (pack_a_tile_blocks): each
+//          tile load is 1 KiB in one piece
 //   B      one tile per 16 columns: 16 k steps x 16 columns of one 32-bit word each, which is the
 //          vector kernels' B panel as it is (row stride nr x 4 bytes): the same packing serves both
 //

@@ -335,7 +335,7 @@ Expected<bool> Gemm::run_batch(const GemmArgs& x, int64_t batch, const BatchStri
           const uint64_t accumulate = pc > k_begin;
           for (int64_t ic = r0; ic < r1; ic += g.mc) {
             const int64_t mc = std::min<int64_t>(g.mc, r1 - ic);
-            if (tiles_) pack_a_rows(a + (ic * x.lda + pc) * es, x.lda, mc, kc, es, mr, steps, ap);
+            if (tiles_) pack_a_tile_blocks(a + (ic * x.lda + pc) * es, x.lda, mc, kc, es, mr, steps, step_block, ap);
             else if (!direct) pack_a(a + (ic * x.lda + pc) * es, x.lda, mc, kc, es, mr, ap, signed_a_, widened_);
             for (int64_t q = 0; q < panels; ++q) {
               const int64_t jp = (q + start) % panels, jr = jp * nr;

@@ -96,18 +96,23 @@ void pack_a(const void* a, int64_t lda, int64_t mc, int64_t kc, int element_byte
   }
 }
 
-void pack_a_rows(const void* a, int64_t lda, int64_t mc, int64_t kc, int element_bytes, int mr, int64_t steps,
-                 uint32_t* out) {
+void pack_a_tile_blocks(const void* a, int64_t lda, int64_t mc, int64_t kc, int element_bytes, int mr,
+                        int64_t steps, int depth, uint32_t* out) {
   const auto* base = static_cast<const uint8_t*>(a);
-  const size_t row_bytes = size_t(kc) * size_t(element_bytes), panel_row_bytes = size_t(steps) * 4;
+  const int64_t row_bytes = kc * element_bytes, block_bytes = int64_t(depth) * 4;
   for (int64_t i0 = 0; i0 < mc; i0 += mr) {
     const int h = int(std::min<int64_t>(mr, mc - i0));
     auto* panel = reinterpret_cast<uint8_t*>(out);
-    for (int r = 0; r < h; ++r) {
-      std::memcpy(panel + size_t(r) * panel_row_bytes, base + (i0 + r) * lda * element_bytes, row_bytes);
-      std::memset(panel + size_t(r) * panel_row_bytes + row_bytes, 0, panel_row_bytes - row_bytes);
+    for (int64_t b = 0; b < steps / depth; ++b) {
+      const int64_t from = b * block_bytes, valid = std::clamp<int64_t>(row_bytes - from, 0, block_bytes);
+      uint8_t* block = panel + b * mr * block_bytes;
+      for (int r = 0; r < h; ++r) {
+        uint8_t* dst = block + r * block_bytes;
+        std::memcpy(dst, base + (i0 + r) * lda * element_bytes + from, size_t(valid));
+        std::memset(dst + valid, 0, size_t(block_bytes - valid));
+      }
+      std::memset(block + h * block_bytes, 0, size_t((mr - h) * block_bytes));
     }
-    std::memset(panel + size_t(h) * panel_row_bytes, 0, size_t(mr - h) * panel_row_bytes);
     out += steps * mr;
   }
 }

@@ -33,12 +33,14 @@ inline int64_t b_panel_words(int64_t steps, int nr, bool col_sums) { return (ste
 void pack_a(const void* a, int64_t lda, int64_t mc, int64_t kc, int element_bytes, int mr, uint32_t* out,
             bool minus_128 = false, bool widened = false);
 
-// The same A block for a tile kernel (MicroKernelShape::tiles): ceil(mc/mr) panels, each mr rows x
-// `steps` words row by row (word s of row r = row r's k values [s*g, s*g + g)), so that 16 rows of 16
-// words are one tile load with a row stride of steps x 4 bytes. Rows past M and words past kc are zero;
-// steps >= k_steps(kc, element_bytes).
-void pack_a_rows(const void* a, int64_t lda, int64_t mc, int64_t kc, int element_bytes, int mr, int64_t steps,
-                 uint32_t* out);
+// The same A block for a tile kernel (MicroKernelShape::tiles): ceil(mc/mr) panels of mr x `steps`
+// words; within a panel, block by block of `depth` k steps, each row's `depth` words in turn (word w
+// of row r in block b at (b * mr + r) * depth + w = row r's k values [(b*depth + w)*g, ... + g)). So
+// 16 rows of one block are one contiguous tile load (64-byte rows, 1 KiB), one page, and a block's
+// tiles of A lie next to each other. Rows past M and words past kc are zero; steps is a multiple of
+// depth and at least k_steps(kc, element_bytes).
+void pack_a_tile_blocks(const void* a, int64_t lda, int64_t mc, int64_t kc, int element_bytes, int mr,
+                        int64_t steps, int depth, uint32_t* out);
 
 // B block (kc x nc, row-major, leading dimension ldb elements) -> micro-panels of nr columns, each
 // k_steps x nr words; word (step s, column j) = column j's k values [s*g, s*g + g), low k first.
