@@ -108,7 +108,7 @@ void pack_a_tile_blocks(const void* a, int64_t lda, int64_t mc, int64_t kc, int 
       uint8_t* block = panel + b * mr * block_bytes;
       for (int r = 0; r < h; ++r) {
         uint8_t* dst = block + r * block_bytes;
-        std::memcpy(dst, base + (i0 + r) * lda * element_bytes + from, size_t(valid));
+        if (valid > 0) std::memcpy(dst, base + (i0 + r) * lda * element_bytes + from, size_t(valid));
         std::memset(dst + valid, 0, size_t(block_bytes - valid));
       }
       std::memset(block + h * block_bytes, 0, size_t((mr - h) * block_bytes));
