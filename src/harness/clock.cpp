@@ -198,8 +198,7 @@ ClockSample ClockCalibrator::measure() {
                   2 * kShortCopies, chain_ratio, ruler_.best_chain_ratio);
     if (chain_ratio > 0) {
       if (ruler_.chain_ratio_floor <= 0) ruler_.chain_ratio_floor = chain_ratio * (1 - kRulerSteadyChainLimit / 2);
-      ruler_.best_chain_ratio = std::max(lower_best_ratio(ruler_.best_chain_ratio, chain_ratio, kRulerSteadyChainLimit),
-                                         ruler_.chain_ratio_floor);
+      ruler_.teach_chain_ratio(chain_ratio);
     }
   }
   const double tsc_cycle = median(tsc_per_cycle);

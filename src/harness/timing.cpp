@@ -81,6 +81,14 @@ bool multi_cycle_chain_unsteady(const std::vector<double>& add_tpc, const std::v
   return *hi / *lo - 1 <= kRulerSteadyChainLimit;
 }
 
+void Ruler::teach_wide_ratio(double seen) const {
+  best_wide_ratio = std::max(lower_best_ratio(best_wide_ratio, seen), wide_ratio_floor);
+}
+
+void Ruler::teach_chain_ratio(double seen) const {
+  best_chain_ratio = std::max(lower_best_ratio(best_chain_ratio, seen, kRulerSteadyChainLimit), chain_ratio_floor);
+}
+
 std::vector<bool> multi_cycle_calls_fine(const std::vector<double>& call_ticks, size_t neighbours) {
   const std::vector<double> near = local_min(call_ticks, neighbours);
   std::vector<bool> fine(call_ticks.size());
@@ -242,14 +250,9 @@ bool time_pair(isa::ProbeFn short_fn, isa::ProbeFn long_fn, double units_short, 
         // on an Emerald Rapids VM two thirds of 3049 samples sat at 0.99, a few percent at 0.93-0.98,
         // and a timing with more of those taught 0.94, after which the steady 0.99 looked slowed.
         if (ratio_ok.size() >= 5) {
-          ruler->best_wide_ratio =
-              std::max(lower_best_ratio(ruler->best_wide_ratio, std::max(percentile(ratio_ok, 0.25), confirmed_min(ratio_ok, 0.01))),
-                       ruler->wide_ratio_floor);
+          ruler->teach_wide_ratio(std::max(percentile(ratio_ok, 0.25), confirmed_min(ratio_ok, 0.01)));
           if (chain_ratio_fine.size() >= 5 && !ruler->slow_unsteady)
-            ruler->best_chain_ratio = std::max(lower_best_ratio(ruler->best_chain_ratio,
-                                                                std::max(percentile(chain_ratio_fine, 0.1), confirmed_min(chain_ratio_fine, 0.005)),
-                                                                kRulerSteadyChainLimit),
-                                               ruler->chain_ratio_floor);
+            ruler->teach_chain_ratio(std::max(percentile(chain_ratio_fine, 0.1), confirmed_min(chain_ratio_fine, 0.005)));
         }
         for (size_t i = 0; i < tpc.size(); ++i)
           spdlog::trace("    sample {:2}: add chain {:.4f} clock {:.4f} local {:.4f} wide/chain {:.4f} (best {:.4f}) "

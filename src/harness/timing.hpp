@@ -63,6 +63,10 @@ struct Ruler {
   // both down step by step to 0.88 and 0.309, and every later sample of the run then looked 8-20%
   // slowed, its figures right but `mistrusted`.
   mutable double wide_ratio_floor = 0, chain_ratio_floor = 0;
+  // A lesson: the ratio lowered towards `seen` by at most one step (kRulerCleanLimit for the wide
+  // ratio, kRulerSteadyChainLimit for the add/multi-cycle one), never below its floor.
+  void teach_wide_ratio(double seen) const;
+  void teach_chain_ratio(double seen) const;
   void* buffer = nullptr;
   const isa::ProbeConstants* consts = nullptr;
   bool ready() const {

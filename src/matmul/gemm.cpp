@@ -261,7 +261,7 @@ Expected<bool> Gemm::run_batch(const GemmArgs& x, int64_t batch, const BatchStri
   }
 
   // Buffers: an A block per thread; two B blocks per column group of each batch group.
-  const int step_block = tiles_ ? isa::MicroKernelShape::kTileDepthSteps : 1;
+  const int step_block = micro_kernel_shape(mr, g.nv, direct).step_block();
   const int64_t steps_max = k_steps(std::min<int64_t>(g.kc, x.k), es, widened_, step_block);
   Workspace& ws = *workspace_;
   const int column_groups = groups * tk_count * tc_count;
