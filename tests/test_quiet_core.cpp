@@ -38,6 +38,26 @@ TEST_CASE("quieter_core: move only to a clearly quieter core", "[quiet_core]") {
   CHECK(quieter_core({}, 0) == -1);
 }
 
+TEST_CASE("drift_free_ratio: a clock that speeds up between the calls does not bias the ratio", "[quiet_core]") {
+  // Fake calls on a core whose clock rises 5% per call (an idle core ramping up): each call's ticks
+  // are its cycles over the clock at that moment. The true wide/chain ratio is 1.05.
+  double clock = 1.0;
+  auto call = [&](double cycles) {
+    const double ticks = cycles / clock;
+    clock *= 1.05;
+    return ticks;
+  };
+  auto chain = [&] { return call(1000.0); };
+  auto wide = [&] { return call(1050.0); };
+  const double c = chain();
+  CHECK(wide() / c < 1.01);  // timed chain-then-wide, the ramp alone makes the core look 5% quieter
+  clock = 1.0;
+  CHECK(drift_free_ratio(chain, wide) == Approx(1.05).epsilon(0.005));
+  clock = 0.5;  // a slower start changes nothing
+  CHECK(drift_free_ratio(chain, wide) == Approx(1.05).epsilon(0.005));
+  CHECK(drift_free_ratio([] { return 0.0; }, wide) == 0);  // an untimed chain gives no ratio
+}
+
 TEST_CASE("hw: every core's reference streams are timed and the order stays a permutation", "[quiet_core][hw]") {
   CpuInfo cpu = detect_cpu_info();
   if (cpu.physical_cores < 2) PP_SKIP("one core: nothing to choose between");

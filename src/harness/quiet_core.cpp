@@ -19,6 +19,14 @@ constexpr int kPasses = 2;
 constexpr int kMinTries = 8;
 }  // namespace
 
+double drift_free_ratio(const std::function<double()>& time_chain, const std::function<double()>& time_wide) {
+  const double c1 = time_chain();
+  const double w1 = time_wide();
+  const double w2 = time_wide();
+  const double c2 = time_chain();
+  return c1 + c2 > 0 ? (w1 + w2) / (c1 + c2) : 0;
+}
+
 std::vector<int> quiet_cores_first(const std::vector<int>& order, size_t n, const std::vector<double>& ratio) {
   n = std::min({n, order.size(), ratio.size()});
   double best = 0;
@@ -69,19 +77,27 @@ std::vector<CoreQuietness> measure_core_quietness(const CpuInfo& cpu, double sec
     for (size_t i = 0; i < n; ++i) {
       if (!pin_current_thread(cpu.core_order[i])) continue;
       std::vector<double> ratios;
-      // The first calls after a migration find cold caches and predictors: run the chain untimed.
-      for (int w = 0; w < 4; ++w) r.chain(r.chain_iters, r.buffer, r.consts);
+      // The first calls after a migration find cold caches and predictors, and a core that sat idle
+      // a slow clock: run the chain untimed for as long as a pass measures, so the clock has ramped.
+      const uint64_t warm = tsc_now();
+      do r.chain(r.chain_iters, r.buffer, r.consts);
+      while (double(tsc_now() - warm) < ticks_per_pass);
+      auto time_chain = [&] {
+        r.chain(1, r.buffer, r.consts);
+        const uint64_t t0 = counter.now();
+        r.chain(r.chain_iters, r.buffer, r.consts);
+        return double(counter.now() - t0);
+      };
+      auto time_wide = [&] {
+        r.wide(1, r.buffer, r.consts);
+        const uint64_t t0 = counter.now();
+        r.wide(r.wide_iters, r.buffer, r.consts);
+        return double(counter.now() - t0);
+      };
       const uint64_t start = tsc_now();
       while (ratios.size() < size_t(kMinTries) || double(tsc_now() - start) < ticks_per_pass) {
-        r.chain(1, r.buffer, r.consts);
-        uint64_t t0 = counter.now();
-        r.chain(r.chain_iters, r.buffer, r.consts);
-        const double chain = double(counter.now() - t0);
-        r.wide(1, r.buffer, r.consts);
-        t0 = counter.now();
-        r.wide(r.wide_iters, r.buffer, r.consts);
-        const double wide = double(counter.now() - t0);
-        if (chain > 0) ratios.push_back(wide / chain);
+        const double ratio = drift_free_ratio(time_chain, time_wide);
+        if (ratio > 0) ratios.push_back(ratio);
         if (ratios.size() > 4096) break;
       }
       pass_medians[i].push_back(median(ratios));

@@ -10,12 +10,21 @@
 // of every core and start with the quietest. The wide stream shares the core's ALUs with a sibling;
 // the chain, one add per cycle, barely notices it, so their ratio is low where nobody else runs.
 #pragma once
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "peakprobe/cpu_info.hpp"
 
 namespace peakprobe {
+
+// One sample of a core's wide/chain ratio that a steadily moving clock cannot bias: chain, wide, wide,
+// chain back to back, (w1 + w2) / (c1 + c2), each call's ticks from the callables. A core that sat
+// idle may start slow and speed up over milliseconds; timed chain-then-wide it would look quieter than
+// it is. The symmetric order cancels a linear drift (and each core is warmed first). On a 16-vCPU
+// Emerald Rapids VM the idle cores still read 0.61-0.71 and the starting core 0.88-1.84 with this
+// pairing, so there the gap is real load beside the starting core, not a ramp.
+double drift_free_ratio(const std::function<double()>& time_chain, const std::function<double()>& time_wide);
 
 // Ratios within this of the quietest core's count as equally quiet: undisturbed ratios of one core
 // spread by about 3% (see kRulerCleanLimit).
