@@ -77,6 +77,14 @@ TEST_CASE("ceilings: working sets map to the levels the threads can use", "[roof
   CHECK(sizes[2].first == "L3");
   CHECK(sizes[3].first == "DRAM");
   for (const auto& [level, size] : sizes) CHECK(level_for_size(size, caches(), 1) == level);
+  // A last level of hundreds of MiB: DRAM's working set is four times it, not the 512 MiB floor.
+  std::vector<CacheLevel> big = caches();
+  big.back().size_bytes = 480ull << 20;
+  big.back().instances = 1;
+  const auto big_sizes = level_sizes(big, 1);
+  REQUIRE(big_sizes.back().first == "DRAM");
+  CHECK(big_sizes.back().second == 4 * (480ull << 20));
+  CHECK(level_for_size(big_sizes.back().second, big, 1) == "DRAM");
 }
 
 TEST_CASE("ceilings: emulated bandwidth sets no memory roof, unsteady bandwidth still does", "[roofline]") {

@@ -197,3 +197,20 @@ TEST_CASE("format_bytes: exact units or one decimal", "[memory]") {
   CHECK(format_bytes(MiB - 1) == "1.0 MiB");
   CHECK(format_bytes(1024 * GiB) == "1 TiB");
 }
+
+TEST_CASE("tapered_sweep_sizes: fine, then half as dense, then one point an octave", "[memory]") {
+  const auto s = tapered_sweep_sizes(4 * KiB, 64 * MiB, 512 * MiB, 2 * GiB, 4);
+  const auto fine = sweep_sizes(4 * KiB, 64 * MiB, 4);
+  REQUIRE(s.size() == fine.size() + 6 + 2);  // 2 an octave over 3 octaves, then 1 GiB and 2 GiB
+  CHECK(std::equal(fine.begin(), fine.end(), s.begin()));
+  CHECK(s[fine.size()] == 94904320);  // 64 MiB x sqrt(2) = 90.5 MiB, rounded to 4 KiB
+  CHECK(s[fine.size() + 1] == 128 * MiB);
+  CHECK(s[fine.size() + 5] == 512 * MiB);
+  CHECK(s[fine.size() + 6] == GiB);
+  CHECK(s.back() == 2 * GiB);
+  for (std::size_t i = 1; i < s.size(); ++i) CHECK(s[i] > s[i - 1]);
+  // A last level small enough that dense_to is fine_to: the plain tapered sweep.
+  CHECK(tapered_sweep_sizes(4 * KiB, 64 * MiB, 64 * MiB, 512 * MiB, 4) == tapered_sweep_sizes(4 * KiB, 64 * MiB, 512 * MiB, 4));
+  // One point an octave stays one.
+  CHECK(tapered_sweep_sizes(4 * KiB, 64 * MiB, 256 * MiB, 512 * MiB, 1) == sweep_sizes(4 * KiB, 512 * MiB, 1));
+}

@@ -58,9 +58,13 @@ void measure_memory_curves(GlobalOptions& g, const CpuInfo& cpu, RunDocument& do
   }
   const uint64_t top = default_sweep_top(cpu);
   // Dense up to twice the last-level cache (where the last level ends), one point an octave beyond:
-  // DRAM's plateau needs few points, and its points cost the most (each sweeps hundreds of MiB).
-  const uint64_t dense_to = std::max<uint64_t>(2 * last_level_cache_bytes(cpu), 64ull << 20);
-  const auto bw_sizes = tapered_sweep_sizes(4096, dense_to, top, quick ? 2 : 4);
+  // DRAM's plateau needs few points, and its points cost the most (each sweeps hundreds of MiB). Past
+  // 64 MiB half as dense: a last level of hundreds of MiB cost 25 s of a 68 s report at four points an
+  // octave (480 MiB L3, Sapphire Rapids-class VM).
+  const uint64_t fine_to = 64ull << 20;
+  const uint64_t dense_to = std::max<uint64_t>(2 * last_level_cache_bytes(cpu), fine_to);
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto bw_sizes = tapered_sweep_sizes(4096, fine_to, dense_to, top, quick ? 2 : 4);
   std::vector<BandwidthResult> sweep;
   size_t i = 0;
   for (uint64_t s : bw_sizes) {
@@ -73,12 +77,18 @@ void measure_memory_curves(GlobalOptions& g, const CpuInfo& cpu, RunDocument& do
   doc.levels = match_levels(detect_levels(curve), cpu.caches, 1);
   doc.bandwidth.insert(doc.bandwidth.begin(), sweep.begin(), sweep.end());
   // Latency: 2 points per octave are enough to see every level's step.
-  const auto lat_sizes = tapered_sweep_sizes(4096, dense_to, std::min<uint64_t>(top, 512ull << 20), quick ? 1 : 2);
+  const auto t1 = std::chrono::steady_clock::now();
+  const auto lat_sizes =
+      tapered_sweep_sizes(4096, fine_to, dense_to, std::min<uint64_t>(top, 512ull << 20), quick ? 1 : 2);
   i = 0;
   for (uint64_t s : lat_sizes) {
     progress(g.out, ++i, lat_sizes.size(), "latency " + format_bytes(s));
     doc.latency.push_back((*mem)->latency({s, "random", "4k", 1}));
   }
+  const auto t2 = std::chrono::steady_clock::now();
+  spdlog::debug("report: bandwidth curve {} points in {:.1f} s, latency curve {} points in {:.1f} s", bw_sizes.size(),
+                std::chrono::duration<double>(t1 - t0).count(), lat_sizes.size(),
+                std::chrono::duration<double>(t2 - t1).count());
 }
 
 // Every OpenCL GPU, measured as `gpu --quick` does, each in its worker process. CPU devices (PoCL)

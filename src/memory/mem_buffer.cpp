@@ -11,7 +11,7 @@ namespace {
 constexpr size_t kHuge = 2u << 20;
 }
 
-MemBuffer::MemBuffer(size_t bytes, Pages pages) : bytes_(bytes) {
+MemBuffer::MemBuffer(size_t bytes, Pages pages) : bytes_(bytes), pages_(pages) {
   // Over-allocate by 2 MiB so the data can start on a huge-page boundary.
   map_bytes_ = bytes + kHuge;
   void* p = mmap(nullptr, map_bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -48,6 +48,14 @@ std::string MemBuffer::granted_pages() const {
   }
   if (huge_kb == 0) return "4k";
   return huge_kb * 10 >= rss_kb * 9 ? "2m" : "mixed";
+}
+
+MemBuffer& reuse_or_map(std::unique_ptr<MemBuffer>& slot, size_t bytes, MemBuffer::Pages pages) {
+  if (!slot || !slot->ok() || slot->pages() != pages || slot->size() < bytes || slot->size() / 2 > bytes) {
+    slot.reset();
+    slot = std::make_unique<MemBuffer>(bytes, pages);
+  }
+  return *slot;
 }
 
 }  // namespace peakprobe

@@ -51,7 +51,13 @@ struct MemRunner::Impl {
   CycleCounter counter;
   std::unique_ptr<ClockCalibrator> clock;
   ClockReading start;
+  // Each bandwidth thread's buffer, kept for the next request of about the same size: the roofline
+  // measures three kernels on one working set per level, and mapping and faulting in a buffer of
+  // several GiB costs more than measuring it (0.5-2.4 s per GiB in a VM, whose host backs the guest's
+  // memory on first touch).
+  std::vector<std::unique_ptr<MemBuffer>> buffers;
 };
+
 
 MemRunner::MemRunner(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 MemRunner::~MemRunner() = default;
@@ -138,7 +144,7 @@ BandwidthResult MemRunner::bandwidth(const BandwidthRequest& req) {
     const int cpu_id = m.cpu.core_order[size_t(t)];
     if (!pin_current_thread(cpu_id, &err)) times[size_t(t)].error = err;
     const MemBuffer::Pages pages = per_array >= (2u << 20) ? MemBuffer::Pages::huge : MemBuffer::Pages::small;
-    MemBuffer buf(per_array * uint64_t(info->arrays) + 4096 * 3, pages);
+    MemBuffer& buf = reuse_or_map(m.buffers[size_t(t)], per_array * uint64_t(info->arrays) + 4096 * 3, pages);
     if (!buf.ok()) times[size_t(t)].error = "cannot map " + format_bytes(per_array * uint64_t(info->arrays));
     uint8_t* arr[3] = {nullptr, nullptr, nullptr};
     if (buf.ok()) {
@@ -181,6 +187,7 @@ BandwidthResult MemRunner::bandwidth(const BandwidthRequest& req) {
     }
     if (t == 0) after = m.clock->measure();
   };
+  if (m.buffers.size() < size_t(n)) m.buffers.resize(size_t(n));  // before the threads: each owns its slot
   std::vector<std::thread> team;
   for (int t = 0; t < n; ++t) team.emplace_back(worker, t);
   for (auto& th : team) th.join();

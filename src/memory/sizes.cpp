@@ -171,6 +171,15 @@ std::vector<uint64_t> tapered_sweep_sizes(uint64_t from, uint64_t dense_to, uint
   return sizes;
 }
 
+std::vector<uint64_t> tapered_sweep_sizes(uint64_t from, uint64_t fine_to, uint64_t dense_to, uint64_t to,
+                                          int points_per_octave) {
+  std::vector<uint64_t> sizes = sweep_sizes(from, std::min(fine_to, to), points_per_octave);
+  if (sizes.empty()) return tapered_sweep_sizes(from, dense_to, to, std::max(1, points_per_octave / 2));
+  for (uint64_t s : tapered_sweep_sizes(sizes.back(), dense_to, to, std::max(1, points_per_octave / 2)))
+    if (s > sizes.back()) sizes.push_back(s);
+  return sizes;
+}
+
 uint64_t last_level_cache_bytes(const CpuInfo& cpu) {
   int last_level = 0;
   uint64_t last_level_total = 0;

@@ -30,6 +30,13 @@ std::vector<uint64_t> sweep_sizes(uint64_t from, uint64_t to, int points_per_oct
 // dense where the cache levels change, sparse where the curve is DRAM's plateau.
 std::vector<uint64_t> tapered_sweep_sizes(uint64_t from, uint64_t dense_to, uint64_t to, int points_per_octave);
 
+// The same with a middle stretch: points_per_octave up to fine_to, half as many (at least one) from
+// there to dense_to, then one per octave to `to`. Where the last-level cache is hundreds of MiB (a
+// server's, as a VM reports it), every point past 64 MiB streams hundreds of MiB, and four such points
+// an octave cost more than the rest of the report.
+std::vector<uint64_t> tapered_sweep_sizes(uint64_t from, uint64_t fine_to, uint64_t dense_to, uint64_t to,
+                                          int points_per_octave);
+
 // The whole last-level data cache: one instance's size x instances (0 when no cache is known).
 uint64_t last_level_cache_bytes(const CpuInfo& cpu);
 

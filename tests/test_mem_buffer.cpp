@@ -1,0 +1,47 @@
+#include <catch2/catch.hpp>
+
+#include <cstring>
+#include <memory>
+
+#include "memory/mem_buffer.hpp"
+
+using namespace peakprobe;
+
+namespace {
+constexpr size_t MiB = size_t(1) << 20;
+}
+
+TEST_CASE("mem buffer: 2 MiB aligned, writable, of the size asked", "[memory]") {
+  MemBuffer b(3 * MiB, MemBuffer::Pages::huge);
+  REQUIRE(b.ok());
+  CHECK(b.size() == 3 * MiB);
+  CHECK(b.pages() == MemBuffer::Pages::huge);
+  CHECK(reinterpret_cast<uintptr_t>(b.data()) % (2 * MiB) == 0);
+  std::memset(b.data(), 1, b.size());
+  CHECK(b.data()[b.size() - 1] == 1);
+}
+
+TEST_CASE("reuse_or_map: a kept buffer serves requests from half its size to its size", "[memory]") {
+  std::unique_ptr<MemBuffer> slot;
+  MemBuffer& first = reuse_or_map(slot, 8 * MiB, MemBuffer::Pages::huge);
+  REQUIRE(first.ok());
+  const MemBuffer* kept = slot.get();
+  SECTION("the same size or a little less: the same mapping") {
+    CHECK(&reuse_or_map(slot, 8 * MiB, MemBuffer::Pages::huge) == kept);
+    CHECK(&reuse_or_map(slot, 4 * MiB, MemBuffer::Pages::huge) == kept);
+  }
+  SECTION("larger: a new mapping of the new size") {
+    MemBuffer& b = reuse_or_map(slot, 9 * MiB, MemBuffer::Pages::huge);
+    CHECK(b.ok());
+    CHECK(b.size() == 9 * MiB);
+  }
+  SECTION("less than half: a new mapping, the large one is not held") {
+    MemBuffer& b = reuse_or_map(slot, 4 * MiB - 4096, MemBuffer::Pages::huge);
+    CHECK(b.size() == 4 * MiB - 4096);
+  }
+  SECTION("other pages: a new mapping with those pages") {
+    MemBuffer& b = reuse_or_map(slot, 8 * MiB, MemBuffer::Pages::small);
+    CHECK(b.pages() == MemBuffer::Pages::small);
+    CHECK(b.size() == 8 * MiB);
+  }
+}
