@@ -6,8 +6,10 @@
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
 
 #include "gpu/gpu_json.hpp"
+#include "gpu/icd_vendors.hpp"
 #include "harness/child_process.hpp"
 #include "report/json_report.hpp"
 
@@ -84,6 +86,7 @@ Expected<GpuJob> decode_job(const std::string& text) {
 }
 
 Expected<std::vector<GpuDevice>> list_devices_isolated(double time_limit_s) {
+  if (auto line = offer_unlisted_drivers()) spdlog::info("{}", *line);
   GpuJob job;
   job.list = true;
   auto answer = run_job(job, time_limit_s);
@@ -102,6 +105,7 @@ Expected<std::vector<GpuDevice>> list_devices_isolated(double time_limit_s) {
 }
 
 GpuReport measure_device_isolated(int index, const GpuOptions& options, double time_limit_s) {
+  if (auto line = offer_unlisted_drivers()) spdlog::info("{}", *line);
   GpuJob job;
   job.device = index;
   job.options = options;
