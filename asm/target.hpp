@@ -131,7 +131,8 @@ class Target {
   // The catalog pair set (probes/<name>.sets) of floating-point forms at the widest vector width.
   virtual std::string report_pair_set(const CpuInfo& cpu) const = 0;
   // The vector width an instruction text works on, as a ceiling-table label: "512", "256", "128"
-  // (bits) or "scalar" (general registers, or one element of a vector register).
+  // (bits), "scalar" (general registers, or one element of a vector register), or tiles_name() for
+  // the matrix unit's tile multiplies.
   virtual std::string width_class(const std::string& instruction) const = 0;
 
   // ---- probe streams (harness/probe_runner, mix_runner, clock) ----

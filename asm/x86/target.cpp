@@ -235,6 +235,8 @@ std::string X86Target::report_pair_set(const CpuInfo& cpu) const {
 }
 
 std::string X86Target::width_class(const std::string& text) const {
+  // Tile multiplies are no vector width: their ceilings are the matrix unit's own (not "scalar").
+  if (text.find("tmm") != std::string::npos) return tiles_name();
   if (text.find("zmm") != std::string::npos) return "512";
   if (text.find("ymm") != std::string::npos) return "256";
   if (text.find("xmm") != std::string::npos) {

@@ -15,8 +15,8 @@
 
 namespace peakprobe {
 
-// The vector width an instruction text works on: "512", "256", "128" (bits) or "scalar" (the host
-// target's width_class).
+// The vector width an instruction text works on: "512", "256", "128" (bits), "scalar", or the matrix
+// unit's name for tile multiplies (the host target's width_class).
 std::string isa_of_instruction(const std::string& text);
 bool is_float_dtype(const std::string& dtype);
 

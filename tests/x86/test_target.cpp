@@ -87,6 +87,8 @@ TEST_CASE("x86 target: instruction width from the operands", "[target][roofline]
   CHECK(isa_of_instruction("imul r64, r64") == "scalar");
   CHECK(isa_of_instruction("vaddsh xmm, xmm, xmm") == "scalar");
   CHECK(isa_of_instruction("") == "scalar");
+  CHECK(isa_of_instruction("tdpbf16ps tmm, tmm, tmm") == "amx");  // the matrix unit, not a scalar form
+  CHECK(isa_of_instruction("tdpbusd tmm, tmm, tmm") == "amx");
 }
 
 TEST_CASE("x86 target: matmul kernel support, registers and width names", "[target]") {
