@@ -157,6 +157,28 @@ TEST_CASE("a moving clock spoils an unpaired timing, not a paired one", "[probe_
   CHECK(slowed[0].find("slowed in 30 of 33") != std::string::npos);
 }
 
+TEST_CASE("a latency chain timed twice must agree with itself", "[probe_runner]") {
+  ProbeResult r;
+  r.latency_cycles = 3.877;
+  r.latency_method = "chain through the destination";
+  OperandLatency dest{1, "zmm", 4.06, "chain through the destination", false};
+  OperandLatency other{2, "zmm", 4.30, "chain through operand 2", false};
+  r.latencies = {other};
+  CHECK_FALSE(detail::repeated_latency_doubt(r));  // another path may differ: no repeat
+  r.latencies.push_back(dest);
+  auto d = detail::repeated_latency_doubt(r);
+  REQUIRE(d);
+  CHECK(d->find("3.877 and 4.060 cycles through operand 1") != std::string::npos);
+  r.latency_cycles = 4.00;  // within 3% of 4.06: the same chain, reproduced
+  CHECK_FALSE(detail::repeated_latency_doubt(r));
+  r.latency_cycles = 3.877;
+  r.latencies.back().upper_bound = true;  // a bridge of unknown latency: not the same chain
+  CHECK_FALSE(detail::repeated_latency_doubt(r));
+  r.latencies.back().upper_bound = false;
+  r.latency_cycles.reset();  // no headline latency: nothing to repeat
+  CHECK_FALSE(detail::repeated_latency_doubt(r));
+}
+
 TEST_CASE("an issue rate beyond the core's widest is doubted whatever the clock", "[probe_runner]") {
   ProbeOptions options;
   detail::TrustInputs in;

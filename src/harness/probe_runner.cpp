@@ -109,6 +109,18 @@ std::vector<std::string> timing_doubts(const TrustInputs& in, const ProbeOptions
   return doubts;
 }
 
+std::optional<std::string> repeated_latency_doubt(const ProbeResult& r) {
+  if (!r.latency_cycles || *r.latency_cycles <= 0) return std::nullopt;
+  const double lat = *r.latency_cycles;
+  for (const OperandLatency& l : r.latencies) {
+    if (l.method != r.latency_method || l.upper_bound || l.cycles <= 0) continue;
+    if (std::fabs(l.cycles - lat) <= kRepeatLimit * std::min(l.cycles, lat)) continue;
+    return fmt::format("its latency chain timed twice disagrees ({:.3f} and {:.3f} cycles through operand {})", lat,
+                       l.cycles, l.operand);
+  }
+  return std::nullopt;
+}
+
 }  // namespace detail
 
 namespace {
@@ -651,6 +663,7 @@ ProbeResult ProbeRunner::run_once(const ProbeSpec& spec) {
   }
   std::vector<std::string> doubts = timing_doubts(trust, m.options);
   if (r.latency_cycles && *r.latency_cycles <= 0) doubts.push_back("latency timing came out non-positive");
+  if (auto d = repeated_latency_doubt(r)) doubts.push_back(*d);
   // K chains through the destination cannot finish faster than one chain's latency over K.
   if (r.latency_cycles && rt > 0 && r.latency_method == "chain through the destination" &&
       rt * r.accumulators < 0.93 * *r.latency_cycles)

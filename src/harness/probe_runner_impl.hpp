@@ -3,6 +3,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -154,6 +155,14 @@ bool sweep_goes_on(int k, bool improved, bool chain_bound, int steps_without_gai
 // Whether a sweep step ran more than 2% slower than the best of fewer chains (`best_so_far`, 1e300
 // before any): implausible for more independent chains, so the step is timed once more first.
 bool slower_than_fewer_chains(double recip_throughput, double best_so_far);
+// The latency chain timed twice: the headline latency (`latency_method`) and an operand latency built
+// the same way (same method, no bridge of unknown latency) are two timings of one chain, so a
+// disagreement beyond kRepeatLimit is a doubt, with both figures. Seen on a Sapphire Rapids-class VM:
+// the first 512-bit FMA probe of a run read its destination chain at 3.877 cycles (median of the
+// paired samples, `ok`) while the same chain through operand 1 read 4.06 moments later; the core's
+// clock hopped between about 3.6 and 4.1 GHz from call to call as the 512-bit code started, which the
+// scalar add chain beside each sample did not follow. nullopt when they agree or nothing repeats.
+std::optional<std::string> repeated_latency_doubt(const ProbeResult& r);
 // An error row from an illegal instruction becomes a skipped one: the features the form needs were
 // checked before it ran, so the OS or the hypervisor blocks it.
 ProbeResult skip_if_blocked(ProbeResult r);
