@@ -60,3 +60,17 @@ TEST_CASE("known_driver_paths: the usual folders of NVIDIA's, AMD's and Intel's 
   CHECK(has("/opt/rocm/lib/libamdocl64.so"));
   for (const auto& p : paths) CHECK(fs::path(p).is_absolute());
 }
+
+TEST_CASE("vendors_folder_entries: the system folder's .icd files kept, one more per driver", "[gpu]") {
+  peakprobe::test::ScratchDir scratch;
+  const fs::path vendors = scratch.path / "vendors";
+  write(vendors / "pocl.icd", "libpocl.so.2\n");
+  write(vendors / "readme", "not an icd");
+  auto entries = vendors_folder_entries(vendors.string(), {"/usr/local/nvidia/lib64/libnvidia-opencl.so.1"});
+  std::sort(entries.begin(), entries.end());
+  REQUIRE(entries.size() == 2);
+  CHECK(entries[0] == std::pair<std::string, std::string>{"peakprobe-0.icd", "/usr/local/nvidia/lib64/libnvidia-opencl.so.1\n"});
+  CHECK(entries[1] == std::pair<std::string, std::string>{"pocl.icd", "libpocl.so.2\n"});
+  CHECK(vendors_folder_entries((scratch.path / "none").string(), {}).empty());
+}
+

@@ -31,6 +31,7 @@ struct Shape {
   uint64_t seed = 1;
   uint64_t from = 4 * KiB, to = 512 * MiB;
   double dram_slope_per_octave = 0;  // relative decline of DRAM bandwidth past the last cache
+  std::vector<uint64_t> sizes;       // where the curve is sampled; empty: 4 points per octave, from..to
 };
 
 // A curve whose log bandwidth steps down by logistic transitions centred on each level's size (so
@@ -39,7 +40,7 @@ std::vector<CurvePoint> synth(const Shape& shape) {
   std::mt19937_64 rng(shape.seed);
   std::uniform_real_distribution<double> noise(1 - shape.noise, 1 + shape.noise);
   std::vector<CurvePoint> curve;
-  for (uint64_t s : sweep_sizes(shape.from, shape.to, 4)) {
+  for (uint64_t s : shape.sizes.empty() ? sweep_sizes(shape.from, shape.to, 4) : shape.sizes) {
     const double x = std::log2(static_cast<double>(s));
     double y = std::log(shape.dram_gbps);
     for (std::size_t i = 0; i < shape.levels.size(); ++i) {
@@ -121,6 +122,22 @@ TEST_CASE("detect_levels: 5% multiplicative noise", "[memory]") {
     const auto levels = detect_levels(synth(shape));
     check_edges(levels, shape);
     CHECK(names(match_levels(levels, reported(), 1)) == kFourNames);
+  }
+}
+
+TEST_CASE("detect_levels: the full report's tapered sweep finds a large L3's edge", "[memory]") {
+  // As on a VM that reports a 480 MiB L3 and shows a 240 MiB one: 4 points an octave to 64 MiB, 2
+  // from there to twice the reported L3, then 1 an octave; the L3 edge falls in the half-dense part.
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    INFO("seed " << seed);
+    Shape shape;
+    shape.levels = {{48 * KiB, 300}, {2 * MiB, 120}, {240 * MiB, 40}};
+    shape.dram_gbps = 15;
+    shape.noise = 0.05;
+    shape.seed = seed;
+    shape.sizes = tapered_sweep_sizes(4 * KiB, 64 * MiB, 960 * MiB, 1920 * MiB, 4);
+    const auto levels = detect_levels(synth(shape));
+    check_edges(levels, shape);
   }
 }
 

@@ -161,8 +161,8 @@ TEST_CASE("a latency chain timed twice must agree with itself", "[probe_runner]"
   ProbeResult r;
   r.latency_cycles = 3.877;
   r.latency_method = "chain through the destination";
-  OperandLatency dest{1, "zmm", 4.06, "chain through the destination", false};
-  OperandLatency other{2, "zmm", 4.30, "chain through operand 2", false};
+  OperandLatency dest{1, "vec", 4.06, "chain through the destination", false};
+  OperandLatency other{2, "vec", 4.30, "chain through operand 2", false};
   r.latencies = {other};
   CHECK_FALSE(detail::repeated_latency_doubt(r));  // another path may differ: no repeat
   r.latencies.push_back(dest);

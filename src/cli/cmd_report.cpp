@@ -76,7 +76,7 @@ void measure_memory_curves(GlobalOptions& g, const CpuInfo& cpu, RunDocument& do
     if (b.gbps) curve.push_back({b.size_bytes, *b.gbps});
   doc.levels = match_levels(detect_levels(curve), cpu.caches, 1);
   doc.bandwidth.insert(doc.bandwidth.begin(), sweep.begin(), sweep.end());
-  // Latency: 2 points per octave are enough to see every level's step.
+  // Latency: 2 points per octave are enough to see every level's step (1 past 64 MiB, as above).
   const auto t1 = std::chrono::steady_clock::now();
   const auto lat_sizes =
       tapered_sweep_sizes(4096, fine_to, dense_to, std::min<uint64_t>(top, 512ull << 20), quick ? 1 : 2);

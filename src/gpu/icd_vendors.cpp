@@ -3,13 +3,17 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <mutex>
 #include <set>
 #include <system_error>
 
+#include <stdlib.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
+
+#include "report/output_file.hpp"
 
 namespace peakprobe::gpu {
 namespace {
@@ -18,15 +22,24 @@ namespace fs = std::filesystem;
 
 constexpr const char* kSystemVendors = "/etc/OpenCL/vendors";
 
-// The private vendors folder, removed when the process ends (its workers have ended by then).
+// The private vendors folder: its files and the folder removed when the process ends (its workers
+// have ended by then), and by the signal-time cleanup if a signal ends it first.
 struct PrivateVendors {
   std::string dir;
+  std::vector<std::string> files;
+  std::vector<int> slots;
   ~PrivateVendors() {
-    if (dir.empty()) return;
     std::error_code ec;
-    fs::remove_all(dir, ec);
+    for (const auto& f : files) fs::remove(f, ec);
+    if (!dir.empty()) fs::remove(dir, ec);
+    for (int slot : slots) forget_on_signal(slot);
   }
 };
+
+bool set(const char* name) {
+  const char* v = std::getenv(name);
+  return v && *v;
+}
 
 std::string trimmed(std::string s) {
   const auto first = s.find_first_not_of(" \t\r\n");
@@ -80,6 +93,18 @@ std::vector<std::string> unlisted_drivers(const std::string& vendors_dir, const 
   return out;
 }
 
+std::vector<std::pair<std::string, std::string>> vendors_folder_entries(const std::string& vendors_dir,
+                                                                        const std::vector<std::string>& drivers) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& f : icd_files(vendors_dir)) {
+    std::ifstream in(f, std::ios::binary);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    out.emplace_back(f.filename().string(), text);
+  }
+  for (size_t i = 0; i < drivers.size(); ++i) out.emplace_back(fmt::format("peakprobe-{}.icd", i), drivers[i] + "\n");
+  return out;
+}
+
 std::optional<std::string> offer_unlisted_drivers() {
   static std::mutex mutex;
   static bool done = false;
@@ -87,23 +112,29 @@ std::optional<std::string> offer_unlisted_drivers() {
   std::lock_guard<std::mutex> lock(mutex);
   if (done) return std::nullopt;
   done = true;
-  if (const char* set = std::getenv("OCL_ICD_VENDORS"); set && *set) return std::nullopt;
+  if (set("OCL_ICD_VENDORS") || set("OCL_ICD_FILENAMES") || set("OPENCL_VENDOR_PATH")) return std::nullopt;
   const auto add = unlisted_drivers(kSystemVendors, known_driver_paths());
   if (add.empty()) return std::nullopt;
-  std::error_code ec;
-  const fs::path dir = fs::temp_directory_path(ec) / fmt::format("peakprobe-icd-{}", ::getpid());
-  if (ec || !fs::create_directories(dir, ec) || ec) return std::nullopt;
-  folder.dir = dir.string();
-  for (const auto& f : icd_files(kSystemVendors)) fs::copy_file(f, dir / f.filename(), ec);
   std::string names;
-  for (size_t i = 0; i < add.size(); ++i) {
-    std::ofstream(dir / fmt::format("peakprobe-{}.icd", i)) << add[i] << "\n";
-    names += (i ? ", " : "") + add[i];
+  for (size_t i = 0; i < add.size(); ++i) names += (i ? ", " : "") + add[i];
+  std::error_code ec;
+  std::string dir = (fs::temp_directory_path(ec) / "peakprobe-icd-XXXXXX").string();
+  if (ec || !::mkdtemp(dir.data()))
+    return fmt::format("OpenCL: no .icd file in {} names {}, and no private vendors folder could be made to "
+                       "offer it (set OCL_ICD_VENDORS to a folder with an .icd file that names it)",
+                       kSystemVendors, names);
+  folder.slots.push_back(remove_on_signal(dir, true));
+  folder.dir = dir;
+  for (const auto& [name, text] : vendors_folder_entries(kSystemVendors, add)) {
+    const std::string path = (fs::path(dir) / name).string();
+    folder.slots.push_back(remove_on_signal(path, false));
+    folder.files.push_back(path);
+    std::ofstream(path, std::ios::binary) << text;
   }
-  ::setenv("OCL_ICD_VENDORS", folder.dir.c_str(), 1);
+  ::setenv("OCL_ICD_VENDORS", dir.c_str(), 1);
   return fmt::format("OpenCL: no .icd file in {} names {}; offered to the loader through {} (set "
                      "OCL_ICD_VENDORS to choose the drivers yourself)",
-                     kSystemVendors, names, folder.dir);
+                     kSystemVendors, names, dir);
 }
 
 }  // namespace peakprobe::gpu

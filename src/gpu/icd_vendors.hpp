@@ -10,6 +10,7 @@
 #pragma once
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace peakprobe::gpu {
@@ -23,10 +24,17 @@ std::vector<std::string> known_driver_paths();
 // file name, in candidate order.
 std::vector<std::string> unlisted_drivers(const std::string& vendors_dir, const std::vector<std::string>& candidates);
 
-// Once per process: when OCL_ICD_VENDORS is unset and known_driver_paths() holds unlisted drivers,
-// writes a private vendors folder (the system folder's .icd files plus one per unlisted driver),
-// points OCL_ICD_VENDORS at it for this process and its workers, and returns a line for the log that
-// names the drivers. nullopt when there was nothing to add (or on a later call).
+// The files of a private vendors folder: each .icd file of `vendors_dir` as it is, then one
+// "peakprobe-N.icd" per driver naming it; (file name, contents) pairs.
+std::vector<std::pair<std::string, std::string>> vendors_folder_entries(const std::string& vendors_dir,
+                                                                        const std::vector<std::string>& drivers);
+
+// Once per process: unless the user chose the drivers (OCL_ICD_VENDORS, OCL_ICD_FILENAMES or
+// OPENCL_VENDOR_PATH set), and when known_driver_paths() holds unlisted drivers, writes a private
+// vendors folder (mkdtemp under the temp directory; its files removed at exit and on SIGINT, SIGTERM
+// and SIGHUP), points OCL_ICD_VENDORS at it for this process and its workers, and returns a line for
+// the log that names the drivers (or why they could not be offered). nullopt when there was nothing
+// to add (or on a later call).
 std::optional<std::string> offer_unlisted_drivers();
 
 }  // namespace peakprobe::gpu

@@ -32,8 +32,8 @@ inline constexpr double kQuietTie = 0.05;
 
 struct CoreQuietness {
   int cpu = -1;
-  // Ticks of a wide-stream call over the adjacent chain call: the worse (higher) of two passes'
-  // medians, so a core must be quiet in both. 0 when the core could not be timed.
+  // Ticks of wide-stream calls over the chain calls beside them (drift_free_ratio samples): the worse
+  // (higher) of two passes' medians, so a core must be quiet in both. 0 when the core could not be timed.
   double wide_ratio = 0;
 };
 
@@ -48,8 +48,9 @@ std::vector<int> quiet_cores_first(const std::vector<int>& order, size_t n, cons
 int quieter_core(const std::vector<CoreQuietness>& cores, int here);
 
 // Times the reference streams on the first hardware thread of each core (core_order's first
-// physical_cores entries, at most 64) for about `seconds_per_core` in two passes; the calling thread's
-// CPU set is restored. Empty when the streams cannot be built.
+// physical_cores entries, at most 64) for about `seconds_per_core` in two passes, each pass after a
+// warm-up as long as itself (so about twice that in all); the calling thread's CPU set is restored.
+// Empty when the streams cannot be built.
 std::vector<CoreQuietness> measure_core_quietness(const CpuInfo& cpu, double seconds_per_core = 0.002);
 
 // Reorders cpu.core_order quietest core first (quiet_cores_first) when there is more than one core to

@@ -187,7 +187,8 @@ BandwidthResult MemRunner::bandwidth(const BandwidthRequest& req) {
     }
     if (t == 0) after = m.clock->measure();
   };
-  if (m.buffers.size() < size_t(n)) m.buffers.resize(size_t(n));  // before the threads: each owns its slot
+  // Before the threads: each owns its slot. Slots of threads this request does not start are unmapped.
+  m.buffers.resize(size_t(n));
   std::vector<std::thread> team;
   for (int t = 0; t < n; ++t) team.emplace_back(worker, t);
   for (auto& th : team) th.join();
@@ -247,6 +248,9 @@ LatencyResult MemRunner::latency(const LatencyRequest& req) {
     r.reason = "working set must hold at least two cache lines per chain (and fewer than 2^32 lines)";
     return r;
   }
+  // The bandwidth runs' kept buffers are not this one's: unmapped, so that a latency sweep after a
+  // bandwidth sweep does not hold both tops at once.
+  m.buffers.clear();
   MemBuffer buf(r.size_bytes, req.pages == "2m" ? MemBuffer::Pages::huge : MemBuffer::Pages::small);
   if (!buf.ok()) {
     r.status = Status::error;

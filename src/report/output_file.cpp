@@ -94,6 +94,13 @@ void unregister_cleanup(int slot) {
   if (slot >= 0) g_cleanup[slot].state.store(kFree);
 }
 
+}  // namespace
+
+int remove_on_signal(const std::string& path, bool folder) { return register_cleanup(path, folder ? kFolder : kFile); }
+void forget_on_signal(int slot) { unregister_cleanup(slot); }
+
+namespace {
+
 // ---- the writer ----
 
 std::string shown(const std::string& path) { return printable(path, 1000); }

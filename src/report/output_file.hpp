@@ -42,6 +42,13 @@ bool writes_to_stdout(const std::string& path);
 // not standard output. For checking every output before minutes of measuring.
 std::string output_path_problem(const std::string& path);
 
+// For other temporary paths (a file, or a folder that is empty once its registered files are gone):
+// removed if SIGINT, SIGTERM or SIGHUP stops the process, in the same signal-time table as the
+// outputs' temporary files. Register before creating the path. Returns a slot for forget_on_signal
+// (-1 when the table is full: only a signal could then leave the path behind).
+int remove_on_signal(const std::string& path, bool folder);
+void forget_on_signal(int slot);
+
 // A folder for outputs (the report's, roofline --out). It is created with its parents when missing;
 // a folder this object created is removed again if it is still empty when the object goes away (the
 // run failed before writing into it) or when SIGINT, SIGTERM or SIGHUP stops the process.

@@ -29,7 +29,7 @@ std::vector<ComputeCeiling> compute_ceilings(const std::vector<ProbeResult>& res
 // by the capacity the reported caches give those threads.
 std::string level_for_size(uint64_t size, const std::vector<CacheLevel>& caches, int threads);
 // One working-set size inside each reported level (half of the capacity available to the threads)
-// and one for DRAM (8 x the last level, at least 512 MiB), with their level names.
+// and one for DRAM (4 x the last level, at least 512 MiB), with their level names.
 std::vector<std::pair<std::string, uint64_t>> level_sizes(const std::vector<CacheLevel>& caches, int threads);
 
 std::vector<MemoryCeiling> memory_ceilings(const std::vector<BandwidthResult>& rows,
