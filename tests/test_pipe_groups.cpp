@@ -176,7 +176,34 @@ TEST_CASE("hw: each member of this CPU's pipe basis shares a pipe with itself", 
   ProbeRunner& runner = test::shared_runner();
   std::vector<ProbeSpec> seeds;
   for (const auto& text : pipe_seeds(test::this_cpu())) seeds.push_back(test::spec(text));
-  const PipeGroups g = find_pipe_basis(runner, seeds);
+  // An instruction interleaved with itself runs as slowly as both copies in sequence: a shared pipe,
+  // on any core. The first and last members are checked against the whole basis, themselves
+  // included. A basis measured while the core was slowed (the runner then moves to a quieter core,
+  // and the pairs run there) can make a self-pair look partial: an undisturbed attempt shows it.
+  PipeGroups g;
+  std::vector<std::vector<PipeVerdict>> verdicts;
+  size_t judged = 0;
+  test::in_one_of(3, [&] {
+    g = find_pipe_basis(runner, seeds);
+    if (g.basis.size() < 2) return false;
+    std::vector<ProbeResult> alone = runner.run_batch({test::spec(g.basis.front().instruction),
+                                                       test::spec(g.basis.back().instruction)});
+    std::vector<PipeSubject> subjects;
+    for (size_t i = 0; i < alone.size(); ++i)
+      subjects.push_back({test::spec(i == 0 ? g.basis.front().instruction : g.basis.back().instruction), &alone[i]});
+    verdicts = classify_against_basis(runner, g, subjects);
+    if (verdicts.size() != 2) return false;
+    judged = 0;
+    for (size_t i = 0; i < 2; ++i) {
+      const size_t self = i == 0 ? 0 : g.basis.size() - 1;
+      if (verdicts[i].size() != g.basis.size()) return false;
+      const PipeVerdict& v = verdicts[i][self];
+      if (v.contention == Contention::unmeasured || v.contention == Contention::issue_width) continue;
+      ++judged;
+      if (v.contention != Contention::shared) return false;
+    }
+    return true;
+  });
   INFO("skipped seeds: " << g.skipped_seeds.size());
   if (g.basis.size() < 2) PP_SKIP("fewer than two basis members could be measured on this machine");
   // Every seed measured lands in exactly one member's cluster.
@@ -188,16 +215,7 @@ TEST_CASE("hw: each member of this CPU's pipe basis shares a pipe with itself", 
   }
   CHECK(members == g.seeds.size());
   CHECK(g.issue_width >= 1);
-  // An instruction interleaved with itself runs as slowly as both copies in sequence: a shared pipe,
-  // on any core. Each member is checked against the whole basis, itself included.
-  std::vector<ProbeResult> alone = runner.run_batch({test::spec(g.basis.front().instruction),
-                                                     test::spec(g.basis.back().instruction)});
-  std::vector<PipeSubject> subjects;
-  for (size_t i = 0; i < alone.size(); ++i)
-    subjects.push_back({test::spec(i == 0 ? g.basis.front().instruction : g.basis.back().instruction), &alone[i]});
-  const auto verdicts = classify_against_basis(runner, g, subjects);
   REQUIRE(verdicts.size() == 2);
-  size_t judged = 0;
   for (size_t i = 0; i < 2; ++i) {
     const size_t self = i == 0 ? 0 : g.basis.size() - 1;
     REQUIRE(verdicts[i].size() == g.basis.size());
@@ -205,7 +223,6 @@ TEST_CASE("hw: each member of this CPU's pipe basis shares a pipe with itself", 
     const PipeVerdict& v = verdicts[i][self];
     INFO(g.basis[self].instruction << " with itself: " << to_string(v.contention) << " " << v.reason);
     if (v.contention == Contention::unmeasured || v.contention == Contention::issue_width) continue;
-    ++judged;
     CHECK(v.contention == Contention::shared);
   }
   if (judged == 0) PP_SKIP("neither self-pair could be judged here (mistrusted or at the issue width)");
