@@ -63,7 +63,7 @@ void measure_memory_curves(GlobalOptions& g, const CpuInfo& cpu, RunDocument& do
   // octave (480 MiB L3, Sapphire Rapids-class VM).
   const uint64_t fine_to = 64ull << 20;
   const uint64_t dense_to = std::max<uint64_t>(2 * last_level_cache_bytes(cpu), fine_to);
-  const auto t0 = std::chrono::steady_clock::now();
+  PartTimer laps("report");
   const auto bw_sizes = tapered_sweep_sizes(4096, fine_to, dense_to, top, quick ? 2 : 4);
   std::vector<BandwidthResult> sweep;
   size_t i = 0;
@@ -76,8 +76,8 @@ void measure_memory_curves(GlobalOptions& g, const CpuInfo& cpu, RunDocument& do
     if (b.gbps) curve.push_back({b.size_bytes, *b.gbps});
   doc.levels = match_levels(detect_levels(curve), cpu.caches, 1);
   doc.bandwidth.insert(doc.bandwidth.begin(), sweep.begin(), sweep.end());
+  laps.lap(fmt::format("bandwidth curve of {} points", bw_sizes.size()));
   // Latency: 2 points per octave are enough to see every level's step (1 past 64 MiB, as above).
-  const auto t1 = std::chrono::steady_clock::now();
   const auto lat_sizes =
       tapered_sweep_sizes(4096, fine_to, dense_to, std::min<uint64_t>(top, 512ull << 20), quick ? 1 : 2);
   i = 0;
@@ -85,10 +85,7 @@ void measure_memory_curves(GlobalOptions& g, const CpuInfo& cpu, RunDocument& do
     progress(g.out, ++i, lat_sizes.size(), "latency " + format_bytes(s));
     doc.latency.push_back((*mem)->latency({s, "random", "4k", 1}));
   }
-  const auto t2 = std::chrono::steady_clock::now();
-  spdlog::debug("report: bandwidth curve {} points in {:.1f} s, latency curve {} points in {:.1f} s", bw_sizes.size(),
-                std::chrono::duration<double>(t1 - t0).count(), lat_sizes.size(),
-                std::chrono::duration<double>(t2 - t1).count());
+  laps.lap(fmt::format("latency curve of {} points", lat_sizes.size()));
 }
 
 // Every OpenCL GPU, measured as `gpu --quick` does, each in its worker process. CPU devices (PoCL)
@@ -224,18 +221,13 @@ int run_report(GlobalOptions& g, ReportOptions o) {
   spdlog::info("full report on {} -> {}/ (about 30 s{}{})", cpu.brand, out_dir, quick ? "; --quick" : "",
                !o.with_table ? "" : o.pipes ? "; the whole table with pipe groups: 10 minutes more"
                                             : "; the whole table: 2 minutes more");
-  // How long each part took, for -v: where the report's time goes.
-  auto lap = [last = t0](const char* part) mutable {
-    const auto now = std::chrono::steady_clock::now();
-    spdlog::debug("report: {} in {:.1f} s", part, std::chrono::duration<double>(now - last).count());
-    last = now;
-  };
+  PartTimer laps("report");  // for -v: where the report's time goes
   if (int rc = measure_roofline(g, cpu, doc, quick, true)) return rc;
-  lap("instructions, FLOP mix and ceilings");
+  laps.lap("instructions, FLOP mix and ceilings");
   measure_memory_curves(g, cpu, doc, quick);
-  lap("memory curves");
+  laps.lap("memory curves");
   if (o.with_gpu) measure_gpus(g, doc);
-  lap("OpenCL GPUs");
+  laps.lap("OpenCL GPUs");
   if (auto sets = default_sets(); sets) {
     const std::string want = pair_set_for(cpu);
     auto catalog = load_catalogs(g);
@@ -251,7 +243,7 @@ int run_report(GlobalOptions& g, ReportOptions o) {
           });
       }
   }
-  lap("pair matrix");
+  laps.lap("pair matrix");
   progress_done(g.out);
   // The table last: Ctrl-C during it ends the table early and the report keeps everything measured.
   std::optional<RunDocument> table;

@@ -1,7 +1,6 @@
 // `roofline` measures what the ceiling table needs (arithmetic catalog rows at one and all cores,
 // the best FLOP mix, bandwidth of every level at one and all cores) and derives the table;
 // `score` places kernels on it.
-#include <chrono>
 #include <optional>
 
 #include <fmt/format.h>
@@ -54,18 +53,13 @@ int measure_roofline(GlobalOptions& g, const CpuInfo& cpu, RunDocument& doc, boo
     return kExitMeasure;
   }
   doc.clock = (*runner)->start_clock();
-  // How long each part took, for -v: where the time goes.
-  auto lap = [last = std::chrono::steady_clock::now()](const char* part) mutable {
-    const auto now = std::chrono::steady_clock::now();
-    spdlog::debug("roofline: {} in {:.1f} s", part, std::chrono::duration<double>(now - last).count());
-    last = now;
-  };
+  PartTimer laps("roofline");  // for -v: where the time goes
   const auto rows = arithmetic_rows(catalog.value());
   const auto& measured = whole_catalog ? catalog.value() : rows;
   std::vector<ProbeResult> results = (*runner)->run_batch(measured, [&](size_t i, const ProbeSpec& s) {
     progress(g.out, i + 1, measured.size(), "instruction " + s.text);
   });
-  lap(whole_catalog ? "catalog rows" : "arithmetic rows");
+  laps.lap(whole_catalog ? "catalog rows" : "arithmetic rows");
   // The best FMA + add mix (on several cores peak FLOP/s needs both issued together).
   if (const auto pair = isa::host_target().flop_pair(cpu, /*fused_only=*/true)) {
     auto sa = spec_for_text(pair->mul, catalog.value()), sb = spec_for_text(pair->add, catalog.value());
@@ -74,7 +68,7 @@ int measure_roofline(GlobalOptions& g, const CpuInfo& cpu, RunDocument& doc, boo
       doc.flop_mix = search_flop_mix(**runner, sa.value(), sb.value(), false);
     }
   }
-  lap("FLOP mix");
+  laps.lap("FLOP mix");
   // All cores: the best single-core row of each dtype and width, run on every core at once.
   if (all > 1) {
     CeilingTable single = make_ceiling_table(results, std::nullopt, {}, cpu.caches);
@@ -100,7 +94,7 @@ int measure_roofline(GlobalOptions& g, const CpuInfo& cpu, RunDocument& doc, boo
       }
     }
   }
-  lap("all-cores rows");
+  laps.lap("all-cores rows");
   doc.results = results;
   // Memory: one working set inside each level, at one and all cores.
   auto mem = MemRunner::create(cpu, g.cpu);
@@ -119,7 +113,7 @@ int measure_roofline(GlobalOptions& g, const CpuInfo& cpu, RunDocument& doc, boo
         doc.bandwidth.push_back((*mem)->bandwidth({k, 0, size, t}));
       }
   progress_done(g.out);
-  lap("memory ceilings");
+  laps.lap("memory ceilings");
   doc.ceilings = make_ceiling_table(doc.results, doc.flop_mix, doc.bandwidth, cpu.caches);
   return kExitOk;
 }

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <iostream>
 #include <tuple>
+#include <utility>
 
 #include <fmt/format.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
@@ -213,6 +214,14 @@ void progress_done(const OutputOptions& o) {
   if (o.quiet || !isatty(STDERR_FILENO)) return;
   fmt::print(stderr, "\r\033[K");
   std::fflush(stderr);
+}
+
+PartTimer::PartTimer(std::string prefix) : prefix_(std::move(prefix)), last_(std::chrono::steady_clock::now()) {}
+
+void PartTimer::lap(const std::string& part) {
+  const auto now = std::chrono::steady_clock::now();
+  spdlog::debug("{}: {} in {:.1f} s", prefix_, part, std::chrono::duration<double>(now - last_).count());
+  last_ = now;
 }
 
 }  // namespace peakprobe::cli

@@ -1,5 +1,6 @@
 // Pieces every subcommand shares: exit codes, logging set-up, output routing, the host description.
 #pragma once
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -59,5 +60,17 @@ RunDocument new_document(const CpuInfo& host, int argc, char** argv);
 // Progress line on stderr, only when stderr is a terminal and not --quiet.
 void progress(const OutputOptions& o, size_t done, size_t total, const std::string& what);
 void progress_done(const OutputOptions& o);
+
+// For -v: logs at debug level how long each part of a command took, "PREFIX: PART in S s", each lap
+// from the one before (the first from construction).
+class PartTimer {
+ public:
+  explicit PartTimer(std::string prefix);
+  void lap(const std::string& part);
+
+ private:
+  std::string prefix_;
+  std::chrono::steady_clock::time_point last_;
+};
 
 }  // namespace peakprobe::cli
