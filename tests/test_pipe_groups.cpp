@@ -227,3 +227,63 @@ TEST_CASE("hw: each member of this CPU's pipe basis shares a pipe with itself", 
   }
   if (judged == 0) PP_SKIP("neither self-pair could be judged here (mistrusted or at the issue width)");
 }
+
+TEST_CASE("hw: pairs measured after the runner moves to another core are judged with that core's references",
+          "[hw][pipes]") {
+  const CpuInfo& cpu = test::this_cpu();
+  if (cpu.core_order.size() < 2) PP_SKIP("one logical CPU: the runner has nowhere to move");
+  ProbeRunner& runner = test::shared_runner();
+  const int start = runner.cpu();
+  const int other = cpu.core_order[0] == start ? cpu.core_order[1] : cpu.core_order[0];
+  const std::vector<std::string> seeds = pipe_seeds(cpu);
+  REQUIRE(seeds.size() >= 2);
+  // A basis of the first two seeds (one kind of pipe each on every core so far), each also a subject:
+  // its pair with itself shares its pipe on any core.
+  std::vector<ProbeResult> alone = runner.run_batch({test::spec(seeds[0]), test::spec(seeds[1])});
+  REQUIRE(alone.size() == 2);
+  for (const auto& a : alone)
+    if (!a.recip_throughput_cycles) PP_SKIP(a.instruction << " could not be measured alone: " << a.reason);
+  PipeGroups g;
+  for (size_t i = 0; i < 2; ++i) {
+    g.basis.push_back({seeds[i], {seeds[i]}, *alone[i].recip_throughput_cycles});
+    // The widest issue seen (as find_pipe_basis takes it): a pair of the slower seed runs far below it.
+    g.issue_width = std::max(g.issue_width, alone[i].throughput_ipc.value_or(0.0));
+  }
+  std::vector<PipeSubject> subjects = {{test::spec(seeds[0]), &alone[0]}, {test::spec(seeds[1]), &alone[1]}};
+  std::vector<std::vector<PipeVerdict>> verdicts;
+  std::string moved;
+  test::in_one_of(3, [&] {
+    std::string err;
+    if (!runner.move_to(start, &err)) return false;
+    moved.clear();
+    // The move comes as soon as the first verdict is in: the references measured so far are from
+    // the first core, every pair after it runs on the other.
+    verdicts = classify_against_basis(runner, g, subjects, {}, {}, [&](size_t, const std::vector<PipeVerdict>&) {
+      if (moved.empty()) moved = runner.move_to(other, &err) ? "yes" : "no: " + err;
+    });
+    size_t self_judged = 0;
+    for (size_t i = 0; i < 2; ++i) {
+      const PipeVerdict& self = verdicts[i][i];
+      if (self.contention == Contention::unmeasured || self.contention == Contention::issue_width) continue;
+      if (self.contention != Contention::shared) return false;
+      ++self_judged;
+    }
+    return self_judged > 0;  // a doubted pair (a busy moment) gets another attempt
+  });
+  runner.move_to(start);
+  if (moved != "yes") PP_SKIP("the runner could not move to CPU " << other << ": " << moved);
+  REQUIRE(verdicts.size() == 2);
+  size_t judged = 0;
+  for (size_t i = 0; i < 2; ++i)
+    for (size_t k = 0; k < 2; ++k) {
+      const PipeVerdict& v = verdicts[i][k];
+      INFO(seeds[i] << " against " << v.basis << ": " << to_string(v.contention) << " " << v.reason);
+      // Every pair was brought together with references from its own core: none is left waiting.
+      CHECK(v.reason.find("was not measured on CPU") == std::string::npos);
+      CHECK(v.reason.find("the run stopped before this pair") == std::string::npos);
+      if (i != k || v.contention == Contention::unmeasured || v.contention == Contention::issue_width) continue;
+      ++judged;
+      CHECK(v.contention == Contention::shared);
+    }
+  if (judged == 0) PP_SKIP("neither self-pair could be judged here (mistrusted or at the issue width)");
+}

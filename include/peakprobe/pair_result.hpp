@@ -36,6 +36,7 @@ struct MixResult {
   Status status = Status::ok;
   std::string reason;
   std::string repro;
+  int cpu = -1;  // logical CPU of the (first) pinned thread it ran on
 };
 
 enum class PairClass { co_issue, partial, shared };

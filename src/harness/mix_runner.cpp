@@ -55,6 +55,7 @@ std::string mix_repro(const std::vector<MixSpec>& parts, int cpu) {
 MixResult ProbeRunner::Impl::run_mix_once(const std::vector<MixSpec>& parts, bool on_all_threads, int forced_rounds) {
   MixResult r;
   r.repro = mix_repro(parts, pinned_cpu);
+  r.cpu = pinned_cpu;
   r.clock.source = counter.source();
   std::vector<std::unique_ptr<isa::ProbeForm>> forms;
   std::vector<std::string> needed;

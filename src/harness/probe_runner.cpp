@@ -701,23 +701,38 @@ bool ProbeRunner::Impl::move_to_quieter_core() {
   const int to = quieter_core(q, pinned_cpu);
   const auto best = std::find_if(q.begin(), q.end(), [&](const CoreQuietness& c) { return c.cpu == to; });
   if (to < 0 || best == q.end()) return false;
+  const int from = pinned_cpu;
+  if (!repin(best->cpu, nullptr)) return false;
+  spdlog::info("CPU {} ran slowed for {} probes in a row (wide/chain reference ratio {:.3f}); moving to CPU {} "
+               "({:.3f})",
+               from, kBusyStreak, here != q.end() ? here->wide_ratio : 0.0, best->cpu, best->wide_ratio);
+  ++moves;
+  return true;
+}
+
+bool ProbeRunner::Impl::repin(int to, std::string* error) {
   std::string err;
-  if (!pin_current_thread(best->cpu, &err)) return false;
+  if (!pin_current_thread(to, &err)) {
+    if (error) *error = err;
+    return false;
+  }
   auto cal = ClockCalibrator::create(counter, cpu.tsc_hz, cpu);
   ClockSample s = cal ? (*cal)->warm_up() : ClockSample{};
   if (!cal || s.ghz <= 0) {
     pin_current_thread(pinned_cpu);  // stay with the calibration that works
+    if (error) *error = fmt::format("CPU {}: the clock could not be calibrated there", to);
     return false;
   }
-  spdlog::info("CPU {} ran slowed for {} probes in a row (wide/chain reference ratio {:.3f}); moving to CPU {} "
-               "({:.3f})",
-               pinned_cpu, kBusyStreak, here != q.end() ? here->wide_ratio : 0.0, best->cpu, best->wide_ratio);
   clock = std::move(cal.value());
   last_calibration = s;
-  pinned_cpu = best->cpu;
-  ++moves;
+  pinned_cpu = to;
   measure_issue_width();  // only ever raises it: a limit learned on a busy core may be too low
   return true;
+}
+
+bool ProbeRunner::move_to(int cpu, std::string* error) {
+  if (cpu == impl_->pinned_cpu) return true;
+  return impl_->repin(cpu, error);
 }
 
 }  // namespace peakprobe

@@ -60,8 +60,14 @@ class ProbeRunner {
   int mix_rounds(const std::vector<MixSpec>& parts) const;
   // The calibration taken when the runner started (after warm-up).
   const ClockReading& start_clock() const;
+  // The logical CPU the runner is pinned to now: it moves to a quieter core on its own when the one
+  // it is on keeps running slowed (unless ProbeOptions::cpu pinned it).
   int cpu() const;
   int threads() const;
+  // Pins the runner to logical CPU `cpu` now, with a fresh calibration of the clock there. False
+  // (with the reason in `error`, when given) when the CPU cannot be pinned or timed: the runner then
+  // stays where it was.
+  bool move_to(int cpu, std::string* error = nullptr);
 
  private:
   struct Impl;

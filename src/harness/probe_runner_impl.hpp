@@ -229,6 +229,9 @@ struct ProbeRunner::Impl {
   int moves = 0;
   void note_probe_slowed(bool slowed);
   bool move_to_quieter_core();
+  // Pins the runner to logical CPU `to` with a fresh calibration there; on failure it stays where it
+  // was (and says why in `error`, when given).
+  bool repin(int to, std::string* error);
 };
 
 // Probes in a row that ran mostly slowed before the runner looks for a quieter core, and how often it

@@ -12,6 +12,7 @@
 #include "asm/target.hpp"
 #include "pairs/classify.hpp"
 #include "pairs/cluster.hpp"
+#include "pairs/core_results.hpp"
 
 namespace peakprobe {
 namespace {
@@ -28,6 +29,9 @@ constexpr double kClusterThreshold = 0.6;
 constexpr double kRateTie = 0.03;
 // Passes over the seed matrix (the median of each pair is kept).
 constexpr int kSeedPasses = 3;
+// Rounds of re-measuring pairs whose references are from another core (a move during one round
+// leaves work for the next).
+constexpr int kSettleRounds = 2;
 
 bool has_figures(const ProbeResult& r) {
   return (r.status == Status::ok || r.status == Status::mistrusted) && r.recip_throughput_cycles &&
@@ -209,7 +213,10 @@ struct Part {
 // Pairs measured the same way in both stages: every part alone as a one-part mix (all the chains
 // the registers allow, and again with the fewest chains any of its pairs gives it), every pair at
 // balanced weights with its rounds fixed in advance. `on_ready(q)` runs whenever pair q and both its
-// parts' references are measured (again, after a retry).
+// parts' references are measured on the pair's core (again, after a retry). References are kept per
+// core (pairs/core_results.hpp): after the runner moves to another core, the references its pairs
+// need are measured there too, and pairs left with references from another core only are measured
+// again, so no verdict compares two cores.
 class PairBatch {
  public:
   PairBatch(ProbeRunner& runner, std::vector<Part> parts, const std::vector<std::pair<size_t, size_t>>& pairs)
@@ -250,46 +257,74 @@ class PairBatch {
       planned_[q].job = add_job({{parts_[planned_[q].a].spec, planned_[q].wa}, {parts_[planned_[q].b].spec, planned_[q].wb}},
                                 planned_[q].rounds, Job::pair, q);
     }
-    results_.resize(jobs_.size());
-    have_.assign(jobs_.size(), false);
+    results_.reset(jobs_.size());
+    for (size_t q = 0; q < planned_.size(); ++q) {
+      PairJobs pj;
+      pj.pair = planned_[q].job;
+      for (size_t part : {planned_[q].a, planned_[q].b})
+        for (size_t r : {full_job_[part], few_job_[part]})
+          if (r != kNone) pj.references.push_back(r);
+      pair_jobs_.push_back(std::move(pj));
+    }
   }
 
   void run(const PipeProgress& progress, const std::function<bool()>& stop, const std::function<void(size_t)>& on_ready) {
-    std::fill(have_.begin(), have_.end(), false);  // a second run is a new pass: nothing is ready yet
+    results_.reset(jobs_.size());  // a second run is a new pass: nothing is ready yet
+    auto keep = [&](size_t k, const MixResult& m) {
+      results_.store(k, m);
+      const Job& j = jobs_[k];
+      if (j.kind == Job::pair) {
+        if (m.cpu == runner_.cpu()) measure_missing_references(j.index, stop, on_ready);
+        if (ready(j.index)) on_ready(j.index);
+      } else {
+        for (size_t q : pairs_of_[j.index])
+          if (ready(q)) on_ready(q);
+      }
+    };
     runner_.run_mix_batch(
         mixes_,
         [&](size_t k) {
           if (progress) progress(k + 1, mixes_.size(), describe(k));
         },
-        [&](size_t k, const MixResult& m) {
-          results_[k] = m;
-          have_[k] = true;
-          const Job& j = jobs_[k];
-          if (j.kind == Job::pair) {
-            if (ready(j.index)) on_ready(j.index);
-          } else {
-            for (size_t q : pairs_of_[j.index])
-              if (ready(q)) on_ready(q);
-          }
-        },
-        stop, rounds_);
+        keep, stop, rounds_);
+    // Pairs measured before a move whose references were retried after it, or the other way round.
+    for (int round = 0; round < kSettleRounds; ++round) {
+      if (stop && stop()) return;
+      const SettlePlan plan = plan_settle(results_, pair_jobs_, runner_.cpu());
+      if (plan.empty()) return;
+      spdlog::info("pairs: {} pairs had their references on another core; measuring {} mixes again on CPU {}",
+                   plan.pairs.size(), plan.jobs.size(), runner_.cpu());
+      run_jobs(plan.jobs, stop, [&](size_t k, const MixResult& m) {
+        results_.store(k, m);
+        const Job& j = jobs_[k];
+        for (size_t q : j.kind == Job::pair ? std::vector<size_t>{j.index} : pairs_of_[j.index])
+          if (ready(q)) on_ready(q);
+      });
+    }
   }
 
   size_t pairs() const { return planned_.size(); }
   size_t jobs() const { return mixes_.size(); }
-  const MixResult* pair_mix(size_t q) const { return have_[planned_[q].job] ? &results_[planned_[q].job] : nullptr; }
+  const MixResult* pair_mix(size_t q) const { return results_.latest(planned_[q].job); }
   int weight_a(size_t q) const { return planned_[q].wa; }
   int weight_b(size_t q) const { return planned_[q].wb; }
   size_t part_a(size_t q) const { return planned_[q].a; }
   size_t part_b(size_t q) const { return planned_[q].b; }
 
-  // Part p alone, or why not (its reference stream failed, was refused or is mistrusted). A reference
-  // that was only doubted (mistrusted) may be trusted another time: its reason starts with
-  // kNotMeasured, which `table --resume` measures again.
-  Expected<PartTiming> timing(size_t p) const {
+  // Part p alone on logical CPU `cpu` (-1: on the core it last ran on), or why not (not measured
+  // there; its reference stream failed, was refused or is mistrusted). A reference that was only
+  // doubted (mistrusted) may be trusted another time: its reason starts with kNotMeasured, which
+  // `table --resume` measures again.
+  Expected<PartTiming> timing(size_t p, int cpu = -1) const {
     const size_t f = full_job_[p];
-    if (f == kNone || !have_[f]) return make_error(std::string(kNotMeasured) + parts_[p].spec.text + " alone was not reached");
-    const MixResult& full = results_[f];
+    const MixResult* latest = f == kNone ? nullptr : results_.latest(f);
+    if (!latest) return make_error(std::string(kNotMeasured) + parts_[p].spec.text + " alone was not reached");
+    if (cpu < 0) cpu = latest->cpu;
+    const MixResult* on_core = results_.on(f, cpu);
+    if (!on_core)
+      return make_error(fmt::format("{}{} alone was not measured on CPU {}, where the pair ran (the run moved between cores)",
+                                    kNotMeasured, parts_[p].spec.text, cpu));
+    const MixResult& full = *on_core;
     if (full.status != Status::ok || !full.cycles_per_group || !(*full.cycles_per_group > 0) ||
         !std::isfinite(*full.cycles_per_group))
       return make_error(fmt::format("{}{} alone: {}{}{}", full.status == Status::mistrusted ? kNotMeasured : "",
@@ -299,8 +334,8 @@ class PairBatch {
     t.recip = *full.cycles_per_group;
     // With fewer chains: a reference that is missing or doubted leaves the chains taken as enough.
     const size_t w = few_job_[p];
-    if (w != kNone && have_[w]) {
-      const MixResult& few = results_[w];
+    if (const MixResult* few_on_core = w == kNone ? nullptr : results_.on(w, cpu)) {
+      const MixResult& few = *few_on_core;
       if (few.status == Status::ok && few.cycles_per_group && std::isfinite(*few.cycles_per_group) &&
           *few.cycles_per_group > kChainsBind * t.recip)
         t.chain_latency = *few.cycles_per_group * fewest_[p];
@@ -311,8 +346,8 @@ class PairBatch {
   // Most instructions per cycle any `ok` mix of the batch ran at.
   double widest_ipc() const {
     double w = 0;
-    for (size_t k = 0; k < results_.size(); ++k)
-      if (have_[k] && results_[k].status == Status::ok && results_[k].ipc) w = std::max(w, *results_[k].ipc);
+    for (size_t k = 0; k < results_.jobs(); ++k)
+      if (const MixResult* m = results_.latest(k); m && m->status == Status::ok && m->ipc) w = std::max(w, *m->ipc);
     return w;
   }
 
@@ -331,7 +366,7 @@ class PairBatch {
       v.reason = fmt::format("{}{}{}", to_string(m->status), m->reason.empty() ? "" : ": ", m->reason);
       return v;
     }
-    auto ta = timing(planned_[q].a), tb = timing(planned_[q].b);
+    auto ta = timing(planned_[q].a, m->cpu), tb = timing(planned_[q].b, m->cpu);
     if (!ta || !tb) {
       v.reason = !ta ? ta.error() : tb.error();
       return v;
@@ -367,12 +402,41 @@ class PairBatch {
     return mixes_.size() - 1;
   }
 
+  // Pair q and its references measured, the references on the pair's core.
   bool ready(size_t q) const {
-    const Planned& p = planned_[q];
-    auto alone_done = [&](size_t part) {
-      return full_job_[part] != kNone && have_[full_job_[part]] && (few_job_[part] == kNone || have_[few_job_[part]]);
-    };
-    return have_[p.job] && alone_done(p.a) && alone_done(p.b);
+    const MixResult* m = results_.latest(planned_[q].job);
+    if (!m) return false;
+    return std::all_of(pair_jobs_[q].references.begin(), pair_jobs_[q].references.end(),
+                       [&](size_t r) { return results_.on(r, m->cpu) != nullptr; });
+  }
+
+  // Pair q just ran on the runner's core: its references not measured on this core yet (the runner
+  // moved since they were) are measured now, so the pairs that follow here have them too.
+  void measure_missing_references(size_t q, const std::function<bool()>& stop,
+                                  const std::function<void(size_t)>& on_ready) {
+    const int here = runner_.cpu();
+    std::vector<size_t> missing;
+    for (size_t r : pair_jobs_[q].references)
+      if (results_.latest(r) && !results_.on(r, here)) missing.push_back(r);
+    if (missing.empty()) return;
+    spdlog::info("pairs: the run moved to CPU {}; measuring {} references again there", here, missing.size());
+    run_jobs(missing, stop, [&](size_t k, const MixResult& m) {
+      results_.store(k, m);
+      for (size_t other : pairs_of_[jobs_[k].index])
+        if (other != q && ready(other)) on_ready(other);
+    });
+  }
+
+  // Jobs `ks` as one batch of mixes (with its retries); `on_result(k, m)` for each result.
+  void run_jobs(const std::vector<size_t>& ks, const std::function<bool()>& stop,
+                const std::function<void(size_t, const MixResult&)>& on_result) {
+    std::vector<std::vector<MixSpec>> mixes;
+    std::vector<int> rounds;
+    for (size_t k : ks) {
+      mixes.push_back(mixes_[k]);
+      rounds.push_back(rounds_[k]);
+    }
+    runner_.run_mix_batch(mixes, {}, [&](size_t i, const MixResult& m) { on_result(ks[i], m); }, stop, rounds);
   }
 
   std::string describe(size_t k) const {
@@ -390,8 +454,8 @@ class PairBatch {
   std::vector<std::vector<MixSpec>> mixes_;
   std::vector<int> rounds_;
   std::vector<Job> jobs_;
-  std::vector<MixResult> results_;
-  std::vector<bool> have_;
+  std::vector<PairJobs> pair_jobs_;  // per pair: its job and its references' jobs
+  ResultsByCore results_;
 };
 
 }  // namespace
