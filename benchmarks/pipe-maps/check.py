@@ -21,6 +21,11 @@ for the form alone cannot describe that form's pipes; pairs with such an entry (
 basis member's) are counted apart as "map contradicted", and the figures are given with and without them. Verdicts peakprobe gave as `issue-width` or
 `unmeasured` are counted and left out, as are pairs the map predicts at the issue width.
 This is a benchmark aid, not part of peakprobe or its tests.
+
+Map resources: a resource is a unit prefix (capital letters) and the unit numbers it may use, each a
+single digit or a bracketed number for a unit numbered 10 or more, optionally followed by *N, the
+cycles it holds that unit: A0123 = any of A0..A3, P0156[10] = any of P0, P1, P5, P6, P10, FD*5 = the
+unit FD held 5 cycles. `+` joins the resources one instruction needs all of (one per uop).
 """
 import argparse
 import itertools
@@ -60,10 +65,11 @@ def parse_map(path):
         form, res = (s.strip() for s in line.split("|", 1))
         classes = []
         for r in res.split("+"):
-            m = re.fullmatch(r"\s*([A-Z]+)(\d*)(?:\*(\d+(?:\.\d+)?))?\s*", r)
+            m = re.fullmatch(r"\s*([A-Z]+)((?:\d|\[\d+\])*)(?:\*(\d+(?:\.\d+)?))?\s*", r)
             if not m:
-                sys.exit(f"{path}:{n}: resource '{r.strip()}' is not like A0123, F1*3 or FD*5")
-            units = frozenset(m.group(1) + d for d in m.group(2)) or frozenset([m.group(1)])
+                sys.exit(f"{path}:{n}: resource '{r.strip()}' is not like A0123, F1*3, FD*5 or P0156[10]")
+            units = (frozenset(m.group(1) + d.strip("[]") for d in re.findall(r"\d|\[\d+\]", m.group(2)))
+                     or frozenset([m.group(1)]))
             classes.append((units, float(m.group(3) or 1)))
         forms[form] = classes
         if section == "[held-out]":
