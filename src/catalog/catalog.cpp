@@ -11,21 +11,10 @@
 #include "catalog/embedded_catalog.hpp"
 #include "report/input_file.hpp"
 #include "cpu/cpu_info.hpp"
+#include "util/text.hpp"
 
 namespace peakprobe {
 namespace {
-
-std::string trim(const std::string& s) {
-  size_t b = s.find_first_not_of(" \t\r");
-  if (b == std::string::npos) return "";
-  size_t e = s.find_last_not_of(" \t\r");
-  return s.substr(b, e - b + 1);
-}
-
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-  return s;
-}
 
 std::vector<std::string> split(const std::string& s, char sep) {
   std::vector<std::string> out;

@@ -1,15 +1,11 @@
 #include "catalog/form_selection.hpp"
+#include "util/text.hpp"
 
 #include <algorithm>
 #include <cctype>
 
 namespace peakprobe {
 namespace {
-
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return char(std::tolower(c)); });
-  return s;
-}
 
 std::vector<std::string> split_commas(const std::string& s) {
   std::vector<std::string> out;

@@ -4,18 +4,9 @@
 
 #include "asm/target.hpp"
 #include "catalog/embedded_catalog.hpp"
+#include "util/text.hpp"
 
 namespace peakprobe {
-namespace {
-
-std::string trim(const std::string& s) {
-  size_t b = s.find_first_not_of(" \t\r");
-  if (b == std::string::npos) return "";
-  return s.substr(b, s.find_last_not_of(" \t\r") - b + 1);
-}
-
-}  // namespace
-
 Expected<std::vector<InstructionSet>> parse_sets(const std::string& text, const std::string& file) {
   std::vector<InstructionSet> sets;
   std::istringstream in(text);

@@ -19,6 +19,7 @@
 #include "report/gpu_report.hpp"
 #include "report/json_report.hpp"
 #include "report/svg_plots.hpp"
+#include "util/text.hpp"
 
 namespace peakprobe::cli {
 namespace {
@@ -53,10 +54,6 @@ nlohmann::json gpu_document(const std::vector<GpuReport>& reports, const GlobalO
 // every GPU, or every device when there is no GPU.
 Expected<std::vector<int>> choose(const std::vector<GpuDevice>& devices, const std::string& which) {
   std::vector<int> out;
-  auto lower = [](std::string s) {
-    for (char& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
-    return s;
-  };
   if (which.empty()) {
     for (const GpuDevice& d : devices)
       if (d.type == "gpu") out.push_back(d.index);
@@ -77,7 +74,7 @@ Expected<std::vector<int>> choose(const std::vector<GpuDevice>& devices, const s
     return std::vector<int>{int(n)};
   }
   for (const GpuDevice& d : devices)
-    if (lower(d.name).find(lower(which)) != std::string::npos) out.push_back(d.index);
+    if (contains_nocase(d.name, which)) out.push_back(d.index);
   if (out.empty()) return make_error(fmt::format("--device '{}' names no OpenCL device (see `peakprobe gpu list`)", which));
   return out;
 }

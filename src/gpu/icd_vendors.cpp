@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "report/output_file.hpp"
+#include "util/text.hpp"
 
 namespace peakprobe::gpu {
 namespace {
@@ -39,13 +40,6 @@ struct PrivateVendors {
 bool set(const char* name) {
   const char* v = std::getenv(name);
   return v && *v;
-}
-
-std::string trimmed(std::string s) {
-  const auto first = s.find_first_not_of(" \t\r\n");
-  if (first == std::string::npos) return "";
-  const auto last = s.find_last_not_of(" \t\r\n");
-  return s.substr(first, last - first + 1);
 }
 
 std::vector<fs::path> icd_files(const std::string& vendors_dir) {
@@ -79,7 +73,7 @@ std::vector<std::string> unlisted_drivers(const std::string& vendors_dir, const 
   for (const auto& f : icd_files(vendors_dir)) {
     std::ifstream in(f);
     std::string line;
-    if (std::getline(in, line) && !trimmed(line).empty()) named.insert(fs::path(trimmed(line)).filename().string());
+    if (std::getline(in, line) && !trim(line).empty()) named.insert(fs::path(trim(line)).filename().string());
   }
   std::vector<std::string> out;
   std::set<std::string> taken;

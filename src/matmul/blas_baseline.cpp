@@ -1,6 +1,7 @@
 // oneDNN / OpenBLAS / BLIS through dlopen: candidate lists, symbol lookup, thread control and the
 // GEMM entry points.
 #include "matmul/blas_baseline.hpp"
+#include "util/text.hpp"
 
 #include <dlfcn.h>
 #include <link.h>
@@ -143,20 +144,6 @@ std::string dl_reason(const std::string& file) {
   if (s.rfind(file + ": ", 0) == 0) s.erase(0, file.size() + 2);
   if (s == "cannot open shared object file: No such file or directory") return "not found";
   return s;
-}
-
-std::string trim(std::string s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.erase(s.begin());
-  return s;
-}
-
-bool contains_nocase(const std::string& hay, const std::string& needle) {
-  auto lower = [](std::string s) {
-    for (auto& ch : s) ch = char(std::tolower(static_cast<unsigned char>(ch)));
-    return s;
-  };
-  return lower(hay).find(lower(needle)) != std::string::npos;
 }
 
 std::string file_name(const std::string& p) {
