@@ -4,8 +4,8 @@
 // The runner moves to a quieter core when the one it is on runs slowed (ProbeRunner). A pair's
 // verdict compares the pair's time with its parts' times alone; taken on two cores, the comparison
 // says as much about the cores as about the pipes. Seen in CI on a Sapphire Rapids-class VM: the
-// runner left a slowed CPU 0 while the pipe basis was measured, and `add r64, r64` against itself read
-// "partial" (its reference alone from the slowed core, the pair from the quiet one).
+// runner left a slowed CPU 0 while the pipe basis was measured, and the integer add against itself
+// read "partial" (its reference alone from the slowed core, the pair from the quiet one).
 #pragma once
 #include <cstddef>
 #include <vector>
