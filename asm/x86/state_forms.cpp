@@ -36,6 +36,10 @@ std::optional<Companion> balancing_companion(const InstForm& f) {
   // return-stack predictor sees every pair matched, as in the code the forms come from.
   if (m == "call") return Companion{"ret", false, "a ret at the call's target"};
   if (m == "ret" && f.text.operands.empty()) return Companion{"call rel32", true, "a call to each ret"};
+  // An empty transaction: an xend outside one faults, and an xbegin's fallback (taken on an abort) is
+  // the instruction after its xend.
+  if (m == "xbegin") return Companion{"xend", false, "an xend after each xbegin: empty transactions"};
+  if (m == "xend") return Companion{"xbegin rel32", true, "an xbegin before each xend: empty transactions"};
   return std::nullopt;
 }
 
@@ -81,6 +85,8 @@ std::optional<std::string> refusal_reason(const InstForm& f) {
     return "'" + m + "' moves the thread's FS/GS base, which the C library's thread-local storage stands on";
   if (m == "call" && !f.text.operands.empty() && f.text.operands[0].cls == OpClass::imm && !f.text.operands[0].relative)
     return "'call imm32' is asmjit's spelling of 'call rel32' with an absolute target: measure 'call rel32'";
+  if (m == "xbegin" && !f.text.operands.empty() && f.text.operands[0].cls == OpClass::imm && !f.text.operands[0].relative)
+    return "'xbegin imm32' is asmjit's spelling of 'xbegin rel32' with an absolute fallback: measure 'xbegin rel32'";
   if (m == "ret" && !f.text.operands.empty())
     return "'ret imm16' pops bytes no call pushed: a balanced stream would need a push per return";
   if (m == "call" && !f.text.operands.empty() && f.text.operands[0].cls == OpClass::gp && f.text.operands[0].bits != 64)

@@ -108,8 +108,21 @@ asmjit::Error emit_stream_function(ax::Emitter& e, const StreamPlan& plan, int c
   Label loop = e.newLabel();
   e.align(AlignMode::kCode, 64);
   e.bind(loop);
+  Label fallback;  // transactions: the fallback of the last xbegin, bound after the next instruction
   for (int c = 0; c < copies; ++c)
     for (const auto& p : plan.copy) {
+      if (plan.transactions && p.ops.size() == 1 && p.ops[0].isLabel()) {
+        fallback = e.newLabel();
+        const Operand target = fallback;
+        if (asmjit::Error err = e.emitInst(p.inst, &target, 1)) return err;
+        continue;
+      }
+      if (plan.transactions && fallback.isValid()) {
+        if (asmjit::Error err = e.emitInst(p.inst, p.ops.data(), p.ops.size())) return err;
+        e.bind(fallback);
+        fallback = Label();
+        continue;
+      }
       if (plan.return_stub && p.ops.size() == 1 && p.ops[0].isLabel()) {
         if (asmjit::Error err = e.emit(p.inst.id(), stub)) return err;
         continue;
@@ -135,6 +148,7 @@ asmjit::Error emit_stream_function(ax::Emitter& e, const StreamPlan& plan, int c
         }
       if (asmjit::Error err = e.emitInst(p.inst, ops.data(), ops.size())) return err;
     }
+  if (fallback.isValid()) e.bind(fallback);  // an xbegin last in the copy (not planned so): falls through
   e.dec(ax::rdi);
   e.jnz(loop);
 

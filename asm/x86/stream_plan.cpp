@@ -505,6 +505,34 @@ Expected<StreamPlan> plan_call_return(const InstForm& call, int rounds, const st
   return plan;
 }
 
+bool is_xbegin(const InstForm& f) { return f.text.mnemonic == "xbegin"; }
+bool is_xend(const InstForm& f) { return f.text.mnemonic == "xend"; }
+
+// Empty transactions, each `xbegin` straight followed by its `xend` (StreamPlan::transactions): the
+// cost of starting and committing one, as code that elides a lock pays it.
+Expected<StreamPlan> plan_transactions(const InstForm& xbegin, const InstForm& xend, int rounds,
+                                       const std::string& dtype) {
+  if (xbegin.text.operands.size() != 1 || xbegin.text.operands[0].cls != OpClass::imm ||
+      !xbegin.text.operands[0].relative)
+    return make_error("xbegin is measured with a relative fallback ('xbegin rel32')");
+  auto [plan, pools] = control_plan(xbegin, dtype);
+  plan.transactions = true;
+  PlannedInst begin;
+  begin.inst = BaseInst(xbegin.id, xbegin.options);
+  begin.ops.push_back(asmjit::Label());  // the emitter binds the fallback after the xend
+  PlannedInst end;
+  end.inst = BaseInst(xend.id, xend.options);
+  for (int i = 0; i < rounds; ++i) {
+    plan.copy.push_back(begin);
+    plan.copy.push_back(end);
+  }
+  plan.chains = rounds;
+  plan.measured_per_copy = 2 * rounds;
+  plan.measured_per_form = {rounds, rounds};
+  plan.method = "independent: empty transactions, each xbegin with its xend";
+  return plan;
+}
+
 }  // namespace
 
 Expected<StreamPlan> plan_mix(const std::vector<MixEntry>& entries, int rounds, const HostIsa& isa,
@@ -525,6 +553,17 @@ Expected<StreamPlan> plan_mix(const std::vector<MixEntry>& entries, int rounds, 
       return make_error("call and ret run only as a pair, one ret per call ('peakprobe inst \"call rel32\"' measures it)");
     return plan_call_return(is_call(*entries[0].form) ? *entries[0].form : *entries[1].form, rounds * entries[0].weight,
                             dtype);
+  }
+  // xbegin and xend only as a pair: an xend outside a transaction faults, an xbegin needs its end.
+  const auto begins = std::count_if(entries.begin(), entries.end(), [](const MixEntry& e) { return is_xbegin(*e.form); });
+  const auto ends = std::count_if(entries.begin(), entries.end(), [](const MixEntry& e) { return is_xend(*e.form); });
+  if (begins || ends) {
+    if (entries.size() != 2 || begins != 1 || ends != 1 || entries[0].weight != entries[1].weight)
+      return make_error("xbegin and xend run only as a pair, one xend per xbegin ('peakprobe inst \"xbegin rel32\"' "
+                        "measures it)");
+    const bool begin_first = is_xbegin(*entries[0].form);
+    return plan_transactions(begin_first ? *entries[0].form : *entries[1].form,
+                             begin_first ? *entries[1].form : *entries[0].form, rounds * entries[0].weight, dtype);
   }
   StreamPlan plan;
   plan.kind = StreamKind::throughput;

@@ -67,6 +67,10 @@ struct StreamPlan {
   // (the emitter binds a fresh label right after each branch), and the flags are set before the loop
   // so that every conditional branch goes the same way each time (see branch_taken).
   bool branch_to_next = false;
+  // Transactions (xbegin, xend): the fallback of each xbegin (a Label without an id in `copy`) is bound
+  // right after the instruction that follows it, its xend: a transaction that commits and one that
+  // aborts both go on there, and no xend runs outside a transaction (which faults).
+  bool transactions = false;
   bool buffer_holds_mxcsr = false;     // buffer dwords hold the probe's MXCSR value (ldmxcsr, fxrstor)
   // Bytes the emitter adds to the buffer offsets of each further copy (wrapping inside
   // kMemorySpreadBytes): read-modify-write forms, so that no copy waits on the previous copy's store

@@ -28,7 +28,8 @@ TEST_CASE("state forms: stack and flag forms get a companion that undoes them", 
                         Case{"pushf", "popf", false}, Case{"popf", "pushf", true}, Case{"std", "cld", false},
                         Case{"enter imm16, imm8", "leave", false}, Case{"leave", "enter imm16, imm8", true},
                         Case{"call rel32", "ret", false}, Case{"call r64", "ret", false},
-                        Case{"call m64", "ret", false}, Case{"ret", "call rel32", true}}) {
+                        Case{"call m64", "ret", false}, Case{"ret", "call rel32", true},
+                        Case{"xbegin rel32", "xend", false}, Case{"xend", "xbegin rel32", true}}) {
     INFO(c.text);
     auto comp = x86::balancing_companion(form(c.text));
     REQUIRE(comp);

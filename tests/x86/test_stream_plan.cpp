@@ -182,6 +182,36 @@ TEST_CASE("call and ret: a pair per call, the target the function's return stub"
   CHECK_FALSE(x86::plan_mix({{&call.value(), 2}, {&ret.value(), 1}}, 1, avx512(), "-").ok());
 }
 
+TEST_CASE("transactions: each xbegin straight followed by its xend, only as a pair", "[stream_plan]") {
+  auto xbegin = x86::resolve_inst("xbegin rel32");
+  auto xend = x86::resolve_inst("xend");
+  auto add = x86::resolve_inst("add r64, r64");
+  REQUIRE(xbegin.ok());
+  REQUIRE(xend.ok());
+  REQUIRE(add.ok());
+  for (bool begin_first : {true, false}) {
+    std::vector<x86::MixEntry> entries = {{&xbegin.value(), 1}, {&xend.value(), 1}};
+    if (!begin_first) std::swap(entries[0], entries[1]);
+    auto plan = x86::plan_mix(entries, 3, avx512(), "-");
+    REQUIRE(plan.ok());
+    CHECK(plan->transactions);
+    CHECK(plan->measured_per_copy == 6);
+    CHECK(plan->measured_per_form == std::vector<int>{3, 3});
+    REQUIRE(plan->copy.size() == 6);
+    for (size_t i = 0; i < plan->copy.size(); i += 2) {
+      CHECK(plan->copy[i].inst.id() == asmjit::x86::Inst::kIdXbegin);
+      REQUIRE(plan->copy[i].ops.size() == 1);
+      CHECK(plan->copy[i].ops[0].isLabel());  // the fallback, bound by the emitter
+      CHECK(plan->copy[i + 1].inst.id() == asmjit::x86::Inst::kIdXend);
+    }
+  }
+  // An xend alone faults outside a transaction; an xbegin alone never ends one.
+  CHECK_FALSE(x86::plan_mix({{&xend.value(), 1}}, 1, avx512(), "-").ok());
+  CHECK_FALSE(x86::plan_mix({{&xbegin.value(), 1}}, 1, avx512(), "-").ok());
+  CHECK_FALSE(x86::plan_mix({{&xbegin.value(), 1}, {&add.value(), 1}}, 1, avx512(), "-").ok());
+  CHECK_FALSE(x86::plan_mix({{&xbegin.value(), 2}, {&xend.value(), 1}}, 1, avx512(), "-").ok());
+}
+
 TEST_CASE("latency plan: methods name how the chain is built", "[stream_plan]") {
   struct Case { const char* text; const char* method; };
   const Case cases[] = {
