@@ -135,6 +135,42 @@ TEST_CASE("compare: a change within both rows' own spread is the same, beyond it
   CHECK(find(garbled, "vmaxsd xmm, xmm, m64", "recip_throughput_cycles").verdict == Verdict::regression);
 }
 
+TEST_CASE("compare: on one machine a rate that moved only with the clock is the same", "[compare]") {
+  // A row measured at `ghz` with `recip` cycles per instruction and 32 operations each.
+  auto row = [](double recip, double ghz) {
+    json r = inst("form under test", recip);
+    r["clock"] = {{"ghz", ghz}, {"ghz_before", ghz}, {"ghz_after", ghz}, {"drift", 0.0}};
+    r["gflops"] = 32 / recip * ghz;
+    return r;
+  };
+  const std::string item = "form under test";
+  // Cycles the same, the clock 14% higher: GFLOP/s 14% higher is the clock's.
+  auto clock_only = compare(document({{"results", {row(1.000, 3.56)}}}), document({{"results", {row(1.002, 4.06)}}}));
+  const auto& rate = find(clock_only, item, "gflops");
+  CHECK(rate.verdict == Verdict::same);
+  CHECK_THAT(rate.note, Catch::Contains("clock moved") && Catch::Contains("3.56 -> 4.06 GHz"));
+  CHECK(find(clock_only, item, "recip_throughput_cycles").verdict == Verdict::same);
+  CHECK(clock_only.improvements == 0);
+  CHECK(clock_only.regressions == 0);
+  // The cycles moved too: the rate's change is the code's (or the core's) and stands.
+  auto slower = compare(document({{"results", {row(1.00, 4.0)}}}), document({{"results", {row(1.10, 4.0)}}}));
+  CHECK(find(slower, item, "recip_throughput_cycles").verdict == Verdict::regression);
+  CHECK(find(slower, item, "gflops").verdict == Verdict::regression);
+  // Two kinds of CPU: their clocks are part of what is compared.
+  json other = document({{"results", {row(1.002, 4.06)}}});
+  other["host"] = host("Other CPU");
+  CHECK(find(compare(document({{"results", {row(1.000, 3.56)}}}), other), item, "gflops").verdict ==
+        Verdict::improvement);
+  // And not with the rule switched off (--fixed-thresholds).
+  CompareOptions plain;
+  plain.widen_by_spread = false;
+  plain.clock_moves_absorbed = false;
+  auto fixed = compare(document({{"results", {row(1.000, 3.56)}}}), document({{"results", {row(1.002, 4.06)}}}), plain);
+  CHECK(find(fixed, item, "gflops").verdict == Verdict::improvement);
+  CHECK(to_json(fixed)["thresholds"]["clock_moves_absorbed"] == false);
+  CHECK(to_json(clock_only)["thresholds"]["clock_moves_absorbed"] == true);
+}
+
 TEST_CASE("compare: custom thresholds", "[compare]") {
   CompareOptions loose{0.10, 0.10};
   CHECK(time_verdict(100, 106, loose) == Verdict::same);

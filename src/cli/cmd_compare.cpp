@@ -80,7 +80,8 @@ int run_compare(const CompareArgs& args, const OutputOptions& o) {
     spdlog::error("{}", new_doc.error());
     return kExitUsage;
   }
-  CompareOptions options{args.time_percent / 100, args.throughput_percent / 100, !args.fixed_thresholds};
+  CompareOptions options{args.time_percent / 100, args.throughput_percent / 100, !args.fixed_thresholds,
+                         !args.fixed_thresholds};
   auto report = compare_documents(*old_doc, *new_doc, options);
   if (!report) {
     spdlog::error("{}", report.error());
@@ -117,11 +118,14 @@ void add_compare_command(CLI::App& app, GlobalOptions& g) {
       ->check(number_in(0, 100));
   cmd->add_flag("--fixed-thresholds", args->fixed_thresholds,
                 "Judge every metric by the thresholds alone (by default each is widened by the spread\n"
-                "both rows measured for it: a change within the runs' own scatter is not a regression)");
+                "both rows measured for it: a change within the runs' own scatter is not a regression;\n"
+                "and on one machine a GFLOP/s or GOP/s change whose cycles held is the clock's, not a change)");
   cmd->footer(
       "Rows are matched by what they measure (instruction and threads, kernel and size, ...), not by\n"
       "position. Rows not ok on either side are listed as not comparable, never as regressions.\n"
       "A change no larger than the thresholds plus both rows' spread for that metric is 'same'.\n"
+      "Two documents of one CPU: a rate per second that moved only with the core clock (its cycles\n"
+      "held) is 'same', with both clocks in the note.\n"
       "Exit codes: 0 no regression, 5 at least one regression, 2 unreadable or invalid input,\n"
       "3 output not writable. Example:\n"
       "  peakprobe compare baseline.json new.json --markdown compare.md\n");

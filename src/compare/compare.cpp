@@ -110,6 +110,9 @@ struct MetricSpec {
   const char* key;
   Direction direction;
   const char* stats = nullptr;  // the row's statistics object whose `spread` this metric shares
+  // A rate per second that is a rate per cycle times the row's clock: the key of the row's cycle
+  // figure it follows (CompareOptions::clock_moves_absorbed).
+  const char* per_cycle = nullptr;
 };
 
 struct RowKind {
@@ -120,8 +123,10 @@ struct RowKind {
 };
 
 const std::vector<RowKind>& row_kinds() {
-  static const std::vector<MetricSpec> mix_metrics = {
-      {"cycles_per_group", kLower}, {"flops_per_cycle", kHigher}, {"gflops", kHigher}, {"gops", kHigher}};
+  static const std::vector<MetricSpec> mix_metrics = {{"cycles_per_group", kLower},
+                                                      {"flops_per_cycle", kHigher},
+                                                      {"gflops", kHigher, nullptr, "cycles_per_group"},
+                                                      {"gops", kHigher, nullptr, "cycles_per_group"}};
   static const std::vector<MetricSpec> benchmark_metrics = {{"mean_ms", kLower}, {"gflops", kHigher}};
   static const std::vector<RowKind> kinds = {
       // The totals only exist with --threads N; they catch a loss of multi-core scaling that the
@@ -129,8 +134,8 @@ const std::vector<RowKind>& row_kinds() {
       // Rates derived from the reciprocal throughput share its samples, and so its spread.
       {"inst", {{"results"}}, inst_identity,
        {{"latency_cycles", kLower, "latency"}, {"recip_throughput_cycles", kLower, "throughput"},
-        {"throughput_ipc", kHigher, "throughput"}, {"gflops", kHigher, "throughput"},
-        {"gops", kHigher, "throughput"}, {"total_gflops", kHigher}, {"total_gops", kHigher}}},
+        {"throughput_ipc", kHigher, "throughput"}, {"gflops", kHigher, "throughput", "recip_throughput_cycles"},
+        {"gops", kHigher, "throughput", "recip_throughput_cycles"}, {"total_gflops", kHigher}, {"total_gops", kHigher}}},
       {"bandwidth", {{"bandwidth"}}, bandwidth_identity, {{"gbps", kHigher, "stats"}}},
       {"latency", {{"latency"}}, latency_identity, {{"latency_cycles", kLower}, {"latency_ns", kLower}}},
       {"mix", {{"mixes"}}, parts_identity, mix_metrics},
@@ -270,26 +275,53 @@ void compare_pipes(const Row& old_row, const Row& new_row, std::vector<MetricDel
   }
 }
 
+// The row's core clock in GHz (`clock.ghz`), when it has one.
+std::optional<double> row_ghz(const json& row) {
+  const json* clock = member(row, "clock");
+  return clock != nullptr && clock->is_object() ? number_at(*clock, "ghz") : std::nullopt;
+}
+
 // A skipped, mistrusted or error row says nothing reliable about speed: listing it keeps it visible
-// without letting noise fail the build.
+// without letting noise fail the build. `same_machine`: both documents come from one machine.
 void compare_row(const RowKind& kind, const Row& old_row, const Row& new_row, const CompareOptions& o,
-                 std::vector<MetricDelta>& out) {
+                 bool same_machine, std::vector<MetricDelta>& out) {
   std::string old_status = status_of(*old_row.obj), new_status = status_of(*new_row.obj);
   if (old_status != "ok" || new_status != "ok") {
     out.push_back(whole_row(kind.kind, old_row.item, Verdict::not_comparable, old_status, new_status));
     return;
   }
+  const size_t first = out.size();
   for (const auto& m : kind.metrics) {
     // A metric null on both sides does not apply to this row (a store's latency, an integer gflops).
     if (!number_at(*old_row.obj, m.key) && !number_at(*new_row.obj, m.key)) continue;
     out.push_back(metric_delta(kind.kind, old_row, new_row, m, o));
   }
+  // One machine: a rate per second that moved while its cycles did not moved with the clock.
+  if (same_machine && o.clock_moves_absorbed)
+    for (const auto& m : kind.metrics) {
+      if (m.per_cycle == nullptr) continue;
+      auto at = [&](const char* key) -> MetricDelta* {
+        for (size_t i = first; i < out.size(); ++i)
+          if (out[i].metric == key) return &out[i];
+        return nullptr;
+      };
+      MetricDelta* rate = at(m.key);
+      const MetricDelta* cycles = at(m.per_cycle);
+      if (rate == nullptr || cycles == nullptr || cycles->verdict != Verdict::same ||
+          (rate->verdict != Verdict::regression && rate->verdict != Verdict::improvement))
+        continue;
+      const auto was = row_ghz(*old_row.obj), now = row_ghz(*new_row.obj);
+      rate->verdict = Verdict::same;
+      rate->note = was && now ? fmt::format("the clock moved ({:.2f} -> {:.2f} GHz); {} within the threshold", *was,
+                                            *now, m.per_cycle)
+                              : fmt::format("{} within the threshold: the clock moved", m.per_cycle);
+    }
   if (std::string(kind.kind) == "inst") compare_pipes(old_row, new_row, out);
 }
 
 // Returns how many rows appeared in both documents.
 int compare_kind(const RowKind& kind, const json& old_doc, const json& new_doc, const CompareOptions& o,
-                 std::vector<MetricDelta>& out) {
+                 bool same_machine, std::vector<MetricDelta>& out) {
   std::vector<Row> old_rows = collect_rows(old_doc, kind), new_rows = collect_rows(new_doc, kind);
   std::unordered_map<std::string, size_t> new_index;
   for (size_t i = 0; i < new_rows.size(); ++i) new_index.emplace(new_rows[i].item, i);
@@ -303,7 +335,7 @@ int compare_kind(const RowKind& kind, const json& old_doc, const json& new_doc, 
     }
     matched[it->second] = true;
     ++both;
-    compare_row(kind, r, new_rows[it->second], o, out);
+    compare_row(kind, r, new_rows[it->second], o, same_machine, out);
   }
   for (size_t i = 0; i < new_rows.size(); ++i)
     if (!matched[i]) out.push_back(whole_row(kind.kind, new_rows[i].item, Verdict::added, "", status_of(*new_rows[i].obj)));
@@ -315,16 +347,22 @@ std::string host_text(const json& host) {
                      integer_at(host, "model", -1));
 }
 
+// Both documents name their host and it is one kind of CPU (brand, family, model).
+bool same_machine(const json& old_doc, const json& new_doc) {
+  const json* a = member(old_doc, "host");
+  const json* b = member(new_doc, "host");
+  if (a == nullptr || b == nullptr || !a->is_object() || !b->is_object()) return false;
+  return text_at(*a, "brand") == text_at(*b, "brand") && integer_at(*a, "family", -1) == integer_at(*b, "family", -1) &&
+         integer_at(*a, "model", -1) == integer_at(*b, "model", -1);
+}
+
 // Timings from two machines differ for reasons no code change caused; the verdicts still apply, but
 // the reader must know.
 std::optional<std::string> host_warning(const json& old_doc, const json& new_doc) {
   const json* a = member(old_doc, "host");
   const json* b = member(new_doc, "host");
   if (a == nullptr || b == nullptr || !a->is_object() || !b->is_object()) return std::nullopt;
-  bool same = text_at(*a, "brand") == text_at(*b, "brand") &&
-              integer_at(*a, "family", -1) == integer_at(*b, "family", -1) &&
-              integer_at(*a, "model", -1) == integer_at(*b, "model", -1);
-  if (same) return std::nullopt;
+  if (same_machine(old_doc, new_doc)) return std::nullopt;
   return fmt::format("different hosts: old {}, new {}; differences may come from the machine, not the code",
                      host_text(*a), host_text(*b));
 }
@@ -479,7 +517,9 @@ Expected<CompareReport> compare_documents(const json& old, const json& now, cons
   report.options = options;
   if (auto w = host_warning(old, now)) report.warnings.push_back(*w);
   int matched_rows = 0;
-  for (const auto& kind : row_kinds()) matched_rows += compare_kind(kind, old, now, options, report.deltas);
+  const bool one_machine = same_machine(old, now);
+  for (const auto& kind : row_kinds())
+    matched_rows += compare_kind(kind, old, now, options, one_machine, report.deltas);
   // Comparing the output of two different commands passes trivially; say so rather than stay silent.
   if (matched_rows == 0)
     report.warnings.push_back("the documents share no measured row (different commands or filters?): "
@@ -531,7 +571,8 @@ json to_json(const CompareReport& report) {
           {"thresholds",
            {{"time", report.options.time_threshold},
             {"throughput", report.options.throughput_threshold},
-            {"widened_by_spread", report.options.widen_by_spread}}},
+            {"widened_by_spread", report.options.widen_by_spread},
+            {"clock_moves_absorbed", report.options.clock_moves_absorbed}}},
           {"regressions", report.regressions},
           {"improvements", report.improvements},
           {"warnings", report.warnings},
