@@ -118,6 +118,19 @@ def predict(fa, fb, a, b, width):
     return ("none" if c < NONE_BELOW else "shared" if c > SHARED_ABOVE else "partial"), c
 
 
+def units_of(cls):
+    """Every unit an entry may use, on any of its uops."""
+    return frozenset().union(*(u for u, _ in cls))
+
+
+def set_class(fa, fb):
+    """The class the map's unit sets imply alone: none when the two entries share no unit, shared when
+    they use the same units, partial otherwise. No schedule, no weights: what a reader of the map
+    would say of the pair."""
+    ua, ub = units_of(fa), units_of(fb)
+    return "none" if not ua & ub else "shared" if ua == ub else "partial"
+
+
 def tally(counts, judged, strict, contends):
     """Adds one form's judged pairs, and whether all of them agree, to `counts`."""
     counts["forms"] += 1
@@ -154,6 +167,7 @@ def main():
     bad_forms = []
     counts = dict(forms=0, strict=0, contends=0, pairs=0, pair_strict=0, pair_contends=0, left_out=0)
     clean = dict(forms=0, strict=0, contends=0, pairs=0, pair_strict=0, pair_contends=0)
+    by_sets = dict(forms=0, strict=0, contends=0, pairs=0, pair_strict=0, pair_contends=0)
     absent, disagreements = [], []
     for form, cls in pipe_map.items():
         if form in seeds or form not in held_out:
@@ -167,6 +181,7 @@ def main():
             bad_forms.append(f"{form} (map {map_throughput(cls):.3f}, measured {row['recip_throughput_cycles']:.3f})")
         judged = ok_strict = ok_contends = 0
         c_judged = c_strict = c_contends = 0
+        s_judged = s_strict = s_contends = 0
         for v in row["pipes"]:
             if v["basis"] not in pipe_map:
                 continue
@@ -186,6 +201,10 @@ def main():
                 c_judged += 1
                 c_strict += strict
                 c_contends += contends
+                by_set = set_class(cls, pipe_map[v["basis"]])
+                s_judged += 1
+                s_strict += measured == by_set
+                s_contends += (measured != "none") == (by_set != "none")
             line = (f"  {form:30} x {v['basis']:28} measured {measured:8} ({v.get('same_port') or 0:.2f}) "
                     f"map {expected:8} ({c:.2f})  weights {a}:{b}")
             if args.all or not strict:
@@ -196,6 +215,8 @@ def main():
         tally(counts, judged, ok_strict, ok_contends)
         if c_judged:
             tally(clean, c_judged, c_strict, c_contends)
+        if s_judged:
+            tally(by_sets, s_judged, s_strict, s_contends)
     print("\n".join(disagreements))
     if bad_forms:
         print(f"map contradicted by the measured throughput alone ({len(bad_forms)} held-out forms): " + "; ".join(bad_forms))
@@ -214,6 +235,12 @@ def main():
           f"({100 * clean['contends'] / f:.1f}%); pairs strict {clean['pair_strict']}/{clean['pairs']} "
           f"({100 * clean['pair_strict'] / p:.1f}%), contends {clean['pair_contends']}/{clean['pairs']} "
           f"({100 * clean['pair_contends'] / p:.1f}%)")
+    f, p = max(by_sets["forms"], 1), max(by_sets["pairs"], 1)
+    print(f"the same pairs against the map's unit sets alone (none: no unit in common, shared: the same units, "
+          f"partial: some): forms strict {by_sets['strict']}/{by_sets['forms']} ({100 * by_sets['strict'] / f:.1f}%), "
+          f"contends {by_sets['contends']}/{by_sets['forms']} ({100 * by_sets['contends'] / f:.1f}%); pairs strict "
+          f"{by_sets['pair_strict']}/{by_sets['pairs']} ({100 * by_sets['pair_strict'] / p:.1f}%), contends "
+          f"{by_sets['pair_contends']}/{by_sets['pairs']} ({100 * by_sets['pair_contends'] / p:.1f}%)")
 
 
 if __name__ == "__main__":
