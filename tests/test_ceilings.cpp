@@ -87,6 +87,46 @@ TEST_CASE("ceilings: working sets map to the levels the threads can use", "[roof
   CHECK(level_for_size(big_sizes.back().second, big, 1) == "DRAM");
 }
 
+TEST_CASE("ceilings: a level's working set is halved until it reads on the level's plateau", "[roofline]") {
+  constexpr uint64_t MiB = 1ull << 20;
+  // A machine whose last level holds 116 MiB (30 GB/s) and reports 480 MiB: past the edge, memory's
+  // 16 GB/s. Rates a little noisy, as measured.
+  int calls = 0;
+  auto vm = [&](uint64_t size) {
+    ++calls;
+    if (size > 180 * MiB) return 16.3;
+    if (size > 116 * MiB) return 21.0;  // part in the cache, part from memory
+    return size % (2 * MiB) ? 29.6 : 30.1;
+  };
+  PlateauSearch p = plateau_size(240 * MiB, 8 * MiB, vm);
+  CHECK(p.size == 30 * MiB);  // 240 -> 120 (faster) -> 60 (faster) -> 30 (as fast: inside the plateau)
+  CHECK(p.gbps == Approx(30.1));
+  CHECK(p.tried.size() == 4);
+  CHECK(calls == 4);
+  CHECK(p.tried.front() == std::make_pair(uint64_t(240 * MiB), 16.3));
+  CHECK(p.past_end);
+  // A level that holds what it reports: one extra measurement, and the half inside the plateau.
+  auto honest = [](uint64_t size) { return size <= 32 * MiB ? (size % (4 * MiB) ? 60.0 : 61.0) : 20.0; };
+  PlateauSearch h = plateau_size(16 * MiB, 2 * MiB, honest);
+  CHECK(h.size == 8 * MiB);
+  CHECK(h.tried.size() == 2);
+  CHECK_FALSE(h.past_end);
+  // A half that reads slower (noise, or the level before showing through) leaves the planned size.
+  auto dip = [](uint64_t size) { return size == 8 * MiB ? 40.0 : 60.0; };
+  CHECK(plateau_size(16 * MiB, 2 * MiB, dip).size == 16 * MiB);
+  // Never below the floor (past the level before), however much faster half would be.
+  auto steep = [](uint64_t size) { return 1e12 / double(size); };
+  PlateauSearch s = plateau_size(64 * MiB, 10 * MiB, steep);
+  CHECK(s.size == 16 * MiB);  // 32 and 16 are above the floor, 8 is not
+  for (const auto& [size, rate] : s.tried) CHECK(size >= 10 * MiB);
+  // A size that cannot be measured ends the search where it stands.
+  PlateauSearch failed = plateau_size(64 * MiB, 1 * MiB, [](uint64_t) { return 0.0; });
+  CHECK(failed.size == 64 * MiB);
+  CHECK(failed.tried.size() == 1);
+  auto fails_at_half = [](uint64_t size) { return size == 32 * MiB ? 0.0 : 10.0; };
+  CHECK(plateau_size(64 * MiB, 1 * MiB, fails_at_half).size == 64 * MiB);
+}
+
 TEST_CASE("ceilings: emulated bandwidth sets no memory roof, unsteady bandwidth still does", "[roofline]") {
   BandwidthResult emulated = bw("load", 16 << 10, 240), unsteady = bw("load", 1ull << 30, 30);
   emulated.status = unsteady.status = Status::mistrusted;

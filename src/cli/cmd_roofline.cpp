@@ -16,6 +16,7 @@
 #include "cpu/cpu_info.hpp"
 #include "harness/probe_runner.hpp"
 #include "memory/mem_runner.hpp"
+#include "memory/sizes.hpp"
 #include "pairs/pair_runner.hpp"
 #include "report/ceiling_report.hpp"
 #include "report/input_file.hpp"
@@ -105,13 +106,35 @@ int measure_roofline(GlobalOptions& g, const CpuInfo& cpu, RunDocument& doc, boo
   std::vector<int> thread_counts = {1};
   if (all > 1) thread_counts.push_back(all);
   size_t done = 0;
-  for (int t : thread_counts)
-    for (const auto& [level, size] : level_sizes(cpu.caches, t))
+  for (int t : thread_counts) {
+    uint64_t previous = 0;  // the working set of the level before
+    for (auto [level, size] : level_sizes(cpu.caches, t)) {
+      // Past the first level: where the level really ends on this machine (plateau_size).
+      if (previous > 0 && level != "DRAM") {
+        progress(g.out, done, 0, fmt::format("memory {} x{}: where the level ends", level, t));
+        const PlateauSearch p = plateau_size(size, 4 * previous, [&](uint64_t s) {
+          const BandwidthResult r = (*mem)->bandwidth({"load", 0, s, t});
+          return r.status != Status::error && r.status != Status::skipped && r.gbps ? *r.gbps : 0.0;
+        });
+        if (p.past_end)
+          spdlog::info("memory {} x{}: {} reads {:.1f} GB/s, {} {:.1f}: the level ends sooner than the OS reports "
+                       "(a VM may hold a fraction of a shared cache); its ceilings are measured at {}",
+                       level, t, format_bytes(size), p.tried.front().second, format_bytes(p.size), p.gbps,
+                       format_bytes(p.size));
+        else if (p.size != size)
+          spdlog::debug("memory {} x{}: {} reads {:.1f} GB/s, {} {:.1f}: measured at {}, inside the level's plateau", level,
+                        t, format_bytes(size), p.tried.front().second, format_bytes(p.size), p.gbps,
+                        format_bytes(p.size));
+        size = p.size;
+      }
+      previous = size;
       for (const char* k : kMemKernels) {
         if (quick && std::string(k) != "load") continue;
         progress(g.out, ++done, 0, fmt::format("memory {} {} x{}", level, k, t));
         doc.bandwidth.push_back((*mem)->bandwidth({k, 0, size, t}));
       }
+    }
+  }
   progress_done(g.out);
   laps.lap("memory ceilings");
   doc.ceilings = make_ceiling_table(doc.results, doc.flop_mix, doc.bandwidth, cpu.caches);

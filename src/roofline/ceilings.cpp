@@ -134,6 +134,33 @@ std::vector<std::pair<std::string, uint64_t>> level_sizes(const std::vector<Cach
   return out;
 }
 
+PlateauSearch plateau_size(uint64_t planned, uint64_t floor, const std::function<double(uint64_t)>& load_gbps) {
+  PlateauSearch p;
+  p.size = planned;
+  p.gbps = load_gbps(planned);
+  p.tried.emplace_back(planned, p.gbps);
+  while (p.gbps > 0 && std::isfinite(p.gbps)) {
+    const uint64_t half = p.size / 2 / 4096 * 4096;
+    if (half < floor || half == 0) break;
+    const double rate = load_gbps(half);
+    p.tried.emplace_back(half, rate);
+    if (!std::isfinite(rate)) break;
+    if (!(rate > p.gbps * (1 + kPlateauGain))) {
+      // Both on the plateau: the smaller stands further from where the level ends (the floor keeps
+      // it out of the level before). A slower half is noise or the level before's end: keep the larger.
+      if (rate >= p.gbps * (1 - kPlateauGain)) {
+        p.size = half;
+        p.gbps = rate;
+      }
+      break;
+    }
+    p.size = half;
+    p.gbps = rate;
+    p.past_end = true;
+  }
+  return p;
+}
+
 std::vector<MemoryCeiling> memory_ceilings(const std::vector<BandwidthResult>& rows,
                                            const std::vector<CacheLevel>& caches) {
   std::map<std::tuple<std::string, std::string, int>, MemoryCeiling> best;

@@ -2,6 +2,7 @@
 // mix), memory ceilings from bandwidth rows, ridge points, and scoring kernels against them.
 // Pure functions: no measuring here.
 #pragma once
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -31,6 +32,24 @@ std::string level_for_size(uint64_t size, const std::vector<CacheLevel>& caches,
 // One working-set size inside each reported level (half of the capacity available to the threads)
 // and one for DRAM (4 x the last level, at least 512 MiB), with their level names.
 std::vector<std::pair<std::string, uint64_t>> level_sizes(const std::vector<CacheLevel>& caches, int threads);
+
+// A working set inside a cache level as the machine shows it, not only as the OS reports it: from
+// the planned size (level_sizes), halved while the load rate at half the size is more than
+// kPlateauGain higher (the planned size then lies past where the level ends), never below `floor`
+// (past the level before); then once more onto the plateau's inner part when that half reads within
+// kPlateauGain (a size right at the level's end reads between the level and the next: 45-57 GB/s
+// from one moment to the next for two threads at 120 MiB on the VM below). A VM may report the host's whole last-level cache and hold a fraction of
+// it: on a Sapphire Rapids-class VM that reports 480 MiB of L3 the bandwidth curve leaves its L3
+// plateau (30 GB/s) at 116 MiB, and the L3 ceiling, measured at 240 MiB, read DRAM's 16 GB/s.
+// `load_gbps(size)` measures one load rate (0 when it could not). Every size tried is in `tried`.
+inline constexpr double kPlateauGain = 0.10;
+struct PlateauSearch {
+  uint64_t size = 0;
+  double gbps = 0;
+  bool past_end = false;  // the planned size read more than kPlateauGain slower than a smaller one
+  std::vector<std::pair<uint64_t, double>> tried;  // size, rate, in the order measured
+};
+PlateauSearch plateau_size(uint64_t planned, uint64_t floor, const std::function<double(uint64_t)>& load_gbps);
 
 std::vector<MemoryCeiling> memory_ceilings(const std::vector<BandwidthResult>& rows,
                                            const std::vector<CacheLevel>& caches);
