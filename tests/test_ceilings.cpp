@@ -99,10 +99,11 @@ TEST_CASE("ceilings: a level's working set is halved until it reads on the level
     return size % (2 * MiB) ? 29.6 : 30.1;
   };
   PlateauSearch p = plateau_size(240 * MiB, 8 * MiB, vm);
-  CHECK(p.size == 30 * MiB);  // 240 -> 120 (faster) -> 60 (faster) -> 30 (as fast: inside the plateau)
+  // 240 -> 120 (faster, and 240 again no faster) -> 60 (the same) -> 30 (as fast: inside the plateau).
+  CHECK(p.size == 30 * MiB);
   CHECK(p.gbps == Approx(30.1));
-  CHECK(p.tried.size() == 4);
-  CHECK(calls == 4);
+  CHECK(p.tried.size() == 6);
+  CHECK(calls == 6);
   CHECK(p.tried.front() == std::make_pair(uint64_t(240 * MiB), 16.3));
   CHECK(p.past_end);
   // A level that holds what it reports: one extra measurement, and the half inside the plateau.
@@ -119,12 +120,37 @@ TEST_CASE("ceilings: a level's working set is halved until it reads on the level
   PlateauSearch s = plateau_size(64 * MiB, 10 * MiB, steep);
   CHECK(s.size == 16 * MiB);  // 32 and 16 are above the floor, 8 is not
   for (const auto& [size, rate] : s.tried) CHECK(size >= 10 * MiB);
+  // One slowed moment at the planned size does not move the level: measured again, it is as fast.
+  int at_planned = 0;
+  auto slowed_once = [&](uint64_t size) {
+    if (size == 16 * MiB && at_planned++ == 0) return 40.0;
+    return 60.0;
+  };
+  PlateauSearch once = plateau_size(16 * MiB, 2 * MiB, slowed_once);
+  CHECK_FALSE(once.past_end);
+  CHECK(once.size == 8 * MiB);  // the plateau's inner half, as for any level
   // A size that cannot be measured ends the search where it stands.
   PlateauSearch failed = plateau_size(64 * MiB, 1 * MiB, [](uint64_t) { return 0.0; });
   CHECK(failed.size == 64 * MiB);
   CHECK(failed.tried.size() == 1);
   auto fails_at_half = [](uint64_t size) { return size == 32 * MiB ? 0.0 : 10.0; };
   CHECK(plateau_size(64 * MiB, 1 * MiB, fails_at_half).size == 64 * MiB);
+}
+
+TEST_CASE("ceilings: a level's floor is twice what the level before holds for the threads", "[roofline]") {
+  CHECK(level_floor("L1", caches(), 1) == 0);
+  CHECK(level_floor("L2", caches(), 1) == 64u << 10);
+  CHECK(level_floor("L3", caches(), 1) == 2u << 20);
+  CHECK(level_floor("L3", caches(), 2) == 4u << 20);  // two private L2s
+  CHECK(level_floor("DRAM", caches(), 1) == 0);
+  CHECK(level_floor("L4", caches(), 1) == 0);
+  // The floor is out of the level before, and the planned size is at or above it.
+  for (const auto& [level, size] : level_sizes(caches(), 1)) {
+    const uint64_t floor = level_floor(level, caches(), 1);
+    if (floor == 0) continue;
+    CHECK(level_for_size(floor, caches(), 1) == level);
+    CHECK(size >= floor);
+  }
 }
 
 TEST_CASE("ceilings: emulated bandwidth sets no memory roof, unsteady bandwidth still does", "[roofline]") {

@@ -168,6 +168,29 @@ TEST_CASE("compare: on one machine a rate that moved only with the clock is the 
   auto fixed = compare(document({{"results", {row(1.000, 3.56)}}}), document({{"results", {row(1.002, 4.06)}}}), plain);
   CHECK(find(fixed, item, "gflops").verdict == Verdict::improvement);
   CHECK(to_json(fixed)["thresholds"]["clock_moves_absorbed"] == false);
+  // The clock did not move, or a row has none: a rate change is not the clock's.
+  json steady_old = row(1.00, 4.0), steady_new = row(1.04, 4.0);
+  steady_new["gflops"] = 32 / 1.04 * 4.0 * 0.97;  // 7% lower at one clock: cycles 4% (same), rate not
+  CHECK(find(compare(document({{"results", {steady_old}}}), document({{"results", {steady_new}}})), item, "gflops")
+            .verdict == Verdict::regression);
+  json no_clock = row(1.002, 4.06);
+  no_clock.erase("clock");
+  CHECK(find(compare(document({{"results", {row(1.000, 3.56)}}}), document({{"results", {no_clock}}})), item,
+             "gflops")
+            .verdict == Verdict::improvement);
+  // Cycles 8% slower judged same by a 10% time threshold are still 8% fewer per cycle: a rate
+  // threshold of 5% does not let the clock rule absorb that.
+  CompareOptions uneven;
+  uneven.time_threshold = 0.10;
+  auto per_cycle_lost = compare(document({{"results", {row(1.00, 4.0)}}}), document({{"results", {row(1.08, 4.2)}}}), uneven);
+  CHECK(find(per_cycle_lost, item, "recip_throughput_cycles").verdict == Verdict::same);
+  CHECK(find(per_cycle_lost, item, "gflops").verdict == Verdict::same);  // -8% and +5%: within 5% as measured
+  auto more_lost = compare(document({{"results", {row(1.00, 4.0)}}}), document({{"results", {row(1.09, 3.8)}}}), uneven);
+  CHECK(find(more_lost, item, "gflops").verdict == Verdict::regression);
+  // Hosts that name no CPU are not known to be one machine.
+  json anon_old = document({{"results", {row(1.000, 3.56)}}}), anon_new = document({{"results", {row(1.002, 4.06)}}});
+  anon_old["host"] = anon_new["host"] = json::object();
+  CHECK(find(compare(anon_old, anon_new), item, "gflops").verdict == Verdict::improvement);
   CHECK(to_json(clock_only)["thresholds"]["clock_moves_absorbed"] == true);
 }
 

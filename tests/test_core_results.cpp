@@ -92,11 +92,35 @@ TEST_CASE("core results: a doubted reference is replaced by the new core's only 
   r.store(0, on_cpu(1));
   SettlePlan plan = plan_settle(r, one_pair(), 1);
   CHECK(plan.jobs == std::vector<size_t>{1, 2});
-  // Doubted on the new core as well: nothing better to be had by moving the pair.
-  r.store(0, on_cpu(1, Status::mistrusted));
-  CHECK(plan_settle(r, one_pair(), 1).empty());
   // On the pair's own core a doubted reference is the verdict's business, not the plan's.
   CHECK(plan_settle(r, one_pair(), 0).empty());
+  // Doubted on the new core as well: nothing better to be had by moving the pair.
+  ResultsByCore both;
+  both.reset(3);
+  both.store(0, on_cpu(0, Status::mistrusted));
+  both.store(1, on_cpu(0));
+  both.store(2, on_cpu(0));
+  both.store(0, on_cpu(1, Status::mistrusted));
+  CHECK(plan_settle(both, one_pair(), 1).empty());
+}
+
+TEST_CASE("core results: a trusted result on a core is not replaced by a later doubted one there", "[pipes]") {
+  // A batch retries what its first attempt doubted; by then the reference may have been measured
+  // again on this core (after a move) and trusted. The retry must not throw that away.
+  ResultsByCore r;
+  r.reset(1);
+  r.store(0, on_cpu(1, Status::ok, 2.0));
+  r.store(0, on_cpu(1, Status::mistrusted, 3.0));
+  REQUIRE(r.on(0, 1) != nullptr);
+  CHECK(r.on(0, 1)->status == Status::ok);
+  CHECK(*r.on(0, 1)->cycles_per_group == 2.0);
+  // A later trusted one does replace it, and a doubted one replaces a doubted one.
+  r.store(0, on_cpu(1, Status::ok, 1.9));
+  CHECK(*r.on(0, 1)->cycles_per_group == 1.9);
+  r.store(0, on_cpu(2, Status::mistrusted, 5.0));
+  r.store(0, on_cpu(2, Status::error, 0.0));
+  CHECK(r.on(0, 2)->status == Status::error);
+  CHECK(r.latest(0)->cpu == 2);
 }
 
 TEST_CASE("core results: failed or unmeasured pairs need no references", "[pipes]") {

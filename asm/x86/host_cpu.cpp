@@ -171,6 +171,10 @@ std::set<std::string> cpu_reported_features() {
     if (x86.has(id)) present.insert(name);
   for (const RawFeature& f : kRawFeatures)
     if (raw_feature_present(f) && isa::feature_known(f.name)) present.insert(f.name);
+  // RTM_ALWAYS_ABORT (CPUID.7.0:EDX[11]): microcode since 2021 keeps reporting RTM on many Intel
+  // cores while every transaction aborts at once. A stream of xbegin/xend would then time the abort,
+  // not a transaction: the feature is taken as absent and the forms are skipped, naming it.
+  if (cpuid(0, 0).eax >= 7 && bit(cpuid(7, 0).edx, 11)) present.erase("rtm");
   return present;
 }
 

@@ -112,6 +112,7 @@ asmjit::Error emit_stream_function(ax::Emitter& e, const StreamPlan& plan, int c
   for (int c = 0; c < copies; ++c)
     for (const auto& p : plan.copy) {
       if (plan.transactions && p.ops.size() == 1 && p.ops[0].isLabel()) {
+        if (fallback.isValid()) e.bind(fallback);  // an xbegin without its xend (not planned so)
         fallback = e.newLabel();
         const Operand target = fallback;
         if (asmjit::Error err = e.emitInst(p.inst, &target, 1)) return err;

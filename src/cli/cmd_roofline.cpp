@@ -107,12 +107,13 @@ int measure_roofline(GlobalOptions& g, const CpuInfo& cpu, RunDocument& doc, boo
   if (all > 1) thread_counts.push_back(all);
   size_t done = 0;
   for (int t : thread_counts) {
-    uint64_t previous = 0;  // the working set of the level before
     for (auto [level, size] : level_sizes(cpu.caches, t)) {
-      // Past the first level: where the level really ends on this machine (plateau_size).
-      if (previous > 0 && level != "DRAM") {
+      // Past the first level: where the level really ends on this machine (plateau_size). Not under
+      // an emulator, whose rates say nothing about caches.
+      const uint64_t floor = level_floor(level, cpu.caches, t);
+      if (floor > 0 && cpu.emulator.empty()) {
         progress(g.out, done, 0, fmt::format("memory {} x{}: where the level ends", level, t));
-        const PlateauSearch p = plateau_size(size, 4 * previous, [&](uint64_t s) {
+        const PlateauSearch p = plateau_size(size, floor, [&](uint64_t s) {
           const BandwidthResult r = (*mem)->bandwidth({"load", 0, s, t});
           return r.status != Status::error && r.status != Status::skipped && r.gbps ? *r.gbps : 0.0;
         });
@@ -125,9 +126,8 @@ int measure_roofline(GlobalOptions& g, const CpuInfo& cpu, RunDocument& doc, boo
           spdlog::debug("memory {} x{}: {} reads {:.1f} GB/s, {} {:.1f}: measured at {}, inside the level's plateau", level,
                         t, format_bytes(size), p.tried.front().second, format_bytes(p.size), p.gbps,
                         format_bytes(p.size));
-        size = p.size;
+        if (level_for_size(p.size, cpu.caches, t) == level) size = p.size;
       }
-      previous = size;
       for (const char* k : kMemKernels) {
         if (quick && std::string(k) != "load") continue;
         progress(g.out, ++done, 0, fmt::format("memory {} {} x{}", level, k, t));

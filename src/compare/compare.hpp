@@ -27,8 +27,9 @@ struct CompareOptions {
   // `spread`: how far its typical sample sat from its best one), so a change no larger than the two
   // runs' own scatter is not called a regression. Rows without spreads keep the plain thresholds.
   bool widen_by_spread = true;
-  // Two documents of one machine (same CPU brand, family and model): a rate per second (GFLOP/s,
-  // GOP/s) whose cycles per instruction (or per group) are judged `same` is `same` too, with a note
+  // Two documents of one machine (same named CPU brand, family and model): a rate per second
+  // (GFLOP/s, GOP/s) whose cycles per instruction (or per group) are judged `same`, and which scaled
+  // to one clock (the rows' `clock.ghz`) is within its own threshold, is `same` too, with a note
   // naming both clocks. The core clock of a row moves between runs and the cycles do not: on the
   // Intel VM two whole tables back to back measured a 256-bit byte compare with a memory operand
   // at 1.001 and 1.002 cycles, at 3.56 and 4.06 GHz, and 33 such rates read as changed. Across

@@ -726,12 +726,17 @@ bool ProbeRunner::Impl::repin(int to, std::string* error) {
   clock = std::move(cal.value());
   last_calibration = s;
   pinned_cpu = to;
+  busy_streak = 0;  // the slowed probes were the old core's
   measure_issue_width();  // only ever raises it: a limit learned on a busy core may be too low
   return true;
 }
 
 bool ProbeRunner::move_to(int cpu, std::string* error) {
   if (cpu == impl_->pinned_cpu) return true;
+  if (impl_->options.cpu >= 0) {
+    if (error) *error = fmt::format("the runner was pinned to CPU {} by hand (--cpu)", impl_->options.cpu);
+    return false;
+  }
   return impl_->repin(cpu, error);
 }
 

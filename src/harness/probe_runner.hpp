@@ -65,8 +65,8 @@ class ProbeRunner {
   int cpu() const;
   int threads() const;
   // Pins the runner to logical CPU `cpu` now, with a fresh calibration of the clock there. False
-  // (with the reason in `error`, when given) when the CPU cannot be pinned or timed: the runner then
-  // stays where it was.
+  // (with the reason in `error`, when given) when the CPU cannot be pinned or timed, or the runner
+  // was pinned by hand (ProbeOptions::cpu): the runner then stays where it was.
   bool move_to(int cpu, std::string* error = nullptr);
 
  private:

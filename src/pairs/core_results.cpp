@@ -15,7 +15,9 @@ void ResultsByCore::store(size_t job, const MixResult& m) {
   auto& v = by_core_[job];
   const auto same = std::find_if(v.begin(), v.end(), [&](const MixResult& r) { return r.cpu == m.cpu; });
   if (same != v.end()) {
-    *same = m;
+    // A trusted result stays: a batch retries what its first attempt doubted, and by then a
+    // measurement on this core may already have trusted it (the references measured after a move).
+    if (same->status != Status::ok || m.status == Status::ok) *same = m;
     latest_[job] = int(same - v.begin());
   } else {
     v.push_back(m);

@@ -19,7 +19,8 @@ class ResultsByCore {
  public:
   // Forgets everything: `jobs` jobs, none measured.
   void reset(size_t jobs);
-  // Keeps `m` as job's result on m.cpu (replacing that core's earlier one) and as its latest.
+  // Keeps `m` as job's result on m.cpu (replacing that core's earlier one, unless that one was `ok` and
+  // `m` is not) and that core's result as the job's latest.
   void store(size_t job, const MixResult& m);
   const MixResult* latest(size_t job) const;
   const MixResult* on(size_t job, int cpu) const;

@@ -334,6 +334,9 @@ class PairBatch {
     t.recip = *full.cycles_per_group;
     // With fewer chains: a reference that is missing or doubted leaves the chains taken as enough.
     const size_t w = few_job_[p];
+    if (w != kNone && !results_.on(w, cpu))
+      return make_error(fmt::format("{}{} alone with fewer chains was not measured on CPU {}, where the pair ran",
+                                    kNotMeasured, parts_[p].spec.text, cpu));
     if (const MixResult* few_on_core = w == kNone ? nullptr : results_.on(w, cpu)) {
       const MixResult& few = *few_on_core;
       if (few.status == Status::ok && few.cycles_per_group && std::isfinite(*few.cycles_per_group) &&
@@ -580,13 +583,21 @@ std::vector<std::vector<PipeVerdict>> classify_against_basis(
     }
   }
   PairBatch batch(runner, parts, pairs);
-  batch.run(progress, stop, [&](size_t q) {
+  auto judge = [&](size_t q) {
     const size_t i = subject_of_part[batch.part_a(q)], b = batch.part_b(q);
     PipeVerdict v = batch.verdict(q, groups.issue_width);
     v.basis = groups.basis[b].instruction;
     out[i][b] = std::move(v);
     if (on_done) on_done(i, out[i]);
-  });
+  };
+  batch.run(progress, stop, judge);
+  // A pair that ran but never had its references on its own core (the runner moved again while they
+  // were measured) says so, instead of keeping "the run stopped before this pair".
+  for (size_t q = 0; q < batch.pairs(); ++q) {
+    if (!batch.pair_mix(q)) continue;
+    const PipeVerdict& now = out[subject_of_part[batch.part_a(q)]][batch.part_b(q)];
+    if (now.reason.rfind(std::string(kNotMeasured) + "the run stopped", 0) == 0) judge(q);
+  }
   return out;
 }
 

@@ -82,7 +82,8 @@ struct PipeSubject {
 // Every subject against every basis member: result[i][k] is subject i against basis member k. A
 // subject without trusted figures alone, or refused in mixes, gets `unmeasured` verdicts saying why.
 // `on_done(i, verdicts)` is called with subject i's verdicts so far whenever one of them is judged
-// (again after a retry; once up front for a subject without figures alone); `stop()` ends early.
+// (again after a retry or after the runner moved to another core, so not always in subject order;
+// once up front for a subject without figures alone); `stop()` ends early.
 // Verdicts that another run may give (not reached, or doubted: a mistrusted pair or reference) have
 // reasons starting with kNotMeasured.
 std::vector<std::vector<PipeVerdict>> classify_against_basis(

@@ -134,6 +134,15 @@ std::vector<std::pair<std::string, uint64_t>> level_sizes(const std::vector<Cach
   return out;
 }
 
+uint64_t level_floor(const std::string& level, const std::vector<CacheLevel>& caches, int threads) {
+  uint64_t before = 0;
+  for (const auto& c : data_levels(caches)) {
+    if ("L" + std::to_string(c.level) == level) return 2 * before;
+    before = capacity(c, threads);
+  }
+  return 0;
+}
+
 PlateauSearch plateau_size(uint64_t planned, uint64_t floor, const std::function<double(uint64_t)>& load_gbps) {
   PlateauSearch p;
   p.size = planned;
@@ -145,6 +154,12 @@ PlateauSearch plateau_size(uint64_t planned, uint64_t floor, const std::function
     const double rate = load_gbps(half);
     p.tried.emplace_back(half, rate);
     if (!std::isfinite(rate)) break;
+    if (rate > p.gbps * (1 + kPlateauGain)) {
+      // Faster at half the size: the larger once more, in case it was a slowed moment.
+      const double again = load_gbps(p.size);
+      p.tried.emplace_back(p.size, again);
+      if (std::isfinite(again)) p.gbps = std::max(p.gbps, again);
+    }
     if (!(rate > p.gbps * (1 + kPlateauGain))) {
       // Both on the plateau: the smaller stands further from where the level ends (the floor keeps
       // it out of the level before). A slower half is noise or the level before's end: keep the larger.

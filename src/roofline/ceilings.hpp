@@ -32,11 +32,15 @@ std::string level_for_size(uint64_t size, const std::vector<CacheLevel>& caches,
 // One working-set size inside each reported level (half of the capacity available to the threads)
 // and one for DRAM (4 x the last level, at least 512 MiB), with their level names.
 std::vector<std::pair<std::string, uint64_t>> level_sizes(const std::vector<CacheLevel>& caches, int threads);
+// Twice the capacity the threads get from the level before `level` ("L3": twice the L2s), the
+// smallest working set that is clearly out of it; 0 for the first level and for names not reported.
+uint64_t level_floor(const std::string& level, const std::vector<CacheLevel>& caches, int threads);
 
 // A working set inside a cache level as the machine shows it, not only as the OS reports it: from
 // the planned size (level_sizes), halved while the load rate at half the size is more than
 // kPlateauGain higher (the planned size then lies past where the level ends), never below `floor`
-// (past the level before); then once more onto the plateau's inner part when that half reads within
+// (past the level before; level_floor); a gain is confirmed by measuring the larger size again (one
+// slowed moment must not move the level); then once more onto the plateau's inner part when that half reads within
 // kPlateauGain (a size right at the level's end reads between the level and the next: 45-57 GB/s
 // from one moment to the next for two threads at 120 MiB on the VM below). A VM may report the host's whole last-level cache and hold a fraction of
 // it: on a Sapphire Rapids-class VM that reports 480 MiB of L3 the bandwidth curve leaves its L3

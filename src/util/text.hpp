@@ -1,5 +1,5 @@
-// Small text helpers shared by the parsers (catalog, instruction sets, sizes) and by what reads
-// version strings and driver files. ASCII only and locale-independent: the texts are file formats and
+// Small text helpers shared by the parsers (catalog, instruction sets, form selection) and by what
+// reads version strings and driver files. ASCII only and locale-independent: the texts are file formats and
 // command-line values, not prose.
 #pragma once
 #include <string>
