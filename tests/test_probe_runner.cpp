@@ -248,6 +248,21 @@ TEST_CASE("a figure its own fastest calls do not bear out is doubted", "[probe_r
   CHECK(d[0].find("fastest calls disagree by 10.5%") != std::string::npos);
 }
 
+TEST_CASE("a latency its chain's fastest calls do not bear out is doubted, by a tighter limit", "[probe_runner]") {
+  ProbeOptions options;
+  detail::TrustInputs in = steady_paired_inputs();
+  in.latency_paired_disagreement = 0.01;  // undisturbed chains agree within 1%
+  CHECK(detail::timing_doubts(in, options).empty());
+  // 1.035 from the samples, 1.000 from the fastest calls: within the throughput's 4%, not the latency's.
+  in.latency_paired_disagreement = 0.035;
+  auto d = detail::timing_doubts(in, options);
+  REQUIRE(d.size() == 1);
+  CHECK(d[0].find("latency samples and the chain's fastest calls disagree by 3.5%") != std::string::npos);
+  in.latency_paired_disagreement = 0;
+  in.paired_disagreement = 0.035;
+  CHECK(detail::timing_doubts(in, options).empty());
+}
+
 TEST_CASE("under an emulator every figure is doubted first, whatever else holds", "[probe_runner]") {
   ProbeOptions options;
   detail::TrustInputs in = steady_paired_inputs();

@@ -1,6 +1,7 @@
 // Internals of ProbeRunner shared by its translation units (single probes, mixes, threads).
 #pragma once
 #include <chrono>
+#include <cmath>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -103,6 +104,19 @@ inline constexpr double kLengthLimit = 0.03;
 // cycles from its samples and 0.500 from its fastest calls, two layouts agreeing on the low one and
 // the line through every length on 0.501; the hardware does 0.5. Quiet rows agree within about 1%.
 inline constexpr double kPairedLimit = 0.04;
+// The same check for the latency chain, tighter: its clock (the add chain beside it) holds within 1%
+// and the chain itself runs in two modes on some hosts. On the Sapphire Rapids-class VM an add chain's
+// samples sat at 1.00 or 1.08 cycles from one sample to the next with the clock steady to 0.5%; the
+// median landed on either mode, and rows whose samples read 3.5-3.8% above their fastest calls passed
+// the 4% limit as `ok`. Undisturbed latency rows there agree within 1%.
+inline constexpr double kLatencyPairedLimit = 0.025;
+// How far a paired timing's figure is from its own fastest calls (best long minus best short call,
+// at the median clock), as a fraction of the latter; 0 when it was not paired or has no figure.
+inline double chain_disagreement(const PairTiming& t) {
+  if (!t.paired || !(t.ticks_per_cycle > 0) || !(t.per_unit.min > 0) || !(t.value > 0)) return 0;
+  const double fastest = t.per_unit.min / t.ticks_per_cycle;
+  return std::fabs(t.value - fastest) / fastest;
+}
 // Pinned threads running the same stream whose rates differ by more than this were disturbed.
 inline constexpr double kThreadImbalanceLimit = 0.10;
 
@@ -134,6 +148,7 @@ struct TrustInputs {
   double repeat_disagreement = 0;  // between two measurements of the same stream
   double length_disagreement = 0;  // of the figure from a line through every code length timed
   double paired_disagreement = 0;  // of the figure from its own layout's fastest calls
+  double latency_paired_disagreement = 0;  // of the latency from its chain's fastest calls
   double issue_width = 0;          // most instructions per cycle this core was seen to run (0: unknown)
   int clean_samples = -1;          // paired timings: undisturbed samples (-1: not paired)
   int slowed_samples = 0;
