@@ -178,7 +178,7 @@ void ProbeRunner::Impl::measure_latency(const isa::ProbeForm& form, const std::s
   spdlog::debug("  latency {:.4f} cycles (samples {:.4f}-{:.4f}, {} clean, {} slowed; fastest calls {:.4f}, median "
                 "calls {:.4f} at the median clock)",
                 lat.value, lat.cycles.min, lat.cycles.max, lat.clean_samples, lat.slowed_samples,
-                lat.ticks_per_cycle > 0 ? lat.per_unit.min / lat.ticks_per_cycle : 0.0,
+                detail::fastest_call_cycles(lat),
                 lat.ticks_per_cycle > 0 ? lat.per_unit.median / lat.ticks_per_cycle : 0.0);
 }
 

@@ -110,11 +110,16 @@ inline constexpr double kPairedLimit = 0.04;
 // median landed on either mode, and rows whose samples read 3.5-3.8% above their fastest calls passed
 // the 4% limit as `ok`. Undisturbed latency rows there agree within 1%.
 inline constexpr double kLatencyPairedLimit = 0.025;
-// How far a paired timing's figure is from its own fastest calls (best long minus best short call,
-// at the median clock), as a fraction of the latter; 0 when it was not paired or has no figure.
+// A paired timing's figure from its fastest calls (best long minus best short call, at the median
+// clock), in cycles per unit; 0 without a clock.
+inline double fastest_call_cycles(const PairTiming& t) {
+  return t.ticks_per_cycle > 0 ? t.per_unit.min / t.ticks_per_cycle : 0.0;
+}
+// How far a paired timing's figure is from its fastest calls, as a fraction of the latter; 0 when it
+// was not paired or has no figure.
 inline double chain_disagreement(const PairTiming& t) {
-  if (!t.paired || !(t.ticks_per_cycle > 0) || !(t.per_unit.min > 0) || !(t.value > 0)) return 0;
-  const double fastest = t.per_unit.min / t.ticks_per_cycle;
+  const double fastest = fastest_call_cycles(t);
+  if (!t.paired || !(fastest > 0) || !(t.value > 0)) return 0;
   return std::fabs(t.value - fastest) / fastest;
 }
 // Pinned threads running the same stream whose rates differ by more than this were disturbed.

@@ -270,23 +270,13 @@ class PairBatch {
 
   void run(const PipeProgress& progress, const std::function<bool()>& stop, const std::function<void(size_t)>& on_ready) {
     results_.reset(jobs_.size());  // a second run is a new pass: nothing is ready yet
-    auto keep = [&](size_t k, const MixResult& m) {
-      results_.store(k, m);
-      const Job& j = jobs_[k];
-      if (j.kind == Job::pair) {
-        if (m.cpu == runner_.cpu()) measure_missing_references(j.index, stop, on_ready);
-        if (ready(j.index)) on_ready(j.index);
-      } else {
-        for (size_t q : pairs_of_[j.index])
-          if (ready(q)) on_ready(q);
-      }
-    };
+    auto kept = [&](size_t k, const MixResult& m) { keep(k, m, stop, on_ready); };
     runner_.run_mix_batch(
         mixes_,
         [&](size_t k) {
           if (progress) progress(k + 1, mixes_.size(), describe(k));
         },
-        keep, stop, rounds_);
+        kept, stop, rounds_);
     // Pairs measured before a move whose references were retried after it, or the other way round.
     for (int round = 0; round < kSettleRounds; ++round) {
       if (stop && stop()) return;
@@ -294,12 +284,7 @@ class PairBatch {
       if (plan.empty()) return;
       spdlog::info("pairs: {} pairs had their references on another core; measuring {} mixes again on CPU {}",
                    plan.pairs.size(), plan.jobs.size(), runner_.cpu());
-      run_jobs(plan.jobs, stop, [&](size_t k, const MixResult& m) {
-        results_.store(k, m);
-        const Job& j = jobs_[k];
-        for (size_t q : j.kind == Job::pair ? std::vector<size_t>{j.index} : pairs_of_[j.index])
-          if (ready(q)) on_ready(q);
-      });
+      run_jobs(plan.jobs, stop, [&](size_t k, const MixResult& m) { keep(k, m, stop, on_ready); });
     }
   }
 
@@ -423,11 +408,24 @@ class PairBatch {
       if (results_.latest(r) && !results_.on(r, here)) missing.push_back(r);
     if (missing.empty()) return;
     spdlog::info("pairs: the run moved to CPU {}; measuring {} references again there", here, missing.size());
-    run_jobs(missing, stop, [&](size_t k, const MixResult& m) {
-      results_.store(k, m);
-      for (size_t other : pairs_of_[jobs_[k].index])
-        if (other != q && ready(other)) on_ready(other);
-    });
+    run_jobs(missing, stop, [&](size_t k, const MixResult& m) { keep(k, m, stop, on_ready, q); });
+  }
+
+  // Keeps job k's result and calls `on_ready` for every pair it completes, except `skip` (the pair
+  // whose references are being measured: its caller judges it next). A pair that ran on the runner's
+  // core first gets the references it lacks there.
+  void keep(size_t k, const MixResult& m, const std::function<bool()>& stop,
+            const std::function<void(size_t)>& on_ready, size_t skip = kNone) {
+    results_.store(k, m);
+    const Job& j = jobs_[k];
+    if (j.kind == Job::pair) {
+      if (j.index == skip) return;
+      if (m.cpu == runner_.cpu()) measure_missing_references(j.index, stop, on_ready);
+      if (ready(j.index)) on_ready(j.index);
+      return;
+    }
+    for (size_t q : pairs_of_[j.index])
+      if (q != skip && ready(q)) on_ready(q);
   }
 
   // Jobs `ks` as one batch of mixes (with its retries); `on_result(k, m)` for each result.
