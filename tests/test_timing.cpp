@@ -90,3 +90,18 @@ TEST_CASE("the add to multi-cycle ratio learns in small steps", "[timing]") {
   CHECK(lower_best_ratio(0.334, 0.298, kRulerSteadyChainLimit) == Approx(0.334 * (1 - kRulerSteadyChainLimit)));
   CHECK(lower_best_ratio(0.334, 0.333, kRulerSteadyChainLimit) == Approx(0.333));
 }
+
+TEST_CASE("the fastest calls are converted with the fastest clock of their samples", "[timing]") {
+  size_t at = 99;
+  CHECK(fastest_calls_at_fastest_clock(4.0, {}, &at) == 0.0);
+  CHECK(at == 0);
+  // A steady clock: the fastest calls over it.
+  CHECK(fastest_calls_at_fastest_clock(2.4, {0.6, 0.6, 0.6}) == Approx(4.0));
+  // The clock moved by a tenth during the timing: the fastest calls ran at its fast moments, and
+  // over the median clock they would read 10% fast (3.6 cycles for a 4-cycle chain).
+  CHECK(fastest_calls_at_fastest_clock(2.4, {0.66, 0.66, 0.6, 0.66, 0.6}, &at) == Approx(4.0));
+  CHECK(at == 2);
+  // Readings of no clock are skipped.
+  CHECK(fastest_calls_at_fastest_clock(2.4, {0.0, 0.8, 0.6}, &at) == Approx(4.0));
+  CHECK(at == 2);
+}

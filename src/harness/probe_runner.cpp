@@ -97,12 +97,12 @@ std::vector<std::string> timing_doubts(const TrustInputs& in, const ProbeOptions
                                  "effect of one code size, not of the instruction)",
                                  in.length_disagreement * 100));
   if (in.paired_disagreement > kPairedLimit)
-    doubts.push_back(fmt::format("its samples and its fastest calls disagree by {:.1f}% (the samples moved with "
-                                 "something the fastest calls do not show)",
+    doubts.push_back(fmt::format("the clock moved by {:.1f}% during its timing (its fastest calls over the fastest "
+                                 "and over the median clock of its samples disagree)",
                                  in.paired_disagreement * 100));
   if (in.latency_paired_disagreement > kLatencyPairedLimit)
-    doubts.push_back(fmt::format("its latency samples and the chain's fastest calls disagree by {:.1f}% (the chain "
-                                 "ran in more than one mode)",
+    doubts.push_back(fmt::format("the clock moved by {:.1f}% during its latency chain's timing (its fastest calls over "
+                                 "the fastest and over the median clock of its samples disagree)",
                                  in.latency_paired_disagreement * 100));
   if (in.repeat_disagreement > kLayoutLimit)
     doubts.push_back(fmt::format("timings of the same stream disagree (the nearest to the figure differs by {:.0f}%)",
@@ -175,11 +175,11 @@ void ProbeRunner::Impl::measure_latency(const isa::ProbeForm& form, const std::s
     r.reason = "latency stream: " + err;
     return;
   }
-  spdlog::debug("  latency {:.4f} cycles (samples {:.4f}-{:.4f}, {} clean, {} slowed; fastest calls {:.4f}, median "
-                "calls {:.4f} at the median clock)",
+  spdlog::debug("  latency {:.4f} cycles (samples {:.4f}-{:.4f}, {} clean, {} slowed; at the median clock: fastest "
+                "calls {:.4f}, median calls {:.4f})",
                 lat.value, lat.cycles.min, lat.cycles.max, lat.clean_samples, lat.slowed_samples,
                 detail::fastest_call_cycles(lat),
-                lat.ticks_per_cycle > 0 ? lat.per_unit.median / lat.ticks_per_cycle : 0.0);
+                lat.median_ticks_per_cycle > 0 ? lat.per_unit.median / lat.median_ticks_per_cycle : 0.0);
 }
 
 bool ProbeRunner::Impl::measure_throughput(const isa::ProbeForm& form, const std::string& dtype, ProbeResult& r,
@@ -303,13 +303,13 @@ bool ProbeRunner::Impl::measure_throughput(const isa::ProbeForm& form, const std
   const double line = theil_sen_slope(lengths);
   const double fig_two_point = timed[mid].t.per_unit.min * cycles_per_tick(timed[mid].t);
   if (timed.size() >= 3 && line > 0 && fig_two_point > 0) length_disagreement = std::fabs(fig_two_point - line) / line;
-  // The figure itself against its layout's fastest calls: two estimators of one timing, which differ
-  // only by jitter unless the samples moved with something the minima do not see.
-  if (timed[mid].t.paired && fig_two_point > 0) paired_disagreement = std::fabs(fig - fig_two_point) / fig_two_point;
+  // The figure (fastest calls over the fastest clock of its samples) against the same calls over their
+  // median clock: they differ only when the clock moved during the timing (kPairedLimit).
+  paired_disagreement = detail::chain_disagreement(timed[mid].t);
   spdlog::debug("  K={:<2} line through all lengths: {:.4f} cycles/inst, the figure's layout {:.4f} ({:+.1f}%), the "
-                "figure {:.4f} ({:+.1f}% from its layout's fastest calls)",
+                "figure {:.4f} ({:+.1f}% from the same calls at the median clock)",
                 r.accumulators, line, fig_two_point, line > 0 ? (fig_two_point / line - 1) * 100 : 0.0, fig,
-                fig_two_point > 0 ? (fig / fig_two_point - 1) * 100 : 0.0);
+                paired_disagreement * 100);
   best_t = timed[mid].t;
   if (timed[mid].code) best = std::move(*timed[mid].code);
   return true;
@@ -366,9 +366,9 @@ void ProbeRunner::Impl::measure_operand_latencies(const isa::ProbeForm& form, co
     if (!plan) continue;
     auto c = compile_pair(plan.value(), kLatencyCopies);
     if (!c) continue;
-    // A chain that ran in its slow mode (kLatencyPairedLimit) is timed again, up to twice: the headline
-    // latency is checked against this figure (repeated_latency_doubt), and one slow-mode operand
-    // chain would doubt a right headline.
+    // A chain whose two clock conversions disagree (kLatencyPairedLimit) is timed again, up to twice:
+    // the headline latency is checked against this figure (repeated_latency_doubt), and one chain
+    // timed while the clock moved would doubt a right headline.
     PairTiming t;
     bool timed = false;
     for (int attempt = 0; attempt < 3; ++attempt) {

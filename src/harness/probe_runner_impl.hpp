@@ -98,25 +98,23 @@ inline constexpr double kLayoutLimit = 0.05;
 // A figure this far from the line through every code length timed (Theil-Sen, in ticks per
 // instruction) is one length's effect. Undisturbed layouts of a steady stream fit it within about 1%.
 inline constexpr double kLengthLimit = 0.03;
-// The figure (median of its paired samples, each at the clock of its own moment) this far from the
-// same layout timed by its fastest calls (best long call minus best short call) came from samples
-// that moved together with their short call: on an Emerald Rapids VM a 512-bit FMA read 0.447
-// cycles from its samples and 0.500 from its fastest calls, two layouts agreeing on the low one and
-// the line through every length on 0.501; the hardware does 0.5. Quiet rows agree within about 1%.
+// The figure (the fastest calls over the fastest clock of its samples) this far from the same calls
+// over the median clock of its samples: the clock moved that much during the timing, and which
+// moment the fastest calls describe is no longer clear. Quiet rows agree within about 0.1%. (Until
+// the figure came from the fastest calls, this held the median of the samples to them: on an
+// Emerald Rapids VM a 512-bit FMA read 0.447 cycles from its samples and 0.500 from its fastest
+// calls; the hardware does 0.5.)
 inline constexpr double kPairedLimit = 0.04;
-// The same check for the latency chain, tighter: its clock (the add chain beside it) holds within 1%
-// and the chain itself runs in two modes on some hosts. On the Sapphire Rapids-class VM an add chain's
-// samples sat at 1.00 or 1.08 cycles from one sample to the next with the clock steady to 0.5%; the
-// median landed on either mode, and rows whose samples read 3.5-3.8% above their fastest calls passed
-// the 4% limit as `ok`. Undisturbed latency rows there agree within 1%.
+// The same check for the latency chain, tighter: a chain's figure is the base that throughput and
+// operand latencies are judged by.
 inline constexpr double kLatencyPairedLimit = 0.025;
-// A paired timing's figure from its fastest calls (best long minus best short call, at the median
-// clock), in cycles per unit; 0 without a clock.
+// A paired timing's fastest calls (best long minus best short call, in ticks) over the median clock
+// of its samples, in cycles per unit; 0 without a clock.
 inline double fastest_call_cycles(const PairTiming& t) {
-  return t.ticks_per_cycle > 0 ? t.per_unit.min / t.ticks_per_cycle : 0.0;
+  return t.median_ticks_per_cycle > 0 ? t.per_unit.min / t.median_ticks_per_cycle : 0.0;
 }
-// How far a paired timing's figure is from its fastest calls, as a fraction of the latter; 0 when it
-// was not paired or has no figure.
+// How far a paired timing's figure is from fastest_call_cycles, as a fraction of the latter; 0 when
+// it was not paired or has no figure.
 inline double chain_disagreement(const PairTiming& t) {
   const double fastest = fastest_call_cycles(t);
   if (!t.paired || !(fastest > 0) || !(t.value > 0)) return 0;

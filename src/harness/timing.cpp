@@ -66,6 +66,15 @@ double lower_best_ratio(double best, double seen, double step) {
   return std::min(best, std::max(seen, best * (1 - step)));
 }
 
+double fastest_calls_at_fastest_clock(double fastest_ticks_per_unit, const std::vector<double>& sample_tpc,
+                                      size_t* index) {
+  size_t best = sample_tpc.size();
+  for (size_t i = 0; i < sample_tpc.size(); ++i)
+    if (sample_tpc[i] > 0 && (best == sample_tpc.size() || sample_tpc[i] < sample_tpc[best])) best = i;
+  if (index) *index = best;
+  return best < sample_tpc.size() ? fastest_ticks_per_unit / sample_tpc[best] : 0.0;
+}
+
 bool multi_cycle_chain_unsteady(const std::vector<double>& add_tpc, const std::vector<double>& chain_ratio) {
   const size_t n = add_tpc.size();
   if (n < 6 || n != chain_ratio.size() || relative_spread(add_tpc) > kRulerSteadyChainLimit) return false;
@@ -271,9 +280,19 @@ bool time_pair(isa::ProbeFn short_fn, isa::ProbeFn long_fn, double units_short, 
         out.slowdown = median(slow);
         // Too few undisturbed samples: convert them all (the caller mistrusts the result).
         const bool use_all = out.clean_samples < 3;
-        // Each sample's long call minus its own short call, both at the clock of that moment: the
-        // undisturbed samples differ only by symmetric jitter, so their median is the figure. (The
-        // minimum of differences is biased low by that jitter: 0.5-1.5% on a Zen 3 VM.)
+        // The figure: the fastest calls over the fastest clock of the undisturbed samples
+        // (fastest_calls_at_fastest_clock). The references judge the moments around the probe's
+        // calls, not the calls themselves: the host can take time from a probe call and not from the
+        // references beside it, and nothing makes a call faster than the hardware. On a Sapphire
+        // Rapids-class VM with a busy host, the median of the samples (each long call minus its own
+        // short call at its moment's clock, the figure until then) read a 4-cycle 512-bit FMA chain
+        // at 3.78-4.16 cycles over 12 runs, an add chain at 1.00-1.08 (it runs in two modes there)
+        // and the FMA stream at 0.44-0.59 per layout, where the fastest calls read 3.99-4.02,
+        // 0.995-1.007 and 0.493-0.514. Over the median clock instead, a 4-cycle chain once read 2.82
+        // (its clock readings moved by 41% within the timing); each call at its own moment's clock,
+        // fastest first, read an add chain at 0.92 (a stretch of slow reference readings).
+        // The samples (each long call minus its own short call at its moment's clock) still give
+        // the spread (`cycles`).
         std::vector<double> adj, used_tpc, used_tsc;
         for (size_t i = 0; i < b.size(); ++i) {
           if (!use_all && !ok[i]) continue;
@@ -283,10 +302,13 @@ bool time_pair(isa::ProbeFn short_fn, isa::ProbeFn long_fn, double units_short, 
         }
         out.paired = true;
         out.cycles = summarize(adj);
-        out.value = out.cycles.median;
-        out.ticks_per_cycle = median(used_tpc);
-        const double tsc_tpc = median(used_tsc);  // already smoothed like tpc
+        size_t fastest = 0;
+        out.value = fastest_calls_at_fastest_clock(out.per_unit.min, used_tpc, &fastest);
+        out.ticks_per_cycle = fastest < used_tpc.size() ? used_tpc[fastest] : 0.0;
+        out.median_ticks_per_cycle = median(used_tpc);
+        const double tsc_tpc = fastest < used_tsc.size() ? used_tsc[fastest] : 0.0;  // smoothed like tpc
         out.ghz = tsc_hz > 0 && tsc_tpc > 0 ? tsc_hz / tsc_tpc / 1e9 : 0.0;
+        if (!(out.value > 0)) out.value = out.cycles.median;
       },
       error);
 }

@@ -126,6 +126,16 @@ std::vector<bool> multi_cycle_calls_fine(const std::vector<double>& call_ticks, 
 // nothing makes a chain faster than its latency.
 double paired_ticks_per_cycle(double add_chain_tpc, double multi_cycle_estimate_tpc);
 
+// A paired timing's figure from its fastest calls: the best long call minus the best short call
+// (`fastest_ticks_per_unit`, counter ticks per unit) over the fastest clock among the undisturbed
+// samples (`sample_tpc`, ticks per core cycle of each, smallest = fastest). A call is fastest when
+// nothing disturbed it and the clock ran fastest, so the two minima describe one moment; when they
+// did not coincide, the figure reads slower, never faster, than the hardware (no reference chain runs
+// faster than its latency, so no clock reading is faster than the clock). Returns the figure and, in
+// `index`, the sample whose clock it used; 0 for no samples.
+double fastest_calls_at_fastest_clock(double fastest_ticks_per_unit, const std::vector<double>& sample_tpc,
+                                      size_t* index = nullptr);
+
 struct PairTiming {
   Stats per_unit;       // counter ticks per unit (instruction) from min/median/max of each function
   double tsc_per_unit_median = 0;  // TSC ticks per unit (differs from per_unit only with perf cycles)
@@ -139,9 +149,11 @@ struct PairTiming {
   // With a ruler only (paired = true):
   bool paired = false;
   Stats cycles;                 // core cycles per unit, one estimate per undisturbed sample
-  double value = 0;             // the figure: cycles.median when paired, else the minimum (see timing.cpp)
-  double ticks_per_cycle = 0;   // the clock during the samples (median of the paired chain)
-  double ghz = 0;               // the same clock in GHz (needs tsc_hz)
+  // The figure: paired, fastest_calls_at_fastest_clock; else the minimum (see timing.cpp).
+  double value = 0;
+  double ticks_per_cycle = 0;   // the clock the figure was converted with (paired: the fastest clock)
+  double median_ticks_per_cycle = 0;  // the median clock of the samples (paired; judges how the clock moved)
+  double ghz = 0;               // ticks_per_cycle in GHz (needs tsc_hz)
   int clean_samples = 0, slowed_samples = 0;  // undisturbed / taken while the core ran slowed
   double slowdown = 0;          // median slowdown of the wide reference in the slowed samples
 };
