@@ -32,6 +32,7 @@ uint32_t half_of_int(uint32_t n) {
 TEST_CASE("compute kernels: independent chains of the type and width asked for", "[cl_kernels]") {
   for (const ClDtype& d : compute_dtypes())
     for (int w : vector_widths()) {
+      if (d.is_dot()) continue;  // its own test below
       const ComputeKernel k = compute_kernel(d, w);
       const std::string src = compute_source(k);
       INFO(d.name << " x" << w << "\n" << src);
@@ -106,6 +107,62 @@ TEST_CASE("memory kernels: every kind at every width, and both chases", "[cl_ker
   CHECK(count(src, "barrier(CLK_LOCAL_MEM_FENCE)") == vector_widths().size() + 1);
   CHECK(read_value(0) == 0.0f);
   CHECK(read_value(13 + 4) == 4.0f);
+}
+
+TEST_CASE("dot-product kernels: chains through the device's 4x8-bit dot product, width 4 only", "[cl_kernels]") {
+  for (const char* name : {"i8dot", "u8i8dot"}) {
+    const ClDtype* d = find_dtype(name);
+    REQUIRE(d != nullptr);
+    CHECK(d->is_dot());
+    CHECK(std::string(d->extension) == "cl_khr_integer_dot_product");
+    // Whatever widths were asked for: a dot product has one.
+    CHECK(widths_for(*d, {}) == std::vector<int>{kDotWidth});
+    CHECK(widths_for(*d, {1, 16}) == std::vector<int>{kDotWidth});
+    const ComputeKernel k = compute_kernel(*d, 16);
+    CHECK(k.width == kDotWidth);
+    const std::string src = compute_source(k);
+    INFO(name << "\n" << src);
+    CHECK(count(src, "__kernel void peak(") == 1);
+    CHECK(k.chains >= 8);
+    for (int c = 0; c < k.chains; ++c) {
+      const std::string x = "x" + std::to_string(c);
+      CHECK(count(src, x + " = (uint)PP_DOT(" + x + ", A) + " + x + ";") == size_t(k.unroll));
+    }
+    CHECK(count(src, "h ^= fold(") == size_t(k.chains));
+    // The packed built-in first, the vector one next, the emulation for tests only, else an error.
+    const std::string kind = std::string(d->dot);
+    const size_t packed = src.find("dot_4x8packed_" + kind + "_int("), vector = src.find("#define PP_DOT(a, b) dot(");
+    CHECK(packed != std::string::npos);
+    CHECK(vector != std::string::npos);
+    CHECK(packed < vector);
+    CHECK(count(src, std::string("#if defined(") + kEmulateDotDefine + ")") == 1);
+    CHECK(count(src, "#error") == 1);
+    CHECK(src.find(kind == "us" ? "as_uchar4(a)" : "as_char4(a)") != std::string::npos);
+    // Four multiplies and four adds per dot product.
+    CHECK(k.ops_per_iteration() == Approx(8.0 * k.chains * k.unroll));
+  }
+  const std::vector<int> all = widths_for(*find_dtype("f32"), {});
+  CHECK(all == vector_widths());
+  CHECK(widths_for(*find_dtype("f32"), {8}) == std::vector<int>{8});
+}
+
+TEST_CASE("dot-product reference: bytes least significant first, signed or unsigned as the type says",
+          "[cl_kernels]") {
+  ComputeKernel k = compute_kernel(*find_dtype("i8dot"), kDotWidth);
+  k.chains = 1;
+  k.unroll = 1;
+  // Work-item 0's chain starts at 1: 1 + (1,0,0,0).(3,3,3,3) = 4, then 16, 64, 256.
+  CHECK(compute_reference(k, 0, 0, 0, 3, 0, 0) == 1u);
+  CHECK(compute_reference(k, 0, 0, 0, 3, 0, 1) == 4u);
+  CHECK(compute_reference(k, 0, 0, 0, 3, 0, 4) == 256u);
+  // Only the low byte of the constant counts: 0x103 is 3 again.
+  CHECK(compute_reference(k, 0, 0, 0, 0x103, 0, 4) == 256u);
+  // Chain 8 starts at 129 = 0x81: signed, -127 x 3 x 1 byte; unsigned, 129 x 3.
+  k.chains = 9;
+  ComputeKernel u = k;
+  u.dtype = find_dtype("u8i8dot");
+  const uint32_t ss = compute_reference(k, 0, 0, 0, 3, 0, 1), us = compute_reference(u, 0, 0, 0, 3, 0, 1);
+  CHECK((ss ^ us) == (uint32_t(129 - 381) ^ uint32_t(129 + 387)));
 }
 
 TEST_CASE("data types: names, OpenCL types and what they need", "[cl_kernels]") {

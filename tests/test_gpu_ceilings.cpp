@@ -101,3 +101,25 @@ TEST_CASE("gpu ceilings: a skipped device has no roofs", "[gpu][roofline]") {
   CHECK(t.memory.empty());
   CHECK(t.ridges.empty());
 }
+
+TEST_CASE("gpu ceilings: a 4x8-bit dot product is the device's i8 roof, named as such", "[gpu][roofline]") {
+  GpuReport r;
+  r.device.clock_mhz = 2000;
+  r.device.compute_units = 10;
+  GpuComputeResult mad;
+  mad.dtype = "i8";
+  mad.width = 4;
+  mad.integer = true;
+  mad.gops = 1000;
+  GpuComputeResult dot = mad;
+  dot.dtype = "i8dot";
+  dot.gops = 4000;
+  r.compute = {mad, dot};
+  const CeilingTable t = gpu_ceiling_table(r);
+  REQUIRE(t.compute.size() == 2);
+  CHECK(t.compute[1].dtype == "i8");
+  CHECK(t.compute[1].isa == "dot4 ss");
+  CHECK(t.compute[1].source.find("cl_khr_integer_dot_product") != std::string::npos);
+  CHECK(t.compute[1].ops_per_cycle == Approx(4000.0 / 2.0 / 10));
+}
+

@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include "gpu/gpu_worker.hpp"
 #include "skip.hpp"
 
@@ -14,6 +16,7 @@ TEST_CASE("gpu worker: a job survives the command line", "[gpu_worker]") {
   job.options.memory = false;
   job.options.kernel_seconds = 0.005;
   job.options.extra_compute_source = "// \"quoted\"\n";
+  job.options.emulate_integer_dot = true;
   auto back = decode_job(encode_job(job));
   REQUIRE(back.ok());
   CHECK(back->device == 3);
@@ -24,6 +27,7 @@ TEST_CASE("gpu worker: a job survives the command line", "[gpu_worker]") {
   CHECK(back->options.compute);
   CHECK(back->options.kernel_seconds == Approx(0.005));
   CHECK(back->options.extra_compute_source == job.options.extra_compute_source);
+  CHECK(back->options.emulate_integer_dot);
 }
 
 TEST_CASE("gpu worker: anything else is refused", "[gpu_worker]") {
@@ -60,7 +64,8 @@ TEST_CASE("gpu: every kernel runs on the first OpenCL device and matches the hos
   INFO(r.reason);
   REQUIRE(r.status == Status::ok);
   CHECK(r.device.name == (*devices)[0].name);
-  CHECK(r.compute.size() == 6 * 5);
+  // Six multiply-add types at five widths, and two dot products at one.
+  CHECK(r.compute.size() == 6 * 5 + 2);
   for (const GpuComputeResult& c : r.compute) {
     INFO(c.dtype << " x" << c.width << ": " << c.reason);
     CHECK(c.status != Status::error);
@@ -91,6 +96,34 @@ TEST_CASE("gpu: every kernel runs on the first OpenCL device and matches the hos
     INFO(l.space << ": " << l.reason);
     CHECK(l.status != Status::error);
     CHECK(l.checked);
+  }
+}
+
+TEST_CASE("gpu: the dot-product kernels run and match the host, the built-in emulated where the device lacks it",
+          "[gpu][hw]") {
+  auto devices = list_devices_isolated(60);
+  REQUIRE(devices.ok());
+  if (devices->empty()) {
+    PP_SKIP("no OpenCL device here (install pocl-opencl-icd)");
+    return;
+  }
+  GpuOptions o = quick();
+  o.dtypes = {"i8dot", "u8i8dot"};
+  o.memory = o.latency = o.transfer = false;
+  o.emulate_integer_dot = true;
+  const GpuReport r = measure_device_isolated(0, o, 120);
+  INFO(r.reason);
+  REQUIRE(r.status == Status::ok);
+  REQUIRE(r.compute.size() == 2);
+  for (const GpuComputeResult& c : r.compute) {
+    INFO(c.dtype << ": " << c.reason);
+    CHECK(c.width == 4);
+    CHECK(c.status != Status::error);
+    CHECK(c.checked);
+    CHECK(c.gops > 0);
+    const bool offered = std::find(r.device.extensions.begin(), r.device.extensions.end(),
+                                   "cl_khr_integer_dot_product") != r.device.extensions.end();
+    CHECK((c.reason.find("emulated") != std::string::npos) == !offered);
   }
 }
 

@@ -102,7 +102,7 @@ void add_gpu_command(CLI::App& app, GlobalOptions& g) {
   auto quick = std::make_shared<bool>(false);
   auto only = std::make_shared<std::string>();
   cmd->add_option("--device", *device, "Device index from `gpu list`, part of its name, or 'all' (default: every GPU, else every device)");
-  cmd->add_option("--dtypes", *dtypes, "Compute data types, comma-separated: f32,f64,f16,i32,i16,i8 (default: all the device offers)");
+  cmd->add_option("--dtypes", *dtypes, "Compute data types, comma-separated: f32,f64,f16,i32,i16,i8, and the 4x8-bit integer dot products i8dot (signed x signed) and u8i8dot (unsigned x signed), which need cl_khr_integer_dot_product and run at width 4 only (default: all the device offers)");
   cmd->add_option("--widths", *widths, "Vector widths, comma-separated: 1,2,4,8,16 (default: all)");
   cmd->add_option("--only", *only, "Parts to measure, comma-separated: compute,memory,latency,transfer (default: all)");
   cmd->add_flag("--quick", *quick, "Shorter runs: fewer repetitions, 10 ms kernels");
@@ -145,7 +145,7 @@ void add_gpu_command(CLI::App& app, GlobalOptions& g) {
       o.dtypes = split(*dtypes);
       for (const std::string& t : o.dtypes)
         if (!gpu::find_dtype(t)) {
-          spdlog::error("--dtypes: unknown data type '{}' (known: f32, f64, f16, i32, i16, i8)", t);
+          spdlog::error("--dtypes: unknown data type '{}' (known: f32, f64, f16, i32, i16, i8, i8dot, u8i8dot)", t);
           return void(g.exit_code = kExitUsage);
         }
       for (const std::string& w : split(*widths)) {

@@ -48,8 +48,15 @@ const std::vector<ClDtype>& compute_dtypes() {
       {"f32", "float", "", false, 4},  {"f64", "double", "cl_khr_fp64", false, 8},
       {"f16", "half", "cl_khr_fp16", false, 2}, {"i32", "uint", "", true, 4},
       {"i16", "ushort", "", true, 2},  {"i8", "uchar", "", true, 1},
+      {"i8dot", "uint", "cl_khr_integer_dot_product", true, 1, "ss"},
+      {"u8i8dot", "uint", "cl_khr_integer_dot_product", true, 1, "us"},
   };
   return d;
+}
+
+std::vector<int> widths_for(const ClDtype& dtype, const std::vector<int>& asked) {
+  if (dtype.is_dot()) return {kDotWidth};
+  return asked.empty() ? vector_widths() : asked;
 }
 
 const ClDtype* find_dtype(const std::string& name) {
@@ -62,6 +69,13 @@ ComputeKernel compute_kernel(const ClDtype& dtype, int width) {
   ComputeKernel k;
   k.dtype = &dtype;
   k.width = width;
+  if (dtype.is_dot()) {
+    // One 32-bit accumulator per chain: 16 chains, as the narrow multiply-add widths.
+    k.width = kDotWidth;
+    k.chains = 16;
+    k.unroll = 4;
+    return k;
+  }
   // 16 chains per work-item up to width 4, 8 of 8 or 16 lanes: at least 8 independent vector
   // operations for a CPU core (2 FMA pipes x 4-cycle latency; narrow widths are vectorised across
   // work-items) and for a GPU lane, without so many live registers that a GPU runs few work-items.
@@ -72,9 +86,34 @@ ComputeKernel compute_kernel(const ClDtype& dtype, int width) {
 
 namespace {
 
+// The dot product PP_DOT(uint a, uint b) of a dot type: the packed built-in where the device offers
+// it, else the char4 one (the same bytes on a little-endian device), else, for tests only
+// (kEmulateDotDefine), ordinary arithmetic.
+std::string dot_header(const ClDtype& d) {
+  const bool us = std::string(d.dot) == "us";
+  const char* first = us ? "as_uchar4" : "as_char4";
+  std::string s;
+  s += fmt::format("#if defined({})\n", kEmulateDotDefine);
+  s += fmt::format(
+      "int pp_dot(uint a, uint b) {{\n"
+      "  const {0} x = {1}(a);\n"
+      "  const char4 y = as_char4(b);\n"
+      "  return (int)x.s0 * (int)y.s0 + (int)x.s1 * (int)y.s1 + (int)x.s2 * (int)y.s2 + (int)x.s3 * (int)y.s3;\n"
+      "}}\n"
+      "#define PP_DOT(a, b) pp_dot((a), (b))\n",
+      us ? "uchar4" : "char4", first);
+  s += "#elif defined(__opencl_c_integer_dot_product_input_4x8bit_packed)\n";
+  s += fmt::format("#define PP_DOT(a, b) dot_4x8packed_{}_int((a), (b))\n", d.dot);
+  s += "#elif defined(__opencl_c_integer_dot_product_input_4x8bit)\n";
+  s += fmt::format("#define PP_DOT(a, b) dot({}(a), as_char4(b))\n", first);
+  s += "#else\n#error \"cl_khr_integer_dot_product without 4x8-bit inputs\"\n#endif\n";
+  return s;
+}
+
 // Pragmas and the per-type fold, once per program.
 std::string compute_header(const ClDtype& d) {
   std::string s;
+  if (d.is_dot()) return dot_header(d) + "uint fold(uint v) { return v; }\n";
   if (std::strlen(d.extension)) s += fmt::format("#pragma OPENCL EXTENSION {} : enable\n", d.extension);
   s += "#pragma OPENCL FP_CONTRACT OFF\n";
   // The bits of one lane, folded to 32.
@@ -85,8 +124,25 @@ std::string compute_header(const ClDtype& d) {
   return s;
 }
 
+// Chains x = PP_DOT(x, A) + x of 32-bit x (see ComputeKernel).
+std::string dot_kernel_source(const ComputeKernel& k, const std::string& name) {
+  std::string s;
+  s += fmt::format("__kernel void {}(__global uint* out, float fa, float fb, uint ia, uint ib, int iters) {{\n", name);
+  s += "  const uint gid = (uint)get_global_id(0);\n";
+  s += "  const uint A = (ia & 0xffu) * 0x01010101u;\n";
+  for (int c = 0; c < k.chains; ++c) s += fmt::format("  uint x{0} = (gid & 63u) + {1}u;\n", c, 16 * c + 1);
+  s += "  for (int i = 0; i < iters; ++i) {\n";
+  for (int u = 0; u < k.unroll; ++u)
+    for (int c = 0; c < k.chains; ++c) s += fmt::format("    x{0} = (uint)PP_DOT(x{0}, A) + x{0};\n", c);
+  s += "  }\n  uint h = 0u;\n";
+  for (int c = 0; c < k.chains; ++c) s += fmt::format("  h ^= fold(x{});\n", c);
+  s += "  out[gid] = h;\n}\n";
+  return s;
+}
+
 std::string compute_kernel_source(const ComputeKernel& k, const std::string& name) {
   const ClDtype& d = *k.dtype;
+  if (d.is_dot()) return dot_kernel_source(k, name);
   const std::string T = vec(d.cl_type, k.width), U = vec("uint", k.width);
   std::string s;
   s += fmt::format("__kernel void {}(__global uint* out, float fa, float fb, uint ia, uint ib, int iters) {{\n", name);
@@ -136,6 +192,23 @@ uint32_t compute_reference(const ComputeKernel& k, uint64_t gid, float fa, float
   const std::string t = d.cl_type;
   const long steps = long(iters) * k.unroll;
   uint32_t h = 0;
+  if (d.is_dot()) {
+    const bool us = std::string(d.dot) == "us";
+    const uint32_t a = (ia & 0xffu) * 0x01010101u;
+    for (int c = 0; c < k.chains; ++c) {
+      uint32_t x = uint32_t(gid & 63u) + 16u * uint32_t(c) + 1u;  // never 0: a zero chain stays 0
+      for (long i = 0; i < steps; ++i) {
+        int32_t dot = 0;
+        for (int byte = 0; byte < 4; ++byte) {
+          const uint8_t xb = uint8_t(x >> (8 * byte)), ab = uint8_t(a >> (8 * byte));
+          dot += (us ? int32_t(xb) : int32_t(int8_t(xb))) * int32_t(int8_t(ab));
+        }
+        x = uint32_t(dot) + x;
+      }
+      h ^= x;
+    }
+    return h;
+  }
   for (int c = 0; c < k.chains; ++c)
     for (int j = 0; j < k.width; ++j) {
       const uint32_t seed = uint32_t(gid & 63u) + 16u * uint32_t(c) + uint32_t(j);

@@ -9,11 +9,16 @@ namespace peakprobe::gpu {
 
 // A data type of the compute peaks: its OpenCL type, how it is named in results, what it needs.
 struct ClDtype {
-  const char* name;       // f32 f64 f16 i32 i16 i8 (as in the CPU ceiling table)
-  const char* cl_type;    // float double half uint ushort uchar
-  const char* extension;  // "" or the extension the device must offer (cl_khr_fp64, cl_khr_fp16)
+  const char* name;       // f32 f64 f16 i32 i16 i8, and the dot products i8dot u8i8dot
+  const char* cl_type;    // float double half uint ushort uchar (a dot product's accumulator: uint)
+  const char* extension;  // "" or the extension the device must offer (cl_khr_fp64, cl_khr_fp16,
+                          // cl_khr_integer_dot_product)
   bool integer;
-  int bytes;
+  int bytes;              // of one input element
+  // An integer dot product of four 8-bit pairs accumulated into 32 bits (cl_khr_integer_dot_product):
+  // "ss" signed x signed, "us" unsigned x signed; "" for a multiply-add type.
+  const char* dot = "";
+  bool is_dot() const { return dot[0] != '\0'; }
 };
 const std::vector<ClDtype>& compute_dtypes();
 const ClDtype* find_dtype(const std::string& name);
@@ -21,18 +26,33 @@ inline const std::vector<int>& vector_widths() {
   static const std::vector<int> w = {1, 2, 4, 8, 16};
   return w;
 }
+// A dot product's one width: its operands are four 8-bit lanes (char4 / uchar4).
+inline constexpr int kDotWidth = 4;
+// The widths a type is measured at, of those asked for (empty: all): a dot product only at
+// kDotWidth, and whatever was asked for, since no other width exists for it.
+std::vector<int> widths_for(const ClDtype& dtype, const std::vector<int>& asked);
 
 // The compute-peak kernel `peak`: every work-item runs `chains` independent multiply-add chains
 // x = x * a + b (fused multiply-add for float types, wrapping integer multiply-add for the others) of `width`-wide
 // vectors, `unroll` rounds per loop iteration, `iters` iterations; then writes the XOR of the bit
 // patterns of every lane of every chain (order-free, so the host can recompute it exactly).
+// A dot-product type runs chains x = dot(bytes of x, bytes of a) + x on 32-bit x instead: one
+// instruction on hardware with a 4x8-bit dot product (NVIDIA dp4a, AMD v_dot4, Intel dp4a), where
+// a = ia * 0x01010101 packs four copies of ia's low byte.
 // Arguments: (global uint* out, float fa, float fb, uint ia, uint ib, int iters).
 struct ComputeKernel {
   const ClDtype* dtype = nullptr;
   int width = 1, chains = 8, unroll = 4;
-  // Operations per work-item per loop iteration (2 per multiply-add and lane).
-  double ops_per_iteration() const { return 2.0 * width * chains * unroll; }
+  // Operations per work-item per loop iteration: 2 per multiply-add and lane; 8 per dot product
+  // (four multiplies, four adds).
+  double ops_per_iteration() const {
+    return (dtype && dtype->is_dot() ? 8.0 : 2.0 * width) * chains * unroll;
+  }
 };
+// Tests only: a build option that makes a dot-product program compute its dot products with
+// ordinary integer arithmetic, so the kernels and their checks run on a device without
+// cl_khr_integer_dot_product.
+inline constexpr const char* kEmulateDotDefine = "PP_EMULATE_DOT";
 // Chains that keep a wide core or a GPU lane busy at every width (docs/gpu.md).
 ComputeKernel compute_kernel(const ClDtype& dtype, int width);
 std::string compute_source(const ComputeKernel& k);
@@ -40,7 +60,8 @@ std::string compute_source(const ComputeKernel& k);
 // compute_source: one build per type.
 std::string compute_program_source(const std::vector<ComputeKernel>& kernels);
 // What work-item `gid` writes (exact for every type: float types use the same fused multiply-add;
-// half is rounded to the nearest half after each step).
+// half is rounded to the nearest half after each step; dot products take bytes least significant
+// first, as a little-endian device's as_char4 does and the packed built-ins define).
 uint32_t compute_reference(const ComputeKernel& k, uint64_t gid, float fa, float fb, uint32_t ia, uint32_t ib,
                            int iters);
 // The multiply-add constants the runs use (kernel arguments, never literals: nothing folds them).

@@ -276,7 +276,7 @@ size_t compute_global_size(const Session& s) {
 void measure_compute(Session& s, const GpuOptions& o, GpuReport& rep) {
   for (const ClDtype& d : compute_dtypes()) {
     if (!o.dtypes.empty() && std::find(o.dtypes.begin(), o.dtypes.end(), d.name) == o.dtypes.end()) continue;
-    std::vector<int> widths = o.widths.empty() ? vector_widths() : o.widths;
+    const std::vector<int> widths = widths_for(d, o.widths);
     auto row = [&](int w) {
       GpuComputeResult r;
       r.dtype = d.name;
@@ -284,9 +284,10 @@ void measure_compute(Session& s, const GpuOptions& o, GpuReport& rep) {
       r.integer = d.integer;
       return r;
     };
-    const bool supported = !std::strlen(d.extension) ||
-                           std::binary_search(s.dev.extensions.begin(), s.dev.extensions.end(), std::string(d.extension));
-    if (!supported) {
+    const bool offered = !std::strlen(d.extension) ||
+                         std::binary_search(s.dev.extensions.begin(), s.dev.extensions.end(), std::string(d.extension));
+    const bool emulated = !offered && d.is_dot() && o.emulate_integer_dot;
+    if (!offered && !emulated) {
       for (int w : widths) {
         GpuComputeResult r = row(w);
         r.status = Status::skipped;
@@ -299,6 +300,7 @@ void measure_compute(Session& s, const GpuOptions& o, GpuReport& rep) {
     std::vector<ComputeKernel> ks;
     for (int w : widths) ks.push_back(compute_kernel(d, w));
     std::string source = compute_program_source(ks);
+    if (emulated) source = fmt::format("#define {} 1\n", kEmulateDotDefine) + source;
     source += o.extra_compute_source;
     cl_program prog = nullptr;
     try {
@@ -346,7 +348,8 @@ void measure_compute(Session& s, const GpuOptions& o, GpuReport& rep) {
           }
         }
         s.release(out);
-        r.bound_gops = 2.0 * s.dev.clock_mhz * 1e-3 * std::max(1, s.dev.compute_units) *
+        // One multiply-add (2 operations), or one dot product (8), per lane and cycle.
+        r.bound_gops = (d.is_dot() ? 8.0 : 2.0) * s.dev.clock_mhz * 1e-3 * std::max(1, s.dev.compute_units) *
                        double(std::max<uint64_t>(1, s.dev.max_work_group_size));
         if (r.status == Status::ok && r.gops > r.bound_gops) {
           r.status = Status::mistrusted;
@@ -354,6 +357,9 @@ void measure_compute(Session& s, const GpuOptions& o, GpuReport& rep) {
                                  r.gops, r.bound_gops);
         }
         judge_spread(r.gops_stats, r.status, r.reason);
+        if (emulated && r.status != Status::error)
+          r.reason = (r.reason.empty() ? "" : r.reason + "; ") +
+                     fmt::format("emulated with integer arithmetic (tests only): the device does not offer {}", d.extension);
       } catch (const ClError& e) {
         r.status = Status::error;
         r.reason = e.message;

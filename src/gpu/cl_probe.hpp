@@ -24,6 +24,9 @@ struct GpuOptions {
   // Tests only: OpenCL C appended to every compute program (a kernel that fails to build shows
   // that the runtime's build log reaches the user).
   std::string extra_compute_source;
+  // Tests only: measure the dot-product types on a device without cl_khr_integer_dot_product, with
+  // ordinary integer arithmetic in place of the built-in (kEmulateDotDefine); each such row says so.
+  bool emulate_integer_dot = false;
 };
 
 // Every device of every platform, numbered as `gpu list` prints them. An empty list is not an

@@ -54,7 +54,8 @@ std::string encode_job(const GpuJob& job) {
               {"max_repetitions", o.max_repetitions},
               {"min_total_seconds", o.min_total_seconds},
               {"buffer_bytes", o.buffer_bytes},
-              {"extra_compute_source", o.extra_compute_source}}
+              {"extra_compute_source", o.extra_compute_source},
+              {"emulate_integer_dot", o.emulate_integer_dot}}
       .dump();
 }
 
@@ -77,6 +78,7 @@ Expected<GpuJob> decode_job(const std::string& text) {
     o.min_total_seconds = j.at("min_total_seconds").get<double>();
     o.buffer_bytes = j.at("buffer_bytes").get<uint64_t>();
     o.extra_compute_source = j.at("extra_compute_source").get<std::string>();
+    o.emulate_integer_dot = j.at("emulate_integer_dot").get<bool>();
     if (o.kernel_seconds <= 0 || o.kernel_seconds > 10 || o.min_repetitions < 1 || o.max_repetitions < o.min_repetitions)
       return make_error("GPU job: timing limits out of range");
     return job;

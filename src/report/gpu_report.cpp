@@ -70,11 +70,18 @@ void print_gpu_report(std::ostream& out, const GpuReport& r) {
       if (c.status != Status::ok)
         notes.push_back(fmt::format("{} {} x{}: {}", mark(c.status), c.dtype, c.width, c.reason));
     }
-    out << "\ncompute, GFLOP/s (float types) or GOP/s (integer), 2 per multiply-add\n  type ";
+    size_t name = 5;
+    bool dots = false;
+    for (const std::string& t : order) {
+      name = std::max(name, t.size());
+      dots = dots || t.find("dot") != std::string::npos;
+    }
+    out << "\ncompute, GFLOP/s (float types) or GOP/s (integer), 2 per multiply-add"
+        << (dots ? ", 8 per 4x8-bit dot product" : "") << "\n  " << fmt::format("{:<{}}", "type", name);
     for (int w : widths) out << fmt::format("{:>12}", fmt::format("x{}", w));
     out << fmt::format("{:>12}\n", "best");
     for (const std::string& t : order) {
-      out << fmt::format("  {:<5}", t);
+      out << fmt::format("  {:<{}}", t, name);
       double best = 0;
       for (int w : widths) {
         const auto it = cell.find({t, w});

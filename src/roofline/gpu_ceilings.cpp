@@ -2,6 +2,9 @@
 
 #include <string>
 
+#include <fmt/format.h>
+
+#include "gpu/cl_kernels.hpp"
 #include "roofline/ceilings.hpp"
 
 namespace peakprobe {
@@ -29,13 +32,20 @@ CeilingTable gpu_ceiling_table(const GpuReport& report) {
     if (c.status != Status::ok || !(c.gops > 0)) continue;
     ComputeCeiling x;
     x.dtype = c.dtype;
-    x.isa = "x" + std::to_string(c.width);
+    x.isa = fmt::format("x{}", c.width);
     x.threads = 1;
     x.gops = c.gops;
     x.integer = c.integer;
     x.clock_ghz = ghz;
     x.ops_per_cycle = ghz > 0 ? c.gops / ghz / units : 0.0;
-    x.source = "OpenCL multiply-add chains, " + c.dtype + " x" + std::to_string(c.width);
+    x.source = fmt::format("OpenCL multiply-add chains, {} x{}", c.dtype, c.width);
+    if (const gpu::ClDtype* d = gpu::find_dtype(c.dtype); d && d->is_dot()) {
+      // The CPU table's i8 ceiling is its 8-bit dot product (ceilings.cpp): the same here, so a
+      // kernel scored as i8 meets the device's fastest 8-bit instruction.
+      x.dtype = "i8";
+      x.isa = fmt::format("dot4 {}", d->dot);
+      x.source = fmt::format("OpenCL 4x8-bit dot-product chains (cl_khr_integer_dot_product), {}", c.dtype);
+    }
     t.compute.push_back(x);
   }
   // Per level and kernel, the best width (the CPU table holds one row per level and kernel too).
