@@ -248,6 +248,27 @@ TEST_CASE("a figure whose two clock conversions disagree is doubted", "[probe_ru
   CHECK(d[0].find("the clock moved by 10.5% during its timing") != std::string::npos);
 }
 
+TEST_CASE("a figure its typical samples do not bear out is doubted", "[probe_runner]") {
+  ProbeOptions options;
+  detail::TrustInputs in = steady_paired_inputs();
+  in.below_typical = 0.14;  // a busy host lifts the samples, not the fastest calls
+  CHECK(detail::timing_doubts(in, options).empty());
+  in.below_typical = 0.95;  // a 3-cycle chain read at 0.15 from a few fast calls
+  auto d = detail::timing_doubts(in, options);
+  REQUIRE(d.size() == 1);
+  CHECK(d[0].find("fastest calls ran 95% faster than its typical sample") != std::string::npos);
+  PairTiming t;
+  t.paired = true;
+  t.value = 0.15;
+  t.cycles.median = 3.0;
+  CHECK(detail::fast_mode_gap(t) == Approx(0.95));
+  t.value = 3.1;  // above the median: no gap
+  CHECK(detail::fast_mode_gap(t) == 0.0);
+  t.paired = false;
+  t.value = 0.15;
+  CHECK(detail::fast_mode_gap(t) == 0.0);
+}
+
 TEST_CASE("a latency whose two clock conversions disagree is doubted, by a tighter limit", "[probe_runner]") {
   ProbeOptions options;
   detail::TrustInputs in = steady_paired_inputs();

@@ -46,3 +46,4 @@ TEST_CASE("theil_sen_slope: the slope of a line, unmoved by one odd point", "[st
   CHECK(theil_sen_slope({{1, 1}, {1, 5}}) == 0);  // no two distinct x
   CHECK(theil_sen_slope({{1, 1}, {3, 5}}) == Approx(2));
 }
+

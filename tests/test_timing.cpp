@@ -105,3 +105,4 @@ TEST_CASE("the fastest calls are converted with the fastest clock of their sampl
   CHECK(fastest_calls_at_fastest_clock(2.4, {0.0, 0.8, 0.6}, &at) == Approx(4.0));
   CHECK(at == 2);
 }
+

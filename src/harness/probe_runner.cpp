@@ -104,6 +104,10 @@ std::vector<std::string> timing_doubts(const TrustInputs& in, const ProbeOptions
     doubts.push_back(fmt::format("the clock moved by {:.1f}% during its latency chain's timing (its fastest calls over "
                                  "the fastest and over the median clock of its samples disagree)",
                                  in.latency_paired_disagreement * 100));
+  if (in.below_typical > kFastModeLimit)
+    doubts.push_back(fmt::format("its fastest calls ran {:.0f}% faster than its typical sample (a fast mode few "
+                                 "calls show, or a timer glitch)",
+                                 in.below_typical * 100));
   if (in.repeat_disagreement > kLayoutLimit)
     doubts.push_back(fmt::format("timings of the same stream disagree (the nearest to the figure differs by {:.0f}%)",
                                  in.repeat_disagreement * 100));
@@ -301,7 +305,7 @@ bool ProbeRunner::Impl::measure_throughput(const isa::ProbeForm& form, const std
     lengths.push_back({c.units_long, x.t.long_min_ticks * k});
   }
   const double line = theil_sen_slope(lengths);
-  const double fig_two_point = timed[mid].t.per_unit.min * cycles_per_tick(timed[mid].t);
+  const double fig_two_point = timed[mid].t.fastest_ticks_per_unit * cycles_per_tick(timed[mid].t);
   if (timed.size() >= 3 && line > 0 && fig_two_point > 0) length_disagreement = std::fabs(fig_two_point - line) / line;
   // The figure (fastest calls over the fastest clock of its samples) against the same calls over their
   // median clock: they differ only when the clock moved during the timing (kPairedLimit).
@@ -672,6 +676,7 @@ ProbeResult ProbeRunner::run_once(const ProbeSpec& spec) {
   trust.length_disagreement = length_disagreement;
   trust.paired_disagreement = paired_disagreement;
   trust.latency_paired_disagreement = latency_paired_disagreement;
+  trust.below_typical = std::max(detail::fast_mode_gap(lat), detail::fast_mode_gap(tput));
   trust.issue_width = m.issue_width;
   trust.emulator = m.cpu.emulator;
   if (tput.paired) {

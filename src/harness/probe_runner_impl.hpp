@@ -108,10 +108,10 @@ inline constexpr double kPairedLimit = 0.04;
 // The same check for the latency chain, tighter: a chain's figure is the base that throughput and
 // operand latencies are judged by.
 inline constexpr double kLatencyPairedLimit = 0.025;
-// A paired timing's fastest calls (best long minus best short call, in ticks) over the median clock
+// A paired timing's fastest calls (fastest long minus fastest short calls, in ticks) over the median clock
 // of its samples, in cycles per unit; 0 without a clock.
 inline double fastest_call_cycles(const PairTiming& t) {
-  return t.median_ticks_per_cycle > 0 ? t.per_unit.min / t.median_ticks_per_cycle : 0.0;
+  return t.median_ticks_per_cycle > 0 ? t.fastest_ticks_per_unit / t.median_ticks_per_cycle : 0.0;
 }
 // How far a paired timing's figure is from fastest_call_cycles, as a fraction of the latter; 0 when
 // it was not paired or has no figure.
@@ -119,6 +119,18 @@ inline double chain_disagreement(const PairTiming& t) {
   const double fastest = fastest_call_cycles(t);
   if (!t.paired || !(fastest > 0) || !(t.value > 0)) return 0;
   return std::fabs(t.value - fastest) / fastest;
+}
+// A figure from fastest calls this far below the median of its samples came from a few calls the
+// rest do not bear out: a fast mode that few calls show, or a timer glitch. Noise lifts the median
+// of an undisturbed-looking timing by up to about 15% on a busy host (a 512-bit FMA stream: samples
+// 0.59, fastest calls 0.51 on the Sapphire Rapids-class VM); the shifts by `cl` and `bzhi` there had
+// 3% of their long calls run in 0.7 of the others' time, and their fastest calls read 3-cycle
+// chains at 0.15-1.7 cycles against samples at 3.0.
+inline constexpr double kFastModeLimit = 0.25;
+// 1 - figure / median sample of a paired timing; 0 when it is not paired or has no figure.
+inline double fast_mode_gap(const PairTiming& t) {
+  if (!t.paired || !(t.value > 0) || !(t.cycles.median > 0)) return 0;
+  return std::max(0.0, 1 - t.value / t.cycles.median);
 }
 // Pinned threads running the same stream whose rates differ by more than this were disturbed.
 inline constexpr double kThreadImbalanceLimit = 0.10;
@@ -150,8 +162,9 @@ struct TrustInputs {
   double spread = 0;               // (median - min) / min
   double repeat_disagreement = 0;  // between two measurements of the same stream
   double length_disagreement = 0;  // of the figure from a line through every code length timed
-  double paired_disagreement = 0;  // of the figure from its own layout's fastest calls
-  double latency_paired_disagreement = 0;  // of the latency from its chain's fastest calls
+  double paired_disagreement = 0;  // of the figure over the fastest clock from the same calls over the median clock
+  double latency_paired_disagreement = 0;  // the same for the latency chain
+  double below_typical = 0;        // how far a figure from fastest calls sits below its typical sample (fast_mode_gap)
   double issue_width = 0;          // most instructions per cycle this core was seen to run (0: unknown)
   int clean_samples = -1;          // paired timings: undisturbed samples (-1: not paired)
   int slowed_samples = 0;

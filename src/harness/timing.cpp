@@ -290,20 +290,34 @@ bool time_pair(isa::ProbeFn short_fn, isa::ProbeFn long_fn, double units_short, 
         // and the FMA stream at 0.44-0.59 per layout, where the fastest calls read 3.99-4.02,
         // 0.995-1.007 and 0.493-0.514. Over the median clock instead, a 4-cycle chain once read 2.82
         // (its clock readings moved by 41% within the timing); each call at its own moment's clock,
-        // fastest first, read an add chain at 0.92 (a stretch of slow reference readings).
-        // The samples (each long call minus its own short call at its moment's clock) still give
-        // the spread (`cycles`).
-        std::vector<double> adj, used_tpc, used_tsc;
+        // fastest first, read an add chain at 0.92 (a stretch of slow reference readings); the
+        // fastest call that a second one confirms within 0.5% took a slow mode for the figure when
+        // the fast one showed once (an add chain at 1.074 where the fastest call read 1.005).
+        // A few calls of a rare fast mode can still set the figure: the caller holds it to the
+        // typical sample (kFastModeLimit). The samples (each long call minus its own short call at
+        // its moment's clock) give that, and the spread (`cycles`).
+        std::vector<double> adj, used_tpc, used_tsc, used_long, used_short;
         for (size_t i = 0; i < b.size(); ++i) {
           if (!use_all && !ok[i]) continue;
           adj.push_back((b[i] - a[i]) / tpc[i] / units);
           used_tpc.push_back(tpc[i]);
           used_tsc.push_back(tsc_tpc_local[i]);
+          used_long.push_back(b[i]);
+          used_short.push_back(a[i]);
         }
         out.paired = true;
         out.cycles = summarize(adj);
+        // The fastest calls of the same samples whose clocks are read (a disturbed sample's clock is
+        // unknown, so its calls cannot be matched to one; the first version took the fastest calls of
+        // every sample and read a 4-cycle chain at 3.86 where these read 3.97). The code-length line
+        // and the loop overhead see these same calls.
+        out.short_min_ticks = *std::min_element(used_short.begin(), used_short.end());
+        out.long_min_ticks = *std::min_element(used_long.begin(), used_long.end());
+        out.fastest_ticks_per_unit = (out.long_min_ticks - out.short_min_ticks) / units;
+        if (out.long_min_ticks > 0)
+          out.overhead_fraction = (2 * out.short_min_ticks - out.long_min_ticks) / out.long_min_ticks;
         size_t fastest = 0;
-        out.value = fastest_calls_at_fastest_clock(out.per_unit.min, used_tpc, &fastest);
+        out.value = fastest_calls_at_fastest_clock(out.fastest_ticks_per_unit, used_tpc, &fastest);
         out.ticks_per_cycle = fastest < used_tpc.size() ? used_tpc[fastest] : 0.0;
         out.median_ticks_per_cycle = median(used_tpc);
         const double tsc_tpc = fastest < used_tsc.size() ? used_tsc[fastest] : 0.0;  // smoothed like tpc

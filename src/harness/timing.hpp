@@ -126,9 +126,10 @@ std::vector<bool> multi_cycle_calls_fine(const std::vector<double>& call_ticks, 
 // nothing makes a chain faster than its latency.
 double paired_ticks_per_cycle(double add_chain_tpc, double multi_cycle_estimate_tpc);
 
-// A paired timing's figure from its fastest calls: the best long call minus the best short call
-// (`fastest_ticks_per_unit`, counter ticks per unit) over the fastest clock among the undisturbed
-// samples (`sample_tpc`, ticks per core cycle of each, smallest = fastest). A call is fastest when
+// A paired timing's figure from its fastest calls: the fastest long call minus the fastest short
+// call of the undisturbed samples (`fastest_ticks_per_unit`, counter ticks per unit) over the fastest
+// clock among the same samples (`sample_tpc`, ticks per core cycle of each, smallest = fastest).
+// A call is fastest when
 // nothing disturbed it and the clock ran fastest, so the two minima describe one moment; when they
 // did not coincide, the figure reads slower, never faster, than the hardware (no reference chain runs
 // faster than its latency, so no clock reading is faster than the clock). Returns the figure and, in
@@ -145,7 +146,7 @@ struct PairTiming {
   // calls were disturbed more than the long ones and the difference underestimates r.
   double overhead_fraction = 0;
   uint64_t iterations = 0;
-  double short_min_ticks = 0, long_min_ticks = 0;  // best call of each function
+  double short_min_ticks = 0, long_min_ticks = 0;  // best call of each function (paired: of the undisturbed samples)
   // With a ruler only (paired = true):
   bool paired = false;
   Stats cycles;                 // core cycles per unit, one estimate per undisturbed sample
@@ -153,6 +154,7 @@ struct PairTiming {
   double value = 0;
   double ticks_per_cycle = 0;   // the clock the figure was converted with (paired: the fastest clock)
   double median_ticks_per_cycle = 0;  // the median clock of the samples (paired; judges how the clock moved)
+  double fastest_ticks_per_unit = 0;  // fastest long minus fastest short call of the undisturbed samples, per unit
   double ghz = 0;               // ticks_per_cycle in GHz (needs tsc_hz)
   int clean_samples = 0, slowed_samples = 0;  // undisturbed / taken while the core ran slowed
   double slowdown = 0;          // median slowdown of the wide reference in the slowed samples
