@@ -138,6 +138,10 @@ TEST_CASE("dot-product kernels: chains through the device's 4x8-bit dot product,
     CHECK(count(src, std::string("#if defined(") + kEmulateDotDefine + ")") == 1);
     CHECK(count(src, "#error") == 1);
     CHECK(src.find(kind == "us" ? "as_uchar4(a)" : "as_char4(a)") != std::string::npos);
+    if (kind == "us") CHECK(src.find("as_char4(a)") == std::string::npos);  // the first operand is unsigned
+    // The host's choice of input form wins over the feature macros.
+    CHECK(src.find("defined(PP_DOT_PACKED)") < packed);
+    CHECK(src.find("defined(PP_DOT_VECTOR)") < vector);
     // Four multiplies and four adds per dot product.
     CHECK(k.ops_per_iteration() == Approx(8.0 * k.chains * k.unroll));
   }
@@ -163,6 +167,20 @@ TEST_CASE("dot-product reference: bytes least significant first, signed or unsig
   u.dtype = find_dtype("u8i8dot");
   const uint32_t ss = compute_reference(k, 0, 0, 0, 3, 0, 1), us = compute_reference(u, 0, 0, 0, 3, 0, 1);
   CHECK((ss ^ us) == (uint32_t(129 - 381) ^ uint32_t(129 + 387)));
+  // A negative constant byte: 0xfd is -3 in both kinds (the second operand is always signed).
+  k.chains = 1;
+  CHECK(compute_reference(k, 0, 0, 0, 0xfd, 0, 1) == uint32_t(1 - 3));
+  u.chains = 1;
+  CHECK(compute_reference(u, 0, 0, 0, 0xfd, 0, 1) == uint32_t(1 - 3));
+}
+
+TEST_CASE("dot-product build options: the OpenCL C version and the input form the device reports", "[cl_kernels]") {
+  CHECK(dot_build_options(kDotInputPacked | kDotInputVector, "OpenCL 3.0 CUDA", "OpenCL C 1.2 ") ==
+        "-cl-std=CL3.0 -D PP_DOT_PACKED=1");
+  CHECK(dot_build_options(kDotInputVector, "OpenCL 2.1 ", "OpenCL C 2.0 ") == "-cl-std=CL2.0 -D PP_DOT_VECTOR=1");
+  // An OpenCL 1.2 device and no capabilities reported: the feature macros decide.
+  CHECK(dot_build_options(0, "OpenCL 1.2 ", "OpenCL C 1.2 ") == "");
+  CHECK(dot_build_options(kDotInputPacked, "", "") == "-D PP_DOT_PACKED=1");
 }
 
 TEST_CASE("data types: names, OpenCL types and what they need", "[cl_kernels]") {

@@ -264,6 +264,8 @@ TEST_CASE("a figure its typical samples do not bear out is doubted", "[probe_run
   CHECK(detail::fast_mode_gap(t) == Approx(0.95));
   t.value = 3.1;  // above the median: no gap
   CHECK(detail::fast_mode_gap(t) == 0.0);
+  t.fastest_not_positive = true;  // the samples' median stood in for a non-positive difference
+  CHECK(detail::fast_mode_gap(t) == 1.0);
   t.paired = false;
   t.value = 0.15;
   CHECK(detail::fast_mode_gap(t) == 0.0);

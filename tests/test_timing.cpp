@@ -95,6 +95,9 @@ TEST_CASE("the fastest calls are converted with the fastest clock of their sampl
   size_t at = 99;
   CHECK(fastest_calls_at_fastest_clock(4.0, {}, &at) == 0.0);
   CHECK(at == 0);
+  // No reading of a clock: no figure, and no sample named.
+  CHECK(fastest_calls_at_fastest_clock(4.0, {0.0, -1.0}, &at) == 0.0);
+  CHECK(at == 2);
   // A steady clock: the fastest calls over it.
   CHECK(fastest_calls_at_fastest_clock(2.4, {0.6, 0.6, 0.6}) == Approx(4.0));
   // The clock moved by a tenth during the timing: the fastest calls ran at its fast moments, and

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -102,12 +103,22 @@ std::string dot_header(const ClDtype& d) {
       "}}\n"
       "#define PP_DOT(a, b) pp_dot((a), (b))\n",
       us ? "uchar4" : "char4", first);
-  s += "#elif defined(__opencl_c_integer_dot_product_input_4x8bit_packed)\n";
+  s += "#elif defined(PP_DOT_PACKED) || (!defined(PP_DOT_VECTOR) && "
+       "defined(__opencl_c_integer_dot_product_input_4x8bit_packed))\n";
   s += fmt::format("#define PP_DOT(a, b) dot_4x8packed_{}_int((a), (b))\n", d.dot);
-  s += "#elif defined(__opencl_c_integer_dot_product_input_4x8bit)\n";
+  s += "#elif defined(PP_DOT_VECTOR) || defined(__opencl_c_integer_dot_product_input_4x8bit)\n";
   s += fmt::format("#define PP_DOT(a, b) dot({}(a), as_char4(b))\n", first);
   s += "#else\n#error \"cl_khr_integer_dot_product without 4x8-bit inputs\"\n#endif\n";
   return s;
+}
+
+// "OpenCL 3.0 ..." / "OpenCL C 2.0 ...": the major and minor number after the prefix, 0 when absent.
+int version_of(const std::string& text, const std::string& prefix) {
+  const size_t at = text.find(prefix);
+  if (at == std::string::npos) return 0;
+  int major = 0, minor = 0;
+  if (std::sscanf(text.c_str() + at + prefix.size(), "%d.%d", &major, &minor) != 2) return 0;
+  return major * 10 + minor;
 }
 
 // Pragmas and the per-type fold, once per program.
@@ -176,6 +187,16 @@ std::string compute_kernel_source(const ComputeKernel& k, const std::string& nam
 }
 
 }  // namespace
+
+std::string dot_build_options(uint64_t capabilities, const std::string& device_version,
+                              const std::string& opencl_c_version) {
+  std::string o;
+  if (version_of(device_version, "OpenCL ") >= 30) o = "-cl-std=CL3.0";
+  else if (version_of(opencl_c_version, "OpenCL C ") >= 20) o = "-cl-std=CL2.0";
+  if (capabilities & kDotInputPacked) o += " -D PP_DOT_PACKED=1";
+  else if (capabilities & kDotInputVector) o += " -D PP_DOT_VECTOR=1";
+  return o.size() && o[0] == ' ' ? o.substr(1) : o;
+}
 
 std::string compute_source(const ComputeKernel& k) { return compute_header(*k.dtype) + compute_kernel_source(k, "peak"); }
 

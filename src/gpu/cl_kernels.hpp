@@ -53,6 +53,15 @@ struct ComputeKernel {
 // ordinary integer arithmetic, so the kernels and their checks run on a device without
 // cl_khr_integer_dot_product.
 inline constexpr const char* kEmulateDotDefine = "PP_EMULATE_DOT";
+// CL_DEVICE_INTEGER_DOT_PRODUCT_CAPABILITIES_KHR and its bits (cl_khr_integer_dot_product).
+inline constexpr unsigned kDotCapabilitiesQuery = 0x1073;
+inline constexpr uint64_t kDotInputPacked = 1u << 0, kDotInputVector = 1u << 1;
+// Build options for a dot-product program: the OpenCL C version that defines the extension's
+// feature macros (clang defines them from OpenCL C 2.0 on; an OpenCL 3.0 device compiles 3.0), and
+// which input form to call, from the capabilities the device reports (PP_DOT_PACKED, PP_DOT_VECTOR;
+// none when it reports none: the feature macros decide).
+std::string dot_build_options(uint64_t capabilities, const std::string& device_version,
+                              const std::string& opencl_c_version);
 // Chains that keep a wide core or a GPU lane busy at every width (docs/gpu.md).
 ComputeKernel compute_kernel(const ClDtype& dtype, int width);
 std::string compute_source(const ComputeKernel& k);

@@ -133,7 +133,7 @@ struct Session {
 
   bool is_gpu() const { return dev.type == "gpu"; }
 
-  cl_program build(const std::string& source, const std::string& what) {
+  cl_program build(const std::string& source, const std::string& what, const std::string& options = "") {
     cl_int st = CL_SUCCESS;
     const char* text = source.c_str();
     const size_t len = source.size();
@@ -141,7 +141,8 @@ struct Session {
     check(st, "clCreateProgramWithSource");
     programs.push_back(p);
     // -w: the runtime's compiler prints its warnings to the terminal; a failed build still returns its log.
-    st = api.BuildProgram(p, 1, &id, "-w", nullptr, nullptr);
+    const std::string flags = options.empty() ? "-w" : "-w " + options;
+    st = api.BuildProgram(p, 1, &id, flags.c_str(), nullptr, nullptr);
     if (st != CL_SUCCESS) {
       size_t size = 0;
       api.GetProgramBuildInfo(p, id, CL_PROGRAM_BUILD_LOG, 0, nullptr, &size);
@@ -302,9 +303,15 @@ void measure_compute(Session& s, const GpuOptions& o, GpuReport& rep) {
     std::string source = compute_program_source(ks);
     if (emulated) source = fmt::format("#define {} 1\n", kEmulateDotDefine) + source;
     source += o.extra_compute_source;
+    // A dot product: the OpenCL C version and input form the device reports (dot_build_options).
+    const std::string options =
+        d.is_dot() && !emulated
+            ? dot_build_options(device_value<cl_bitfield>(s.api, s.id, kDotCapabilitiesQuery), s.dev.device_version,
+                                s.dev.opencl_c_version)
+            : std::string();
     cl_program prog = nullptr;
     try {
-      prog = s.build(source, d.name);
+      prog = s.build(source, d.name, options);
     } catch (const ClError& e) {
       for (int w : widths) {
         GpuComputeResult r = row(w);
@@ -353,8 +360,8 @@ void measure_compute(Session& s, const GpuOptions& o, GpuReport& rep) {
                        double(std::max<uint64_t>(1, s.dev.max_work_group_size));
         if (r.status == Status::ok && r.gops > r.bound_gops) {
           r.status = Status::mistrusted;
-          r.reason = fmt::format("{:.0f} G/s is beyond the device's own bound ({:.0f}: clock x compute units x work-group size x 2)",
-                                 r.gops, r.bound_gops);
+          r.reason = fmt::format("{:.0f} G/s is beyond the device's own bound ({:.0f}: clock x compute units x work-group size x {})",
+                                 r.gops, r.bound_gops, d.is_dot() ? 8 : 2);
         }
         judge_spread(r.gops_stats, r.status, r.reason);
         if (emulated && r.status != Status::error)

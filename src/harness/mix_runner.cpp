@@ -172,6 +172,10 @@ MixResult ProbeRunner::Impl::run_mix_once(const std::vector<MixSpec>& parts, boo
   trust.spread = best.per_unit.spread;
   trust.repeat_disagreement =
       std::fabs(first.value - second.value) / std::min(first.value, second.value);
+  // The checks a probe's figure gets (timing_doubts): its clock did not move during the timing, and
+  // no few fast calls set it.
+  trust.paired_disagreement = detail::chain_disagreement(best);
+  trust.below_typical = std::max(detail::fast_mode_gap(first), detail::fast_mode_gap(second));
   trust.issue_width = issue_width;
   trust.emulator = cpu.emulator;
   if (best.paired) {

@@ -370,18 +370,23 @@ void ProbeRunner::Impl::measure_operand_latencies(const isa::ProbeForm& form, co
     if (!plan) continue;
     auto c = compile_pair(plan.value(), kLatencyCopies);
     if (!c) continue;
-    // A chain whose two clock conversions disagree (kLatencyPairedLimit) is timed again, up to twice:
-    // the headline latency is checked against this figure (repeated_latency_doubt), and one chain
-    // timed while the clock moved would doubt a right headline.
+    // A chain whose two clock conversions disagree (kLatencyPairedLimit), or whose fastest calls sit
+    // far below its typical sample (kFastModeLimit), is timed again, up to twice: the headline
+    // latency is checked against this figure (repeated_latency_doubt), and one doubtful chain would
+    // doubt a right headline.
     PairTiming t;
     bool timed = false;
     for (int attempt = 0; attempt < 3; ++attempt) {
       PairTiming again;
       std::string err;
       if (!time(c.value(), dtype, again, err) || again.cycles.samples == 0) break;
-      if (!timed || detail::chain_disagreement(again) < detail::chain_disagreement(t)) t = again;
+      // Doubt of a timing: its clock moved, or a few fast calls set it.
+      auto doubt = [](const PairTiming& x) {
+        return std::max(detail::chain_disagreement(x) / kLatencyPairedLimit, detail::fast_mode_gap(x) / kFastModeLimit);
+      };
+      if (!timed || doubt(again) < doubt(t)) t = again;
       timed = true;
-      if (detail::chain_disagreement(t) <= kLatencyPairedLimit) break;
+      if (doubt(t) <= 1) break;
     }
     if (!timed) continue;
     OperandLatency l;
@@ -408,8 +413,12 @@ void ProbeRunner::Impl::measure_issue_width() {
     for (int attempt = 0; attempt < 3; ++attempt) {
       PairTiming t;
       std::string err;
+      // Nor a figure from a few odd fast calls, or from a clock that moved: one such would raise the
+      // limit for the whole run and let a wrong fast row pass.
       const bool trusted = time(c.value(), "-", t, err) && t.value > 0 &&
-                           (!t.paired || (t.clean_samples >= kMinCleanSamples && t.clean_samples >= t.slowed_samples));
+                           (!t.paired || (t.clean_samples >= kMinCleanSamples && t.clean_samples >= t.slowed_samples &&
+                                          detail::fast_mode_gap(t) <= kFastModeLimit &&
+                                          detail::chain_disagreement(t) <= kPairedLimit));
       if (trusted) issue_width = std::max(issue_width, 1.0 / t.value);
     }
   }

@@ -127,8 +127,10 @@ inline double chain_disagreement(const PairTiming& t) {
 // 3% of their long calls run in 0.7 of the others' time, and their fastest calls read 3-cycle
 // chains at 0.15-1.7 cycles against samples at 3.0.
 inline constexpr double kFastModeLimit = 0.25;
-// 1 - figure / median sample of a paired timing; 0 when it is not paired or has no figure.
+// 1 - figure / median sample of a paired timing; 1 when its fastest calls gave no positive figure;
+// 0 when it is not paired or has no figure.
 inline double fast_mode_gap(const PairTiming& t) {
+  if (t.paired && t.fastest_not_positive) return 1;  // the fastest long call beat the fastest short one
   if (!t.paired || !(t.value > 0) || !(t.cycles.median > 0)) return 0;
   return std::max(0.0, 1 - t.value / t.cycles.median);
 }

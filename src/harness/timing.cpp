@@ -208,6 +208,7 @@ bool time_pair(isa::ProbeFn short_fn, isa::ProbeFn long_fn, double units_short, 
         out.long_min_ticks = best_b;
         out.tsc_per_unit_median = (median(tb) - median(ta)) / units;
         out.tsc_per_unit_min = (*std::min_element(tb.begin(), tb.end()) - *std::min_element(ta.begin(), ta.end())) / units;
+        out.fastest_ticks_per_unit = (best_b - base) / units;
         if (!paired) return;
 
         // A faster moment than any seen before is the new undisturbed rate (a low percentile, so a
@@ -316,13 +317,26 @@ bool time_pair(isa::ProbeFn short_fn, isa::ProbeFn long_fn, double units_short, 
         out.fastest_ticks_per_unit = (out.long_min_ticks - out.short_min_ticks) / units;
         if (out.long_min_ticks > 0)
           out.overhead_fraction = (2 * out.short_min_ticks - out.long_min_ticks) / out.long_min_ticks;
-        size_t fastest = 0;
-        out.value = fastest_calls_at_fastest_clock(out.fastest_ticks_per_unit, used_tpc, &fastest);
-        out.ticks_per_cycle = fastest < used_tpc.size() ? used_tpc[fastest] : 0.0;
         out.median_ticks_per_cycle = median(used_tpc);
-        const double tsc_tpc = fastest < used_tsc.size() ? used_tsc[fastest] : 0.0;  // smoothed like tpc
-        out.ghz = tsc_hz > 0 && tsc_tpc > 0 ? tsc_hz / tsc_tpc / 1e9 : 0.0;
-        if (!(out.value > 0)) out.value = out.cycles.median;
+        if (counter.counts_cycles()) {
+          // Ticks are core cycles already: the clock cannot move in them, and the fastest of the
+          // readings (about 1) would only pick their most favourable noise.
+          out.ticks_per_cycle = out.median_ticks_per_cycle;
+          out.value = out.ticks_per_cycle > 0 ? out.fastest_ticks_per_unit / out.ticks_per_cycle : 0.0;
+          const double tsc_tpc = median(used_tsc);
+          out.ghz = tsc_hz > 0 && tsc_tpc > 0 ? tsc_hz / tsc_tpc / 1e9 : 0.0;
+        } else {
+          size_t fastest = 0;
+          out.value = fastest_calls_at_fastest_clock(out.fastest_ticks_per_unit, used_tpc, &fastest);
+          out.ticks_per_cycle = fastest < used_tpc.size() ? used_tpc[fastest] : 0.0;
+          const double tsc_tpc = fastest < used_tsc.size() ? used_tsc[fastest] : 0.0;  // smoothed like tpc
+          out.ghz = tsc_hz > 0 && tsc_tpc > 0 ? tsc_hz / tsc_tpc / 1e9 : 0.0;
+        }
+        // The fastest long call no slower than the fastest short one: a timer glitch or a fast mode
+        // of the long function. The samples' median stands in, and the row is doubted
+        // (fast_mode_gap) rather than left to pass on it.
+        out.fastest_not_positive = !(out.value > 0);
+        if (out.fastest_not_positive) out.value = out.cycles.median;
       },
       error);
 }

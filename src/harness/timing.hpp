@@ -130,10 +130,12 @@ double paired_ticks_per_cycle(double add_chain_tpc, double multi_cycle_estimate_
 // call of the undisturbed samples (`fastest_ticks_per_unit`, counter ticks per unit) over the fastest
 // clock among the same samples (`sample_tpc`, ticks per core cycle of each, smallest = fastest).
 // A call is fastest when
-// nothing disturbed it and the clock ran fastest, so the two minima describe one moment; when they
-// did not coincide, the figure reads slower, never faster, than the hardware (no reference chain runs
-// faster than its latency, so no clock reading is faster than the clock). Returns the figure and, in
-// `index`, the sample whose clock it used; 0 for no samples.
+// nothing disturbed it and the clock ran fastest, so the two minima describe one moment. Call times
+// can only err slow (noise adds time), and so can clock readings (no reference chain runs faster than
+// its latency), which makes a figure read fast: the fastest reading carries the least of that error.
+// When the fastest calls and the fastest clock come from different moments of a moving clock, the
+// figure reads slow. Returns the figure and, in `index`, the sample whose clock it used
+// (`sample_tpc.size()` when none); 0 for no usable reading.
 double fastest_calls_at_fastest_clock(double fastest_ticks_per_unit, const std::vector<double>& sample_tpc,
                                       size_t* index = nullptr);
 
@@ -154,7 +156,8 @@ struct PairTiming {
   double value = 0;
   double ticks_per_cycle = 0;   // the clock the figure was converted with (paired: the fastest clock)
   double median_ticks_per_cycle = 0;  // the median clock of the samples (paired; judges how the clock moved)
-  double fastest_ticks_per_unit = 0;  // fastest long minus fastest short call of the undisturbed samples, per unit
+  double fastest_ticks_per_unit = 0;  // fastest long minus fastest short call (paired: of the undisturbed samples), per unit
+  bool fastest_not_positive = false;  // paired: that difference was not positive; `value` is the samples' median
   double ghz = 0;               // ticks_per_cycle in GHz (needs tsc_hz)
   int clean_samples = 0, slowed_samples = 0;  // undisturbed / taken while the core ran slowed
   double slowdown = 0;          // median slowdown of the wide reference in the slowed samples

@@ -40,8 +40,9 @@ CeilingTable gpu_ceiling_table(const GpuReport& report) {
     x.ops_per_cycle = ghz > 0 ? c.gops / ghz / units : 0.0;
     x.source = fmt::format("OpenCL multiply-add chains, {} x{}", c.dtype, c.width);
     if (const gpu::ClDtype* d = gpu::find_dtype(c.dtype); d && d->is_dot()) {
-      // The CPU table's i8 ceiling is its 8-bit dot product (ceilings.cpp): the same here, so a
-      // kernel scored as i8 meets the device's fastest 8-bit instruction.
+      // An i8 roof, as the CPU table's i8 ceiling is its 8-bit dot product (ceilings.cpp), so a
+      // kernel scored as i8 meets the device's fastest 8-bit instruction. Unlike the CPU table, the
+      // byte multiply-add rows stay i8 roofs too (a device without the extension has only those).
       x.dtype = "i8";
       x.isa = fmt::format("dot4 {}", d->dot);
       x.source = fmt::format("OpenCL 4x8-bit dot-product chains (cl_khr_integer_dot_product), {}", c.dtype);
