@@ -50,6 +50,21 @@ GpuOptions quick() {
   return o;
 }
 
+// Compute peaks of these types only.
+GpuOptions compute_only(std::vector<std::string> dtypes) {
+  GpuOptions o = quick();
+  o.dtypes = std::move(dtypes);
+  o.memory = o.latency = o.transfer = false;
+  return o;
+}
+
+// Whether an OpenCL device is here (listed in a worker, as the product does).
+bool have_device() {
+  auto devices = list_devices_isolated(60);
+  REQUIRE(devices.ok());
+  return !devices->empty();
+}
+
 }  // namespace
 
 // PoCL in CI; any OpenCL device elsewhere. The measurement runs in a worker process.
@@ -101,15 +116,11 @@ TEST_CASE("gpu: every kernel runs on the first OpenCL device and matches the hos
 
 TEST_CASE("gpu: the dot-product kernels run and match the host, the built-in emulated where the device lacks it",
           "[gpu][hw]") {
-  auto devices = list_devices_isolated(60);
-  REQUIRE(devices.ok());
-  if (devices->empty()) {
+  if (!have_device()) {
     PP_SKIP("no OpenCL device here (install pocl-opencl-icd)");
     return;
   }
-  GpuOptions o = quick();
-  o.dtypes = {"i8dot", "u8i8dot"};
-  o.memory = o.latency = o.transfer = false;
+  GpuOptions o = compute_only({"i8dot", "u8i8dot"});
   o.emulate_integer_dot = true;
   const GpuReport r = measure_device_isolated(0, o, 120);
   INFO(r.reason);
@@ -128,16 +139,12 @@ TEST_CASE("gpu: the dot-product kernels run and match the host, the built-in emu
 }
 
 TEST_CASE("gpu: a kernel that does not build reaches the user with the runtime's build log", "[gpu][hw]") {
-  auto devices = list_devices_isolated(60);
-  REQUIRE(devices.ok());
-  if (devices->empty()) {
+  if (!have_device()) {
     PP_SKIP("no OpenCL device here (install pocl-opencl-icd)");
     return;
   }
-  GpuOptions o = quick();
-  o.dtypes = {"f32"};
+  GpuOptions o = compute_only({"f32"});
   o.widths = {1};
-  o.memory = o.latency = o.transfer = false;
   o.extra_compute_source = "__kernel void broken(__global float* p) { p[0] = undeclared_name; }\n";
   const GpuReport r = measure_device_isolated(0, o, 120);
   REQUIRE(r.compute.size() == 1);
