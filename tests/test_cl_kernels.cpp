@@ -3,7 +3,10 @@
 #include <cstring>
 #include <cmath>
 
+#include "cli_run.hpp"
 #include "gpu/cl_kernels.hpp"
+#include "scratch_dir.hpp"
+#include "skip.hpp"
 
 using namespace peakprobe::gpu;
 
@@ -181,6 +184,39 @@ TEST_CASE("dot-product build options: the OpenCL C version and the input form th
   // An OpenCL 1.2 device and no capabilities reported: the feature macros decide.
   CHECK(dot_build_options(0, "OpenCL 1.2 ", "OpenCL C 1.2 ") == "");
   CHECK(dot_build_options(kDotInputPacked, "", "") == "-D PP_DOT_PACKED=1");
+}
+
+// No device here offers cl_khr_integer_dot_product, but clang's OpenCL C headers declare its
+// built-ins: the generated source, in each input form the host may choose, must compile against them
+// (an unknown built-in or a wrong signature is an error in OpenCL C). CI installs clang for the
+// fuzzers; without it the test says so.
+TEST_CASE("dot-product kernels compile against the extension's declarations, in each input form", "[cl_kernels]") {
+  using peakprobe::test::quoted;
+  if (std::system("command -v clang >/dev/null 2>&1") != 0) {
+    PP_SKIP("no clang here to compile OpenCL C");
+    return;
+  }
+  const peakprobe::test::ScratchDir dir;
+  const std::string clang = "clang -x cl -cl-std=CL3.0 -Xclang -finclude-default-header -fsyntax-only ";
+  // A SPIR target, as the drivers that offer the extension compile for, with its feature macros.
+  const std::string spir = clang + "-target spir64 ";
+  const std::string with_extension =
+      "-Xclang -cl-ext=+cl_khr_integer_dot_product,+__opencl_c_integer_dot_product_input_4x8bit_packed,"
+      "+__opencl_c_integer_dot_product_input_4x8bit ";
+  for (const char* name : {"i8dot", "u8i8dot"}) {
+    const std::string src = dir.write(std::string(name) + ".cl", compute_source(compute_kernel(*find_dtype(name), 4)));
+    const std::string log = dir.file("log.txt");
+    for (const char* form : {"-D PP_DOT_PACKED=1 ", "-D PP_DOT_VECTOR=1 ", ""}) {
+      const int rc = std::system((spir + with_extension + form + quoted(src) + " 2>" + quoted(log)).c_str());
+      INFO(name << " " << form << "\n" << peakprobe::test::slurp(log));
+      CHECK(rc == 0);
+    }
+    // For a target without the extension (the host's: no feature macros), and without emulation, the
+    // source refuses to build, and says why.
+    const int rc = std::system((clang + quoted(src) + " 2>" + quoted(log)).c_str());
+    CHECK(rc != 0);
+    CHECK_THAT(peakprobe::test::slurp(log), Catch::Contains("cl_khr_integer_dot_product without 4x8-bit inputs"));
+  }
 }
 
 TEST_CASE("data types: names, OpenCL types and what they need", "[cl_kernels]") {
