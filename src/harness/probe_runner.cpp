@@ -375,6 +375,10 @@ void ProbeRunner::Impl::measure_operand_latencies(const isa::ProbeForm& form, co
                                                   ProbeResult& r) {
   const std::vector<int> ops = form.latency_operands();
   if (ops.size() < 2) return;  // one path: latency_cycles says it all
+  // Doubt of a chain's timing, 1 at its limit: its clock moved, or a few fast calls set it.
+  auto doubt = [](const PairTiming& x) {
+    return std::max(detail::chain_disagreement(x) / kLatencyPairedLimit, detail::fast_mode_gap(x) / kFastModeLimit);
+  };
   for (int op : ops) {
     auto plan = form.plan_latency_through(op, dtype);
     if (!plan) continue;
@@ -390,10 +394,6 @@ void ProbeRunner::Impl::measure_operand_latencies(const isa::ProbeForm& form, co
       PairTiming again;
       std::string err;
       if (!time(c.value(), dtype, again, err) || again.cycles.samples == 0) break;
-      // Doubt of a timing: its clock moved, or a few fast calls set it.
-      auto doubt = [](const PairTiming& x) {
-        return std::max(detail::chain_disagreement(x) / kLatencyPairedLimit, detail::fast_mode_gap(x) / kFastModeLimit);
-      };
       if (!timed || doubt(again) < doubt(t)) t = again;
       timed = true;
       if (doubt(t) <= 1) break;
