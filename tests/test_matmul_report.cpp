@@ -82,6 +82,8 @@ MatmulResult int8_without_ceiling() {
   r.gflops = gflops_of(512, 512, 2048, 4, 3.020);
   r.arithmetic_intensity = 2.0 * 512 * 512 * 2048 / (512.0 * 2048 + 2048.0 * 512 + 4.0 * 512 * 512);
   r.clock = {"perf_event cycles", 3.7, 3.69, 3.71, 0.0054};
+  // Its roof probe stayed mistrusted: the row says why it has no ceiling.
+  r.ceiling_missing = "the dot-product roof mistrusted: the core ran slowed in 9 of 15 samples";
   // A library timed but wrong (int8 byte products summed in 16 bits saturate): its time is kept for
   // the record, its status says why it is not a figure to compare with.
   BaselineResult onednn;
@@ -193,6 +195,8 @@ TEST_CASE("matmul JSON rows match the golden file", "[matmul_report]") {
   // Absent ceilings and non-finite numbers are null, never left out; an empty reason is left out.
   CHECK(a[1]["ceiling_gflops"].is_null());
   CHECK(a[1]["efficiency"].is_null());
+  CHECK(a[1]["ceiling_missing"] == int8_without_ceiling().ceiling_missing);
+  CHECK(a[0]["ceiling_missing"].is_null());
   CHECK(a[1]["baselines"][0]["status"] == "mistrusted");
   CHECK(a[0]["baselines"][0]["status"] == "ok");
   CHECK_FALSE(a[0].contains("reason"));
@@ -221,6 +225,7 @@ TEST_CASE("matmul JSON reads back as it was written", "[matmul_report]") {
     CHECK(back.timing.min_ms == r.timing.min_ms);
     CHECK(back.model_gap == r.model_gap);
     CHECK(back.isa_level == r.isa_level);
+    CHECK(back.ceiling_missing == r.ceiling_missing);
     REQUIRE(back.baselines.size() == r.baselines.size());
     for (size_t i = 0; i < r.baselines.size(); ++i) {
       CHECK(back.baselines[i].path == r.baselines[i].path);

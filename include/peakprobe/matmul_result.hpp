@@ -72,6 +72,7 @@ struct MatmulResult {
   double arithmetic_intensity = 0;  // FLOP per byte of A, B and C moved once
   std::optional<double> ceiling_gflops;
   std::string ceiling_source;   // the probe behind the ceiling: the instruction text (Target::matmul_roof)
+  std::string ceiling_missing;  // why ceiling_gflops is empty ("" when it is measured)
   std::string bound_by;         // "compute f32 512" or "memory DRAM"
   std::optional<double> efficiency;  // gflops / ceiling
   // With --autotune (matmul) or --model-gap (bench matmul): how much slower the cost model's first

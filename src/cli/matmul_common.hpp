@@ -26,6 +26,8 @@ struct MatmulRoof {
   double per_cycle = 1;          // instructions per cycle per core (1 / reciprocal throughput)
   double latency = 4;            // cycles
   ClockReading clock;
+  // Why gflops is empty: the probe's status and reason after its last attempt, or why it could not run.
+  std::string missing;
   int threads = 1;
   MatmulDtype dtype = MatmulDtype::f32;  // the problem's dtype
   // What the roof instruction computes when the kernels widen the dtype (Target::gemm_widened):

@@ -313,6 +313,7 @@ json to_json(const MatmulResult& r) {
               {"arithmetic_intensity", json_number(r.arithmetic_intensity)},
               {"ceiling_gflops", json_number(r.ceiling_gflops)},
               {"ceiling_source", r.ceiling_source},
+              {"ceiling_missing", r.ceiling_missing.empty() ? json(nullptr) : json(r.ceiling_missing)},
               {"bound_by", r.bound_by},
               {"efficiency", json_number(r.efficiency)},
               {"clock", to_json(r.clock)},
@@ -349,6 +350,7 @@ MatmulResult matmul_from_json(const json& j) {
   r.arithmetic_intensity = number_at(j, "arithmetic_intensity");
   r.ceiling_gflops = optional_at(j, "ceiling_gflops");
   r.ceiling_source = text_at(j, "ceiling_source");
+  r.ceiling_missing = text_at(j, "ceiling_missing");
   r.bound_by = text_at(j, "bound_by");
   r.efficiency = optional_at(j, "efficiency");
   if (const json* clock = member(j, "clock")) r.clock = clock_from(*clock);
@@ -384,6 +386,7 @@ void write_matmul_console(std::ostream& out, const MatmulResult& r) {
       if (finite(r.efficiency)) rate += fmt::format(", efficiency {}%", fixed(*r.efficiency * 100, 1));
     } else {
       rate += ", no ceiling measured";
+      if (!r.ceiling_missing.empty()) rate += " (" + r.ceiling_missing + ")";
     }
     out << rate << '\n';
   }
