@@ -497,3 +497,47 @@ TEST_CASE("a product with fewer tiles than threads and a long K shares K among t
   for (const CandidateCost& c : rank_configs(server(), problem(64, 64, 3, 16))) CHECK(c.config.k_threads <= 3);
   for (const CandidateCost& c : rank_configs(server(), problem(64, 64, 512))) CHECK(c.config.k_threads == 1);
 }
+
+TEST_CASE("a measured wait for C's lines favours deep kc, and one at the formula changes nothing", "[cost_model]") {
+  const MatmulProblem p = problem(2048, 2048, 2048);
+  const MatmulConfig shallow = config(6, 4, 384, 128, 2048, 1, 1), deep = config(6, 4, 192, 512, 2048, 1, 1);
+  const MachineModel plain = server();
+  // Measured at or below what the port formula already charges: clamped, nothing added.
+  MachineModel at_formula = plain;
+  at_formula.calls = {6, 4, 12.0, 1.0, 1.0, 1.0};
+  CHECK(predict(at_formula, p, shallow).seconds == Approx(predict(plain, p, shallow).seconds));
+  CHECK(predict(at_formula, p, deep).seconds == Approx(predict(plain, p, deep).seconds));
+  // A call that waits 300 cycles for C from L3 (the C panel of 384 x 2048 is 3 MiB: over L2):
+  // each kc block pays it once per tile, so the shallow kc pays four times what the deep one does.
+  MachineModel waits = plain;
+  waits.calls = {6, 4, 12.0, 40.0, 90.0, 300.0};
+  const double shallow_added = predict(waits, p, shallow).seconds - predict(plain, p, shallow).seconds;
+  const double deep_added = predict(waits, p, deep).seconds - predict(plain, p, deep).seconds;
+  CHECK(deep_added > 0);
+  CHECK(shallow_added > 2 * deep_added);
+  // The ranking then goes deeper: its pick's kc is no shallower than without the figures.
+  CHECK(choose_config(waits, p).config.kc >= choose_config(plain, p).config.kc);
+  // A block of another shape pays per C line: 12 rows of 2 vectors wait as long as 6 of 4.
+  const MatmulConfig tall = config(12, 2, 384, 128, 2048, 1, 1);
+  const double tall_added = predict(waits, p, tall).seconds - predict(plain, p, tall).seconds;
+  CHECK(tall_added == Approx(shallow_added).epsilon(0.1));
+}
+
+TEST_CASE("a measured packing rate below the bandwidths makes repacking A cost more", "[cost_model]") {
+  const MatmulProblem p = problem(2048, 2048, 2048);
+  // nc 256 packs A eight times, nc 2048 once.
+  const MatmulConfig narrow = config(6, 4, 384, 256, 256, 1, 1), wide = config(6, 4, 384, 256, 2048, 1, 1);
+  const MachineModel plain = server();
+  MachineModel slow_packing = plain;
+  slow_packing.pack_a_gbps = 2;
+  slow_packing.pack_b_gbps = 2;
+  const double narrow_added = predict(slow_packing, p, narrow).pack_seconds - predict(plain, p, narrow).pack_seconds;
+  const double wide_added = predict(slow_packing, p, wide).pack_seconds - predict(plain, p, wide).pack_seconds;
+  CHECK(wide_added > 0);
+  CHECK(narrow_added > 4 * wide_added);
+  // Faster than every bandwidth: the bandwidths bind, nothing changes.
+  MachineModel fast_packing = plain;
+  fast_packing.pack_a_gbps = 1e6;
+  fast_packing.pack_b_gbps = 1e6;
+  CHECK(predict(fast_packing, p, narrow).seconds == Approx(predict(plain, p, narrow).seconds));
+}

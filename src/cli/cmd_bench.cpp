@@ -103,8 +103,8 @@ int run_bench(GlobalOptions& g, const BenchOptions& o) {
       continue;
     }
     const MatmulRoof roof = measure_roof(g, cpu, dt, g.threads);
-    const MachineModel machine = machine_for(cpu, roof);
     Gemm gemm(cpu, dt);
+    const MachineModel machine = machine_for(cpu, roof, gemm);
     for (int64_t s : *shapes) {
       if (o.quick && s > 2048) {
         done += batches->size();

@@ -106,12 +106,12 @@ int run_matmul_command(GlobalOptions& g, const MatmulOptions& o) {
     return kExitMeasure;
   }
   const MatmulRoof roof = measure_roof(g, cpu, *dtype, g.threads);
-  const MachineModel machine = machine_for(cpu, roof);
+  Gemm gemm(cpu, *dtype);
+  const MachineModel machine = machine_for(cpu, roof, gemm);
   const MatmulProblem problem{m, n, k, o.batch, *dtype, g.threads};
   const auto ranked = rank_configs(machine, problem);
   if (o.explain) write_explanation(std::cout, machine, problem, ranked);
 
-  Gemm gemm(cpu, *dtype);
   MatmulConfig config = ranked.front().config;
   std::string source = "cost model";
   auto use_plan = [&] {

@@ -12,6 +12,7 @@
 #include "cli/measure.hpp"
 #include "harness/pin.hpp"
 #include "harness/probe_runner.hpp"
+#include "matmul/call_calibration.hpp"
 #include "matmul/matmul_run.hpp"
 #include "asm/target.hpp"
 #include "matmul/reference.hpp"
@@ -78,6 +79,17 @@ MachineModel machine_for(const CpuInfo& cpu, const MatmulRoof& roof) {
                             roof.dtype);
 }
 
+MachineModel machine_for(const CpuInfo& cpu, const MatmulRoof& roof, Gemm& gemm) {
+  MachineModel machine = machine_for(cpu, roof);
+  if (std::string missing = calibrate_machine(machine, gemm); !missing.empty())
+    spdlog::warn("matmul: the cost model prices by its formula what it could not measure ({})", missing);
+  if (const MeasuredCalls& c = machine.calls; c.mr > 0)
+    spdlog::debug("matmul calls of the {}x{} block: k step {:.2f} cycles; beyond the k loop {:.0f} cycles with C in "
+                  "L1, {:.0f} in L2, {:.0f} in L3; packing A {:.1f} GB/s, B {:.1f} GB/s",
+                  c.mr, c.nv, c.step_cycles, c.call_l1, c.call_l2, c.call_l3, machine.pack_a_gbps, machine.pack_b_gbps);
+  return machine;
+}
+
 MatmulPlan plan_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulProblem& p,
                        const std::vector<CandidateCost>& ranked) {
   MatmulPlan plan{ranked.front().config, "cost model", {}};
@@ -108,9 +120,25 @@ MatmulPlan plan_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulProblem& p,
   // mc): the model prices A from L2 alike at every mc, and some cores reward an A block that L1
   // holds. Sapphire Rapids-class VM, f32 1024^3: 203.8 GFLOP/s at mc 48 against 172.6 at the model's 516.
   constexpr int kSmallAblockRows = 48;
-  if (MatmulConfig small_a = shortlist.front(); small_a.mc > kSmallAblockRows) {
-    small_a.mc = std::max(small_a.mr, kSmallAblockRows / small_a.mr * small_a.mr);
-    shortlist.push_back(small_a);
+  MatmulConfig small_a = shortlist.front();
+  small_a.mc = std::min(small_a.mc, std::max(small_a.mr, kSmallAblockRows / small_a.mr * small_a.mr));
+  if (small_a.mc < shortlist.front().mc) shortlist.push_back(small_a);
+  // And with a narrow C panel over a deep K: the same A block of a few register blocks, kc 512 and nc
+  // 512, so that a thread's C panel (mc x nc) stays in L2 between two visits of a tile and every call
+  // runs long. The model prices C's wait and the packing as measured (call_calibration.hpp), but not
+  // how a C panel streaming through L2 evicts the A block there: on a Sapphire Rapids-class VM at
+  // 2048^3 this point ran 358 GFLOP/s on 2 threads (1 thread: 100.6 ms) against 316-343 (109 ms)
+  // for the model's own first choices.
+  constexpr int kDeepKc = 512, kNarrowNc = 512;
+  {
+    MatmulConfig narrow_c = small_a;
+    const int kg = gemm.micro_kernel_shape(narrow_c.mr, narrow_c.nv, !narrow_c.pack_a).k_group();
+    const int64_t k_all = (p.k + kg - 1) / kg * kg, n_all = (p.n + narrow_c.nr - 1) / narrow_c.nr * narrow_c.nr;
+    narrow_c.kc = int(std::min<int64_t>(k_all, kDeepKc / kg * kg));
+    narrow_c.nc = int(std::min<int64_t>(n_all, std::max(narrow_c.nr, kNarrowNc / narrow_c.nr * narrow_c.nr)));
+    const std::string text = config_text(narrow_c);
+    if (std::none_of(shortlist.begin(), shortlist.end(), [&](const MatmulConfig& c) { return config_text(c) == text; }))
+      shortlist.push_back(narrow_c);
   }
   MatmulConfig analytic = default_config(cpu, p.dtype, p.m, p.n, p.k, p.threads);
   analytic.pack_a = !a_in_place_possible(p.dtype, analytic.mr);  // in place measured faster here at every size

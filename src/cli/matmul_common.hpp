@@ -39,9 +39,11 @@ struct MatmulRoof {
 std::string roof_instruction(const CpuInfo& cpu, MatmulDtype dtype);
 // Measures it with a ProbeRunner on `threads` cores from --cpu; gflops empty when it cannot run.
 MatmulRoof measure_roof(const GlobalOptions& g, const CpuInfo& cpu, MatmulDtype dtype, int threads);
-// The cost model's machine: caches and topology detected, clock and issue rate from the roof probe,
-// and the rate of every register block measured on this core (a fraction of a second).
+// The cost model's machine: caches and topology detected, clock and issue rate from the roof probe.
 MachineModel machine_for(const CpuInfo& cpu, const MatmulRoof& roof);
+// The same, plus what a call of the reference block costs on this core with C in each cache level
+// (call_calibration.hpp, about 50 ms). A failed timing leaves the model's port formula alone and says why.
+MachineModel machine_for(const CpuInfo& cpu, const MatmulRoof& roof, Gemm& gemm);
 
 // The tiling a run uses by default: the cost model ranks every candidate; when one run is short
 // (predicted under 0.2 s), the best configuration of each of its top three register blocks and the

@@ -321,6 +321,25 @@ KernelTiming kernel_timing(const MachineModel& machine, int mr, int nv, const Dt
   return t;
 }
 
+// Cache lines of C one call of an mr x nv block updates (a row of nv vectors, C words of 4 bytes).
+double c_lines(const MachineModel& machine, int mr, int nv) {
+  constexpr double kLineBits = 512;
+  return mr * std::ceil(nv * machine.vector_bits / kLineBits);
+}
+
+// Cycles per C line that a call waits beyond the port formula when its C tile comes from `level`: the
+// measured block's call (MachineModel::calls) less the formula's, spread over its lines, so that a
+// block with more lines waits longer. 0 when nothing was measured. C beyond L3 takes L3's figure.
+double c_line_wait(const MachineModel& machine, const DtypeTraits& dt, Level level) {
+  const MeasuredCalls& m = machine.calls;
+  if (m.mr <= 0 || m.nv <= 0 || machine.tiles) return 0;
+  double measured = m.call_l1;
+  if (level >= Level::l2 && m.call_l2 > 0) measured = m.call_l2;
+  if (level >= Level::l3 && m.call_l3 > 0) measured = m.call_l3;
+  if (measured <= 0) return 0;
+  return std::max(0.0, measured - kernel_timing(machine, m.mr, m.nv, dt).call) / c_lines(machine, m.mr, m.nv);
+}
+
 // ---- Memory: where each operand lives and what it costs ----
 
 struct Placement {
@@ -383,18 +402,25 @@ double pack_seconds(const MachineModel& machine, const MatmulConfig& c, const Ge
   // A: the thread's rows, once per jc; the first time from where A starts, later from where its slice
   // fits. The packed block is written into L2 (or wherever it lives if larger).
   // Kernels that read A in place (pack_a false) skip this; the kernel's A traffic stays the same.
+  // Neither operand packs faster than the packing code runs on this core, where that was measured.
+  auto at_least_packing = [](double seconds, double bytes, double gbps) {
+    return gbps > 0 ? std::max(seconds, bytes / (gbps * kGiga)) : seconds;
+  };
   double s = 0;
   if (c.pack_a) {
     const double a_read = g.rows * g.k * ab;
-    s += transfer_seconds(machine, b, a_read, b.source);
-    s += transfer_seconds(machine, b, a_read * double(g.n_jc - 1), pl.a_slice);
-    s += transfer_seconds(machine, b, double(g.n_jc) * double(g.rows_pad) * double(g.kpad) * pb,
+    double a = transfer_seconds(machine, b, a_read, b.source);
+    a += transfer_seconds(machine, b, a_read * double(g.n_jc - 1), pl.a_slice);
+    a += transfer_seconds(machine, b, double(g.n_jc) * double(g.rows_pad) * double(g.kpad) * pb,
                           slower(pl.a_block, Level::l2));
+    s += at_least_packing(a, a_read * double(g.n_jc), machine.pack_a_gbps);
   }
   // B: each block is packed once, cooperatively by the thread_rows threads that share it.
   const double share = 1.0 / c.thread_rows;
-  s += transfer_seconds(machine, b, g.cols * g.k * ab * share, b.source);
-  s += transfer_seconds(machine, b, double(g.cols_pad) * double(g.kpad) * pb * share, slower(pl.b_block, Level::l2));
+  const double b_read = g.cols * g.k * ab * share;
+  double bt = transfer_seconds(machine, b, b_read, b.source);
+  bt += transfer_seconds(machine, b, double(g.cols_pad) * double(g.kpad) * pb * share, slower(pl.b_block, Level::l2));
+  s += at_least_packing(bt, b_read, machine.pack_b_gbps);
   if (c.thread_rows > 1) {
     const double barrier = kBarrierLevelSeconds * std::ceil(std::log2(double(c.thread_rows)));
     s += kBarriersPerBBlock * double(g.n_jc) * double(g.kblocks) * barrier;
@@ -438,7 +464,9 @@ CandidateCost evaluate(const MachineModel& machine, const MatmulProblem& problem
   const double hz = std::max(machine.ghz, kMinGhz) * kGiga;
   // Each batch group runs its items one after another, every item on the group's grid.
   const double batch = double(ceil_div(std::max<int64_t>(problem.batch, 1), c.batch_threads));
-  const double cycles = g.tiles_t() * (double(g.ksteps) * kt.step + double(g.kblocks) * kt.call);
+  // Between two visits a C tile goes back to where the thread's C panel fits.
+  const double call = kt.call + c_lines(machine, c.mr, c.nv) * c_line_wait(machine, g.dt, pl.c_panel);
+  const double cycles = g.tiles_t() * (double(g.ksteps) * kt.step + double(g.kblocks) * call);
   r.kernel_efficiency = g.tiles_t() * double(g.ksteps) * kt.ideal_step / cycles;
   r.compute_seconds = cycles / hz * batch;
   r.memory_seconds = kernel_memory_seconds(machine, c, g, b, pl) * batch;
@@ -785,6 +813,14 @@ void write_inputs(std::ostream& out, const MachineModel& machine, const MatmulPr
                      machine.l3_gbps, machine.dram_gbps, machine.dram_total_gbps);
   out << printf_text("  peak %.1f %s per core (%s: %.0f per instruction, %d k per lane)\n", peak,
                      rate_unit(problem.dtype), to_string(problem.dtype), flop_per_instruction, dt.kgroup);
+  if (const MeasuredCalls& m = machine.calls; m.mr > 0 && !machine.tiles)
+    out << printf_text("  calls measured (%dx%d block): k step %.2f cycles (formula %.2f); beyond the k loop %.0f "
+                       "cycles with C in L1, %.0f in L2, %.0f in L3 (formula %.0f)\n",
+                       m.mr, m.nv * lanes_of(machine), m.step_cycles, kernel_timing(machine, m.mr, m.nv, dt).step, m.call_l1, m.call_l2,
+                       m.call_l3, kernel_timing(machine, m.mr, m.nv, dt).call);
+  if (machine.pack_a_gbps > 0 || machine.pack_b_gbps > 0)
+    out << printf_text("  packing measured: A %.1f GB/s, B %.1f GB/s of source, from L3\n", machine.pack_a_gbps,
+                       machine.pack_b_gbps);
   out << "problem: " << to_string(problem.dtype) << " " << problem.m << " x " << problem.n << " x " << problem.k
       << ", batch " << std::max<int64_t>(problem.batch, 1) << ", " << problem.threads
       << (problem.threads == 1 ? " thread" : " threads")

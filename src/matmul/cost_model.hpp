@@ -16,6 +16,18 @@
 
 namespace peakprobe {
 
+// One register block's micro-kernel calls timed on this core (matmul/call_calibration.hpp): what a
+// call costs beyond its k loop, with its C tile coming from L1, L2 and L3. The update of C waits for
+// C's lines, and how long depends on where they come from; the port formula alone misses that. Seen on
+// a Sapphire Rapids-class VM: a 6 x 64 f32 call cost 55 cycles beyond its k loop with C in L1, 90
+// with C in L2 and 236 with C in L3 (the formula: 40), so kc 128 ran 7% slower than kc 512 while the
+// model, without these figures, ranked it first.
+struct MeasuredCalls {
+  int mr = 0, nv = 0;          // the block timed; 0: nothing measured (the port formula alone)
+  double step_cycles = 0;      // its k loop, cycles per k step
+  double call_l1 = 0, call_l2 = 0, call_l3 = 0;  // cycles per call beyond the k loop; 0: not measured
+};
+
 // What the model knows of the machine. Bandwidths in GB/s, per core unless named total.
 struct MachineModel {
   int cores = 1;                    // physical cores that may run threads
@@ -43,6 +55,12 @@ struct MachineModel {
   int l3_shared_by = 8;             // cores per L3 instance
   double l2_gbps = 100, l3_gbps = 60, dram_gbps = 20;  // per core, one thread streaming
   double dram_total_gbps = 40;      // all cores together
+  MeasuredCalls calls;              // measured call costs, when the caller has them
+  // Bytes of A and of B (as the caller holds them) the packing code packs per second on one core,
+  // measured from a source in L3 (matmul/call_calibration.hpp); 0: not measured, the bandwidths alone.
+  // A transposed into panels runs well below the bandwidth that reads it: on a Sapphire Rapids-class
+  // VM a 1024^3 f32 plan that packs A 8 times (nc 128) ran 40% slower than the model said.
+  double pack_a_gbps = 0, pack_b_gbps = 0;
 };
 
 // From the detected caches and topology; the clock and issue rates from measured figures given by

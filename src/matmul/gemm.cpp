@@ -205,6 +205,14 @@ isa::MicroKernels& Gemm::kernels_for(int mr, int nv, bool a_direct) {
   return *slot;
 }
 
+Expected<isa::MicroKernelFn> Gemm::tile_kernel(int mr, int nv) {
+  if (std::string why = gemm_unsupported(cpu_, dtype_); !why.empty()) return make_error(why);
+  const isa::MicroKernelShape s = kernel_shape(cpu_, dtype_, mr, nv, false);
+  if (std::string why = isa::host_target().check_kernel_shape(s, gemm_vector_registers(vec_bits_)); !why.empty())
+    return make_error(why);
+  return kernels_for(mr, nv, false).get(mr, s.nr());
+}
+
 Expected<bool> Gemm::run(const GemmArgs& x, const MatmulConfig& g) { return run_batch(x, 1, {}, g); }
 
 Expected<bool> Gemm::run_batch(const GemmArgs& x, int64_t batch, const BatchStrides& stride, const MatmulConfig& g) {

@@ -60,6 +60,11 @@ class Gemm {
   std::string kernel_name(const MatmulConfig& config) const;
   // The micro-kernel shape of an mr x nv block here (how the dtype is packed and computed).
   isa::MicroKernelShape micro_kernel_shape(int mr, int nv, bool a_direct) const;
+  // The kernel of a whole mr x (nv vectors) tile reading a packed A panel (call_calibration.hpp
+  // times it), and whether B panels end with a step of column sums (b_panel_words).
+  Expected<isa::MicroKernelFn> tile_kernel(int mr, int nv);
+  bool b_panels_have_sums() const { return signed_a_; }
+  bool packs_widened() const { return widened_; }
   // C = A x B. The calling thread does the first share of the work where it runs (pin it to the
   // first core of cpu.core_order for steady timings); the other threads are a persistent team
   // (thread_team.hpp) pinned to the next cores in that order. Packing buffers and the team are kept

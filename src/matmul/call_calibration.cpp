@@ -1,0 +1,215 @@
+#include "matmul/call_calibration.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <memory>
+#include <vector>
+
+#include "harness/pin.hpp"
+#include "matmul/packing.hpp"
+#include "matmul/reference.hpp"
+
+namespace peakprobe {
+namespace {
+
+// k loops of the timed calls: the short one and the long one separate the k step from the call. The
+// long one, a typical kc, also times the calls with C further away: the C tile's prefetch, issued as
+// a call starts, has that long to arrive (Sapphire Rapids-class VM: C from L3 cost 150 cycles a call
+// after a 64-step loop, 240 after 128 or 512 steps).
+constexpr int64_t kShortSteps = 16, kLongSteps = 128;
+// Each timing runs calls for at least this long, and the fastest of kRepeats timings is kept.
+constexpr double kMinSeconds = 3e-3;
+constexpr int kRepeats = 7;
+// C tiles across one row of the C region: 16 tiles of a 64-column block put C rows 4 KiB apart, as in
+// a 1024-column C.
+constexpr int64_t kTilesAcross = 16;
+
+struct AlignedFree {
+  void operator()(void* p) const { std::free(p); }
+};
+using Words = std::unique_ptr<uint32_t[], AlignedFree>;
+
+Words zeroed_words(size_t words) {
+  constexpr size_t kAlign = 64;
+  const size_t bytes = (words * 4 + kAlign - 1) / kAlign * kAlign;
+  auto* p = static_cast<uint32_t*>(std::aligned_alloc(kAlign, bytes));
+  if (p) std::fill(p, p + bytes / 4, 0u);
+  return Words(p);
+}
+
+// A region of C tiles: `down` tiles in each column of tiles, kTilesAcross columns (one tile when
+// `down` is 0: the same tile every call).
+struct CRegion {
+  Words words;
+  int64_t down = 0, across = 1, ldc_words = 0;
+};
+
+Expected<CRegion> c_region(uint64_t bytes, int mr, int nr) {
+  CRegion r;
+  if (bytes == 0) {
+    r.down = 1;
+    r.ldc_words = nr;
+  } else {
+    r.across = kTilesAcross;
+    r.ldc_words = kTilesAcross * nr;
+    r.down = std::max<int64_t>(1, int64_t(bytes / 4) / (r.ldc_words * mr));
+  }
+  r.words = zeroed_words(size_t(r.down * mr * r.ldc_words));
+  if (!r.words) return make_error("cannot allocate the C region of the call calibration");
+  return r;
+}
+
+// Seconds per call of one timing: sweeps of the region for at least kMinSeconds.
+double one_timing(isa::MicroKernelFn fn, int64_t steps, const uint32_t* a, const uint32_t* b, CRegion& c, int mr,
+                  int nr) {
+  const uint64_t ldc_bytes = uint64_t(c.ldc_words) * 4;
+  const int64_t calls_per_sweep = c.down * c.across;
+  // At least 64 calls between two readings of the clock: a reading costs about as much as a short call.
+  const int64_t sweeps_per_check = std::max<int64_t>(1, 64 / calls_per_sweep);
+  auto sweep = [&] {
+    for (int64_t j = 0; j < c.across; ++j)
+      for (int64_t i = 0; i < c.down; ++i)
+        fn(uint64_t(steps), a, b, c.words.get() + i * mr * c.ldc_words + j * nr, ldc_bytes, 1, 0);
+  };
+  sweep();  // warm: the region where it lives now
+  int64_t calls = 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  double elapsed = 0;
+  do {
+    for (int64_t s = 0; s < sweeps_per_check; ++s) sweep();
+    calls += sweeps_per_check * calls_per_sweep;
+    elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  } while (elapsed < kMinSeconds);
+  return elapsed / double(calls);
+}
+
+// Fastest seconds of kRepeats timings of `pass` repeated for at least kMinSeconds, per pass.
+template <typename Pass>
+double seconds_per_pass(const Pass& pass) {
+  pass();  // warm
+  double best = 1e300;
+  for (int rep = 0; rep < kRepeats; ++rep) {
+    int64_t passes = 0;
+    const auto t0 = std::chrono::steady_clock::now();
+    double elapsed = 0;
+    do {
+      pass();
+      ++passes;
+      elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    } while (elapsed < kMinSeconds);
+    best = std::min(best, elapsed / double(passes));
+  }
+  return best;
+}
+
+}  // namespace
+
+Expected<MeasuredPacking> measure_packing(Gemm& gemm, const MachineModel& machine, int mr, int nv) {
+  // The source: rows of kSourceColumns elements, four L2s of them (L3, not L2, holds it); blocks of
+  // kc x (mc or nc) packed in turn over all of it, as the GEMM's loops do.
+  constexpr int64_t kSourceColumns = 1024, kKc = 256, kMc = 96, kNc = 512;
+  const int es = element_bytes(gemm.dtype());
+  const bool widened = gemm.packs_widened(), sums = gemm.b_panels_have_sums();
+  const int nr = nv * machine.vector_bits / 32;
+  const int64_t rows = std::max<int64_t>(kKc, int64_t(machine.l2_bytes * 4 / (kSourceColumns * es)) / kKc * kKc);
+  Words source = zeroed_words(size_t(rows * kSourceColumns * es / 4));
+  const int64_t steps = k_steps(kKc, es, widened);
+  const int64_t mc = std::max<int64_t>(mr, kMc / mr * mr);
+  Words a_out = zeroed_words(size_t(steps * mc));
+  Words b_out = zeroed_words(size_t(b_panel_words(steps, nr, sums) * (kNc / nr)));
+  if (!source || !a_out || !b_out) return make_error("cannot allocate the packing calibration's buffers");
+  const auto* src = reinterpret_cast<const unsigned char*>(source.get());
+  AffinityGuard caller_affinity;
+  if (!gemm.cpu().core_order.empty()) pin_current_thread(gemm.cpu().core_order.front());
+  // A: mc rows x kc at a time, down the rows, then the next kc.
+  const double a_seconds = seconds_per_pass([&] {
+    for (int64_t kb = 0; kb < kSourceColumns; kb += kKc)
+      for (int64_t r0 = 0; r0 + mc <= rows; r0 += mc)
+        pack_a(src + (r0 * kSourceColumns + kb) * es, kSourceColumns, mc, kKc, es, mr, a_out.get(), sums, widened);
+  });
+  // B: kc rows x nc at a time, across, then the next kc rows.
+  const double b_seconds = seconds_per_pass([&] {
+    for (int64_t kb = 0; kb + kKc <= rows; kb += kKc)
+      for (int64_t j0 = 0; j0 < kSourceColumns; j0 += kNc)
+        pack_b(src + (kb * kSourceColumns + j0) * es, kSourceColumns, kKc, kNc, es, nr, 0, kNc / nr, b_out.get(),
+               sums, widened);
+  });
+  const double a_bytes = double(rows / mc * mc) * kSourceColumns * es, b_bytes = double(rows) * kSourceColumns * es;
+  MeasuredPacking m;
+  m.a_gbps = a_bytes / a_seconds / 1e9;
+  m.b_gbps = b_bytes / b_seconds / 1e9;
+  return m;
+}
+
+std::pair<int, int> calibration_block(const MachineModel& machine, MatmulDtype dtype) {
+  constexpr int64_t kReferenceSize = 1024;
+  const MatmulProblem reference{kReferenceSize, kReferenceSize, kReferenceSize, 1, dtype, 1};
+  const MatmulConfig c = choose_config(machine, reference).config;
+  return {c.mr, c.nv};
+}
+
+Expected<MeasuredCalls> measure_calls(Gemm& gemm, const MachineModel& machine, int mr, int nv) {
+  if (machine.ghz <= 0) return make_error("no clock to convert the call timings to cycles");
+  auto fn = gemm.tile_kernel(mr, nv);
+  if (!fn) return make_error(fn.error());
+  const int nr = nv * machine.vector_bits / 32;
+  Words a = zeroed_words(size_t(kLongSteps * mr));
+  Words b = zeroed_words(size_t(b_panel_words(kLongSteps, nr, gemm.b_panels_have_sums())));
+  if (!a || !b) return make_error("cannot allocate the panels of the call calibration");
+
+  // C regions: one tile (L1); a quarter of L2, at least twice L1; four L2s, if half of an L3
+  // instance holds them (else L3 is not told apart from L2).
+  const uint64_t l2_region = std::max(machine.l2_bytes / 4, machine.l1_bytes * 2);
+  const uint64_t l3_region = machine.l2_bytes * 4;
+  const bool l3_apart = l3_region <= machine.l3_bytes / 2;
+  auto in_l1 = c_region(0, mr, nr), in_l2 = c_region(l2_region, mr, nr);
+  if (!in_l1) return make_error(in_l1.error());
+  if (!in_l2) return make_error(in_l2.error());
+  Expected<CRegion> in_l3 = l3_apart ? c_region(l3_region, mr, nr) : Expected<CRegion>(CRegion{});
+  if (!in_l3) return make_error(in_l3.error());
+
+  AffinityGuard caller_affinity;
+  if (!gemm.cpu().core_order.empty()) pin_current_thread(gemm.cpu().core_order.front());
+  // The four timings taken in turn, kRepeats rounds, the fastest of each kept: a slow stretch of the
+  // host then touches every timing alike instead of one level's.
+  struct Timing {
+    int64_t steps;
+    CRegion* region;
+    double best = 1e300;
+  };
+  std::vector<Timing> timings = {{kShortSteps, &*in_l1}, {kLongSteps, &*in_l1}, {kLongSteps, &*in_l2}};
+  if (l3_apart) timings.push_back({kLongSteps, &*in_l3});
+  for (int round = 0; round < kRepeats; ++round)
+    for (Timing& t : timings)
+      t.best = std::min(t.best, one_timing(*fn, t.steps, a.get(), b.get(), *t.region, mr, nr));
+  const double hz = machine.ghz * 1e9;
+  const double short_l1 = timings[0].best * hz, long_l1 = timings[1].best * hz;
+  MeasuredCalls m;
+  m.mr = mr;
+  m.nv = nv;
+  m.step_cycles = std::max(0.0, (long_l1 - short_l1) / double(kLongSteps - kShortSteps));
+  m.call_l1 = std::max(0.0, long_l1 - double(kLongSteps) * m.step_cycles);
+  // The further levels add to L1's call what their calls take longer, timings of the same length
+  // compared: the step's own error, 128 times over, stays out of the difference.
+  m.call_l2 = m.call_l1 + std::max(0.0, timings[2].best * hz - long_l1);
+  if (l3_apart) m.call_l3 = m.call_l1 + std::max(0.0, timings[3].best * hz - long_l1);
+  return m;
+}
+
+std::string calibrate_machine(MachineModel& machine, Gemm& gemm) {
+  if (machine.tiles) return "";
+  const auto [mr, nv] = calibration_block(machine, gemm.dtype());
+  std::string missing;
+  if (auto calls = measure_calls(gemm, machine, mr, nv)) machine.calls = *calls;
+  else missing = "calls: " + calls.error();
+  if (auto packing = measure_packing(gemm, machine, mr, nv)) {
+    machine.pack_a_gbps = packing->a_gbps;
+    machine.pack_b_gbps = packing->b_gbps;
+  } else {
+    missing += (missing.empty() ? "" : "; ") + std::string("packing: ") + packing.error();
+  }
+  return missing;
+}
+
+}  // namespace peakprobe

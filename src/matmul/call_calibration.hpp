@@ -1,0 +1,34 @@
+// What a micro-kernel call costs beyond its k loop on this core, measured for the cost model
+// (MeasuredCalls): one register block's kernel over A and B panels that L1 holds, its C tiles in L1,
+// in a region that L2 holds, and in one that only L3 holds, swept in the GEMM's own order (down a
+// column of tiles, then the next column); and the packing code's rate. About 80 ms.
+#pragma once
+#include "matmul/cost_model.hpp"
+#include "matmul/gemm.hpp"
+#include "peakprobe/expected.hpp"
+
+namespace peakprobe {
+
+// Times the mr x nv block's kernel with short and long k loops (C in L1: the k step and the call's
+// own cost) and with C in each larger level. Cycles are the measured seconds at machine.ghz, the clock
+// the roof probe read for the kernels' own instruction. A level the caches cannot separate (an L3 no
+// larger than a few L2s) stays 0. Runs on the first core of the CPU's core order, as the GEMM does.
+Expected<MeasuredCalls> measure_calls(Gemm& gemm, const MachineModel& machine, int mr, int nv);
+
+// Bytes of A and of B per second that the packing code packs on this core (MachineModel::pack_a_gbps,
+// pack_b_gbps), blocks of a typical size taken in turn from a matrix that only L3 holds.
+struct MeasuredPacking {
+  double a_gbps = 0, b_gbps = 0;
+};
+Expected<MeasuredPacking> measure_packing(Gemm& gemm, const MachineModel& machine, int mr, int nv);
+
+// The block a reference problem of the dtype (1024^3 on one thread) would use: the one to measure,
+// so that every shape of a run is planned with the same figures.
+std::pair<int, int> calibration_block(const MachineModel& machine, MatmulDtype dtype);
+
+// Both, for the reference block (calibration_block), into `machine` (calls, pack_a_gbps, pack_b_gbps).
+// Returns what could not be measured, "" when everything was; the model prices that part by its
+// formula. Nothing is measured for tile kernels (their calls are priced by a constant).
+std::string calibrate_machine(MachineModel& machine, Gemm& gemm);
+
+}  // namespace peakprobe

@@ -1,0 +1,95 @@
+// Tests for src/matmul/call_calibration.cpp: the micro-kernel calls and the packing timed on this core
+// for the cost model. Physical invariants only: no figure of any CPU is expected.
+#include <catch2/catch.hpp>
+#include <cmath>
+
+#include "hw_fixture.hpp"
+#include "matmul/call_calibration.hpp"
+#include "matmul/gemm.hpp"
+#include "skip.hpp"
+#include "target_fixture.hpp"
+
+using namespace peakprobe;
+
+namespace {
+
+// The model's machine as `matmul` builds it: clock, issue rate and latency of the kernels' own
+// multiply-add, measured here by the shared probe runner. Returns why not, "" when measured.
+std::string measure_machine(const CpuInfo& cpu, MachineModel& out) {
+  const isa::MatmulRoof roof = test::target().matmul_roof(cpu, MatmulDtype::f32);
+  const ProbeSpec madd = test::spec(roof.instruction, roof.ops, roof.dtype);
+  // A mistrusted reading is taken again, as `matmul` does (a busy moment of the host).
+  ProbeResult r = test::shared_runner().run_batch({madd}).front();
+  for (int attempt = 1; attempt < 3 && r.status == Status::mistrusted; ++attempt)
+    r = test::shared_runner().run_batch({madd}).front();
+  if (r.status != Status::ok) return "the roof instruction's reading is " + std::string(to_string(r.status)) + ": " + r.reason;
+  out = machine_model_from(cpu, r.clock.ghz, 1.0 / *r.recip_throughput_cycles, *r.latency_cycles);
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("call calibration: a machine without a clock or a block the registers cannot hold is an error",
+          "[call_calibration]") {
+  const CpuInfo& cpu = test::this_cpu();
+  if (const std::string why = gemm_unsupported(cpu, MatmulDtype::f32); !why.empty()) PP_SKIP(why);
+  Gemm gemm(cpu, MatmulDtype::f32);
+  MachineModel machine = machine_model_from(cpu, 3.0, 1.0, 4.0);
+  machine.ghz = 0;
+  auto no_clock = measure_calls(gemm, machine, 4, 2);
+  REQUIRE_FALSE(no_clock.ok());
+  CHECK(no_clock.error().find("clock") != std::string::npos);
+  machine.ghz = 3.0;
+  auto too_big = measure_calls(gemm, machine, 60, 4);
+  REQUIRE_FALSE(too_big.ok());
+  CHECK(too_big.error().find("register") != std::string::npos);
+}
+
+TEST_CASE("call calibration: the reference block is the model's own pick for a large square product",
+          "[call_calibration]") {
+  const CpuInfo& cpu = test::this_cpu();
+  const MachineModel machine = machine_model_from(cpu, 3.0, 2.0, 4.0);
+  const auto [mr, nv] = calibration_block(machine, MatmulDtype::f32);
+  const MatmulConfig pick = choose_config(machine, MatmulProblem{1024, 1024, 1024, 1, MatmulDtype::f32, 1}).config;
+  CHECK(mr == pick.mr);
+  CHECK(nv == pick.nv);
+}
+
+TEST_CASE("hw: call calibration: the k loop runs no faster than the multiply-add ports allow", "[call_calibration][hw]") {
+  const CpuInfo& cpu = test::this_cpu();
+  if (const std::string why = gemm_unsupported(cpu, MatmulDtype::f32); !why.empty()) PP_SKIP(why);
+  MachineModel machine;
+  if (const std::string why = measure_machine(cpu, machine); !why.empty()) PP_SKIP(why);
+  Gemm gemm(cpu, MatmulDtype::f32);
+  const auto [mr, nv] = calibration_block(machine, MatmulDtype::f32);
+  auto calls = measure_calls(gemm, machine, mr, nv);
+  REQUIRE(calls.ok());
+  WARN(mr << "x" << nv << " block: k step " << calls->step_cycles << " cycles, call beyond the loop "
+          << calls->call_l1 << " / " << calls->call_l2 << " / " << calls->call_l3 << " cycles (C in L1 / L2 / L3)");
+  CHECK(calls->mr == mr);
+  CHECK(calls->nv == nv);
+  // A step issues mr x nv multiply-adds: at the measured issue rate that takes this many cycles at
+  // least. 5% for the clock's own reading (the roof's clock converts the seconds).
+  const double ports = double(mr * nv) / machine.fma_per_cycle;
+  CHECK(calls->step_cycles >= ports * 0.95);
+  // And it is a finite figure of the same order: not a timer that stood still.
+  CHECK(calls->step_cycles < ports * 20);
+  CHECK(calls->call_l1 >= 0);
+  CHECK(std::isfinite(calls->call_l2));
+  CHECK(std::isfinite(calls->call_l3));
+}
+
+TEST_CASE("hw: call calibration: packing rates are measured and calibrate_machine fills the model", "[call_calibration][hw]") {
+  const CpuInfo& cpu = test::this_cpu();
+  if (const std::string why = gemm_unsupported(cpu, MatmulDtype::f32); !why.empty()) PP_SKIP(why);
+  // The clock only converts the calls' seconds to cycles: the TSC's will do here.
+  MachineModel machine = machine_model_from(cpu, 0, 1.0, 4.0);
+  Gemm gemm(cpu, MatmulDtype::f32);
+  CHECK(calibrate_machine(machine, gemm) == "");
+  CHECK(machine.calls.mr > 0);
+  CHECK(machine.calls.step_cycles > 0);
+  CHECK(machine.pack_a_gbps > 0);
+  CHECK(machine.pack_b_gbps > 0);
+  CHECK(std::isfinite(machine.pack_a_gbps));
+  CHECK(std::isfinite(machine.pack_b_gbps));
+}
