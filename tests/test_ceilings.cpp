@@ -85,6 +85,34 @@ TEST_CASE("ceilings: working sets map to the levels the threads can use", "[roof
   REQUIRE(big_sizes.back().first == "DRAM");
   CHECK(big_sizes.back().second == 4 * (480ull << 20));
   CHECK(level_for_size(big_sizes.back().second, big, 1) == "DRAM");
+  CHECK(dram_working_set(big, 1) == big_sizes.back().second);
+}
+
+TEST_CASE("ceilings: DRAM's working set follows where the last level ends as measured", "[roofline]") {
+  constexpr uint64_t MiB = 1ull << 20;
+  std::vector<CacheLevel> big = caches();
+  big.back().size_bytes = 480 * MiB;
+  big.back().instances = 1;
+  // Reported and measured alike, or nothing measured: four times the reported level.
+  CHECK(dram_working_set(big, 1, 480 * MiB) == 4 * 480 * MiB);
+  CHECK(dram_working_set(big, 1, 0) == 4 * 480 * MiB);
+  // The level ends at 120 MiB: four times that, but no less than 512 MiB and past what is reported,
+  // so the row is still named DRAM.
+  const uint64_t vm = dram_working_set(big, 1, 120 * MiB);
+  CHECK(vm == 512 * MiB);
+  CHECK(level_for_size(vm, big, 1) == "DRAM");
+  // A level that ends at 200 MiB: 800 MiB.
+  CHECK(dram_working_set(big, 1, 200 * MiB) == 800 * MiB);
+  // A reported 2 GiB level that holds 64 MiB: past the reported size (by a sixteenth), whole pages.
+  big.back().size_bytes = 2048 * MiB;
+  const uint64_t huge = dram_working_set(big, 1, 64 * MiB);
+  CHECK(huge == 2176 * MiB);
+  CHECK(huge % 4096 == 0);
+  CHECK(level_for_size(huge, big, 1) == "DRAM");
+  // A measured end past the reported size changes nothing (the search only ever moves below it).
+  CHECK(dram_working_set(big, 1, 8192 * MiB) == 4 * 2048 * MiB);
+  // No caches at all: the floor.
+  CHECK(dram_working_set({}, 1, 0) == 512 * MiB);
 }
 
 TEST_CASE("ceilings: a level's working set is halved until it reads on the level's plateau", "[roofline]") {

@@ -50,19 +50,23 @@ std::string default_out_dir() {
 // The FP pair set of the widest vector width this CPU runs.
 std::string pair_set_for(const CpuInfo& cpu) { return isa::host_target().report_pair_set(cpu); }
 
-void measure_memory_curves(GlobalOptions& g, const CpuInfo& cpu, RunDocument& doc, bool quick) {
+// `last_level_end`: where the ceilings' plateau search saw one core's last level end, when sooner
+// than reported (0: as reported); the curves go 4 x past it (dram_working_set), dense to 2 x.
+void measure_memory_curves(GlobalOptions& g, const CpuInfo& cpu, RunDocument& doc, bool quick,
+                           uint64_t last_level_end) {
   auto mem = MemRunner::create(cpu, g.cpu);
   if (!mem) {
     spdlog::warn("memory curves skipped: {}", mem.error());
     return;
   }
-  const uint64_t top = default_sweep_top(cpu);
+  const uint64_t top = last_level_end > 0 ? dram_working_set(cpu.caches, 1, last_level_end) : default_sweep_top(cpu);
   // Dense up to twice the last-level cache (where the last level ends), one point an octave beyond:
   // DRAM's plateau needs few points, and its points cost the most (each sweeps hundreds of MiB). Past
   // 64 MiB half as dense: a last level of hundreds of MiB cost 25 s of a 68 s report at four points an
   // octave (480 MiB L3, Sapphire Rapids-class VM).
   const uint64_t fine_to = 64ull << 20;
-  const uint64_t dense_to = std::max<uint64_t>(2 * last_level_cache_bytes(cpu), fine_to);
+  const uint64_t last_level = last_level_end > 0 ? last_level_end : last_level_cache_bytes(cpu);
+  const uint64_t dense_to = std::max<uint64_t>(2 * last_level, fine_to);
   PartTimer laps("report");
   const auto bw_sizes = tapered_sweep_sizes(4096, fine_to, dense_to, top, quick ? 2 : 4);
   std::vector<BandwidthResult> sweep;
@@ -222,9 +226,10 @@ int run_report(GlobalOptions& g, ReportOptions o) {
                !o.with_table ? "" : o.pipes ? "; the whole table with pipe groups: 10 minutes more"
                                             : "; the whole table: 2 minutes more");
   PartTimer laps("report");  // for -v: where the report's time goes
-  if (int rc = measure_roofline(g, cpu, doc, quick, true)) return rc;
+  uint64_t last_level_end = 0;
+  if (int rc = measure_roofline(g, cpu, doc, quick, true, &last_level_end)) return rc;
   laps.lap("instructions, FLOP mix and ceilings");
-  measure_memory_curves(g, cpu, doc, quick);
+  measure_memory_curves(g, cpu, doc, quick, last_level_end);
   laps.lap("memory curves");
   if (o.with_gpu) measure_gpus(g, doc);
   laps.lap("OpenCL GPUs");

@@ -39,7 +39,8 @@ std::vector<ProbeSpec> arithmetic_rows(const std::vector<ProbeSpec>& catalog) {
 }  // namespace
 
 // Fills doc.results, doc.flop_mix, doc.bandwidth and doc.ceilings. Returns 0 or an exit code.
-int measure_roofline(GlobalOptions& g, const CpuInfo& cpu, RunDocument& doc, bool quick, bool whole_catalog) {
+int measure_roofline(GlobalOptions& g, const CpuInfo& cpu, RunDocument& doc, bool quick, bool whole_catalog,
+                     uint64_t* last_level_end) {
   auto catalog = load_catalogs(g);
   if (!catalog) {
     spdlog::error("{}", catalog.error());
@@ -107,7 +108,15 @@ int measure_roofline(GlobalOptions& g, const CpuInfo& cpu, RunDocument& doc, boo
   if (all > 1) thread_counts.push_back(all);
   size_t done = 0;
   for (int t : thread_counts) {
+    // Where the level before ends as measured, when sooner than reported (2 x its plateau size): the
+    // last cache level's sets DRAM's working set.
+    uint64_t ended_at = 0;
     for (auto [level, size] : level_sizes(cpu.caches, t)) {
+      if (level == "DRAM" && ended_at > 0) {
+        size = dram_working_set(cpu.caches, t, ended_at);
+        if (t == 1 && last_level_end) *last_level_end = ended_at;
+      }
+      ended_at = 0;
       // Past the first level: where the level really ends on this machine (plateau_size). Not under
       // an emulator, whose rates say nothing about caches.
       const uint64_t floor = level_floor(level, cpu.caches, t);
@@ -117,6 +126,7 @@ int measure_roofline(GlobalOptions& g, const CpuInfo& cpu, RunDocument& doc, boo
           const BandwidthResult r = (*mem)->bandwidth({"load", 0, s, t});
           return r.status != Status::error && r.status != Status::skipped && r.gbps ? *r.gbps : 0.0;
         });
+        if (p.past_end) ended_at = 2 * p.size;
         if (p.past_end)
           spdlog::info("memory {} x{}: {} reads {:.1f} GB/s, {} {:.1f}: the level ends sooner than the OS reports "
                        "(a VM may hold a fraction of a shared cache); its ceilings are measured at {}",

@@ -25,7 +25,10 @@ int measure_dual_issue(GlobalOptions& g, const std::function<void(ProbeRunner&, 
                        bool with_team = false);
 // Measures what the ceiling table needs into `doc` (results, flop_mix, bandwidth, ceilings):
 // arithmetic catalog rows (or the whole catalog) at one and all cores, memory per level. 0 or an exit code.
-int measure_roofline(GlobalOptions& g, const CpuInfo& cpu, RunDocument& doc, bool quick, bool whole_catalog);
+// `last_level_end`, when given, gets where one core's last cache level ended as measured when that was
+// sooner than reported (else it is left alone), for the memory curves' top (dram_working_set).
+int measure_roofline(GlobalOptions& g, const CpuInfo& cpu, RunDocument& doc, bool quick, bool whole_catalog,
+                     uint64_t* last_level_end = nullptr);
 // What every measuring command does first: outputs writable, CPU described, --cpu/--threads
 // valid. 0 when fine (cpu filled), else an exit code after logging.
 int prepare_measuring(const GlobalOptions& g, CpuInfo& cpu);

@@ -127,11 +127,19 @@ std::vector<std::pair<std::string, uint64_t>> level_sizes(const std::vector<Cach
     out.emplace_back("L" + std::to_string(c.level), size);
     last = cap;
   }
-  // DRAM: 4 x the last level (a stream over it leaves at most a quarter in that cache, whatever its
-  // replacement policy), at least 512 MiB. 8 x cost 7 s more of the report for a VM's 480 MiB L3, and
-  // measured the same (load 16.0-16.5 GB/s at 2, 4 and 8 x, Sapphire Rapids-class VM).
-  out.emplace_back("DRAM", std::max<uint64_t>(512ull << 20, last * 4));
+  out.emplace_back("DRAM", dram_working_set(caches, threads));
   return out;
+}
+
+// 8 x the last level cost 7 s more of the report for a VM's 480 MiB L3, and measured the same as 4 x
+// (load 16.0-16.5 GB/s at 2, 4 and 8 x, Sapphire Rapids-class VM).
+uint64_t dram_working_set(const std::vector<CacheLevel>& caches, int threads, uint64_t last_level_end) {
+  constexpr uint64_t kFloor = 512ull << 20, kPage = 4096;
+  uint64_t reported = 0;
+  for (const auto& c : data_levels(caches)) reported = std::max(reported, capacity(c, threads));
+  const uint64_t end = last_level_end > 0 ? std::min(last_level_end, reported) : reported;
+  const uint64_t size = std::max({kFloor, end * 4, reported + reported / 16});
+  return (size + kPage - 1) / kPage * kPage;
 }
 
 uint64_t level_floor(const std::string& level, const std::vector<CacheLevel>& caches, int threads) {

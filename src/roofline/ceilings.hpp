@@ -30,8 +30,16 @@ std::vector<ComputeCeiling> compute_ceilings(const std::vector<ProbeResult>& res
 // by the capacity the reported caches give those threads.
 std::string level_for_size(uint64_t size, const std::vector<CacheLevel>& caches, int threads);
 // One working-set size inside each reported level (half of the capacity available to the threads)
-// and one for DRAM (4 x the last level, at least 512 MiB), with their level names.
+// and one for DRAM (dram_working_set), with their level names.
 std::vector<std::pair<std::string, uint64_t>> level_sizes(const std::vector<CacheLevel>& caches, int threads);
+// DRAM's working set for `threads` threads: 4 x where the last level ends (a stream over it leaves at
+// most a quarter in that cache, whatever its replacement policy), at least 512 MiB, and past the
+// last level's reported capacity by a sixteenth, so that level_for_size names it DRAM.
+// `last_level_end`: where the machine showed its last level ending (2 x the plateau_size that the
+// search moved below the reported size); 0: the reported capacity. A Sapphire Rapids-class VM
+// reports 480 MiB of L3 and holds about 60-120 MiB: 4 x 480 MiB cost the full report 15 s of
+// 46 (allocating, touching and streaming 1.9 GiB per kernel), and read what 512 MiB reads.
+uint64_t dram_working_set(const std::vector<CacheLevel>& caches, int threads, uint64_t last_level_end = 0);
 // Twice the capacity the threads get from the level before `level` ("L3": twice the L2s), the
 // smallest working set that is clearly out of it; 0 for the first level and for names not reported.
 uint64_t level_floor(const std::string& level, const std::vector<CacheLevel>& caches, int threads);
