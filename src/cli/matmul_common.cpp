@@ -71,6 +71,7 @@ MatmulRoof measure_roof(const GlobalOptions& g, const CpuInfo& cpu, MatmulDtype 
   const auto per_core = dtype == MatmulDtype::i8 ? p.gops : p.gflops;
   const auto total = dtype == MatmulDtype::i8 ? p.total_gops : p.total_gflops;
   roof.gflops = threads > 1 ? total : per_core;
+  if (!roof.gflops) roof.missing = s.text + " gave no rate";
   return roof;
 }
 
@@ -86,7 +87,7 @@ MachineModel machine_for(const CpuInfo& cpu, const MatmulRoof& roof, Gemm& gemm)
   if (const MeasuredCalls& c = machine.calls; c.mr > 0)
     spdlog::debug("matmul calls of the {}x{} block: k step {:.2f} cycles; beyond the k loop {:.0f} cycles with C in "
                   "L1, {:.0f} in L2, {:.0f} in L3; packing A {:.1f} GB/s, B {:.1f} GB/s",
-                  c.mr, c.nv, c.step_cycles, c.call_l1, c.call_l2, c.call_l3, machine.pack_a_gbps, machine.pack_b_gbps);
+                  c.mr, c.nv * machine.vector_bits / 32, c.step_cycles, c.call_l1, c.call_l2, c.call_l3, machine.pack_a_gbps, machine.pack_b_gbps);
   return machine;
 }
 

@@ -42,12 +42,15 @@ MatmulRoof measure_roof(const GlobalOptions& g, const CpuInfo& cpu, MatmulDtype 
 // The cost model's machine: caches and topology detected, clock and issue rate from the roof probe.
 MachineModel machine_for(const CpuInfo& cpu, const MatmulRoof& roof);
 // The same, plus what a call of the reference block costs on this core with C in each cache level
-// (call_calibration.hpp, about 50 ms). A failed timing leaves the model's port formula alone and says why.
+// and how fast A and B pack (call_calibration.hpp, about 0.15 s). What cannot be timed is left to the
+// model's formula, with a warning.
 MachineModel machine_for(const CpuInfo& cpu, const MatmulRoof& roof, Gemm& gemm);
 
 // The tiling a run uses by default: the cost model ranks every candidate; when one run is short
-// (predicted under 0.2 s), the best configuration of each of its top three register blocks and the
-// analytical BLIS-style tiling are timed briefly on this very problem and the fastest is used, since
+// (predicted under 0.2 s), the best configuration of each of its top three register blocks (and of
+// the other ways to share threads), its first choice with a small A block and with a narrow C panel
+// over a deep K, and the analytical BLIS-style tiling are timed briefly on this very problem and the
+// fastest is used, since
 // the model's top candidates often lie within a few percent of each other. `checked` lists what was
 // timed (ms), for --explain.
 struct MatmulPlan {

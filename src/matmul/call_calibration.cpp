@@ -15,8 +15,9 @@ namespace {
 
 // k loops of the timed calls: the short one and the long one separate the k step from the call. The
 // long one, a typical kc, also times the calls with C further away: the C tile's prefetch, issued as
-// a call starts, has that long to arrive (Sapphire Rapids-class VM: C from L3 cost 150 cycles a call
-// after a 64-step loop, 240 after 128 or 512 steps).
+// a call starts, has that long to arrive (Sapphire Rapids-class VM: this calibration read C from L3
+// at about 150 cycles a call after 64-step loops, 290-340 after 128-step ones; stand-alone loops of
+// 128 and of 512 steps read the same wait).
 constexpr int64_t kShortSteps = 16, kLongSteps = 128;
 // Each timing runs calls for at least this long, and the fastest of kRepeats timings is kept.
 constexpr double kMinSeconds = 3e-3;
@@ -38,8 +39,8 @@ Words zeroed_words(size_t words) {
   return Words(p);
 }
 
-// A region of C tiles: `down` tiles in each column of tiles, kTilesAcross columns (one tile when
-// `down` is 0: the same tile every call).
+// A region of C tiles: `down` tiles in each column of tiles, kTilesAcross columns; c_region(0, ...)
+// is a single tile (down 1, across 1: the same tile every call).
 struct CRegion {
   Words words;
   int64_t down = 0, across = 1, ldc_words = 0;
@@ -111,13 +112,15 @@ Expected<MeasuredPacking> measure_packing(Gemm& gemm, const MachineModel& machin
   constexpr int64_t kSourceColumns = 1024, kKc = 256, kMc = 96, kNc = 512;
   const int es = element_bytes(gemm.dtype());
   const bool widened = gemm.packs_widened(), sums = gemm.b_panels_have_sums();
-  const int nr = nv * machine.vector_bits / 32;
+  const int nr = gemm.micro_kernel_shape(mr, nv, false).nr();
+  // Whole panels per B block: nc a multiple of nr (48 columns do not divide 512).
+  const int64_t nc = std::max<int64_t>(nr, kNc / nr * nr);
   const int64_t rows = std::max<int64_t>(kKc, int64_t(machine.l2_bytes * 4 / (kSourceColumns * es)) / kKc * kKc);
   Words source = zeroed_words(size_t(rows * kSourceColumns * es / 4));
   const int64_t steps = k_steps(kKc, es, widened);
   const int64_t mc = std::max<int64_t>(mr, kMc / mr * mr);
   Words a_out = zeroed_words(size_t(steps * mc));
-  Words b_out = zeroed_words(size_t(b_panel_words(steps, nr, sums) * (kNc / nr)));
+  Words b_out = zeroed_words(size_t(b_panel_words(steps, nr, sums) * (nc / nr)));
   if (!source || !a_out || !b_out) return make_error("cannot allocate the packing calibration's buffers");
   const auto* src = reinterpret_cast<const unsigned char*>(source.get());
   AffinityGuard caller_affinity;
@@ -131,11 +134,12 @@ Expected<MeasuredPacking> measure_packing(Gemm& gemm, const MachineModel& machin
   // B: kc rows x nc at a time, across, then the next kc rows.
   const double b_seconds = seconds_per_pass([&] {
     for (int64_t kb = 0; kb + kKc <= rows; kb += kKc)
-      for (int64_t j0 = 0; j0 < kSourceColumns; j0 += kNc)
-        pack_b(src + (kb * kSourceColumns + j0) * es, kSourceColumns, kKc, kNc, es, nr, 0, kNc / nr, b_out.get(),
+      for (int64_t j0 = 0; j0 + nc <= kSourceColumns; j0 += nc)
+        pack_b(src + (kb * kSourceColumns + j0) * es, kSourceColumns, kKc, nc, es, nr, 0, nc / nr, b_out.get(),
                sums, widened);
   });
-  const double a_bytes = double(rows / mc * mc) * kSourceColumns * es, b_bytes = double(rows) * kSourceColumns * es;
+  const double a_bytes = double(rows / mc * mc) * kSourceColumns * es;
+  const double b_bytes = double(rows) * double(kSourceColumns / nc * nc) * es;
   MeasuredPacking m;
   m.a_gbps = a_bytes / a_seconds / 1e9;
   m.b_gbps = b_bytes / b_seconds / 1e9;
@@ -153,7 +157,7 @@ Expected<MeasuredCalls> measure_calls(Gemm& gemm, const MachineModel& machine, i
   if (machine.ghz <= 0) return make_error("no clock to convert the call timings to cycles");
   auto fn = gemm.tile_kernel(mr, nv);
   if (!fn) return make_error(fn.error());
-  const int nr = nv * machine.vector_bits / 32;
+  const int nr = gemm.micro_kernel_shape(mr, nv, false).nr();
   Words a = zeroed_words(size_t(kLongSteps * mr));
   Words b = zeroed_words(size_t(b_panel_words(kLongSteps, nr, gemm.b_panels_have_sums())));
   if (!a || !b) return make_error("cannot allocate the panels of the call calibration");

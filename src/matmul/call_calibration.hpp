@@ -1,7 +1,7 @@
 // What a micro-kernel call costs beyond its k loop on this core, measured for the cost model
 // (MeasuredCalls): one register block's kernel over A and B panels that L1 holds, its C tiles in L1,
 // in a region that L2 holds, and in one that only L3 holds, swept in the GEMM's own order (down a
-// column of tiles, then the next column); and the packing code's rate. About 80 ms.
+// column of tiles, then the next column); and the packing code's rate. About 0.15 s.
 #pragma once
 #include "matmul/cost_model.hpp"
 #include "matmul/gemm.hpp"

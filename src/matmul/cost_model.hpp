@@ -19,9 +19,10 @@ namespace peakprobe {
 // One register block's micro-kernel calls timed on this core (matmul/call_calibration.hpp): what a
 // call costs beyond its k loop, with its C tile coming from L1, L2 and L3. The update of C waits for
 // C's lines, and how long depends on where they come from; the port formula alone misses that. Seen on
-// a Sapphire Rapids-class VM: a 6 x 64 f32 call cost 55 cycles beyond its k loop with C in L1, 90
-// with C in L2 and 236 with C in L3 (the formula: 40), so kc 128 ran 7% slower than kc 512 while the
-// model, without these figures, ranked it first.
+// a Sapphire Rapids-class VM: a 6 x 64 f32 call cost 44 cycles beyond its k loop with C in L1, 70-150
+// with C in L2 and 290-340 with C in L3 (the formula: 40), so kc 128 ran 7% slower than kc 512 while
+// the model, without these figures, ranked it first. A thread's C panel never lives in L1 (the model
+// places it in L2 or further): call_l1 is the base the other two are measured from.
 struct MeasuredCalls {
   int mr = 0, nv = 0;          // the block timed; 0: nothing measured (the port formula alone)
   double step_cycles = 0;      // its k loop, cycles per k step

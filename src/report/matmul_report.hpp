@@ -15,7 +15,7 @@ namespace peakprobe {
 //   name, shape {m, n, k}, batch, dtype, threads, cold_cache, kernel,
 //   config {mr, nv, nr, mc, kc, nc, threads, thread_rows, thread_cols}, config_source,
 //   max_rel_error, rows_checked, mean_ms, min_ms, max_ms, std_ms, repetitions, warmup,
-//   gflops, arithmetic_intensity, ceiling_gflops, ceiling_source, bound_by, efficiency,
+//   gflops, arithmetic_intensity, ceiling_gflops, ceiling_source, ceiling_missing, bound_by, efficiency,
 //   clock {source, ghz, ghz_before, ghz_after, drift},
 //   baselines [{library, path, mean_ms, min_ms, max_ms, std_ms, repetitions, gflops, max_rel_error, speedup,
 //               status, reason}],
