@@ -300,12 +300,20 @@ LatencyResult MemRunner::latency(const LatencyRequest& req) {
     return r;
   }
   ClockSample before = m.clock->measure();
+  // Calls of about kCallSeconds: grown by 4 until one lasts a millisecond, then scaled to the target
+  // (growing by 4 up to the target itself left calls of 10-40 ms, and a full report's 32 latency points
+  // spent about 150 ms each where 45 do).
+  constexpr double kCallSeconds = 0.005, kSizingSeconds = 0.001;
   uint64_t iters = 1024;
   for (;;) {
     const uint64_t t0 = tsc_now();
     fn(iters, starts.data());
     const double secs = double(tsc_now() - t0) / m.cpu.tsc_hz;
-    if (secs > 0.01 || iters > (1ull << 32)) break;
+    if (iters > (1ull << 32)) break;
+    if (secs > kSizingSeconds) {
+      iters = std::max<uint64_t>(1, uint64_t(double(iters) * kCallSeconds / secs));
+      break;
+    }
     iters *= 4;
   }
   std::vector<double> ns;
