@@ -61,9 +61,23 @@ Expected<CRegion> c_region(uint64_t bytes, int mr, int nr) {
   return r;
 }
 
-// Seconds per call of one timing: sweeps of the region for at least kMinSeconds.
-double one_timing(isa::MicroKernelFn fn, int64_t steps, const uint32_t* a, const uint32_t* b, CRegion& c, int mr,
-                  int nr) {
+// Seconds per run of `run` in one timing: runs repeated for at least kMinSeconds.
+template <typename Run>
+double one_timing(const Run& run) {
+  int64_t runs = 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  double elapsed = 0;
+  do {
+    run();
+    ++runs;
+    elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  } while (elapsed < kMinSeconds);
+  return elapsed / double(runs);
+}
+
+// Seconds per call of one timing: sweeps of the region, warmed by one first.
+double call_timing(isa::MicroKernelFn fn, int64_t steps, const uint32_t* a, const uint32_t* b, CRegion& c, int mr,
+                   int nr) {
   const uint64_t ldc_bytes = uint64_t(c.ldc_words) * 4;
   const int64_t calls_per_sweep = c.down * c.across;
   // At least 64 calls between two readings of the clock: a reading costs about as much as a short call.
@@ -74,33 +88,18 @@ double one_timing(isa::MicroKernelFn fn, int64_t steps, const uint32_t* a, const
         fn(uint64_t(steps), a, b, c.words.get() + i * mr * c.ldc_words + j * nr, ldc_bytes, 1, 0);
   };
   sweep();  // warm: the region where it lives now
-  int64_t calls = 0;
-  const auto t0 = std::chrono::steady_clock::now();
-  double elapsed = 0;
-  do {
+  const double per_run = one_timing([&] {
     for (int64_t s = 0; s < sweeps_per_check; ++s) sweep();
-    calls += sweeps_per_check * calls_per_sweep;
-    elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  } while (elapsed < kMinSeconds);
-  return elapsed / double(calls);
+  });
+  return per_run / double(sweeps_per_check * calls_per_sweep);
 }
 
-// Fastest seconds of kRepeats timings of `pass` repeated for at least kMinSeconds, per pass.
+// Fastest seconds per pass of kRepeats timings of `pass`, warmed by one first.
 template <typename Pass>
 double seconds_per_pass(const Pass& pass) {
-  pass();  // warm
+  pass();
   double best = 1e300;
-  for (int rep = 0; rep < kRepeats; ++rep) {
-    int64_t passes = 0;
-    const auto t0 = std::chrono::steady_clock::now();
-    double elapsed = 0;
-    do {
-      pass();
-      ++passes;
-      elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    } while (elapsed < kMinSeconds);
-    best = std::min(best, elapsed / double(passes));
-  }
+  for (int rep = 0; rep < kRepeats; ++rep) best = std::min(best, one_timing(pass));
   return best;
 }
 
@@ -186,7 +185,7 @@ Expected<MeasuredCalls> measure_calls(Gemm& gemm, const MachineModel& machine, i
   if (l3_apart) timings.push_back({kLongSteps, &*in_l3});
   for (int round = 0; round < kRepeats; ++round)
     for (Timing& t : timings)
-      t.best = std::min(t.best, one_timing(*fn, t.steps, a.get(), b.get(), *t.region, mr, nr));
+      t.best = std::min(t.best, call_timing(*fn, t.steps, a.get(), b.get(), *t.region, mr, nr));
   const double hz = machine.ghz * 1e9;
   const double short_l1 = timings[0].best * hz, long_l1 = timings[1].best * hz;
   MeasuredCalls m;
