@@ -34,6 +34,12 @@ struct MicroKernelShape {
   // kTileDepthSteps steps is one tile of A per 16 rows and one tile of B per nv, and the A panel is
   // packed in blocks of that depth, a block's rows one after another, zero padded to whole blocks.
   bool tiles = false;
+  // B read in place: a k step's nr columns straight from B's row (ldb apart) instead of from a
+  // packed micro-panel, each step's vectors also stored to a packed panel (b_out) as they are read,
+  // so that one call packs the panel the block's other calls then read. For f32 only (a packed f32
+  // micro-panel is B's rows cut to nr columns) and whole-width tiles only (the last vector would
+  // read past the row: an edge panel is packed ahead).
+  bool b_direct = false;
   static constexpr int kTileRows = 16;
   static constexpr int kTileDepthSteps = 16;
   int lanes() const { return vec_bits / 32; }
@@ -49,8 +55,10 @@ struct MicroKernelShape {
 };
 
 // C[rows x cols] (+)= A panel x B panel over k_steps steps; accumulate 0 stores, 1 adds to C.
+// lda_bytes is read only by a_direct kernels; ldb_bytes and b_out (the packed panel written) only
+// by b_direct ones.
 using MicroKernelFn = void (*)(uint64_t k_steps, const void* a, const void* b, void* c, uint64_t ldc_bytes,
-                               uint64_t accumulate, uint64_t lda_bytes);
+                               uint64_t accumulate, uint64_t lda_bytes, uint64_t ldb_bytes, void* b_out);
 
 // The kernels of one shape, compiled on first use (every edge tile its own kernel) and kept; safe to
 // call from several threads.

@@ -541,3 +541,26 @@ TEST_CASE("a measured packing rate below the bandwidths makes repacking A cost m
   fast_packing.pack_b_gbps = 1e6;
   CHECK(predict(fast_packing, p, narrow).seconds == Approx(predict(plain, p, narrow).seconds));
 }
+
+TEST_CASE("B read in place saves its packing, and the model reads in place only a B that stays in L2", "[cost_model]") {
+  const MachineModel m = laptop();
+  // A small f32 product on one thread: reading B in place drops the packing of B and brings the
+  // same bytes in with the kernels' traffic instead.
+  const MatmulProblem small = problem(128, 128, 128);
+  MatmulConfig packed = config(6, 4, 132, 128, 128, 1, 1), in_place = packed;
+  in_place.pack_b = false;
+  const CandidateCost p = predict(m, small, packed), q = predict(m, small, in_place);
+  CHECK(q.config.pack_b == false);
+  CHECK(q.pack_seconds < p.pack_seconds);
+  CHECK(q.memory_seconds > p.memory_seconds);
+  CHECK_THAT(q.note, Catch::Contains("B read in place"));
+  // Not for bf16 (k pairs only packing puts together), nor where several rows of threads share a
+  // B block: the model packs it whatever the configuration asked.
+  CHECK(predict(m, problem(128, 128, 128, 1, MatmulDtype::bf16), in_place).config.pack_b);
+  MatmulConfig shared = config(6, 4, 132, 128, 128, 2, 1);
+  shared.pack_b = false;
+  CHECK(predict(m, problem(128, 128, 128, 2), shared).config.pack_b);
+  // The model's own choice: in place for a B that fits half of L2, packed for one that does not.
+  CHECK_FALSE(choose_config(m, problem(64, 128, 128)).config.pack_b);
+  CHECK(choose_config(m, problem(2048, 2048, 2048)).config.pack_b);
+}

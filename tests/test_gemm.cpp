@@ -85,6 +85,48 @@ TEST_CASE("gemm: primes, tall and skinny shapes, small blocks, register blocks a
   }
 }
 
+TEST_CASE("gemm: f32 read in place (A, B or both) matches the reference at every edge and thread split", "[gemm]") {
+  if (!gemm_unsupported(cpu(), MatmulDtype::f32).empty()) PP_SKIP("this CPU runs no f32 kernels");
+  const int regs = gemm_vector_registers(gemm_vector_bits(cpu()));
+  Gemm gemm(cpu(), MatmulDtype::f32);
+  struct Shape { int m, n, k; };
+  // Odd sizes (an edge panel of B packed ahead beside in-place ones), powers of two (rows of B a
+  // power of two apart), one row, one column, deep K over several k blocks.
+  for (Shape s : {Shape{127, 131, 137}, Shape{128, 128, 128}, Shape{1, 513, 3}, Shape{200, 3, 1}, Shape{7, 5, 1000},
+                  Shape{97, 200, 61}}) {
+    for (auto [pack_a, pack_b] : {std::pair{false, true}, std::pair{true, false}, std::pair{false, false}}) {
+      // Blocks small enough that every B panel is met by several row blocks and k blocks, on one
+      // thread (the in-place first call packs for the others), on a grid over N (each thread its own
+      // panels), over M (A alone in place: threads that share a B block pack it ahead), and with K
+      // split.
+      for (auto [rows, cols, k_parts] : {std::tuple{1, 1, 1}, std::tuple{1, 2, 1}, std::tuple{2, 1, 1}, std::tuple{1, 1, 2}}) {
+        if (!pack_b && rows > 1) continue;
+        MatmulConfig g = small_blocks(MatmulDtype::f32, 6, regs == 32 ? 4 : 2, rows, cols);
+        g.kc = 24;
+        g.k_threads = k_parts;
+        g.threads = rows * cols * k_parts;
+        g.pack_a = pack_a, g.pack_b = pack_b;
+        INFO(s.m << "x" << s.n << "x" << s.k << " pack_a " << pack_a << " pack_b " << pack_b << " grid " << rows << "x"
+                 << cols << " k parts " << k_parts);
+        CHECK(gemm_error(gemm, s.m, s.n, s.k, g) <= limit(MatmulDtype::f32));
+      }
+      MatmulConfig whole = default_config(cpu(), MatmulDtype::f32, s.m, s.n, s.k, 1);
+      whole.pack_a = pack_a, whole.pack_b = pack_b;
+      CHECK(gemm_error(gemm, s.m, s.n, s.k, whole) <= limit(MatmulDtype::f32));
+    }
+  }
+  // Only f32 reads B in place, and only where no other thread shares its B blocks.
+  MatmulConfig shared = small_blocks(MatmulDtype::f32, 6, regs == 32 ? 4 : 2, 2, 1);
+  shared.pack_b = false;
+  CHECK_THAT(check_config(cpu(), MatmulDtype::f32, shared), Catch::Contains("one row of threads"));
+  for (MatmulDtype dt : supported_dtypes())
+    if (dt != MatmulDtype::f32) {
+      MatmulConfig g = default_config(cpu(), dt, 64, 64, 64, 1);
+      g.pack_b = false;
+      CHECK_FALSE(check_config(cpu(), dt, g).empty());
+    }
+}
+
 TEST_CASE("gemm: at every ISA level the CPU reaches, every dtype the level keeps matches the reference", "[gemm]") {
   // A level takes features away, and the kernels may change method with them (int8 may move to a
   // signed-by-signed dot product on A shifted by 128): each must still give the exact product.

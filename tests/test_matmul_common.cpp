@@ -24,6 +24,15 @@ TEST_CASE("matmul options: --config keeps what is not given and follows a new bl
   CHECK(nr->nv == 2);
   CHECK_FALSE(nr->pack_a);
   CHECK(config_text(*nr) == "mr=6,nv=2,mc=252,kc=512,nc=1024,grid=1x1,pack_a=0");
+  CHECK(c->pack_b);
+  auto b_in_place = parse_config("pack_b=0", base, 512);
+  REQUIRE(b_in_place.ok());
+  CHECK(b_in_place->pack_a);
+  CHECK_FALSE(b_in_place->pack_b);
+  CHECK(config_text(*b_in_place) == "mr=6,nv=4,mc=252,kc=512,nc=1024,grid=1x1,pack_b=0");
+  auto b_back = parse_config(config_text(*b_in_place), base, 512);
+  REQUIRE(b_back.ok());
+  CHECK_FALSE(b_back->pack_b);
   // Batch groups: alone they run each item on one thread; with a grid, each group runs on it.
   auto spread = parse_config("batch_threads=2", base, 512);
   REQUIRE(spread.ok());
@@ -44,7 +53,7 @@ TEST_CASE("matmul options: --config keeps what is not given and follows a new bl
   REQUIRE(back.ok());
   CHECK(back->batch_threads == 1);
   CHECK(back->threads == 2);
-  for (const char* bad : {"kc", "kc=0", "kc=-4", "kc=12x", "grid=2", "grid=0x1", "nr=20", "pack_a=2", "speed=11",
+  for (const char* bad : {"kc", "kc=0", "kc=-4", "kc=12x", "grid=2", "grid=0x1", "nr=20", "pack_a=2", "pack_b=yes", "speed=11",
                           "batch_threads=0", "batch_threads=1048576,grid=2x1", "k_threads=0",
                           "k_threads=1024,batch_threads=1024,grid=2x1"}) {
     INFO(bad);

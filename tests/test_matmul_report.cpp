@@ -109,6 +109,7 @@ MatmulResult mistrusted_f32() {
   r.kernel = "avx2 f32 6x16";
   r.isa_level = "avx2";  // held with --isa on a wider CPU
   r.config = {6, 2, 16, 48, 256, 128, 4, 2, 2};
+  r.config.pack_a = false;  // A read in place: said in the JSON config and the console's blocking
   r.config_source = "--config";
   r.max_rel_error = 2.4e-7;
   r.rows_checked = 256;
@@ -222,6 +223,8 @@ TEST_CASE("matmul JSON reads back as it was written", "[matmul_report]") {
     CHECK(back.ceiling_gflops.has_value() == r.ceiling_gflops.has_value());
     CHECK(back.efficiency.has_value() == r.efficiency.has_value());
     CHECK(back.config.thread_rows == r.config.thread_rows);
+    CHECK(back.config.pack_a == r.config.pack_a);
+    CHECK(back.config.pack_b == r.config.pack_b);
     CHECK(back.timing.min_ms == r.timing.min_ms);
     CHECK(back.model_gap == r.model_gap);
     CHECK(back.isa_level == r.isa_level);

@@ -86,8 +86,11 @@ Error emit_kernel(aj::Assembler& a, const isa::MicroKernelShape& s, int rows, in
   const int used = (cols + 3) / 4;
   const int tail = cols - (used - 1) * 4;
   const Layout l = layout(s, rows, used);
-  // kernel(k_steps x0, a x1, b x2, c x3, ldc_bytes x4, accumulate x5, lda_bytes x6)
-  const arm::GpX steps = aj::x0, pa = aj::x1, pb = aj::x2, accumulate = aj::x5, lda = aj::x6;
+  // kernel(k_steps x0, a x1, b x2, c x3, ldc_bytes x4, accumulate x5, lda_bytes x6, ldb_bytes x7,
+  // b_out [sp])
+  const arm::GpX steps = aj::x0, pa = aj::x1, pb = aj::x2, accumulate = aj::x5, lda = aj::x6, ldb = aj::x7;
+  const arm::GpX b_out = aj::x8;  // in-place B: the packed panel its vectors are stored to
+  if (s.b_direct) a.ldr(b_out, arm::ptr(aj::sp));  // the 9th argument, before the frame moves sp
   emit_save_callee_saved(a);
   for (int i = 0; i < rows; ++i)
     for (int j = 0; j < used; ++j) {
@@ -129,11 +132,18 @@ Error emit_kernel(aj::Assembler& a, const isa::MicroKernelShape& s, int rows, in
   }
   for (int j = 0; j + 1 < used; j += 2) a.ldp(aj::v(l.b0 + uint32_t(j)).q(), aj::v(l.b0 + uint32_t(j) + 1).q(), arm::ptr(pb, 16 * j));
   if (used % 2) a.ldr(aj::v(l.b0 + uint32_t(used - 1)).q(), arm::ptr(pb, 16 * (used - 1)));
+  if (s.b_direct)
+    for (int j = 0; j < used; ++j) a.str(aj::v(l.b0 + uint32_t(j)).q(), arm::ptr(b_out, 16 * j));
   for (int i = 0; i < rows; ++i)
     for (int j = 0; j < used; ++j)
       emit_dot(a, s.dtype, s.signed_a, l.acc0 + uint32_t(i * s.nv + j), l.b0 + uint32_t(j), l.a0 + uint32_t(i / 4), uint32_t(i % 4));
   if (!s.a_direct) a.add(pa, pa, Imm(4 * s.mr));  // packed A keeps mr words per step, edge rows zero-padded
-  a.add(pb, pb, Imm(4 * s.nr()));
+  if (s.b_direct) {
+    a.add(pb, pb, ldb);  // in-place B: the next k row of B itself
+    a.add(b_out, b_out, Imm(4 * s.nr()));
+  } else {
+    a.add(pb, pb, Imm(4 * s.nr()));
+  }
   a.subs(steps, steps, Imm(1));
   a.b_ne(loop);
   a.bind(done);
@@ -159,6 +169,9 @@ Expected<isa::JitFunction> compile(const isa::MicroKernelShape& s, int rows, int
   if (std::string why = check_shape(s, 32); !why.empty()) return make_error(why);
   if (rows < 1 || rows > s.mr || cols < 1 || cols > s.nr())
     return make_error(fmt::format("micro-tile {}x{} outside the {}x{} block", rows, cols, s.mr, s.nr()));
+  if (s.b_direct && cols != s.nr())
+    return make_error(fmt::format("micro-tile {}x{}: in-place B kernels are whole {} columns wide (an edge panel is packed)",
+                                  rows, cols, s.nr()));
   CodeHolder code;
   code.init(isa::jit_environment());
   StringLogger logger;
@@ -179,6 +192,7 @@ std::string check_shape(const isa::MicroKernelShape& s, int vector_registers) {
   if (s.widened) return "widened elements: every AArch64 kernel runs on the dtype's own dot product";
   if (s.a_direct && !a_in_place_possible(s.dtype, s.mr))
     return "in-place A needs f32 and at most 6 rows (bf16/int8 k groups and more rows need packing)";
+  if (s.b_direct && !b_in_place_possible(s.dtype)) return "in-place B needs f32 (bf16/int8 k groups need packing)";
   if (s.mr < 1 || s.nv < 1 || s.nv > 4)
     return fmt::format("register block {}x{} vectors: rows must be >= 1 and vectors 1..4", s.mr, s.nv);
   if (registers_needed(s.mr, s.nv) > vector_registers)

@@ -83,6 +83,9 @@ Error emit_kernel(ax::Assembler& e, const MicroKernelShape& s, int rows, int col
   const ax::Gp steps = ax::rdi, a = ax::rsi, b = ax::rdx, c = ax::rcx, ldc = ax::r8, accumulate = ax::r9;
   // Widened int8's multiply-add writes a temporary, added to the accumulator after it.
   const uint32_t b0 = uint32_t(rows * used), bc = b0 + uint32_t(used), tmp = bc + 1;
+  // In-place B keeps the packed panel it writes in rbx (callee-saved): the stack arguments move by 8.
+  if (s.b_direct) e.push(ax::rbx);
+  const int32_t args = s.b_direct ? 8 : 0;
   // Ask for the C tile now: its lines arrive while the k loop runs instead of stalling the update.
   e.mov(ax::rax, c);
   const int row_bytes = cols * 4;
@@ -91,10 +94,18 @@ Error emit_kernel(ax::Assembler& e, const MicroKernelShape& s, int rows, int col
     e.prefetcht0(ax::ptr(ax::rax, row_bytes - 1));
     e.add(ax::rax, ldc);
   }
+  // In-place B: the step from one k row of B to the next, the 8th argument (rax is free from here
+  // on to the update, which uses eax for a mask only after the loop), and the packed panel the
+  // vectors read are stored to, the 9th.
+  const ax::Gp ldb = ax::rax, b_out = ax::rbx;
+  if (s.b_direct) {
+    e.mov(ldb, ax::qword_ptr(ax::rsp, 16 + args));
+    e.mov(b_out, ax::qword_ptr(ax::rsp, 24 + args));
+  }
   // In-place A: rows 0-2 at a, a + lda, a + 2 lda; rows 3-5 the same from a3 = a + 3 lda.
   const ax::Gp lda = ax::r11, a3 = ax::r10;
   if (s.a_direct) {
-    e.mov(lda, ax::qword_ptr(ax::rsp, 8));  // the 7th argument, on the stack
+    e.mov(lda, ax::qword_ptr(ax::rsp, 8 + args));  // the 7th argument, on the stack
     e.lea(a3, ax::ptr(a, lda, 1));
     e.add(a3, lda);
   }
@@ -114,8 +125,10 @@ Error emit_kernel(ax::Assembler& e, const MicroKernelShape& s, int rows, int col
   e.jz(done);
   e.align(AlignMode::kCode, 64);
   e.bind(loop);
-  for (int j = 0; j < used; ++j)
+  for (int j = 0; j < used; ++j) {
     e.emit(ax::Inst::kIdVmovups, vec(s.vec_bits, b0 + uint32_t(j)), ax::ptr(b, j * s.vec_bits / 8));
+    if (s.b_direct) e.emit(ax::Inst::kIdVmovups, ax::ptr(b_out, j * s.vec_bits / 8), vec(s.vec_bits, b0 + uint32_t(j)));
+  }
   for (int i = 0; i < rows; ++i) {
     e.emit(ax::Inst::kIdVpbroadcastd, vec(s.vec_bits, bc), a_row(i));
     for (int j = 0; j < used; ++j) {
@@ -137,7 +150,12 @@ Error emit_kernel(ax::Assembler& e, const MicroKernelShape& s, int rows, int col
   } else {
     e.add(a, Imm(4 * s.mr));  // packed A keeps mr words per step even for edge rows (zero padded)
   }
-  e.add(b, Imm(4 * s.nr()));
+  if (s.b_direct) {
+    e.add(b, ldb);
+    e.add(b_out, Imm(4 * s.nr()));
+  } else {
+    e.add(b, Imm(4 * s.nr()));
+  }
   e.dec(steps);
   e.jnz(loop);
   e.bind(done);
@@ -148,6 +166,7 @@ Error emit_kernel(ax::Assembler& e, const MicroKernelShape& s, int rows, int col
   e.bind(store);
   emit_update(e, s, rows, used, tail, false);
   e.bind(out);
+  if (s.b_direct) e.pop(ax::rbx);
   e.vzeroupper();
   e.ret();
   return kErrorOk;
@@ -157,6 +176,9 @@ Expected<JitFunction> compile(const MicroKernelShape& s, int rows, int cols, std
   if (std::string why = check_shape(s, s.vec_bits == 512 ? 32 : 16); !why.empty()) return make_error(why);
   if (rows < 1 || rows > s.mr || cols < 1 || cols > s.nr())
     return make_error(fmt::format("micro-tile {}x{} outside the {}x{} block", rows, cols, s.mr, s.nr()));
+  if (s.b_direct && cols != s.nr())
+    return make_error(fmt::format("micro-tile {}x{}: in-place B kernels are whole {} columns wide (an edge panel is packed)",
+                                  rows, cols, s.nr()));
   CodeHolder code;
   code.init(jit_environment());
   StringLogger logger;
@@ -180,6 +202,8 @@ std::string check_shape(const MicroKernelShape& s, int vector_registers) {
   if (s.signed_a) return "A shifted by 128 (signed_a): the x86 int8 kernels multiply unsigned A by signed B as they are";
   if (s.a_direct && !a_in_place_possible(s.dtype, s.mr))
     return "in-place A needs f32 and at most 6 rows (bf16/int8 k groups and more rows need packing)";
+  if (s.b_direct && (!b_in_place_possible(s.dtype) || s.widened))
+    return "in-place B needs f32 (bf16/int8 k groups need packing)";
   if (s.mr < 1 || s.nv < 1 || s.nv > 4)
     return fmt::format("register block {}x{} vectors: rows must be >= 1 and vectors 1..4", s.mr, s.nv);
   if (registers_needed(s) > vector_registers)

@@ -38,9 +38,9 @@ inline int registers_needed(const MicroKernelShape& s) {
 // "" when the shape can be generated for a CPU with these vector registers, else why not.
 std::string check_shape(const MicroKernelShape& s, int vector_registers);
 
-// void kernel(k_steps, a, b, c, ldc_bytes, accumulate, lda_bytes)
+// void kernel(k_steps, a, b, c, ldc_bytes, accumulate, lda_bytes, ldb_bytes, b_out)
 // accumulate = 0 stores the block into C (the first K block), 1 adds it to C. lda_bytes is read
-// only by a_direct kernels.
+// only by a_direct kernels, ldb_bytes and b_out only by b_direct ones (all three from the stack).
 using MicroKernelFn = isa::MicroKernelFn;
 
 // Kernels compiled on first use for each (rows, columns) edge case; thread-safe.

@@ -37,7 +37,8 @@ InstId dot_id(MatmulDtype dtype) {
 
 std::string check_tile_shape(const isa::MicroKernelShape& s) {
   if (s.dtype == MatmulDtype::f32) return "tile kernels multiply bf16 or int8 (the matrix unit has no f32 product)";
-  if (s.widened || s.signed_a || s.a_direct) return "tile kernels take packed, unwidened, unsigned A";
+  if (s.widened || s.signed_a || s.a_direct || s.b_direct)
+    return "tile kernels take packed, unwidened, unsigned A and packed B";
   if (s.vec_bits != 512) return "tile kernels are 16 columns of 32-bit sums wide (vec_bits 512)";
   if (s.mr % kRows != 0 || s.mr < kRows || s.nv < 1)
     return fmt::format("tile block {}x{}: rows must be a multiple of {} and columns of {}", s.mr, s.nr(), kRows,

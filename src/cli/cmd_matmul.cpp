@@ -217,7 +217,8 @@ void add_matmul_command(CLI::App& app, GlobalOptions& g) {
   cmd->add_option("--config", o->config,
                   "Tiling to use instead of the model's: key=value list of mr, nv (or nr), mc, kc, nc, grid=RxC,\n"
                   "batch_threads=N (N groups of threads, each on its own batch items), k_threads=N (K split into\n"
-                  "N parts whose sums are added), pack_a=0|1; keys left out keep the model's values")
+                  "N parts whose sums are added), pack_a=0|1 and pack_b=0|1 (0: the kernels read that f32 operand in\n"
+                  "place); keys left out keep the model's values")
       ->type_name("LIST");
   cmd->add_option("--baseline", o->baselines, "Libraries to run the same problem: onednn (every dtype), openblas and blis (f32), a path, none")
       ->capture_default_str();

@@ -141,6 +141,15 @@ MatmulPlan plan_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulProblem& p,
     if (std::none_of(shortlist.begin(), shortlist.end(), [&](const MatmulConfig& c) { return config_text(c) == text; }))
       shortlist.push_back(narrow_c);
   }
+  // The first choice with B the other way, read in place or packed: the model prices packing B
+  // against reading its rows ldb apart from where B lives, a trade the timing settles.
+  if (b_in_place_possible(p.dtype) && shortlist.front().thread_rows == 1) {
+    MatmulConfig other_b = shortlist.front();
+    other_b.pack_b = !other_b.pack_b;
+    const std::string text = config_text(other_b);
+    if (std::none_of(shortlist.begin(), shortlist.end(), [&](const MatmulConfig& c) { return config_text(c) == text; }))
+      shortlist.push_back(other_b);
+  }
   MatmulConfig analytic = default_config(cpu, p.dtype, p.m, p.n, p.k, p.threads);
   analytic.pack_a = !a_in_place_possible(p.dtype, analytic.mr);  // in place measured faster here at every size
   shortlist.push_back(analytic);
@@ -196,11 +205,11 @@ Expected<MatmulConfig> parse_config(const std::string& text, const MatmulConfig&
   while (std::getline(in, item, ',')) {
     const auto eq = item.find('=');
     if (eq == std::string::npos)
-      return make_error(fmt::format("--config '{}': expected key=value items (mr, nv, nr, mc, kc, nc, grid, batch_threads, k_threads, pack_a)", item));
+      return make_error(fmt::format("--config '{}': expected key=value items (mr, nv, nr, mc, kc, nc, grid, batch_threads, k_threads, pack_a, pack_b)", item));
     const std::string key = item.substr(0, eq), value = item.substr(eq + 1);
-    if (key == "pack_a") {
-      if (value != "0" && value != "1") return make_error(fmt::format("--config pack_a '{}': expected 0 or 1", value));
-      c.pack_a = value == "1";
+    if (key == "pack_a" || key == "pack_b") {
+      if (value != "0" && value != "1") return make_error(fmt::format("--config {} '{}': expected 0 or 1", key, value));
+      (key == "pack_a" ? c.pack_a : c.pack_b) = value == "1";
       continue;
     }
     if (key == "grid") {
@@ -235,7 +244,7 @@ Expected<MatmulConfig> parse_config(const std::string& text, const MatmulConfig&
     else if (key == "nc") c.nc = v, nc_given = true;
     else if (key == "batch_threads") c.batch_threads = v, batch_given = true;
     else if (key == "k_threads") c.k_threads = v, k_given = true;
-    else return make_error(fmt::format("--config: unknown key '{}' (known: mr, nv, nr, mc, kc, nc, grid, batch_threads, k_threads, pack_a)", key));
+    else return make_error(fmt::format("--config: unknown key '{}' (known: mr, nv, nr, mc, kc, nc, grid, batch_threads, k_threads, pack_a, pack_b)", key));
   }
   // The thread split given replaces the model's whole split: a grid alone runs every item on it, over
   // all of K; batch groups or K parts given without a grid run on a 1x1 grid.
@@ -260,9 +269,10 @@ Expected<MatmulConfig> parse_config(const std::string& text, const MatmulConfig&
 }
 
 std::string config_text(const MatmulConfig& c) {
-  return fmt::format("mr={},nv={},mc={},kc={},nc={},grid={}x{}{}{}{}", c.mr, c.nv, c.mc, c.kc, c.nc, c.thread_rows,
+  return fmt::format("mr={},nv={},mc={},kc={},nc={},grid={}x{}{}{}{}{}", c.mr, c.nv, c.mc, c.kc, c.nc, c.thread_rows,
                      c.thread_cols, c.batch_threads > 1 ? fmt::format(",batch_threads={}", c.batch_threads) : "",
-                     c.k_threads > 1 ? fmt::format(",k_threads={}", c.k_threads) : "", c.pack_a ? "" : ",pack_a=0");
+                     c.k_threads > 1 ? fmt::format(",k_threads={}", c.k_threads) : "", c.pack_a ? "" : ",pack_a=0",
+                     c.pack_b ? "" : ",pack_b=0");
 }
 
 Expected<MatmulDtype> parse_dtype(const std::string& text) {

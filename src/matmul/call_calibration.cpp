@@ -85,7 +85,7 @@ double call_timing(isa::MicroKernelFn fn, int64_t steps, const uint32_t* a, cons
   auto sweep = [&] {
     for (int64_t j = 0; j < c.across; ++j)
       for (int64_t i = 0; i < c.down; ++i)
-        fn(uint64_t(steps), a, b, c.words.get() + i * mr * c.ldc_words + j * nr, ldc_bytes, 1, 0);
+        fn(uint64_t(steps), a, b, c.words.get() + i * mr * c.ldc_words + j * nr, ldc_bytes, 1, 0, 0, nullptr);
   };
   sweep();  // warm: the region where it lives now
   const double per_run = one_timing([&] {

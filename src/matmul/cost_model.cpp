@@ -215,6 +215,8 @@ MatmulConfig normalized(const MachineModel& machine, const MatmulProblem& proble
   c.k_threads = int(std::clamp<int64_t>(c.k_threads, 1, std::max<int64_t>(1, ceil_div(problem.k, dt.kgroup))));
   c.threads = c.batch_threads * c.k_threads * c.thread_rows * c.thread_cols;
   if (!a_in_place_possible(problem.dtype, c.mr)) c.pack_a = true;  // the kernels cannot
+  // Threads that share a B block (several rows of them) pack it ahead together.
+  if (!b_in_place_possible(problem.dtype) || c.thread_rows > 1) c.pack_b = true;
   return c;
 }
 
@@ -379,6 +381,9 @@ double kernel_memory_seconds(const MachineModel& machine, const MatmulConfig& c,
     s += transfer_seconds(machine, b, a_read, b.source);
     s += transfer_seconds(machine, b, a_read * double(g.n_jc - 1), pl.a_slice);
   }
+  // B read in place is not packed: the first ic block's calls bring each B block in from where B
+  // lives (the read packing would have done), overlapped with the kernels.
+  if (!c.pack_b) s += transfer_seconds(machine, b, g.cols * g.k * ab, b.source);
   // A B micro-panel comes from the B block once per ic block (its first call); the other calls of
   // that ic block find it in L1, or re-read it from where it fits when L1 cannot hold it.
   s += transfer_seconds(machine, b, double(g.n_ic) * double(g.cols_pad) * k * pb, pl.b_block);
@@ -415,12 +420,15 @@ double pack_seconds(const MachineModel& machine, const MatmulConfig& c, const Ge
                           slower(pl.a_block, Level::l2));
     s += at_least_packing(a, a_read * double(g.n_jc), machine.pack_a_gbps);
   }
-  // B: each block is packed once, cooperatively by the thread_rows threads that share it.
-  const double share = 1.0 / c.thread_rows;
-  const double b_read = g.cols * g.k * ab * share;
-  double bt = transfer_seconds(machine, b, b_read, b.source);
-  bt += transfer_seconds(machine, b, double(g.cols_pad) * double(g.kpad) * pb * share, slower(pl.b_block, Level::l2));
-  s += at_least_packing(bt, b_read, machine.pack_b_gbps);
+  // B: each block is packed once, cooperatively by the thread_rows threads that share it (read in
+  // place, only an edge panel narrower than nr is packed: left out).
+  if (c.pack_b) {
+    const double share = 1.0 / c.thread_rows;
+    const double b_read = g.cols * g.k * ab * share;
+    double bt = transfer_seconds(machine, b, b_read, b.source);
+    bt += transfer_seconds(machine, b, double(g.cols_pad) * double(g.kpad) * pb * share, slower(pl.b_block, Level::l2));
+    s += at_least_packing(bt, b_read, machine.pack_b_gbps);
+  }
   if (c.thread_rows > 1) {
     const double barrier = kBarrierLevelSeconds * std::ceil(std::log2(double(c.thread_rows)));
     s += kBarriersPerBBlock * double(g.n_jc) * double(g.kblocks) * barrier;
@@ -433,6 +441,7 @@ std::string notes_of(const MatmulConfig& c, const Geometry& g, const Placement& 
   std::string out;
   auto add = [&out](const std::string& s) { out += (out.empty() ? "" : "; ") + s; };
   if (!c.pack_a) add("A read in place");
+  if (!c.pack_b) add("B read in place");
   if (pl.a_block != Level::l2) add(std::string("A block over L2 budget, from ") + level_name(pl.a_block));
   if (pl.b_panel != Level::l1 && g.b_panel_rereads() > 0)
     add(std::string("B panel over L1 budget, from ") + level_name(pl.b_panel));
@@ -551,6 +560,9 @@ MatmulConfig with_blocks(const MachineModel& machine, const MatmulProblem& probl
   // speed in place). So only an A that stays in L2 is read in place; larger ones are packed.
   c.pack_a = !(a_in_place_possible(problem.dtype, c.mr) &&
                double(problem.m) * double(problem.k) * 4.0 <= kL2Fill * double(machine.l2_bytes));
+  // B likewise: its panels' rows lie ldb apart, and only a B that stays in L2 is read in place.
+  c.pack_b = !(b_in_place_possible(problem.dtype) &&
+               double(problem.k) * double(problem.n) * 4.0 <= kL2Fill * double(machine.l2_bytes));
   c.mc = c.mr;
   c.nc = c.nr;
   const Geometry g = geometry_of(machine, problem, c);
@@ -573,9 +585,9 @@ MatmulConfig with_blocks(const MachineModel& machine, const MatmulProblem& probl
   return c;
 }
 
-using ConfigKey = std::tuple<int, int, int, int, int, int, int, int, int, bool>;
+using ConfigKey = std::tuple<int, int, int, int, int, int, int, int, int, bool, bool>;
 ConfigKey key_of(const MatmulConfig& c) {
-  return {c.mr, c.nv, c.mc, c.kc, c.nc, c.thread_rows, c.thread_cols, c.batch_threads, c.k_threads, c.pack_a};
+  return {c.mr, c.nv, c.mc, c.kc, c.nc, c.thread_rows, c.thread_cols, c.batch_threads, c.k_threads, c.pack_a, c.pack_b};
 }
 
 bool cheaper(const CandidateCost& a, const CandidateCost& b) {

@@ -106,10 +106,13 @@ void add_part(uint32_t* c, int64_t ldc, const uint32_t* part, int64_t rows, int6
 
 // The micro-kernel shape of a register block on this CPU: one place decides how int8 A is packed
 // and whether the elements are widened.
-isa::MicroKernelShape kernel_shape(const CpuInfo& cpu, MatmulDtype dtype, int mr, int nv, bool a_direct) {
+isa::MicroKernelShape kernel_shape(const CpuInfo& cpu, MatmulDtype dtype, int mr, int nv, bool a_direct,
+                                   bool b_direct = false) {
   const isa::Target& t = isa::host_target();
-  return {mr, nv, gemm_vector_bits(cpu), dtype, a_direct, t.gemm_signed_a(cpu, dtype), t.gemm_widened(cpu, dtype),
-          t.gemm_tiles(cpu, dtype)};
+  isa::MicroKernelShape s{mr, nv, gemm_vector_bits(cpu), dtype, a_direct, t.gemm_signed_a(cpu, dtype),
+                          t.gemm_widened(cpu, dtype), t.gemm_tiles(cpu, dtype)};
+  s.b_direct = b_direct;
+  return s;
 }
 
 }  // namespace
@@ -158,7 +161,7 @@ MatmulConfig default_config(const CpuInfo& cpu, MatmulDtype dtype, int64_t m, in
 
 std::string check_config(const CpuInfo& cpu, MatmulDtype dtype, const MatmulConfig& g) {
   const int bits = gemm_vector_bits(cpu), lanes = bits / 32;
-  const isa::MicroKernelShape s = kernel_shape(cpu, dtype, g.mr, g.nv, !g.pack_a);
+  const isa::MicroKernelShape s = kernel_shape(cpu, dtype, g.mr, g.nv, !g.pack_a, !g.pack_b);
   const int kg = s.k_group();
   if (std::string why = isa::host_target().check_kernel_shape(s, gemm_vector_registers(bits)); !why.empty())
     return why;
@@ -168,6 +171,10 @@ std::string check_config(const CpuInfo& cpu, MatmulDtype dtype, const MatmulConf
   if (g.kc < kg || g.kc % kg)
     return fmt::format("kc {} must be a positive multiple of {} ({}{} packs {} k values a lane)", g.kc, kg,
                        to_string(dtype), s.widened ? " widened" : "", kg);
+  if (!g.pack_b && g.thread_rows > 1)
+    return fmt::format("pack_b=0 needs a grid of one row of threads (grid {}x{}): threads that share a B block pack it "
+                       "ahead together",
+                       g.thread_rows, g.thread_cols);
   if (g.threads < 1 || g.thread_rows < 1 || g.thread_cols < 1 || g.batch_threads < 1 || g.k_threads < 1 ||
       int64_t(g.batch_threads) * g.k_threads * g.thread_rows * g.thread_cols != g.threads)
     return g.batch_threads == 1 && g.k_threads == 1
@@ -195,13 +202,13 @@ std::string Gemm::kernel_name(const MatmulConfig& g) const {
                      signed_a_ ? " signed-A" : "", widened, g.mr, g.nr);
 }
 
-isa::MicroKernelShape Gemm::micro_kernel_shape(int mr, int nv, bool a_direct) const {
-  return kernel_shape(cpu_, dtype_, mr, nv, a_direct);
+isa::MicroKernelShape Gemm::micro_kernel_shape(int mr, int nv, bool a_direct, bool b_direct) const {
+  return kernel_shape(cpu_, dtype_, mr, nv, a_direct, b_direct);
 }
 
-isa::MicroKernels& Gemm::kernels_for(int mr, int nv, bool a_direct) {
-  auto& slot = kernels_[{mr, nv, a_direct}];
-  if (!slot) slot = isa::host_target().micro_kernels(kernel_shape(cpu_, dtype_, mr, nv, a_direct));
+isa::MicroKernels& Gemm::kernels_for(int mr, int nv, bool a_direct, bool b_direct) {
+  auto& slot = kernels_[{mr, nv, a_direct, b_direct}];
+  if (!slot) slot = isa::host_target().micro_kernels(kernel_shape(cpu_, dtype_, mr, nv, a_direct, b_direct));
   return *slot;
 }
 
@@ -210,7 +217,7 @@ Expected<isa::MicroKernelFn> Gemm::tile_kernel(int mr, int nv) {
   const isa::MicroKernelShape s = kernel_shape(cpu_, dtype_, mr, nv, false);
   if (std::string why = isa::host_target().check_kernel_shape(s, gemm_vector_registers(vec_bits_)); !why.empty())
     return make_error(why);
-  return kernels_for(mr, nv, false).get(mr, s.nr());
+  return kernels_for(mr, nv, false, false).get(mr, s.nr());
 }
 
 Expected<bool> Gemm::run(const GemmArgs& x, const MatmulConfig& g) { return run_batch(x, 1, {}, g); }
@@ -247,29 +254,41 @@ Expected<bool> Gemm::run_batch(const GemmArgs& x, int64_t batch, const BatchStri
   // Every kernel a thread may need, compiled before the threads start and then looked up without a
   // lock: [rows][cols]. The table is kept between calls, so a small product (a batch of 32^3 items)
   // does not pay a locked lookup per edge kernel every call.
-  const bool direct = !g.pack_a;
-  std::vector<isa::MicroKernelFn>& table = kernel_tables_[{mr, g.nv, direct}];
-  if (table.empty()) table.assign(size_t((mr + 1) * (nr + 1)), nullptr);
-  const auto need_width = [&](int w) -> Expected<bool> {
-    if (table[size_t(nr + 1 + w)]) return true;  // a width's kernels are fetched together
-    isa::MicroKernels& kernels = kernels_for(mr, g.nv, direct);
+  // B not packed ahead (pack_b false): the first call over each whole-width panel of a block reads it
+  // in place and packs it as it goes (table_in_place); the block's other calls, and an edge panel
+  // narrower than nr packed ahead, run the packed kernels. The thread is the only one to use its B
+  // blocks (check_config: one row of threads).
+  const bool direct = !g.pack_a, b_direct = !g.pack_b;
+  const auto table_of = [&](bool b_in_place) -> std::vector<isa::MicroKernelFn>& {
+    std::vector<isa::MicroKernelFn>& t = kernel_tables_[{mr, g.nv, direct, b_in_place}];
+    if (t.empty()) t.assign(size_t((mr + 1) * (nr + 1)), nullptr);
+    return t;
+  };
+  std::vector<isa::MicroKernelFn>& table = table_of(false);
+  std::vector<isa::MicroKernelFn>& table_in_place = b_direct ? table_of(true) : table;
+  const auto need_width = [&](int w, bool b_in_place) -> Expected<bool> {
+    std::vector<isa::MicroKernelFn>& t = b_in_place ? table_in_place : table;
+    if (t[size_t(nr + 1 + w)]) return true;  // a width's kernels are fetched together
+    isa::MicroKernels& kernels = kernels_for(mr, g.nv, direct, b_in_place);
     for (int r = mr; r >= 1; --r) {
       auto fn = kernels.get(r, w);
       if (!fn) return make_error(fn.error());
-      table[size_t(r * (nr + 1) + w)] = *fn;
+      t[size_t(r * (nr + 1) + w)] = *fn;
     }
     return true;
   };
-  if (auto ok = need_width(nr); !ok) return ok;
+  if (auto ok = need_width(nr, false); !ok) return ok;
+  if (b_direct)
+    if (auto ok = need_width(nr, true); !ok) return ok;
   for (int tc = 0; tc < tc_count; ++tc) {
     auto [c0, c1] = col_range(tc);
     for (int64_t jc = c0; jc < c1; jc += g.nc)
       if (const int64_t w = std::min<int64_t>(g.nc, c1 - jc) % nr)
-        if (auto ok = need_width(int(w)); !ok) return ok;
+        if (auto ok = need_width(int(w), false); !ok) return ok;
   }
 
   // Buffers: an A block per thread; two B blocks per column group of each batch group.
-  const int step_block = micro_kernel_shape(mr, g.nv, direct).step_block();
+  const int step_block = micro_kernel_shape(mr, g.nv, direct, b_direct).step_block();
   const int64_t steps_max = k_steps(std::min<int64_t>(g.kc, x.k), es, widened_, step_block);
   Workspace& ws = *workspace_;
   const int column_groups = groups * tk_count * tc_count;
@@ -337,8 +356,15 @@ Expected<bool> Gemm::run_batch(const GemmArgs& x, int64_t batch, const BatchStri
         for (int64_t pc = k_begin; pc < k_end; pc += g.kc) {
           const int64_t kc = std::min<int64_t>(g.kc, k_end - pc), steps = k_steps(kc, es, widened_, step_block);
           uint32_t* bp = b_buffers[size_t(block++ & 1)].get();
-          pack_b(b + (pc * x.ldb + jc) * es, x.ldb, kc, nc, es, nr, panels * tr / tr_count,
-                 panels * (tr + 1) / tr_count, bp, signed_a_, widened_, step_block);
+          // This thread's share of the block's panels; packed as they are read, only a narrow edge panel.
+          int64_t pack_begin = panels * tr / tr_count, pack_end = panels * (tr + 1) / tr_count;
+          if (b_direct) {
+            const int64_t edge = nc % nr ? panels - 1 : panels;
+            pack_begin = std::max(pack_begin, edge);
+          }
+          if (pack_begin < pack_end)
+            pack_b(b + (pc * x.ldb + jc) * es, x.ldb, kc, nc, es, nr, pack_begin, pack_end, bp, signed_a_, widened_,
+                   step_block);
           barrier.wait();
           const uint64_t accumulate = pc > k_begin;
           for (int64_t ic = r0; ic < r1; ic += g.mc) {
@@ -348,15 +374,19 @@ Expected<bool> Gemm::run_batch(const GemmArgs& x, int64_t batch, const BatchStri
             for (int64_t q = 0; q < panels; ++q) {
               const int64_t jp = (q + start) % panels, jr = jp * nr;
               const int cols = int(std::min<int64_t>(nr, nc - jr));
-              const uint32_t* bpanel = bp + jp * b_panel_words(steps, nr, signed_a_);
+              uint32_t* bpanel = bp + jp * b_panel_words(steps, nr, signed_a_);
               for (int64_t ir = 0; ir < mc; ir += mr) {
                 const int rows = int(std::min<int64_t>(mr, mc - ir));
                 const void* apanel = direct ? static_cast<const void*>(a + ((ic + ir) * x.lda + pc) * 4)
                                             : static_cast<const void*>(ap + ir * steps);
-                table[size_t(rows * (nr + 1) + cols)](uint64_t(steps), apanel, bpanel,
-                                                       c + ((ic + ir - row0) * ldc + jc + jr - col0) * 4,
-                                                       uint64_t(ldc) * 4,
-                                                       accumulate, uint64_t(x.lda) * 4);
+                void* cp = c + ((ic + ir - row0) * ldc + jc + jr - col0) * 4;
+                if (b_direct && cols == nr && ic == r0 && ir == 0)  // reads B in place, leaves bpanel packed
+                  table_in_place[size_t(rows * (nr + 1) + cols)](uint64_t(steps), apanel, b + (pc * x.ldb + jc + jr) * es, cp,
+                                                                 uint64_t(ldc) * 4, accumulate, uint64_t(x.lda) * 4,
+                                                                 uint64_t(x.ldb) * uint64_t(es), bpanel);
+                else
+                  table[size_t(rows * (nr + 1) + cols)](uint64_t(steps), apanel, bpanel, cp, uint64_t(ldc) * 4,
+                                                        accumulate, uint64_t(x.lda) * 4, 0, nullptr);
               }
             }
           }

@@ -2,6 +2,8 @@
 // (nc) and k block (kc), the B block is packed into kc x nr micro-panels that the threads of one
 // column group pack together and share; each thread packs its own mc x kc blocks of A and runs the
 // register-block kernel over them. Threads form a grid over M (thread_rows) and N (thread_cols).
+// Small f32 operands can be read in place instead (MatmulConfig::pack_a, pack_b): A's rows lda apart,
+// B's whole-width panels ldb apart; an edge panel of B narrower than nr is still packed.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -59,7 +61,7 @@ class Gemm {
   // Name of the kernel a configuration runs: the width's name, the dtype and the block ("<width> f32 6x64").
   std::string kernel_name(const MatmulConfig& config) const;
   // The micro-kernel shape of an mr x nv block here (how the dtype is packed and computed).
-  isa::MicroKernelShape micro_kernel_shape(int mr, int nv, bool a_direct) const;
+  isa::MicroKernelShape micro_kernel_shape(int mr, int nv, bool a_direct, bool b_direct = false) const;
   // The kernel of a whole mr x (nv vectors) tile reading a packed A panel (call_calibration.hpp
   // times it), and whether B panels end with a step of column sums (b_panel_words).
   Expected<isa::MicroKernelFn> tile_kernel(int mr, int nv);
@@ -79,17 +81,18 @@ class Gemm {
 
  private:
   struct Workspace;
-  isa::MicroKernels& kernels_for(int mr, int nv, bool a_direct);
+  isa::MicroKernels& kernels_for(int mr, int nv, bool a_direct, bool b_direct);
   CpuInfo cpu_;
   MatmulDtype dtype_;
   int vec_bits_;
   bool signed_a_;  // int8 A packed as A - 128, column sums after each B panel (isa::MicroKernelShape)
   bool widened_;   // bf16 packed as f32, int8 as int16 (isa::MicroKernelShape::widened)
   bool tiles_;     // the matrix unit's kernels (isa::MicroKernelShape::tiles)
-  std::map<std::tuple<int, int, bool>, std::unique_ptr<isa::MicroKernels>> kernels_;
-  // Per (mr, nv, A in place): the kernel of each (rows, cols) tile, [rows * (nr + 1) + cols], filled
-  // as widths are met.
-  std::map<std::tuple<int, int, bool>, std::vector<isa::MicroKernelFn>> kernel_tables_;
+  using KernelKey = std::tuple<int, int, bool, bool>;  // mr, nv, A in place, B in place
+  std::map<KernelKey, std::unique_ptr<isa::MicroKernels>> kernels_;
+  // Per kernel key: the kernel of each (rows, cols) tile, [rows * (nr + 1) + cols], filled as widths
+  // are met.
+  std::map<KernelKey, std::vector<isa::MicroKernelFn>> kernel_tables_;
   std::unique_ptr<Workspace> workspace_;
   std::unique_ptr<ThreadTeam> team_;
 };

@@ -49,12 +49,14 @@ std::string scientific(double v, int decimals, const char* missing = kMissing) {
 // "1.04x"; a speedup of 0 means none was computed.
 std::string speedup_text(double s) { return s > 0 && std::isfinite(s) ? fmt::format("{:.2f}x", s) : kMissing; }
 
-// "mc=96 kc=384 nc=1024 grid 1x1 (cost model)"; with batch groups "grid 1x1, items on 2 groups".
+// "mc=96 kc=384 nc=1024 grid 1x1 (cost model)"; with batch groups "grid 1x1, items on 2 groups";
+// operands not packed ahead ", A and B in place".
 std::string blocking_text(const MatmulResult& r) {
   const MatmulConfig& c = r.config;
   std::string s = fmt::format("mc={} kc={} nc={} grid {}x{}", c.mc, c.kc, c.nc, c.thread_rows, c.thread_cols);
   if (c.batch_threads > 1) s += fmt::format(", items on {} groups", c.batch_threads);
   if (c.k_threads > 1) s += fmt::format(", K in {} parts", c.k_threads);
+  if (!c.pack_a || !c.pack_b) s += !c.pack_a && !c.pack_b ? ", A and B in place" : !c.pack_a ? ", A in place" : ", B in place";
   if (!r.config_source.empty()) s += " (" + r.config_source + ")";
   return s;
 }
@@ -89,7 +91,7 @@ json to_json(const TimingSummary& t, json row) {
 json to_json(const MatmulConfig& c) {
   return {{"mr", c.mr}, {"nv", c.nv}, {"nr", c.nr}, {"mc", c.mc}, {"kc", c.kc}, {"nc", c.nc},
           {"threads", c.threads}, {"thread_rows", c.thread_rows}, {"thread_cols", c.thread_cols},
-          {"batch_threads", c.batch_threads}, {"k_threads", c.k_threads}};
+          {"batch_threads", c.batch_threads}, {"k_threads", c.k_threads}, {"pack_a", c.pack_a}, {"pack_b", c.pack_b}};
 }
 
 json to_json(const BaselineResult& b) {
@@ -128,6 +130,9 @@ MatmulConfig config_from(const json& j) {
   c.thread_cols = integer_at(j, "thread_cols", c.thread_cols);
   c.batch_threads = integer_at(j, "batch_threads", 1);  // documents from before batch groups: 1
   c.k_threads = integer_at(j, "k_threads", 1);
+  // Documents from before the in-place operands packed both.
+  if (const json* v = member(j, "pack_a"); v && v->is_boolean()) c.pack_a = v->get<bool>();
+  if (const json* v = member(j, "pack_b"); v && v->is_boolean()) c.pack_b = v->get<bool>();
   return c;
 }
 

@@ -1,5 +1,6 @@
 // The AArch64 micro-kernels compute C (+)= A x B exactly: every dtype the CPU runs, full and edge
-// tiles, packed and in-place A, both the store and the accumulate epilogue, against a plain loop.
+// tiles, packed and in-place A, in-place B (which leaves the packed panel behind), both the store and
+// the accumulate epilogue, against a plain loop.
 #include <catch2/catch.hpp>
 
 #include <cstring>
@@ -24,7 +25,8 @@ uint16_t to_bf16(float f) {
 // and compares with the plain product (exact: small integers).
 void check_tile(const MicroKernelShape& s, int rows, int cols, int k_steps) {
   INFO(to_string(s.dtype) << " " << s.mr << "x" << s.nv << " tile " << rows << "x" << cols << " k " << k_steps
-                          << (s.a_direct ? " in place" : " packed") << (s.signed_a ? " signed A" : ""));
+                          << (s.a_direct ? " in place" : " packed") << (s.signed_a ? " signed A" : "")
+                          << (s.b_direct ? " B in place" : ""));
   const int g = s.k_group(), nr = s.nr(), k = k_steps * g;
   // A[i][kk], B[kk][j] small integers (int8: the whole u8 and s8 ranges); packed panels as
   // src/matmul/packing.cpp lays them out, with signed_a's shifted A and column-sum row.
@@ -64,14 +66,24 @@ void check_tile(const MicroKernelShape& s, int rows, int cols, int k_steps) {
       for (int kk = 0; kk < k; ++kk) sum += b_val(kk, j);
       b_panel[size_t(k_steps * nr + j)] = uint32_t(128 * sum);
     }
+  // In-place B: B's rows ldb_words apart (the packed panel's rows with a gap), and the panel the
+  // kernel packs from them on the way.
+  const int ldb_words = nr + 3;
+  std::vector<uint32_t> b_rows(size_t(std::max(1, k_steps) * ldb_words), 0xBADBAD), b_out(b_panel.size(), 0);
+  for (int st = 0; st < k_steps; ++st)
+    for (int j = 0; j < nr; ++j) b_rows[size_t(st * ldb_words + j)] = b_panel[size_t(st * nr + j)];
+  const void* b = s.b_direct ? static_cast<const void*>(b_rows.data()) : b_panel.data();
   const int ldc = nr + 5;
   std::vector<uint32_t> c(size_t(s.mr * ldc), 0xDEADBEEF);
   a64::MicroKernels kernels(s);
   auto fn = kernels.get(rows, cols);
   REQUIRE(fn.ok());
   const void* a = s.a_direct ? static_cast<const void*>(a_rows.data()) : a_panel.data();
-  (*fn)(uint64_t(k_steps), a, b_panel.data(), c.data(), uint64_t(ldc) * 4, 0, uint64_t(lda_words) * 4);
-  (*fn)(uint64_t(k_steps), a, b_panel.data(), c.data(), uint64_t(ldc) * 4, 1, uint64_t(lda_words) * 4);
+  const uint64_t ldb_bytes = uint64_t(ldb_words) * 4;
+  (*fn)(uint64_t(k_steps), a, b, c.data(), uint64_t(ldc) * 4, 0, uint64_t(lda_words) * 4, ldb_bytes, b_out.data());
+  (*fn)(uint64_t(k_steps), a, b, c.data(), uint64_t(ldc) * 4, 1, uint64_t(lda_words) * 4, ldb_bytes, b_out.data());
+  if (s.b_direct)
+    for (int w = 0; w < k_steps * nr; ++w) CHECK(b_out[size_t(w)] == b_panel[size_t(w)]);
   for (int i = 0; i < s.mr; ++i)
     for (int j = 0; j < ldc; ++j) {
       const uint32_t got = c[size_t(i * ldc + j)];
@@ -120,6 +132,16 @@ TEST_CASE("a64 matmul kernel: every dtype, full and edge tiles, packed and in-pl
   REQUIRE(a64::check_shape(direct, 32).empty());
   check_tile(direct, 6, 16, 4);
   check_tile(direct, 5, 11, 2);
+  // B in place (f32, whole-width tiles), with A packed or in place.
+  for (bool a_in_place : {false, true})
+    for (auto [mr, nv] : {std::pair{6, 4}, std::pair{4, 3}, std::pair{1, 1}}) {
+      MicroKernelShape s{mr, nv, 128, MatmulDtype::f32, a_in_place};
+      s.b_direct = true;
+      REQUIRE(a64::check_shape(s, 32).empty());
+      check_tile(s, mr, s.nr(), 5);
+      check_tile(s, std::max(1, mr - 1), s.nr(), 3);
+      check_tile(s, mr, s.nr(), 0);
+    }
 }
 
 TEST_CASE("a64 matmul kernel: shapes outside the register file or the ISA are refused", "[a64][matmul_kernel]") {
@@ -134,6 +156,12 @@ TEST_CASE("a64 matmul kernel: shapes outside the register file or the ISA are re
   CHECK(sdot->find("sdot") != std::string::npos);
   CHECK_FALSE(a64::micro_kernel_listing(MicroKernelShape{6, 4, 128, MatmulDtype::f32}, 7, 16).ok());
   CHECK_FALSE(a64::micro_kernel_listing(MicroKernelShape{6, 4, 128, MatmulDtype::f32}, 6, 17).ok());
+  MicroKernelShape b_in_place{6, 4, 128, MatmulDtype::f32};
+  b_in_place.b_direct = true;
+  CHECK(a64::micro_kernel_listing(b_in_place, 6, 16).ok());
+  CHECK_FALSE(a64::micro_kernel_listing(b_in_place, 6, 15).ok());  // an edge panel is packed ahead
+  b_in_place.dtype = MatmulDtype::bf16;
+  CHECK_THAT(a64::check_shape(b_in_place, 32), Catch::Contains("in-place B"));
   auto text = a64::micro_kernel_listing(MicroKernelShape{8, 3, 128, MatmulDtype::f32}, 8, 12);
   REQUIRE(text.ok());
   size_t fmla = 0;

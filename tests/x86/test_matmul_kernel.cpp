@@ -60,6 +60,36 @@ TEST_CASE("matmul kernel: edge tiles use fewer rows and a masked last vector", "
   for (const auto& line : destinations(*avx2, "vfmadd231ps")) CHECK(std::stoi(line.substr(3)) < 16);
 }
 
+TEST_CASE("matmul kernel: in-place B steps ldb through B and stores every vector it reads to the packed panel", "[matmul_kernel]") {
+  for (int bits : {512, 256}) {
+    MicroKernelShape s{6, bits == 512 ? 4 : 2, bits, MatmulDtype::f32};
+    s.b_direct = true;
+    INFO(bits);
+    auto text = x86::micro_kernel_listing(s, 6, s.nr());
+    REQUIRE(text.ok());
+    CHECK(count(*text, "vfmadd231ps") == size_t(6 * s.nv));
+    // Each B vector loaded once per k step and stored once to the panel in rbx, saved and restored.
+    CHECK(count(*text, "vmovups [rbx") == size_t(s.nv));
+    CHECK(count(*text, "push rbx") == 1);
+    CHECK(count(*text, "pop rbx") == 1);
+    CHECK(count(*text, "add rdx, rax") == 1);  // B's next row: ldb bytes on, not the panel's width
+    CHECK(count(*text, "add rbx, " + std::to_string(4 * s.nr())) == 1);
+    // The stack arguments sit 8 bytes further once rbx is pushed: ldb at +24, the panel at +32.
+    CHECK(count(*text, "[rsp+24]") == 1);
+    CHECK(count(*text, "[rsp+32]") == 1);
+  }
+  MicroKernelShape edge{6, 4, 512, MatmulDtype::f32};
+  edge.b_direct = true;
+  CHECK_FALSE(x86::micro_kernel_listing(edge, 6, 63).ok());  // the last vector would read past a row
+  edge.dtype = MatmulDtype::bf16;
+  CHECK_THAT(x86::check_shape(edge, 32), Catch::Contains("in-place B"));
+  // Packed kernels keep their fixed step and touch no callee-saved register.
+  auto packed = x86::micro_kernel_listing(MicroKernelShape{6, 4, 512, MatmulDtype::f32}, 6, 64);
+  REQUIRE(packed.ok());
+  CHECK(count(*packed, "rbx") == 0);
+  CHECK(count(*packed, "add rdx, 256") == 1);
+}
+
 TEST_CASE("matmul kernel: shapes outside the register file or the ISA are refused", "[matmul_kernel]") {
   CHECK(x86::check_shape(MicroKernelShape{6, 4, 512, MatmulDtype::f32}, 32).empty());
   CHECK(x86::check_shape(MicroKernelShape{14, 2, 512, MatmulDtype::f32}, 32).empty());  // 28 + 2 + 1 = 31
