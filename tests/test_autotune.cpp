@@ -3,6 +3,7 @@
 // pick is compared with the exhaustive grid and must not be far from its best.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 
 #include "cpu/cpu_info.hpp"
@@ -46,6 +47,25 @@ TEST_CASE("autotune: the grid is valid for the problem and holds the model's pic
       CHECK(c.threads == 2);
     }
   }
+}
+
+TEST_CASE("autotune: the model's best come with the operands it reads in place packed too", "[autotune]") {
+  // One thread, f32 operands that fit half of L2: the model reads both in place.
+  const MatmulProblem small{96, 128, 128, 1, MatmulDtype::f32, 1};
+  const auto grid = autotune_grid(laptop(), small);
+  auto has = [&](bool pack_a, bool pack_b) {
+    return std::any_of(grid.begin(), grid.end(),
+                       [&](const MatmulConfig& c) { return c.pack_a == pack_a && c.pack_b == pack_b; });
+  };
+  CHECK(has(true, true));
+  CHECK(has(false, false));
+  CHECK(has(true, false));
+  CHECK(has(false, true));
+  // bf16 never, nor an f32 B that outgrows half of L2 (only A stays in place there).
+  const auto bf16 = autotune_grid(laptop(), MatmulProblem{96, 128, 128, 1, MatmulDtype::bf16, 1});
+  CHECK(std::all_of(bf16.begin(), bf16.end(), [](const MatmulConfig& c) { return c.pack_a && c.pack_b; }));
+  const auto wide = autotune_grid(laptop(), MatmulProblem{96, 4096, 1024, 1, MatmulDtype::f32, 1});
+  CHECK(std::all_of(wide.begin(), wide.end(), [](const MatmulConfig& c) { return c.pack_b; }));
 }
 
 TEST_CASE("autotune: finds the fastest point and reports the model's gap", "[autotune]") {

@@ -141,11 +141,12 @@ MatmulPlan plan_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulProblem& p,
     if (std::none_of(shortlist.begin(), shortlist.end(), [&](const MatmulConfig& c) { return config_text(c) == text; }))
       shortlist.push_back(narrow_c);
   }
-  // The first choice with B the other way, read in place or packed: the model prices packing B
-  // against reading its rows ldb apart from where B lives, a trade the timing settles.
-  if (b_in_place_possible(p.dtype) && shortlist.front().thread_rows == 1) {
+  // A first choice that packs B on the way, with B packed ahead instead: the model prices the packing
+  // pass against the kernels' reads of B's rows ldb apart, a trade the timing settles (for a B that
+  // outgrows half of L2 the model packs ahead: reading it in place measured slower, cost_model.hpp).
+  if (!shortlist.front().pack_b) {
     MatmulConfig other_b = shortlist.front();
-    other_b.pack_b = !other_b.pack_b;
+    other_b.pack_b = true;
     const std::string text = config_text(other_b);
     if (std::none_of(shortlist.begin(), shortlist.end(), [&](const MatmulConfig& c) { return config_text(c) == text; }))
       shortlist.push_back(other_b);

@@ -13,7 +13,8 @@ namespace {
 int64_t round_up(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
 
 auto key(const MatmulConfig& c) {
-  return std::make_tuple(c.mr, c.nv, c.mc, c.kc, c.nc, c.thread_rows, c.thread_cols, c.batch_threads, c.k_threads);
+  return std::make_tuple(c.mr, c.nv, c.mc, c.kc, c.nc, c.thread_rows, c.thread_cols, c.batch_threads, c.k_threads,
+                         c.pack_a, c.pack_b);
 }
 
 }  // namespace
@@ -55,7 +56,20 @@ std::vector<MatmulConfig> autotune_grid(const MachineModel& machine, const Matmu
             c.k_threads = parts;
             add(c);
           }
-  for (int i = 0; i < model_top && i < int(ranked.size()); ++i) add(ranked[size_t(i)].config);
+  // The model's best, each also with the operands it reads in place packed instead (the grid packs
+  // both): whether reading in place pays is what the model is least sure of.
+  for (int i = 0; i < model_top && i < int(ranked.size()); ++i) {
+    const MatmulConfig& c = ranked[size_t(i)].config;
+    add(c);
+    for (bool pack_a : {true, false})
+      for (bool pack_b : {true, false}) {
+        if (!pack_a && !a_in_place_pays(machine, p, c.mr)) continue;
+        if (!pack_b && !b_in_place_pays(machine, p, c.thread_rows)) continue;
+        MatmulConfig v = c;
+        v.pack_a = pack_a, v.pack_b = pack_b;
+        add(v);
+      }
+  }
   return out;
 }
 

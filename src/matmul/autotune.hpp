@@ -24,7 +24,8 @@ struct AutotuneResult {
   double model_gap = 0;               // model_pick / best - 1: 0 when the model found the best
 };
 
-// The configurations the search measures: the grid, then the model's top `model_top` candidates,
+// The configurations the search measures: the grid (operands packed), then the model's top
+// `model_top` candidates, each also with the operands the model reads in place packed instead,
 // without repeats; every one is valid for the problem.
 std::vector<MatmulConfig> autotune_grid(const MachineModel& machine, const MatmulProblem& problem,
                                         int model_top = 8);

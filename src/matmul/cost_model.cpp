@@ -502,6 +502,7 @@ CandidateCost evaluate(const MachineModel& machine, const MatmulProblem& problem
 
 // ---- Enumeration ----
 
+
 // Vector registers an mr x nv block of the dtype's kernel takes on this machine (the target's count).
 int block_registers(const MachineModel& machine, MatmulDtype dtype, int mr, int nv) {
   isa::MicroKernelShape shape;
@@ -555,14 +556,8 @@ MatmulConfig with_blocks(const MachineModel& machine, const MatmulProblem& probl
   const DtypeTraits dt = dtype_traits(machine, problem);
   const int64_t kpad = round_up(problem.k, dt.kgroup);
   c.kc = int(round_up(std::min<int64_t>(kc_target, kpad), dt.kgroup));
-  // Reading A in place saves its packing, but its rows lie lda apart: when A is larger than half of
-  // L2 those strided streams come from L3 badly prefetched (measured: 1024^3 with nc 64 ran at half
-  // speed in place). So only an A that stays in L2 is read in place; larger ones are packed.
-  c.pack_a = !(a_in_place_possible(problem.dtype, c.mr) &&
-               double(problem.m) * double(problem.k) * 4.0 <= kL2Fill * double(machine.l2_bytes));
-  // B likewise: its panels' rows lie ldb apart, and only a B that stays in L2 is read in place.
-  c.pack_b = !(b_in_place_possible(problem.dtype) &&
-               double(problem.k) * double(problem.n) * 4.0 <= kL2Fill * double(machine.l2_bytes));
+  c.pack_a = !a_in_place_pays(machine, problem, c.mr);
+  c.pack_b = !b_in_place_pays(machine, problem, c.thread_rows);
   c.mc = c.mr;
   c.nc = c.nr;
   const Geometry g = geometry_of(machine, problem, c);
@@ -675,6 +670,16 @@ std::string placement_text(const MachineModel& machine, const MatmulProblem& pro
 }
 
 }  // namespace
+
+bool a_in_place_pays(const MachineModel& machine, const MatmulProblem& problem, int mr) {
+  return a_in_place_possible(problem.dtype, mr) &&
+         double(problem.m) * double(problem.k) * 4.0 <= kL2Fill * double(machine.l2_bytes);
+}
+
+bool b_in_place_pays(const MachineModel& machine, const MatmulProblem& problem, int thread_rows) {
+  return b_in_place_possible(problem.dtype) && thread_rows == 1 &&
+         double(problem.k) * double(problem.n) * 4.0 <= kL2Fill * double(machine.l2_bytes);
+}
 
 std::vector<std::pair<int, int>> register_blocks(const MachineModel& machine, MatmulDtype dtype) {
   if (machine.tiles && dtype != MatmulDtype::f32) {

@@ -108,6 +108,14 @@ std::vector<CandidateCost> rank_configs(const MachineModel& machine, const Matmu
 // The cheapest candidate (rank_configs().front()).
 CandidateCost choose_config(const MachineModel& machine, const MatmulProblem& problem);
 
+// Whether the model reads an operand in place for this problem (an mr-row block; a grid of
+// thread_rows rows of threads): the kernels can, and the whole operand fits half of L2. A larger
+// one's rows lie far apart (4 KiB at 1024 columns: a page each), and on a Sapphire Rapids-class VM
+// both ran slower in place than packed (A: 1024^3 with nc 64 at half speed; B: 1024^3 8-12%), a
+// cost the model's bandwidths do not see; so the model packs them.
+bool a_in_place_pays(const MachineModel& machine, const MatmulProblem& problem, int mr);
+bool b_in_place_pays(const MachineModel& machine, const MatmulProblem& problem, int thread_rows);
+
 // Predicted cost of one given configuration (for --config and for scoring autotune points).
 CandidateCost predict(const MachineModel& machine, const MatmulProblem& problem, const MatmulConfig& config);
 
