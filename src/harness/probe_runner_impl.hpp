@@ -24,14 +24,17 @@ namespace peakprobe::detail {
 // A figure may exceed the widest issue rate this core showed by this much (timing jitter) before it
 // is called an artefact.
 inline constexpr double kIssueWidthTolerance = 0.03;
-// A paired timing needs this many undisturbed samples, and more undisturbed than slowed ones.
+// A paired timing needs this many undisturbed samples.
 inline constexpr int kMinCleanSamples = 5;
-// A paired timing that ran mostly slowed: too few undisturbed samples, or fewer than slowed ones. A few
-// undisturbed samples among many slowed ones are not enough: a sibling that comes and goes within a
-// sample can leave the ruler fast and the probe slow.
-inline bool ran_slowed(int clean_samples, int slowed_samples) {
-  return clean_samples < kMinCleanSamples || clean_samples < slowed_samples;
-}
+// A paired timing with too few undisturbed samples. How many others ran slowed does not matter: the
+// figure comes from the fastest calls over the fastest clock of the undisturbed ones only, and a
+// sibling that slows a probe call beside a clean-looking ruler makes that call slower, never the
+// figure faster. Until 2026-11-27 a timing with more slowed samples than undisturbed
+// ones was mistrusted too: on a Sapphire Rapids-class VM whose host's SMT sibling ran ALU-heavy code
+// in bursts, that left 8 of 20 runs of the 512-bit FMA row `mistrusted` with right figures (0.499-0.505
+// cycles, latency 3.99-4.02) and every 2-thread roof; without it, 50 of 50 runs `ok` at 0.498-0.506
+// and 3.975-4.112, with the integer add and multiply rows as right (docs/method.md, "Paired ruler").
+inline bool ran_slowed(int clean_samples, int /*slowed_samples*/) { return clean_samples < kMinCleanSamples; }
 inline constexpr int kLatencyCopies = 48;
 inline constexpr int kThroughputUnits = 64;  // measured instructions per iteration of the short function
 inline constexpr int kAttempts = 4;
