@@ -61,10 +61,10 @@ TEST_CASE("autotune: the model's best come with the operands it reads in place p
   CHECK(has(false, false));
   CHECK(has(true, false));
   CHECK(has(false, true));
-  // bf16 never, nor an f32 B that outgrows half of L2 (only A stays in place there).
+  // bf16 never, nor an f32 B that outgrows half of L2 and serves many row blocks.
   const auto bf16 = autotune_grid(laptop(), MatmulProblem{96, 128, 128, 1, MatmulDtype::bf16, 1});
   CHECK(std::all_of(bf16.begin(), bf16.end(), [](const MatmulConfig& c) { return c.pack_a && c.pack_b; }));
-  const auto wide = autotune_grid(laptop(), MatmulProblem{96, 4096, 1024, 1, MatmulDtype::f32, 1});
+  const auto wide = autotune_grid(laptop(), MatmulProblem{1024, 4096, 1024, 1, MatmulDtype::f32, 1});
   CHECK(std::all_of(wide.begin(), wide.end(), [](const MatmulConfig& c) { return c.pack_b; }));
 }
 

@@ -560,7 +560,10 @@ TEST_CASE("B read in place saves its packing, and the model reads in place only 
   MatmulConfig shared = config(6, 4, 132, 128, 128, 2, 1);
   shared.pack_b = false;
   CHECK(predict(m, problem(128, 128, 128, 2), shared).config.pack_b);
-  // The model's own choice: in place for a B that fits half of L2, packed for one that does not.
+  // The model's own choice: in place for a B that fits half of L2, or whose panels serve few calls
+  // (a few rows of A); packed for a large B that many row blocks reuse.
   CHECK_FALSE(choose_config(m, problem(64, 128, 128)).config.pack_b);
+  const CandidateCost few_rows = choose_config(m, problem(24, 1024, 4096));
+  CHECK(few_rows.config.pack_b == (few_rows.config.thread_rows > 1));
   CHECK(choose_config(m, problem(2048, 2048, 2048)).config.pack_b);
 }

@@ -64,7 +64,7 @@ std::vector<MatmulConfig> autotune_grid(const MachineModel& machine, const Matmu
     for (bool pack_a : {true, false})
       for (bool pack_b : {true, false}) {
         if (!pack_a && !a_in_place_pays(machine, p, c.mr)) continue;
-        if (!pack_b && !b_in_place_pays(machine, p, c.thread_rows)) continue;
+        if (!pack_b && !b_in_place_pays(machine, p, c.mr, c.thread_rows)) continue;
         MatmulConfig v = c;
         v.pack_a = pack_a, v.pack_b = pack_b;
         add(v);

@@ -557,7 +557,7 @@ MatmulConfig with_blocks(const MachineModel& machine, const MatmulProblem& probl
   const int64_t kpad = round_up(problem.k, dt.kgroup);
   c.kc = int(round_up(std::min<int64_t>(kc_target, kpad), dt.kgroup));
   c.pack_a = !a_in_place_pays(machine, problem, c.mr);
-  c.pack_b = !b_in_place_pays(machine, problem, c.thread_rows);
+  c.pack_b = !b_in_place_pays(machine, problem, c.mr, c.thread_rows);
   c.mc = c.mr;
   c.nc = c.nr;
   const Geometry g = geometry_of(machine, problem, c);
@@ -676,9 +676,10 @@ bool a_in_place_pays(const MachineModel& machine, const MatmulProblem& problem, 
          double(problem.m) * double(problem.k) * 4.0 <= kL2Fill * double(machine.l2_bytes);
 }
 
-bool b_in_place_pays(const MachineModel& machine, const MatmulProblem& problem, int thread_rows) {
+bool b_in_place_pays(const MachineModel& machine, const MatmulProblem& problem, int mr, int thread_rows) {
   return b_in_place_possible(problem.dtype) && thread_rows == 1 &&
-         double(problem.k) * double(problem.n) * 4.0 <= kL2Fill * double(machine.l2_bytes);
+         (double(problem.k) * double(problem.n) * 4.0 <= kL2Fill * double(machine.l2_bytes) ||
+          problem.m <= int64_t(kFewRowBlocks) * std::max(1, mr));
 }
 
 std::vector<std::pair<int, int>> register_blocks(const MachineModel& machine, MatmulDtype dtype) {

@@ -111,10 +111,14 @@ CandidateCost choose_config(const MachineModel& machine, const MatmulProblem& pr
 // Whether the model reads an operand in place for this problem (an mr-row block; a grid of
 // thread_rows rows of threads): the kernels can, and the whole operand fits half of L2. A larger
 // one's rows lie far apart (4 KiB at 1024 columns: a page each), and on a Sapphire Rapids-class VM
-// both ran slower in place than packed (A: 1024^3 with nc 64 at half speed; B: 1024^3 8-12%), a
-// cost the model's bandwidths do not see; so the model packs them.
+// both ran slower in place than packed (A: 1024^3 with nc 64 at half speed; B: 1024^3 8-12%,
+// 2048 x 512 x 2048 1-2%), a cost the model's bandwidths do not see; so the model packs them.
+// Except B when each of its panels serves few calls (M of at most kFewRowBlocks blocks of mr rows):
+// packing ahead is then a pass of its own for little reuse, and packing on the way won by 15% at
+// 24 x 1024 x 4096, 4-6% at 96 x 1024 x 4096, 10-20% at 16 x 64 x 16384 on 2 threads (K in 2 parts).
+inline constexpr int kFewRowBlocks = 16;
 bool a_in_place_pays(const MachineModel& machine, const MatmulProblem& problem, int mr);
-bool b_in_place_pays(const MachineModel& machine, const MatmulProblem& problem, int thread_rows);
+bool b_in_place_pays(const MachineModel& machine, const MatmulProblem& problem, int mr, int thread_rows);
 
 // Predicted cost of one given configuration (for --config and for scoring autotune points).
 CandidateCost predict(const MachineModel& machine, const MatmulProblem& problem, const MatmulConfig& config);
