@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <string>
 #include <utility>
 
 #include "asm/jit.hpp"
@@ -53,6 +54,12 @@ struct MicroKernelShape {
     return widened ? 2 : 4;
   }
 };
+
+// "" when a b_direct shape can have a rows x cols kernel, else why not: in-place B kernels are whole
+// nr columns wide. (Every ISA's compile() asks.)
+std::string b_direct_tile_refusal(const MicroKernelShape& shape, int rows, int cols);
+// "" when the dtype can read B in place, else why not (every ISA's check_shape asks).
+std::string b_direct_dtype_refusal(const MicroKernelShape& shape);
 
 // C[rows x cols] (+)= A panel x B panel over k_steps steps; accumulate 0 stores, 1 adds to C.
 // lda_bytes is read only by a_direct kernels; ldb_bytes and b_out (the packed panel written) only

@@ -115,6 +115,30 @@ TEST_CASE("gemm: f32 read in place (A, B or both) matches the reference at every
       CHECK(gemm_error(gemm, s.m, s.n, s.k, whole) <= limit(MatmulDtype::f32));
     }
   }
+  // Leading dimensions wider than the matrices (rows of A, B and C with gaps between them).
+  {
+    const int64_t m = 37, n = 131, k = 53, lda = k + 3, ldb = n + 7, ldc = n + 5;
+    std::mt19937 rng(11);
+    std::uniform_real_distribution<float> real(-1, 1);
+    std::vector<float> a(size_t(m * lda)), b(size_t(k * ldb)), c(size_t(m * ldc), 7.0f);
+    for (float& v : a) v = real(rng);
+    for (float& v : b) v = real(rng);
+    MatmulConfig g = small_blocks(MatmulDtype::f32, 6, regs == 32 ? 4 : 2, 1, 1);
+    g.kc = 24;
+    g.pack_a = g.pack_b = false;
+    REQUIRE(gemm.run(GemmArgs{m, n, k, a.data(), lda, b.data(), ldb, c.data(), ldc}, g).ok());
+    std::vector<double> ref(static_cast<size_t>(n));
+    double worst = 0, scale = 1e-30;
+    for (int64_t i = 0; i < m; ++i) {
+      reference_row(MatmulDtype::f32, i, n, k, a.data(), lda, b.data(), ldb, ref.data());
+      for (int64_t j = 0; j < n; ++j) {
+        worst = std::max(worst, std::fabs(double(c[size_t(i * ldc + j)]) - ref[size_t(j)]));
+        scale = std::max(scale, std::fabs(ref[size_t(j)]));
+      }
+      for (int64_t j = n; j < ldc; ++j) CHECK(c[size_t(i * ldc + j)] == 7.0f);  // the gaps stay untouched
+    }
+    CHECK(worst / scale <= limit(MatmulDtype::f32));
+  }
   // Only f32 reads B in place, and only where no other thread shares its B blocks.
   MatmulConfig shared = small_blocks(MatmulDtype::f32, 6, regs == 32 ? 4 : 2, 2, 1);
   shared.pack_b = false;
@@ -217,10 +241,13 @@ TEST_CASE("gemm: a batch runs item by item on one grid, or spread over thread gr
       // uneven groups; K shared by 2 and 3 threads, alone, on a grid and in batch groups.
       for (auto [groups, parts, rows, cols] :
            {std::tuple{1, 1, 2, 1}, std::tuple{2, 1, 1, 1}, std::tuple{3, 1, 1, 1}, std::tuple{2, 1, 2, 1},
-            std::tuple{1, 2, 1, 1}, std::tuple{1, 3, 1, 1}, std::tuple{1, 2, 2, 1}, std::tuple{2, 2, 1, 2}}) {
+            std::tuple{1, 2, 1, 1}, std::tuple{1, 3, 1, 1}, std::tuple{1, 2, 2, 1}, std::tuple{2, 2, 1, 2}})
+      for (bool pack_b : {true, false}) {  // f32 B also packed on the way, where one row of threads has it
+        if (!pack_b && (dt != MatmulDtype::f32 || rows > 1)) continue;
         INFO(to_string(dt) << " k " << k << " batch " << batch << " groups " << groups << " K parts " << parts
-                           << " grid " << rows << "x" << cols);
+                           << " grid " << rows << "x" << cols << (pack_b ? "" : " B on the way"));
         MatmulConfig g = small_blocks(dt, 4, 1, rows, cols);
+        g.pack_b = pack_b;
         g.batch_threads = groups;
         g.k_threads = parts;
         g.threads = groups * parts * rows * cols;

@@ -176,9 +176,7 @@ Expected<JitFunction> compile(const MicroKernelShape& s, int rows, int cols, std
   if (std::string why = check_shape(s, s.vec_bits == 512 ? 32 : 16); !why.empty()) return make_error(why);
   if (rows < 1 || rows > s.mr || cols < 1 || cols > s.nr())
     return make_error(fmt::format("micro-tile {}x{} outside the {}x{} block", rows, cols, s.mr, s.nr()));
-  if (s.b_direct && cols != s.nr())
-    return make_error(fmt::format("micro-tile {}x{}: in-place B kernels are whole {} columns wide (an edge panel is packed)",
-                                  rows, cols, s.nr()));
+  if (std::string why = isa::b_direct_tile_refusal(s, rows, cols); !why.empty()) return make_error(why);
   CodeHolder code;
   code.init(jit_environment());
   StringLogger logger;
@@ -202,8 +200,7 @@ std::string check_shape(const MicroKernelShape& s, int vector_registers) {
   if (s.signed_a) return "A shifted by 128 (signed_a): the x86 int8 kernels multiply unsigned A by signed B as they are";
   if (s.a_direct && !a_in_place_possible(s.dtype, s.mr))
     return "in-place A needs f32 and at most 6 rows (bf16/int8 k groups and more rows need packing)";
-  if (s.b_direct && (!b_in_place_possible(s.dtype) || s.widened))
-    return "in-place B needs f32 (bf16/int8 k groups need packing)";
+  if (std::string why = isa::b_direct_dtype_refusal(s); !why.empty()) return why;
   if (s.mr < 1 || s.nv < 1 || s.nv > 4)
     return fmt::format("register block {}x{} vectors: rows must be >= 1 and vectors 1..4", s.mr, s.nv);
   if (registers_needed(s) > vector_registers)

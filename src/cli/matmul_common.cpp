@@ -131,25 +131,26 @@ MatmulPlan plan_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulProblem& p,
   // 2048^3 this point ran 358 GFLOP/s on 2 threads (1 thread: 100.6 ms) against 316-343 (109 ms)
   // for the model's own first choices.
   constexpr int kDeepKc = 512, kNarrowNc = 512;
+  const auto add_unless_listed = [&shortlist](const MatmulConfig& config) {
+    const std::string text = config_text(config);
+    if (std::none_of(shortlist.begin(), shortlist.end(), [&](const MatmulConfig& c) { return config_text(c) == text; }))
+      shortlist.push_back(config);
+  };
   {
     MatmulConfig narrow_c = small_a;
     const int kg = gemm.micro_kernel_shape(narrow_c.mr, narrow_c.nv, !narrow_c.pack_a).k_group();
     const int64_t k_all = (p.k + kg - 1) / kg * kg, n_all = (p.n + narrow_c.nr - 1) / narrow_c.nr * narrow_c.nr;
     narrow_c.kc = int(std::min<int64_t>(k_all, kDeepKc / kg * kg));
     narrow_c.nc = int(std::min<int64_t>(n_all, std::max(narrow_c.nr, kNarrowNc / narrow_c.nr * narrow_c.nr)));
-    const std::string text = config_text(narrow_c);
-    if (std::none_of(shortlist.begin(), shortlist.end(), [&](const MatmulConfig& c) { return config_text(c) == text; }))
-      shortlist.push_back(narrow_c);
+    add_unless_listed(narrow_c);
   }
   // A first choice that packs B on the way, with B packed ahead instead: the model prices the packing
-  // pass against the kernels' reads of B's rows ldb apart, a trade the timing settles (for a B that
-  // outgrows half of L2 the model packs ahead: reading it in place measured slower, cost_model.hpp).
+  // pass against the kernels' reads of B's rows ldb apart, a trade the timing settles (b_in_place_pays
+  // in cost_model.hpp says when the model packs on the way at all).
   if (!shortlist.front().pack_b) {
     MatmulConfig other_b = shortlist.front();
     other_b.pack_b = true;
-    const std::string text = config_text(other_b);
-    if (std::none_of(shortlist.begin(), shortlist.end(), [&](const MatmulConfig& c) { return config_text(c) == text; }))
-      shortlist.push_back(other_b);
+    add_unless_listed(other_b);
   }
   MatmulConfig analytic = default_config(cpu, p.dtype, p.m, p.n, p.k, p.threads);
   analytic.pack_a = !a_in_place_possible(p.dtype, analytic.mr);  // in place measured faster here at every size
@@ -203,6 +204,7 @@ Expected<MatmulConfig> parse_config(const std::string& text, const MatmulConfig&
   std::stringstream in(text);
   std::string item;
   bool nr_given = false, mc_given = false, nc_given = false, grid_given = false, batch_given = false, k_given = false;
+  bool pack_a_given = false, pack_b_given = false;
   while (std::getline(in, item, ',')) {
     const auto eq = item.find('=');
     if (eq == std::string::npos)
@@ -211,6 +213,7 @@ Expected<MatmulConfig> parse_config(const std::string& text, const MatmulConfig&
     if (key == "pack_a" || key == "pack_b") {
       if (value != "0" && value != "1") return make_error(fmt::format("--config {} '{}': expected 0 or 1", key, value));
       (key == "pack_a" ? c.pack_a : c.pack_b) = value == "1";
+      (key == "pack_a" ? pack_a_given : pack_b_given) = true;
       continue;
     }
     if (key == "grid") {
@@ -263,6 +266,10 @@ Expected<MatmulConfig> parse_config(const std::string& text, const MatmulConfig&
     c.nv = c.nr / lanes;
   }
   c.nr = c.nv * lanes;
+  // Operands the model read in place where the blocks given no longer let them be (a taller block,
+  // several rows of threads sharing B) are packed; what the user gave is checked as given.
+  if (!pack_a_given && !a_in_place_possible(MatmulDtype::f32, c.mr)) c.pack_a = true;
+  if (!pack_b_given && c.thread_rows > 1) c.pack_b = true;
   // Blocks the user did not give follow a changed register block: whole micro-panels.
   if (!mc_given) c.mc = std::max(c.mr, (c.mc + c.mr - 1) / c.mr * c.mr);
   if (!nc_given) c.nc = std::max(c.nr, (c.nc + c.nr - 1) / c.nr * c.nr);

@@ -203,7 +203,7 @@ MixResult ProbeRunner::Impl::run_mix_once(const std::vector<MixSpec>& parts, boo
       spdlog::info("mix {} on {} threads: {}", r.repro, options.threads, all.reason);
     }
   }
-  note_probe_slowed(best.paired && ran_slowed(best.clean_samples, best.slowed_samples));
+  note_probe_slowed(best.paired && ran_slowed(best.clean_samples));
   return r;
 }
 

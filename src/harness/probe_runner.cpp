@@ -86,7 +86,7 @@ std::vector<std::string> timing_doubts(const TrustInputs& in, const ProbeOptions
                                  in.ipc, in.issue_width));
   if (in.overhead < kMinOverheadFraction)
     doubts.push_back(fmt::format("N and 2N copies disagree (implied loop overhead {:.1f}%)", in.overhead * 100));
-  if (in.clean_samples >= 0 && ran_slowed(in.clean_samples, in.slowed_samples))
+  if (in.clean_samples >= 0 && ran_slowed(in.clean_samples))
     doubts.push_back(fmt::format("the core ran slowed in {} of {} samples ({:.0f}% slower: its other hardware "
                                  "thread or the host was busy)",
                                  in.slowed_samples, in.slowed_samples + in.clean_samples, in.slowdown * 100));
@@ -423,7 +423,8 @@ void ProbeRunner::Impl::measure_issue_width() {
     for (int attempt = 0; attempt < 3; ++attempt) {
       PairTiming t;
       std::string err;
-      // Nor a figure from a few odd fast calls, or from a clock that moved: one such would raise the
+      // Nor a figure from a few odd fast calls, or from a clock that moved, or from a timing that ran
+      // mostly slowed (stricter than ran_slowed, which judges one row): one such would raise the
       // limit for the whole run and let a wrong fast row pass.
       const bool trusted = time(c.value(), "-", t, err) && t.value > 0 &&
                            (!t.paired || (t.clean_samples >= kMinCleanSamples && t.clean_samples >= t.slowed_samples &&
@@ -483,7 +484,7 @@ void ProbeRunner::Impl::run_threads(const isa::StreamHandle& stream, const std::
     ClockSample after = (*cal)->measure();
     const double tpc = 0.5 * (before.ticks_per_cycle + after.ticks_per_cycle);
     if (t.paired) {
-      slowed[size_t(i)] = ran_slowed(t.clean_samples, t.slowed_samples);
+      slowed[size_t(i)] = ran_slowed(t.clean_samples);
       slowdown[size_t(i)] = t.slowdown;
       rt[size_t(i)] = t.value;
       ghz[size_t(i)] = t.ghz > 0 ? t.ghz : 0.5 * (before.ghz + after.ghz);
@@ -726,7 +727,7 @@ ProbeResult ProbeRunner::run_once(const ProbeSpec& spec) {
                            r.accumulators);
 
   if (m.options.threads > 1) m.run_threads(best.stream, r.dtype, r);
-  m.note_probe_slowed(trust.clean_samples >= 0 && ran_slowed(trust.clean_samples, trust.slowed_samples));
+  m.note_probe_slowed(trust.clean_samples >= 0 && ran_slowed(trust.clean_samples));
   return r;
 }
 

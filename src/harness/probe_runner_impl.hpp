@@ -34,7 +34,7 @@ inline constexpr int kMinCleanSamples = 5;
 // in bursts, that left 8 of 20 runs of the 512-bit FMA row `mistrusted` with right figures (0.499-0.505
 // cycles, latency 3.99-4.02) and every 2-thread roof; without it, 50 of 50 runs `ok` at 0.498-0.506
 // and 3.975-4.112, with the integer add and multiply rows as right (docs/method.md, "Paired ruler").
-inline bool ran_slowed(int clean_samples, int /*slowed_samples*/) { return clean_samples < kMinCleanSamples; }
+inline bool ran_slowed(int clean_samples) { return clean_samples < kMinCleanSamples; }
 inline constexpr int kLatencyCopies = 48;
 inline constexpr int kThroughputUnits = 64;  // measured instructions per iteration of the short function
 inline constexpr int kAttempts = 4;

@@ -83,11 +83,19 @@ TEST_CASE("matmul kernel: in-place B steps ldb through B and stores every vector
   CHECK_FALSE(x86::micro_kernel_listing(edge, 6, 63).ok());  // the last vector would read past a row
   edge.dtype = MatmulDtype::bf16;
   CHECK_THAT(x86::check_shape(edge, 32), Catch::Contains("in-place B"));
-  // Packed kernels keep their fixed step and touch no callee-saved register.
+  // Packed kernels keep their fixed step and never touch rbx.
   auto packed = x86::micro_kernel_listing(MicroKernelShape{6, 4, 512, MatmulDtype::f32}, 6, 64);
   REQUIRE(packed.ok());
   CHECK(count(*packed, "rbx") == 0);
   CHECK(count(*packed, "add rdx, 256") == 1);
+  // A and B both in place: lda (7th argument) also 8 bytes further, at +16.
+  MicroKernelShape both{6, 4, 512, MatmulDtype::f32, true};
+  both.b_direct = true;
+  auto both_text = x86::micro_kernel_listing(both, 6, 64);
+  REQUIRE(both_text.ok());
+  CHECK(count(*both_text, "[rsp+16]") == 1);
+  CHECK(count(*both_text, "[rsp+24]") == 1);
+  CHECK(count(*both_text, "[rsp+32]") == 1);
 }
 
 TEST_CASE("matmul kernel: shapes outside the register file or the ISA are refused", "[matmul_kernel]") {
