@@ -12,11 +12,6 @@ namespace {
 
 int64_t round_up(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
 
-auto key(const MatmulConfig& c) {
-  return std::make_tuple(c.mr, c.nv, c.mc, c.kc, c.nc, c.thread_rows, c.thread_cols, c.batch_threads, c.k_threads,
-                         c.pack_a, c.pack_b);
-}
-
 }  // namespace
 
 std::vector<MatmulConfig> autotune_grid(const MachineModel& machine, const MatmulProblem& p, int model_top) {
@@ -25,13 +20,13 @@ std::vector<MatmulConfig> autotune_grid(const MachineModel& machine, const Matmu
   const int kg = packed_k_group(element_bytes(p.dtype), machine.widened);
   const int lanes = machine.vector_bits / 32;
   std::vector<MatmulConfig> out;
-  std::set<decltype(key(MatmulConfig{}))> seen;
+  std::set<ConfigKey> seen;
   auto add = [&](MatmulConfig c) {
     // Clamp to the problem the way the GEMM would use it, so equal runs are not measured twice.
     c.kc = int(std::min<int64_t>(c.kc, round_up(p.k, kg)));
     c.mc = int(std::min<int64_t>(c.mc, round_up(p.m, c.mr)));
     c.nc = int(std::min<int64_t>(c.nc, round_up(p.n, c.nr)));
-    if (seen.insert(key(c)).second) out.push_back(c);
+    if (seen.insert(config_key(c)).second) out.push_back(c);
   };
   // Register blocks: the model's favourite few, in the order it ranks them.
   std::vector<std::pair<int, int>> blocks;
@@ -86,7 +81,7 @@ Expected<AutotuneResult> autotune(const MachineModel& machine, const MatmulProbl
     auto point = measure_point(c);
     if (!point) return make_error(point.error());
     r.points.push_back(*point);
-    if (key(c) == key(pick.config)) r.model_pick = *point;
+    if (config_key(c) == config_key(pick.config)) r.model_pick = *point;
   }
   if (r.model_pick.measured_ms == 0) {
     auto point = measure_point(pick.config);

@@ -580,15 +580,11 @@ MatmulConfig with_blocks(const MachineModel& machine, const MatmulProblem& probl
   return c;
 }
 
-using ConfigKey = std::tuple<int, int, int, int, int, int, int, int, int, bool, bool>;
-ConfigKey key_of(const MatmulConfig& c) {
-  return {c.mr, c.nv, c.mc, c.kc, c.nc, c.thread_rows, c.thread_cols, c.batch_threads, c.k_threads, c.pack_a, c.pack_b};
-}
 
 bool cheaper(const CandidateCost& a, const CandidateCost& b) {
   if (a.seconds != b.seconds) return a.seconds < b.seconds;
   if (a.bytes_per_thread != b.bytes_per_thread) return a.bytes_per_thread < b.bytes_per_thread;
-  return key_of(a.config) < key_of(b.config);
+  return config_key(a.config) < config_key(b.config);
 }
 
 // The kc grid, plus the deepest kc whose B micro-panel still fits the L1 budget (the BLIS
@@ -670,6 +666,10 @@ std::string placement_text(const MachineModel& machine, const MatmulProblem& pro
 }
 
 }  // namespace
+
+ConfigKey config_key(const MatmulConfig& c) {
+  return {c.mr, c.nv, c.mc, c.kc, c.nc, c.thread_rows, c.thread_cols, c.batch_threads, c.k_threads, c.pack_a, c.pack_b};
+}
 
 bool a_in_place_pays(const MachineModel& machine, const MatmulProblem& problem, int mr) {
   return a_in_place_possible(problem.dtype, mr) &&
@@ -755,7 +755,7 @@ std::vector<CandidateCost> rank_configs(const MachineModel& machine, const Matmu
       for (double mc_fill : kMcFills)
         for (NcRule nc_rule : kNcRules) {
           const MatmulConfig c = with_blocks(machine, problem, pair.config, kc, mc_fill, nc_rule);
-          if (seen.insert(key_of(c)).second) out.push_back(evaluate(machine, problem, c));
+          if (seen.insert(config_key(c)).second) out.push_back(evaluate(machine, problem, c));
         }
   std::sort(out.begin(), out.end(), cheaper);
   return out;

@@ -120,6 +120,11 @@ inline constexpr int kFewRowBlocks = 16;
 bool a_in_place_pays(const MachineModel& machine, const MatmulProblem& problem, int mr);
 bool b_in_place_pays(const MachineModel& machine, const MatmulProblem& problem, int mr, int thread_rows);
 
+// What tells two configurations apart (the derived nr and thread count left out): the enumeration
+// and the autotune grid list each key once.
+using ConfigKey = std::tuple<int, int, int, int, int, int, int, int, int, bool, bool>;
+ConfigKey config_key(const MatmulConfig& config);
+
 // Predicted cost of one given configuration (for --config and for scoring autotune points).
 CandidateCost predict(const MachineModel& machine, const MatmulProblem& problem, const MatmulConfig& config);
 
