@@ -34,8 +34,11 @@ struct MatmulConfig {
 // k groups and taller blocks need packed panels.
 inline bool a_in_place_possible(MatmulDtype dtype, int mr) { return dtype == MatmulDtype::f32 && mr <= 6; }
 // And B in place for f32: a packed f32 micro-panel is B's rows cut to nr columns, so the kernel can
-// step ldb through B itself; bf16/int8 words hold k groups that only packing puts together.
-inline bool b_in_place_possible(MatmulDtype dtype) { return dtype == MatmulDtype::f32; }
+// step ldb through B itself; bf16/int8 words hold k groups that only packing puts together. Only on
+// one row of threads (thread_rows 1): threads that share a B block pack it ahead together.
+inline bool b_in_place_possible(MatmulDtype dtype, int thread_rows = 1) {
+  return dtype == MatmulDtype::f32 && thread_rows == 1;
+}
 
 struct TimingSummary {
   double mean_ms = 0, min_ms = 0, max_ms = 0, std_ms = 0;

@@ -269,7 +269,7 @@ Expected<MatmulConfig> parse_config(const std::string& text, const MatmulConfig&
   // Operands the model read in place where the blocks given no longer let them be (a taller block,
   // several rows of threads sharing B) are packed; what the user gave is checked as given.
   if (!pack_a_given && !a_in_place_possible(MatmulDtype::f32, c.mr)) c.pack_a = true;
-  if (!pack_b_given && c.thread_rows > 1) c.pack_b = true;
+  if (!pack_b_given && !b_in_place_possible(MatmulDtype::f32, c.thread_rows)) c.pack_b = true;
   // Blocks the user did not give follow a changed register block: whole micro-panels.
   if (!mc_given) c.mc = std::max(c.mr, (c.mc + c.mr - 1) / c.mr * c.mr);
   if (!nc_given) c.nc = std::max(c.nr, (c.nc + c.nr - 1) / c.nr * c.nr);

@@ -215,8 +215,7 @@ MatmulConfig normalized(const MachineModel& machine, const MatmulProblem& proble
   c.k_threads = int(std::clamp<int64_t>(c.k_threads, 1, std::max<int64_t>(1, ceil_div(problem.k, dt.kgroup))));
   c.threads = c.batch_threads * c.k_threads * c.thread_rows * c.thread_cols;
   if (!a_in_place_possible(problem.dtype, c.mr)) c.pack_a = true;  // the kernels cannot
-  // Threads that share a B block (several rows of them) pack it ahead together.
-  if (!b_in_place_possible(problem.dtype) || c.thread_rows > 1) c.pack_b = true;
+  if (!b_in_place_possible(problem.dtype, c.thread_rows)) c.pack_b = true;
   return c;
 }
 
@@ -677,7 +676,7 @@ bool a_in_place_pays(const MachineModel& machine, const MatmulProblem& problem, 
 }
 
 bool b_in_place_pays(const MachineModel& machine, const MatmulProblem& problem, int mr, int thread_rows) {
-  return b_in_place_possible(problem.dtype) && thread_rows == 1 &&
+  return b_in_place_possible(problem.dtype, thread_rows) &&
          (double(problem.k) * double(problem.n) * 4.0 <= kL2Fill * double(machine.l2_bytes) ||
           problem.m <= int64_t(kFewRowBlocks) * std::max(1, mr));
 }

@@ -171,7 +171,7 @@ std::string check_config(const CpuInfo& cpu, MatmulDtype dtype, const MatmulConf
   if (g.kc < kg || g.kc % kg)
     return fmt::format("kc {} must be a positive multiple of {} ({}{} packs {} k values a lane)", g.kc, kg,
                        to_string(dtype), s.widened ? " widened" : "", kg);
-  if (!g.pack_b && g.thread_rows > 1)
+  if (!g.pack_b && !b_in_place_possible(dtype, g.thread_rows))  // (a dtype without it failed the shape check)
     return fmt::format("pack_b=0 needs a grid of one row of threads (grid {}x{}): threads that share a B block pack it "
                        "ahead together",
                        g.thread_rows, g.thread_cols);
