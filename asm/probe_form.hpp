@@ -71,6 +71,10 @@ class ProbeForm {
 struct MixPart {
   const ProbeForm* form = nullptr;
   int weight = 1;
+  // Independent chains the part's instances rotate through: 0 (or more than weight x rounds) gives
+  // every instance of a copy its own. Fewer chains free registers for the other parts, so a mix
+  // can run more rounds (see plan_mix in asm/target.hpp).
+  int chains = 0;
 };
 
 }  // namespace peakprobe::isa

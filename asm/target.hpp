@@ -142,8 +142,10 @@ class Target {
   // Most rounds of this mix that fit the register budget (0 if not even one does). The parts' forms
   // come from probe_form of this target.
   virtual int max_rounds(const std::vector<MixPart>& parts) const = 0;
-  // The parts interleaved in the ratio of their weights, `rounds` groups per copy, every instance
-  // independent of every other in flight.
+  // The parts interleaved in the ratio of their weights, `rounds` groups per copy. Each part's
+  // instances rotate through its own independent chains (weight x rounds of them, or the part's
+  // `chains` where fewer): no instance reads what another part writes, and a part's chains are
+  // independent of each other.
   virtual Expected<StreamHandle> plan_mix(const std::vector<MixPart>& parts, int rounds,
                                           const std::string& dtype) const = 0;
   // Seeds of the pipe basis (`table --pipes`, src/pairs/pipe_groups.cpp): forms that between them

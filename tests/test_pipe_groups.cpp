@@ -84,6 +84,38 @@ TEST_CASE("pipes: a pair is judged between its co-issue floor and its shared cei
     // With enough rounds the chains do not bind, and the same time is contention.
     CHECK(judge_contention(2.0, 8, 1, 4, muladd, add, 0).contention == Contention::shared);
   }
+  SECTION("a part on fewer chains than instances is bound by its busiest chain") {
+    // Five adds and one 3-cycle multiply a group, 5 rounds. One chain per instance would leave the
+    // multiply at 3/5 cycle a group; on two chains, 3 links of 3 cycles per 5 groups bound it at 1.8.
+    const PartTiming mul{1.0, 3.0}, add5{0.2, 1.0};
+    CHECK(judge_contention(1.8, 5, 1, 5, mul, add5, 0, 2, 0).contention == Contention::unmeasured);
+    CHECK(judge_contention(1.8, 5, 1, 5, mul, add5, 0, 0, 0).contention == Contention::shared);
+    // Its own five chains: 3/5 cycle a group, below its pipe time; 1.5 is then contention.
+    const PipeVerdict v = judge_contention(1.5, 5, 1, 5, mul, add5, 0, 5, 8);
+    CHECK(v.contention == Contention::partial);
+    CHECK(*v.same_port == Approx(0.5));
+    // Two rounds with a chain per instance: 1.5 cycles a group is the multiply's own chains.
+    CHECK(judge_contention(1.5, 2, 1, 5, mul, add5, 0).contention == Contention::none);
+  }
+  SECTION("a one-pipe form among a wide part's pipes is partial from half what containment shows") {
+    // One 1-cycle multiply beside five 0.2-cycle adds: on one of the adds' five pipes it adds a fifth
+    // of a cycle to a group (0.2 on the scale); separate pipes add nothing.
+    const PartTiming one{1.0, 0}, add5{0.2, 0};
+    CHECK(contained_same_port(1.0, 2.0, 1, 5, one, add5) == Approx(0.2));
+    CHECK(contained_same_port(1.0, 2.0, 5, 1, add5, one) == Approx(0.2));
+    CHECK(judge_contention(1.15, 4, 1, 5, one, add5, 0).contention == Contention::partial);
+    CHECK(judge_contention(1.15, 4, 5, 1, add5, one, 0).contention == Contention::partial);
+    CHECK(judge_contention(1.07, 4, 1, 5, one, add5, 0).contention == Contention::none);
+    // Parts at one rate: containment is a shared pipe, and the bound stays at kCoIssueBelow.
+    CHECK(contained_same_port(1.0, 2.0, 1, 1, one, one) == Approx(1.0));
+    CHECK(judge_contention(0.575, 4, 1, 1, half, half, 0).contention == Contention::none);  // 0.15
+    CHECK(judge_contention(0.65, 4, 1, 1, half, half, 0).contention == Contention::partial);  // 0.30
+    // However lopsided the rates, noise below kPartialFloor is no contention.
+    const PartTiming slow{7.0, 0};
+    CHECK(contained_same_port(7.0, 14.0, 1, 35, slow, add5) == Approx(1.0 / 35));
+    CHECK(judge_contention(7.0 * 1.08, 4, 1, 35, slow, add5, 0).contention == Contention::none);
+    CHECK(judge_contention(7.0 * 1.12, 4, 1, 35, slow, add5, 0).contention == Contention::partial);
+  }
   SECTION("at the core's issue width a slow pair is no evidence of a shared pipe") {
     // Two 6-per-cycle forms 1:1 on a 6-wide core: co-issue would still take 2/6 cycles per group,
     // which is what sharing would cost too.
@@ -106,6 +138,49 @@ TEST_CASE("pipes: a pair is judged between its co-issue floor and its shared cei
     CHECK(judge_contention(1, 4, 1, 1, PartTiming{0, 0}, half, 0).contention == Contention::unmeasured);
     CHECK(judge_contention(std::numeric_limits<double>::infinity(), 4, 1, 1, half, half, 0).contention ==
           Contention::unmeasured);
+  }
+}
+
+TEST_CASE("pipes: a pair keeps its layout unless a part's latency needs more chains", "[pipes]") {
+  // A register file of 14: each part's chains at R rounds are weight x R, or its limit where lower.
+  int asked = 0;
+  auto rounds_with = [&](int wa, int wb) {
+    return [&asked, wa, wb](int la, int lb) {
+      ++asked;
+      auto chains = [](int limit, int w, int r) { return limit > 0 ? std::min(limit, w * r) : w * r; };
+      int r = 0;
+      while (r < 32 && chains(la, wa, r + 1) + chains(lb, wb, r + 1) <= 14) ++r;
+      return r;
+    };
+  };
+  SECTION("a 3-cycle chain beside five adds gets the chains its rate needs, and the rounds for them") {
+    const PairLayout l = plan_pair_layout(5, 1, {0.2, 1.0}, {1.0, 3.0}, rounds_with(5, 1));
+    CHECK(l.chains_a == 8);  // 1.5 x 1 cycle x 5 a cycle
+    CHECK(l.chains_b == 5);  // 1.5 x 3 cycles x 1 a cycle
+    CHECK(l.rounds == 5);    // the fewest that give the multiply five chains
+  }
+  SECTION("parts whose chains cover their latency keep one chain per instance and the most rounds") {
+    const PairLayout l = plan_pair_layout(1, 1, {0.5, 2.0}, {0.5, 2.0}, rounds_with(1, 1));
+    CHECK(l.rounds == 7);
+    CHECK(l.chains_a == 0);
+    CHECK(l.chains_b == 0);
+    // No chain through the destination (a load, a move out of a vector register): never starved.
+    const PairLayout loads = plan_pair_layout(5, 2, {0.2, 1.0}, {0.5, 0}, rounds_with(5, 2));
+    CHECK(loads.rounds == 2);
+    CHECK(loads.chains_a == 0);
+    CHECK(loads.chains_b == 0);
+  }
+  SECTION("limits that win no rounds leave the layout as it was") {
+    // A 30-cycle chain: the limits cannot fit more rounds than one chain per instance does.
+    const PairLayout l = plan_pair_layout(1, 1, {1.0, 30.0}, {1.0, 30.0}, rounds_with(1, 1));
+    CHECK(l.rounds == 7);
+    CHECK(l.chains_a == 0);
+  }
+  SECTION("no plan at all stays no plan") {
+    asked = 0;
+    const PairLayout l = plan_pair_layout(1, 1, {1.0, 3.0}, {1.0, 3.0}, [&](int, int) { ++asked; return 0; });
+    CHECK(l.rounds == 0);
+    CHECK(asked == 1);
   }
 }
 

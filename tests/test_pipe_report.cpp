@@ -13,7 +13,7 @@ namespace {
 
 PipeGroups groups() {
   PipeGroups g;
-  g.basis = {{"add r64, r64", {"add r64, r64", "popcnt r64, r64"}, 0.25},
+  g.basis = {{"add r64, r64", {"add r64, r64", "popcnt r64, r64"}, 0.25, 1.0},
              {"vmulps ymm, ymm, ymm", {"vmulps ymm, ymm, ymm"}, 0.5}};
   g.issue_width = 6.02;
   g.seeds = {"add r64, r64", "popcnt r64, r64", "vmulps ymm, ymm, ymm"};
@@ -48,6 +48,11 @@ TEST_CASE("pipe report: the basis reads back as written", "[pipe_report]") {
   CHECK(back->basis[0].instruction == "add r64, r64");
   CHECK(back->basis[0].members == g.basis[0].members);
   CHECK(back->basis[1].recip_throughput == 0.5);
+  // A member's chain through its destination sets its chains in pairs; none is written as null.
+  CHECK(j["basis"][0]["chain_latency_cycles"] == 1.0);
+  CHECK(j["basis"][1]["chain_latency_cycles"].is_null());
+  CHECK(back->basis[0].latency == 1.0);
+  CHECK(back->basis[1].latency == 0);
   CHECK(back->issue_width == 6.02);
   CHECK(back->seeds == g.seeds);
   CHECK(back->seed_same_port == g.seed_same_port);
@@ -66,6 +71,7 @@ TEST_CASE("pipe report: a basis without what --resume needs is an error, never a
   auto odd = pipe_groups_from_json(json{{"basis", json{{{"instruction", "add"}, {"recip_throughput_cycles", 1}}}},
                                         {"seeds", 3}, {"seed_same_port", "x"}, {"issue_width", "wide"}});
   REQUIRE(odd);
+  CHECK(odd->basis[0].latency == 0);  // documents written before the field: no chain known
   CHECK(odd->seeds.empty());
   CHECK(odd->seed_same_port.empty());
   CHECK(odd->issue_width == 0);

@@ -14,7 +14,7 @@ Expected<isa::StreamHandle> wrap(Expected<StreamPlan> plan) {
 
 std::vector<MixEntry> mix_entries(const std::vector<isa::MixPart>& parts) {
   std::vector<MixEntry> entries;
-  for (const auto& p : parts) entries.push_back({&static_cast<const A64ProbeForm*>(p.form)->form(), p.weight});
+  for (const auto& p : parts) entries.push_back({&static_cast<const A64ProbeForm*>(p.form)->form(), p.weight, p.chains});
   return entries;
 }
 

@@ -119,20 +119,33 @@ int mem_operand(const InstForm& f) {
 
 int max_chains(const InstForm& form) { return max_rounds({{&form, 1}}); }
 
+namespace {
+
+// Chains entry e rotates its instances through at `rounds` rounds.
+int chains_at(const MixEntry& e, int rounds) {
+  const int instances = e.weight * rounds;
+  return e.chains > 0 ? std::min(e.chains, instances) : instances;
+}
+
+}  // namespace
+
 int max_rounds(const std::vector<MixEntry>& entries) {
-  Needs total;
-  for (const auto& e : entries) {
-    const Needs n = needs_of(*e.form);
-    total.gp_src += n.gp_src;
-    total.v_src += n.v_src;
-    total.gp_write += n.gp_write * e.weight;
-    total.v_write += n.v_write * e.weight;
-  }
-  int rounds = kMaxChains;
-  if (total.gp_write) rounds = std::min(rounds, (kGpFree - total.gp_src) / total.gp_write);
-  if (total.v_write) rounds = std::min(rounds, (kVecFree - total.v_src) / total.v_write);
-  if (total.gp_src > kGpFree || total.v_src > kVecFree) return 0;
-  return std::max(rounds, 0);
+  // Registers grow with the rounds until every entry with a chain limit has reached it.
+  auto fits = [&](int rounds) {
+    Needs total;
+    for (const auto& e : entries) {
+      const Needs n = needs_of(*e.form);
+      const int chains = chains_at(e, rounds);
+      total.gp_src += n.gp_src;
+      total.v_src += n.v_src;
+      total.gp_write += n.gp_write * chains;
+      total.v_write += n.v_write * chains;
+    }
+    return total.gp_src + total.gp_write <= kGpFree && total.v_src + total.v_write <= kVecFree;
+  };
+  int rounds = 0;
+  while (rounds < kMaxChains && fits(rounds + 1)) ++rounds;
+  return rounds;
 }
 
 Expected<StreamPlan> plan_mix(const std::vector<MixEntry>& entries, int rounds) {
@@ -170,18 +183,27 @@ Expected<StreamPlan> plan_mix(const std::vector<MixEntry>& entries, int rounds) 
       if (!allocate(regs, plan, op, src[e][i])) return make_error("out of registers");
     }
   }
+  // Each entry's chains: the registers its instances write, one set per chain, allocated where the
+  // chain first appears (instance j of an entry continues chain j mod chains).
+  std::vector<std::vector<std::vector<uint32_t>>> chains(entries.size());
   plan.measured_per_form.assign(entries.size(), 0);
   int n = 0;
   for (int r = 0; r < rounds; ++r)
     for (size_t e = 0; e < entries.size(); ++e) {
       const InstForm& f = *entries[e].form;
+      const size_t count = size_t(chains_at(entries[e], rounds));
       for (int w = 0; w < entries[e].weight; ++w) {
-        std::vector<uint32_t> ids = src[e];
-        for (size_t i = 0; i < f.ops.size(); ++i) {
-          const OpSpec& op = f.ops[i];
-          if (!f.writes[i] || !op.is_reg() || is_zero_reg(op)) continue;
-          if (!allocate(regs, plan, op, ids[i])) return make_error("out of registers");
+        const size_t chain = size_t(r * entries[e].weight + w) % count;
+        if (chain == chains[e].size()) {
+          std::vector<uint32_t> ids = src[e];
+          for (size_t i = 0; i < f.ops.size(); ++i) {
+            const OpSpec& op = f.ops[i];
+            if (!f.writes[i] || !op.is_reg() || is_zero_reg(op)) continue;
+            if (!allocate(regs, plan, op, ids[i])) return make_error("out of registers");
+          }
+          chains[e].push_back(std::move(ids));
         }
+        const std::vector<uint32_t>& ids = chains[e][chain];
         // Each instance its own cache line where the form takes an offset (stores do not queue on one line).
         auto p = instance(f, ids, index[e], int32_t((n % 8) * 64));
         if (!p) return make_error(p.error());

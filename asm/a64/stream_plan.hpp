@@ -54,6 +54,7 @@ inline constexpr int kMaxChains = 24;
 struct MixEntry {
   const InstForm* form = nullptr;
   int weight = 1;
+  int chains = 0;  // chains its instances rotate through; 0: weight x rounds (one per instance)
 };
 
 int max_chains(const InstForm& form);

@@ -608,8 +608,11 @@ Expected<StreamPlan> plan_mix(const std::vector<MixEntry>& entries, int rounds, 
     forms.push_back(std::move(m));
   }
   int32_t base = 0;  // where the next form with a memory operand starts its lines
-  for (auto& m : forms) {
-    for (int j = 0; j < m.weight * rounds; ++j)
+  for (size_t i = 0; i < forms.size(); ++i) {
+    MixForm& m = forms[i];
+    const int instances = m.weight * rounds;
+    const int chains = entries[i].chains > 0 ? std::min(entries[i].chains, instances) : instances;
+    for (int j = 0; j < chains; ++j)
       if (!allocate_chain(m, pools, plan, base, j))
         return make_error("not enough registers for " + std::to_string(rounds) + " round(s) of this mix");
     if (std::any_of(m.slots.begin(), m.slots.end(), [](const Slot& s) { return s.kind == SlotKind::mem; }))
@@ -619,11 +622,12 @@ Expected<StreamPlan> plan_mix(const std::vector<MixEntry>& entries, int rounds, 
   for (int g = 0; g < rounds; ++g)
     for (size_t f : order) emit_chain(forms[f], isa, plan);
   plan.chains = 0;
+  plan.measured_per_copy = 0;
   for (const auto& m : forms) {
     plan.chains += int(m.chains.size());
-    plan.measured_per_form.push_back(int(m.chains.size()));
+    plan.measured_per_form.push_back(m.weight * rounds);
+    plan.measured_per_copy += m.weight * rounds;
   }
-  plan.measured_per_copy = plan.chains;
   plan.method = "independent";
   // A read-modify-write of memory chains through the line it writes: the same instance in the next
   // copy would wait for this one's store to forward (`add m64, r64` measured 1.80 cycles on Zen 3,

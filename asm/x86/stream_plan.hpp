@@ -92,6 +92,7 @@ inline constexpr int32_t kMemorySpreadBytes = 16 * 1024;
 struct MixEntry {
   const InstForm* form = nullptr;
   int weight = 1;
+  int chains = 0;  // chains its instances rotate through; 0: weight x rounds (one per instance)
 };
 
 // The dtype a form computes in when the catalog does not say: from the mnemonic's suffix.
@@ -101,8 +102,9 @@ std::string infer_dtype(const std::string& mnemonic);
 int max_chains(const InstForm& form);
 
 // Several forms interleaved in the ratio of their weights, `rounds` groups per copy: form i gets
-// weight_i x rounds independent chains, no register written by one instance is read by any other
-// instance in flight (of the same form or another), and sources are shared read-only registers.
+// weight_i x rounds independent chains (its `chains` where fewer: its instances then rotate through
+// them, instance j on chain j mod chains), no register written by one chain is read by any other
+// (of the same form or another), and sources are shared read-only registers.
 // plan_throughput is the one-form case.
 Expected<StreamPlan> plan_mix(const std::vector<MixEntry>& entries, int rounds, const HostIsa& isa,
                               const std::string& dtype);

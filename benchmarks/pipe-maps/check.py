@@ -13,7 +13,7 @@ The prediction is compared with the measured verdict:
 - strict: the same class (none / partial / shared);
 - contends: both say the two compete (partial or shared) or both say they do not (none).
 
-A prediction within 0.05 of a threshold (0.25, 0.75) accepts the classes on both sides.
+A prediction within 0.05 of a threshold (where `none` ends, 0.1-0.25 as peakprobe sets it; 0.75) accepts the classes on both sides.
 
 A form agrees when all its judged pairs agree. A map entry whose own throughput (one instruction per
 cycle on each of its units, at its occupancy) is more than 15% off the throughput peakprobe measured
@@ -33,19 +33,37 @@ import json
 import re
 import sys
 
-NONE_BELOW, SHARED_ABOVE, WIDTH_GAP = 0.25, 0.75, 0.25  # pairs/pipe_groups.hpp
+NONE_BELOW, SHARED_ABOVE, WIDTH_GAP = 0.25, 0.75, 0.25  # pairs/classify.hpp, pairs/pipe_groups.cpp
+# `none` ends at CONTAINED_SHARE of what a containment would show (the narrow part's pipes all among
+# the wide part's), between PARTIAL_FLOOR and NONE_BELOW (judge_contention in pairs/pipe_groups.cpp).
+CONTAINED_SHARE, PARTIAL_FLOOR = 0.5, 0.1
 # A prediction this close to a threshold accepts the class on either side of it: the map's own
 # bound is an idealised schedule, and one pair's measurement moves by about this much between runs.
-BORDER = 0.05
+# (EPS: 0.2 is within 0.05 of 0.25, whatever the floating-point rounding of either.)
+BORDER, EPS = 0.05, 1e-9
 
 
-def classes_near(c):
+def classes_near(c, none_below=NONE_BELOW):
     """The classes a predicted same-port value c accepts."""
     out = set()
-    for lo, hi, name in ((-1, NONE_BELOW, "none"), (NONE_BELOW, SHARED_ABOVE, "partial"), (SHARED_ABOVE, 2, "shared")):
-        if lo - BORDER <= c < hi + BORDER:
+    for lo, hi, name in ((-1, none_below, "none"), (none_below, SHARED_ABOVE, "partial"), (SHARED_ABOVE, 2, "shared")):
+        if lo - BORDER - EPS <= c < hi + BORDER + EPS:
             out.add(name)
     return out
+
+
+def none_below_for(floor, ceiling, a, b, ta, tb):
+    """Where `none` ends for a pair: CONTAINED_SHARE of the same-port value the narrow part (more
+    cycles per instruction alone) would show with all its instructions on the wide part's pipes,
+    each holding one for the wide part's cycles per instruction; as peakprobe computes it."""
+    if ceiling <= floor:
+        return NONE_BELOW
+    if ta >= tb:
+        contained = max(floor, b * tb + a * tb)
+    else:
+        contained = max(floor, a * ta + b * ta)
+    share = min(1.0, max(0.0, (contained - floor) / (ceiling - floor)))
+    return min(NONE_BELOW, max(PARTIAL_FLOOR, CONTAINED_SHARE * share))
 
 
 def parse_map(path):
@@ -112,10 +130,11 @@ def predict(fa, fb, a, b, width):
     floor = max(part_a, part_b, (a + b) / width)
     ceiling = part_a + part_b
     if ceiling - floor < WIDTH_GAP * min(part_a, part_b):
-        return "issue-width", None
+        return "issue-width", None, NONE_BELOW
     mix = max(bound(load(fa, a) + load(fb, b)), (a + b) / width)
     c = min(1.0, max(0.0, (mix - floor) / (ceiling - floor)))
-    return ("none" if c < NONE_BELOW else "shared" if c > SHARED_ABOVE else "partial"), c
+    none_below = none_below_for(floor, ceiling, a, b, ta, tb)
+    return ("none" if c < none_below else "shared" if c > SHARED_ABOVE else "partial"), c, none_below
 
 
 def units_of(cls):
@@ -187,12 +206,12 @@ def main():
                 continue
             measured = v["contention"]
             a, b = v.get("weights", [1, 1])
-            expected, c = predict(cls, pipe_map[v["basis"]], a, b, width)
+            expected, c, none_below = predict(cls, pipe_map[v["basis"]], a, b, width)
             if measured in ("issue-width", "unmeasured") or expected == "issue-width":
                 counts["left_out"] += 1
                 continue
             judged += 1
-            accepted = classes_near(c)
+            accepted = classes_near(c, none_below)
             strict = measured in accepted
             contends = (measured != "none") in {e != "none" for e in accepted}
             ok_strict += strict

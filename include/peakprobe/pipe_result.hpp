@@ -32,6 +32,7 @@ struct PipeBasisMember {
   std::string instruction;            // the representative, as `inst` prints it
   std::vector<std::string> members;   // every seed of its cluster (the representative included)
   double recip_throughput = 0;        // cycles per instruction alone, measured as a one-part mix
+  double latency = 0;                 // its chain through the destination, from `inst` (0: none): its chains in a pair
 };
 
 struct PipeGroups {

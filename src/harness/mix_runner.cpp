@@ -95,11 +95,12 @@ MixResult ProbeRunner::Impl::run_mix_once(const std::vector<MixSpec>& parts, boo
   std::vector<isa::MixPart> entries;
   int group = 0;
   for (size_t i : order) {
-    entries.push_back({forms[i].get(), parts[i].weight});
+    entries.push_back({forms[i].get(), parts[i].weight, parts[i].chains});
     group += parts[i].weight;
   }
-  // Every part gets as many independent chains as the registers allow: enough to cover latency x
-  // pipes for any common form, so the mix is limited by issue, not by its own dependencies.
+  // Every part gets as many independent chains as the registers allow (up to its own limit, where it
+  // has one): enough to cover latency x pipes for any common form, so the mix is limited by issue,
+  // not by its own dependencies.
   const int most = target.max_rounds(entries);
   if (forced_rounds > most && most >= 1) {
     r.status = Status::error;
@@ -188,7 +189,7 @@ MixResult ProbeRunner::Impl::run_mix_once(const std::vector<MixSpec>& parts, boo
     r.status = Status::mistrusted;
     r.reason = fmt::format("{}", fmt::join(doubts, "; "));
   }
-  spdlog::debug("mix {}: {:.3f} cycles/group, {} rounds", r.repro, cpg, rounds);
+  spdlog::debug("mix {}: {:.3f} cycles/group, {} rounds, {}", r.repro, cpg, rounds, to_string(r.status));
   if (on_all_threads && options.threads > 1 && r.status == Status::ok && cpg > 0) {
     // The same stream on every core at once: run_threads sums each core's rate at its own clock.
     ProbeResult all;
@@ -225,7 +226,7 @@ int ProbeRunner::mix_rounds(const std::vector<MixSpec>& parts) const {
     auto form = impl_->target.probe_form(p.probe.text, impl_->cpu);
     if (!form || p.weight < 1) return 0;
     forms.push_back(std::move(form.value()));
-    entries.push_back({forms.back().get(), p.weight});
+    entries.push_back({forms.back().get(), p.weight, p.chains});
   }
   return impl_->target.max_rounds(entries);
 }

@@ -26,6 +26,9 @@ struct ProbeOptions {
 struct MixSpec {
   ProbeSpec probe;
   int weight = 1;
+  // Chains its instances rotate through (0: one per instance, weight x rounds): a part that needs
+  // few chains leaves registers to the others (src/pairs/pipe_groups.cpp sets it).
+  int chains = 0;
 };
 
 class ProbeRunner {

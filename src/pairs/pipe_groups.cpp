@@ -20,6 +20,24 @@ namespace {
 // A pair is judged only when its shared floor stands at least this fraction of the faster part's
 // pipe time above its co-issue floor: a narrower gap is inside the run-to-run spread of one mix.
 constexpr double kMinJudgedGap = 0.25;
+// A part gets this many times the chains its latency and rate need in a pair (five adds a cycle on
+// six chains ran at 0.26 cycles each, on eight at 0.20); a part whose chains still bind is seen by
+// its fewest-chains reference.
+constexpr double kChainMargin = 1.5;
+
+// The chains a part with `weight` instances per group and a chain of `latency` cycles through its
+// destination needs when a group takes `group` cycles: latency x instances per cycle, with a margin;
+// 0 (one chain per instance) when it has no such chain.
+int chains_needed(double latency, int weight, double group) {
+  if (!(latency > 0) || !(group > 0) || !std::isfinite(latency)) return 0;
+  return std::max(1, int(std::ceil(kChainMargin * latency * weight / group)));
+}
+
+// A pair is `partial` from this share of the same-port measure a containment (the narrow part's pipes
+// all among the wide part's) would show, and never below kPartialFloor: two parts on separate pipes
+// measure 0.00-0.05, a one-pipe form among the integer adds' five 0.17-0.45 (Intel VM, held-out set).
+constexpr double kContainedShare = 0.5;
+constexpr double kPartialFloor = 0.1;
 // Clusters of the seed matrix join while their members contend at least this much on average:
 // above the middle of the scale, so that an instruction spread over several pipes (a vector integer
 // add on all four FP pipes of a Zen core measures 0.5 against each of them) stands alone instead of
@@ -91,8 +109,21 @@ std::pair<int, int> balanced_weights(double recip_a, double recip_b, int max_tot
   return best;
 }
 
+double contained_same_port(double co_issue, double shared, int wa, int wb, const PartTiming& a, const PartTiming& b) {
+  if (!(shared > co_issue)) return 1.0;
+  // The part with fewer instructions per cycle alone is the narrow one: if all its pipes are among
+  // the wide part's, each of its instructions takes a wide pipe for the wide part's cycles per
+  // instruction (1 / its pipes), on top of the wide part's own pipe time.
+  const bool a_narrow = a.recip >= b.recip;
+  const double wide_pipe = a_narrow ? wb * b.recip : wa * a.recip;
+  const int narrow_weight = a_narrow ? wa : wb;
+  const double wide_recip = a_narrow ? b.recip : a.recip;
+  const double contained = std::max(co_issue, wide_pipe + narrow_weight * wide_recip);
+  return std::clamp((contained - co_issue) / (shared - co_issue), 0.0, 1.0);
+}
+
 PipeVerdict judge_contention(double cycles_per_group, int rounds, int wa, int wb, const PartTiming& a,
-                             const PartTiming& b, double issue_width) {
+                             const PartTiming& b, double issue_width, int chains_a, int chains_b) {
   PipeVerdict v;
   v.weight_form = wa;
   v.weight_basis = wb;
@@ -105,10 +136,16 @@ PipeVerdict judge_contention(double cycles_per_group, int rounds, int wa, int wb
   }
   v.ipc = (wa + wb) / cycles_per_group;
   const double pipe_a = wa * a.recip, pipe_b = wb * b.recip;  // pipe time per group, each alone
-  // Each part has weight x rounds chains in the mix: one pass over them takes the chain latency, so
-  // a group takes at least chain latency / rounds, whatever the pipes do.
-  const double part_a = std::max(pipe_a, a.chain_latency / rounds);
-  const double part_b = std::max(pipe_b, b.chain_latency / rounds);
+  // Each part's weight x rounds instances per copy rotate through its chains (weight x rounds of
+  // them unless the part has fewer): the busiest chain carries ceil(instances / chains) links a
+  // copy, so a group takes at least chain latency x that / rounds, whatever the pipes do.
+  auto links = [&](int chains, int w) {
+    const int instances = w * rounds;
+    const int c = chains > 0 ? std::min(chains, instances) : instances;
+    return double((instances + c - 1) / c);
+  };
+  const double part_a = std::max(pipe_a, a.chain_latency * links(chains_a, wa) / rounds);
+  const double part_b = std::max(pipe_b, b.chain_latency * links(chains_b, wb) / rounds);
   const double width_floor = issue_width > 0 ? (wa + wb) / issue_width : 0.0;
   const double co_issue = std::max({part_a, part_b, width_floor});
   const double shared = std::max(co_issue, pipe_a + pipe_b);
@@ -125,10 +162,33 @@ PipeVerdict judge_contention(double cycles_per_group, int rounds, int wa, int wb
     return v;
   }
   v.same_port = std::clamp((cycles_per_group - co_issue) / (shared - co_issue), 0.0, 1.0);
-  v.contention = *v.same_port < kCoIssueBelow ? Contention::none
+  // A form whose one pipe is among the five of an integer add shows at most a fifth of a shared
+  // pipe's slowdown beside it (uops.info: a blocking instruction on those ports): the pair is
+  // `partial` once it shows half of what that containment would, never below kPartialFloor (noise).
+  const double none_below =
+      std::clamp(kContainedShare * contained_same_port(co_issue, shared, wa, wb, a, b), kPartialFloor, kCoIssueBelow);
+  v.contention = *v.same_port < none_below ? Contention::none
                  : *v.same_port > kSharedAbove ? Contention::shared
                                                : Contention::partial;
   return v;
+}
+
+PairLayout plan_pair_layout(int wa, int wb, const PartTiming& a, const PartTiming& b,
+                             const std::function<int(int, int)>& rounds_with) {
+  PairLayout plain;
+  plain.rounds = rounds_with(0, 0);
+  const double group = std::max(wa * a.recip, wb * b.recip);
+  if (plain.rounds < 1 || wa < 1 || wb < 1 || !(group > 0) || !std::isfinite(group)) return plain;
+  auto starved = [&](const PartTiming& t) { return kChainMargin * t.chain_latency / plain.rounds > group; };
+  if (!starved(a) && !starved(b)) return plain;
+  PairLayout limited;
+  limited.chains_a = chains_needed(a.chain_latency, wa, group);
+  limited.chains_b = chains_needed(b.chain_latency, wb, group);
+  int want = 1;
+  if (limited.chains_a > 0) want = std::max(want, (limited.chains_a + wa - 1) / wa);
+  if (limited.chains_b > 0) want = std::max(want, (limited.chains_b + wb - 1) / wb);
+  limited.rounds = std::min(want, rounds_with(limited.chains_a, limited.chains_b));
+  return limited.rounds > plain.rounds ? limited : plain;
 }
 
 std::vector<PipeBasisMember> choose_basis(const std::vector<std::string>& seeds,
@@ -208,7 +268,28 @@ struct Part {
   // The chains `inst`'s throughput stream needed for that rate (its K; 0: unknown). A part whose
   // pairs all give it at least this many is not measured again with fewer: its chains cannot bind.
   int chains = 0;
+  // Cycles of its chain through the destination from `inst` (0: none or unknown): sets the chains
+  // the part needs in a pair.
+  double latency = 0;
 };
+
+// The latency of the chain a throughput stream of the form carries: each instance reads the
+// destination the one before it on its chain wrote. 0 when the destination is only written (its
+// instances are independent whatever the chains: a load, a move out of a vector register) or
+// `inst` found no such chain.
+double destination_chain_latency(const ProbeResult& r) {
+  auto through_destination = [](const std::string& method) {
+    return method.rfind("chain through the destination", 0) == 0;  // the method text of both ISAs
+  };
+  double l = 0;
+  for (const auto& o : r.latencies)
+    if (through_destination(o.method)) l = o.cycles;
+  if (l <= 0 && r.latency_cycles && through_destination(r.latency_method)) l = *r.latency_cycles;
+  return std::isfinite(l) && l > 0 ? l : 0.0;
+}
+
+// The chains a part of weight w with chain limit `limit` (0: none) has at `rounds` rounds.
+int chains_in_mix(int limit, int w, int rounds) { return limit > 0 ? std::min(limit, w * rounds) : w * rounds; }
 
 // Pairs measured the same way in both stages: every part alone as a one-part mix (all the chains
 // the registers allow, and again with the fewest chains any of its pairs gives it), every pair at
@@ -229,10 +310,16 @@ class PairBatch {
       p.a = a;
       p.b = b;
       std::tie(p.wa, p.wb) = balanced_weights(parts_[a].hint, parts_[b].hint);
-      p.rounds = runner_.mix_rounds({{parts_[a].spec, p.wa}, {parts_[b].spec, p.wb}});
+      const PairLayout layout = plan_pair_layout(
+          p.wa, p.wb, {parts_[a].hint, parts_[a].latency}, {parts_[b].hint, parts_[b].latency}, [&](int ca, int cb) {
+            return runner_.mix_rounds({{parts_[a].spec, p.wa, ca}, {parts_[b].spec, p.wb, cb}});
+          });
+      p.rounds = layout.rounds;
+      p.ca = layout.chains_a;
+      p.cb = layout.chains_b;
       if (p.rounds > 0) {
-        fewest_[a] = std::min(fewest_[a], p.wa * p.rounds);
-        fewest_[b] = std::min(fewest_[b], p.wb * p.rounds);
+        fewest_[a] = std::min(fewest_[a], chains_in_mix(p.ca, p.wa, p.rounds));
+        fewest_[b] = std::min(fewest_[b], chains_in_mix(p.cb, p.wb, p.rounds));
       }
       pairs_of_[a].push_back(planned_.size());
       pairs_of_[b].push_back(planned_.size());
@@ -254,8 +341,7 @@ class PairBatch {
     for (size_t q = 0; q < planned_.size(); ++q) {
       emit_alone(planned_[q].a);
       emit_alone(planned_[q].b);
-      planned_[q].job = add_job({{parts_[planned_[q].a].spec, planned_[q].wa}, {parts_[planned_[q].b].spec, planned_[q].wb}},
-                                planned_[q].rounds, Job::pair, q);
+      planned_[q].job = add_job(specs_of(planned_[q]), planned_[q].rounds, Job::pair, q);
     }
     results_.reset(jobs_.size());
     for (size_t q = 0; q < planned_.size(); ++q) {
@@ -362,7 +448,8 @@ class PairBatch {
     // The width is at least what this pair and its parts ran at: a seed set that never reached the
     // core's width must not make a faster pair look bound by it.
     width = std::max({width, m->ipc.value_or(0.0), 1 / ta->recip, 1 / tb->recip});
-    v = judge_contention(*m->cycles_per_group, m->rounds, planned_[q].wa, planned_[q].wb, *ta, *tb, width);
+    v = judge_contention(*m->cycles_per_group, m->rounds, planned_[q].wa, planned_[q].wb, *ta, *tb, width, planned_[q].ca,
+                         planned_[q].cb);
     if (m->status == Status::mistrusted) {
       v.contention = Contention::unmeasured;
       v.same_port.reset();
@@ -376,8 +463,13 @@ class PairBatch {
   struct Planned {
     size_t a = 0, b = 0;
     int wa = 1, wb = 1, rounds = 0;
+    int ca = 0, cb = 0;  // each part's chain limit (0: one chain per instance)
     size_t job = 0;
   };
+
+  std::vector<MixSpec> specs_of(const Planned& p) const {
+    return {{parts_[p.a].spec, p.wa, p.ca}, {parts_[p.b].spec, p.wb, p.cb}};
+  }
   struct Job {
     enum Kind { full, few, pair } kind;
     size_t index;  // the part (full, few) or the pair
@@ -475,7 +567,7 @@ PipeGroups find_pipe_basis(ProbeRunner& runner, const std::vector<ProbeSpec>& se
     // A mistrusted figure still sets the weights well enough: the references the verdicts use are
     // the one-part mixes below, judged on their own.
     if (has_figures(alone[i])) {
-      parts.push_back({seeds[i], *alone[i].recip_throughput_cycles});
+      parts.push_back({seeds[i], *alone[i].recip_throughput_cycles, 0, destination_chain_latency(alone[i])});
       if (alone[i].status == Status::ok) g.issue_width = std::max(g.issue_width, alone[i].throughput_ipc.value_or(0.0));
     } else {
       g.skipped_seeds.push_back(fmt::format("{}: {}{}{}", seeds[i].text, to_string(alone[i].status),
@@ -538,6 +630,10 @@ PipeGroups find_pipe_basis(ProbeRunner& runner, const std::vector<ProbeSpec>& se
   }
   for (size_t i = 0; i < kept.size(); ++i) g.seed_same_port[i][i] = 1.0;
   g.basis = choose_basis(g.seeds, timings, g.seed_same_port);
+  for (auto& b : g.basis) {
+    const auto at = std::find(g.seeds.begin(), g.seeds.end(), b.instruction);
+    if (at != g.seeds.end()) b.latency = parts[kept[size_t(at - g.seeds.begin())]].latency;
+  }
   g.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   spdlog::info("pipe basis: {} members from {} seeds in {:.1f} s; issue width seen {:.2f}/cycle", g.basis.size(),
                kept.size(), g.seconds, g.issue_width);
@@ -558,7 +654,7 @@ std::vector<std::vector<PipeVerdict>> classify_against_basis(
     ProbeSpec s;
     s.text = b.instruction;
     s.origin = "pipe basis";
-    parts.push_back({s, b.recip_throughput});
+    parts.push_back({s, b.recip_throughput, 0, b.latency});
   }
   std::vector<std::pair<size_t, size_t>> pairs;
   std::vector<size_t> subject_of_part(nb, subjects.size());
@@ -573,7 +669,7 @@ std::vector<std::vector<PipeVerdict>> classify_against_basis(
       if (on_done) on_done(i, out[i]);
       continue;
     }
-    parts.push_back({subjects[i].spec, *r->recip_throughput_cycles, r->accumulators});
+    parts.push_back({subjects[i].spec, *r->recip_throughput_cycles, r->accumulators, destination_chain_latency(*r)});
     subject_of_part.push_back(i);
     for (size_t b = 0; b < nb; ++b) {
       pairs.emplace_back(parts.size() - 1, b);

@@ -8,8 +8,11 @@
 //   co-issue:  max(a's time, b's time, instructions / issue width)
 //   shared:    a's pipe time + b's pipe time (one pipe does both in sequence)
 // where a part's time in the mix is the larger of its pipe time (weight x cycles alone) and what its
-// own chains allow (each part has weight x rounds chains: chain latency / rounds per group); a part
-// short of chains slows by itself, which must not read as contention. Every figure alone is measured
+// own chains allow (chain latency x weight / chains per group); a part short of chains slows by
+// itself, which must not read as contention. A part whose latency is known gets the chains its rate
+// needs and no more (latency x instances per cycle, with a margin), so the registers left give the
+// other part more chains: a one-pipe multiply beside five adds would otherwise run on two chains,
+// bound by its own latency, where its contention is hidden. Every figure alone is measured
 // as a one-part mix, so it has the layout of the pair (a store stream in a mix is not the store
 // stream of `inst`). When the issue-width floor leaves no room between the two, the
 // pair runs at the core's issue width and says so instead of claiming a shared pipe.
@@ -39,10 +42,39 @@ struct PartTiming {
 // floors, so noise moves its verdict least. Non-positive inputs give 1:1.
 std::pair<int, int> balanced_weights(double recip_a, double recip_b, int max_total = 8);
 
-// The verdict on a pair measured at `cycles_per_group` with `rounds` rounds and weights wa:wb.
-// `issue_width` <= 0: unknown (no issue-width floor).
+// The verdict on a pair measured at `cycles_per_group` with `rounds` rounds and weights wa:wb, the
+// parts' instances on `chains_a` and `chains_b` chains (0: weight x rounds, one per instance).
+// `issue_width` <= 0: unknown (no issue-width floor). A pair is `shared` above kSharedAbove and
+// `none` below a bound that is kCoIssueBelow where the parts run at the same rate and lower where one
+// is much faster (see contained_same_port).
 PipeVerdict judge_contention(double cycles_per_group, int rounds, int wa, int wb, const PartTiming& a,
-                             const PartTiming& b, double issue_width);
+                             const PartTiming& b, double issue_width, int chains_a = 0, int chains_b = 0);
+
+// The same-port measure of a pair whose narrow part (fewer instructions per cycle alone) runs only on
+// pipes of the wide part, each of its instructions holding one of them for the wide part's cycles
+// per instruction: 1 when the parts run at one rate, the ratio of their rates (a fifth for a
+// one-pipe form beside a five-pipe add) when weights balance them. co_issue and shared are the
+// pair's two floors (judge_contention).
+double contained_same_port(double co_issue, double shared, int wa, int wb, const PartTiming& a, const PartTiming& b);
+
+// How a pair is laid out: groups per copy and each part's chain limit (0: one chain per instance).
+struct PairLayout {
+  int rounds = 0;
+  int chains_a = 0, chains_b = 0;
+};
+
+// The layout of a pair at weights wa:wb whose parts alone run at `recip` cycles per instruction with
+// a chain of `chain_latency` cycles through the destination (0: none). `rounds_with(ca, cb)` gives
+// the most rounds the registers allow with those chain limits (0, 0: one chain per instance; 0: none).
+// Every instance on its own chain, at the most rounds, as long as that covers each part's latency at
+// the pair's rate with a margin. Otherwise (a 3-cycle multiply beside five adds gets two chains, as
+// the adds take ten registers, and runs at 1.5 cycles a group on its own chains, which hides whether
+// it takes an add's pipe) each part gets the chains its latency and rate need, with the margin, and
+// the fewest rounds that give them all, when that is more rounds than before. A layout keeps its
+// rounds otherwise: more rounds than needed change a mix (five adds and two vector loads ran 1.21
+// cycles a group at 2 rounds, 1.29 at 8).
+PairLayout plan_pair_layout(int wa, int wb, const PartTiming& a, const PartTiming& b,
+                            const std::function<int(int, int)>& rounds_with);
 
 // The basis from a seed matrix: clusters by average linkage (pairs/cluster.hpp), then one
 // representative per cluster: the fastest member that contends with the rest of its cluster at least

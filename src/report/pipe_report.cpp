@@ -36,7 +36,8 @@ json to_json(const PipeGroups& g) {
   for (const auto& b : g.basis)
     basis.push_back({{"instruction", b.instruction},
                      {"members", b.members},
-                     {"recip_throughput_cycles", number(b.recip_throughput)}});
+                     {"recip_throughput_cycles", number(b.recip_throughput)},
+                     {"chain_latency_cycles", b.latency > 0 ? number(b.latency) : json(nullptr)}});
   json matrix = json::array();
   for (const auto& row : g.seed_same_port) {
     json r = json::array();
@@ -77,6 +78,9 @@ Expected<PipeGroups> pipe_groups_from_json(const json& j) {
     m.recip_throughput = number_at(b, "recip_throughput_cycles");
     if (!(m.recip_throughput > 0))
       return make_error("pipe basis member '" + m.instruction + "' has no positive 'recip_throughput_cycles'");
+    // Absent (documents before it was written) or null: unknown, the member gets a chain per instance.
+    const double latency = number_at(b, "chain_latency_cycles", 0.0);
+    m.latency = std::isfinite(latency) && latency > 0 ? latency : 0.0;
     g.basis.push_back(std::move(m));
   }
   g.issue_width = number_at(j, "issue_width");

@@ -109,3 +109,31 @@ TEST_CASE("a64 stream plan: a number in the text is the offset used, and the zer
   CHECK_FALSE(a64::plan_latency(form("adds xzr, x, x")).ok());
   CHECK(a64::latency_operands(form("ldr xzr, [x]")).empty());
 }
+
+TEST_CASE("a64 stream plan: a part with a chain limit rotates its instances through that many chains", "[a64][stream_plan]") {
+  const auto fmla = form("fmla v.4s, v.4s, v.4s");
+  const auto add = form("add x, x, x");
+  const int plain = a64::max_rounds({{&add, 5}, {&fmla, 1}});
+  // Five adds a group take five registers a round; limited to eight chains they leave the rest.
+  const std::vector<a64::MixEntry> mix = {{&add, 5, 8}, {&fmla, 1, 6}};
+  const int rounds = a64::max_rounds(mix);
+  CHECK(rounds > plain);
+  REQUIRE(rounds >= 6);
+  auto plan = a64::plan_mix(mix, 6);
+  REQUIRE(plan.ok());
+  CHECK(plan->measured_per_form == std::vector<int>{30, 6});
+  CHECK(plan->measured_per_copy == 36);
+  // Instance j of a part writes the register of chain j mod limit: eight add and six fmla registers.
+  std::vector<uint32_t> adds, fmlas;
+  for (const auto& p : plan->copy) (p.inst_id == plan->copy.front().inst_id ? adds : fmlas).push_back(reg_id(p.ops[0]));
+  REQUIRE(adds.size() == 30);
+  REQUIRE(fmlas.size() == 6);
+  CHECK(std::set<uint32_t>(adds.begin(), adds.end()).size() == 8);
+  CHECK(std::set<uint32_t>(fmlas.begin(), fmlas.end()).size() == 6);
+  for (size_t j = 8; j < adds.size(); ++j) CHECK(adds[j] == adds[j - 8]);
+  // A limit above the instances is no limit: one chain per instance.
+  auto loose = a64::plan_mix({{&add, 5, 100}, {&fmla, 1, 100}}, 2);
+  REQUIRE(loose.ok());
+  std::set<uint32_t> written;
+  for (const auto& p : loose->copy) CHECK(written.insert(reg_id(p.ops[0])).second);
+}

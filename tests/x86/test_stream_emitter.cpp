@@ -162,7 +162,8 @@ TEST_CASE("the compiled function is callable code of plausible size", "[emitter]
 
 TEST_CASE("mix stream: parts interleaved in the asked ratio, no dependency across or within parts", "[emitter]") {
   const auto isa = full_isa();
-  struct Case { const char* a; const char* b; int wa, wb; };
+  // la, lb: chain limits (0: one chain per instance); limited parts rotate through their chains.
+  struct Case { const char* a; const char* b; int wa, wb, la = 0, lb = 0; };
   const Case cases[] = {
       {"vfmadd231ps ymm, ymm, ymm", "vaddps ymm, ymm, ymm", 1, 1},
       {"vfmadd231ps zmm, zmm, zmm", "vaddps zmm, zmm, zmm", 2, 1},
@@ -170,15 +171,17 @@ TEST_CASE("mix stream: parts interleaved in the asked ratio, no dependency acros
       {"add r64, r64", "vfmadd231ps ymm, ymm, ymm", 3, 1},
       {"imul r64, r64", "imul r64, r64", 1, 1},
       {"vgatherdps ymm, vm32y, ymm", "vfmadd231ps ymm, ymm, ymm", 1, 1},
+      {"add r64, r64", "crc32 r64, r64", 5, 1, 8, 5},
+      {"vfmadd231pd ymm, ymm, ymm", "add r64, r64", 2, 5, 12, 0},
   };
   for (const auto& c : cases) {
     auto fa = x86::resolve_inst(c.a);
     auto fb = x86::resolve_inst(c.b);
     REQUIRE(fa.ok());
     REQUIRE(fb.ok());
-    std::vector<x86::MixEntry> entries = {{&fa.value(), c.wa}, {&fb.value(), c.wb}};
-    const int rounds = x86::max_rounds(entries);
-    INFO(c.a << " : " << c.b << " " << c.wa << ":" << c.wb << " rounds=" << rounds);
+    std::vector<x86::MixEntry> entries = {{&fa.value(), c.wa, c.la}, {&fb.value(), c.wb, c.lb}};
+    const int rounds = std::min(8, x86::max_rounds(entries));
+    INFO(c.a << " : " << c.b << " " << c.wa << ":" << c.wb << " limits " << c.la << "," << c.lb << " rounds=" << rounds);
     REQUIRE(rounds >= 1);
     auto plan = x86::plan_mix(entries, rounds, isa, "f32");
     REQUIRE(plan.ok());
@@ -217,17 +220,24 @@ TEST_CASE("mix stream: parts interleaved in the asked ratio, no dependency acros
     // The asked ratio, exactly, over the whole body.
     CHECK(seen[0] * c.wb == seen[1] * c.wa);
     const int per_part[2] = {seen[0], seen[1]};
-    const int chains[2] = {c.wa * rounds, c.wb * rounds};
+    auto chains_of = [&](int limit, int w) { return limit > 0 ? std::min(limit, w * rounds) : w * rounds; };
+    const int chains[2] = {chains_of(c.la, c.wa), chains_of(c.lb, c.wb)};
+    CHECK(plan->chains == chains[0] + chains[1]);
     for (size_t i = 0; i < body.size(); ++i) {
       if (part[i] < 0) continue;
       for (const auto& reg : body[i].reads) {
         int w = reaching_writer(body, i, reg);
         if (w < 0 || part[size_t(w)] < 0) continue;
-        // Only the same part's same chain feeds an instance: never the other part.
+        // Only the same part's same chain feeds an instance: never the other part. Instance k of a
+        // copy is on chain k mod chains; the writer is the chain's instance before it, across copies.
         CHECK(part[size_t(w)] == part[i]);
         const int n = per_part[part[i]];
-        const int distance = (ordinal[i] - ordinal[size_t(w)] + n) % n;
-        CHECK((distance == chains[part[i]] % n || (chains[part[i]] == n && distance == 0)));
+        const int per_copy = n / copies;
+        auto chain_of = [&](int ord) { return (ord % per_copy) % chains[part[i]]; };
+        int expected = ordinal[i];
+        do expected = (expected - 1 + n) % n;
+        while (chain_of(expected) != chain_of(ordinal[i]));
+        CHECK(ordinal[size_t(w)] == expected);
       }
     }
   }

@@ -502,3 +502,25 @@ TEST_CASE("implicit general registers are never chain or source registers, and s
     if (r.cls == x86::OpClass::gp && r.id == Gp::kIdCx) ecx_zero = r.kind == x86::InitKind::gp_value && r.value == 0;
   CHECK(ecx_zero);
 }
+
+TEST_CASE("mix plan: chain limits free registers for more rounds, instances stay counted", "[stream_plan]") {
+  auto add = x86::resolve_inst("add r64, r64");
+  auto crc = x86::resolve_inst("crc32 r64, r64");
+  REQUIRE(add.ok());
+  REQUIRE(crc.ok());
+  // Five adds and one crc32 a group: one register per instance leaves the crc32 two or three chains.
+  const int plain = x86::max_rounds({{&add.value(), 5}, {&crc.value(), 1}});
+  CHECK(plain <= 3);
+  const std::vector<x86::MixEntry> limited = {{&add.value(), 5, 8}, {&crc.value(), 1, 5}};
+  const int rounds = x86::max_rounds(limited);
+  REQUIRE(rounds >= 4);  // eight add and four crc32 chains beside the shared sources
+  CHECK(rounds > plain);
+  auto plan = x86::plan_mix(limited, 4, avx512(), "-");
+  REQUIRE(plan.ok());
+  CHECK(plan->chains == 12);
+  CHECK(plan->measured_per_form == std::vector<int>{20, 4});
+  CHECK(plan->measured_per_copy == 24);
+  CHECK(plan->copy.size() == 24);
+  // A limit the registers cannot hold fails to plan, as too many rounds do.
+  CHECK_FALSE(x86::plan_mix({{&add.value(), 5, 30}, {&crc.value(), 1}}, 6, avx512(), "-").ok());
+}
