@@ -30,7 +30,7 @@ struct MixResult {
   // threaded run was disturbed.
   int threads = 1;
   std::optional<double> total_gflops, total_gops;
-  int rounds = 0;                          // chains per unit of weight (each part has weight x rounds chains)
+  int rounds = 0;                          // groups per copy: each part has weight x rounds instances, on as many chains unless its MixSpec limits them
   Stats stats;                             // cycles per group
   ClockReading clock;
   Status status = Status::ok;

@@ -54,7 +54,8 @@ class ProbeRunner {
   // Measures every mix in order, then the mistrusted ones again after the others, as run_batch
   // does: one pause per round for the whole batch instead of up to 1.3 s of pauses per mix.
   // `on_result` and `stop` as for run_batch. `rounds[i]`, where given and above 0, fixes the rounds
-  // of mix i (each part then has weight x rounds chains) instead of the most the registers allow.
+  // of mix i (each part then has weight x rounds instances, on that many chains or its MixSpec::chains)
+  // instead of the most the registers allow.
   std::vector<MixResult> run_mix_batch(const std::vector<std::vector<MixSpec>>& mixes,
                                        const std::function<void(size_t)>& on_start = {},
                                        const std::function<void(size_t, const MixResult&)>& on_result = {},
