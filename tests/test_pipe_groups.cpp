@@ -116,6 +116,13 @@ TEST_CASE("pipes: a pair is judged between its co-issue floor and its shared cei
     CHECK(judge_contention(7.0 * 1.08, 4, 1, 35, slow, add5, 0).contention == Contention::none);
     CHECK(judge_contention(7.0 * 1.12, 4, 1, 35, slow, add5, 0).contention == Contention::partial);
   }
+  SECTION("where a chain brings the floors close, partial also needs the pair 3% slower than co-issue") {
+    // A 3.4-cycle chain on 2 rounds: co-issue 1.7 cycles a group, sharing 2.0. A tenth of that gap
+    // (0.03 cycle) is inside one mix's spread; 3% of 1.7 is 0.051, 0.17 of the gap.
+    const PartTiming mul{1.0, 3.4}, add5{0.2, 0};
+    CHECK(judge_contention(1.74, 2, 1, 5, mul, add5, 0).contention == Contention::none);
+    CHECK(judge_contention(1.80, 2, 1, 5, mul, add5, 0).contention == Contention::partial);
+  }
   SECTION("at the core's issue width a slow pair is no evidence of a shared pipe") {
     // Two 6-per-cycle forms 1:1 on a 6-wide core: co-issue would still take 2/6 cycles per group,
     // which is what sharing would cost too.
@@ -155,9 +162,12 @@ TEST_CASE("pipes: a pair keeps its layout unless a part's latency needs more cha
   };
   SECTION("a 3-cycle chain beside five adds gets the chains its rate needs, and the rounds for them") {
     const PairLayout l = plan_pair_layout(5, 1, {0.2, 1.0}, {1.0, 3.0}, rounds_with(5, 1));
-    CHECK(l.chains_a == 8);  // 1.5 x 1 cycle x 5 a cycle
-    CHECK(l.chains_b == 5);  // 1.5 x 3 cycles x 1 a cycle
-    CHECK(l.rounds == 5);    // the fewest that give the multiply five chains
+    CHECK(l.rounds == 5);    // the fewest that give the multiply its 5 chains (1.5 x 3 cycles x 1 a cycle)
+    CHECK(l.chains_b == 5);
+    // The adds need 8 (1.5 x 1 cycle x 5 a cycle), but 25 instances on 8 chains put 4 links on the
+    // busiest, 0.8 cycle a group: 9 chains keep it at 3 links, 0.6, within the margin.
+    CHECK(l.chains_a == 9);
+    CHECK(equivalent_chains(l.chains_a, 5, l.rounds) == 8);
   }
   SECTION("parts whose chains cover their latency keep one chain per instance and the most rounds") {
     const PairLayout l = plan_pair_layout(1, 1, {0.5, 2.0}, {0.5, 2.0}, rounds_with(1, 1));
@@ -176,12 +186,32 @@ TEST_CASE("pipes: a pair keeps its layout unless a part's latency needs more cha
     CHECK(l.rounds == 7);
     CHECK(l.chains_a == 0);
   }
+  SECTION("evening out is dropped where the registers cannot hold it") {
+    auto tight = [](int la, int lb) {  // 13 registers: 9 + 5 does not fit, 8 + 5 does
+      auto chains = [](int limit, int w, int r) { return limit > 0 ? std::min(limit, w * r) : w * r; };
+      int r = 0;
+      while (r < 32 && chains(la, 5, r + 1) + chains(lb, 1, r + 1) <= 13) ++r;
+      return r;
+    };
+    const PairLayout l = plan_pair_layout(5, 1, {0.2, 1.0}, {1.0, 3.0}, tight);
+    CHECK(l.rounds == 5);
+    CHECK(l.chains_a == 8);
+    CHECK(l.chains_b == 5);
+  }
   SECTION("no plan at all stays no plan") {
     asked = 0;
     const PairLayout l = plan_pair_layout(1, 1, {1.0, 3.0}, {1.0, 3.0}, [&](int, int) { ++asked; return 0; });
     CHECK(l.rounds == 0);
     CHECK(asked == 1);
   }
+}
+
+TEST_CASE("pipes: a part's fewest-chains reference is as bound as its busiest chain in the pair", "[pipes]") {
+  CHECK(equivalent_chains(0, 5, 2) == 10);  // one chain per instance
+  CHECK(equivalent_chains(8, 5, 5) == 6);   // 25 on 8 chains: 4 links on the busiest
+  CHECK(equivalent_chains(5, 1, 5) == 5);
+  CHECK(equivalent_chains(40, 1, 4) == 4);  // a limit above the instances is none
+  CHECK(equivalent_chains(3, 0, 4) == 0);
 }
 
 TEST_CASE("pipes: the basis is one representative per cluster, the fastest that holds its cluster", "[pipes]") {

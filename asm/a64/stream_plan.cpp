@@ -152,7 +152,7 @@ Expected<StreamPlan> plan_mix(const std::vector<MixEntry>& entries, int rounds) 
   if (entries.empty()) return make_error("an empty mix");
   if (rounds < 1) return make_error("a stream needs at least one round");
   if (rounds > max_rounds(entries))
-    return make_error(fmt::format("{} independent chains need more registers than AArch64 has (at most {})", rounds,
+    return make_error(fmt::format("{} rounds of this mix need more registers than AArch64 has (at most {})", rounds,
                                   max_rounds(entries)));
   StreamPlan plan;
   Regs regs;

@@ -611,7 +611,13 @@ Expected<StreamPlan> plan_mix(const std::vector<MixEntry>& entries, int rounds, 
   for (size_t i = 0; i < forms.size(); ++i) {
     MixForm& m = forms[i];
     const int instances = m.weight * rounds;
-    const int chains = entries[i].chains > 0 ? std::min(entries[i].chains, instances) : instances;
+    // A form that writes memory keeps a line per instance: instances sharing a chain would share its
+    // line, a store-to-load chain the register latency that set the limit does not include.
+    bool writes_memory = false;
+    for (size_t s = 0; s < m.slots.size(); ++s)
+      if (m.slots[s].kind == SlotKind::mem && m.form->roles[s].write) writes_memory = true;
+    const int chains =
+        entries[i].chains > 0 && !writes_memory ? std::min(entries[i].chains, instances) : instances;
     for (int j = 0; j < chains; ++j)
       if (!allocate_chain(m, pools, plan, base, j))
         return make_error("not enough registers for " + std::to_string(rounds) + " round(s) of this mix");

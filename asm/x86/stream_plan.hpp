@@ -102,8 +102,8 @@ std::string infer_dtype(const std::string& mnemonic);
 int max_chains(const InstForm& form);
 
 // Several forms interleaved in the ratio of their weights, `rounds` groups per copy: form i gets
-// weight_i x rounds independent chains (its `chains` where fewer: its instances then rotate through
-// them, instance j on chain j mod chains), no register written by one chain is read by any other
+// weight_i x rounds independent chains (its `chains` where fewer, unless it writes memory: its
+// instances then rotate through them, instance j on chain j mod chains), no register written by one chain is read by any other
 // (of the same form or another), and sources are shared read-only registers.
 // plan_throughput is the one-form case.
 Expected<StreamPlan> plan_mix(const std::vector<MixEntry>& entries, int rounds, const HostIsa& isa,

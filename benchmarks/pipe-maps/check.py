@@ -36,7 +36,8 @@ import sys
 NONE_BELOW, SHARED_ABOVE, WIDTH_GAP = 0.25, 0.75, 0.25  # pairs/classify.hpp, pairs/pipe_groups.cpp
 # `none` ends at CONTAINED_SHARE of what a containment would show (the narrow part's pipes all among
 # the wide part's), between PARTIAL_FLOOR and NONE_BELOW (judge_contention in pairs/pipe_groups.cpp).
-CONTAINED_SHARE, PARTIAL_FLOOR = 0.5, 0.1
+# and where the pair is at least NOISE_SHARE of the co-issue time slower than co-issue.
+CONTAINED_SHARE, PARTIAL_FLOOR, NOISE_SHARE = 0.5, 0.1, 0.03
 # A prediction this close to a threshold accepts the class on either side of it: the map's own
 # bound is an idealised schedule, and one pair's measurement moves by about this much between runs.
 # (EPS: 0.2 is within 0.05 of 0.25, whatever the floating-point rounding of either.)
@@ -63,7 +64,8 @@ def none_below_for(floor, ceiling, a, b, ta, tb):
     else:
         contained = max(floor, a * ta + b * ta)
     share = min(1.0, max(0.0, (contained - floor) / (ceiling - floor)))
-    return min(NONE_BELOW, max(PARTIAL_FLOOR, CONTAINED_SHARE * share))
+    noise = NOISE_SHARE * floor / (ceiling - floor)
+    return min(NONE_BELOW, max(PARTIAL_FLOOR, CONTAINED_SHARE * share, noise))
 
 
 def parse_map(path):

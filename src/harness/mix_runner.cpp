@@ -189,7 +189,11 @@ MixResult ProbeRunner::Impl::run_mix_once(const std::vector<MixSpec>& parts, boo
     r.status = Status::mistrusted;
     r.reason = fmt::format("{}", fmt::join(doubts, "; "));
   }
-  spdlog::debug("mix {}: {:.3f} cycles/group, {} rounds, {}", r.repro, cpg, rounds, to_string(r.status));
+  // The repro line runs the most rounds with a chain per instance; a layout of its own is logged beside it.
+  std::string limits;
+  for (size_t i = 0; i < parts.size(); ++i)
+    if (parts[i].chains > 0) limits += fmt::format(", part {} on at most {} chains", i + 1, parts[i].chains);
+  spdlog::debug("mix {}: {:.3f} cycles/group, {} rounds{}, {}", r.repro, cpg, rounds, limits, to_string(r.status));
   if (on_all_threads && options.threads > 1 && r.status == Status::ok && cpg > 0) {
     // The same stream on every core at once: run_threads sums each core's rate at its own clock.
     ProbeResult all;

@@ -38,6 +38,9 @@ int chains_needed(double latency, int weight, double group) {
 // measure 0.00-0.05, a one-pipe form among the integer adds' five 0.17-0.45 (Intel VM, held-out set).
 constexpr double kContainedShare = 0.5;
 constexpr double kPartialFloor = 0.1;
+// ... and the pair at least this share of its co-issue time slower than co-issue (one mix's
+// run-to-run spread is a few percent).
+constexpr double kNoiseShare = 0.03;
 // Clusters of the seed matrix join while their members contend at least this much on average:
 // above the middle of the scale, so that an instruction spread over several pipes (a vector integer
 // add on all four FP pipes of a Zen core measures 0.5 against each of them) stands alone instead of
@@ -165,8 +168,13 @@ PipeVerdict judge_contention(double cycles_per_group, int rounds, int wa, int wb
   // A form whose one pipe is among the five of an integer add shows at most a fifth of a shared
   // pipe's slowdown beside it (uops.info: a blocking instruction on those ports): the pair is
   // `partial` once it shows half of what that containment would, never below kPartialFloor (noise).
-  const double none_below =
-      std::clamp(kContainedShare * contained_same_port(co_issue, shared, wa, wb, a, b), kPartialFloor, kCoIssueBelow);
+  // Where the floors stand close (a chain or the issue width raised co-issue), a tenth of the gap is
+  // less than the pair's run-to-run spread: `partial` also needs the pair kNoiseShare slower than
+  // co-issue.
+  const double noise = kNoiseShare * co_issue / (shared - co_issue);
+  const double none_below = std::min(
+      kCoIssueBelow,
+      std::max({kContainedShare * contained_same_port(co_issue, shared, wa, wb, a, b), kPartialFloor, noise}));
   v.contention = *v.same_port < none_below ? Contention::none
                  : *v.same_port > kSharedAbove ? Contention::shared
                                                : Contention::partial;
@@ -188,7 +196,28 @@ PairLayout plan_pair_layout(int wa, int wb, const PartTiming& a, const PartTimin
   if (limited.chains_a > 0) want = std::max(want, (limited.chains_a + wa - 1) / wa);
   if (limited.chains_b > 0) want = std::max(want, (limited.chains_b + wb - 1) / wb);
   limited.rounds = std::min(want, rounds_with(limited.chains_a, limited.chains_b));
-  return limited.rounds > plain.rounds ? limited : plain;
+  if (limited.rounds <= plain.rounds) return plain;
+  // At the rounds taken, instances rotate unevenly where the chains do not divide them, and the
+  // busiest chain binds: each limited part gets the fewest chains whose busiest one carries no more
+  // links a copy than its latency leaves room for at the margin, where the registers allow.
+  const int r = limited.rounds;
+  auto evened = [&](int limit, int w, double latency) {
+    if (limit <= 0) return 0;
+    const int links = std::max(1, int(std::floor(r * group / (kChainMargin * latency))));
+    return std::min(w * r, (w * r + links - 1) / links);
+  };
+  PairLayout even = limited;
+  even.chains_a = evened(limited.chains_a, wa, a.chain_latency);
+  even.chains_b = evened(limited.chains_b, wb, b.chain_latency);
+  return rounds_with(even.chains_a, even.chains_b) >= r ? even : limited;
+}
+
+int equivalent_chains(int limit, int weight, int rounds) {
+  const int instances = weight * rounds;
+  if (instances < 1) return 0;
+  const int chains = limit > 0 ? std::min(limit, instances) : instances;
+  const int links = (instances + chains - 1) / chains;
+  return instances / links;
 }
 
 std::vector<PipeBasisMember> choose_basis(const std::vector<std::string>& seeds,
@@ -288,8 +317,6 @@ double destination_chain_latency(const ProbeResult& r) {
   return std::isfinite(l) && l > 0 ? l : 0.0;
 }
 
-// The chains a part of weight w with chain limit `limit` (0: none) has at `rounds` rounds.
-int chains_in_mix(int limit, int w, int rounds) { return limit > 0 ? std::min(limit, w * rounds) : w * rounds; }
 
 // Pairs measured the same way in both stages: every part alone as a one-part mix (all the chains
 // the registers allow, and again with the fewest chains any of its pairs gives it), every pair at
@@ -318,8 +345,9 @@ class PairBatch {
       p.ca = layout.chains_a;
       p.cb = layout.chains_b;
       if (p.rounds > 0) {
-        fewest_[a] = std::min(fewest_[a], chains_in_mix(p.ca, p.wa, p.rounds));
-        fewest_[b] = std::min(fewest_[b], chains_in_mix(p.cb, p.wb, p.rounds));
+        // The part alone with this many chains, one link each, is as bound by its chains as the pair.
+        fewest_[a] = std::min(fewest_[a], equivalent_chains(p.ca, p.wa, p.rounds));
+        fewest_[b] = std::min(fewest_[b], equivalent_chains(p.cb, p.wb, p.rounds));
       }
       pairs_of_[a].push_back(planned_.size());
       pairs_of_[b].push_back(planned_.size());

@@ -8,7 +8,7 @@
 //   co-issue:  max(a's time, b's time, instructions / issue width)
 //   shared:    a's pipe time + b's pipe time (one pipe does both in sequence)
 // where a part's time in the mix is the larger of its pipe time (weight x cycles alone) and what its
-// own chains allow (chain latency x weight / chains per group); a part short of chains slows by
+// own chains allow (chain latency x links on its busiest chain per copy / rounds); a part short of chains slows by
 // itself, which must not read as contention. A part whose latency is known gets the chains its rate
 // needs and no more (latency x instances per cycle, with a margin), so the registers left give the
 // other part more chains: a one-pipe multiply beside five adds would otherwise run on two chains,
@@ -75,6 +75,11 @@ struct PairLayout {
 // cycles a group at 2 rounds, 1.29 at 8).
 PairLayout plan_pair_layout(int wa, int wb, const PartTiming& a, const PartTiming& b,
                             const std::function<int(int, int)>& rounds_with);
+
+// The chains, one link each, that bind a part as much as `weight` x `rounds` instances rotating
+// through `limit` chains (0: one per instance) do: instances / links on the busiest chain. A part's
+// fewest-chains reference is measured with this many.
+int equivalent_chains(int limit, int weight, int rounds);
 
 // The basis from a seed matrix: clusters by average linkage (pairs/cluster.hpp), then one
 // representative per cluster: the fastest member that contends with the rest of its cluster at least

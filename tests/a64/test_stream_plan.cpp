@@ -134,6 +134,7 @@ TEST_CASE("a64 stream plan: a part with a chain limit rotates its instances thro
   // A limit above the instances is no limit: one chain per instance.
   auto loose = a64::plan_mix({{&add, 5, 100}, {&fmla, 1, 100}}, 2);
   REQUIRE(loose.ok());
-  std::set<uint32_t> written;
-  for (const auto& p : loose->copy) CHECK(written.insert(reg_id(p.ops[0])).second);
+  std::set<std::pair<uint32_t, uint32_t>> written;  // (register file, id)
+  for (const auto& p : loose->copy)
+    CHECK(written.insert({uint32_t(p.ops[0].as<BaseReg>().type()), reg_id(p.ops[0])}).second);
 }
