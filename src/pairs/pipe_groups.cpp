@@ -337,9 +337,10 @@ class PairBatch {
       p.a = a;
       p.b = b;
       std::tie(p.wa, p.wb) = balanced_weights(parts_[a].hint, parts_[b].hint);
+      const ProbeSpec &spec_a = parts_[a].spec, &spec_b = parts_[b].spec;  // (clang 14 captures no bindings)
       const PairLayout layout = plan_pair_layout(
           p.wa, p.wb, {parts_[a].hint, parts_[a].latency}, {parts_[b].hint, parts_[b].latency}, [&](int ca, int cb) {
-            return runner_.mix_rounds({{parts_[a].spec, p.wa, ca}, {parts_[b].spec, p.wb, cb}});
+            return runner_.mix_rounds({{spec_a, p.wa, ca}, {spec_b, p.wb, cb}});
           });
       p.rounds = layout.rounds;
       p.ca = layout.chains_a;
