@@ -28,6 +28,14 @@ constexpr double kChainMargin = 1.5;
 // The chains a part with `weight` instances per group and a chain of `latency` cycles through its
 // destination needs when a group takes `group` cycles: latency x instances per cycle, with a margin;
 // 0 (one chain per instance) when it has no such chain.
+// Links per copy on the busiest chain of a part with `weight` x `rounds` instances rotating through
+// `limit` chains (0: one per instance).
+int busiest_chain_links(int limit, int weight, int rounds) {
+  const int instances = weight * rounds;
+  const int chains = limit > 0 ? std::min(limit, instances) : instances;
+  return (instances + chains - 1) / chains;
+}
+
 int chains_needed(double latency, int weight, double group) {
   if (!(latency > 0) || !(group > 0) || !std::isfinite(latency)) return 0;
   return std::max(1, int(std::ceil(kChainMargin * latency * weight / group)));
@@ -142,13 +150,8 @@ PipeVerdict judge_contention(double cycles_per_group, int rounds, int wa, int wb
   // Each part's weight x rounds instances per copy rotate through its chains (weight x rounds of
   // them unless the part has fewer): the busiest chain carries ceil(instances / chains) links a
   // copy, so a group takes at least chain latency x that / rounds, whatever the pipes do.
-  auto links = [&](int chains, int w) {
-    const int instances = w * rounds;
-    const int c = chains > 0 ? std::min(chains, instances) : instances;
-    return double((instances + c - 1) / c);
-  };
-  const double part_a = std::max(pipe_a, a.chain_latency * links(chains_a, wa) / rounds);
-  const double part_b = std::max(pipe_b, b.chain_latency * links(chains_b, wb) / rounds);
+  const double part_a = std::max(pipe_a, a.chain_latency * busiest_chain_links(chains_a, wa, rounds) / rounds);
+  const double part_b = std::max(pipe_b, b.chain_latency * busiest_chain_links(chains_b, wb, rounds) / rounds);
   const double width_floor = issue_width > 0 ? (wa + wb) / issue_width : 0.0;
   const double co_issue = std::max({part_a, part_b, width_floor});
   const double shared = std::max(co_issue, pipe_a + pipe_b);
@@ -215,9 +218,7 @@ PairLayout plan_pair_layout(int wa, int wb, const PartTiming& a, const PartTimin
 int equivalent_chains(int limit, int weight, int rounds) {
   const int instances = weight * rounds;
   if (instances < 1) return 0;
-  const int chains = limit > 0 ? std::min(limit, instances) : instances;
-  const int links = (instances + chains - 1) / chains;
-  return instances / links;
+  return instances / busiest_chain_links(limit, weight, rounds);
 }
 
 std::vector<PipeBasisMember> choose_basis(const std::vector<std::string>& seeds,
