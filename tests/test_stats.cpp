@@ -1,4 +1,5 @@
 #include <catch2/catch.hpp>
+#include <vector>
 
 #include "harness/stats.hpp"
 
@@ -33,6 +34,15 @@ TEST_CASE("confirmed_min: the smallest value another one agrees with", "[stats]"
   CHECK(confirmed_min({1.0, 1.5, 2.0}, 0.01) == 0.0);
   CHECK(confirmed_min({}, 0.01) == 0.0);
   CHECK(confirmed_min({3.0}, 0.01) == 0.0);
+}
+
+TEST_CASE("confirmed_min: with more confirmations an agreeing odd pair cannot set it", "[stats]") {
+  // Two odd values that agree by chance, then four at the real level.
+  const std::vector<double> v{0.60, 0.603, 0.78, 0.781, 0.782, 0.785, 0.95};
+  CHECK(confirmed_min(v, 0.01) == 0.60);
+  CHECK(confirmed_min(v, 0.01, 3) == 0.78);
+  CHECK(confirmed_min(v, 0.01, 4) == 0.0);  // only three values lie within 1% above 0.78
+  CHECK(confirmed_min(v, 0.01, 0) == 0.60);  // 0 confirmations reads as one
 }
 
 TEST_CASE("theil_sen_slope: the slope of a line, unmoved by one odd point", "[stats]") {

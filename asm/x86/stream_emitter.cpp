@@ -132,6 +132,7 @@ asmjit::Error emit_stream_function(ax::Emitter& e, const StreamPlan& plan, int c
         const Label next = e.newLabel();
         const Operand target = next;
         if (asmjit::Error err = e.emitInst(p.inst, &target, 1)) return err;
+        if (plan.branch_target_align > 0) e.align(AlignMode::kZero, uint32_t(plan.branch_target_align));
         e.bind(next);
         continue;
       }

@@ -466,8 +466,11 @@ Expected<StreamPlan> plan_branches(const InstForm& jump, int count, const std::s
   plan.chains = count;
   plan.measured_per_copy = count;
   plan.measured_per_form = {count};
+  // A taken branch's target starts the next 32 bytes (see StreamPlan::branch_target_align); a branch
+  // not taken runs on into the next one, so nothing may lie between them.
+  if (branch_taken(jump)) plan.branch_target_align = 32;
   plan.method = std::string("independent: each branch goes to the next instruction, ") +
-                (branch_taken(jump) ? "taken" : "not taken");
+                (branch_taken(jump) ? "taken, one per 32 bytes" : "not taken");
   return plan;
 }
 

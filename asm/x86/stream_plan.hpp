@@ -67,6 +67,12 @@ struct StreamPlan {
   // (the emitter binds a fresh label right after each branch), and the flags are set before the loop
   // so that every conditional branch goes the same way each time (see branch_taken).
   bool branch_to_next = false;
+  // Taken direct branches: the next instruction starts at this boundary, the bytes between (zeros)
+  // jumped over, never run. Branches packed 2 bytes apart outgrow what a branch target buffer tracks
+  // per line: on a Zen 3 each then cost a redirect from decode (`jmp rel8` 11.2 cycles, `jnz rel8`
+  // 18, mispredicted as not taken); one per 32 bytes (two a line, as a compiler's aligned targets)
+  // runs at the core's taken-branch rate, 1.0 cycle there (16 bytes: 1.0-1.24 by code layout).
+  int branch_target_align = 0;
   // Transactions (xbegin, xend): the fallback of each xbegin (a Label without an id in `copy`) is bound
   // right after the instruction that follows it, its xend: a transaction that commits and one that
   // aborts both go on there, and no xend runs outside a transaction (which faults).

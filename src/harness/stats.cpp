@@ -17,10 +17,11 @@ double percentile(std::vector<double> v, double p) {
 
 double median(std::vector<double> v) { return percentile(std::move(v), 0.5); }
 
-double confirmed_min(std::vector<double> v, double tolerance) {
+double confirmed_min(std::vector<double> v, double tolerance, size_t confirmations) {
   std::sort(v.begin(), v.end());
-  for (size_t i = 0; i + 1 < v.size(); ++i)
-    if (v[i + 1] <= v[i] * (1 + tolerance)) return v[i];
+  confirmations = std::max<size_t>(1, confirmations);
+  for (size_t i = 0; i + confirmations < v.size(); ++i)
+    if (v[i + confirmations] <= v[i] * (1 + tolerance)) return v[i];
   return 0.0;
 }
 

@@ -11,8 +11,10 @@ namespace peakprobe {
 double percentile(std::vector<double> values, double p);
 double median(std::vector<double> values);
 // The smallest value that another value confirms (lies within `tolerance`, relative, above it): a
-// minimum that one odd sample cannot set. 0 when no two values agree.
-double confirmed_min(std::vector<double> values, double tolerance);
+// minimum that one odd sample cannot set. 0 when no two values agree. With `confirmations` > 1, that
+// many other values must lie within `tolerance` of it (for thousands of values, where two odd ones
+// may agree by chance).
+double confirmed_min(std::vector<double> values, double tolerance, size_t confirmations = 1);
 // Theil-Sen slope of y over x: the median of the slopes of every pair of points with different x.
 // One point off the line moves it no more than noise does (a least-squares fit would follow it).
 // 0 for fewer than two distinct x.

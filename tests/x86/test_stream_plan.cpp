@@ -441,6 +441,9 @@ TEST_CASE("stream plan: each branch goes to the next instruction, its direction 
       CHECK(p.ops[0].isLabel());
     }
     CHECK(plan->method.find(taken ? ", taken" : "not taken") != std::string::npos);
+    // A taken branch lands at the next 32 bytes (the bytes between never run); one not taken runs on
+    // into the next branch, so nothing may lie between them.
+    CHECK(plan->branch_target_align == (taken ? 32 : 0));
     // No register result: throughput only, and the reason says which way the branch goes.
     auto lat = x86::plan_latency(f.value(), avx512(), "-");
     REQUIRE_FALSE(lat.ok());
