@@ -129,7 +129,7 @@ ClockSample ClockCalibrator::measure() {
     // within most 20 ms; 7 tries taken inside such a stretch set a ratio 30% above the quiet one,
     // every slowed sample of the run then looked undisturbed, and the 1-cycle add stream came out `ok` at
     // 0.28-0.31 cycles (its 4 ALUs: 0.25) in 6 of 25 runs.
-    const bool first = ruler_.best_wide_ratio <= 0;
+    const bool first = ruler_.best_wide_ratio <= 0 && learn_ratio_;
     const uint64_t window_start = tsc_now();
     const double window_ticks = first ? kFirstWindowSeconds * tsc_hz_ : 0.0;
     for (int i = 0; i < 7 || (double(tsc_now() - window_start) < window_ticks && i < kMaxFirstTries); ++i) {
@@ -178,7 +178,7 @@ ClockSample ClockCalibrator::measure() {
     // Emerald Rapids VM, calibrations after 512-bit FMA code read 0.61 for the rest of the run (1.01
     // before it) while the timings' own samples stayed at 1.02-1.06, so a ratio learned there left
     // every later sample looking 60-70% slowed.
-    if (best_ratio < 1e300 && ruler_.best_wide_ratio <= 0) {
+    if (best_ratio < 1e300 && ruler_.best_wide_ratio <= 0 && learn_ratio_) {
       ruler_.best_wide_ratio = best_ratio;
       ruler_.wide_ratio_floor = best_ratio * (1 - kRulerCleanLimit / 2);
     }
@@ -234,14 +234,23 @@ ClockReading clock_reading(const char* source, const ClockSample& before, const 
 }
 
 ClockSample ClockCalibrator::warm_up(double max_seconds) {
+  // The undisturbed wide/chain ratio is learned once the clock has settled, not while it ramps: in
+  // a window of tries the later call of each try (the wide one) then runs at a higher clock than the
+  // chain before it. On the Zen 3 VM a window taken at the start (0.94 TSC ticks a cycle against
+  // 0.75 once warm) set the ratio 4.5% low, and most samples of the run then looked slowed.
+  learn_ratio_ = false;
   const uint64_t start = tsc_now();
   ClockSample prev = measure();
   while (double(tsc_now() - start) / tsc_hz_ < max_seconds) {
     ClockSample cur = measure();
-    if (prev.ghz > 0 && std::fabs(cur.ghz - prev.ghz) / prev.ghz < 0.01) return cur;
+    const bool settled = prev.ghz > 0 && std::fabs(cur.ghz - prev.ghz) / prev.ghz < 0.01;
     prev = cur;
+    if (settled) break;
   }
-  return prev;
+  learn_ratio_ = true;
+  if (ruler_.best_wide_ratio > 0) return prev;
+  const ClockSample learned = measure();
+  return learned.ghz > 0 ? learned : prev;
 }
 
 }  // namespace peakprobe

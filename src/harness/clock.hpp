@@ -33,7 +33,8 @@ class ClockCalibrator {
                                                            const CpuInfo& cpu);
   ClockSample measure();
   // Runs the chain until two successive readings agree within 1% (the core has left its idle
-  // frequency) or `max_seconds` pass.
+  // frequency) or `max_seconds` pass, then (the first time) learns the ruler's undisturbed ratios
+  // over a window of tries: the reading returned.
   ClockSample warm_up(double max_seconds = 0.4);
   const char* source() const { return counter_.source(); }
   // The reference streams to time beside every probe sample (ready after the first measure()).
@@ -49,6 +50,7 @@ class ClockCalibrator {
   isa::JitFunction slow_;  // the multi-cycle reference chain (see Ruler::slow)
   double wide_short_units_ = 0, wide_long_units_ = 0;
   Ruler ruler_;
+  bool learn_ratio_ = true;  // false while warm_up waits for the clock to settle
   isa::ProbeConstants consts_;
   ProbeBuffer buffer_;
 };
