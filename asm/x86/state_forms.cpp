@@ -40,6 +40,13 @@ std::optional<Companion> balancing_companion(const InstForm& f) {
   // the instruction after its xend.
   if (m == "xbegin") return Companion{"xend", false, "an xend after each xbegin: empty transactions"};
   if (m == "xend") return Companion{"xbegin rel32", true, "an xbegin before each xend: empty transactions"};
+  // x87 loads push onto a stack of 8 registers: a stream of them overflows it after 8, and on a Zen 3
+  // each later `fld m32` took a microcode assist, 134 cycles where it runs at 1.0 with a pop beside
+  // it. The pop stores to a line of its own (a mix gives each form its own lines), never the next
+  // load's. (`fld1` and the like ran at 1.0 either way there; balanced all the same.)
+  if (is_one_of(m, {"fld", "fild", "fbld", "fld1", "fldz", "fldpi", "fldl2e", "fldl2t", "fldlg2", "fldln2"}) &&
+      std::none_of(f.text.operands.begin(), f.text.operands.end(), [](const auto& k) { return k.cls != OpClass::mem; }))
+    return Companion{"fstp m64", false, "an fstp after each load: the x87 stack stays within its 8 registers"};
   return std::nullopt;
 }
 

@@ -190,7 +190,7 @@ TEST_CASE("hw: at least two vector loads per cycle", "[hw][probe_form]") {
 }
 
 TEST_CASE("hw: stack and flag forms are measured balanced, the harness survives", "[hw][probe_form]") {
-  for (const char* text : {"pop r64", "pop r16", "pop m64", "push r64", "push imm8", "pushf", "popf", "std",
+  for (const char* text : {"pop r64", "pop r16", "pop m64", "push r64", "push imm8", "pushf", "popf", "std", "fld m32",
                            "enter imm16, imm8", "leave"}) {
     ProbeResult r = measure(text);
     INFO(text << ": " << to_string(r.status) << " " << r.reason << " / " << r.latency_method);

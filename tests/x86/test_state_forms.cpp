@@ -29,7 +29,10 @@ TEST_CASE("state forms: stack and flag forms get a companion that undoes them", 
                         Case{"enter imm16, imm8", "leave", false}, Case{"leave", "enter imm16, imm8", true},
                         Case{"call rel32", "ret", false}, Case{"call r64", "ret", false},
                         Case{"call m64", "ret", false}, Case{"ret", "call rel32", true},
-                        Case{"xbegin rel32", "xend", false}, Case{"xend", "xbegin rel32", true}}) {
+                        Case{"xbegin rel32", "xend", false}, Case{"xend", "xbegin rel32", true},
+                        Case{"fld m32", "fstp m64", false}, Case{"fld m80", "fstp m64", false},
+                        Case{"fild m16", "fstp m64", false}, Case{"fld1", "fstp m64", false},
+                        Case{"fbld m80", "fstp m64", false}}) {
     INFO(c.text);
     auto comp = x86::balancing_companion(form(c.text));
     REQUIRE(comp);
@@ -40,7 +43,7 @@ TEST_CASE("state forms: stack and flag forms get a companion that undoes them", 
     REQUIRE(other.ok());
     CHECK_FALSE(x86::refusal_reason(other.value()));
   }
-  for (const char* text : {"add r64, r64", "cld", "vfmadd231ps ymm, ymm, ymm", "mov r64, m64"})
+  for (const char* text : {"add r64, r64", "cld", "vfmadd231ps ymm, ymm, ymm", "mov r64, m64", "fstp m64", "fadd m32"})
     CHECK_FALSE(x86::balancing_companion(form(text)));
 }
 
