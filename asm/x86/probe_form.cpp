@@ -35,7 +35,15 @@ isa::BufferFill X86ProbeStream::prepare(isa::ProbeConstants& constants, const st
   return fill;
 }
 
-std::string X86ProbeForm::default_dtype() const { return infer_dtype(form_.text.mnemonic); }
+std::string X86ProbeForm::default_dtype() const {
+  // x87 arithmetic on a float in memory: the buffer holds 1.0 in that format (the common case; the
+  // default pattern's bytes of 1 read as a tiny number that sends a product to zero through
+  // denormals).
+  const auto& ops = form_.text.operands;
+  if (works_on_x87_stack_top(form_) && form_.text.mnemonic[1] != 'i' && ops.size() == 1)
+    return ops[0].bits == 64 ? "f64" : "f32";
+  return infer_dtype(form_.text.mnemonic);
+}
 
 void X86ProbeForm::set_immediates(int64_t value) {
   for (size_t i = 0; i < form_.text.operands.size(); ++i)

@@ -105,6 +105,7 @@ asmjit::Error emit_stream_function(ax::Emitter& e, const StreamPlan& plan, int c
   // Flags every branch of the stream sees: those of rdi > 0 (ZF, SF, OF, CF clear); the loop's
   // dec keeps them so (and leaves CF alone).
   if (plan.branch_to_next) e.cmp(ax::rdi, 0);
+  if (plan.x87_top_one) e.fld1();  // emptied again by the epilogue's emms
   Label loop = e.newLabel();
   e.align(AlignMode::kCode, 64);
   e.bind(loop);

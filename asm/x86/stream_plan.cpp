@@ -656,6 +656,9 @@ Expected<StreamPlan> plan_mix(const std::vector<MixEntry>& entries, int rounds, 
   for (const auto& e : entries) {
     const std::string& m = e.form->text.mnemonic;
     if (m == "ldmxcsr" || m == "vldmxcsr" || m == "fxrstor" || m == "fxrstor64") plan.buffer_holds_mxcsr = true;
+    // The common case for st(0): a number, not the empty register's underflow (a NaN from the first
+    // instruction on, which fsin and the like skip through on a fast path).
+    if (works_on_x87_stack_top(*e.form)) plan.x87_top_one = true;
   }
   return plan;
 }
@@ -675,7 +678,20 @@ int max_rounds(const std::vector<MixEntry>& entries) {
   return lo;
 }
 
-int max_chains(const InstForm& f) { return max_rounds({{&f, 1}}); }
+int max_chains(const InstForm& f) { return works_on_x87_stack_top(f) ? 1 : max_rounds({{&f, 1}}); }
+
+bool works_on_x87_stack_top(const InstForm& f) {
+  // Arithmetic with a memory operand: st(0) = st(0) op m. (The forms that pop, faddp and the like,
+  // and those that push, fptan and fxtract, move the stack itself: not these.)
+  static const std::set<std::string> kWithMemory = {"fadd", "fsub", "fsubr", "fmul", "fdiv", "fdivr",
+                                                    "fiadd", "fisub", "fisubr", "fimul", "fidiv", "fidivr"};
+  // No operand at all: st(0) = op st(0) (fscale and fprem also read st(1)).
+  static const std::set<std::string> kAlone = {"fchs", "fabs", "fsqrt", "frndint", "f2xm1", "fsin",
+                                               "fcos", "fscale", "fprem", "fprem1"};
+  const auto& ops = f.text.operands;
+  if (kAlone.count(f.text.mnemonic)) return ops.empty();
+  return kWithMemory.count(f.text.mnemonic) && ops.size() == 1 && ops[0].cls == OpClass::mem;
+}
 
 bool is_direct_branch(const InstForm& f) {
   const std::string& m = f.text.mnemonic;
@@ -751,6 +767,14 @@ Expected<StreamPlan> plan_latency(const InstForm& f, const HostIsa& isa, const s
   init_common(plan, f, pools);
   const int d = dest_slot(slots);
 
+  if (d < 0 && works_on_x87_stack_top(f)) {
+    // The throughput stream of one chain is the chain: st(0) carries every result to the next.
+    auto top = plan_mix({{&f, 1}}, 1, isa, dtype);
+    if (!top) return top;
+    top->kind = StreamKind::latency;
+    top->method = "chain through st(0), the x87 stack top, which the form reads and writes (starting at 1.0)";
+    return top;
+  }
   if (d < 0) {
     bool fixed_rw = false;
     for (size_t i = 0; i < slots.size(); ++i)

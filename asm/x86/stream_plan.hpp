@@ -58,6 +58,7 @@ struct StreamPlan {
   std::string dtype;                   // picks the data pattern
   int vec_regs = 16;                   // registers the form may use (32 for EVEX-native forms)
   bool uses_tiles = false;
+  bool x87_top_one = false;            // st(0) holds 1.0 before the loop (works_on_x87_stack_top)
   int chase_bits = 0;                  // 32/64: buffer words hold the buffer's own address
   bool chase_byteswap = false;         // ... byte-swapped (movbe loads swap them back)
   // The emitter places a lone `ret` after the function for call forms; an operand that is a Label
@@ -104,8 +105,13 @@ struct MixEntry {
 // The dtype a form computes in when the catalog does not say: from the mnemonic's suffix.
 std::string infer_dtype(const std::string& mnemonic);
 
-// Largest K a throughput stream of this form can have with distinct registers.
+// Largest K a throughput stream of this form can have with distinct registers (1 for the x87 forms
+// that work on the stack top: every instance reads and writes st(0)).
 int max_chains(const InstForm& form);
+
+// An x87 form that reads and writes st(0), the stack top, and names no register (fadd m64, fsqrt,
+// fchs, fsin): every instance of a stream chains through it. The stream starts with 1.0 there.
+bool works_on_x87_stack_top(const InstForm& form);
 
 // Several forms interleaved in the ratio of their weights, `rounds` groups per copy: form i gets
 // weight_i x rounds independent chains (its `chains` where fewer, unless it writes memory: its

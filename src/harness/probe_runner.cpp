@@ -256,7 +256,9 @@ bool ProbeRunner::Impl::measure_throughput(const isa::ProbeForm& form, const std
     return false;
   }
   // The register file, not the hardware, may have stopped the sweep: say so.
-  r.chains_limited_by_registers = r.accumulators == kmax && chain_bound && kmax > 1;
+  // (One chain at most, kmax 1: every instance reads and writes the same register, the x87 stack top
+  // or an implicit one: the stream is that register's chain however the hardware would run more.)
+  r.chains_limited_by_registers = r.accumulators == kmax && chain_bound;
   // The chosen K is timed twice more, from two other code layouts (3/4 and 1/2 of the copies,
   // placed afresh), and the median of the three timings is the figure. The sweep kept the fastest of
   // several K, so an artefact of one layout can win it: on a Zen 3 VM one sweep timed 10 FMA chains
@@ -723,8 +725,12 @@ ProbeResult ProbeRunner::run_once(const ProbeSpec& spec) {
     r.reason = "latency below one cycle: the chain's instructions are eliminated at register rename";
   }
   if (r.chains_limited_by_registers && r.status == Status::ok && r.reason.empty())
-    r.reason = fmt::format("throughput limited by the register file: {} independent chains were still latency-bound",
-                           r.accumulators);
+    r.reason = r.accumulators > 1
+                   ? fmt::format("throughput limited by the register file: {} independent chains were still "
+                                 "latency-bound",
+                                 r.accumulators)
+                   : "throughput limited by the register file: every instance reads and writes the same register, "
+                     "so the stream is one chain and its figure the latency";
 
   if (m.options.threads > 1) m.run_threads(best.stream, r.dtype, r);
   m.note_probe_slowed(trust.clean_samples >= 0 && ran_slowed(trust.clean_samples));

@@ -37,6 +37,10 @@ TEST_CASE("probe form: display, features, dtype and operands come from the resol
   CHECK(f->features() == x86::resolve_inst("vfmadd231ps zmm, zmm, zmm")->features);
   CHECK(f->default_dtype() == "f32");
   CHECK(probe_form("add r64, r64")->default_dtype() == "-");
+  // x87 arithmetic on a float in memory reads 1.0 of that width; on an integer, the default bytes.
+  CHECK(probe_form("fadd m64")->default_dtype() == "f64");
+  CHECK(probe_form("fmul m32")->default_dtype() == "f32");
+  CHECK(probe_form("fiadd m32")->default_dtype() == "-");
   CHECK(f->operand_kind(2) == "zmm");
   CHECK(f->latency_operands() == x86::latency_operands(x86::resolve_inst("vfmadd231ps zmm, zmm, zmm").value()));
   auto bad = isa::host_target().probe_form("vfmadd231ps zmm, zmm", avx512_cpu());

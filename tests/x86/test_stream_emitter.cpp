@@ -432,6 +432,27 @@ TEST_CASE("branches: each goes on to the next branch, in the encoding its form n
   CHECK(count(code_of("jz rel8"), std::string("\x48\x83\xFF\x00", 4)) == 1);
 }
 
+TEST_CASE("x87: a stream on the stack top loads 1.0 into st(0) once, before its loop", "[emitter]") {
+  auto code_of = [](const char* text) {
+    auto f = x86::resolve_inst(text);
+    REQUIRE(f.ok());
+    auto plan = x86::plan_throughput(f.value(), 1, x86::HostIsa{}, "-");
+    REQUIRE(plan.ok());
+    asmjit::CodeHolder code;
+    code.init(asmjit::Environment(asmjit::Arch::kX64));
+    asmjit::x86::Assembler a(&code);
+    REQUIRE(x86::emit_stream_function(*a.as<asmjit::x86::Emitter>(), *plan, 4, x86::HostIsa{}) == asmjit::kErrorOk);
+    const auto& buf = code.textSection()->buffer();
+    return std::string(reinterpret_cast<const char*>(buf.data()), buf.size());
+  };
+  const std::string fld1("\xD9\xE8", 2), fsqrt("\xD9\xFA", 2);
+  const std::string sqrt_code = code_of("fsqrt");
+  CHECK(sqrt_code.find(fld1) != std::string::npos);
+  CHECK(sqrt_code.find(fld1) == sqrt_code.rfind(fld1));      // once
+  CHECK(sqrt_code.find(fld1) < sqrt_code.find(fsqrt));       // before the stream
+  CHECK(code_of("add r64, r64").find(fld1) == std::string::npos);
+}
+
 // A branch whose direction never changes is predicted after the first iterations; one that flipped
 // would pay a misprediction on many of them. The bar is the machine's own unconditional jump of the
 // same length: never mispredicted, so a conditional branch whose flags hold costs no more than it

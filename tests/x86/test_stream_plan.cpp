@@ -527,3 +527,32 @@ TEST_CASE("mix plan: chain limits free registers for more rounds, instances stay
   // A limit the registers cannot hold fails to plan, as too many rounds do.
   CHECK_FALSE(x86::plan_mix({{&add.value(), 5, 30}, {&crc.value(), 1}}, 6, avx512(), "-").ok());
 }
+
+TEST_CASE("stream plan: x87 forms on the stack top are one chain through st(0), which starts at 1.0", "[stream_plan]") {
+  for (const char* text : {"fadd m64", "fmul m32", "fidiv m16", "fsqrt", "fchs", "fsin", "fscale"}) {
+    INFO(text);
+    auto f = x86::resolve_inst(text);
+    REQUIRE(f.ok());
+    CHECK(x86::works_on_x87_stack_top(f.value()));
+    // Every instance reads and writes st(0): no second chain exists to plan.
+    CHECK(x86::max_chains(f.value()) == 1);
+    CHECK_FALSE(x86::plan_throughput(f.value(), 2, avx512(), "-").ok());
+    auto tput = x86::plan_throughput(f.value(), 1, avx512(), "-");
+    REQUIRE(tput.ok());
+    CHECK(tput->x87_top_one);
+    // The latency is that chain, named as such (not "flags only").
+    auto lat = x86::plan_latency(f.value(), avx512(), "-");
+    REQUIRE(lat.ok());
+    CHECK(lat->kind == x86::StreamKind::latency);
+    CHECK(lat->x87_top_one);
+    CHECK(lat->method.find("st(0)") != std::string::npos);
+    CHECK(lat->copy.size() == tput->copy.size());
+  }
+  // Loads, stores, pops and compares move the stack or write no result: not these.
+  for (const char* text : {"fld m32", "fstp m64", "faddp", "fcom m64", "fist m32", "add r64, r64"}) {
+    INFO(text);
+    auto f = x86::resolve_inst(text);
+    REQUIRE(f.ok());
+    CHECK_FALSE(x86::works_on_x87_stack_top(f.value()));
+  }
+}
