@@ -70,6 +70,10 @@ asmjit::Error emit_stream_function(ax::Emitter& e, const StreamPlan& plan, int c
   e.sub(ax::rsp, 8);
   e.stmxcsr(ax::dword_ptr(ax::rsp));
   e.fnstcw(ax::word_ptr(ax::rsp, 4));
+  // No x87 exception flag left set: an `fldcw` probe loads a control word from the buffer that
+  // unmasks exceptions, and a flag another stream set (precision, from fsin on 1.0) then traps at
+  // the next x87 instruction (SIGFPE; seen on the Zen 3 VM in `table`).
+  e.fnclex();
   e.ldmxcsr(ax::dword_ptr(ax::rdx, int32_t(offsetof(ConstantsLayout, mxcsr))));
   e.mov(ax::r11, ax::rdx);
 
@@ -159,6 +163,7 @@ asmjit::Error emit_stream_function(ax::Emitter& e, const StreamPlan& plan, int c
   if (isa.avx) e.vzeroupper();
   e.cld();   // the ABI wants the direction flag clear on return, whatever the stream did to it
   e.emms();  // and the x87 stack empty: fld1 streams or MMX leave its registers tagged in use
+  e.fnclex();  // and no x87 exception flag the stream raised left for the caller's control word
   e.fldcw(ax::word_ptr(ax::rsp, 4));
   e.ldmxcsr(ax::dword_ptr(ax::rsp));
   e.add(ax::rsp, 8);
