@@ -28,6 +28,11 @@ void fill_data_pattern(uint8_t out[64], const std::string& dtype) {
   else if (dtype == "f32") fill_with<float>(out, 1.0f);
   else if (dtype == "f16") fill_with<uint16_t>(out, 0x3C00);
   else if (dtype == "bf16") fill_with<uint16_t>(out, 0x3F80);
+  // Integers of a width: 1 in each element (x87 fimul and fidiv multiply and divide by it; a byte
+  // pattern's 257 or 16843009 sends st(0) to infinity or zero within a few thousand instructions).
+  else if (dtype == "i64") fill_with<uint64_t>(out, 1);
+  else if (dtype == "i32") fill_with<uint32_t>(out, 1);
+  else if (dtype == "i16") fill_with<uint16_t>(out, 1);
   else fill_with<uint8_t>(out, 1);
 }
 

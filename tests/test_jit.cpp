@@ -3,6 +3,12 @@
 
 #include "asm/target.hpp"
 #include "harness/probe_buffer.hpp"
+#include "asm/jit.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+#include <vector>
 
 using namespace peakprobe;
 
@@ -48,4 +54,27 @@ TEST_CASE("jit: the clock's chain compiles and runs with the constants it prepar
   buffer.fill(fill.pattern, fill.chase_bits, fill.chase_byteswap);
   code->fn()(100, buffer.data(), &consts);  // returns: the stream restored what it used
   SUCCEED();
+}
+
+TEST_CASE("jit: the data pattern holds 1 in every element of the dtype", "[jit]") {
+  uint8_t out[64];
+  isa::fill_data_pattern(out, "f64");
+  double d;
+  std::memcpy(&d, out + 56, 8);
+  CHECK(d == 1.0);
+  isa::fill_data_pattern(out, "f32");
+  float f;
+  std::memcpy(&f, out + 60, 4);
+  CHECK(f == 1.0f);
+  for (const auto& [dtype, bytes] : std::vector<std::pair<const char*, size_t>>{{"i64", 8}, {"i32", 4}, {"i16", 2}}) {
+    INFO(dtype);
+    isa::fill_data_pattern(out, dtype);
+    for (size_t at = 0; at < 64; at += bytes) {
+      uint64_t v = 0;
+      std::memcpy(&v, out + at, bytes);
+      CHECK(v == 1);
+    }
+  }
+  isa::fill_data_pattern(out, "-");  // bytes of 1, as address-free filler
+  CHECK(std::count(out, out + 64, uint8_t{1}) == 64);
 }

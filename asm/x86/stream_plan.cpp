@@ -685,9 +685,9 @@ bool works_on_x87_stack_top(const InstForm& f) {
   // and those that push, fptan and fxtract, move the stack itself: not these.)
   static const std::set<std::string> kWithMemory = {"fadd", "fsub", "fsubr", "fmul", "fdiv", "fdivr",
                                                     "fiadd", "fisub", "fisubr", "fimul", "fidiv", "fidivr"};
-  // No operand at all: st(0) = op st(0) (fscale and fprem also read st(1)).
-  static const std::set<std::string> kAlone = {"fchs", "fabs", "fsqrt", "frndint", "f2xm1", "fsin",
-                                               "fcos", "fscale", "fprem", "fprem1"};
+  // No operand at all: st(0) = op st(0). (fscale, fprem and fprem1 also read st(1), which the stream
+  // does not set up: not these.)
+  static const std::set<std::string> kAlone = {"fchs", "fabs", "fsqrt", "frndint", "f2xm1", "fsin", "fcos"};
   const auto& ops = f.text.operands;
   if (kAlone.count(f.text.mnemonic)) return ops.empty();
   return kWithMemory.count(f.text.mnemonic) && ops.size() == 1 && ops[0].cls == OpClass::mem;

@@ -64,8 +64,8 @@ struct StreamPlan {
   // The emitter places a lone `ret` after the function for call forms; an operand that is a Label
   // without an id in `copy` means that stub.
   bool return_stub = false;
-  // Direct branches: an operand that is a Label without an id in `copy` means the next instruction
-  // (the emitter binds a fresh label right after each branch), and the flags are set before the loop
+  // Direct branches: an operand that is a Label without an id in `copy` means the next copy's branch
+  // (the emitter binds a fresh label after each branch, past branch_target_align's padding), and the flags are set before the loop
   // so that every conditional branch goes the same way each time (see branch_taken).
   bool branch_to_next = false;
   // Taken direct branches: the next instruction starts at this boundary, the bytes between (zeros)

@@ -18,7 +18,6 @@ constexpr int kShortCopies = 64;
 constexpr int kRounds = 7;
 // The first calibration's window of reference tries (see measure()), and how many other tries must
 // confirm the best ratio among that many (two odd tries among thousands can agree by chance).
-constexpr double kFirstWindowSeconds = 0.03;
 constexpr int kMaxFirstTries = 4000;
 constexpr size_t kWindowConfirmations = 4;
 }  // namespace
@@ -123,15 +122,18 @@ ClockSample ClockCalibrator::measure() {
     };
     std::vector<Try> tries;
     // The first calibration sets the undisturbed wide/chain ratio for the whole run, so it takes its
-    // tries over a window long enough to meet a quiet moment (kFirstWindowSeconds), not 7 tries back
+    // tries over a window long enough to meet a quiet moment (kRatioWindowSeconds), not 7 tries back
     // to back (about 0.1 ms). On a Zen 3 VM the host's other hardware thread ran the wide stream at
     // 2.0-3.5 adds a cycle for stretches of 100 ms to a second, with quiet moments (3.9) between
     // within most 20 ms; 7 tries taken inside such a stretch set a ratio 30% above the quiet one,
     // every slowed sample of the run then looked undisturbed, and the 1-cycle add stream came out `ok` at
     // 0.28-0.31 cycles (its 4 ALUs: 0.25) in 6 of 25 runs.
-    const bool first = ruler_.best_wide_ratio <= 0 && learn_ratio_;
+    // Once only: a window that found no confirmed ratio does not run again at every later calibration
+    // (those follow a probe's code, which the ratio must not be learned after).
+    const bool first = ruler_.best_wide_ratio <= 0 && learn_ratio_ && !window_taken_;
+    if (first) window_taken_ = true;
     const uint64_t window_start = tsc_now();
-    const double window_ticks = first ? kFirstWindowSeconds * tsc_hz_ : 0.0;
+    const double window_ticks = first ? ratio_window_seconds_ * tsc_hz_ : 0.0;
     for (int i = 0; i < 7 || (double(tsc_now() - window_start) < window_ticks && i < kMaxFirstTries); ++i) {
       Try t;
       ruler_.chain(1, ruler_.buffer, ruler_.consts);
@@ -165,7 +167,9 @@ ClockSample ClockCalibrator::measure() {
     // The best ratio that a second try confirms: one try whose chain call was slowed within the 2%
     // let through, or whose wide call was timed wrongly, once set 0.69 against an undisturbed 1.02
     // on a Zen 3 VM and left every later probe of the run looking slowed.
-    const double confirmed = confirmed_min(ratios, 0.01, ratios.size() > 50 ? kWindowConfirmations : 1);
+    const size_t confirmations = ratios.size() > 50 ? kWindowConfirmations : 1;
+    double confirmed = confirmed_min(ratios, 0.01, confirmations);
+    if (confirmed <= 0 && confirmations > 1) confirmed = confirmed_min(ratios, 0.01);
     const double best_ratio = confirmed > 0 ? confirmed : 1e300;
     spdlog::trace("ruler: chain {} x {} adds, wide {} x {}, best wide/chain ratio {} of {} tries (so far {:.4f}); "
                   "clock {:.4f} ticks/cycle, chain call fixed cost {:.0f} ticks",
@@ -184,7 +188,8 @@ ClockSample ClockCalibrator::measure() {
     }
     // The add/multi-cycle ratio only from tries whose wide stream ran undisturbed: a busy sibling can slow
     // the multi-cycle call too, which would make the add chain look faster than it can run.
-    // Nor from a multi-cycle call slower than the fastest of the tries (back to back, one clock).
+    // Nor from a multi-cycle call slower than the fastest of its 3 neighbours on either side (all of
+    // the 7 tries of a later calibration; nearby ones of a window, over which the clock may move).
     std::vector<double> slow_calls;
     for (const Try& t : tries) slow_calls.push_back(t.slow);
     const std::vector<bool> slow_fine = multi_cycle_calls_fine(slow_calls, std::min<size_t>(slow_calls.size(), 3));
@@ -208,7 +213,12 @@ ClockSample ClockCalibrator::measure() {
     }
     // Once the multi-cycle chain is known to move on its own, its faster moments are its own slow mode
     // (a lower ratio), not a faster add chain: the typical ratio learned above stays the reference.
-    const double chain_ratio = ruler_.slow_unsteady ? 0.0 : confirmed_min(fine_ratios, 0.005);
+    double chain_ratio = 0.0;
+    if (!ruler_.slow_unsteady) {
+      const size_t fine_confirmations = fine_ratios.size() > 50 ? kWindowConfirmations : 1;
+      chain_ratio = confirmed_min(fine_ratios, 0.005, fine_confirmations);
+      if (chain_ratio <= 0 && fine_confirmations > 1) chain_ratio = confirmed_min(fine_ratios, 0.005);
+    }
     spdlog::trace("ruler: multi-cycle chain {} x {}, best add/multi-cycle chain ratio {:.4f} (so far {:.4f})", ruler_.slow_iters,
                   2 * kShortCopies, chain_ratio, ruler_.best_chain_ratio);
     if (chain_ratio > 0) {

@@ -36,6 +36,11 @@ class ClockCalibrator {
   // frequency) or `max_seconds` pass, then (the first time) learns the ruler's undisturbed ratios
   // over a window of tries: the reading returned.
   ClockSample warm_up(double max_seconds = 0.4);
+  // How long the first calibration after the warm-up takes tries of the ruler's references to learn
+  // their undisturbed ratio (kRatioWindowSeconds; 0: seven tries back to back, for a calibrator
+  // that only sizes the reference calls).
+  void set_ratio_window(double seconds) { ratio_window_seconds_ = seconds; }
+  static constexpr double kRatioWindowSeconds = 0.03;
   const char* source() const { return counter_.source(); }
   // The reference streams to time beside every probe sample (ready after the first measure()).
   const Ruler& ruler() const { return ruler_; }
@@ -50,7 +55,9 @@ class ClockCalibrator {
   isa::JitFunction slow_;  // the multi-cycle reference chain (see Ruler::slow)
   double wide_short_units_ = 0, wide_long_units_ = 0;
   Ruler ruler_;
-  bool learn_ratio_ = true;  // false while warm_up waits for the clock to settle
+  bool learn_ratio_ = true;    // false while warm_up waits for the clock to settle
+  bool window_taken_ = false;  // the window of tries runs once
+  double ratio_window_seconds_ = kRatioWindowSeconds;
   isa::ProbeConstants consts_;
   ProbeBuffer buffer_;
 };

@@ -256,8 +256,8 @@ bool ProbeRunner::Impl::measure_throughput(const isa::ProbeForm& form, const std
     return false;
   }
   // The register file, not the hardware, may have stopped the sweep: say so.
-  // (One chain at most, kmax 1: every instance reads and writes the same register, the x87 stack top
-  // or an implicit one: the stream is that register's chain however the hardware would run more.)
+  // (One chain at most, kmax 1, as for a form whose every instance reads and writes one register it
+  // always names: the stream is that chain, however many the hardware would run.)
   r.chains_limited_by_registers = r.accumulators == kmax && chain_bound;
   // The chosen K is timed twice more, from two other code layouts (3/4 and 1/2 of the copies,
   // placed afresh), and the median of the three timings is the figure. The sweep kept the fastest of
@@ -729,8 +729,8 @@ ProbeResult ProbeRunner::run_once(const ProbeSpec& spec) {
                    ? fmt::format("throughput limited by the register file: {} independent chains were still "
                                  "latency-bound",
                                  r.accumulators)
-                   : "throughput limited by the register file: every instance reads and writes the same register, "
-                     "so the stream is one chain and its figure the latency";
+                   : "throughput limited by the register file: it allows one chain of this form, which was "
+                     "latency-bound (the figure is that chain's latency; the hardware may be faster)";
 
   if (m.options.threads > 1) m.run_threads(best.stream, r.dtype, r);
   m.note_probe_slowed(trust.clean_samples >= 0 && ran_slowed(trust.clean_samples));

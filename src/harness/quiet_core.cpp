@@ -67,7 +67,8 @@ std::vector<CoreQuietness> measure_core_quietness(const CpuInfo& cpu, double sec
   CycleCounter counter;
   auto cal = ClockCalibrator::create(counter, cpu.tsc_hz, cpu);
   if (!cal) return out;
-  (*cal)->measure();  // sizes the reference calls
+  (*cal)->set_ratio_window(0);  // its ratio is not used: no window of tries
+  (*cal)->measure();             // sizes the reference calls
   const Ruler& r = (*cal)->ruler();
   if (r.chain_iters == 0 || r.wide_iters == 0) return out;
   std::vector<std::vector<double>> pass_medians(n);

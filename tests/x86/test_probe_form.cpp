@@ -37,10 +37,11 @@ TEST_CASE("probe form: display, features, dtype and operands come from the resol
   CHECK(f->features() == x86::resolve_inst("vfmadd231ps zmm, zmm, zmm")->features);
   CHECK(f->default_dtype() == "f32");
   CHECK(probe_form("add r64, r64")->default_dtype() == "-");
-  // x87 arithmetic on a float in memory reads 1.0 of that width; on an integer, the default bytes.
+  // x87 arithmetic with memory reads 1.0 of the float's width, or integer 1 of the integer's.
   CHECK(probe_form("fadd m64")->default_dtype() == "f64");
   CHECK(probe_form("fmul m32")->default_dtype() == "f32");
-  CHECK(probe_form("fiadd m32")->default_dtype() == "-");
+  CHECK(probe_form("fimul m32")->default_dtype() == "i32");
+  CHECK(probe_form("fidiv m16")->default_dtype() == "i16");
   CHECK(f->operand_kind(2) == "zmm");
   CHECK(f->latency_operands() == x86::latency_operands(x86::resolve_inst("vfmadd231ps zmm, zmm, zmm").value()));
   auto bad = isa::host_target().probe_form("vfmadd231ps zmm, zmm", avx512_cpu());
@@ -240,8 +241,8 @@ TEST_CASE("hw: x87, MMX and SSE control state set by a probe does not leak into 
     CHECK(r.status != Status::error);
     CHECK(control_word() == cw_before);
     CHECK(mxcsr() == mxcsr_before);
-    // x87 arithmetic still works: a stream that left the x87 registers tagged in use (fld1 pushes
-    // without popping) would turn this into a NaN (stack overflow on the first load).
+    // x87 arithmetic still works: a stream that left the x87 registers tagged in use (the 1.0 a
+    // stack-top stream starts with) would turn this into a NaN (stack overflow on the first load).
     volatile long double a = 1.5L, b = 2.25L;
     CHECK(double(a * b) == 3.375);
   }

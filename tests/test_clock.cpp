@@ -1,0 +1,53 @@
+// Tests for src/harness/clock.cpp: the calibrator reads the core clock and learns its ruler's
+// undisturbed ratios once, after the warm-up, and never again from later calibrations.
+#include <catch2/catch.hpp>
+
+#include "harness/clock.hpp"
+#include "harness/pin.hpp"
+#include "hw_fixture.hpp"
+
+using namespace peakprobe;
+
+namespace {
+
+// Null when this machine has no TSC rate to calibrate against.
+std::unique_ptr<ClockCalibrator> calibrator(const CycleCounter& counter) {
+  const CpuInfo& cpu = test::this_cpu();
+  if (cpu.tsc_hz <= 0) return nullptr;
+  if (!cpu.core_order.empty()) pin_current_thread(cpu.core_order.front());
+  auto made = ClockCalibrator::create(counter, cpu.tsc_hz, cpu);
+  if (!made) FAIL("cannot create the calibrator: " << made.error());
+  return std::move(made.value());
+}
+
+}  // namespace
+
+TEST_CASE("hw: the warm-up reads a clock and leaves the ruler ready, its ratios learned once", "[hw][clock]") {
+  CycleCounter counter;
+  auto cal = calibrator(counter);
+  if (!cal) PP_SKIP("no invariant TSC rate on this machine");
+  const ClockSample s = cal->warm_up();
+  REQUIRE(s.ghz > 0);
+  REQUIRE(s.ticks_per_cycle > 0);
+  const Ruler& ruler = cal->ruler();
+  // A window that met no moment a second try confirms leaves a ratio unset: the ruler then cannot
+  // judge samples, and the probes run unpaired (an emulator, a core busy throughout).
+  if (!ruler.ready()) PP_SKIP("the window's reference tries confirmed no ratio: the core ran disturbed");
+  CHECK(ruler.wide_ratio_floor > 0);
+  CHECK(ruler.wide_ratio_floor < ruler.best_wide_ratio);
+  // Later calibrations follow a probe's code: they read the clock and leave the learned ratio alone.
+  const double learned = ruler.best_wide_ratio;
+  for (int i = 0; i < 3; ++i) CHECK(cal->measure().ghz > 0);
+  CHECK(ruler.best_wide_ratio == learned);
+}
+
+TEST_CASE("hw: a calibrator without a window still sizes the ruler's calls", "[hw][clock]") {
+  CycleCounter counter;
+  auto cal = calibrator(counter);
+  if (!cal) PP_SKIP("no invariant TSC rate on this machine");
+  cal->set_ratio_window(0);
+  REQUIRE(cal->measure().ghz > 0);
+  CHECK(cal->ruler().chain_iters > 0);
+  CHECK(cal->ruler().wide_iters > 0);
+  CHECK(cal->ruler().chain_units > 0);
+}
