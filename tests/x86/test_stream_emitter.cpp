@@ -401,22 +401,29 @@ TEST_CASE("hw: multiplies and divides of every width, gathers, scatters and call
   if (measured == 0) PP_SKIP("no form of the list runs on this CPU");
 }
 
+namespace {
+
+// The machine code of a throughput plan of `chains` chains at `copies` copies.
+std::string throughput_code(const char* text, int chains, int copies) {
+  auto f = x86::resolve_inst(text);
+  REQUIRE(f.ok());
+  auto plan = x86::plan_throughput(f.value(), chains, x86::HostIsa{}, "-");
+  REQUIRE(plan.ok());
+  asmjit::CodeHolder code;
+  code.init(asmjit::Environment(asmjit::Arch::kX64));
+  asmjit::x86::Assembler a(&code);
+  REQUIRE(x86::emit_stream_function(*a.as<asmjit::x86::Emitter>(), *plan, copies, x86::HostIsa{}) == asmjit::kErrorOk);
+  const auto& buf = code.textSection()->buffer();
+  return std::string(reinterpret_cast<const char*>(buf.data()), buf.size());
+}
+
+}  // namespace
+
 TEST_CASE("branches: each goes on to the next branch, in the encoding its form names", "[emitter]") {
   // Machine code of a two-branch plan at three copies: six branches. One not taken has displacement
   // zero; a taken one jumps over zeros to the next 32-byte boundary (the loop starts on one), where
   // the next branch starts.
-  auto code_of = [](const char* text) {
-    auto f = x86::resolve_inst(text);
-    REQUIRE(f.ok());
-    auto plan = x86::plan_throughput(f.value(), 2, x86::HostIsa{}, "-");
-    REQUIRE(plan.ok());
-    asmjit::CodeHolder code;
-    code.init(asmjit::Environment(asmjit::Arch::kX64));
-    asmjit::x86::Assembler a(&code);
-    REQUIRE(x86::emit_stream_function(*a.as<asmjit::x86::Emitter>(), *plan, 3, x86::HostIsa{}) == asmjit::kErrorOk);
-    const auto& buf = code.textSection()->buffer();
-    return std::string(reinterpret_cast<const char*>(buf.data()), buf.size());
-  };
+  auto code_of = [](const char* text) { return throughput_code(text, 2, 3); };
   auto count = [](const std::string& hay, const std::string& needle) {
     int n = 0;
     for (size_t at = hay.find(needle); at != std::string::npos; at = hay.find(needle, at + 1)) ++n;
@@ -433,18 +440,7 @@ TEST_CASE("branches: each goes on to the next branch, in the encoding its form n
 }
 
 TEST_CASE("x87: a stream on the stack top loads 1.0 into st(0) once, before its loop", "[emitter]") {
-  auto code_of = [](const char* text) {
-    auto f = x86::resolve_inst(text);
-    REQUIRE(f.ok());
-    auto plan = x86::plan_throughput(f.value(), 1, x86::HostIsa{}, "-");
-    REQUIRE(plan.ok());
-    asmjit::CodeHolder code;
-    code.init(asmjit::Environment(asmjit::Arch::kX64));
-    asmjit::x86::Assembler a(&code);
-    REQUIRE(x86::emit_stream_function(*a.as<asmjit::x86::Emitter>(), *plan, 4, x86::HostIsa{}) == asmjit::kErrorOk);
-    const auto& buf = code.textSection()->buffer();
-    return std::string(reinterpret_cast<const char*>(buf.data()), buf.size());
-  };
+  auto code_of = [](const char* text) { return throughput_code(text, 1, 4); };
   const std::string fld1("\xD9\xE8", 2), fsqrt("\xD9\xFA", 2);
   const std::string sqrt_code = code_of("fsqrt");
   CHECK(sqrt_code.find(fld1) != std::string::npos);
