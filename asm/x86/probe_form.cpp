@@ -35,17 +35,7 @@ isa::BufferFill X86ProbeStream::prepare(isa::ProbeConstants& constants, const st
   return fill;
 }
 
-std::string X86ProbeForm::default_dtype() const {
-  // x87 arithmetic with memory: the buffer holds 1.0 of the float's width, or integer 1 of the
-  // integer's (fiadd and the like): the common case. The default pattern's bytes of 1 read as a tiny
-  // float, or as 257, which send st(0) to zero or infinity within a few thousand instructions.
-  const auto& ops = form_.text.operands;
-  if (works_on_x87_stack_top(form_) && ops.size() == 1) {
-    if (form_.text.mnemonic[1] == 'i') return ops[0].bits == 16 ? "i16" : "i32";
-    return ops[0].bits == 64 ? "f64" : "f32";
-  }
-  return infer_dtype(form_.text.mnemonic);
-}
+std::string X86ProbeForm::default_dtype() const { return infer_dtype(form_); }
 
 void X86ProbeForm::set_immediates(int64_t value) {
   for (size_t i = 0; i < form_.text.operands.size(); ++i)

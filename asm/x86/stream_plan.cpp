@@ -356,6 +356,18 @@ std::string infer_dtype(const std::string& m) {
   return "-";
 }
 
+std::string infer_dtype(const InstForm& f) {
+  // x87 arithmetic with memory: the buffer holds 1.0 of the float's width, or integer 1 of the
+  // integer's (fiadd and the like): the common case. The default pattern's bytes of 1 read as a tiny
+  // float, or as 257, which send st(0) to zero or infinity within a few thousand instructions.
+  const auto& ops = f.text.operands;
+  if (works_on_x87_stack_top(f) && ops.size() == 1) {
+    if (f.text.mnemonic[1] == 'i') return ops[0].bits == 16 ? "i16" : "i32";
+    return ops[0].bits == 64 ? "f64" : "f32";
+  }
+  return infer_dtype(f.text.mnemonic);
+}
+
 namespace {
 
 // Resets and instance of one chain of form `f`, appended to `copy`.

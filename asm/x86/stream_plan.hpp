@@ -104,6 +104,9 @@ struct MixEntry {
 
 // The dtype a form computes in when the catalog does not say: from the mnemonic's suffix.
 std::string infer_dtype(const std::string& mnemonic);
+// The same for a resolved form, which also knows the x87 forms' memory operands (their mnemonics
+// carry no type suffix).
+std::string infer_dtype(const InstForm& form);
 
 // Largest K a throughput stream of this form can have with distinct registers (1 for the x87 forms
 // that work on the stack top: every instance reads and writes st(0)).

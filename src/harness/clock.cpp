@@ -16,8 +16,9 @@ namespace peakprobe {
 namespace {
 constexpr int kShortCopies = 64;
 constexpr int kRounds = 7;
-// The first calibration's window of reference tries (see measure()), and how many other tries must
-// confirm the best ratio among that many (two odd tries among thousands can agree by chance).
+// At most this many tries in the first calibration's window (ClockCalibrator::kRatioWindowSeconds),
+// and how many other tries must confirm the best ratio among that many (two odd tries among
+// thousands can agree by chance).
 constexpr int kMaxFirstTries = 4000;
 constexpr size_t kWindowConfirmations = 4;
 }  // namespace
@@ -198,11 +199,11 @@ ClockSample ClockCalibrator::measure() {
     std::vector<double> chain_ratios, chain_ticks, fine_ratios, quietest_ratios;
     for (size_t i = 0; i < tries.size(); ++i)
       if (const Try& t = tries[i];
-          ruler_.best_wide_ratio > 0 && t.wide / t.chain <= ruler_.best_wide_ratio * (1 + kRulerCleanLimit)) {
+          ruler_.best_wide_ratio > 0 && ratios[i] <= ruler_.best_wide_ratio * (1 + kRulerCleanLimit)) {
         chain_ratios.push_back(t.chain / t.slow);
         chain_ticks.push_back(t.chain);
         if (slow_fine[i]) fine_ratios.push_back(t.chain / t.slow);
-        if (slow_fine[i] && t.wide / t.chain <= ruler_.best_wide_ratio * 1.01) quietest_ratios.push_back(t.chain / t.slow);
+        if (slow_fine[i] && ratios[i] <= ruler_.best_wide_ratio * 1.01) quietest_ratios.push_back(t.chain / t.slow);
       }
     if (!ruler_.slow_unsteady && multi_cycle_chain_unsteady(chain_ticks, chain_ratios)) {
       ruler_.slow_unsteady = true;
