@@ -222,6 +222,25 @@ TEST_CASE("throughput sweep: chains bind near latency over K, and two steps with
   CHECK_FALSE(slower_than_fewer_chains(4.0, 1e300));  // the first step has nothing to be slower than
 }
 
+TEST_CASE("throughput sweep: K chains through the destination never beat one chain's latency over K",
+          "[probe_runner]") {
+  using peakprobe::detail::beats_chain_bound;
+  // A 3-cycle form: 2 chains cannot run faster than 1.5 cycles an instruction, 3 chains than 1.0.
+  CHECK(beats_chain_bound(0.86, 2, 3.0));
+  CHECK_FALSE(beats_chain_bound(1.48, 2, 3.0));
+  CHECK_FALSE(beats_chain_bound(1.0, 3, 3.0));
+  CHECK_FALSE(beats_chain_bound(0.97, 3, 3.0));  // within the noise of a chain at its bound
+  CHECK(beats_chain_bound(0.9, 3, 3.0));
+  CHECK_FALSE(beats_chain_bound(0.25, 8, 1.0));  // held by the pipes, far from the bound
+  CHECK_FALSE(beats_chain_bound(0.5, 2, 0.0));   // no latency known: no bound
+  CHECK_FALSE(beats_chain_bound(0.0, 2, 3.0));   // no figure: nothing to judge
+  using peakprobe::detail::chains_through_destination;
+  CHECK(chains_through_destination("chain through the destination"));
+  CHECK(chains_through_destination("chain through the destination (it is also read)"));
+  CHECK_FALSE(chains_through_destination("pointer chase"));
+  CHECK_FALSE(chains_through_destination("chain through source operand 2"));
+}
+
 detail::TrustInputs steady_paired_inputs() {
   detail::TrustInputs in;
   in.before = in.after = {0.75, 3.2, 0.001};

@@ -93,6 +93,9 @@ inline constexpr double kCalibrationSpreadLimit = 0.03;
 inline constexpr double kMinOverheadFraction = -0.03;
 // A dependent chain faster than this per link can only be rename-time elimination.
 inline constexpr double kEliminatedLatency = 0.75;
+// K chains through the destination timed below this share of one chain's latency over K are
+// impossible (beats_chain_bound): undisturbed timings of K chains at their bound read within about 3%.
+inline constexpr double kChainBoundSlack = 0.93;
 // Two measurements of the chosen K whose minima differ by more than this are not reproducible.
 inline constexpr double kRepeatLimit = 0.03;
 // Timings of the same stream (three code layouts of the chosen K; a mix's two rounds) of which none
@@ -191,6 +194,16 @@ bool sweep_goes_on(int k, bool improved, bool chain_bound, int steps_without_gai
 // Whether a sweep step ran more than 2% slower than the best of fewer chains (`best_so_far`, 1e300
 // before any): implausible for more independent chains, so the step is timed once more first.
 bool slower_than_fewer_chains(double recip_throughput, double best_so_far);
+// Whether a latency method builds its chain through the destination (both ISAs' texts start so):
+// then K independent copies of the form are K such chains, and the chain bound below holds.
+bool chains_through_destination(const std::string& latency_method);
+// Whether K chains through the destination ran faster than one chain's latency allows (each finishes
+// a link per `latency_cycles`, so K of them at most K per latency), beyond kChainBoundSlack for
+// noise. Impossible in hardware: the timing's clock or calls were wrong. Seen on a Zen 4 VM whose
+// host ran the core's other thread busy: a 3-cycle multiply read 0.86 cycles from 2 chains (every
+// sample slowed, the implied loop overhead +57%), won the sweep and, outvoted by its two re-placed
+// layouts (1.48, 1.49), left the row `ok` at 1.48 where 3 chains give 1.0.
+bool beats_chain_bound(double recip_throughput, int k, double latency_cycles);
 // The latency chain timed twice: the headline latency (`latency_method`) and an operand latency built
 // the same way (same method, no bridge of unknown latency) are two timings of one chain, so a
 // disagreement beyond kRepeatLimit is a doubt, with both figures. Seen on a Sapphire Rapids-class VM:
