@@ -51,3 +51,31 @@ TEST_CASE("hw: a calibrator without a window still sizes the ruler's calls", "[h
   CHECK(cal->ruler().wide_iters > 0);
   CHECK(cal->ruler().chain_units > 0);
 }
+
+TEST_CASE("hw: relearn forgets what the ruler learned, keeps its code, and the next warm-up learns again",
+          "[hw][clock]") {
+  CycleCounter counter;
+  auto cal = calibrator(counter);
+  if (!cal) PP_SKIP("no invariant TSC rate on this machine");
+  REQUIRE(cal->warm_up().ghz > 0);
+  const Ruler& ruler = cal->ruler();
+  if (!ruler.ready()) PP_SKIP("the window's reference tries confirmed no ratio: the core ran disturbed");
+  const isa::ProbeFn chain = ruler.chain, wide = ruler.wide, slow = ruler.slow;
+  const uint64_t chain_iters = ruler.chain_iters;
+  cal->relearn();
+  CHECK(ruler.best_wide_ratio == 0);
+  CHECK(ruler.best_chain_ratio == 0);
+  CHECK(ruler.wide_ratio_floor == 0);
+  CHECK(ruler.chain_ratio_floor == 0);
+  CHECK_FALSE(ruler.slow_unsteady);
+  CHECK_FALSE(ruler.ready());
+  // The same code at the same addresses: a move to another core keeps the clock's code where it was.
+  CHECK(ruler.chain == chain);
+  CHECK(ruler.wide == wide);
+  CHECK(ruler.slow == slow);
+  CHECK(ruler.chain_iters == chain_iters);
+  REQUIRE(cal->warm_up().ghz > 0);
+  if (!ruler.ready()) PP_SKIP("the second window confirmed no ratio: the core ran disturbed");
+  CHECK(ruler.best_wide_ratio > 0);
+  CHECK(ruler.wide_ratio_floor > 0);
+}

@@ -250,6 +250,13 @@ ClockReading clock_reading(const char* source, const ClockSample& before, const 
   return c;
 }
 
+void ClockCalibrator::relearn() {
+  ruler_.best_wide_ratio = ruler_.best_chain_ratio = 0;
+  ruler_.wide_ratio_floor = ruler_.chain_ratio_floor = 0;
+  ruler_.slow_unsteady = false;
+  window_taken_ = false;
+}
+
 ClockSample ClockCalibrator::warm_up(double max_seconds) {
   // The undisturbed wide/chain ratio is learned once the clock has settled, not while it ramps: in
   // a window of tries the later call of each try (the wide one) then runs at a higher clock than the

@@ -36,6 +36,12 @@ class ClockCalibrator {
   // frequency) or `max_seconds` pass, then (the first time) learns the ruler's undisturbed ratios
   // over a window of tries: the reading returned.
   ClockSample warm_up(double max_seconds = 0.4);
+  // Forgets what the ruler learned of its core (its undisturbed ratios, their floors, the multi-cycle
+  // chain's modes), so that the next warm_up learns them afresh on the core the thread now runs on.
+  // The code stays where it is: a calibrator whose code lands elsewhere can read another clock (on
+  // a Zen 4 VM, a second calibrator's chain code at another page offset read 2% more ticks per
+  // cycle than the first one's, and every figure after a move to a quieter core 1.5-2% slow).
+  void relearn();
   // How long the first calibration after the warm-up takes tries of the ruler's references to learn
   // their undisturbed ratio (kRatioWindowSeconds; 0: seven tries back to back, for a calibrator
   // that only sizes the reference calls).

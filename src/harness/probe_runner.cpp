@@ -803,14 +803,17 @@ bool ProbeRunner::Impl::repin(int to, std::string* error) {
     if (error) *error = err;
     return false;
   }
-  auto cal = ClockCalibrator::create(counter, cpu.tsc_hz, cpu);
-  ClockSample s = cal ? (*cal)->warm_up() : ClockSample{};
-  if (!cal || s.ghz <= 0) {
+  // The same calibrator, its code where it was: only what it learned of the old core is forgotten
+  // (ClockCalibrator::relearn says why a new one would not do).
+  clock->relearn();
+  ClockSample s = clock->warm_up();
+  if (s.ghz <= 0) {
     pin_current_thread(pinned_cpu);  // stay with the calibration that works
+    clock->relearn();
+    clock->warm_up();
     if (error) *error = fmt::format("CPU {}: the clock could not be calibrated there", to);
     return false;
   }
-  clock = std::move(cal.value());
   last_calibration = s;
   pinned_cpu = to;
   busy_streak = 0;  // the slowed probes were the old core's
