@@ -21,7 +21,13 @@ std::mutex& runtime_mutex() {
   return m;
 }
 
+constexpr size_t kCodePage = 4096;
+thread_local bool t_page_aligned = false;
+
 }  // namespace
+
+PageAlignedCode::PageAlignedCode() : outer_(t_page_aligned) { t_page_aligned = true; }
+PageAlignedCode::~PageAlignedCode() { t_page_aligned = outer_; }
 
 void fill_data_pattern(uint8_t out[64], const std::string& dtype) {
   if (dtype == "f64") fill_with<double>(out, 1.0);
@@ -40,26 +46,54 @@ JitFunction& JitFunction::operator=(JitFunction&& o) noexcept {
   if (this != &o) {
     this->~JitFunction();
     fn_ = o.fn_;
+    block_ = o.block_;
     size_ = o.size_;
     o.fn_ = nullptr;
+    o.block_ = nullptr;
   }
   return *this;
 }
 
 JitFunction::~JitFunction() {
-  if (fn_) {
+  if (block_) {
     std::lock_guard<std::mutex> lock(runtime_mutex());
-    runtime().release(fn_);
-    fn_ = nullptr;
+    runtime().release(block_);
+    fn_ = block_ = nullptr;
   }
 }
 
 Expected<JitFunction> add_to_runtime(asmjit::CodeHolder& code) {
-  void* fn = nullptr;
-  std::lock_guard<std::mutex> lock(runtime_mutex());
-  if (asmjit::Error err = runtime().add(&fn, &code))
+  auto failed = [](asmjit::Error err) {
     return make_error(std::string("cannot map generated code: ") + asmjit::DebugUtils::errorAsString(err));
-  return JitFunction(fn, code.codeSize());
+  };
+  std::lock_guard<std::mutex> lock(runtime_mutex());
+  if (!t_page_aligned) {
+    void* fn = nullptr;
+    if (asmjit::Error err = runtime().add(&fn, &code)) return failed(err);
+    return JitFunction(fn, code.codeSize(), fn);
+  }
+  // What JitRuntime::add does, into a block one page larger, from its first page boundary on.
+  if (asmjit::Error err = code.flatten()) return failed(err);
+  if (asmjit::Error err = code.resolveUnresolvedLinks()) return failed(err);
+  const size_t estimated = code.codeSize();
+  if (estimated == 0) return failed(asmjit::kErrorNoCodeGenerated);
+  void* rx = nullptr;
+  void* rw = nullptr;
+  if (asmjit::Error err = runtime().allocator()->alloc(&rx, &rw, estimated + kCodePage)) return failed(err);
+  const size_t into_page = uintptr_t(rx) % kCodePage;
+  const size_t offset = into_page ? kCodePage - into_page : 0;
+  uint8_t* start = static_cast<uint8_t*>(rx) + offset;
+  asmjit::Error err = code.relocateToBase(uintptr_t(start));
+  if (!err) {
+    asmjit::VirtMem::ProtectJitReadWriteScope scope(start, code.codeSize());  // flushes the i-cache on leaving
+    err = code.copyFlattenedData(static_cast<uint8_t*>(rw) + offset, code.codeSize(),
+                                 asmjit::CopySectionFlags::kPadSectionBuffer);
+  }
+  if (err) {
+    runtime().allocator()->release(rx);
+    return failed(err);
+  }
+  return JitFunction(start, code.codeSize(), rx);
 }
 
 const asmjit::Environment& jit_environment() { return runtime().environment(); }

@@ -32,12 +32,33 @@ struct BufferFill {
 // integers.
 void fill_data_pattern(uint8_t out[64], const std::string& dtype);
 
+// While one lives on a thread, the code that thread adds to the JIT runtime starts on a 4 KiB page
+// boundary, not wherever the runtime has room. For the clock's reference code: how long a loop
+// iteration takes beyond its instructions depends on where the loop sits (on a Zen 4 VM the clock's
+// add-chain loops at page offset 0xcc0 read 2% more ticks per cycle than at 0x000, every time), so
+// a calibrator made after other code was generated (a worker thread's, a later command's) read
+// another clock than the first one of the process. Page-aligned, every calibrator's code sits alike.
+class PageAlignedCode {
+ public:
+  PageAlignedCode();
+  ~PageAlignedCode();
+  PageAlignedCode(const PageAlignedCode&) = delete;
+  PageAlignedCode& operator=(const PageAlignedCode&) = delete;
+
+ private:
+  bool outer_;
+};
+
 // Generated code owned by the process-wide JIT runtime; released on destruction.
 class JitFunction {
  public:
   JitFunction() = default;
-  JitFunction(void* fn, size_t size) : fn_(fn), size_(size) {}
-  JitFunction(JitFunction&& o) noexcept : fn_(o.fn_), size_(o.size_) { o.fn_ = nullptr; }
+  // `block`: the start of the memory the runtime allocated for it (the code may start further in).
+  JitFunction(void* fn, size_t size, void* block) : fn_(fn), block_(block), size_(size) {}
+  JitFunction(JitFunction&& o) noexcept : fn_(o.fn_), block_(o.block_), size_(o.size_) {
+    o.fn_ = nullptr;
+    o.block_ = nullptr;
+  }
   JitFunction& operator=(JitFunction&& o) noexcept;
   JitFunction(const JitFunction&) = delete;
   JitFunction& operator=(const JitFunction&) = delete;
@@ -52,6 +73,7 @@ class JitFunction {
 
  private:
   void* fn_ = nullptr;
+  void* block_ = nullptr;
   size_t size_ = 0;
 };
 

@@ -56,6 +56,52 @@ TEST_CASE("jit: the clock's chain compiles and runs with the constants it prepar
   SUCCEED();
 }
 
+TEST_CASE("jit: code made while PageAlignedCode lives starts on a page boundary, runs, and is released",
+          "[jit]") {
+  const isa::Target& t = isa::host_target();
+  auto form = t.probe_form(t.ruler_forms().one_cycle, CpuInfo{});
+  REQUIRE(form.ok());
+  auto plan = form.value()->plan_throughput(form.value()->max_chains(), "-");
+  REQUIRE(plan.ok());
+  ProbeBuffer buffer;
+  REQUIRE(buffer.ok());
+  isa::ProbeConstants consts;
+  const isa::BufferFill fill = plan.value()->prepare(consts, "-");
+  buffer.fill(fill.pattern, fill.chase_bits, fill.chase_byteswap);
+  // Something small first, so that the runtime's next free byte is not on a page boundary.
+  auto before = plan.value()->compile(1);
+  REQUIRE(before.ok());
+  std::vector<isa::JitFunction> aligned;
+  {
+    const isa::PageAlignedCode scope;
+    {
+      const isa::PageAlignedCode nested;  // a nested scope leaves the outer one in force
+    }
+    for (int copies : {1, 3, 8, 200}) {
+      auto code = plan.value()->compile(copies);
+      REQUIRE(code.ok());
+      CHECK(reinterpret_cast<uintptr_t>(code->fn()) % 4096 == 0);
+      code->fn()(10, buffer.data(), &consts);
+      aligned.push_back(std::move(code.value()));
+    }
+  }
+  // Out of the scope, code goes wherever the runtime has room again (somewhere not page-aligned,
+  // for at least one of a few small functions).
+  std::vector<isa::JitFunction> unaligned;
+  bool any_off_page = false;
+  for (int i = 0; i < 4; ++i) {
+    auto code = plan.value()->compile(1);
+    REQUIRE(code.ok());
+    any_off_page = any_off_page || reinterpret_cast<uintptr_t>(code->fn()) % 4096 != 0;
+    unaligned.push_back(std::move(code.value()));
+  }
+  CHECK(any_off_page);
+  aligned.clear();  // releases each block by its start, not by the aligned entry point
+  auto again = plan.value()->compile(8);
+  REQUIRE(again.ok());
+  again->fn()(10, buffer.data(), &consts);
+}
+
 TEST_CASE("jit: the data pattern holds 1 in every element of the dtype", "[jit]") {
   uint8_t out[64];
   isa::fill_data_pattern(out, "f64");

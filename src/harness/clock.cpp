@@ -33,6 +33,7 @@ Expected<std::unique_ptr<ClockCalibrator>> ClockCalibrator::create(const CycleCo
   if (!plan) return make_error(plan.error());
   const isa::StreamHandle& chain = plan.value();
   std::unique_ptr<ClockCalibrator> c(new ClockCalibrator(counter, tsc_hz));
+  const isa::PageAlignedCode same_place_every_time;  // (isa::PageAlignedCode says why)
   auto s = chain->compile(kShortCopies);
   auto l = chain->compile(2 * kShortCopies);
   if (!s) return make_error(s.error());
