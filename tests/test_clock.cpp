@@ -52,7 +52,7 @@ TEST_CASE("hw: a calibrator without a window still sizes the ruler's calls", "[h
   CHECK(cal->ruler().chain_units > 0);
 }
 
-TEST_CASE("hw: relearn forgets what the ruler learned, keeps its code, and the next warm-up learns again",
+TEST_CASE("hw: relearn forgets what the ruler learned and returns it, keeps its code, and restore puts it back",
           "[hw][clock]") {
   CycleCounter counter;
   auto cal = calibrator(counter);
@@ -62,7 +62,14 @@ TEST_CASE("hw: relearn forgets what the ruler learned, keeps its code, and the n
   if (!ruler.ready()) PP_SKIP("the window's reference tries confirmed no ratio: the core ran disturbed");
   const isa::ProbeFn chain = ruler.chain, wide = ruler.wide, slow = ruler.slow;
   const uint64_t chain_iters = ruler.chain_iters;
-  cal->relearn();
+  const double wide_ratio = ruler.best_wide_ratio, chain_ratio = ruler.best_chain_ratio;
+  const double wide_floor = ruler.wide_ratio_floor;
+  CHECK(cal->ratio_window_taken());
+  const ClockCalibrator::Learned learned = cal->relearn();
+  CHECK(learned.best_wide_ratio == wide_ratio);
+  CHECK(learned.best_chain_ratio == chain_ratio);
+  CHECK(learned.window_taken);
+  CHECK_FALSE(cal->ratio_window_taken());  // the next warm-up takes its window of tries again
   CHECK(ruler.best_wide_ratio == 0);
   CHECK(ruler.best_chain_ratio == 0);
   CHECK(ruler.wide_ratio_floor == 0);
@@ -74,7 +81,16 @@ TEST_CASE("hw: relearn forgets what the ruler learned, keeps its code, and the n
   CHECK(ruler.wide == wide);
   CHECK(ruler.slow == slow);
   CHECK(ruler.chain_iters == chain_iters);
+  // A move that failed puts back what was learned on the core it stays on.
+  cal->restore(learned);
+  CHECK(ruler.best_wide_ratio == wide_ratio);
+  CHECK(ruler.best_chain_ratio == chain_ratio);
+  CHECK(ruler.wide_ratio_floor == wide_floor);
+  CHECK(cal->ratio_window_taken());
+  CHECK(ruler.ready());
+  cal->relearn();
   REQUIRE(cal->warm_up().ghz > 0);
+  CHECK(cal->ratio_window_taken());
   if (!ruler.ready()) PP_SKIP("the second window confirmed no ratio: the core ran disturbed");
   CHECK(ruler.best_wide_ratio > 0);
   CHECK(ruler.wide_ratio_floor > 0);

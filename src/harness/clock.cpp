@@ -251,11 +251,20 @@ ClockReading clock_reading(const char* source, const ClockSample& before, const 
   return c;
 }
 
-void ClockCalibrator::relearn() {
-  ruler_.best_wide_ratio = ruler_.best_chain_ratio = 0;
-  ruler_.wide_ratio_floor = ruler_.chain_ratio_floor = 0;
-  ruler_.slow_unsteady = false;
-  window_taken_ = false;
+ClockCalibrator::Learned ClockCalibrator::relearn() {
+  const Learned was{ruler_.best_wide_ratio, ruler_.best_chain_ratio, ruler_.wide_ratio_floor,
+                    ruler_.chain_ratio_floor, ruler_.slow_unsteady,   window_taken_};
+  restore(Learned{});
+  return was;
+}
+
+void ClockCalibrator::restore(const Learned& l) {
+  ruler_.best_wide_ratio = l.best_wide_ratio;
+  ruler_.best_chain_ratio = l.best_chain_ratio;
+  ruler_.wide_ratio_floor = l.wide_ratio_floor;
+  ruler_.chain_ratio_floor = l.chain_ratio_floor;
+  ruler_.slow_unsteady = l.slow_unsteady;
+  window_taken_ = l.window_taken;
 }
 
 ClockSample ClockCalibrator::warm_up(double max_seconds) {

@@ -36,12 +36,18 @@ class ClockCalibrator {
   // frequency) or `max_seconds` pass, then (the first time) learns the ruler's undisturbed ratios
   // over a window of tries: the reading returned.
   ClockSample warm_up(double max_seconds = 0.4);
-  // Forgets what the ruler learned of its core (its undisturbed ratios, their floors, the multi-cycle
-  // chain's modes), so that the next warm_up learns them afresh on the core the thread now runs on.
-  // The code stays where it is: a calibrator whose code lands elsewhere can read another clock (on
-  // a Zen 4 VM, a second calibrator's chain code at another page offset read 2% more ticks per
-  // cycle than the first one's, and every figure after a move to a quieter core 1.5-2% slow).
-  void relearn();
+  // What the ruler learned of its core: its undisturbed ratios, their floors, the multi-cycle
+  // chain's modes, and whether the window of tries ran.
+  struct Learned {
+    double best_wide_ratio = 0, best_chain_ratio = 0, wide_ratio_floor = 0, chain_ratio_floor = 0;
+    bool slow_unsteady = false, window_taken = false;
+  };
+  // Forgets what the ruler learned of its core, so that the next warm_up learns it afresh on the
+  // core the thread now runs on, and returns it (restore() puts it back, for a move that failed).
+  // The code stays where it is: one calibrator serves every core a runner moves to.
+  Learned relearn();
+  void restore(const Learned& learned);
+  bool ratio_window_taken() const { return window_taken_; }
   // How long the first calibration after the warm-up takes tries of the ruler's references to learn
   // their undisturbed ratio (kRatioWindowSeconds; 0: seven tries back to back, for a calibrator
   // that only sizes the reference calls).

@@ -189,7 +189,7 @@ void ProbeRunner::Impl::measure_latency(const isa::ProbeForm& form, const std::s
 bool ProbeRunner::Impl::measure_throughput(const isa::ProbeForm& form, const std::string& dtype, ProbeResult& r,
                                            PairTiming& best_t, Compiled& best, double latency_cycles,
                                            double& repeat_disagreement, double& length_disagreement,
-                                           double& paired_disagreement) {
+                                           double& paired_disagreement, bool& every_k_beat_bound) {
   const int kmax = form.max_chains();
   if (kmax < 1) {
     r.status = Status::error;
@@ -242,18 +242,24 @@ bool ProbeRunner::Impl::measure_throughput(const isa::ProbeForm& form, const std
       }
     }
     // Nor do K chains finish faster than K links per latency: such a timing is wrong, so it is timed
-    // again, and if the repeat is no better it cannot win the sweep (it would be the fastest K).
+    // again, and if the repeat also beats the bound it cannot win the sweep (it would be the fastest
+    // K) and counts as a step without gain.
     if (detail::beats_chain_bound(t.value, k, bound_latency)) {
       PairTiming again;
       std::string again_err;
       const double impossible = t.value;
-      if (time(c.value(), dtype, again, again_err) && again.value > 0) t = again;
-      spdlog::debug("  K={:<2} {:.4f} cycles/inst beats {} chains of {:.3f} cycles; timed again: {:.4f}", k, impossible,
-                    k, bound_latency, t.value);
+      const bool retimed = time(c.value(), dtype, again, again_err) && again.value > 0;
+      if (retimed) t = again;
+      spdlog::debug("  K={:<2} {:.4f} cycles/inst beats {} chains of {:.3f} cycles; {}: {:.4f}", k, impossible, k,
+                    bound_latency, retimed ? "timed again" : "a second timing failed", t.value);
       if (detail::beats_chain_bound(t.value, k, bound_latency)) {
-        // Kept only for a sweep in which every K was impossible: the row is then mistrusted for it.
-        if (!impossible_best || t.value < impossible_best->timed.first.value)
+        // Kept only for a sweep in which every K was impossible (the row is then mistrusted): the one
+        // nearest its bound, the least wrong.
+        if (!impossible_best ||
+            t.value * k > impossible_best->timed.first.value * impossible_best->k)
           impossible_best = Impossible{{t, std::move(c.value())}, k, copies};
+        ++without_gain;
+        if (!sweep_goes_on(k, false, chain_bound, without_gain)) break;
         continue;
       }
     }
@@ -278,6 +284,7 @@ bool ProbeRunner::Impl::measure_throughput(const isa::ProbeForm& form, const std
     best = std::move(impossible_best->timed.second);
     r.accumulators = impossible_best->k;
     best_copies = impossible_best->copies;
+    every_k_beat_bound = true;
   }
   if (!best.stream) {
     r.status = Status::error;
@@ -686,6 +693,7 @@ ProbeResult ProbeRunner::run_once(const ProbeSpec& spec) {
   PairTiming lat, tput;
   Compiled best;
   double repeat_disagreement = 0, length_disagreement = 0, paired_disagreement = 0;
+  bool every_k_beat_bound = false;
   if (auto companion = form.companion()) {
     // Stack and flag forms: a balanced pair per copy, reported per instruction of the pair.
     if (!m.measure_balanced(form, *companion, r.dtype, r, tput, best, repeat_disagreement)) return r;
@@ -695,7 +703,7 @@ ProbeResult ProbeRunner::run_once(const ProbeSpec& spec) {
     m.measure_operand_latencies(form, r.dtype, r);
     const double lat_cycles = lat.cycles.samples > 0 ? lat.value : 0.0;
     if (!m.measure_throughput(form, r.dtype, r, tput, best, lat_cycles, repeat_disagreement, length_disagreement,
-                              paired_disagreement))
+                              paired_disagreement, every_k_beat_bound))
       return r;
   }
   // The latency chain's figure against its own fastest calls, as for the throughput stream.
@@ -752,6 +760,10 @@ ProbeResult ProbeRunner::run_once(const ProbeSpec& spec) {
       beats_chain_bound(rt, r.accumulators, *r.latency_cycles))
     doubts.push_back(fmt::format("{} chains ran faster ({:.3f} cycles each) than one chain's latency allows ({:.3f})",
                                  r.accumulators, rt, *r.latency_cycles / r.accumulators));
+  else if (every_k_beat_bound)
+    doubts.push_back(fmt::format("every number of chains timed faster than one chain's latency ({:.3f} cycles) over "
+                                 "that number allows",
+                                 r.latency_cycles ? *r.latency_cycles : 0.0));
   if (!doubts.empty()) {
     r.status = Status::mistrusted;
     r.reason = fmt::format("{}", fmt::join(doubts, "; "));
@@ -803,14 +815,13 @@ bool ProbeRunner::Impl::repin(int to, std::string* error) {
     if (error) *error = err;
     return false;
   }
-  // The same calibrator, its code where it was: only what it learned of the old core is forgotten
-  // (ClockCalibrator::relearn says why a new one would not do).
-  clock->relearn();
+  // The same calibrator, its code where it was: only what it learned of the old core is forgotten.
+  // (A new one's code landed elsewhere and read another clock: see isa::PageAlignedCode.)
+  const ClockCalibrator::Learned old_core = clock->relearn();
   ClockSample s = clock->warm_up();
   if (s.ghz <= 0) {
-    pin_current_thread(pinned_cpu);  // stay with the calibration that works
-    clock->relearn();
-    clock->warm_up();
+    pin_current_thread(pinned_cpu);  // stay with what was learned there
+    clock->restore(old_core);
     if (error) *error = fmt::format("CPU {}: the clock could not be calibrated there", to);
     return false;
   }

@@ -259,7 +259,7 @@ struct ProbeRunner::Impl {
   void measure_latency(const isa::ProbeForm& form, const std::string& dtype, ProbeResult& r, PairTiming& lat);
   bool measure_throughput(const isa::ProbeForm& form, const std::string& dtype, ProbeResult& r, PairTiming& best_t,
                           Compiled& best, double latency_cycles, double& repeat_disagreement,
-                          double& length_disagreement, double& paired_disagreement);
+                          double& length_disagreement, double& paired_disagreement, bool& every_k_beat_bound);
   bool measure_balanced(const isa::ProbeForm& form, const isa::Companion& companion, const std::string& dtype,
                         ProbeResult& r, PairTiming& best_t, Compiled& best, double& repeat_disagreement);
   void measure_issue_width();
@@ -278,8 +278,8 @@ struct ProbeRunner::Impl {
   int moves = 0;
   void note_probe_slowed(bool slowed);
   bool move_to_quieter_core();
-  // Pins the runner to logical CPU `to` with a fresh calibration there; on failure it stays where it
-  // was (and says why in `error`, when given).
+  // Pins the runner to logical CPU `to` and has its calibrator learn that core afresh; on failure it
+  // stays where it was, with what was learned there (and says why in `error`, when given).
   bool repin(int to, std::string* error);
 };
 
