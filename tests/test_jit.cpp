@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -39,37 +40,45 @@ TEST_CASE("jit: a function has one owner, and a moved-from one is empty", "[jit]
   CHECK(b.fn() == nullptr);
 }
 
-TEST_CASE("jit: the clock's chain compiles and runs with the constants it prepared", "[jit]") {
+namespace {
+
+// The clock's add on every free register, with the buffer and constants its code runs on.
+struct RulerStream {
+  isa::StreamHandle plan;
+  ProbeBuffer buffer;
+  isa::ProbeConstants consts;
+};
+
+std::unique_ptr<RulerStream> ruler_stream() {
   const isa::Target& t = isa::host_target();
   auto form = t.probe_form(t.ruler_forms().one_cycle, CpuInfo{});
   REQUIRE(form.ok());
   auto plan = form.value()->plan_throughput(form.value()->max_chains(), "-");
   REQUIRE(plan.ok());
-  auto code = plan.value()->compile(4);
+  auto s = std::make_unique<RulerStream>();
+  s->plan = plan.value();
+  REQUIRE(s->buffer.ok());
+  const isa::BufferFill fill = s->plan->prepare(s->consts, "-");
+  s->buffer.fill(fill.pattern, fill.chase_bits, fill.chase_byteswap);
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("jit: the clock's chain compiles and runs with the constants it prepared", "[jit]") {
+  auto s = ruler_stream();
+  auto code = s->plan->compile(4);
   REQUIRE(code.ok());
-  ProbeBuffer buffer;
-  REQUIRE(buffer.ok());
-  isa::ProbeConstants consts;
-  const isa::BufferFill fill = plan.value()->prepare(consts, "-");
-  buffer.fill(fill.pattern, fill.chase_bits, fill.chase_byteswap);
-  code->fn()(100, buffer.data(), &consts);  // returns: the stream restored what it used
+  code->fn()(100, s->buffer.data(), &s->consts);  // returns: the stream restored what it used
   SUCCEED();
 }
 
 TEST_CASE("jit: code made while PageAlignedCode lives starts on a page boundary, runs, and is released",
           "[jit]") {
-  const isa::Target& t = isa::host_target();
-  auto form = t.probe_form(t.ruler_forms().one_cycle, CpuInfo{});
-  REQUIRE(form.ok());
-  auto plan = form.value()->plan_throughput(form.value()->max_chains(), "-");
-  REQUIRE(plan.ok());
-  ProbeBuffer buffer;
-  REQUIRE(buffer.ok());
-  isa::ProbeConstants consts;
-  const isa::BufferFill fill = plan.value()->prepare(consts, "-");
-  buffer.fill(fill.pattern, fill.chase_bits, fill.chase_byteswap);
+  auto s = ruler_stream();
+  const isa::StreamHandle& plan = s->plan;
   // Something small first, so that the runtime's next free byte is not on a page boundary.
-  auto before = plan.value()->compile(1);
+  auto before = plan->compile(1);
   REQUIRE(before.ok());
   std::vector<isa::JitFunction> aligned;
   {
@@ -78,10 +87,10 @@ TEST_CASE("jit: code made while PageAlignedCode lives starts on a page boundary,
       const isa::PageAlignedCode nested;  // a nested scope leaves the outer one in force
     }
     for (int copies : {1, 3, 8, 200}) {
-      auto code = plan.value()->compile(copies);
+      auto code = plan->compile(copies);
       REQUIRE(code.ok());
       CHECK(reinterpret_cast<uintptr_t>(code->fn()) % 4096 == 0);
-      code->fn()(10, buffer.data(), &consts);
+      code->fn()(10, s->buffer.data(), &s->consts);
       aligned.push_back(std::move(code.value()));
     }
   }
@@ -90,16 +99,16 @@ TEST_CASE("jit: code made while PageAlignedCode lives starts on a page boundary,
   std::vector<isa::JitFunction> unaligned;
   bool any_off_page = false;
   for (int i = 0; i < 4; ++i) {
-    auto code = plan.value()->compile(1);
+    auto code = plan->compile(1);
     REQUIRE(code.ok());
     any_off_page = any_off_page || reinterpret_cast<uintptr_t>(code->fn()) % 4096 != 0;
     unaligned.push_back(std::move(code.value()));
   }
   CHECK(any_off_page);
   aligned.clear();  // releases each block by its start, not by the aligned entry point
-  auto again = plan.value()->compile(8);
+  auto again = plan->compile(8);
   REQUIRE(again.ok());
-  again->fn()(10, buffer.data(), &consts);
+  again->fn()(10, s->buffer.data(), &s->consts);
 }
 
 TEST_CASE("jit: the data pattern holds 1 in every element of the dtype", "[jit]") {

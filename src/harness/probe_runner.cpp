@@ -201,7 +201,8 @@ bool ProbeRunner::Impl::measure_throughput(const isa::ProbeForm& form, const std
   double best_rt = 1e300;
   int best_copies = 1;
   struct Impossible {
-    std::pair<PairTiming, Compiled> timed;
+    PairTiming t;
+    Compiled code;
     int k = 0, copies = 0;
   };
   std::optional<Impossible> impossible_best;
@@ -233,31 +234,33 @@ bool ProbeRunner::Impl::measure_throughput(const isa::ProbeForm& form, const std
     // More independent chains do not slow a stream down; a slowed moment does. A K slower than fewer
     // chains ran is timed once more before it counts against the sweep (on the Zen 4 VM two noisy
     // steps ended a 1-cycle vector add at 3 chains and 0.339 cycles, where 4 chains give 0.25).
-    if (detail::slower_than_fewer_chains(t.value, best_rt)) {
+    // The same code timed once more: a positive figure, or nothing.
+    auto time_again = [&]() -> std::optional<PairTiming> {
       PairTiming again;
       std::string again_err;
-      if (time(c.value(), dtype, again, again_err) && again.value > 0 && again.value < t.value) {
-        spdlog::debug("  K={:<2} timed again: {:.4f} cycles/inst", k, again.value);
-        t = again;
+      if (time(c.value(), dtype, again, again_err) && again.value > 0) return again;
+      return std::nullopt;
+    };
+    if (detail::slower_than_fewer_chains(t.value, best_rt)) {
+      if (auto again = time_again(); again && again->value < t.value) {
+        spdlog::debug("  K={:<2} timed again: {:.4f} cycles/inst", k, again->value);
+        t = *again;
       }
     }
     // Nor do K chains finish faster than K links per latency: such a timing is wrong, so it is timed
     // again, and if the repeat also beats the bound it cannot win the sweep (it would be the fastest
     // K) and counts as a step without gain.
     if (detail::beats_chain_bound(t.value, k, bound_latency)) {
-      PairTiming again;
-      std::string again_err;
       const double impossible = t.value;
-      const bool retimed = time(c.value(), dtype, again, again_err) && again.value > 0;
-      if (retimed) t = again;
+      const std::optional<PairTiming> again = time_again();
+      if (again) t = *again;
       spdlog::debug("  K={:<2} {:.4f} cycles/inst beats {} chains of {:.3f} cycles; {}: {:.4f}", k, impossible, k,
-                    bound_latency, retimed ? "timed again" : "a second timing failed", t.value);
+                    bound_latency, again ? "timed again" : "a second timing failed", t.value);
       if (detail::beats_chain_bound(t.value, k, bound_latency)) {
         // Kept only for a sweep in which every K was impossible (the row is then mistrusted): the one
         // nearest its bound, the least wrong.
-        if (!impossible_best ||
-            t.value * k > impossible_best->timed.first.value * impossible_best->k)
-          impossible_best = Impossible{{t, std::move(c.value())}, k, copies};
+        if (!impossible_best || t.value * k > impossible_best->t.value * impossible_best->k)
+          impossible_best = Impossible{t, std::move(c.value()), k, copies};
         ++without_gain;
         if (!sweep_goes_on(k, false, chain_bound, without_gain)) break;
         continue;
@@ -280,8 +283,8 @@ bool ProbeRunner::Impl::measure_throughput(const isa::ProbeForm& form, const std
     if (!sweep_goes_on(k, improved, chain_bound, without_gain)) break;
   }
   if (!best.stream && impossible_best) {
-    best_t = impossible_best->timed.first;
-    best = std::move(impossible_best->timed.second);
+    best_t = impossible_best->t;
+    best = std::move(impossible_best->code);
     r.accumulators = impossible_best->k;
     best_copies = impossible_best->copies;
     every_k_beat_bound = true;
