@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 #include "cpu/cpu_info.hpp"
 #include "hw_fixture.hpp"
@@ -41,11 +42,16 @@ TEST_CASE("autotune: the grid is valid for the problem and holds the model's pic
     m.tiles = test::target().gemm_tiles(cpu, dt);  // the dtype's kernels on that CPU (vectors or tiles)
     const auto grid = autotune_grid(m, p);
     CHECK(grid.size() >= 20);
+    std::set<int> counts;
     for (const auto& c : grid) {
       INFO(to_string(dt) << " mr " << c.mr << " nv " << c.nv << " mc " << c.mc << " kc " << c.kc << " nc " << c.nc);
       CHECK(check_config(cpu, dt, c).empty());
-      CHECK(c.threads == 2);
+      CHECK(c.threads >= 1);
+      CHECK(c.threads <= 2);
+      counts.insert(c.threads);
     }
+    // Every count the model plans with is measured too (thread_counts: 2 and 1).
+    CHECK(counts == std::set<int>{1, 2});
   }
 }
 

@@ -566,3 +566,54 @@ TEST_CASE("B read in place saves its packing, and the model reads in place only 
   CHECK_FALSE(choose_config(m, problem(24, 1024, 4096)).config.pack_b);
   CHECK(choose_config(m, problem(2048, 2048, 2048)).config.pack_b);
 }
+
+TEST_CASE("the model plans with every power of two below the threads it may use", "[cost_model]") {
+  CHECK(thread_counts(16) == std::vector<int>{16, 8, 4, 2, 1});
+  CHECK(thread_counts(12) == std::vector<int>{12, 8, 4, 2, 1});
+  CHECK(thread_counts(2) == std::vector<int>{2, 1});
+  CHECK(thread_counts(1) == std::vector<int>{1});
+  CHECK(thread_counts(0) == std::vector<int>{1});
+  // Every candidate stays within the threads allowed; with a free team all of them rank first.
+  for (const CandidateCost& c : rank_configs(server(), problem(96, 96, 96, 16))) {
+    CHECK(c.config.threads >= 1);
+    CHECK(c.config.threads <= 16);
+  }
+  CHECK(choose_config(server(), problem(1024, 1024, 1024, 16)).config.threads == 16);
+}
+
+TEST_CASE("the team's measured wake-up and join is priced per call", "[cost_model]") {
+  MachineModel m = server();
+  CHECK(fork_join_cost(m, 16) == 0);  // not measured: free, as before
+  m.fork_join_seconds.assign(17, 0.0);
+  m.fork_join_seconds[2] = 1e-6;
+  m.fork_join_seconds[16] = 8e-6;
+  CHECK(fork_join_cost(m, 1) == 0);
+  CHECK(fork_join_cost(m, 2) == Approx(1e-6));
+  CHECK(fork_join_cost(m, 16) == Approx(8e-6));
+  // A count not measured: the nearest measured one below, in proportion to the threads.
+  CHECK(fork_join_cost(m, 4) == Approx(2e-6));
+  CHECK(fork_join_cost(m, 32) == Approx(16e-6));
+  const MatmulProblem p = problem(512, 512, 512, 16);
+  for (const CandidateCost& c : rank_configs(m, p)) CHECK(c.team_seconds == Approx(fork_join_cost(m, c.config.threads)));
+  // The explanation says what was measured and what the choice pays for it.
+  std::ostringstream out;
+  write_explanation(out, m, p, rank_configs(m, p), 3);
+  CHECK(out.str().find("team wake-up and join measured: 2 threads 1.00 us, 16 threads 8.00 us") != std::string::npos);
+  CHECK(out.str().find(", team ") != std::string::npos);
+}
+
+TEST_CASE("a small product runs on fewer threads when waking all of them costs more than it saves", "[cost_model]") {
+  MachineModel costly = server();
+  // Twice the time of a whole 64^3 product on one core of this machine (0.52 MFLOP at 384 GFLOP/s: 1.4 us).
+  costly.fork_join_seconds.assign(17, 0.0);
+  costly.fork_join_seconds[2] = 3e-6;
+  const MatmulProblem tiny = problem(64, 64, 64, 16);
+  const CandidateCost free_team = choose_config(server(), tiny);
+  const CandidateCost paid_team = choose_config(costly, tiny);
+  INFO("free team: " << free_team.config.threads << " threads, paid: " << paid_team.config.threads);
+  CHECK(paid_team.config.threads < free_team.config.threads);
+  CHECK(paid_team.config.threads == 1);
+  // A large product still takes every thread: the team is a small part of its time.
+  const CandidateCost large = choose_config(costly, problem(2048, 2048, 2048, 16));
+  CHECK(large.config.threads == 16);
+}

@@ -2,6 +2,7 @@
 // code, never a crash; JSON on stdout is one parseable document.
 #include <catch2/catch.hpp>
 
+#include <sched.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -300,6 +301,30 @@ TEST_CASE("cli: matmul --explain prints the candidates and the choice", "[main][
   REQUIRE(r.rc == 0);
   CHECK_THAT(r.out, Catch::Contains("chosen:"));
   CHECK_THAT(r.out, Catch::Contains("candidates"));
+}
+
+TEST_CASE("cli: matmul on two threads checks a plan on one, and a grid of fewer threads says so", "[main][hw]") {
+  if (const std::string missing = matmul_missing(peakprobe::MatmulDtype::f32); !missing.empty())
+    PP_SKIP("matmul f32: " << missing);
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0 || CPU_COUNT(&allowed) < 2)
+    PP_SKIP("this process may run on one CPU only");
+  Run r = run_peakprobe("--threads 2 matmul --shape 64,64,64 --explain --baseline none --quiet");
+  REQUIRE(r.rc == 0);
+  // The team's cost is measured for the model, and a one-thread plan is timed beside the others.
+  CHECK_THAT(r.out, Catch::Contains("team wake-up and join measured: 2 threads"));
+  CHECK_THAT(r.out, Catch::Contains("checked on this problem:"));
+  CHECK_THAT(r.out, Catch::Contains("grid=1x1"));
+  // A --config grid of fewer threads than --threads runs, and the row says it used fewer.
+  Run fewer = run_peakprobe("--threads 2 --json - matmul --shape 64,64,64 --config grid=1x1 --baseline none --quiet");
+  REQUIRE(fewer.rc == 0);
+  const auto row = nlohmann::json::parse(fewer.out)["matmul"][0];
+  CHECK(row["threads"] == 2);
+  CHECK(row["config"]["threads"] == 1);
+  Run more = run_peakprobe("--threads 2 matmul --shape 64,64,64 --config grid=2x2 --baseline none --quiet");
+  CHECK(more.rc == 2);
+  CHECK_THAT(more.err, Catch::Contains("makes 4 threads"));
 }
 
 TEST_CASE("cli: hostile option values are refused with exit 2 before anything runs", "[main]") {

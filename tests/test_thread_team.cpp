@@ -53,6 +53,22 @@ TEST_CASE("thread team: every member runs exactly once per run, whatever the tea
   CHECK(team.runs() == 300);
 }
 
+TEST_CASE("thread team: helpers outside a run neither run its job nor answer it", "[matmul][team]") {
+  ThreadTeam team;
+  team.run(6, [](int) {});
+  for (int t = 1; t <= 5; ++t) CHECK(team.answers(t) == 1);
+  // Runs of two members: only helper 1 takes part, so a call on fewer threads than the team has
+  // started never waits for the other helpers to notice it (they may be asleep or descheduled).
+  for (int i = 0; i < 50; ++i) team.run(2, [](int) {});
+  CHECK(team.answers(1) == 51);
+  for (int t = 2; t <= 5; ++t) CHECK(team.answers(t) == 1);
+  team.run(4, [](int) {});
+  CHECK(team.answers(3) == 2);
+  CHECK(team.answers(4) == 1);
+  CHECK(team.answers(0) == 0);  // the caller is no helper
+  CHECK(team.answers(6) == 0);  // nor is a helper never started
+}
+
 TEST_CASE("thread team: member 0 is the caller, the helpers are other threads", "[matmul][team]") {
   ThreadTeam team;
   std::array<std::thread::id, 3> who{};

@@ -128,7 +128,7 @@ int run_matmul_command(GlobalOptions& g, const MatmulOptions& o) {
   if (!o.config.empty()) {
     auto c = parse_config(o.config, config, gemm_vector_bits(cpu));
     if (!c) return spdlog::error("{}", c.error()), kExitUsage;
-    if (c->threads != g.threads) {
+    if (c->threads > g.threads) {
       spdlog::error("--config grid {}x{}{}{} makes {} threads; --threads is {}", c->thread_rows, c->thread_cols,
                     c->batch_threads > 1 ? fmt::format(" x batch_threads {}", c->batch_threads) : "",
                     c->k_threads > 1 ? fmt::format(" x k_threads {}", c->k_threads) : "", c->threads, g.threads);

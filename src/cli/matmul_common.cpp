@@ -84,6 +84,11 @@ MachineModel machine_for(const CpuInfo& cpu, const MatmulRoof& roof, Gemm& gemm)
   MachineModel machine = machine_for(cpu, roof);
   if (std::string missing = calibrate_machine(machine, gemm); !missing.empty())
     spdlog::warn("matmul: the cost model prices by its formula what it could not measure ({})", missing);
+  if (roof.threads > 1) {
+    calibrate_team(machine, gemm, roof.threads);
+    spdlog::debug("matmul team on {} threads: wake-up and join {:.2f} us", roof.threads,
+                  fork_join_cost(machine, roof.threads) * 1e6);
+  }
   if (const MeasuredCalls& c = machine.calls; c.mr > 0)
     spdlog::debug("matmul calls of the {}x{} block: k step {:.2f} cycles; beyond the k loop {:.0f} cycles with C in "
                   "L1, {:.0f} in L2, {:.0f} in L3; packing A {:.1f} GB/s, B {:.1f} GB/s",
@@ -117,6 +122,15 @@ MatmulPlan plan_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulProblem& p,
       shortlist.push_back(c.config);
       break;
     }
+  // And the best on each other number of threads the model puts within kOtherThreadsWithin of its
+  // first choice: the team's measured wake-up and join is priced, its helpers' cold caches and a busy
+  // core beside them are not, and a small product may finish sooner on a few threads than on all.
+  constexpr double kOtherThreadsWithin = 2.0;
+  for (const auto& c : ranked) {
+    if (c.seconds > kOtherThreadsWithin * ranked.front().seconds) break;
+    if (std::none_of(shortlist.begin(), shortlist.end(), [&](const MatmulConfig& s) { return s.threads == c.config.threads; }))
+      shortlist.push_back(c.config);
+  }
   // The model's first choice with an A block of a few register blocks (the autotune grid's smallest
   // mc): the model prices A from L2 alike at every mc, and some cores reward an A block that L1
   // holds. Sapphire Rapids-class VM, f32 1024^3: 203.8 GFLOP/s at mc 48 against 172.6 at the model's 516.
@@ -155,13 +169,12 @@ MatmulPlan plan_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulProblem& p,
   MatmulConfig analytic = default_config(cpu, p.dtype, p.m, p.n, p.k, p.threads);
   analytic.pack_a = !a_in_place_possible(p.dtype, analytic.mr);  // in place measured faster here at every size
   shortlist.push_back(analytic);
-  // The team's wake-up and join (well under a microsecond when the helpers are awake) and the helpers'
-  // cold caches are not priced by the model: for the smallest problems one thread can still win, so
-  // its best block is checked too.
+  // One thread has no team at all and every operand in its own caches: for the smallest problems it
+  // can still win, so the first choice's block is checked on it too.
   if (p.threads > 1) {
     MatmulConfig single = shortlist.front();
     single.threads = single.thread_rows = single.thread_cols = single.batch_threads = single.k_threads = 1;
-    shortlist.push_back(single);
+    add_unless_listed(single);
   }
   double best = 1e300;
   for (const MatmulConfig& c : shortlist) {

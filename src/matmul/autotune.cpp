@@ -34,9 +34,12 @@ std::vector<MatmulConfig> autotune_grid(const MachineModel& machine, const Matmu
     if (std::find(blocks.begin(), blocks.end(), std::pair{c.config.mr, c.config.nv}) == blocks.end() &&
         blocks.size() < 3)
       blocks.emplace_back(c.config.mr, c.config.nv);
-  // Thread grids, and with a batch the splits into groups that each run their own items (K is not
-  // split in the grid: the model's best, added below, bring K parts where they pay).
-  const auto grids = thread_splits(std::max(1, p.threads), p.batch, 1);
+  // Thread grids on every count the model plans with (thread_counts), and with a batch the splits
+  // into groups that each run their own items (K is not split in the grid: the model's best, added
+  // below, bring K parts where they pay).
+  std::vector<std::tuple<int, int, int, int>> grids;
+  for (int threads : thread_counts(p.threads))
+    for (const auto& split : thread_splits(threads, p.batch, 1)) grids.push_back(split);
   for (auto [mr, nv] : blocks)
     for (int steps : {128, 256, 512})
       for (int mc_rows : {48, 144, 288})
@@ -47,7 +50,7 @@ std::vector<MatmulConfig> autotune_grid(const MachineModel& machine, const Matmu
             c.kc = steps * kg;
             c.mc = int(round_up(mc_rows, mr));
             c.nc = int(round_up(nc_cols, c.nr));
-            c.threads = p.threads, c.thread_rows = rows, c.thread_cols = cols, c.batch_threads = groups;
+            c.threads = groups * rows * cols, c.thread_rows = rows, c.thread_cols = cols, c.batch_threads = groups;
             c.k_threads = parts;
             add(c);
           }

@@ -200,6 +200,12 @@ Expected<MeasuredCalls> measure_calls(Gemm& gemm, const MachineModel& machine, i
   return m;
 }
 
+void calibrate_team(MachineModel& machine, Gemm& gemm, int threads) {
+  machine.fork_join_seconds.assign(size_t(std::max(threads, 1)) + 1, 0.0);
+  for (int t : thread_counts(threads))
+    if (t > 1) machine.fork_join_seconds[size_t(t)] = gemm.fork_join_seconds(t);
+}
+
 std::string calibrate_machine(MachineModel& machine, Gemm& gemm) {
   if (machine.tiles) return "";
   const auto [mr, nv] = calibration_block(machine, gemm.dtype());

@@ -26,6 +26,11 @@ Expected<MeasuredPacking> measure_packing(Gemm& gemm, const MachineModel& machin
 // so that every shape of a run is planned with the same figures.
 std::pair<int, int> calibration_block(const MachineModel& machine, MatmulDtype dtype);
 
+// What waking and joining the GEMM's thread team costs a call, for every count the model plans with
+// on `threads` threads (thread_counts) but one, into machine.fork_join_seconds. The caller stays where
+// it is; the helpers run on the next cores of the CPU's core order, as in a call. About 1 ms at 16.
+void calibrate_team(MachineModel& machine, Gemm& gemm, int threads);
+
 // Both, for the reference block (calibration_block), into `machine` (calls, pack_a_gbps, pack_b_gbps).
 // Returns what could not be measured, "" when everything was; the model prices that part by its
 // formula. Nothing is measured for tile kernels (their calls are priced by a constant).

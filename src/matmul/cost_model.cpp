@@ -486,7 +486,9 @@ CandidateCost evaluate(const MachineModel& machine, const MatmulProblem& problem
     const double barriers = 2 * kBarrierLevelSeconds * std::ceil(std::log2(double(c.k_threads)));
     r.pack_seconds += (sums / (std::max(machine.l2_gbps, 1e-3) * kGiga) + barriers) * batch;
   }
-  r.seconds = soft_max(r.compute_seconds, r.memory_seconds, kOverlapSoftness) + r.pack_seconds;
+  // One wake-up and join of the team per call: a batch is one run of it (gemm.cpp).
+  r.team_seconds = fork_join_cost(machine, c.threads);
+  r.seconds = soft_max(r.compute_seconds, r.memory_seconds, kOverlapSoftness) + r.pack_seconds + r.team_seconds;
 
   const double computed = double(g.tiles_m) * c.mr * double(g.tiles_n) * c.nr * double(g.kpad) * c.k_threads;
   r.padding = 1.0 - double(problem.m) * double(problem.n) * double(problem.k) / computed;
@@ -601,29 +603,31 @@ std::vector<int> kc_targets(const MachineModel& machine, const MatmulProblem& pr
   return out;
 }
 
-// First pass: every register block on every thread grid, with the deepest kc whose B micro-panel
-// fits L1 (at most kCoarseKcMax) and full budgets; the cheapest pairs go on to the second pass.
+// First pass: every register block on every thread grid of every count (thread_counts), with the
+// deepest kc whose B micro-panel fits L1 (at most kCoarseKcMax) and full budgets; the cheapest pairs
+// go on to the second pass.
 std::vector<CandidateCost> coarse_pairs(const MachineModel& machine, const MatmulProblem& problem) {
   std::vector<CandidateCost> out;
   std::set<std::tuple<int, int, int, int, int, int>> seen;
   const int lanes = lanes_of(machine);
   for (auto [mr, nv] : candidate_blocks(machine, problem)) {
     const int64_t k_groups = ceil_div(problem.k, dtype_traits(machine, problem).kgroup);
-    for (auto [groups, parts, rows, cols] : thread_splits(std::max(1, problem.threads), problem.batch, k_groups)) {
-      MatmulConfig c;
-      c.mr = mr;
-      c.nv = nv;
-      c.nr = nv * lanes;
-      // A thread without a tile is wasted: a grid wider than the tiles uses fewer threads.
-      c.thread_rows = int(std::min<int64_t>(rows, ceil_div(problem.m, mr)));
-      c.thread_cols = int(std::min<int64_t>(cols, ceil_div(problem.n, c.nr)));
-      c.batch_threads = groups;
-      c.k_threads = parts;
-      c.threads = groups * parts * c.thread_rows * c.thread_cols;
-      if (!seen.insert({mr, nv, c.thread_rows, c.thread_cols, groups, parts}).second) continue;
-      const int kc = std::min(kCoarseKcMax, kc_fitting_l1(machine, problem, c));
-      out.push_back(evaluate(machine, problem, with_blocks(machine, problem, c, kc, 1.0, NcRule::b_block_full)));
-    }
+    for (int threads : thread_counts(problem.threads))
+      for (auto [groups, parts, rows, cols] : thread_splits(threads, problem.batch, k_groups)) {
+        MatmulConfig c;
+        c.mr = mr;
+        c.nv = nv;
+        c.nr = nv * lanes;
+        // A thread without a tile is wasted: a grid wider than the tiles uses fewer threads.
+        c.thread_rows = int(std::min<int64_t>(rows, ceil_div(problem.m, mr)));
+        c.thread_cols = int(std::min<int64_t>(cols, ceil_div(problem.n, c.nr)));
+        c.batch_threads = groups;
+        c.k_threads = parts;
+        c.threads = groups * parts * c.thread_rows * c.thread_cols;
+        if (!seen.insert({mr, nv, c.thread_rows, c.thread_cols, groups, parts}).second) continue;
+        const int kc = std::min(kCoarseKcMax, kc_fitting_l1(machine, problem, c));
+        out.push_back(evaluate(machine, problem, with_blocks(machine, problem, c, kc, 1.0, NcRule::b_block_full)));
+      }
   }
   std::sort(out.begin(), out.end(), cheaper);
   if (out.size() > kPairsKept) out.resize(kPairsKept);
@@ -735,6 +739,23 @@ std::vector<std::tuple<int, int, int, int>> thread_splits(int threads, int64_t b
   return out;
 }
 
+std::vector<int> thread_counts(int threads) {
+  threads = std::max(1, threads);
+  std::vector<int> out = {threads};
+  int below = 1;
+  while (below * 2 < threads) below *= 2;
+  for (; below >= 1; below /= 2)
+    if (below < threads) out.push_back(below);
+  return out;
+}
+
+double fork_join_cost(const MachineModel& machine, int threads) {
+  const auto& measured = machine.fork_join_seconds;
+  for (int t = std::min(threads, int(measured.size()) - 1); t >= 2; --t)
+    if (measured[size_t(t)] > 0) return measured[size_t(t)] * threads / t;
+  return 0;
+}
+
 CandidateCost predict(const MachineModel& machine, const MatmulProblem& problem, const MatmulConfig& config) {
   return evaluate(machine, problem, config);
 }
@@ -838,11 +859,16 @@ void write_inputs(std::ostream& out, const MachineModel& machine, const MatmulPr
   if (machine.pack_a_gbps > 0 || machine.pack_b_gbps > 0)
     out << printf_text("  packing measured: A %.1f GB/s, B %.1f GB/s of source, from L3\n", machine.pack_a_gbps,
                        machine.pack_b_gbps);
+  std::string team;
+  for (size_t t = 2; t < machine.fork_join_seconds.size(); ++t)
+    if (machine.fork_join_seconds[t] > 0)
+      team += printf_text("%s%zu threads %.2f us", team.empty() ? "" : ", ", t, machine.fork_join_seconds[t] * 1e6);
+  if (!team.empty()) out << "  team wake-up and join measured: " << team << "\n";
   out << "problem: " << to_string(problem.dtype) << " " << problem.m << " x " << problem.n << " x " << problem.k
       << ", batch " << std::max<int64_t>(problem.batch, 1) << ", " << problem.threads
       << (problem.threads == 1 ? " thread" : " threads")
       << printf_text(": %.4g G operations\n", flops_of(problem) / kGiga);
-  out << printf_text("model: time = (compute^2 + memory^2)^(1/2) + packing; blocks: A mc x kc in %.0f%% of L2, "
+  out << printf_text("model: time = (compute^2 + memory^2)^(1/2) + packing + team; blocks: A mc x kc in %.0f%% of L2, "
                      "B kc x nr in %.0f%% of L1, B kc x nc in %.0f%% of the L3 share\n",
                      kL2Fill * 100, kL1Fill * 100, kL3Fill * 100);
 }
@@ -871,8 +897,9 @@ void write_choice(std::ostream& out, const MachineModel& machine, const MatmulPr
                   const CandidateCost& best) {
   const MatmulConfig& c = best.config;
   if (valid(problem)) out << "  chosen placement: " << placement_text(machine, problem, c) << "\n";
-  out << printf_text("  chosen split: compute %.4g ms, memory %.4g ms (overlapped), packing %.4g ms\n",
-                     best.compute_seconds * 1e3, best.memory_seconds * 1e3, best.pack_seconds * 1e3);
+  out << printf_text("  chosen split: compute %.4g ms, memory %.4g ms (overlapped), packing %.4g ms%s\n",
+                     best.compute_seconds * 1e3, best.memory_seconds * 1e3, best.pack_seconds * 1e3,
+                     best.team_seconds > 0 ? printf_text(", team %.4g ms", best.team_seconds * 1e3).c_str() : "");
   out << printf_text("chosen: %dx%d block (mr %d, nv %d), mc %d, kc %d, nc %d, grid %s (%d %s): %.4g ms, %.1f %s "
                      "predicted\n",
                      c.mr, c.nr, c.mr, c.nv, c.mc, c.kc, c.nc, grid_text(c).c_str(), c.threads,

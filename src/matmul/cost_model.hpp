@@ -62,7 +62,15 @@ struct MachineModel {
   // A transposed into panels runs well below the bandwidth that reads it: on a Sapphire Rapids-class
   // VM a 1024^3 f32 plan that packs A 8 times (nc 128) ran 40% slower than the model said.
   double pack_a_gbps = 0, pack_b_gbps = 0;
+  // Wall seconds the GEMM's thread team adds to one call on N threads (waking the parked helpers and
+  // joining them), at index N, measured by calibrate_team (matmul/call_calibration.hpp); 0 or absent:
+  // not measured. A count not measured is priced from the nearest measured one below it, in
+  // proportion to the threads. Empty: the team is free, as in the model before it was measured.
+  std::vector<double> fork_join_seconds;
 };
+
+// What the team adds to a call on `threads` threads (MachineModel::fork_join_seconds), 0 for one.
+double fork_join_cost(const MachineModel& machine, int threads);
 
 // From the detected caches and topology; the clock and issue rates from measured figures given by
 // the caller (fma_per_cycle = 1 / recip throughput of the kernel's instruction). Bandwidths are
@@ -85,6 +93,7 @@ struct CandidateCost {
   double compute_seconds = 0;     // padded FLOPs of the busiest thread / its kernel rate
   double memory_seconds = 0;      // traffic of the busiest thread beyond L1 / the bandwidth of where it comes from
   double pack_seconds = 0;        // packing A and B panels, and the barriers around shared B blocks
+  double team_seconds = 0;        // waking and joining the thread team (MachineModel::fork_join_seconds)
   double kernel_efficiency = 0;   // 0..1: register-block rate limit (loads per FMA, accumulators vs latency x rate, C update)
   double padding = 0;             // fraction of computed elements that are padding (0 = none)
   double imbalance = 0;           // busiest thread's work / mean - 1 (0 = balanced)
@@ -101,6 +110,12 @@ std::vector<std::pair<int, int>> register_blocks(const MachineModel& machine, Ma
 // the threads; with a batch, every split into groups that each run their own items (at most one per
 // item); and every split of a group's threads into parts of K (at most k_groups of them).
 std::vector<std::tuple<int, int, int, int>> thread_splits(int threads, int64_t batch, int64_t k_groups);
+
+// The thread counts the model plans with when `threads` are allowed: all of them and every power of
+// two below, largest first. A small product can finish sooner on fewer threads than waking and
+// joining all of them costs (16 threads of a 16-vCPU Emerald Rapids VM ran 128^3 f32 in 14 us, one
+// thread in 29 us); the model weighs that with the measured team cost.
+std::vector<int> thread_counts(int threads);
 
 // Every candidate on a grid (register blocks x kc x mc x nc x thread grids), cheapest first.
 std::vector<CandidateCost> rank_configs(const MachineModel& machine, const MatmulProblem& problem);

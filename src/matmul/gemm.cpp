@@ -212,6 +212,8 @@ isa::MicroKernels& Gemm::kernels_for(int mr, int nv, bool a_direct, bool b_direc
   return *slot;
 }
 
+double Gemm::fork_join_seconds(int threads) { return team_->fork_join_seconds(threads); }
+
 Expected<isa::MicroKernelFn> Gemm::tile_kernel(int mr, int nv) {
   if (std::string why = gemm_unsupported(cpu_, dtype_); !why.empty()) return make_error(why);
   const isa::MicroKernelShape s = kernel_shape(cpu_, dtype_, mr, nv, false);

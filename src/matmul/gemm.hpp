@@ -66,6 +66,9 @@ class Gemm {
   // times it), and whether B panels end with a step of column sums (b_panel_words).
   Expected<isa::MicroKernelFn> tile_kernel(int mr, int nv);
   bool b_panels_have_sums() const { return signed_a_; }
+  // Wall seconds the GEMM's thread team adds to a call on `threads` threads (ThreadTeam::fork_join_seconds:
+  // the best of many empty runs, its helpers started first and spinning): for the cost model.
+  double fork_join_seconds(int threads);
   bool packs_widened() const { return widened_; }
   // C = A x B. The calling thread does the first share of the work where it runs (pin it to the
   // first core of cpu.core_order for steady timings); the other threads are a persistent team

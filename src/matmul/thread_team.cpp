@@ -37,21 +37,28 @@ T wait_while_equal(const std::atomic<T>& value, T old) {
 
 ThreadTeam::ThreadTeam(std::vector<int> cpus) : cpus_(std::move(cpus)) {}
 
+namespace {
+constexpr uint64_t kPartiesMask = 0xffffffffu;
+uint64_t next_run_word(uint64_t word, int parties) {
+  return ((word >> 32) + 1) << 32 | (uint64_t(parties) & kPartiesMask);
+}
+}  // namespace
+
 ThreadTeam::~ThreadTeam() {
   stop_.store(true, std::memory_order_relaxed);
-  generation_.fetch_add(1, std::memory_order_release);
-  generation_.notify_all();
+  run_word_.store(next_run_word(run_word_.load(std::memory_order_relaxed), 0), std::memory_order_release);
+  run_word_.notify_all();
   for (auto& h : helpers_) h.join();
 }
 
-void ThreadTeam::helper_main(int t, uint32_t seen) {
+void ThreadTeam::helper_main(int t, uint64_t seen, Count* count) {
   if (t < int(cpus_.size()) && cpus_[size_t(t)] >= 0) pin_current_thread(cpus_[size_t(t)]);
   for (;;) {
-    seen = wait_while_equal(generation_, seen);
+    seen = wait_while_equal(run_word_, seen);
     if (stop_.load(std::memory_order_relaxed)) return;
-    if (t < parties_) (*job_)(t);
-    // Every helper answers every run, needed or not: the caller then knows none of them still reads
-    // job_ or parties_ when it writes the next run's.
+    if (uint64_t(t) >= (seen & kPartiesMask)) continue;  // not a member of this run: not waited for
+    (*job_)(t);
+    ++count->answers;
     if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) pending_.notify_one();
   }
 }
@@ -63,17 +70,19 @@ void ThreadTeam::run(int parties, const std::function<void(int)>& job) {
     job(0);
     return;
   }
-  // New helpers start from the generation before this run's bump, so they take part in it.
-  const uint32_t gen = generation_.load(std::memory_order_relaxed);
+  // New helpers start from the word before this run's bump, so they take part in it. Every member
+  // of the previous run has answered, and helpers outside it read only the run word: job_ is free.
+  const uint64_t word = run_word_.load(std::memory_order_relaxed);
   while (int(helpers_.size()) < parties - 1) {
     const int t = int(helpers_.size()) + 1;
-    helpers_.emplace_back([this, t, gen] { helper_main(t, gen); });
+    counts_.push_back(std::make_unique<Count>());
+    Count* count = counts_.back().get();
+    helpers_.emplace_back([this, t, word, count] { helper_main(t, word, count); });
   }
   job_ = &job;
-  parties_ = parties;
-  pending_.store(int(helpers_.size()), std::memory_order_relaxed);
-  generation_.store(gen + 1, std::memory_order_release);
-  generation_.notify_all();
+  pending_.store(parties - 1, std::memory_order_relaxed);
+  run_word_.store(next_run_word(word, parties), std::memory_order_release);
+  run_word_.notify_all();
   job(0);
   for (int left = pending_.load(std::memory_order_acquire); left != 0;) left = wait_while_equal(pending_, left);
 }

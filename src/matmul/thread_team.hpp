@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -28,6 +29,9 @@ class ThreadTeam {
 
   // Helpers started so far (they stay until the team is destroyed).
   int helpers() const { return int(helpers_.size()); }
+  // Runs helper t (1-based) has taken part in. A helper outside a run (t >= parties) neither runs
+  // the job nor answers it: a run of few members never waits for the others to notice it.
+  uint64_t answers(int t) const { return t >= 1 && t <= helpers() ? counts_[size_t(t - 1)]->answers : 0; }
   // Runs the team so far this process's lifetime (for tests: helpers are reused, not restarted).
   uint64_t runs() const { return runs_; }
 
@@ -36,17 +40,23 @@ class ThreadTeam {
   double fork_join_seconds(int parties);
 
  private:
-  void helper_main(int t, uint32_t seen);
+  // Written by its helper only, read by the caller once the helper has answered.
+  struct alignas(64) Count {
+    uint64_t answers = 0;
+  };
+  void helper_main(int t, uint64_t seen, Count* count);
 
   std::vector<int> cpus_;
   std::vector<std::thread> helpers_;
-  // Bumped once per run (and once to stop); a helper acts on every change it sees.
-  std::atomic<uint32_t> generation_{0};
-  // Helpers that have not yet answered the current run; the last one to answer wakes the caller.
+  std::vector<std::unique_ptr<Count>> counts_;
+  // The run's number (high 32 bits) and its member count (low 32 bits) in one word, bumped once per
+  // run (and once to stop): a helper learns from the one value it reads whether the run is its own,
+  // and one outside it reads nothing else the next run rewrites.
+  std::atomic<uint64_t> run_word_{0};
+  // Members of the current run, the caller aside, that have not yet answered; the last one wakes it.
   std::atomic<int> pending_{0};
   std::atomic<bool> stop_{false};
-  const std::function<void(int)>* job_ = nullptr;  // written before the generation is bumped
-  int parties_ = 0;
+  const std::function<void(int)>* job_ = nullptr;  // written before the run word, read by members only
   uint64_t runs_ = 0;
 };
 

@@ -49,11 +49,13 @@ std::string scientific(double v, int decimals, const char* missing = kMissing) {
 // "1.04x"; a speedup of 0 means none was computed.
 std::string speedup_text(double s) { return s > 0 && std::isfinite(s) ? fmt::format("{:.2f}x", s) : kMissing; }
 
-// "mc=96 kc=384 nc=1024 grid 1x1 (cost model)"; with batch groups "grid 1x1, items on 2 groups";
+// "mc=96 kc=384 nc=1024 grid 1x1 (cost model)"; on fewer threads than the run has "grid 2x2, 4 of 16
+// threads"; with batch groups "grid 1x1, items on 2 groups";
 // operands not packed ahead ", A and B in place".
 std::string blocking_text(const MatmulResult& r) {
   const MatmulConfig& c = r.config;
   std::string s = fmt::format("mc={} kc={} nc={} grid {}x{}", c.mc, c.kc, c.nc, c.thread_rows, c.thread_cols);
+  if (c.threads < r.threads) s += fmt::format(", {} of {} threads", c.threads, r.threads);
   if (c.batch_threads > 1) s += fmt::format(", items on {} groups", c.batch_threads);
   if (c.k_threads > 1) s += fmt::format(", K in {} parts", c.k_threads);
   if (!c.pack_a || !c.pack_b) s += !c.pack_a && !c.pack_b ? ", A and B in place" : !c.pack_a ? ", A in place" : ", B in place";
