@@ -236,6 +236,19 @@ TEST_CASE("pipes: the basis is one representative per cluster, the fastest that 
   CHECK(basis[2].instruction == "spread");
 }
 
+TEST_CASE("pipes: a clearly purer seed stands for its cluster, one purer by noise does not", "[pipes]") {
+  // x and y share their pipes and run as fast; z is apart. x also contends with z: by 0.3 it is
+  // clearly the less pure, by 0.02 (the noise of one pair measure) the two tie and x, listed first, stays.
+  const std::vector<std::string> seeds = {"x", "y", "z"};
+  const std::vector<PartTiming> t = {{0.5, 0}, {0.5, 0}, {1.0, 0}};
+  for (const auto& [x_with_z, member] : std::vector<std::pair<double, std::string>>{{0.3, "y"}, {0.02, "x"}}) {
+    const auto basis = choose_basis(seeds, t, matrix({{1, 1, x_with_z}, {1, 1, 0}, {x_with_z, 0, 1}}));
+    REQUIRE(basis.size() == 2);
+    CHECK(basis[0].members == std::vector<std::string>{"x", "y"});
+    CHECK(basis[0].instruction == member);
+  }
+}
+
 TEST_CASE("pipes: seeds never measured together stay apart", "[pipes]") {
   const std::vector<std::string> seeds = {"a", "b"};
   const auto basis = choose_basis(seeds, {{1, 0}, {1, 0}}, matrix({{1, -1}, {-1, 1}}));
