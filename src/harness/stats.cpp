@@ -32,7 +32,9 @@ Stats summarize(const std::vector<double>& v) {
   s.min = *std::min_element(v.begin(), v.end());
   s.max = *std::max_element(v.begin(), v.end());
   s.median = median(v);
-  s.spread = s.min > 0 ? (s.median - s.min) / s.min : 0.0;
+  // A minimum at or below zero (a time can be neither) is no base: the spread is then taken over the
+  // median, so that such a sample widens it instead of zeroing it.
+  s.spread = s.min > 0 ? (s.median - s.min) / s.min : s.median > 0 ? (s.median - s.min) / s.median : 0.0;
   return s;
 }
 

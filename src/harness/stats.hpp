@@ -19,7 +19,7 @@ double confirmed_min(std::vector<double> values, double tolerance, size_t confir
 // One point off the line moves it no more than noise does (a least-squares fit would follow it).
 // 0 for fewer than two distinct x.
 double theil_sen_slope(const std::vector<std::pair<double, double>>& points);
-// min, median, max, spread = (median - min) / min, samples.
+// min, median, max, spread = (median - min) / min (over the median when min <= 0), samples.
 Stats summarize(const std::vector<double>& values);
 
 }  // namespace peakprobe

@@ -272,8 +272,12 @@ bool time_pair(isa::ProbeFn short_fn, isa::ProbeFn long_fn, double units_short, 
         std::vector<bool> ok(tpc.size());
         std::vector<double> slow;
         for (size_t i = 0; i < tpc.size(); ++i) {
-          ok[i] = chain_ok[i] && references_undisturbed(*ruler, wide_ratio[i], chain_ratio[i]);
-          if (!ok[i])
+          // A short call that took as long as its long call was itself disturbed, whatever the
+          // references beside it say: its sample (long minus short) would be zero or negative, and a
+          // scatter row once reported a sample of -22.6 cycles among its `ok` ones.
+          const bool calls_ordered = b[i] > a[i];
+          ok[i] = calls_ordered && chain_ok[i] && references_undisturbed(*ruler, wide_ratio[i], chain_ratio[i]);
+          if (!ok[i] && calls_ordered)
             slow.push_back(std::max(wide_ratio[i] / ruler->best_wide_ratio, chain_ratio[i] / ruler->best_chain_ratio) - 1);
         }
         out.clean_samples = int(std::count(ok.begin(), ok.end(), true));

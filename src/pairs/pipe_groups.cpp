@@ -57,9 +57,9 @@ constexpr double kClusterThreshold = 0.6;
 // Rates this close count as equal when the representative is chosen.
 constexpr double kRateTie = 0.03;
 // ... and purity scores (mean contention inside the cluster less outside) this close: the seed listed
-// first (Target::pipe_seed_candidates) then stands for the cluster. On the Zen 4 VM `vaddps ymm` and
-// `vpslld ymm` scored 0.891 and 0.908, `vmulps ymm` and `vpmulld ymm` 0.912 and 0.915, and which
-// one of each pair became the member changed from run to run with that noise.
+// first (Target::pipe_seed_candidates) then stands for the cluster. On the Zen 4 VM the FP add and
+// the vector shift seeds scored 0.891 and 0.908, the FP multiply and the vector integer multiply
+// 0.912 and 0.915, and which one of each pair became the member changed from run to run with that noise.
 constexpr double kScoreTie = 0.05;
 // Passes over the seed matrix (the median of each pair is kept).
 constexpr int kSeedPasses = 3;
