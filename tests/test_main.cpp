@@ -316,6 +316,12 @@ TEST_CASE("cli: matmul on two threads checks a plan on one, and a grid of fewer 
   CHECK_THAT(r.out, Catch::Contains("team wake-up and join measured: 2 threads"));
   CHECK_THAT(r.out, Catch::Contains("checked on this problem:"));
   CHECK_THAT(r.out, Catch::Contains("grid=1x1"));
+  // A first choice on both threads is also timed on the other grid of two.
+  const size_t listed = r.out.find("checked on this problem:\n");
+  REQUIRE(listed != std::string::npos);
+  const std::string first = r.out.substr(listed, r.out.find('\n', r.out.find('\n', listed) + 1) - listed);
+  if (first.find("grid=1x2") != std::string::npos) CHECK_THAT(r.out, Catch::Contains("grid=2x1"));
+  if (first.find("grid=2x1") != std::string::npos) CHECK_THAT(r.out, Catch::Contains("grid=1x2"));
   // A --config grid of fewer threads than --threads runs, and the row says it used fewer.
   Run fewer = run_peakprobe("--threads 2 --json - matmul --shape 64,64,64 --config grid=1x1 --baseline none --quiet");
   REQUIRE(fewer.rc == 0);
