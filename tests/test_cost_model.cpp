@@ -573,7 +573,7 @@ TEST_CASE("the model plans with every power of two below the threads it may use"
   CHECK(thread_counts(2) == std::vector<int>{2, 1});
   CHECK(thread_counts(1) == std::vector<int>{1});
   CHECK(thread_counts(0) == std::vector<int>{1});
-  // Every candidate stays within the threads allowed; with a free team all of them rank first.
+  // Every candidate stays within the threads allowed; with a free team a large product takes them all.
   for (const CandidateCost& c : rank_configs(server(), problem(96, 96, 96, 16))) {
     CHECK(c.config.threads >= 1);
     CHECK(c.config.threads <= 16);

@@ -59,7 +59,9 @@ TEST_CASE("thread team: helpers outside a run neither run its job nor answer it"
   for (int t = 1; t <= 5; ++t) CHECK(team.answers(t) == 1);
   // Runs of two members: only helper 1 takes part, so a call on fewer threads than the team has
   // started never waits for the other helpers to notice it (they may be asleep or descheduled).
-  for (int i = 0; i < 50; ++i) team.run(2, [](int) {});
+  std::atomic<int> outside{0};
+  for (int i = 0; i < 50; ++i) team.run(2, [&](int t) { outside += t >= 2; });
+  CHECK(outside == 0);
   CHECK(team.answers(1) == 51);
   for (int t = 2; t <= 5; ++t) CHECK(team.answers(t) == 1);
   team.run(4, [](int) {});

@@ -171,7 +171,7 @@ MatmulPlan plan_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulProblem& p,
   // Rapids VM, 1024^3 f32 on 16 threads, the model's blocks: 16 x 1 1.92 ms, 8 x 2 1.82, 4 x 4 2.09,
   // 2 x 8 2.27, 1 x 16 2.84).
   {
-    const MatmulConfig& first = shortlist.front();
+    const MatmulConfig first = shortlist.front();  // a copy: the shortlist grows below
     const int per_grid = first.threads / std::max(1, first.batch_threads * first.k_threads);
     for (const auto& [groups, parts, rows, cols] : thread_splits(per_grid, 1, 1)) {
       if (rows == first.thread_rows && cols == first.thread_cols) continue;

@@ -135,6 +135,7 @@ bool time_pair(isa::ProbeFn short_fn, isa::ProbeFn long_fn, double units_short, 
         int since_improved = 0, clean = 0;
         for (int n = 0; n < budget.max_samples; ++n) {
           double x = 0;  // this sample's per-unit estimate, for the stopping rule only
+          bool references_clean = false;  // counted clean once its calls are ordered too (below)
           if (paired) {
             // The references run right before the pair: the same moment of the clock, the same
             // state of the sibling hardware thread.
@@ -168,7 +169,7 @@ bool time_pair(isa::ProbeFn short_fn, isa::ProbeFn long_fn, double units_short, 
                 raw_chain_tpc.size() > kChainNeighbours + 1 ? raw_chain_tpc.size() - kChainNeighbours - 1 : 0;
             const double near = *std::min_element(raw_chain_tpc.begin() + long(first), raw_chain_tpc.end());
             const bool chain_fine = raw_chain_tpc.back() <= near * (1 + kChainDisturbedLimit);
-            if (chain_fine && references_undisturbed(*ruler, wide_ratio.back(), chain_ratio.back())) ++clean;
+            references_clean = chain_fine && references_undisturbed(*ruler, wide_ratio.back(), chain_ratio.back());
             spent += double(rc.tsc + rw.tsc + rs.tsc);
           }
           // After the references (scalar adds), the probe's own code runs once untimed before its
@@ -185,6 +186,7 @@ bool time_pair(isa::ProbeFn short_fn, isa::ProbeFn long_fn, double units_short, 
           ta.push_back(double(sa.tsc));
           tb.push_back(double(sb.tsc));
           spent += double(sa.tsc + sb.tsc);
+          if (references_clean && b.back() > a.back()) ++clean;  // as the judgement below counts it
           x = paired ? (b.back() - a.back()) / units / chain_tpc.back() : b.back();
           // Noise only adds time: keep sampling while the minima still improve.
           const bool improved = a.back() < best_a * 0.998 || b.back() < best_b * 0.998 || x < best_x * 0.998;

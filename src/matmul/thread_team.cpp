@@ -75,9 +75,13 @@ void ThreadTeam::run(int parties, const std::function<void(int)>& job) {
   const uint64_t word = run_word_.load(std::memory_order_relaxed);
   while (int(helpers_.size()) < parties - 1) {
     const int t = int(helpers_.size()) + 1;
-    counts_.push_back(std::make_unique<Count>());
-    Count* count = counts_.back().get();
-    helpers_.emplace_back([this, t, word, count] { helper_main(t, word, count); });
+    // Room first, so that once the thread runs nothing can throw and leave the two lists apart.
+    counts_.reserve(counts_.size() + 1);
+    helpers_.reserve(helpers_.size() + 1);
+    auto count = std::make_unique<Count>();
+    Count* mine = count.get();
+    helpers_.emplace_back([this, t, word, mine] { helper_main(t, word, mine); });
+    counts_.push_back(std::move(count));
   }
   job_ = &job;
   pending_.store(parties - 1, std::memory_order_relaxed);
