@@ -2,6 +2,7 @@
 // instruction measured on the same pinned cores), the cost model fed with those figures, the
 // plan for a shape (model, autotune or --config), and the scoring of a finished run.
 #pragma once
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -58,6 +59,10 @@ struct MatmulPlan {
   std::string source;  // "cost model" or "cost model, best of N checked"
   std::vector<std::pair<MatmulConfig, double>> checked;
 };
+// Times candidates 0..candidates-1 in `turns` round-robin turns (time_one(i): ms of one turn) and
+// returns each one's fastest turn; 0 for one that failed in any turn (it is not timed again).
+std::vector<double> time_in_turns(size_t candidates, int turns,
+                                  const std::function<Expected<double>(size_t)>& time_one);
 MatmulPlan plan_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulProblem& problem,
                        const std::vector<CandidateCost>& ranked);
 

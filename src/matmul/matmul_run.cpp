@@ -335,7 +335,7 @@ Expected<BaselineResult> measure_baseline_here(const BaselineJob& job) {
 }
 
 Expected<double> time_matmul_config(Gemm& gemm, int64_t m, int64_t n, int64_t k, const MatmulConfig& config,
-                                    int64_t batch) {
+                                    int64_t batch, double budget_ms) {
   static thread_local std::unique_ptr<Operands> cached;
   batch = std::max<int64_t>(batch, 1);
   if (!cached || cached->m != m || cached->n != n || cached->k != k || cached->batch != batch ||
@@ -351,7 +351,7 @@ Expected<double> time_matmul_config(Gemm& gemm, int64_t m, int64_t n, int64_t k,
   const BatchStrides strides{m * k, k * n, m * n};
   if (auto ok = gemm.run_batch(args, batch, strides, config); !ok) return make_error(ok.error());
   double best = 1e300, total = 0;
-  for (int i = 0; i < 3 || (total < 100 && i < 1000); ++i) {
+  for (int i = 0; i < 3 || (total < budget_ms && i < 1000); ++i) {
     const auto t0 = std::chrono::steady_clock::now();
     gemm.run_batch(args, batch, strides, config);
     const double t = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();

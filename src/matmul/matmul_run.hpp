@@ -59,9 +59,9 @@ Expected<MatmulResult> run_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulRe
 // An error: the library could not be opened (not installed). status error: its run failed.
 Expected<BaselineResult> measure_baseline_here(const BaselineJob& job);
 
-// Best time in ms of `config` over a short run (autotune): warm-up 1, then 3 runs or 0.1 s.
+// Best time in ms of `config` over a short run (autotune): warm-up 1, then 3 runs or `budget_ms`.
 Expected<double> time_matmul_config(Gemm& gemm, int64_t m, int64_t n, int64_t k, const MatmulConfig& config,
-                                    int64_t batch = 1);
+                                    int64_t batch = 1, double budget_ms = 100);
 
 // mean, min, max, population std of times in ms.
 TimingSummary summarize_times(const std::vector<double>& ms, int warmup);
