@@ -37,9 +37,7 @@ std::vector<MatmulConfig> autotune_grid(const MachineModel& machine, const Matmu
   // Thread grids on every count the model plans with (thread_counts), and with a batch the splits
   // into groups that each run their own items (K is not split in the grid: the model's best, added
   // below, bring K parts where they pay).
-  std::vector<std::tuple<int, int, int, int>> grids;
-  for (int threads : thread_counts(p.threads))
-    for (const auto& split : thread_splits(threads, p.batch, 1)) grids.push_back(split);
+  const auto grids = thread_splits_up_to(p.threads, p.batch, 1);
   for (auto [mr, nv] : blocks)
     for (int steps : {128, 256, 512})
       for (int mc_rows : {48, 144, 288})

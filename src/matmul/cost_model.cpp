@@ -612,22 +612,21 @@ std::vector<CandidateCost> coarse_pairs(const MachineModel& machine, const Matmu
   const int lanes = lanes_of(machine);
   for (auto [mr, nv] : candidate_blocks(machine, problem)) {
     const int64_t k_groups = ceil_div(problem.k, dtype_traits(machine, problem).kgroup);
-    for (int threads : thread_counts(problem.threads))
-      for (auto [groups, parts, rows, cols] : thread_splits(threads, problem.batch, k_groups)) {
-        MatmulConfig c;
-        c.mr = mr;
-        c.nv = nv;
-        c.nr = nv * lanes;
-        // A thread without a tile is wasted: a grid wider than the tiles uses fewer threads.
-        c.thread_rows = int(std::min<int64_t>(rows, ceil_div(problem.m, mr)));
-        c.thread_cols = int(std::min<int64_t>(cols, ceil_div(problem.n, c.nr)));
-        c.batch_threads = groups;
-        c.k_threads = parts;
-        c.threads = groups * parts * c.thread_rows * c.thread_cols;
-        if (!seen.insert({mr, nv, c.thread_rows, c.thread_cols, groups, parts}).second) continue;
-        const int kc = std::min(kCoarseKcMax, kc_fitting_l1(machine, problem, c));
-        out.push_back(evaluate(machine, problem, with_blocks(machine, problem, c, kc, 1.0, NcRule::b_block_full)));
-      }
+    for (auto [groups, parts, rows, cols] : thread_splits_up_to(problem.threads, problem.batch, k_groups)) {
+      MatmulConfig c;
+      c.mr = mr;
+      c.nv = nv;
+      c.nr = nv * lanes;
+      // A thread without a tile is wasted: a grid wider than the tiles uses fewer threads.
+      c.thread_rows = int(std::min<int64_t>(rows, ceil_div(problem.m, mr)));
+      c.thread_cols = int(std::min<int64_t>(cols, ceil_div(problem.n, c.nr)));
+      c.batch_threads = groups;
+      c.k_threads = parts;
+      c.threads = groups * parts * c.thread_rows * c.thread_cols;
+      if (!seen.insert({mr, nv, c.thread_rows, c.thread_cols, groups, parts}).second) continue;
+      const int kc = std::min(kCoarseKcMax, kc_fitting_l1(machine, problem, c));
+      out.push_back(evaluate(machine, problem, with_blocks(machine, problem, c, kc, 1.0, NcRule::b_block_full)));
+    }
   }
   std::sort(out.begin(), out.end(), cheaper);
   if (out.size() > kPairsKept) out.resize(kPairsKept);
@@ -746,6 +745,13 @@ std::vector<int> thread_counts(int threads) {
   while (below * 2 < threads) below *= 2;
   for (; below >= 1; below /= 2)
     if (below < threads) out.push_back(below);
+  return out;
+}
+
+std::vector<std::tuple<int, int, int, int>> thread_splits_up_to(int threads, int64_t batch, int64_t k_groups) {
+  std::vector<std::tuple<int, int, int, int>> out;
+  for (int count : thread_counts(threads))
+    for (const auto& split : thread_splits(count, batch, k_groups)) out.push_back(split);
   return out;
 }
 

@@ -116,6 +116,8 @@ std::vector<std::tuple<int, int, int, int>> thread_splits(int threads, int64_t b
 // joining all of them costs (16 threads of a 16-vCPU Emerald Rapids VM ran 128^3 f32 in 14 us, one
 // thread in 29 us); the model weighs that with the measured team cost.
 std::vector<int> thread_counts(int threads);
+// thread_splits of every count thread_counts(threads) gives, largest count first.
+std::vector<std::tuple<int, int, int, int>> thread_splits_up_to(int threads, int64_t batch, int64_t k_groups);
 
 // Every candidate on a grid (register blocks x kc x mc x nc x thread grids), cheapest first.
 std::vector<CandidateCost> rank_configs(const MachineModel& machine, const MatmulProblem& problem);

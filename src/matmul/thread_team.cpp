@@ -48,17 +48,17 @@ ThreadTeam::~ThreadTeam() {
   stop_.store(true, std::memory_order_relaxed);
   run_word_.store(next_run_word(run_word_.load(std::memory_order_relaxed), 0), std::memory_order_release);
   run_word_.notify_all();
-  for (auto& h : helpers_) h.join();
+  for (auto& h : helpers_) h.thread.join();
 }
 
-void ThreadTeam::helper_main(int t, uint64_t seen, Count* count) {
+void ThreadTeam::helper_main(int t, uint64_t seen, Helper& self) {
   if (t < int(cpus_.size()) && cpus_[size_t(t)] >= 0) pin_current_thread(cpus_[size_t(t)]);
   for (;;) {
     seen = wait_while_equal(run_word_, seen);
     if (stop_.load(std::memory_order_relaxed)) return;
     if (uint64_t(t) >= (seen & kPartiesMask)) continue;  // not a member of this run: not waited for
     (*job_)(t);
-    ++count->answers;
+    ++self.answers;
     if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) pending_.notify_one();
   }
 }
@@ -75,13 +75,13 @@ void ThreadTeam::run(int parties, const std::function<void(int)>& job) {
   const uint64_t word = run_word_.load(std::memory_order_relaxed);
   while (int(helpers_.size()) < parties - 1) {
     const int t = int(helpers_.size()) + 1;
-    // Room first, so that once the thread runs nothing can throw and leave the two lists apart.
-    counts_.reserve(counts_.size() + 1);
-    helpers_.reserve(helpers_.size() + 1);
-    auto count = std::make_unique<Count>();
-    Count* mine = count.get();
-    helpers_.emplace_back([this, t, word, mine] { helper_main(t, word, mine); });
-    counts_.push_back(std::move(count));
+    Helper& h = helpers_.emplace_back();
+    try {
+      h.thread = std::thread([this, t, word, &h] { helper_main(t, word, h); });
+    } catch (...) {
+      helpers_.pop_back();  // no thread: no helper
+      throw;
+    }
   }
   job_ = &job;
   pending_.store(parties - 1, std::memory_order_relaxed);

@@ -5,8 +5,8 @@
 #pragma once
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <functional>
-#include <memory>
 #include <thread>
 #include <vector>
 
@@ -31,7 +31,7 @@ class ThreadTeam {
   int helpers() const { return int(helpers_.size()); }
   // Runs helper t (1-based) has taken part in. A helper outside a run (t >= parties) neither runs
   // the job nor answers it: a run of few members never waits for the others to notice it.
-  uint64_t answers(int t) const { return t >= 1 && t <= helpers() ? counts_[size_t(t - 1)]->answers : 0; }
+  uint64_t answers(int t) const { return t >= 1 && t <= helpers() ? helpers_[size_t(t - 1)].answers : 0; }
   // Runs the team so far this process's lifetime (for tests: helpers are reused, not restarted).
   uint64_t runs() const { return runs_; }
 
@@ -40,15 +40,16 @@ class ThreadTeam {
   double fork_join_seconds(int parties);
 
  private:
-  // Written by its helper only, read by the caller once the helper has answered.
-  struct alignas(64) Count {
+  // A helper's thread and its answer count (written by the helper only, read by the caller once the
+  // helper has answered), on a line of its own. A deque: a helper's place never moves.
+  struct alignas(64) Helper {
+    std::thread thread;
     uint64_t answers = 0;
   };
-  void helper_main(int t, uint64_t seen, Count* count);
+  void helper_main(int t, uint64_t seen, Helper& self);
 
   std::vector<int> cpus_;
-  std::vector<std::thread> helpers_;
-  std::vector<std::unique_ptr<Count>> counts_;
+  std::deque<Helper> helpers_;
   // The run's number (high 32 bits) and its member count (low 32 bits) in one word, bumped once per
   // run (and once to stop): a helper learns from the one value it reads whether the run is its own,
   // and one outside it reads nothing else the next run rewrites.
