@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <set>
 
 #include "cpu/cpu_info.hpp"
@@ -85,7 +86,9 @@ TEST_CASE("autotune: finds the fastest point and reports the model's gap", "[aut
   REQUIRE(at.ok());
   CHECK(at->best.config.kc == 256);
   CHECK(at->best.measured_ms == Approx(10.0));
-  for (size_t i = 1; i < at->points.size(); ++i) CHECK(at->points[i - 1].measured_ms <= at->points[i].measured_ms);
+  // Fastest first among the finalists (the model's pick is one, however slow), then among the rest.
+  for (size_t i = 1; i < at->points.size(); ++i)
+    if (i != at->finalists) CHECK(at->points[i - 1].measured_ms <= at->points[i].measured_ms);
   CHECK(at->model_gap == Approx(at->model_pick.measured_ms / 10.0 - 1.0));
   CHECK(at->model_gap >= 0);
   // Measured by the model's own prediction, its pick cannot be beaten by the grid.
@@ -98,6 +101,71 @@ TEST_CASE("autotune: finds the fastest point and reports the model's gap", "[aut
   auto failed = autotune(laptop(), p, [](const MatmulConfig&) -> Expected<double> { return make_error("boom"); });
   REQUIRE_FALSE(failed.ok());
   CHECK(failed.error() == "boom");
+}
+
+TEST_CASE("autotune: candidates timed in turns keep their best turn, and a failure drops one", "[autotune]") {
+  // Candidate 1 meets a busy stretch in the first turn (slow there only); candidate 2 fails in the
+  // second turn; candidate 0 is steady.
+  int turn_of_0 = 0;
+  std::vector<std::vector<double>> times = {{1.0, 1.0, 1.0}, {3.0, 0.8, 0.9}, {0.5, -1, 0.4}};
+  std::vector<int> calls(3, 0);
+  const auto fastest = time_in_turns(3, 3, [&](size_t i) -> Expected<double> {
+    const double t = times[i][size_t(calls[i]++)];
+    if (i == 0) ++turn_of_0;
+    if (t < 0) return make_error("the call failed");
+    return t;
+  });
+  REQUIRE(fastest.size() == 3);
+  CHECK(fastest[0] == Approx(1.0));
+  CHECK(fastest[1] == Approx(0.8));  // its best turn, not its first
+  CHECK(fastest[2] == 0);             // failed once: dropped, whatever it measured before
+  CHECK(calls[2] == 2);               // and not timed after it failed
+  CHECK(turn_of_0 == 3);
+  // One turn is a plain timing of each.
+  calls.assign(3, 0);
+  const auto once = time_in_turns(3, 1, [&](size_t i) -> Expected<double> { return times[i][size_t(calls[i]++)]; });
+  CHECK(once == std::vector<double>{1.0, 3.0, 0.5});
+}
+
+TEST_CASE("autotune: the best and the gap come from the finalists timed again, not from a lucky sweep", "[autotune]") {
+  const MatmulProblem p{512, 512, 512, 1, MatmulDtype::f32, 1};
+  const CandidateCost pick = choose_config(laptop(), p);
+  // A made-up machine where every configuration takes 10 ms, except that one point of the sweep
+  // (kc 128 with the smallest mc) read 7 ms once, a lucky timing, and the model's pick met a busy
+  // stretch (20 ms) on its first timing.
+  std::map<ConfigKey, int> timed;
+  const auto key = [](const MatmulConfig& c) { return config_key(c); };
+  MatmulConfig lucky;
+  auto measure = [&](const MatmulConfig& c) -> Expected<double> {
+    const int n = timed[key(c)]++;
+    if (n == 0 && config_key(c) == config_key(pick.config)) return 20.0;
+    if (n == 0 && lucky.kc == 0 && config_key(c) != config_key(pick.config)) {
+      lucky = c;
+      return 7.0;
+    }
+    return 10.0;
+  };
+  auto at = autotune(laptop(), p, measure);
+  REQUIRE(at.ok());
+  REQUIRE(at->finalists >= 2);
+  CHECK(at->finalists <= size_t(kAutotuneFinalists) + 1);
+  CHECK(at->model_gap == Approx(0.0));             // both 10 ms when timed again
+  CHECK(at->best.measured_ms == Approx(10.0));     // the lucky 7 ms is not the best any more
+  CHECK(at->model_pick.measured_ms == Approx(10.0));
+  // Every finalist was timed once in the sweep and kAutotuneFinalTurns times again; the rest once.
+  for (size_t i = 0; i < at->points.size(); ++i)
+    CHECK(timed[key(at->points[i].config)] == (i < at->finalists ? 1 + kAutotuneFinalTurns : 1));
+  // The lucky point and the model's pick are among the finalists.
+  const auto first = at->points.begin(), last = first + long(at->finalists);
+  CHECK(std::any_of(first, last, [&](const AutotunePoint& q) { return key(q.config) == key(lucky); }));
+  CHECK(std::any_of(first, last, [&](const AutotunePoint& q) { return config_key(q.config) == config_key(pick.config); }));
+  // A finalist that fails when timed again fails the search.
+  std::map<ConfigKey, int> again;
+  auto flaky = [&](const MatmulConfig& c) -> Expected<double> {
+    if (again[key(c)]++ == 1 && config_key(c) == config_key(pick.config)) return make_error("lost");
+    return 10.0;
+  };
+  CHECK_FALSE(autotune(laptop(), p, flaky).ok());
 }
 
 TEST_CASE("hw: autotune: on this machine the model's pick is close to the best of the grid", "[autotune][hw]") {

@@ -190,27 +190,3 @@ TEST_CASE("matmul options: --isa takes the target's levels and nothing else", "[
   REQUIRE(same);
   CHECK(same->features == cpu.features);
 }
-
-TEST_CASE("matmul plan: candidates timed in turns keep their best turn, and a failure drops one", "[matmul_common]") {
-  // Candidate 1 meets a busy stretch in the first turn (slow there only); candidate 2 fails in the
-  // second turn; candidate 0 is steady.
-  int turn_of_0 = 0;
-  std::vector<std::vector<double>> times = {{1.0, 1.0, 1.0}, {3.0, 0.8, 0.9}, {0.5, -1, 0.4}};
-  std::vector<int> calls(3, 0);
-  const auto fastest = time_in_turns(3, 3, [&](size_t i) -> Expected<double> {
-    const double t = times[i][size_t(calls[i]++)];
-    if (i == 0) ++turn_of_0;
-    if (t < 0) return make_error("the call failed");
-    return t;
-  });
-  REQUIRE(fastest.size() == 3);
-  CHECK(fastest[0] == Approx(1.0));
-  CHECK(fastest[1] == Approx(0.8));  // its best turn, not its first
-  CHECK(fastest[2] == 0);             // failed once: dropped, whatever it measured before
-  CHECK(calls[2] == 2);               // and not timed after it failed
-  CHECK(turn_of_0 == 3);
-  // One turn is a plain timing of each.
-  calls.assign(3, 0);
-  const auto once = time_in_turns(3, 1, [&](size_t i) -> Expected<double> { return times[i][size_t(calls[i]++)]; });
-  CHECK(once == std::vector<double>{1.0, 3.0, 0.5});
-}

@@ -53,11 +53,12 @@ Expected<std::pair<ColdCacheMode, bool>> parse_cold(const std::string& text) {
 }
 
 void print_autotune(std::ostream& out, const AutotuneResult& at) {
-  out << fmt::format("autotune: {} configurations measured\n", at.points.size());
-  out << fmt::format("  {:<44} {:>10} {:>12}\n", "configuration", "measured", "predicted");
+  out << fmt::format("autotune: {} configurations measured; the {} marked * were timed again in {} turns\n",
+                     at.points.size(), at.finalists, kAutotuneFinalTurns);
+  out << fmt::format("  {:<46} {:>10} {:>12}\n", "configuration", "measured", "predicted");
   for (size_t i = 0; i < at.points.size() && i < 10; ++i)
-    out << fmt::format("  {:<44} {:>8.3f}ms {:>10.3f}ms\n", config_text(at.points[i].config),
-                       at.points[i].measured_ms, at.points[i].predicted_ms);
+    out << fmt::format("  {} {:<44} {:>8.3f}ms {:>10.3f}ms\n", i < at.finalists ? '*' : ' ',
+                       config_text(at.points[i].config), at.points[i].measured_ms, at.points[i].predicted_ms);
   out << fmt::format("  best measured: {} {:.3f} ms\n", config_text(at.best.config), at.best.measured_ms);
   out << fmt::format("  cost model's pick: {} {:.3f} ms, {:.1f}% slower than the best\n",
                      config_text(at.model_pick.config), at.model_pick.measured_ms, 100 * at.model_gap);
@@ -65,10 +66,11 @@ void print_autotune(std::ostream& out, const AutotuneResult& at) {
 
 nlohmann::json autotune_json(const AutotuneResult& at) {
   nlohmann::json points = nlohmann::json::array();
-  for (const auto& p : at.points)
-    points.push_back({{"config", config_text(p.config)}, {"measured_ms", p.measured_ms},
-                      {"predicted_ms", p.predicted_ms}});
+  for (size_t i = 0; i < at.points.size(); ++i)
+    points.push_back({{"config", config_text(at.points[i].config)}, {"measured_ms", at.points[i].measured_ms},
+                      {"predicted_ms", at.points[i].predicted_ms}, {"finalist", i < at.finalists}});
   return {{"measured", at.points.size()},
+          {"finalists", at.finalists},
           {"best", config_text(at.best.config)},
           {"best_ms", at.best.measured_ms},
           {"model_pick", config_text(at.model_pick.config)},

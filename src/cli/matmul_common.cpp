@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include "cli/measure.hpp"
+#include "matmul/autotune.hpp"
 #include "harness/pin.hpp"
 #include "harness/probe_runner.hpp"
 #include "matmul/call_calibration.hpp"
@@ -94,21 +95,6 @@ MachineModel machine_for(const CpuInfo& cpu, const MatmulRoof& roof, Gemm& gemm)
                   "L1, {:.0f} in L2, {:.0f} in L3; packing A {:.1f} GB/s, B {:.1f} GB/s",
                   c.mr, c.nv * machine.vector_bits / 32, c.step_cycles, c.call_l1, c.call_l2, c.call_l3, machine.pack_a_gbps, machine.pack_b_gbps);
   return machine;
-}
-
-std::vector<double> time_in_turns(size_t candidates, int turns,
-                                  const std::function<Expected<double>(size_t)>& time_one) {
-  std::vector<double> fastest(candidates, 0);
-  for (int turn = 0; turn < std::max(1, turns); ++turn)
-    for (size_t i = 0; i < candidates; ++i) {
-      if (fastest[i] < 0) continue;  // it failed: not timed again
-      auto ms = time_one(i);
-      if (!ms || !(*ms > 0)) fastest[i] = -1;
-      else if (fastest[i] == 0 || *ms < fastest[i]) fastest[i] = *ms;
-    }
-  for (double& f : fastest)
-    if (f < 0) f = 0;
-  return fastest;
 }
 
 MatmulPlan plan_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulProblem& p,

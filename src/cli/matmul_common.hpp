@@ -59,10 +59,6 @@ struct MatmulPlan {
   std::string source;  // "cost model" or "cost model, best of N checked"
   std::vector<std::pair<MatmulConfig, double>> checked;
 };
-// Times candidates 0..candidates-1 in `turns` round-robin turns (time_one(i): ms of one turn) and
-// returns each one's fastest turn; 0 for one that failed in any turn (it is not timed again).
-std::vector<double> time_in_turns(size_t candidates, int turns,
-                                  const std::function<Expected<double>(size_t)>& time_one);
 MatmulPlan plan_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulProblem& problem,
                        const std::vector<CandidateCost>& ranked);
 

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <set>
+#include <string>
 #include <tuple>
 
 namespace peakprobe {
@@ -13,6 +14,21 @@ namespace {
 int64_t round_up(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
 
 }  // namespace
+
+std::vector<double> time_in_turns(size_t candidates, int turns,
+                                  const std::function<Expected<double>(size_t)>& time_one) {
+  std::vector<double> fastest(candidates, 0);
+  for (int turn = 0; turn < std::max(1, turns); ++turn)
+    for (size_t i = 0; i < candidates; ++i) {
+      if (fastest[i] < 0) continue;  // it failed: not timed again
+      auto ms = time_one(i);
+      if (!ms || !(*ms > 0)) fastest[i] = -1;
+      else if (fastest[i] == 0 || *ms < fastest[i]) fastest[i] = *ms;
+    }
+  for (double& f : fastest)
+    if (f < 0) f = 0;
+  return fastest;
+}
 
 std::vector<MatmulConfig> autotune_grid(const MachineModel& machine, const MatmulProblem& p, int model_top) {
   const auto ranked = rank_configs(machine, p);
@@ -73,27 +89,46 @@ Expected<AutotuneResult> autotune(const MachineModel& machine, const MatmulProbl
                                   const MeasureConfig& measure, int model_top) {
   AutotuneResult r;
   const CandidateCost pick = choose_config(machine, problem);
-  auto measure_point = [&](const MatmulConfig& c) -> Expected<AutotunePoint> {
+  const auto by_time = [](const AutotunePoint& a, const AutotunePoint& b) { return a.measured_ms < b.measured_ms; };
+  std::vector<AutotunePoint> swept;
+  for (const MatmulConfig& c : autotune_grid(machine, problem, model_top)) {
     auto ms = measure(c);
     if (!ms) return make_error(ms.error());
-    return AutotunePoint{c, predict(machine, problem, c).seconds * 1e3, *ms};
-  };
-  for (const MatmulConfig& c : autotune_grid(machine, problem, model_top)) {
-    auto point = measure_point(c);
-    if (!point) return make_error(point.error());
-    r.points.push_back(*point);
-    if (config_key(c) == config_key(pick.config)) r.model_pick = *point;
+    swept.push_back({c, predict(machine, problem, c).seconds * 1e3, *ms});
   }
-  if (r.model_pick.measured_ms == 0) {
-    auto point = measure_point(pick.config);
-    if (!point) return make_error(point.error());
-    r.model_pick = *point;
-    r.points.push_back(*point);
+  const auto is_pick = [&](const AutotunePoint& p) { return config_key(p.config) == config_key(pick.config); };
+  if (std::none_of(swept.begin(), swept.end(), is_pick)) {
+    auto ms = measure(pick.config);
+    if (!ms) return make_error(ms.error());
+    swept.push_back({pick.config, predict(machine, problem, pick.config).seconds * 1e3, *ms});
   }
-  std::sort(r.points.begin(), r.points.end(),
-            [](const AutotunePoint& a, const AutotunePoint& b) { return a.measured_ms < b.measured_ms; });
-  r.best = r.points.front();
+  std::stable_sort(swept.begin(), swept.end(), by_time);
+  // The sweep's fastest is the best of some sixty timings, each with the host's noise: chosen for
+  // its luck as much as for its speed, and a busy stretch may have met the model's pick alone (on the
+  // Zen 4 VM the gap at 1024^3 read 5.2% in one search and 1.0% in the next). So the finalists, the
+  // sweep's fastest few and the model's pick, are timed again in turns, and the best and the gap are
+  // judged on those timings only.
+  std::vector<AutotunePoint> finalists, rest;
+  for (const AutotunePoint& p : swept)
+    (int(finalists.size()) < kAutotuneFinalists || is_pick(p) ? finalists : rest).push_back(p);
+  const std::vector<double> retimed = time_in_turns(finalists.size(), kAutotuneFinalTurns, [&](size_t i) {
+    return measure(finalists[i].config);
+  });
+  for (size_t i = 0; i < finalists.size(); ++i) {
+    if (retimed[i] <= 0) {
+      const MatmulConfig& c = finalists[i].config;
+      return make_error("a finalist (" + std::to_string(c.mr) + "x" + std::to_string(c.nr) + " block, kc " +
+                        std::to_string(c.kc) + ") failed when timed again");
+    }
+    finalists[i].measured_ms = retimed[i];
+  }
+  std::stable_sort(finalists.begin(), finalists.end(), by_time);
+  r.best = finalists.front();
+  r.model_pick = *std::find_if(finalists.begin(), finalists.end(), is_pick);
   r.model_gap = r.model_pick.measured_ms / r.best.measured_ms - 1.0;
+  r.finalists = finalists.size();
+  r.points = std::move(finalists);
+  r.points.insert(r.points.end(), rest.begin(), rest.end());
   return r;
 }
 
