@@ -27,6 +27,30 @@ TEST_CASE("quiet_cores_first: the quietest core leads, ties keep the usual order
   }
 }
 
+TEST_CASE("chosen_cpu_first: a CPU chosen by hand leads, and a team still gets a core per thread", "[quiet_core]") {
+  // 4 cores of 2 hardware threads: CPUs 0-3 the first of each core, 4-7 their siblings.
+  const std::vector<int> order = {0, 1, 2, 3, 4, 5, 6, 7};
+  SECTION("a first hardware thread moves to the front, the others keep their order") {
+    CHECK(chosen_cpu_first(order, 4, 2) == std::vector<int>{2, 0, 1, 3, 4, 5, 6, 7});
+  }
+  SECTION("a sibling chosen: the other cores' first threads follow, its own core's first thread after them") {
+    CHECK(chosen_cpu_first(order, 4, 5) == std::vector<int>{5, 0, 2, 3, 1, 4, 6, 7});
+  }
+  SECTION("the usual first CPU: nothing moves") { CHECK(chosen_cpu_first(order, 4, 0) == order); }
+  SECTION("a CPU not in the order: nothing moves") { CHECK(chosen_cpu_first(order, 4, 9) == order); }
+  SECTION("no SMT: a plain move to the front") {
+    CHECK(chosen_cpu_first({3, 1, 0, 2}, 4, 0) == std::vector<int>{0, 3, 1, 2});
+  }
+  SECTION("every CPU once, whatever is chosen") {
+    for (int c : order) {
+      auto out = chosen_cpu_first(order, 4, c);
+      CHECK(out.front() == c);
+      std::sort(out.begin(), out.end());
+      CHECK(out == order);
+    }
+  }
+}
+
 TEST_CASE("quieter_core: move only to a clearly quieter core", "[quiet_core]") {
   const std::vector<CoreQuietness> q = {{0, 0.85}, {1, 0.59}, {2, 0.60}, {3, 0}};
   CHECK(quieter_core(q, 0) == 1);

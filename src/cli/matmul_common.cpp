@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 #include "cli/measure.hpp"
@@ -360,6 +361,8 @@ int prepare_matmul_cpu(const GlobalOptions& g, const std::string& isa_text, CpuI
   if (!held) return spdlog::error("{}", held.error()), kExitMeasure;
   cpu = std::move(*held);
   level = *parsed;
+  std::vector<int> team(cpu.core_order.begin(), cpu.core_order.begin() + std::min<long>(g.threads, long(cpu.core_order.size())));
+  spdlog::debug("matmul: the caller runs on CPU {}, its threads on CPUs {}", team.front(), fmt::join(team, ", "));
   return 0;
 }
 

@@ -36,6 +36,8 @@ int prepare_measuring(const GlobalOptions& g, CpuInfo& cpu);
 ProbeOptions probe_options(const GlobalOptions& g, int threads);
 // Without --cpu: puts the quietest core first in cpu.core_order (harness/quiet_core.hpp), so every
 // runner started from `cpu` measures there; says so in the log when that is not the usual first core.
+// With --cpu N: puts N first (chosen_cpu_first), so the matmul's caller and helpers, the memory
+// workers and multi-thread probes start there too, not only the single-thread probe runner.
 void prefer_quiet_core(const GlobalOptions& g, CpuInfo& cpu);
 // Validates --cpu and --threads against this machine; 0 when fine, else an exit code after logging.
 int check_placement(const GlobalOptions& g, const CpuInfo& cpu);

@@ -46,6 +46,19 @@ std::vector<int> quiet_cores_first(const std::vector<int>& order, size_t n, cons
   return out;
 }
 
+std::vector<int> chosen_cpu_first(const std::vector<int>& order, size_t cores, int chosen) {
+  const auto at = std::find(order.begin(), order.end(), chosen);
+  if (at == order.end()) return order;
+  cores = std::clamp<size_t>(cores, 1, order.size());
+  const size_t index = size_t(at - order.begin()), core = index % cores;
+  std::vector<int> out{chosen};
+  for (size_t i = 0; i < cores; ++i)
+    if (i != core) out.push_back(order[i]);
+  for (size_t i = 0; i < order.size(); ++i)
+    if (i != index && (i >= cores || i == core)) out.push_back(order[i]);
+  return out;
+}
+
 int quieter_core(const std::vector<CoreQuietness>& cores, int here) {
   const CoreQuietness* best = nullptr;
   const CoreQuietness* current = nullptr;
