@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <iterator>
 #include <new>
+#include <string>
 
 #include "asm/x86/operand_factory.hpp"
 
@@ -43,6 +45,56 @@ asmjit::Error emit_vec_init(ax::Emitter& e, const RegInit& r, int bits, const Ho
   return e.emit(ax::Inst::kIdVmovdqu, v, m);
 }
 
+// Mnemonics with only general-purpose operands that still load or change the floating-point or
+// vector state (MXCSR, the x87 control word and stack, the MMX tags, the upper vector halves, tiles).
+bool changes_fp_state(const std::string& mnemonic) {
+  static const char* const kNames[] = {"ldmxcsr", "vldmxcsr", "stmxcsr", "vstmxcsr", "emms",        "femms",
+                                       "wait",    "fwait",    "xrstor",  "xrstor64", "xrstors",     "xrstors64",
+                                       "xsave",   "xsave64",  "xsavec",  "xsavec64", "xsaveopt",    "xsaveopt64",
+                                       "xsaves",  "xsaves64", "vzeroupper", "vzeroall", "ldtilecfg", "sttilecfg",
+                                       "tilerelease"};
+  return std::any_of(std::begin(kNames), std::end(kNames), [&](const char* n) { return mnemonic == n; });
+}
+
+// Whether the stream can leave the caller's floating-point state alone: every instruction has only
+// general-purpose registers, memory, immediates and labels for operands, is neither x87 (asmjit's
+// database leaves its flag off most of them: an `f` mnemonic tells), MMX nor vector, and is not one
+// of the general-purpose-operand instructions that load or change that state; no vector, mask or
+// tile register is read (the planner's set-up of the vector and mask registers is then left out) and
+// no x87 value pushed.
+bool leaves_fp_state(const StreamPlan& plan) {
+  if (plan.uses_tiles || plan.x87_top_one || plan.buffer_holds_mxcsr) return false;
+  for (const auto& p : plan.copy) {
+    const InstId id = p.inst.id();
+    if (!ax::Inst::isDefinedId(id)) return false;
+    const ax::InstDB::CommonInfo& info = ax::InstDB::infoById(id).commonInfo();
+    String name;
+    if (InstAPI::instIdToString(Arch::kX64, id, name) != kErrorOk) return false;
+    const std::string mnemonic(name.data());
+    if (info.isFpu() || info.isMmx() || info.isVec() || changes_fp_state(mnemonic)) return false;
+    if (!mnemonic.empty() && mnemonic[0] == 'f') return false;
+    if (p.inst.hasExtraReg()) return false;
+    for (const auto& op : p.ops) {
+      if (op.isReg() && !op.as<BaseReg>().isGp()) return false;
+      if (op.isMem() && op.as<ax::Mem>().hasIndexReg() && op.as<ax::Mem>().indexType() != RegType::kX86_Gpq &&
+          op.as<ax::Mem>().indexType() != RegType::kX86_Gpd)
+        return false;
+    }
+  }
+  return true;
+}
+
+// Whether no instruction of the stream can set the direction flag (std, or a load of the flags).
+bool leaves_direction_flag(const StreamPlan& plan) {
+  for (const auto& p : plan.copy) {
+    String name;
+    if (InstAPI::instIdToString(Arch::kX64, p.inst.id(), name) != kErrorOk) return false;
+    const std::string m(name.data());
+    if (m == "std" || m.rfind("popf", 0) == 0 || m.rfind("iret", 0) == 0 || m.rfind("sysret", 0) == 0) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 ConstantsLayout& fill_constants(isa::ProbeConstants& storage, const std::string& dtype) {
@@ -65,21 +117,31 @@ ConstantsLayout& fill_constants(isa::ProbeConstants& storage, const std::string&
 asmjit::Error emit_stream_function(ax::Emitter& e, const StreamPlan& plan, int copies, const HostIsa& isa) {
   const ax::Gp saved[] = {ax::rbx, ax::rbp, ax::r12, ax::r13, ax::r14, ax::r15};
   for (const auto& r : saved) e.push(r);
-  // The caller's MXCSR at [rsp] and x87 control word at [rsp + 4]: a probe of ldmxcsr, fldcw or
-  // fninit changes them, and the rest of the process (libm included) must not inherit that.
+  // A stream of general-purpose instructions only touches no floating-point state, and neither
+  // saves nor restores it: those microcoded instructions took 100-370 cycles a call on the Zen 4
+  // VM, by up to 370 more or less depending on the code that ran before. A pair cancels a constant
+  // call cost, not one that moves with what came before; and the clock's reference chain, a single
+  // call less its cost measured elsewhere, read up to 1.5% fast or slow with it (its call ranged
+  // 8424-8684 ticks by the code before it; without them, 8528 after any).
+  const bool fp_state = !leaves_fp_state(plan);
   e.sub(ax::rsp, 8);
-  e.stmxcsr(ax::dword_ptr(ax::rsp));
-  e.fnstcw(ax::word_ptr(ax::rsp, 4));
-  // No x87 exception flag left set: an `fldcw` probe loads a control word from the buffer that
-  // unmasks exceptions, and a flag another stream set (precision, from fsin on 1.0) then traps at
-  // the next x87 instruction (SIGFPE; seen on the Zen 3 VM in `table`).
-  e.fnclex();
-  e.ldmxcsr(ax::dword_ptr(ax::rdx, int32_t(offsetof(ConstantsLayout, mxcsr))));
+  if (fp_state) {
+    // The caller's MXCSR at [rsp] and x87 control word at [rsp + 4]: a probe of ldmxcsr, fldcw or
+    // fninit changes them, and the rest of the process (libm included) must not inherit that.
+    e.stmxcsr(ax::dword_ptr(ax::rsp));
+    e.fnstcw(ax::word_ptr(ax::rsp, 4));
+    // No x87 exception flag left set: an `fldcw` probe loads a control word from the buffer that
+    // unmasks exceptions, and a flag another stream set (precision, from fsin on 1.0) then traps at
+    // the next x87 instruction (SIGFPE; seen on the Zen 3 VM in `table`).
+    e.fnclex();
+    e.ldmxcsr(ax::dword_ptr(ax::rdx, int32_t(offsetof(ConstantsLayout, mxcsr))));
+  }
   e.mov(ax::r11, ax::rdx);
 
   const int vbits = form_vec_bits(plan);
   const Label stub = e.newLabel(), stub_pointer = e.newLabel();
   for (const auto& r : plan.inits) {
+    if (!fp_state) break;  // no instruction reads a vector or mask register
     if (r.cls == OpClass::vec) {
       // Only registers the form can address are set up: with 16-register forms, ids stay below 16.
       if (int(r.id) >= plan.vec_regs) continue;
@@ -160,12 +222,18 @@ asmjit::Error emit_stream_function(ax::Emitter& e, const StreamPlan& plan, int c
   e.jnz(loop);
 
   if (plan.uses_tiles) e.tilerelease();
-  if (isa.avx) e.vzeroupper();
-  e.cld();   // the ABI wants the direction flag clear on return, whatever the stream did to it
-  e.emms();  // and the x87 stack empty: fld1 streams or MMX leave its registers tagged in use
-  e.fnclex();  // and no x87 exception flag the stream raised left for the caller's control word
-  e.fldcw(ax::word_ptr(ax::rsp, 4));
-  e.ldmxcsr(ax::dword_ptr(ax::rsp));
+  // The ABI wants the direction flag clear on return, whatever the stream did to it (a stream
+  // without std or a flags load leaves it as the caller had it: clear). Not a free instruction
+  // either: on the Zen 4 VM the reference chain's call still ranged 8346-8632 ticks by the code
+  // before it with it, 8528 after any without it.
+  if (!leaves_direction_flag(plan)) e.cld();
+  if (fp_state) {
+    if (isa.avx) e.vzeroupper();
+    e.emms();  // and the x87 stack empty: fld1 streams or MMX leave its registers tagged in use
+    e.fnclex();  // and no x87 exception flag the stream raised left for the caller's control word
+    e.fldcw(ax::word_ptr(ax::rsp, 4));
+    e.ldmxcsr(ax::dword_ptr(ax::rsp));
+  }
   e.add(ax::rsp, 8);
   for (int i = 5; i >= 0; --i) e.pop(saved[i]);
   e.ret();

@@ -2,6 +2,12 @@
 // method needs: K independent chains for throughput, one unbroken chain for latency.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <iterator>
+#include <set>
+#include <utility>
+#include <vector>
+
 #include "asm/x86/inst_form.hpp"
 #include "asm/x86/stream_emitter.hpp"
 #include "asm/x86/stream_plan.hpp"
@@ -471,6 +477,75 @@ TEST_CASE("hw: branches whose direction the flags hold never pay a misprediction
       CHECK(*r.recip_throughput_cycles <= *jump.recip_throughput_cycles * 1.25 + 0.5);
       CHECK_FALSE(r.latency_cycles);
       CHECK(r.latency_method.find("throughput only") != std::string::npos);
+    }
+  }
+}
+
+namespace {
+
+// The instruction ids of the function a plan of `text` emits (latency: one chain; else `chains`).
+std::multiset<uint32_t> emitted_ids(const char* text, bool latency, int chains = 2) {
+  auto form = peakprobe::x86::resolve_inst(text);
+  REQUIRE(form.ok());
+  auto plan = latency ? peakprobe::x86::plan_latency(form.value(), full_isa(), "f32")
+                      : peakprobe::x86::plan_throughput(form.value(), chains, full_isa(), "f32");
+  REQUIRE(plan.ok());
+  asmjit::CodeHolder code;
+  code.init(asmjit::Environment(asmjit::Arch::kX64));
+  asmjit::x86::Builder b(&code);
+  REQUIRE(peakprobe::x86::emit_stream_function(*b.as<asmjit::x86::Emitter>(), plan.value(), 2, full_isa()) ==
+          asmjit::kErrorOk);
+  std::multiset<uint32_t> ids;
+  for (asmjit::BaseNode* n = b.firstNode(); n; n = n->next())
+    if (n->isInst()) ids.insert(n->as<asmjit::InstNode>()->id());
+  return ids;
+}
+
+}  // namespace
+
+// The save and restore of the floating-point state are microcoded instructions whose cost moved
+// with the code before them by hundreds of cycles a call: only streams that can change that state
+// pay them, and the clock's reference chains (general-purpose adds and multiplies) never do.
+TEST_CASE("general-purpose streams leave the floating-point state alone and others save and restore it", "[emitter]") {
+  namespace Inst = asmjit::x86::Inst;
+  const uint32_t fp_state[] = {Inst::kIdStmxcsr, Inst::kIdLdmxcsr, Inst::kIdFnstcw, Inst::kIdFldcw,
+                               Inst::kIdFnclex,  Inst::kIdEmms,    Inst::kIdVzeroupper};
+  auto saves_fp_state = [&](const std::multiset<uint32_t>& ids) {
+    return ids.count(Inst::kIdStmxcsr) == 1 && ids.count(Inst::kIdFnstcw) == 1 && ids.count(Inst::kIdFldcw) == 1 &&
+           ids.count(Inst::kIdEmms) == 1 && ids.count(Inst::kIdVzeroupper) == 1;
+  };
+  auto touches_fp_state = [&](const std::multiset<uint32_t>& ids) {
+    return std::any_of(std::begin(fp_state), std::end(fp_state), [&](uint32_t id) { return ids.count(id) > 0; });
+  };
+  auto sets_up_vectors = [](const std::multiset<uint32_t>& ids) {
+    return ids.count(Inst::kIdMovdqu) + ids.count(Inst::kIdVmovdqu) + ids.count(Inst::kIdVmovdqu64) +
+               ids.count(Inst::kIdKxnorq) + ids.count(Inst::kIdKxnorw) > 0;
+  };
+  SECTION("the reference chains and a general-purpose throughput stream: none of it, no cld either") {
+    for (const auto& [text, latency] : std::vector<std::pair<const char*, bool>>{
+             {"add r64, r64", true}, {"imul r64, r64", true}, {"add r64, r64", false}, {"popcnt r64, r64", false},
+             {"mov r64, m64", false}}) {
+      INFO(text << (latency ? " latency" : " throughput"));
+      const auto ids = emitted_ids(text, latency);
+      CHECK_FALSE(touches_fp_state(ids));
+      CHECK_FALSE(sets_up_vectors(ids));
+      CHECK(ids.count(Inst::kIdCld) == 0);
+    }
+  }
+  SECTION("a stream that can set the direction flag clears it on the way out") {
+    const auto ids = emitted_ids("std", false, 1);
+    CHECK(ids.count(Inst::kIdCld) == 1);
+    CHECK_FALSE(touches_fp_state(ids));
+  }
+  SECTION("vector, x87, MMX and mask streams, and general-purpose forms that load that state, keep the save") {
+    for (const char* text : {"addps xmm, xmm", "vfmadd231ps zmm, zmm, zmm", "fsqrt", "paddd mm, mm", "kmovw r32, k",
+                             "vmovd r32, xmm", "ldmxcsr m32", "xrstor mem"}) {
+      INFO(text);
+      auto form = peakprobe::x86::resolve_inst(text);
+      if (!form.ok()) continue;  // (a spelling this asmjit lacks is not what is tested here)
+      const auto ids = emitted_ids(text, false, 1);
+      CHECK(saves_fp_state(ids));
+      CHECK(ids.count(Inst::kIdCld) == 0);  // none of them can set the direction flag
     }
   }
 }
