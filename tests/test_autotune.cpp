@@ -121,6 +121,18 @@ TEST_CASE("autotune: candidates timed in turns keep their best turn, and a failu
   CHECK(fastest[2] == 0);             // failed once: dropped, whatever it measured before
   CHECK(calls[2] == 2);               // and not timed after it failed
   CHECK(turn_of_0 == 3);
+  // The first failure's message, when asked for.
+  calls.assign(3, 0);
+  std::string failure;
+  time_in_turns(
+      3, 3,
+      [&](size_t i) -> Expected<double> {
+        const double t = times[i][size_t(calls[i]++)];
+        if (t < 0) return make_error("the call failed");
+        return t;
+      },
+      &failure);
+  CHECK(failure == "the call failed");
   // One turn is a plain timing of each.
   calls.assign(3, 0);
   const auto once = time_in_turns(3, 1, [&](size_t i) -> Expected<double> { return times[i][size_t(calls[i]++)]; });
@@ -165,7 +177,9 @@ TEST_CASE("autotune: the best and the gap come from the finalists timed again, n
     if (again[key(c)]++ == 1 && config_key(c) == config_key(pick.config)) return make_error("lost");
     return 10.0;
   };
-  CHECK_FALSE(autotune(laptop(), p, flaky).ok());
+  const auto lost = autotune(laptop(), p, flaky);
+  REQUIRE_FALSE(lost.ok());
+  CHECK(lost.error().find("failed when timed again: lost") != std::string::npos);
 }
 
 TEST_CASE("hw: autotune: on this machine the model's pick is close to the best of the grid", "[autotune][hw]") {

@@ -60,6 +60,18 @@ TEST_CASE("topology is consistent", "[cpu_info][hw]") {
   REQUIRE(static_cast<int>(cpu.core_order.size()) == cpu.logical_cpus);
   CHECK(std::set<int>(cpu.core_order.begin(), cpu.core_order.end()).size() == cpu.core_order.size());
   CHECK(*std::min_element(cpu.core_order.begin(), cpu.core_order.end()) >= 0);
+  // Every CPU of the order belongs to a core, the cores number physical_cores, and the first
+  // physical_cores entries of the order are one per core.
+  std::set<int> cores, first_cores;
+  for (size_t i = 0; i < cpu.core_order.size(); ++i) {
+    const int c = cpu.core_order[i];
+    REQUIRE(size_t(c) < cpu.cpu_core.size());
+    CHECK(cpu.cpu_core[size_t(c)] >= 0);
+    cores.insert(cpu.cpu_core[size_t(c)]);
+    if (int(i) < cpu.physical_cores) first_cores.insert(cpu.cpu_core[size_t(c)]);
+  }
+  CHECK(int(cores.size()) == cpu.physical_cores);
+  CHECK(int(first_cores.size()) == cpu.physical_cores);
 }
 
 TEST_CASE("caches are plausible", "[cpu_info][hw]") {

@@ -30,20 +30,27 @@ TEST_CASE("quiet_cores_first: the quietest core leads, ties keep the usual order
 TEST_CASE("chosen_cpu_first: a CPU chosen by hand leads, and a team still gets a core per thread", "[quiet_core]") {
   // 4 cores of 2 hardware threads: CPUs 0-3 the first of each core, 4-7 their siblings.
   const std::vector<int> order = {0, 1, 2, 3, 4, 5, 6, 7};
+  const std::vector<int> core = {0, 1, 2, 3, 0, 1, 2, 3};
   SECTION("a first hardware thread moves to the front, the others keep their order") {
-    CHECK(chosen_cpu_first(order, 4, 2) == std::vector<int>{2, 0, 1, 3, 4, 5, 6, 7});
+    CHECK(chosen_cpu_first(order, core, 2) == std::vector<int>{2, 0, 1, 3, 4, 5, 6, 7});
   }
   SECTION("a sibling chosen: the other cores' first threads follow, its own core's first thread after them") {
-    CHECK(chosen_cpu_first(order, 4, 5) == std::vector<int>{5, 0, 2, 3, 1, 4, 6, 7});
+    CHECK(chosen_cpu_first(order, core, 5) == std::vector<int>{5, 0, 2, 3, 1, 4, 6, 7});
   }
-  SECTION("the usual first CPU: nothing moves") { CHECK(chosen_cpu_first(order, 4, 0) == order); }
-  SECTION("a CPU not in the order: nothing moves") { CHECK(chosen_cpu_first(order, 4, 9) == order); }
-  SECTION("no SMT: a plain move to the front") {
-    CHECK(chosen_cpu_first({3, 1, 0, 2}, 4, 0) == std::vector<int>{0, 3, 1, 2});
+  SECTION("the usual first CPU: nothing moves") { CHECK(chosen_cpu_first(order, core, 0) == order); }
+  SECTION("a CPU not in the order: nothing moves") { CHECK(chosen_cpu_first(order, core, 9) == order); }
+  SECTION("cores of uneven width (CPUs 0, 1 and 5 allowed: a core of one, a core of two)") {
+    // The order lists the first thread of each core, then the sibling: 0, 1, 5. Chosen 5, the second
+    // thread goes to the other core (0), not to 5's sibling 1.
+    const std::vector<int> uneven_core = {0, 1, -1, -1, -1, 1};
+    CHECK(chosen_cpu_first({0, 1, 5}, uneven_core, 5) == std::vector<int>{5, 0, 1});
+  }
+  SECTION("no topology known: every CPU a core of its own, a plain move to the front") {
+    CHECK(chosen_cpu_first({3, 1, 0, 2}, {}, 0) == std::vector<int>{0, 3, 1, 2});
   }
   SECTION("every CPU once, whatever is chosen") {
     for (int c : order) {
-      auto out = chosen_cpu_first(order, 4, c);
+      auto out = chosen_cpu_first(order, core, c);
       CHECK(out.front() == c);
       std::sort(out.begin(), out.end());
       CHECK(out == order);

@@ -84,13 +84,19 @@ bool leaves_fp_state(const StreamPlan& plan) {
   return true;
 }
 
-// Whether no instruction of the stream can set the direction flag (std, or a load of the flags).
+// Whether no instruction of the stream can set the direction flag: asmjit's database says which
+// instructions write it (std, the flags loads), and the names cover what it may leave out.
 bool leaves_direction_flag(const StreamPlan& plan) {
   for (const auto& p : plan.copy) {
+    InstRWInfo rw;
+    if (InstAPI::queryRWInfo(Arch::kX64, p.inst, p.ops.data(), p.ops.size(), &rw) != kErrorOk) return false;
+    if (Support::test(rw.writeFlags(), CpuRWFlags::kX86_DF)) return false;
     String name;
     if (InstAPI::instIdToString(Arch::kX64, p.inst.id(), name) != kErrorOk) return false;
     const std::string m(name.data());
-    if (m == "std" || m.rfind("popf", 0) == 0 || m.rfind("iret", 0) == 0 || m.rfind("sysret", 0) == 0) return false;
+    if (m == "std" || m.rfind("popf", 0) == 0 || m.rfind("iret", 0) == 0 || m.rfind("sysret", 0) == 0 ||
+        m == "uiret")
+      return false;
   }
   return true;
 }
@@ -118,11 +124,12 @@ asmjit::Error emit_stream_function(ax::Emitter& e, const StreamPlan& plan, int c
   const ax::Gp saved[] = {ax::rbx, ax::rbp, ax::r12, ax::r13, ax::r14, ax::r15};
   for (const auto& r : saved) e.push(r);
   // A stream of general-purpose instructions only touches no floating-point state, and neither
-  // saves nor restores it: those microcoded instructions took 100-370 cycles a call on the Zen 4
-  // VM, by up to 370 more or less depending on the code that ran before. A pair cancels a constant
-  // call cost, not one that moves with what came before; and the clock's reference chain, a single
-  // call less its cost measured elsewhere, read up to 1.5% fast or slow with it (its call ranged
-  // 8424-8684 ticks by the code before it; without them, 8528 after any).
+  // saves nor restores it: what those microcoded instructions cost moved with the code that ran
+  // before. A pair cancels a constant call cost, not one that moves with what came before; and the
+  // clock's reference chain, a single call less its cost measured elsewhere, read up to 1.4% fast or
+  // slow with it (on the Zen 4 VM one call took 8528-8684 ticks by the code before it; without the
+  // save and restore, 8606 after any). See docs/method.md, "The reference calls carry no
+  // floating-point state".
   const bool fp_state = !leaves_fp_state(plan);
   e.sub(ax::rsp, 8);
   if (fp_state) {
@@ -223,9 +230,9 @@ asmjit::Error emit_stream_function(ax::Emitter& e, const StreamPlan& plan, int c
 
   if (plan.uses_tiles) e.tilerelease();
   // The ABI wants the direction flag clear on return, whatever the stream did to it (a stream
-  // without std or a flags load leaves it as the caller had it: clear). Not a free instruction
-  // either: on the Zen 4 VM the reference chain's call still ranged 8346-8632 ticks by the code
-  // before it with it, 8528 after any without it.
+  // without std or a flags load leaves it as the caller had it: clear). Not free either: with only
+  // the floating-point save and restore gone, the reference chain's call still moved with the code
+  // before it (8346-8632 ticks on the Zen 4 VM); without this cld too it did not.
   if (!leaves_direction_flag(plan)) e.cld();
   if (fp_state) {
     if (isa.avx) e.vzeroupper();

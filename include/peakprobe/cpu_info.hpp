@@ -46,6 +46,9 @@ struct CpuInfo {
   int packages = 0;
   int smt_per_core = 1;
   std::vector<int> core_order;   // logical CPU ids: one per core first, SMT siblings last
+  // The core of each logical CPU (indexed by CPU id; cores numbered in hwloc's order), -1 for a CPU
+  // this process may not use; empty when the topology is not known.
+  std::vector<int> cpu_core;
   std::vector<CacheLevel> caches;
   double tsc_hz = 0.0;           // measured against CLOCK_MONOTONIC_RAW
   bool tsc_invariant = false;

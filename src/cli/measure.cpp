@@ -28,7 +28,7 @@ int check_placement(const GlobalOptions& g, const CpuInfo& cpu) {
 
 void prefer_quiet_core(const GlobalOptions& g, CpuInfo& cpu) {
   if (g.cpu >= 0) {  // the user chose: every thread started from the core order starts there
-    cpu.core_order = chosen_cpu_first(cpu.core_order, size_t(std::max(1, cpu.physical_cores)), g.cpu);
+    cpu.core_order = chosen_cpu_first(cpu.core_order, cpu.cpu_core, g.cpu);
     return;
   }
   const int before = cpu.core_order.empty() ? -1 : cpu.core_order.front();

@@ -200,6 +200,12 @@ void fill_topology(CpuInfo& info) {
   int smt = 1;
   for (const auto& pus : t.cores) smt = std::max(smt, static_cast<int>(pus.size()));
   info.core_order = smt_last_order(t.cores, smt);
+  for (size_t core = 0; core < t.cores.size(); ++core)
+    for (int cpu : t.cores[core]) {
+      if (cpu < 0) continue;
+      if (info.cpu_core.size() <= size_t(cpu)) info.cpu_core.resize(size_t(cpu) + 1, -1);
+      info.cpu_core[size_t(cpu)] = int(core);
+    }
   info.logical_cpus = static_cast<int>(info.core_order.size());
   info.physical_cores = static_cast<int>(t.cores.size());
   info.packages = t.packages;
@@ -301,6 +307,8 @@ CpuInfo detect_cpu_info() {
   }
   if (info.logical_cpus < 1) {  // topology threw: keep the invariants callers rely on
     info.core_order = {std::max(0, sched_getcpu())};  // the CPU we run on is certainly allowed
+    info.cpu_core.assign(size_t(info.core_order.front()) + 1, -1);
+    info.cpu_core.back() = 0;
     info.logical_cpus = info.physical_cores = info.packages = info.smt_per_core = 1;
   }
   return info;

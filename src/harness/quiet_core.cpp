@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <set>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -46,16 +47,18 @@ std::vector<int> quiet_cores_first(const std::vector<int>& order, size_t n, cons
   return out;
 }
 
-std::vector<int> chosen_cpu_first(const std::vector<int>& order, size_t cores, int chosen) {
-  const auto at = std::find(order.begin(), order.end(), chosen);
-  if (at == order.end()) return order;
-  cores = std::clamp<size_t>(cores, 1, order.size());
-  const size_t index = size_t(at - order.begin()), core = index % cores;
+std::vector<int> chosen_cpu_first(const std::vector<int>& order, const std::vector<int>& cpu_core, int chosen) {
+  if (std::find(order.begin(), order.end(), chosen) == order.end()) return order;
+  // A CPU the map does not name: a core of its own (numbers below 0 never meet a real core).
+  const auto core_of = [&](int cpu) {
+    return cpu >= 0 && size_t(cpu) < cpu_core.size() && cpu_core[size_t(cpu)] >= 0 ? cpu_core[size_t(cpu)] : -1 - cpu;
+  };
   std::vector<int> out{chosen};
-  for (size_t i = 0; i < cores; ++i)
-    if (i != core) out.push_back(order[i]);
-  for (size_t i = 0; i < order.size(); ++i)
-    if (i != index && (i >= cores || i == core)) out.push_back(order[i]);
+  std::set<int> cores{core_of(chosen)};
+  for (int cpu : order)
+    if (cpu != chosen && cores.insert(core_of(cpu)).second) out.push_back(cpu);
+  for (int cpu : order)
+    if (std::find(out.begin(), out.end(), cpu) == out.end()) out.push_back(cpu);
   return out;
 }
 

@@ -43,13 +43,13 @@ struct CoreQuietness {
 // whose cores are all quiet keeps its usual first core.
 std::vector<int> quiet_cores_first(const std::vector<int>& order, size_t n, const std::vector<double>& ratio);
 
-// `order` (core_order as detected: the first hardware thread of each of `cores` cores, then the
-// second of each, ...) with `chosen` first, for a --cpu given by hand: then the first hardware thread
-// of every other core in order, then the rest in order, so that a team of threads started from the
+// `order` (a core order) with `chosen` first, for a --cpu given by hand: then the first CPU in
+// `order` of every other core, then the rest in order, so that a team of threads started from the
 // chosen CPU (the matmul's helpers, the memory workers, the multi-thread probes) still gets a core
-// per thread. A sibling chosen by hand is taken to belong to the core at its index modulo `cores`.
-// `order` unchanged when `chosen` is not in it.
-std::vector<int> chosen_cpu_first(const std::vector<int>& order, size_t cores, int chosen);
+// per thread, whichever hardware thread of its core was chosen. `cpu_core` (CpuInfo::cpu_core) says
+// which core each CPU belongs to; a CPU it does not name counts as a core of its own. `order`
+// unchanged when `chosen` is not in it.
+std::vector<int> chosen_cpu_first(const std::vector<int>& order, const std::vector<int>& cpu_core, int chosen);
 
 // The core to move to from `here`: the quietest measured one, when it is clearly quieter (by more
 // than kQuietTie; moving costs a calibration) or `here` was not measured. -1 to stay.

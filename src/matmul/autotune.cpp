@@ -16,14 +16,18 @@ int64_t round_up(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
 }  // namespace
 
 std::vector<double> time_in_turns(size_t candidates, int turns,
-                                  const std::function<Expected<double>(size_t)>& time_one) {
+                                  const std::function<Expected<double>(size_t)>& time_one, std::string* first_error) {
   std::vector<double> fastest(candidates, 0);
   for (int turn = 0; turn < std::max(1, turns); ++turn)
     for (size_t i = 0; i < candidates; ++i) {
       if (fastest[i] < 0) continue;  // it failed: not timed again
       auto ms = time_one(i);
-      if (!ms || !(*ms > 0)) fastest[i] = -1;
-      else if (fastest[i] == 0 || *ms < fastest[i]) fastest[i] = *ms;
+      if (!ms || !(*ms > 0)) {
+        if (first_error && first_error->empty()) *first_error = ms ? "a timing that was not above 0 ms" : ms.error();
+        fastest[i] = -1;
+      } else if (fastest[i] == 0 || *ms < fastest[i]) {
+        fastest[i] = *ms;
+      }
     }
   for (double& f : fastest)
     if (f < 0) f = 0;
@@ -111,14 +115,14 @@ Expected<AutotuneResult> autotune(const MachineModel& machine, const MatmulProbl
   std::vector<AutotunePoint> finalists, rest;
   for (const AutotunePoint& p : swept)
     (int(finalists.size()) < kAutotuneFinalists || is_pick(p) ? finalists : rest).push_back(p);
-  const std::vector<double> retimed = time_in_turns(finalists.size(), kAutotuneFinalTurns, [&](size_t i) {
-    return measure(finalists[i].config);
-  });
+  std::string failure;
+  const std::vector<double> retimed = time_in_turns(
+      finalists.size(), kAutotuneFinalTurns, [&](size_t i) { return measure(finalists[i].config); }, &failure);
   for (size_t i = 0; i < finalists.size(); ++i) {
     if (retimed[i] <= 0) {
       const MatmulConfig& c = finalists[i].config;
       return make_error("a finalist (" + std::to_string(c.mr) + "x" + std::to_string(c.nr) + " block, kc " +
-                        std::to_string(c.kc) + ") failed when timed again");
+                        std::to_string(c.kc) + ") failed when timed again: " + failure);
     }
     finalists[i].measured_ms = retimed[i];
   }

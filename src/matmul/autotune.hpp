@@ -4,6 +4,7 @@
 // itself is tested without a JIT.
 #pragma once
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "matmul/cost_model.hpp"
@@ -26,10 +27,12 @@ struct AutotuneResult {
 };
 
 // Times candidates 0..candidates-1 in `turns` round-robin turns (time_one(i): ms of one turn) and
-// returns each one's fastest turn; 0 for one that failed in any turn (it is not timed again).
-// Against a host busy in stretches: no single stretch decides which candidate looks fastest.
+// returns each one's fastest turn; 0 for one that failed in any turn (it is not timed again), the
+// first failure's message in `first_error` when given. Against a host busy in stretches: no single
+// stretch decides which candidate looks fastest.
 std::vector<double> time_in_turns(size_t candidates, int turns,
-                                  const std::function<Expected<double>(size_t)>& time_one);
+                                  const std::function<Expected<double>(size_t)>& time_one,
+                                  std::string* first_error = nullptr);
 
 // The configurations the search measures: the grid (operands packed), then the model's top
 // `model_top` candidates, each also with the operands the model reads in place packed instead,

@@ -511,8 +511,9 @@ TEST_CASE("general-purpose streams leave the floating-point state alone and othe
   const uint32_t fp_state[] = {Inst::kIdStmxcsr, Inst::kIdLdmxcsr, Inst::kIdFnstcw, Inst::kIdFldcw,
                                Inst::kIdFnclex,  Inst::kIdEmms,    Inst::kIdVzeroupper};
   auto saves_fp_state = [&](const std::multiset<uint32_t>& ids) {
+    // (emms and vzeroupper streams have their own besides the epilogue's)
     return ids.count(Inst::kIdStmxcsr) == 1 && ids.count(Inst::kIdFnstcw) == 1 && ids.count(Inst::kIdFldcw) == 1 &&
-           ids.count(Inst::kIdEmms) == 1 && ids.count(Inst::kIdVzeroupper) == 1;
+           ids.count(Inst::kIdEmms) >= 1 && ids.count(Inst::kIdVzeroupper) >= 1;
   };
   auto touches_fp_state = [&](const std::multiset<uint32_t>& ids) {
     return std::any_of(std::begin(fp_state), std::end(fp_state), [&](uint32_t id) { return ids.count(id) > 0; });
@@ -537,12 +538,10 @@ TEST_CASE("general-purpose streams leave the floating-point state alone and othe
     CHECK(ids.count(Inst::kIdCld) == 1);
     CHECK_FALSE(touches_fp_state(ids));
   }
-  SECTION("vector, x87, MMX and mask streams, and general-purpose forms that load that state, keep the save") {
-    for (const char* text : {"addps xmm, xmm", "vfmadd231ps zmm, zmm, zmm", "fsqrt", "paddd mm, mm", "kmovw r32, k",
-                             "vmovd r32, xmm", "ldmxcsr m32", "xrstor mem"}) {
+  SECTION("vector, x87 and mask streams, and general-purpose forms that load that state, keep the save") {
+    for (const char* text : {"addps xmm, xmm", "vfmadd231ps zmm, zmm, zmm", "fsqrt", "kmovw r32, k",
+                             "vmovd r32, xmm", "ldmxcsr m32", "xrstor m", "fxsave m", "xsave m", "emms", "vzeroupper"}) {
       INFO(text);
-      auto form = peakprobe::x86::resolve_inst(text);
-      if (!form.ok()) continue;  // (a spelling this asmjit lacks is not what is tested here)
       const auto ids = emitted_ids(text, false, 1);
       CHECK(saves_fp_state(ids));
       CHECK(ids.count(Inst::kIdCld) == 0);  // none of them can set the direction flag
