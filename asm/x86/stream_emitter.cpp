@@ -56,49 +56,46 @@ bool changes_fp_state(const std::string& mnemonic) {
   return std::any_of(std::begin(kNames), std::end(kNames), [&](const char* n) { return mnemonic == n; });
 }
 
-// Whether the stream can leave the caller's floating-point state alone: every instruction has only
-// general-purpose registers, memory, immediates and labels for operands, is neither x87 (asmjit's
-// database leaves its flag off most of them: an `f` mnemonic tells), MMX nor vector, and is not one
-// of the general-purpose-operand instructions that load or change that state; no vector, mask or
-// tile register is read (the planner's set-up of the vector and mask registers is then left out) and
-// no x87 value pushed.
-bool leaves_fp_state(const StreamPlan& plan) {
-  if (plan.uses_tiles || plan.x87_top_one || plan.buffer_holds_mxcsr) return false;
+// What of the caller's state a stream's function must save and restore, from one look at its
+// instructions.
+struct StateTouched {
+  // Floating-point state: any instruction that is x87 (asmjit's database leaves its flag off most of
+  // them: an `f` mnemonic tells), MMX or vector, that has an operand other than general-purpose
+  // registers, memory with a general-purpose index, immediates and labels, or that is one of the
+  // general-purpose-operand instructions that load or change that state; or a stream that uses
+  // tiles, starts from an x87 value or loads MXCSR from its buffer. Without it no vector or mask
+  // register is read, and their set-up is left out too.
+  bool fp_state = false;
+  // The direction flag: asmjit's database says which instructions write it (std, the flags loads);
+  // the names cover what it may leave out.
+  bool direction_flag = false;
+};
+
+StateTouched state_touched(const StreamPlan& plan) {
+  StateTouched t;
+  t.fp_state = plan.uses_tiles || plan.x87_top_one || plan.buffer_holds_mxcsr;
   for (const auto& p : plan.copy) {
     const InstId id = p.inst.id();
-    if (!ax::Inst::isDefinedId(id)) return false;
-    const ax::InstDB::CommonInfo& info = ax::InstDB::infoById(id).commonInfo();
     String name;
-    if (InstAPI::instIdToString(Arch::kX64, id, name) != kErrorOk) return false;
-    const std::string mnemonic(name.data());
-    if (info.isFpu() || info.isMmx() || info.isVec() || changes_fp_state(mnemonic)) return false;
-    if (!mnemonic.empty() && mnemonic[0] == 'f') return false;
-    if (p.inst.hasExtraReg()) return false;
+    if (!ax::Inst::isDefinedId(id) || InstAPI::instIdToString(Arch::kX64, id, name) != kErrorOk) return {true, true};
+    const std::string m(name.data());
+    const ax::InstDB::CommonInfo& info = ax::InstDB::infoById(id).commonInfo();
+    if (info.isFpu() || info.isMmx() || info.isVec() || changes_fp_state(m) || (!m.empty() && m[0] == 'f') ||
+        p.inst.hasExtraReg())
+      t.fp_state = true;
     for (const auto& op : p.ops) {
-      if (op.isReg() && !op.as<BaseReg>().isGp()) return false;
+      if (op.isReg() && !op.as<BaseReg>().isGp()) t.fp_state = true;
       if (op.isMem() && op.as<ax::Mem>().hasIndexReg() && op.as<ax::Mem>().indexType() != RegType::kX86_Gpq &&
           op.as<ax::Mem>().indexType() != RegType::kX86_Gpd)
-        return false;
+        t.fp_state = true;
     }
-  }
-  return true;
-}
-
-// Whether no instruction of the stream can set the direction flag: asmjit's database says which
-// instructions write it (std, the flags loads), and the names cover what it may leave out.
-bool leaves_direction_flag(const StreamPlan& plan) {
-  for (const auto& p : plan.copy) {
     InstRWInfo rw;
-    if (InstAPI::queryRWInfo(Arch::kX64, p.inst, p.ops.data(), p.ops.size(), &rw) != kErrorOk) return false;
-    if (Support::test(rw.writeFlags(), CpuRWFlags::kX86_DF)) return false;
-    String name;
-    if (InstAPI::instIdToString(Arch::kX64, p.inst.id(), name) != kErrorOk) return false;
-    const std::string m(name.data());
-    if (m == "std" || m.rfind("popf", 0) == 0 || m.rfind("iret", 0) == 0 || m.rfind("sysret", 0) == 0 ||
-        m == "uiret")
-      return false;
+    if (InstAPI::queryRWInfo(Arch::kX64, p.inst, p.ops.data(), p.ops.size(), &rw) != kErrorOk ||
+        Support::test(rw.writeFlags(), CpuRWFlags::kX86_DF) || m == "std" || m.rfind("popf", 0) == 0 ||
+        m.rfind("iret", 0) == 0 || m.rfind("sysret", 0) == 0 || m == "uiret")
+      t.direction_flag = true;
   }
-  return true;
+  return t;
 }
 
 }  // namespace
@@ -130,7 +127,8 @@ asmjit::Error emit_stream_function(ax::Emitter& e, const StreamPlan& plan, int c
   // slow with it (on the Zen 4 VM one call took 8528-8684 ticks by the code before it; without the
   // save and restore, 8606 after any). See docs/method.md, "The reference calls carry no
   // floating-point state".
-  const bool fp_state = !leaves_fp_state(plan);
+  const StateTouched touched = state_touched(plan);
+  const bool fp_state = touched.fp_state;
   e.sub(ax::rsp, 8);
   if (fp_state) {
     // The caller's MXCSR at [rsp] and x87 control word at [rsp + 4]: a probe of ldmxcsr, fldcw or
@@ -148,7 +146,7 @@ asmjit::Error emit_stream_function(ax::Emitter& e, const StreamPlan& plan, int c
   const int vbits = form_vec_bits(plan);
   const Label stub = e.newLabel(), stub_pointer = e.newLabel();
   for (const auto& r : plan.inits) {
-    if (!fp_state) break;  // no instruction reads a vector or mask register
+    if (!fp_state) break;  // no instruction reads a vector or mask register (StateTouched)
     if (r.cls == OpClass::vec) {
       // Only registers the form can address are set up: with 16-register forms, ids stay below 16.
       if (int(r.id) >= plan.vec_regs) continue;
@@ -233,7 +231,7 @@ asmjit::Error emit_stream_function(ax::Emitter& e, const StreamPlan& plan, int c
   // without std or a flags load leaves it as the caller had it: clear). Not free either: with only
   // the floating-point save and restore gone, the reference chain's call still moved with the code
   // before it (8346-8632 ticks on the Zen 4 VM); without this cld too it did not.
-  if (!leaves_direction_flag(plan)) e.cld();
+  if (touched.direction_flag) e.cld();
   if (fp_state) {
     if (isa.avx) e.vzeroupper();
     e.emms();  // and the x87 stack empty: fld1 streams or MMX leave its registers tagged in use

@@ -27,6 +27,18 @@ x86::HostIsa full_isa() {
   return isa;
 }
 
+// A stream function emitted into a Builder (never assembled), its nodes to read back.
+struct EmittedStream {
+  asmjit::CodeHolder code;
+  asmjit::x86::Builder b;
+  EmittedStream(const peakprobe::x86::StreamPlan& plan, int copies) {
+    code.init(asmjit::Environment(asmjit::Arch::kX64));
+    code.attach(&b);
+    REQUIRE(peakprobe::x86::emit_stream_function(*b.as<asmjit::x86::Emitter>(), plan, copies, full_isa()) ==
+            asmjit::kErrorOk);
+  }
+};
+
 const char* kForms[] = {
     "vfmadd231ps ymm, ymm, ymm", "vfmadd231ps zmm, zmm, zmm", "imul r64, r64",   "add r64, r64",
     "vaddps xmm, xmm, xmm",      "addps xmm, xmm",            "popcnt r64, r64", "vcvtdq2ps ymm, ymm",
@@ -253,10 +265,8 @@ namespace {
 // Buffer offsets of the memory operands of the loop body's instructions, in order.
 std::vector<int64_t> body_memory_offsets(const peakprobe::x86::StreamPlan& plan, int copies) {
   using namespace asmjit;
-  CodeHolder code;
-  code.init(Environment(Arch::kX64));
-  asmjit::x86::Builder b(&code);
-  REQUIRE(peakprobe::x86::emit_stream_function(*b.as<asmjit::x86::Emitter>(), plan, copies, full_isa()) == kErrorOk);
+  EmittedStream emitted(plan, copies);
+  asmjit::x86::Builder& b = emitted.b;
   std::vector<int64_t> out;
   bool in_loop = false;
   for (BaseNode* n = b.firstNode(); n; n = n->next()) {
@@ -306,10 +316,8 @@ TEST_CASE("call streams: every call goes to a lone ret after the function", "[em
   REQUIRE(ret.ok());
   auto plan = peakprobe::x86::plan_mix({{&call.value(), 1}, {&ret.value(), 1}}, 2, full_isa(), "-");
   REQUIRE(plan.ok());
-  asmjit::CodeHolder code;
-  code.init(asmjit::Environment(asmjit::Arch::kX64));
-  asmjit::x86::Builder b(&code);
-  REQUIRE(peakprobe::x86::emit_stream_function(*b.as<asmjit::x86::Emitter>(), plan.value(), 4, full_isa()) == asmjit::kErrorOk);
+  EmittedStream emitted(plan.value(), 4);
+  asmjit::x86::Builder& b = emitted.b;
   // The body: 8 calls to one label; after the function's own ret, that label and a ret.
   std::set<uint32_t> targets;
   int calls = 0, rets = 0;
@@ -342,11 +350,8 @@ TEST_CASE("transaction streams: each xbegin falls back to just after its own xen
   REQUIRE(xend.ok());
   auto plan = peakprobe::x86::plan_mix({{&xbegin.value(), 1}, {&xend.value(), 1}}, 2, full_isa(), "-");
   REQUIRE(plan.ok());
-  asmjit::CodeHolder code;
-  code.init(asmjit::Environment(asmjit::Arch::kX64));
-  asmjit::x86::Builder b(&code);
-  REQUIRE(peakprobe::x86::emit_stream_function(*b.as<asmjit::x86::Emitter>(), plan.value(), 3, full_isa()) ==
-          asmjit::kErrorOk);
+  EmittedStream emitted(plan.value(), 3);
+  asmjit::x86::Builder& b = emitted.b;
   // In the body: xbegin L, xend, L: six times, each with its own label (an abort, which jumps to
   // L, never reaches an xend outside a transaction; a commit goes on to the same place).
   std::set<uint32_t> fallbacks;
@@ -490,11 +495,8 @@ std::multiset<uint32_t> emitted_ids(const char* text, bool latency, int chains =
   auto plan = latency ? peakprobe::x86::plan_latency(form.value(), full_isa(), "f32")
                       : peakprobe::x86::plan_throughput(form.value(), chains, full_isa(), "f32");
   REQUIRE(plan.ok());
-  asmjit::CodeHolder code;
-  code.init(asmjit::Environment(asmjit::Arch::kX64));
-  asmjit::x86::Builder b(&code);
-  REQUIRE(peakprobe::x86::emit_stream_function(*b.as<asmjit::x86::Emitter>(), plan.value(), 2, full_isa()) ==
-          asmjit::kErrorOk);
+  EmittedStream emitted(plan.value(), 2);
+  asmjit::x86::Builder& b = emitted.b;
   std::multiset<uint32_t> ids;
   for (asmjit::BaseNode* n = b.firstNode(); n; n = n->next())
     if (n->isInst()) ids.insert(n->as<asmjit::InstNode>()->id());
