@@ -222,6 +222,25 @@ TEST_CASE("throughput sweep: chains bind near latency over K, and two steps with
   CHECK_FALSE(slower_than_fewer_chains(4.0, 1e300));  // the first step has nothing to be slower than
 }
 
+TEST_CASE("throughput sweep: only copies that chain are bound by the latency, and the register limit names them",
+          "[probe_runner]") {
+  using namespace peakprobe::detail;
+  // A form whose copies chain through their destination: its latency bounds K copies.
+  CHECK(copies_chain_latency("chain through the destination", 4.0) == 4.0);
+  // A write-only destination: every copy is independent, whatever chain measured the latency.
+  CHECK(copies_chain_latency("chain through source operand 2", 3.0) == 0.0);
+  CHECK(copies_chain_latency("pointer chase through bridge (upper bound: includes the bridge)", 9.0) == 0.0);
+  // So 16 independent loads at 0.5 cycles do not look bound by a 9-cycle chase (0.5 x 16 < 1.15 x 9).
+  CHECK(chains_bind(0.5, 16, 9.0));
+  CHECK_FALSE(chains_bind(0.5, 16, copies_chain_latency("pointer chase (load-to-use)", 9.0)));
+  // The register limit: reached and still bound; a form of one chain is judged by its own latency.
+  CHECK(limited_by_registers(16, 16, true, 0.3, 4.0));
+  CHECK_FALSE(limited_by_registers(12, 16, true, 0.3, 4.0));   // the sweep stopped before the limit
+  CHECK_FALSE(limited_by_registers(16, 16, false, 0.3, 4.0));  // the pipes held it at the limit
+  CHECK(limited_by_registers(1, 1, false, 4.0, 4.0));          // one chain, running at its latency
+  CHECK_FALSE(limited_by_registers(1, 1, false, 6.0, 4.0));    // one chain, held by its pipe, not its latency
+}
+
 TEST_CASE("throughput sweep: K chains through the destination never beat one chain's latency over K",
           "[probe_runner]") {
   using peakprobe::detail::beats_chain_bound;

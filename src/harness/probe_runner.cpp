@@ -197,7 +197,7 @@ bool ProbeRunner::Impl::measure_throughput(const isa::ProbeForm& form, const std
     return false;
   }
   // The chain bound holds only where K copies are K chains like the latency chain.
-  const double bound_latency = detail::chains_through_destination(r.latency_method) ? latency_cycles : 0.0;
+  const double bound_latency = detail::copies_chain_latency(r.latency_method, latency_cycles);
   double best_rt = 1e300;
   int best_copies = 1;
   struct Impossible {
@@ -278,7 +278,7 @@ bool ProbeRunner::Impl::measure_throughput(const isa::ProbeForm& form, const std
     // Still bound by the chains means more chains may help, even when this step did not improve much.
     // (A load form without a latency stopped at 2 chains, 0.51 cycles, after one noisy step where 3
     // chains give 0.34: two steps without gain end a sweep.)
-    chain_bound = chains_bind(rt, k, latency_cycles);
+    chain_bound = chains_bind(rt, k, bound_latency);
     without_gain = improved ? 0 : without_gain + 1;
     if (!sweep_goes_on(k, improved, chain_bound, without_gain)) break;
   }
@@ -297,7 +297,7 @@ bool ProbeRunner::Impl::measure_throughput(const isa::ProbeForm& form, const std
   // The register file, not the hardware, may have stopped the sweep: say so.
   // (One chain at most, kmax 1, as for a form whose every instance reads and writes one register it
   // always names: the stream is that chain, however many the hardware would run.)
-  r.chains_limited_by_registers = r.accumulators == kmax && chain_bound;
+  r.chains_limited_by_registers = limited_by_registers(r.accumulators, kmax, chain_bound, best_rt, latency_cycles);
   // The chosen K is timed twice more, from two other code layouts (3/4 and 1/2 of the copies,
   // placed afresh), and the median of the three timings is the figure. The sweep kept the fastest of
   // several K, so an artefact of one layout can win it: on a Zen 3 VM one sweep timed 10 FMA chains
@@ -620,6 +620,15 @@ bool slower_than_fewer_chains(double recip_throughput, double best_so_far) {
 
 bool chains_through_destination(const std::string& latency_method) {
   return latency_method.rfind("chain through the destination", 0) == 0;
+}
+
+double copies_chain_latency(const std::string& latency_method, double latency_cycles) {
+  return chains_through_destination(latency_method) ? latency_cycles : 0.0;
+}
+
+bool limited_by_registers(int chosen_k, int kmax, bool chain_bound, double recip_throughput, double latency_cycles) {
+  if (chosen_k != kmax) return false;
+  return kmax == 1 ? chains_bind(recip_throughput, 1, latency_cycles) : chain_bound;
 }
 
 bool beats_chain_bound(double recip_throughput, int k, double latency_cycles) {

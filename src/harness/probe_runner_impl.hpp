@@ -197,6 +197,20 @@ bool slower_than_fewer_chains(double recip_throughput, double best_so_far);
 // Whether a latency method builds its chain through the destination (both ISAs' texts start so):
 // then K independent copies of the form are K such chains, and the chain bound below holds.
 bool chains_through_destination(const std::string& latency_method);
+// The latency that bounds K throughput copies: the latency chain's where K copies are K such chains
+// (chains_through_destination), none where every copy is independent of the one before (a write-only
+// destination: the latency chain then runs through a source, a bridge or a loaded pointer, and K
+// only counts destination registers). Without this a load's 9-cycle pointer chase "bound" 0.5-cycle
+// loads up to K = 20: every load form of the table swept to 16-24 chains and lines, where the
+// host's other thread slows some lines' loads for milliseconds at a time (Zen 4 VM: the same load
+// stream ran 2.5-16% slow in a fifth to two thirds of 20-sample windows), and its figure came out
+// 0.50 or 0.53-0.57 by the moment. One to three chains give the same rate there.
+double copies_chain_latency(const std::string& latency_method, double latency_cycles);
+// Whether the register file, not the hardware, ended the sweep: it reached the most chains the
+// registers allow (`kmax`) while they still bound the rate (`chain_bound`, the last step's). A form
+// with one chain at most is that chain whatever its latency method names (the x87 stack top,
+// implicit registers), so its own latency decides.
+bool limited_by_registers(int chosen_k, int kmax, bool chain_bound, double recip_throughput, double latency_cycles);
 // Whether K chains through the destination ran faster than one chain's latency allows (each finishes
 // a link per `latency_cycles`, so K of them at most K per latency), beyond kChainBoundSlack for
 // noise. Impossible in hardware: the timing's clock or calls were wrong. Seen on a Zen 4 VM whose
