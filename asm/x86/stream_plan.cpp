@@ -380,17 +380,35 @@ struct MixForm {
   size_t next_chain = 0;
 };
 
-// Lines of the buffer one form's chains use in one copy (chain j uses line j).
-int lines_of(int chains) { return std::min(32, chains); }
+// How many cache lines the chains of a form read and write (at `64 * (chain % lines)` past the form's
+// base). A form that only reads memory operands of a definite size reads one line from every chain:
+// nothing orders loads from one line, and the fewer lines a stream touches, the less the other
+// hardware thread of the core slows it. On the Zen 4 VM 12 FMA chains from memory, each on a line of
+// its own, ran 2-5% or more slow in half of their 20-sample windows, slowed for milliseconds at a
+// time while the add references ran within 1%; from one line, in 0-4% of the windows (alternating
+// with the 12 lines in one process, the one line placed before or after them). A form that writes
+// memory keeps a line per chain (a store-to-load chain the register latency does not include), and
+// so does a form on memory of no definite size (clflush, prefetch, fxsave: a line flushed or fetched
+// again is another measurement).
+int lines_for_chains(const MixForm& m, int chains) {
+  bool reads_only = true, any = false;
+  for (size_t s = 0; s < m.slots.size(); ++s) {
+    if (m.slots[s].kind != SlotKind::mem) continue;
+    any = true;
+    if (m.form->roles[s].write || m.slots[s].op->bits == 0) reads_only = false;
+  }
+  if (!any) return 0;
+  return reads_only ? 1 : std::min(32, chains);
+}
 
 // `base`: where the form's lines start. Each form of a mix has lines of its own, right after the
 // previous form's: a store part and a load part touching the same lines made every load wait for a
 // store to forward (on the Zen 4 VM, `mov m32, r32` beside any load read "shared", 1.00).
-bool allocate_chain(MixForm& m, Pools& pools, StreamPlan& plan, int32_t base, int j) {
+bool allocate_chain(MixForm& m, Pools& pools, StreamPlan& plan, int32_t base, int j, int lines) {
   const InstForm& f = *m.form;
   InstanceRegs r;
   r.clobbered.assign(m.slots.size(), 0);
-  r.disp = base + 64 * (j % 32);  // distinct cache lines, all inside L1
+  r.disp = base + 64 * (j % lines);  // lines_for_chains: one line, or a line per chain inside L1
   auto take_front = [&](OpClass c, uint32_t& id) {
     auto& p = pools.of(c);
     if (p.empty()) return false;
@@ -633,11 +651,11 @@ Expected<StreamPlan> plan_mix(const std::vector<MixEntry>& entries, int rounds, 
       if (m.slots[s].kind == SlotKind::mem && m.form->roles[s].write) writes_memory = true;
     const int chains =
         entries[i].chains > 0 && !writes_memory ? std::min(entries[i].chains, instances) : instances;
+    const int lines = lines_for_chains(m, chains);
     for (int j = 0; j < chains; ++j)
-      if (!allocate_chain(m, pools, plan, base, j))
+      if (!allocate_chain(m, pools, plan, base, j, std::max(1, lines)))
         return make_error("not enough registers for " + std::to_string(rounds) + " round(s) of this mix");
-    if (std::any_of(m.slots.begin(), m.slots.end(), [](const Slot& s) { return s.kind == SlotKind::mem; }))
-      base += 64 * lines_of(int(m.chains.size()));
+    base += 64 * lines;
   }
   const std::vector<size_t> order = interleave(forms);
   for (int g = 0; g < rounds; ++g)
