@@ -121,6 +121,7 @@ ClockSample ClockCalibrator::measure() {
     // as time_pair takes them (each warmed by an untimed call).
     struct Try {
       double chain = 0, slow = 0, wide = 0;  // ticks of each whole call
+      double chain_half = 0;  // the chain of half the copies at the same iterations (the fixed cost below)
     };
     std::vector<Try> tries;
     // The first calibration sets the undisturbed wide/chain ratio for the whole run, so it takes its
@@ -150,17 +151,28 @@ ClockSample ClockCalibrator::measure() {
       t0 = counter_.now();
       ruler_.wide(ruler_.wide_iters, ruler_.buffer, ruler_.consts);
       t.wide = double(counter_.now() - t0);
+      short_.fn()(1, ruler_.buffer, ruler_.consts);
+      t0 = counter_.now();
+      short_.fn()(ruler_.chain_iters, ruler_.buffer, ruler_.consts);
+      t.chain_half = double(counter_.now() - t0);
       tries.push_back(t);
     }
-    // What a whole chain call takes beyond its adds at the clock just measured (N against 2N copies,
-    // which cancels the call and the loop): its call, set-up and timer, and the loop's own cost per
-    // iteration, which the N/2N difference cancels but a single call does not (about a cycle per
-    // iteration of 128 adds on Zen 3: the ruler read 0.6% slow before). Measured at the length the
-    // ruler runs at; the median, since a disturbance only adds time.
+    // What a whole chain call takes beyond its adds: its call, set-up and timer, and the loop's own
+    // cost per iteration, which an N/2N difference cancels but a single call does not (about a cycle
+    // per iteration of 128 adds on Zen 3: the ruler read 0.6% slow before). Each try times the chain
+    // of half the copies at the same iterations a few microseconds from the whole one, so the clock
+    // of that moment cancels: a = i(64 c + L) + d and b = i(128 c + L) + d give 2a - b = iL + d.
+    // Until 2026-11-28 the cost was the whole call less its adds at the clock the rounds measured a
+    // moment before: that also took in how far the clock moved between them (1% of a call is about
+    // 90 ticks), single calibrations of one process read 49-256 ticks on the Zen 4 VM, and the probe
+    // after one that read 148 gave every figure 1-1.3% high (a 4-cycle FMA chain at 4.05). The median
+    // of the tries, since a disturbance only adds time to one call or the other; then the median of
+    // the last calibrations' (kFixedCostHistory): the cost belongs to the code, not to the moment.
     std::vector<double> extra;
-    for (const Try& t : tries) extra.push_back(t.chain - ruler_.chain_units * s.ticks_per_cycle);
-    ruler_.chain_fixed_ticks =
-        std::clamp(median(extra), 0.0, 0.03 * ruler_.chain_units * s.ticks_per_cycle);
+    for (const Try& t : tries) extra.push_back(2 * t.chain_half - t.chain);
+    fixed_cost_history_.push_back(std::clamp(median(extra), 0.0, 0.03 * ruler_.chain_units * s.ticks_per_cycle));
+    if (fixed_cost_history_.size() > kFixedCostHistory) fixed_cost_history_.erase(fixed_cost_history_.begin());
+    ruler_.chain_fixed_ticks = median(fixed_cost_history_);
     // A chain call that was interrupted or preempted would make the wide stream look fast.
     const double expected = ruler_.chain_units * s.ticks_per_cycle + ruler_.chain_fixed_ticks;
     std::erase_if(tries, [&](const Try& t) { return t.chain <= 0 || t.chain > expected * 1.02; });
@@ -174,10 +186,10 @@ ClockSample ClockCalibrator::measure() {
     if (confirmed <= 0 && confirmations > 1) confirmed = confirmed_min(ratios, 0.01);
     const double best_ratio = confirmed > 0 ? confirmed : 1e300;
     spdlog::trace("ruler: chain {} x {} adds, wide {} x {}, best wide/chain ratio {} of {} tries (so far {:.4f}); "
-                  "clock {:.4f} ticks/cycle, chain call fixed cost {:.0f} ticks",
+                  "clock {:.4f} ticks/cycle, chain call fixed cost {:.0f} ticks (this calibration's estimate {:.0f})",
                   ruler_.chain_iters, 2 * kShortCopies, ruler_.wide_iters, wide_long_units_,
                   best_ratio < 1e300 ? fmt::format("{:.4f}", best_ratio) : "none", ratios.size(), ruler_.best_wide_ratio,
-                  s.ticks_per_cycle, ruler_.chain_fixed_ticks);
+                  s.ticks_per_cycle, ruler_.chain_fixed_ticks, fixed_cost_history_.back());
     // Only the first calibration sets the undisturbed ratio; after that the timings teach it, from
     // their own samples (time_pair). A calibration runs the references back to back, a timing runs
     // them after the probe's code, and the wide stream's rate can depend on what ran before it: on an

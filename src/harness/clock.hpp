@@ -7,6 +7,7 @@
 #pragma once
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "asm/jit.hpp"
 #include "harness/cycle_counter.hpp"
@@ -70,6 +71,10 @@ class ClockCalibrator {
   bool learn_ratio_ = true;    // false while warm_up waits for the clock to settle
   bool window_taken_ = false;  // the window of tries runs once
   double ratio_window_seconds_ = kRatioWindowSeconds;
+  // The last calibrations' estimates of a chain call's cost beyond its adds (Ruler::chain_fixed_ticks
+  // is their median: see measure()).
+  static constexpr size_t kFixedCostHistory = 31;
+  std::vector<double> fixed_cost_history_;
   isa::ProbeConstants consts_;
   ProbeBuffer buffer_;
 };
