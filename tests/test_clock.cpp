@@ -72,6 +72,7 @@ TEST_CASE("hw: relearn forgets what the ruler learned and returns it, keeps its 
   CHECK(learned.best_wide_ratio == wide_ratio);
   CHECK(learned.best_chain_ratio == chain_ratio);
   CHECK(learned.window_taken);
+  CHECK_FALSE(learned.fixed_cost_cycles.empty());  // the chain call's cost, one estimate per calibration
   CHECK_FALSE(cal->ratio_window_taken());  // the next warm-up takes its window of tries again
   CHECK(ruler.best_wide_ratio == 0);
   CHECK(ruler.best_chain_ratio == 0);
@@ -91,7 +92,7 @@ TEST_CASE("hw: relearn forgets what the ruler learned and returns it, keeps its 
   CHECK(ruler.wide_ratio_floor == wide_floor);
   CHECK(cal->ratio_window_taken());
   CHECK(ruler.ready());
-  cal->relearn();
+  CHECK(cal->relearn().fixed_cost_cycles == learned.fixed_cost_cycles);
   REQUIRE(cal->warm_up().ghz > 0);
   CHECK(cal->ratio_window_taken());
   if (!ruler.ready()) PP_SKIP("the second window confirmed no ratio: the core ran disturbed");
@@ -101,7 +102,9 @@ TEST_CASE("hw: relearn forgets what the ruler learned and returns it, keeps its 
 
 // The ruler converts each single chain call with its cost beyond the adds (chain_fixed_ticks). That
 // cost is measured at one moment (2 x a half-length call - the whole call), so a call less it must
-// read the clock the N/2N rounds read a moment before, within the clock's own movement.
+// read the clock the N/2N rounds read a moment before, and closer than the call itself does: a cost
+// of 0 (or one taken from another moment's clock, 1-3% off in single calibrations on the Zen 4 VM)
+// fails.
 TEST_CASE("hw: a ruler chain call less its fixed cost reads the clock of the N/2N rounds", "[hw][clock]") {
   CycleCounter counter;
   auto cal = calibrator(counter);
@@ -109,12 +112,10 @@ TEST_CASE("hw: a ruler chain call less its fixed cost reads the clock of the N/2
   cal->warm_up();
   const Ruler& ruler = cal->ruler();
   if (ruler.chain_iters == 0) PP_SKIP("the ruler's calls were not sized");
-  int agreed = 0;
-  for (int round = 0; round < 5 && agreed == 0; ++round) {
+  bool agreed = false;
+  for (int round = 0; round < 5 && !agreed; ++round) {
     const ClockSample s = cal->measure();
     REQUIRE(s.ticks_per_cycle > 0);
-    CHECK(ruler.chain_fixed_ticks >= 0);
-    CHECK(ruler.chain_fixed_ticks <= 0.03 * ruler.chain_units * s.ticks_per_cycle);
     double best = 1e300;  // noise only adds time: the fastest of a few calls
     for (int i = 0; i < 9; ++i) {
       ruler.chain(1, ruler.buffer, ruler.consts);
@@ -122,11 +123,12 @@ TEST_CASE("hw: a ruler chain call less its fixed cost reads the clock of the N/2
       ruler.chain(ruler.chain_iters, ruler.buffer, ruler.consts);
       best = std::min(best, double(counter.now() - t0));
     }
-    const double tpc = (best - ruler.chain_fixed_ticks) / ruler.chain_units;
-    // A clock that moved between the rounds and these calls gets another round; a fixed cost taken
-    // from another moment's clock read 1-3% off in single calibrations on the Zen 4 VM.
-    if (std::fabs(tpc / s.ticks_per_cycle - 1) < 0.01) ++agreed;
-    else WARN("round " << round << ": chain call reads " << tpc << " ticks/cycle, the rounds " << s.ticks_per_cycle);
+    const double with_cost = std::fabs((best - ruler.chain_fixed_ticks) / ruler.chain_units / s.ticks_per_cycle - 1);
+    const double without = std::fabs(best / ruler.chain_units / s.ticks_per_cycle - 1);
+    // A clock that moved between the rounds and these calls gets another round.
+    if (with_cost < 0.005 && with_cost < without) agreed = true;
+    else WARN("round " << round << ": the chain call less its cost is " << with_cost * 100 << "% off the rounds' clock ("
+                       << without * 100 << "% without it; cost " << ruler.chain_fixed_ticks << " ticks)");
   }
-  CHECK(agreed == 1);
+  CHECK(agreed);
 }

@@ -395,7 +395,8 @@ int lines_for_chains(const MixForm& m, int chains) {
   for (size_t s = 0; s < m.slots.size(); ++s) {
     if (m.slots[s].kind != SlotKind::mem) continue;
     any = true;
-    if (m.form->roles[s].write || m.slots[s].op->bits == 0) reads_only = false;
+    const OperandKind& k = *m.slots[s].op;
+    if (m.form->roles[s].write || (k.bits == 0 && k.bcst_bits == 0)) reads_only = false;
   }
   if (!any) return 0;
   return reads_only ? 1 : std::min(32, chains);
@@ -640,7 +641,13 @@ Expected<StreamPlan> plan_mix(const std::vector<MixEntry>& entries, int rounds, 
       return make_error("not enough registers for the source operands of '" + e.form->display + "'");
     forms.push_back(std::move(m));
   }
-  int32_t base = 0;  // where the next form with a memory operand starts its lines
+  // Where the next form with a memory operand starts its lines: past the first two lines when a form
+  // gathers or scatters, whose lanes address [buffer + lane x 8 bytes at most] (a load chain on a line
+  // a scatter writes would wait for its stores).
+  const bool gathers = std::any_of(forms.begin(), forms.end(), [](const MixForm& m) {
+    return std::any_of(m.slots.begin(), m.slots.end(), [](const Slot& s) { return s.kind == SlotKind::vmem; });
+  });
+  int32_t base = gathers ? 128 : 0;
   for (size_t i = 0; i < forms.size(); ++i) {
     MixForm& m = forms[i];
     const int instances = m.weight * rounds;

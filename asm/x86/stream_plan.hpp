@@ -81,7 +81,7 @@ struct StreamPlan {
   bool buffer_holds_mxcsr = false;     // buffer dwords hold the probe's MXCSR value (ldmxcsr, fxrstor)
   // Bytes the emitter adds to the buffer offsets of each further copy (wrapping inside
   // kMemorySpreadBytes): read-modify-write forms, so that no copy waits on the previous copy's store
-  // to the same line; the lines used by one copy (64 per chain of every form with a memory operand).
+  // to the same line; the lines used by one copy (see lines_for_chains in stream_plan.cpp).
   // 0: every copy uses the same lines.
   int32_t memory_stride_per_copy = 0;
   std::string method;                  // how the latency chain is built (or why there is none)

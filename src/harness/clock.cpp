@@ -143,6 +143,11 @@ ClockSample ClockCalibrator::measure() {
       uint64_t t0 = counter_.now();
       ruler_.chain(ruler_.chain_iters, ruler_.buffer, ruler_.consts);
       t.chain = double(counter_.now() - t0);
+      // Right after the whole chain call (already warm: the same code, half the copies), before the
+      // multi-cycle call, which then follows an add chain as before.
+      t0 = counter_.now();
+      short_.fn()(ruler_.chain_iters, ruler_.buffer, ruler_.consts);
+      t.chain_half = double(counter_.now() - t0);
       ruler_.slow(1, ruler_.buffer, ruler_.consts);
       t0 = counter_.now();
       ruler_.slow(ruler_.slow_iters, ruler_.buffer, ruler_.consts);
@@ -151,28 +156,28 @@ ClockSample ClockCalibrator::measure() {
       t0 = counter_.now();
       ruler_.wide(ruler_.wide_iters, ruler_.buffer, ruler_.consts);
       t.wide = double(counter_.now() - t0);
-      short_.fn()(1, ruler_.buffer, ruler_.consts);
-      t0 = counter_.now();
-      short_.fn()(ruler_.chain_iters, ruler_.buffer, ruler_.consts);
-      t.chain_half = double(counter_.now() - t0);
       tries.push_back(t);
     }
     // What a whole chain call takes beyond its adds: its call, set-up and timer, and the loop's own
     // cost per iteration, which an N/2N difference cancels but a single call does not (about a cycle
     // per iteration of 128 adds on Zen 3: the ruler read 0.6% slow before). Each try times the chain
-    // of half the copies at the same iterations a few microseconds from the whole one, so the clock
-    // of that moment cancels: a = i(64 c + L) + d and b = i(128 c + L) + d give 2a - b = iL + d.
+    // of half the copies at the same iterations right after the whole one, so the clock of that
+    // moment cancels: a = i(64 c + L) + d and b = i(128 c + L) + d give 2a - b = iL + d.
     // Until 2026-11-28 the cost was the whole call less its adds at the clock the rounds measured a
     // moment before: that also took in how far the clock moved between them (1% of a call is about
     // 90 ticks), single calibrations of one process read 49-256 ticks on the Zen 4 VM, and the probe
     // after one that read 148 gave every figure 1-1.3% high (a 4-cycle FMA chain at 4.05). The median
     // of the tries, since a disturbance only adds time to one call or the other; then the median of
     // the last calibrations' (kFixedCostHistory): the cost belongs to the code, not to the moment.
+    // Kept in core cycles, the code's own measure, and converted at this calibration's clock.
     std::vector<double> extra;
     for (const Try& t : tries) extra.push_back(2 * t.chain_half - t.chain);
-    fixed_cost_history_.push_back(std::clamp(median(extra), 0.0, 0.03 * ruler_.chain_units * s.ticks_per_cycle));
-    if (fixed_cost_history_.size() > kFixedCostHistory) fixed_cost_history_.erase(fixed_cost_history_.begin());
-    ruler_.chain_fixed_ticks = median(fixed_cost_history_);
+    const double this_cost = std::clamp(median(extra), 0.0, 0.03 * ruler_.chain_units * s.ticks_per_cycle);
+    if (s.ticks_per_cycle > 0) {
+      fixed_cost_cycles_.push_back(this_cost / s.ticks_per_cycle);
+      if (fixed_cost_cycles_.size() > kFixedCostHistory) fixed_cost_cycles_.erase(fixed_cost_cycles_.begin());
+      ruler_.chain_fixed_ticks = median(fixed_cost_cycles_) * s.ticks_per_cycle;
+    }
     // A chain call that was interrupted or preempted would make the wide stream look fast.
     const double expected = ruler_.chain_units * s.ticks_per_cycle + ruler_.chain_fixed_ticks;
     std::erase_if(tries, [&](const Try& t) { return t.chain <= 0 || t.chain > expected * 1.02; });
@@ -189,7 +194,7 @@ ClockSample ClockCalibrator::measure() {
                   "clock {:.4f} ticks/cycle, chain call fixed cost {:.0f} ticks (this calibration's estimate {:.0f})",
                   ruler_.chain_iters, 2 * kShortCopies, ruler_.wide_iters, wide_long_units_,
                   best_ratio < 1e300 ? fmt::format("{:.4f}", best_ratio) : "none", ratios.size(), ruler_.best_wide_ratio,
-                  s.ticks_per_cycle, ruler_.chain_fixed_ticks, fixed_cost_history_.back());
+                  s.ticks_per_cycle, ruler_.chain_fixed_ticks, this_cost);
     // Only the first calibration sets the undisturbed ratio; after that the timings teach it, from
     // their own samples (time_pair). A calibration runs the references back to back, a timing runs
     // them after the probe's code, and the wide stream's rate can depend on what ran before it: on an
@@ -265,7 +270,8 @@ ClockReading clock_reading(const char* source, const ClockSample& before, const 
 
 ClockCalibrator::Learned ClockCalibrator::relearn() {
   const Learned was{ruler_.best_wide_ratio, ruler_.best_chain_ratio, ruler_.wide_ratio_floor,
-                    ruler_.chain_ratio_floor, ruler_.slow_unsteady,   window_taken_};
+                    ruler_.chain_ratio_floor, ruler_.slow_unsteady,   window_taken_,
+                    fixed_cost_cycles_};
   restore(Learned{});
   return was;
 }
@@ -277,6 +283,7 @@ void ClockCalibrator::restore(const Learned& l) {
   ruler_.chain_ratio_floor = l.chain_ratio_floor;
   ruler_.slow_unsteady = l.slow_unsteady;
   window_taken_ = l.window_taken;
+  fixed_cost_cycles_ = l.fixed_cost_cycles;
 }
 
 ClockSample ClockCalibrator::warm_up(double max_seconds) {

@@ -42,6 +42,9 @@ class ClockCalibrator {
   struct Learned {
     double best_wide_ratio = 0, best_chain_ratio = 0, wide_ratio_floor = 0, chain_ratio_floor = 0;
     bool slow_unsteady = false, window_taken = false;
+    // The last calibrations' estimates of a chain call's cost beyond its adds, in core cycles (another
+    // core, another kind of core, may differ).
+    std::vector<double> fixed_cost_cycles;
   };
   // Forgets what the ruler learned of its core, so that the next warm_up learns it afresh on the
   // core the thread now runs on, and returns it (restore() puts it back, for a move that failed).
@@ -71,10 +74,10 @@ class ClockCalibrator {
   bool learn_ratio_ = true;    // false while warm_up waits for the clock to settle
   bool window_taken_ = false;  // the window of tries runs once
   double ratio_window_seconds_ = kRatioWindowSeconds;
-  // The last calibrations' estimates of a chain call's cost beyond its adds (Ruler::chain_fixed_ticks
-  // is their median: see measure()).
+  // The last calibrations' estimates of a chain call's cost beyond its adds, in core cycles
+  // (Ruler::chain_fixed_ticks is their median at the clock of the latest: see measure()).
   static constexpr size_t kFixedCostHistory = 31;
-  std::vector<double> fixed_cost_history_;
+  std::vector<double> fixed_cost_cycles_;
   isa::ProbeConstants consts_;
   ProbeBuffer buffer_;
 };

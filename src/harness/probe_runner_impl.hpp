@@ -208,8 +208,8 @@ bool chains_through_destination(const std::string& latency_method);
 double copies_chain_latency(const std::string& latency_method, double latency_cycles);
 // Whether the register file, not the hardware, ended the sweep: it reached the most chains the
 // registers allow (`kmax`) while they still bound the rate (`chain_bound`, the last step's). A form
-// with one chain at most is that chain whatever its latency method names (the x87 stack top,
-// implicit registers), so its own latency decides.
+// with one chain at most is that chain whatever its latency method names (a stack top or implicit
+// registers the form always names), so its own latency decides.
 bool limited_by_registers(int chosen_k, int kmax, bool chain_bound, double recip_throughput, double latency_cycles);
 // Whether K chains through the destination ran faster than one chain's latency allows (each finishes
 // a link per `latency_cycles`, so K of them at most K per latency), beyond kChainBoundSlack for

@@ -329,6 +329,18 @@ TEST_CASE("mix plan: each form's memory operands have lines of their own, loads 
   auto fmas = x86::plan_throughput(fma, 12, avx512(), "f32");
   REQUIRE(fmas.ok());
   CHECK(lines_of(*fmas, asmjit::x86::Inst::kIdVfmadd231ps).size() == 1);
+  // A broadcast is memory of a definite size too (its element).
+  const x86::InstForm bcst = form_of("vfmadd231ps zmm, zmm, m32bcst");
+  auto bcsts = x86::plan_throughput(bcst, 12, avx512(), "f32");
+  REQUIRE(bcsts.ok());
+  CHECK(lines_of(*bcsts, asmjit::x86::Inst::kIdVfmadd231ps).size() == 1);
+  // Beside a scatter, whose lanes write the buffer's first 128 bytes, the loads read a line past them.
+  const x86::InstForm scatter = form_of("vpscatterdd vm32z {k}, zmm");
+  auto mixed = x86::plan_mix({{&scatter, 1}, {&load, 1}}, 2, avx512(), "-");
+  REQUIRE(mixed.ok());
+  const auto scattered_loads = lines_of(*mixed, asmjit::x86::Inst::kIdMov);
+  REQUIRE(scattered_loads.size() == 1);
+  CHECK(*scattered_loads.begin() >= 2);
 }
 
 TEST_CASE("mix plan: a 16-register part keeps the whole mix below register 16", "[stream_plan]") {
