@@ -387,10 +387,9 @@ struct MixForm {
 // its own, ran 2-5% or more slow in half of their 20-sample windows, slowed for milliseconds at a
 // time while the add references ran within 1.5%; from one line, in 0-4% of the windows in 6 runs of 8
 // and 28-29% in the other two (alternating with the 12 lines in one process, the one line placed
-// before or after them). A form that writes
-// memory keeps a line per chain (a store-to-load chain the register latency does not include), and
-// so does a form on memory of no definite size (clflush, prefetch, fxsave: a line flushed or fetched
-// again is another measurement).
+// before or after them). A form that writes memory keeps a line per chain (a store-to-load chain the
+// register latency does not include), and so does a form on memory of no definite size (clflush,
+// prefetch, fxsave: a line flushed or fetched again is another measurement).
 int lines_for_chains(const MixForm& m, int chains) {
   bool reads_only = true, any = false;
   for (size_t s = 0; s < m.slots.size(); ++s) {
