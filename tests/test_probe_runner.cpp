@@ -329,6 +329,26 @@ TEST_CASE("a latency whose two clock conversions disagree is doubted, by a tight
   CHECK(detail::timing_doubts(in, options).empty());
 }
 
+TEST_CASE("a latency chain whose N and 2N copies ran at different rates is doubted", "[probe_runner]") {
+  ProbeOptions options;
+  detail::TrustInputs in = steady_paired_inputs();
+  in.latency_overhead = 0.05;  // a chain of eliminated moves: its call costs a few percent of the long call
+  CHECK(detail::timing_doubts(in, options).empty());
+  // Short calls in a slow mode, long calls in a fast one: the fixed cost they imply is most of the call.
+  in.latency_overhead = 0.58;
+  auto d = detail::timing_doubts(in, options);
+  REQUIRE(d.size() == 1);
+  CHECK(d[0].find("latency chain's N and 2N copies disagree (implied loop overhead +58.0%") != std::string::npos);
+  // The long calls slowed more than the short ones: a negative cost is no more possible for a chain.
+  in.latency_overhead = -0.06;
+  REQUIRE(detail::timing_doubts(in, options).size() == 1);
+  // The throughput stream's overhead is judged on its own: a right one does not clear the chain's.
+  in.overhead = 0.0;
+  CHECK(detail::timing_doubts(in, options).size() == 1);
+  in.latency_overhead = 0.0;  // no latency timed
+  CHECK(detail::timing_doubts(in, options).empty());
+}
+
 TEST_CASE("under an emulator every figure is doubted first, whatever else holds", "[probe_runner]") {
   ProbeOptions options;
   detail::TrustInputs in = steady_paired_inputs();

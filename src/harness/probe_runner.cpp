@@ -86,6 +86,10 @@ std::vector<std::string> timing_doubts(const TrustInputs& in, const ProbeOptions
                                  in.ipc, in.issue_width));
   if (in.overhead < kMinOverheadFraction)
     doubts.push_back(fmt::format("N and 2N copies disagree (implied loop overhead {:.1f}%)", in.overhead * 100));
+  if (in.latency_overhead < kMinOverheadFraction || in.latency_overhead > kMaxLatencyOverheadFraction)
+    doubts.push_back(fmt::format("the latency chain's N and 2N copies disagree (implied loop overhead {:+.1f}%: its "
+                                 "short and long calls ran at different rates)",
+                                 in.latency_overhead * 100));
   if (in.clean_samples >= 0 && ran_slowed(in.clean_samples))
     doubts.push_back(fmt::format("the core ran slowed in {} of {} samples ({:.0f}% slower: its other hardware "
                                  "thread or the host was busy)",
@@ -180,10 +184,11 @@ void ProbeRunner::Impl::measure_latency(const isa::ProbeForm& form, const std::s
     return;
   }
   spdlog::debug("  latency {:.4f} cycles (samples {:.4f}-{:.4f}, {} clean, {} slowed; at the median clock: fastest "
-                "calls {:.4f}, median calls {:.4f})",
+                "calls {:.4f}, median calls {:.4f}; overhead {:+.1f}%)",
                 lat.value, lat.cycles.min, lat.cycles.max, lat.clean_samples, lat.slowed_samples,
                 detail::fastest_call_cycles(lat),
-                lat.median_ticks_per_cycle > 0 ? lat.per_unit.median / lat.median_ticks_per_cycle : 0.0);
+                lat.median_ticks_per_cycle > 0 ? lat.per_unit.median / lat.median_ticks_per_cycle : 0.0,
+                lat.overhead_fraction * 100);
 }
 
 bool ProbeRunner::Impl::measure_throughput(const isa::ProbeForm& form, const std::string& dtype, ProbeResult& r,
@@ -418,15 +423,19 @@ void ProbeRunner::Impl::measure_operand_latencies(const isa::ProbeForm& form, co
   if (ops.size() < 2) return;  // one path: latency_cycles says it all
   // Doubt of a chain's timing, 1 at its limit: its clock moved, or a few fast calls set it.
   auto doubt = [](const PairTiming& x) {
-    return std::max(detail::chain_disagreement(x) / kLatencyPairedLimit, detail::fast_mode_gap(x) / kFastModeLimit);
+    return std::max({detail::chain_disagreement(x) / kLatencyPairedLimit, detail::fast_mode_gap(x) / kFastModeLimit,
+                     x.overhead_fraction / kMaxLatencyOverheadFraction,
+                     x.overhead_fraction / kMinOverheadFraction});
   };
   for (int op : ops) {
     auto plan = form.plan_latency_through(op, dtype);
     if (!plan) continue;
     auto c = compile_pair(plan.value(), kLatencyCopies);
     if (!c) continue;
-    // A chain whose two clock conversions disagree (kLatencyPairedLimit), or whose fastest calls sit
-    // far below its typical sample (kFastModeLimit), is timed again, up to twice: the headline
+    // A chain whose two clock conversions disagree (kLatencyPairedLimit), whose fastest calls sit
+    // far below its typical sample (kFastModeLimit), or whose N and 2N copies imply a fixed cost
+    // outside what undisturbed chains show (kMinOverheadFraction, kMaxLatencyOverheadFraction), is
+    // timed again, up to twice: the headline
     // latency is checked against this figure (repeated_latency_doubt), and one doubtful chain would
     // doubt a right headline.
     PairTiming t;
@@ -701,6 +710,7 @@ ProbeResult ProbeRunner::run_once(const ProbeSpec& spec) {
     return r;
   }
 
+  spdlog::debug("{}:", r.instruction);
   ClockSample before = m.calibrate();
   PairTiming lat, tput;
   Compiled best;
@@ -750,6 +760,7 @@ ProbeResult ProbeRunner::run_once(const ProbeSpec& spec) {
   trust.after = after;
   trust.ipc = rt > 0 ? 1.0 / rt : 0.0;
   trust.overhead = tput.overhead_fraction;
+  if (lat.cycles.samples > 0) trust.latency_overhead = lat.overhead_fraction;
   trust.spread = r.throughput_stats.spread;
   trust.repeat_disagreement = repeat_disagreement;
   trust.length_disagreement = length_disagreement;

@@ -91,6 +91,13 @@ std::vector<Result> measure_with_retries(size_t n, const std::function<Result(si
 inline constexpr double kCalibrationSpreadLimit = 0.03;
 // Below this implied loop overhead (see PairTiming::overhead_fraction) the difference is not trusted.
 inline constexpr double kMinOverheadFraction = -0.03;
+// A latency chain's N and 2N copies that imply a fixed cost beyond this share of the long call ran at
+// different rates per link: the short calls in a slow mode (a chain of inserts from a general-purpose
+// register runs 1, 1.6 or 2.3 cycles a link from call to call on Zen 4), the long calls in a fast one,
+// and their difference reads a link far too fast (`vpinsrw xmm, xmm, r32, imm8`: 0.42 cycles with
+// +58%, against 1.00 with +0.1-1.6%). Undisturbed latency chains of a whole table imply -3% to +5%
+// (eliminated moves +1.5%); a busy moment +12%.
+inline constexpr double kMaxLatencyOverheadFraction = 0.25;
 // A dependent chain faster than this per link can only be rename-time elimination.
 inline constexpr double kEliminatedLatency = 0.75;
 // K chains through the destination timed below this share of one chain's latency over K are
@@ -167,6 +174,7 @@ struct TrustInputs {
   ClockSample before, after;
   double ipc = 0;                  // instructions per cycle of the stream
   double overhead = 0;             // PairTiming::overhead_fraction
+  double latency_overhead = 0;     // the same for the latency chain (0: none timed)
   double spread = 0;               // (median - min) / min
   double repeat_disagreement = 0;  // between two measurements of the same stream
   double length_disagreement = 0;  // of the figure from a line through every code length timed
