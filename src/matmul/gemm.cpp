@@ -214,6 +214,8 @@ isa::MicroKernels& Gemm::kernels_for(int mr, int nv, bool a_direct, bool b_direc
 
 double Gemm::fork_join_seconds(int threads) { return team_->fork_join_seconds(threads); }
 
+void Gemm::run_on_team(int parties, const std::function<void(int)>& job) { team_->run(parties, job); }
+
 Expected<isa::MicroKernelFn> Gemm::tile_kernel(int mr, int nv) {
   if (std::string why = gemm_unsupported(cpu_, dtype_); !why.empty()) return make_error(why);
   const isa::MicroKernelShape s = kernel_shape(cpu_, dtype_, mr, nv, false);

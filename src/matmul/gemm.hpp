@@ -6,6 +6,7 @@
 // B's whole-width panels ldb apart; an edge panel of B narrower than nr is still packed.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -69,6 +70,9 @@ class Gemm {
   // Wall seconds the GEMM's thread team adds to a call on `threads` threads (ThreadTeam::fork_join_seconds:
   // the best of many empty runs, its helpers started first and spinning): for the cost model.
   double fork_join_seconds(int threads);
+  // Runs job(t) for t = 0..parties-1 on the GEMM's team, as a call does (ThreadTeam::run): for
+  // measurements of the team itself (team_witness.hpp).
+  void run_on_team(int parties, const std::function<void(int)>& job);
   bool packs_widened() const { return widened_; }
   // C = A x B. The calling thread does the first share of the work where it runs (pin it to the
   // first core of cpu.core_order for steady timings); the other threads are a persistent team
