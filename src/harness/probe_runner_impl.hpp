@@ -94,8 +94,8 @@ inline constexpr double kMinOverheadFraction = -0.03;
 // A latency chain's N and 2N copies that imply a fixed cost beyond this share of the long call ran at
 // different rates per link: the short calls in a slow mode (a chain of inserts from a general-purpose
 // register runs 1, 1.6 or 2.3 cycles a link from call to call on Zen 4), the long calls in a fast one,
-// and their difference reads a link far too fast (`vpinsrw xmm, xmm, r32, imm8`: 0.42 cycles with
-// +58%, against 1.00 with +0.1-1.6%). Undisturbed latency chains of a whole table imply -3% to +5%
+// and their difference reads a link far too fast (a 16-bit insert from a general-purpose register:
+// 0.42 cycles with +58%, against 1.00 with +0.1-1.6%). Undisturbed latency chains of a whole table imply -3% to +5%
 // (eliminated moves +1.5%); a busy moment +12%.
 inline constexpr double kMaxLatencyOverheadFraction = 0.25;
 // A dependent chain faster than this per link can only be rename-time elimination.
