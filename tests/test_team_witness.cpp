@@ -34,6 +34,14 @@ TEST_CASE("team witness: a slow thread side by side is a doubt that names it", "
   CHECK(d->find("52% of its own speed on thread 1") != std::string::npos);
 }
 
+TEST_CASE("team witness: a thread that waited long for its CPU is a doubt that names it", "[team_witness]") {
+  CHECK_FALSE(run_delay_doubt(2'000'000, 1, 0.75));   // 2 ms of 750: wake-ups, nothing else runs there
+  CHECK_FALSE(run_delay_doubt(500'000'000, -1, 1.0));  // no thread's wait could be read
+  auto d = run_delay_doubt(520'500'000, 0, 1.0371);     // half the time: another program on its CPU
+  REQUIRE(d);
+  CHECK(*d == "thread 0 waited 520.5 ms of the 1037.1 ms timing for its CPU (another program ran there)");
+}
+
 TEST_CASE("team witness: one thread is refused", "[team_witness]") {
   const CpuInfo& cpu = test::this_cpu();
   if (const std::string why = gemm_unsupported(cpu, MatmulDtype::f32); !why.empty()) PP_SKIP(why);

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <random>
@@ -17,6 +18,7 @@
 
 #include "asm/target.hpp"
 #include "harness/pin.hpp"
+#include "harness/run_delay.hpp"
 #include "matmul/baseline_worker.hpp"
 #include "matmul/blas_baseline.hpp"
 #include "matmul/reference.hpp"
@@ -165,6 +167,53 @@ Expected<Timed> time_calls(const TimingPlace& place, Operands& op, const MatmulR
   return out;
 }
 
+// Several threads: whether they could run side by side right after a timing (team_witness.hpp).
+// While they could not, waits and times again (`time_once`), up to kCrowdedAttempts timings in all:
+// `kept` ends as the first timing they could run beside, else the fastest. Returns the last
+// witness's doubt (nothing: side by side, or no witness for this dtype); an error of `time_once`.
+constexpr int kCrowdedAttempts = 3;
+constexpr auto kCrowdedPause = std::chrono::milliseconds(300);
+
+// `own_doubt` judges the kept timing first (its threads' waits for their CPUs, where they can be
+// read); only a timing it passes is witnessed.
+template <typename T>
+Expected<std::optional<std::string>> retime_while_crowded(Gemm& gemm, const MatmulConfig& config, int threads,
+                                                          int pin_cpu, const std::string& what, T& kept,
+                                                          const std::function<Expected<T>()>& time_once,
+                                                          const std::function<double(const T&)>& min_ms,
+                                                          const std::function<std::optional<std::string>()>& own_doubt) {
+  std::optional<T> fastest;  // of the timings set aside
+  std::optional<std::string> crowded;
+  for (int attempt = 1;; ++attempt) {
+    crowded = own_doubt ? own_doubt() : std::nullopt;
+    if (!crowded && threads > 1) {
+      Expected<TeamWitness> w = [&] {
+        AffinityGuard caller_affinity;
+        if (pin_cpu >= 0) pin_current_thread(pin_cpu);
+        return witness_team(gemm, config.mr, config.nv, threads);
+      }();
+      if (w) {
+        spdlog::debug("{}: side by side, the slowest thread ran the witness at {:.0f}% of its own speed (thread {}; "
+                      "timing {} of at most {})",
+                      what, w->side_by_side * 100, w->slowest, attempt, kCrowdedAttempts);
+        crowded = team_witness_doubt(*w, threads);
+      } else {
+        spdlog::debug("{}: no side-by-side witness of the threads: {}", what, w.error());
+      }
+    }
+    if (!crowded || attempt == kCrowdedAttempts) break;
+    spdlog::info("{}: {}; timing it again", what, *crowded);
+    std::this_thread::sleep_for(kCrowdedPause);
+    Expected<T> again = time_once();
+    if (!again) return make_error(again.error());
+    if (!fastest || min_ms(kept) < min_ms(*fastest)) fastest = std::move(kept);
+    kept = std::move(*again);
+  }
+  // Crowded every time: the fastest timing is the nearest to what the cores can do.
+  if (crowded && fastest && min_ms(*fastest) < min_ms(kept)) kept = std::move(*fastest);
+  return crowded;
+}
+
 }  // namespace
 
 TimingSummary summarize_times(const std::vector<double>& ms, int warmup) {
@@ -221,45 +270,42 @@ Expected<MatmulResult> run_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulRe
                             rq.config);
     });
   };
-  auto ours = time_ours();
+  // The team's threads (the caller first), to watch how long they wait for their CPUs.
+  std::vector<int> tids(size_t(std::max(1, r.threads)), 0);
+  gemm.run_on_team(r.threads, [&](int t) { tids[size_t(t)] = current_tid(); });
+  RunDelayWatch::Longest waited;
+  double wall_seconds = 0;
+  auto time_watched = [&]() -> Expected<Timed> {
+    const RunDelayWatch watch(tids);
+    const auto t0 = std::chrono::steady_clock::now();
+    auto t = time_ours();
+    wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    waited = watch.longest_wait();
+    spdlog::debug("{}: the longest wait of a thread for its CPU: {:.3f} ms of {:.1f} ms (thread {})", r.name,
+                  double(waited.ns) * 1e-6, wall_seconds * 1e3, waited.index);
+    return t;
+  };
+  auto ours = time_watched();
   if (!ours) return make_error(ours.error());
-  // Several threads: whether they could run side by side right after the timing (team_witness.hpp).
-  // A timing they could not is taken again after a pause, up to kCrowdedAttempts in all; the first
-  // one they could is kept, else the fastest, and the row says why it is doubted.
+  // Judged only where it says something about this machine: not emulated, and threads on cores of
+  // their own (threads asked to share cores wait for each other by design).
+  const bool witnessed = cpu.emulator.empty() && !team_shares_cores(cpu, r.threads);
   std::optional<std::string> crowded;
-  std::optional<Timed> fastest;  // of the timings set aside
-  if (r.threads > 1 && cpu.emulator.empty() && !team_shares_cores(cpu, r.threads)) {
-    constexpr int kCrowdedAttempts = 3;
-    constexpr auto kCrowdedPause = std::chrono::milliseconds(300);
-    for (int attempt = 1;; ++attempt) {
-      Expected<TeamWitness> w = [&] {
-        AffinityGuard caller_affinity;
-        if (place.pin_cpu >= 0) pin_current_thread(place.pin_cpu);
-        return witness_team(gemm, rq.config.mr, rq.config.nv, r.threads);
-      }();
-      if (!w) {
-        spdlog::debug("matmul: no side-by-side witness of the threads: {}", w.error());
-        break;
-      }
-      spdlog::debug("matmul: side by side, the slowest thread ran the witness at {:.0f}% of its own speed "
-                    "(thread {}; timing {} of at most {})",
-                    w->side_by_side * 100, w->slowest, attempt, kCrowdedAttempts);
-      crowded = team_witness_doubt(*w, r.threads);
-      if (!crowded || attempt == kCrowdedAttempts) break;
-      spdlog::info("{}: {}; timing it again", r.name, *crowded);
-      std::this_thread::sleep_for(kCrowdedPause);
-      auto again = time_ours();
-      if (!again) return make_error(again.error());
-      // The product is checked on every timing; a fault in one is an error whichever is kept.
-      again->max_rel_error = std::max(again->max_rel_error, ours->max_rel_error);
-      if (!fastest || ours->timing.min_ms < fastest->timing.min_ms) fastest = std::move(*ours);
-      ours = std::move(again);
-    }
-    // Crowded every time: the fastest timing is the nearest to what the cores can do.
-    if (crowded && fastest && fastest->timing.min_ms < ours->timing.min_ms) {
-      fastest->max_rel_error = std::max(fastest->max_rel_error, ours->max_rel_error);
-      *ours = std::move(*fastest);
-    }
+  if (witnessed) {
+    double worst_error = ours->max_rel_error;
+    auto retimed = retime_while_crowded<Timed>(
+        gemm, rq.config, r.threads, place.pin_cpu, r.name, *ours,
+        [&]() -> Expected<Timed> {
+          auto again = time_watched();
+          if (again) worst_error = std::max(worst_error, again->max_rel_error);
+          return again;
+        },
+        [](const Timed& t) { return t.timing.min_ms; },
+        [&] { return run_delay_doubt(waited.ns, waited.index, wall_seconds); });
+    if (!retimed) return make_error(retimed.error());
+    crowded = *retimed;
+    // The product is checked on every timing; a fault in one is an error whichever is kept.
+    ours->max_rel_error = worst_error;
   }
   const double ours_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - ours_start).count();
@@ -300,7 +346,25 @@ Expected<MatmulResult> run_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulRe
     job.isa_level = rq.isa_level;
     // A library may be several times slower than ours, never a hundred: past this it hangs.
     const double limit = rq.baseline_time_limit_s > 0 ? rq.baseline_time_limit_s : 30 + 20 * ours_seconds;
-    const BaselineOutcome outcome = run_baseline_isolated(job, limit);
+    BaselineOutcome outcome = run_baseline_isolated(job, limit);
+    // The library's threads side by side, as ours: it ran a moment ago, on the same cores.
+    std::optional<std::string> their_crowding;
+    if (witnessed && r.threads > 1 && outcome.available && outcome.result.status == Status::ok) {
+      double worst_error = outcome.result.max_rel_error;
+      auto retimed = retime_while_crowded<BaselineOutcome>(
+          gemm, rq.config, r.threads, place.pin_cpu, fmt::format("baseline {} of {}", name, r.name), outcome,
+          [&]() -> Expected<BaselineOutcome> {
+            BaselineOutcome again = run_baseline_isolated(job, limit);
+            if (!again.available || again.result.status != Status::ok)
+              return make_error(again.available ? again.result.reason : again.unavailable);
+            worst_error = std::max(worst_error, again.result.max_rel_error);
+            return again;
+          },
+          [](const BaselineOutcome& o) { return o.result.timing.min_ms; }, nullptr);
+      if (retimed) their_crowding = *retimed;
+      else spdlog::warn("baseline {}: timed again, it failed: {}", name, retimed.error());
+      outcome.result.max_rel_error = worst_error;
+    }
     if (!outcome.available) {
       // The default names are looked for and may simply not be installed; a path was asked for.
       const bool named_file = name.find('/') != std::string::npos || name.find(".so") != std::string::npos;
@@ -321,6 +385,10 @@ Expected<MatmulResult> run_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulRe
       }
     } else {
       spdlog::warn("baseline {}: {}", name, br.reason);
+    }
+    if (br.status == Status::ok && their_crowding) {
+      br.status = Status::mistrusted;
+      br.reason = *their_crowding;
     }
     r.baselines.push_back(br);
   }

@@ -111,4 +111,10 @@ std::optional<std::string> team_witness_doubt(const TeamWitness& w, int threads)
                      threads, w.side_by_side * 100, w.slowest);
 }
 
+std::optional<std::string> run_delay_doubt(uint64_t waited_ns, int thread, double wall_seconds) {
+  if (thread < 0 || !(wall_seconds > 0) || double(waited_ns) * 1e-9 <= kRunDelayLimit * wall_seconds) return std::nullopt;
+  return fmt::format("thread {} waited {:.1f} ms of the {:.1f} ms timing for its CPU (another program ran there)", thread,
+                     double(waited_ns) * 1e-6, wall_seconds * 1e3);
+}
+
 }  // namespace peakprobe

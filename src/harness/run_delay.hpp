@@ -1,0 +1,36 @@
+// How long threads of this process waited for their CPU while runnable: the "run_delay" of Linux's
+// schedstat (/proc/self/task/TID/schedstat, second field, nanoseconds), counted by the scheduler of
+// this system. A pinned thread waits there only when another task wants the same CPU: another
+// program, or another of our threads put there. Time the host takes a virtual CPU away is not in it.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+namespace peakprobe {
+
+// The calling thread's id (gettid).
+int current_tid();
+
+// Nanoseconds thread `tid` of this process has waited on a run queue so far; nothing where the
+// kernel does not say (no schedstat, or no such thread).
+std::optional<uint64_t> run_delay_ns(int tid);
+
+// Run delays of several threads, read at construction; longest_wait_ns() reads them again and
+// returns the most any one of them waited since, and which (its index in `tids`). Threads whose
+// delay cannot be read count as not waiting.
+class RunDelayWatch {
+ public:
+  explicit RunDelayWatch(std::vector<int> tids);
+  struct Longest {
+    uint64_t ns = 0;
+    int index = -1;  // -1: none could be read
+  };
+  Longest longest_wait() const;
+
+ private:
+  std::vector<int> tids_;
+  std::vector<std::optional<uint64_t>> start_;
+};
+
+}  // namespace peakprobe
