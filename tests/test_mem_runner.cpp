@@ -1,10 +1,17 @@
 // Hardware tests for memory probes: physical invariants of any cache hierarchy, with tolerances.
 #include <catch2/catch.hpp>
 
+#include <sched.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <thread>
 
 #include "cpu/cpu_info.hpp"
+#include "harness/pin.hpp"
+#include "harness/run_delay.hpp"
 #include "memory/mem_runner.hpp"
 #include "skip.hpp"
 
@@ -97,4 +104,38 @@ TEST_CASE("hw: bad memory requests are errors, not crashes", "[hw][mem_runner]")
   CHECK(runner().bandwidth({"triad", 0, 64, 1}).status == Status::error);
   CHECK(runner().bandwidth({"load", 0, 1 << 20, 100000}).status == Status::error);
   CHECK(runner().latency({64, "random", "4k", 1}).status == Status::error);
+}
+
+// A busy loop pinned to the timing's CPU takes about half of every scheduler turn: the repetitions it
+// slowed are left out (the thread waited for its CPU), and if none was spared the row says so. A
+// figure that stays `ok` is the core's own, not half of it.
+TEST_CASE("hw: a program beside a bandwidth timing is left out or said, never read as bandwidth", "[hw][mem_runner]") {
+  if (!run_delay_ns(current_tid())) PP_SKIP("this kernel keeps no schedstat (/proc/self/task/TID/schedstat)");
+  if (!cpu().emulator.empty()) PP_SKIP("emulated: " + cpu().emulator);
+  const BandwidthResult quiet = runner().bandwidth({"load", 0, 4 << 20, 1});
+  if (quiet.status != Status::ok || !quiet.gbps) PP_SKIP("the quiet reading is not ok: " + quiet.reason);
+  const int where = cpu().core_order.front();
+  // Another program, as a user's would be: a child process pinned there that spins until killed.
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(where, &one);
+    ::sched_setaffinity(0, sizeof one, &one);
+    for (volatile uint64_t n = 0;; n = n + 1) {
+    }
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  const BandwidthResult beside = runner().bandwidth({"load", 0, 4 << 20, 1});
+  ::kill(child, SIGKILL);
+  ::waitpid(child, nullptr, 0);
+  INFO("quiet " << *quiet.gbps << " GB/s; beside a busy loop " << beside.gbps.value_or(0) << " GB/s, "
+                << to_string(beside.status) << ": " << beside.reason);
+  if (beside.status == Status::mistrusted) SUCCEED("said: " + beside.reason);
+  else {
+    REQUIRE(beside.status == Status::ok);
+    REQUIRE(beside.gbps);
+    CHECK(*beside.gbps > 0.75 * *quiet.gbps);
+  }
 }

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 
+#include "harness/run_delay.hpp"
 #include "matmul/gemm.hpp"
 #include "peakprobe/expected.hpp"
 
@@ -44,7 +45,6 @@ std::optional<std::string> team_witness_doubt(const TeamWitness& w, int threads)
 // Another task on the team's CPUs: the most one of its threads waited for its CPU while runnable
 // during a timing (RunDelayWatch), against the timing's wall time. The witness above cannot see
 // this: the scheduler's turns last longer than its windows.
-inline constexpr double kRunDelayLimit = 0.05;
 std::optional<std::string> run_delay_doubt(uint64_t waited_ns, int thread, double wall_seconds);
 
 }  // namespace peakprobe

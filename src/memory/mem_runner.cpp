@@ -7,6 +7,7 @@
 #include <barrier>
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -17,6 +18,7 @@
 #include "harness/clock.hpp"
 #include "harness/cycle_counter.hpp"
 #include "harness/pin.hpp"
+#include "harness/run_delay.hpp"
 #include "harness/signal_guard.hpp"
 #include "harness/stats.hpp"
 #include "memory/mem_buffer.hpp"
@@ -130,6 +132,7 @@ BandwidthResult MemRunner::bandwidth(const BandwidthRequest& req) {
 
   struct ThreadTimes {
     std::vector<uint64_t> start, end;
+    std::vector<uint64_t> waited_ns;  // per repetition: how long the thread waited for its CPU (0: unknown)
     std::string error;
   };
   std::vector<ThreadTimes> times(static_cast<size_t>(n));
@@ -141,6 +144,7 @@ BandwidthResult MemRunner::bandwidth(const BandwidthRequest& req) {
 
   auto worker = [&](int t) {
     std::string err;
+    const int tid = current_tid();
     const int cpu_id = m.cpu.core_order[size_t(t)];
     if (!pin_current_thread(cpu_id, &err)) times[size_t(t)].error = err;
     const MemBuffer::Pages pages = per_array >= (2u << 20) ? MemBuffer::Pages::huge : MemBuffer::Pages::small;
@@ -170,13 +174,20 @@ BandwidthResult MemRunner::bandwidth(const BandwidthRequest& req) {
     }
     sync.arrive_and_wait();
     for (int rep = 0; rep < kMaxReps; ++rep) {
+      // Read before the barrier: a thread that waits for its CPU once the barrier lets it go starts
+      // late, and the repetition's span (earliest start to latest end) grows by that wait.
+      const std::optional<uint64_t> delay_before = run_delay_ns(tid);
       sync.arrive_and_wait();
       if (stop.load()) break;
       const uint64_t s = tsc_now();
       if (times[size_t(t)].error.empty()) fn(passes.load(), iterations, arr[0], b, c);
       const uint64_t e = tsc_now();
+      const std::optional<uint64_t> delay_after = run_delay_ns(tid);
       times[size_t(t)].start.push_back(s);
       times[size_t(t)].end.push_back(e);
+      times[size_t(t)].waited_ns.push_back(delay_before && delay_after && *delay_after > *delay_before
+                                               ? *delay_after - *delay_before
+                                               : 0);
       sync.arrive_and_wait();
       if (t == 0) {
         reps_done = rep + 1;
@@ -200,9 +211,29 @@ BandwidthResult MemRunner::bandwidth(const BandwidthRequest& req) {
     }
   // Aggregate per repetition: all bytes over the span from the earliest start to the latest end.
   const double bytes_per_rep = bytes_per_call_thread * double(passes.load()) * double(n);
+  // A repetition in which a thread waited for its CPU (another task ran there) is left out; when
+  // every one was, all are kept and the row says so.
+  std::vector<char> waited(size_t(reps_done), 0);
+  double most_waited_ms = 0, its_span_ms = 0;
+  for (int rep = 0; rep < reps_done; ++rep) {
+    uint64_t first = UINT64_MAX, last = 0;
+    for (int t = 0; t < n; ++t) {
+      first = std::min(first, times[size_t(t)].start[size_t(rep)]);
+      last = std::max(last, times[size_t(t)].end[size_t(rep)]);
+    }
+    const double span = double(last - first) / m.cpu.tsc_hz;
+    for (int t = 0; t < n; ++t) {
+      const double w = double(times[size_t(t)].waited_ns[size_t(rep)]) * 1e-9;
+      if (w > kRunDelayLimit * span) waited[size_t(rep)] = 1;
+      if (w * 1e3 >= most_waited_ms) most_waited_ms = w * 1e3, its_span_ms = span * 1e3;
+    }
+  }
+  const int waited_reps = int(std::count(waited.begin(), waited.end(), 1));
+  const bool every_rep_waited = reps_done > 0 && waited_reps == reps_done;
   std::vector<double> gbps;
   std::vector<double> thread_best(static_cast<size_t>(n), 0.0);
   for (int rep = 0; rep < reps_done; ++rep) {
+    if (waited[size_t(rep)] && !every_rep_waited) continue;
     uint64_t first = UINT64_MAX, last = 0;
     for (int t = 0; t < n; ++t) {
       first = std::min(first, times[size_t(t)].start[size_t(rep)]);
@@ -212,6 +243,11 @@ BandwidthResult MemRunner::bandwidth(const BandwidthRequest& req) {
     }
     gbps.push_back(bytes_per_rep / (double(last - first) / m.cpu.tsc_hz) / 1e9);
   }
+  if (reps_done > 0)
+    spdlog::debug("mem {} {}: the longest wait of a thread for its CPU {:.2f} ms of a {:.2f} ms repetition; {} of {} "
+                  "repetitions left out for such waits",
+                  r.kernel, format_bytes(r.size_bytes), most_waited_ms, its_span_ms, every_rep_waited ? 0 : waited_reps,
+                  reps_done);
   Stats st = summarize(gbps);
   r.gbps_stats = st;
   // Higher is better here: spread is how far the median falls below the best.
@@ -225,6 +261,11 @@ BandwidthResult MemRunner::bandwidth(const BandwidthRequest& req) {
   if (!m.cpu.emulator.empty()) {
     r.status = Status::mistrusted;
     r.reason = "emulated: " + m.cpu.emulator;
+  } else if (every_rep_waited) {
+    r.status = Status::mistrusted;
+    r.reason = fmt::format("its threads waited for their CPUs in every repetition (up to {:.1f} ms of {:.1f}: "
+                           "another program ran there)",
+                           most_waited_ms, its_span_ms);
   } else if (r.gbps_stats.spread > 0.15) {
     r.status = Status::mistrusted;
     r.reason = fmt::format("unsteady: median {:.0f}% below the best", r.gbps_stats.spread * 100);
