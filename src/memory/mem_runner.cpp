@@ -357,13 +357,28 @@ LatencyResult MemRunner::latency(const LatencyRequest& req) {
     }
     iters *= 4;
   }
-  std::vector<double> ns;
+  // Repetitions in which this thread waited for its CPU (another task ran there) are left out; when
+  // every one was, all are kept and the row says so.
+  std::vector<double> ns, ns_waited;
+  const int tid = current_tid();
+  double most_waited_ms = 0;
   for (int rep = 0; rep < 7; ++rep) {
+    const std::optional<uint64_t> delay_before = run_delay_ns(tid);
     const uint64_t t0 = tsc_now();
     fn(iters, starts.data());
     const double secs = double(tsc_now() - t0) / m.cpu.tsc_hz;
-    ns.push_back(secs * 1e9 / double(iters * uint64_t(unroll)));
+    const std::optional<uint64_t> delay_after = run_delay_ns(tid);
+    const double waited = delay_before && delay_after && *delay_after > *delay_before
+                              ? double(*delay_after - *delay_before) * 1e-9
+                              : 0.0;
+    most_waited_ms = std::max(most_waited_ms, waited * 1e3);
+    (waited > kRunDelayLimit * secs ? ns_waited : ns).push_back(secs * 1e9 / double(iters * uint64_t(unroll)));
   }
+  const bool every_rep_waited = ns.empty();
+  spdlog::debug("latency {}: the longest wait for its CPU {:.2f} ms; {} of {} repetitions left out for such waits",
+                format_bytes(r.size_bytes), most_waited_ms, every_rep_waited ? 0 : ns_waited.size(),
+                ns.size() + ns_waited.size());
+  if (every_rep_waited) ns = ns_waited;
   ClockSample after = m.clock->measure();
   r.ns_stats = summarize(ns);
   r.latency_ns = r.ns_stats.min;
@@ -372,6 +387,12 @@ LatencyResult MemRunner::latency(const LatencyRequest& req) {
   if (!m.cpu.emulator.empty()) {
     r.status = Status::mistrusted;
     r.reason = "emulated: " + m.cpu.emulator;
+    return r;
+  }
+  if (every_rep_waited) {
+    r.status = Status::mistrusted;
+    r.reason = fmt::format("it waited for its CPU in every repetition (up to {:.1f} ms: another program ran there)",
+                           most_waited_ms);
     return r;
   }
   if (req.pages == "2m" && r.pages_granted != "2m")
