@@ -59,8 +59,12 @@ TEST_CASE("matmul run: a baseline library that crashes costs its own row only", 
   auto r = run_matmul(cpu, gemm, rq);
   ::unsetenv("PEAKPROBE_FAKE_BLAS_MODE");
   REQUIRE(r.ok());
-  // Ours was measured and checked (under an emulator its time is mistrusted, its result still right).
-  CHECK(r->status == (cpu.emulator.empty() ? Status::ok : Status::mistrusted));
+  // Ours was measured and checked (under an emulator its time is mistrusted, its result still right;
+  // beside another test pinned to the same CPU, under ctest -j, its time is doubted for the waits).
+  INFO(r->reason);
+  if (!cpu.emulator.empty()) CHECK(r->status == Status::mistrusted);
+  else if (r->status == Status::mistrusted) CHECK_THAT(r->reason, Catch::Contains("for its CPU"));
+  else CHECK(r->status == Status::ok);
   CHECK(r->timing.repetitions >= 5);
   REQUIRE(r->baselines.size() == 2);  // the first crash did not stop the second library
   for (const auto& b : r->baselines) {

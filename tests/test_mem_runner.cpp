@@ -3,6 +3,7 @@
 
 #include <sched.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -10,7 +11,6 @@
 #include <thread>
 
 #include "cpu/cpu_info.hpp"
-#include "harness/pin.hpp"
 #include "harness/run_delay.hpp"
 #include "memory/mem_runner.hpp"
 #include "skip.hpp"
@@ -119,12 +119,13 @@ TEST_CASE("hw: a program beside a bandwidth timing is left out or said, never re
   const pid_t child = ::fork();
   REQUIRE(child >= 0);
   if (child == 0) {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlives the test
     cpu_set_t one;
     CPU_ZERO(&one);
     CPU_SET(where, &one);
     ::sched_setaffinity(0, sizeof one, &one);
-    for (volatile uint64_t n = 0;; n = n + 1) {
-    }
+    volatile uint64_t n = 0;
+    for (;;) n = n + 1;
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
   const BandwidthResult beside = runner().bandwidth({"load", 0, 4 << 20, 1});

@@ -10,11 +10,17 @@ namespace peakprobe {
 
 int current_tid() { return int(::syscall(SYS_gettid)); }
 
-std::optional<uint64_t> run_delay_ns(int tid) {
+std::optional<SchedStat> sched_stat(int tid) {
   std::ifstream in("/proc/self/task/" + std::to_string(tid) + "/schedstat");
-  uint64_t on_cpu = 0, waited = 0;
-  if (!(in >> on_cpu >> waited)) return std::nullopt;
-  return waited;
+  SchedStat s;
+  if (!(in >> s.on_cpu_ns >> s.waited_ns)) return std::nullopt;
+  return s;
+}
+
+std::optional<uint64_t> run_delay_ns(int tid) {
+  const std::optional<SchedStat> s = sched_stat(tid);
+  if (!s) return std::nullopt;
+  return s->waited_ns;
 }
 
 RunDelayWatch::RunDelayWatch(std::vector<int> tids) : tids_(std::move(tids)) {

@@ -17,13 +17,19 @@ inline constexpr double kRunDelayLimit = 0.05;
 // The calling thread's id (gettid).
 int current_tid();
 
-// Nanoseconds thread `tid` of this process has waited on a run queue so far; nothing where the
-// kernel does not say (no schedstat, or no such thread).
+// What the scheduler counted for thread `tid` of this process so far: nanoseconds on its CPU and
+// nanoseconds waiting on a run queue; nothing where the kernel does not say (no schedstat, or no
+// such thread). A kernel that keeps no such account reads 0 on the CPU however long it ran.
+struct SchedStat {
+  uint64_t on_cpu_ns = 0, waited_ns = 0;
+};
+std::optional<SchedStat> sched_stat(int tid);
+// Its waiting part alone.
 std::optional<uint64_t> run_delay_ns(int tid);
 
-// Run delays of several threads, read at construction; longest_wait_ns() reads them again and
-// returns the most any one of them waited since, and which (its index in `tids`). Threads whose
-// delay cannot be read count as not waiting.
+// Run delays of several threads, read at construction; longest_wait() reads them again and returns
+// the most any one of them waited since, and which (its index in `tids`). Threads whose delay
+// cannot be read count as not waiting.
 class RunDelayWatch {
  public:
   explicit RunDelayWatch(std::vector<int> tids);

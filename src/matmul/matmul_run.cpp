@@ -1,7 +1,5 @@
 #include "matmul/matmul_run.hpp"
 
-#include "matmul/team_witness.hpp"
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -127,7 +125,10 @@ struct TimingPlace {
 
 // Check once, then warm up and time `call` over the batch, cold or warm. A pinned caller is given its
 // CPU set back after, so threads a BLAS library starts later are not born on one core.
-Expected<Timed> time_calls(const TimingPlace& place, Operands& op, const MatmulRequest& rq, const Call& call) {
+// `at_timing_start`, when given, is called right before the first timed repetition (after the check
+// and the warm-up), to watch the timed stretch only.
+Expected<Timed> time_calls(const TimingPlace& place, Operands& op, const MatmulRequest& rq, const Call& call,
+                           const std::function<void()>& at_timing_start = nullptr) {
   AffinityGuard caller_affinity;
   if (place.pin_cpu >= 0) pin_current_thread(place.pin_cpu);
   const Call& run_batch = call;
@@ -148,6 +149,7 @@ Expected<Timed> time_calls(const TimingPlace& place, Operands& op, const MatmulR
   // time alone ran 10000 repetitions (157 s for one 29x70x33 batch).
   double spent_ms = 0;
   for (int i = 0; i < rq.warmup + rq.max_repetitions; ++i) {
+    if (i == rq.warmup && at_timing_start) at_timing_start();
     const auto prepared = std::chrono::steady_clock::now();
     const auto& p = cache->next();
     cache->flush_tlb();
@@ -167,36 +169,36 @@ Expected<Timed> time_calls(const TimingPlace& place, Operands& op, const MatmulR
   return out;
 }
 
-// Several threads: whether they could run side by side right after a timing (team_witness.hpp).
-// While they could not, waits and times again (`time_once`), up to kCrowdedAttempts timings in all:
-// `kept` ends as the first timing they could run beside, else the fastest. Returns the last
-// witness's doubt (nothing: side by side, or no witness for this dtype); an error of `time_once`.
+// Whether a timing ran undisturbed: `own_doubt` judges it first (its threads' waits for their CPUs,
+// where they can be read); then, on `witness_threads` > 1, the side-by-side witness right after it
+// (team_witness.hpp). While doubted, waits and times again (`time_once`), up to kCrowdedAttempts
+// timings in all: `kept` ends as the first timing not doubted, else the fastest. Returns the last
+// doubt (nothing: undisturbed, or nothing could be judged); a timing that fails when taken again
+// ends the attempts, with its error added to the doubt, and `kept` stays a checked timing.
 constexpr int kCrowdedAttempts = 3;
 constexpr auto kCrowdedPause = std::chrono::milliseconds(300);
 
-// `own_doubt` judges the kept timing first (its threads' waits for their CPUs, where they can be
-// read); only a timing it passes is witnessed.
 template <typename T>
-Expected<std::optional<std::string>> retime_while_crowded(Gemm& gemm, const MatmulConfig& config, int threads,
-                                                          int pin_cpu, const std::string& what, T& kept,
-                                                          const std::function<Expected<T>()>& time_once,
-                                                          const std::function<double(const T&)>& min_ms,
-                                                          const std::function<std::optional<std::string>()>& own_doubt) {
+std::optional<std::string> retime_while_crowded(Gemm& gemm, const MatmulConfig& config, int witness_threads,
+                                                int pin_cpu, const std::string& what, T& kept,
+                                                const std::function<Expected<T>()>& time_once,
+                                                const std::function<double(const T&)>& min_ms,
+                                                const std::function<std::optional<std::string>()>& own_doubt) {
   std::optional<T> fastest;  // of the timings set aside
   std::optional<std::string> crowded;
   for (int attempt = 1;; ++attempt) {
     crowded = own_doubt ? own_doubt() : std::nullopt;
-    if (!crowded && threads > 1) {
+    if (!crowded && witness_threads > 1) {
       Expected<TeamWitness> w = [&] {
         AffinityGuard caller_affinity;
         if (pin_cpu >= 0) pin_current_thread(pin_cpu);
-        return witness_team(gemm, config.mr, config.nv, threads);
+        return witness_team(gemm, config.mr, config.nv, witness_threads);
       }();
       if (w) {
         spdlog::debug("{}: side by side, the slowest thread ran the witness at {:.0f}% of its own speed (thread {}; "
                       "timing {} of at most {})",
                       what, w->side_by_side * 100, w->slowest, attempt, kCrowdedAttempts);
-        crowded = team_witness_doubt(*w, threads);
+        crowded = team_witness_doubt(*w, witness_threads);
       } else {
         spdlog::debug("{}: no side-by-side witness of the threads: {}", what, w.error());
       }
@@ -205,11 +207,14 @@ Expected<std::optional<std::string>> retime_while_crowded(Gemm& gemm, const Matm
     spdlog::info("{}: {}; timing it again", what, *crowded);
     std::this_thread::sleep_for(kCrowdedPause);
     Expected<T> again = time_once();
-    if (!again) return make_error(again.error());
+    if (!again) {
+      crowded = fmt::format("{}; timed again, it failed: {}", *crowded, again.error());
+      break;
+    }
     if (!fastest || min_ms(kept) < min_ms(*fastest)) fastest = std::move(kept);
     kept = std::move(*again);
   }
-  // Crowded every time: the fastest timing is the nearest to what the cores can do.
+  // Doubted every time: the fastest timing is the nearest to what the cores can do.
   if (crowded && fastest && min_ms(*fastest) < min_ms(kept)) kept = std::move(*fastest);
   return crowded;
 }
@@ -264,37 +269,44 @@ Expected<MatmulResult> run_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulRe
   place.pin_cpu = cpu.core_order.empty() ? -1 : cpu.core_order.front();
   place.pile_bytes = cold_cache_pile_bytes(cpu, rq.config.threads);
   const auto ours_start = std::chrono::steady_clock::now();
-  auto time_ours = [&] {
-    return time_calls(place, *op, rq, [&](const uint8_t* a, const uint8_t* b, uint8_t* c) {
-      return gemm.run_batch(GemmArgs{m, n, k, a, k, b, n, c, n}, rq.batch, BatchStrides{m * k, k * n, m * n},
-                            rq.config);
-    });
+  const Call call_ours = [&](const uint8_t* a, const uint8_t* b, uint8_t* c) {
+    return gemm.run_batch(GemmArgs{m, n, k, a, k, b, n, c, n}, rq.batch, BatchStrides{m * k, k * n, m * n},
+                          rq.config);
   };
-  // The team's threads (the caller first), to watch how long they wait for their CPUs.
-  std::vector<int> tids(size_t(std::max(1, r.threads)), 0);
-  gemm.run_on_team(r.threads, [&](int t) { tids[size_t(t)] = current_tid(); });
+  // The product's threads (the caller first), to watch how long they wait for their CPUs.
+  const int product_threads = std::max(1, rq.config.threads);
+  std::vector<int> tids(size_t(product_threads), 0);
+  gemm.run_on_team(product_threads, [&](int t) { tids[size_t(t)] = current_tid(); });
+  std::optional<RunDelayWatch> watch;
+  std::chrono::steady_clock::time_point timing_start;
   RunDelayWatch::Longest waited;
   double wall_seconds = 0;
   auto time_watched = [&]() -> Expected<Timed> {
-    const RunDelayWatch watch(tids);
-    const auto t0 = std::chrono::steady_clock::now();
-    auto t = time_ours();
-    wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    waited = watch.longest_wait();
-    spdlog::debug("{}: the longest wait of a thread for its CPU: {:.3f} ms of {:.1f} ms (thread {})", r.name,
-                  double(waited.ns) * 1e-6, wall_seconds * 1e3, waited.index);
+    watch.reset();
+    auto t = time_calls(place, *op, rq, call_ours, [&] {
+      watch.emplace(tids);
+      timing_start = std::chrono::steady_clock::now();
+    });
+    if (t && watch) {
+      wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - timing_start).count();
+      waited = watch->longest_wait();
+      spdlog::debug("{}: the longest wait of a thread for its CPU: {:.3f} ms of {:.1f} ms (thread {})", r.name,
+                    double(waited.ns) * 1e-6, wall_seconds * 1e3, waited.index);
+    }
     return t;
   };
   auto ours = time_watched();
   if (!ours) return make_error(ours.error());
-  // Judged only where it says something about this machine: not emulated, and threads on cores of
-  // their own (threads asked to share cores wait for each other by design).
-  const bool witnessed = cpu.emulator.empty() && !team_shares_cores(cpu, r.threads);
+  // Judged where it says something about this machine: not emulated, and a product whose result is
+  // right (a wrong one is an error whatever its time). The witness only where the threads have cores
+  // of their own: threads asked to share cores lose side by side by design.
+  const bool judged = cpu.emulator.empty() && ours->max_rel_error <= matmul_error_limit(rq.dtype);
+  const int witness_threads = team_shares_cores(cpu, product_threads) ? 1 : product_threads;
   std::optional<std::string> crowded;
-  if (witnessed) {
+  if (judged) {
     double worst_error = ours->max_rel_error;
-    auto retimed = retime_while_crowded<Timed>(
-        gemm, rq.config, r.threads, place.pin_cpu, r.name, *ours,
+    crowded = retime_while_crowded<Timed>(
+        gemm, rq.config, witness_threads, place.pin_cpu, r.name, *ours,
         [&]() -> Expected<Timed> {
           auto again = time_watched();
           if (again) worst_error = std::max(worst_error, again->max_rel_error);
@@ -302,8 +314,6 @@ Expected<MatmulResult> run_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulRe
         },
         [](const Timed& t) { return t.timing.min_ms; },
         [&] { return run_delay_doubt(waited.ns, waited.index, wall_seconds); });
-    if (!retimed) return make_error(retimed.error());
-    crowded = *retimed;
     // The product is checked on every timing; a fault in one is an error whichever is kept.
     ours->max_rel_error = worst_error;
   }
@@ -349,10 +359,11 @@ Expected<MatmulResult> run_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulRe
     BaselineOutcome outcome = run_baseline_isolated(job, limit);
     // The library's threads side by side, as ours: it ran a moment ago, on the same cores.
     std::optional<std::string> their_crowding;
-    if (witnessed && r.threads > 1 && outcome.available && outcome.result.status == Status::ok) {
+    if (judged && witness_threads > 1 && outcome.available && outcome.result.status == Status::ok &&
+        outcome.result.max_rel_error <= matmul_error_limit(rq.dtype)) {
       double worst_error = outcome.result.max_rel_error;
-      auto retimed = retime_while_crowded<BaselineOutcome>(
-          gemm, rq.config, r.threads, place.pin_cpu, fmt::format("baseline {} of {}", name, r.name), outcome,
+      their_crowding = retime_while_crowded<BaselineOutcome>(
+          gemm, rq.config, witness_threads, place.pin_cpu, fmt::format("baseline {} of {}", name, r.name), outcome,
           [&]() -> Expected<BaselineOutcome> {
             BaselineOutcome again = run_baseline_isolated(job, limit);
             if (!again.available || again.result.status != Status::ok)
@@ -361,8 +372,6 @@ Expected<MatmulResult> run_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulRe
             return again;
           },
           [](const BaselineOutcome& o) { return o.result.timing.min_ms; }, nullptr);
-      if (retimed) their_crowding = *retimed;
-      else spdlog::warn("baseline {}: timed again, it failed: {}", name, retimed.error());
       outcome.result.max_rel_error = worst_error;
     }
     if (!outcome.available) {

@@ -3,11 +3,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <memory>
 #include <vector>
 
+#include "asm/target.hpp"
 #include "matmul/packing.hpp"
 
 namespace peakprobe {
@@ -69,8 +71,15 @@ Expected<TeamWitness> witness_team(Gemm& gemm, int mr, int nv, int threads, doub
   std::vector<double> alone(size_t(threads), 0.0), together(size_t(threads), 0.0);
   // turn >= 0: only that thread times, the others return at once; -1: every thread times.
   int turn = -1;
+  // Side by side, every thread starts its window once all have arrived: a helper woken from its
+  // futex starts late (up to a millisecond on a VM), and windows that barely overlap see no sharing.
+  std::atomic<int> arrived{0};
   auto job = [&](int t) {
     if (turn >= 0 && t != turn) return;
+    if (turn < 0) {
+      arrived.fetch_add(1, std::memory_order_acq_rel);
+      while (arrived.load(std::memory_order_acquire) < threads) isa::spin_pause();
+    }
     Panels& p = panels[size_t(t)];
     const auto t0 = std::chrono::steady_clock::now();
     int64_t calls = 0;
@@ -84,12 +93,15 @@ Expected<TeamWitness> witness_team(Gemm& gemm, int mr, int nv, int threads, doub
     std::vector<double>& best = turn >= 0 ? alone : together;
     best[size_t(t)] = std::max(best[size_t(t)], double(calls) / s);
   };
-  turn = -1;
-  gemm.run_on_team(threads, job);  // warm: helpers awake, panels in their caches
+  auto side_by_side = [&] {
+    turn = -1;
+    arrived.store(0, std::memory_order_relaxed);
+    gemm.run_on_team(threads, job);
+  };
+  side_by_side();  // warm: helpers awake, panels in their caches
   for (int round = 0; round < kRounds; ++round) {
     for (turn = 0; turn < threads; ++turn) gemm.run_on_team(threads, job);
-    turn = -1;
-    gemm.run_on_team(threads, job);
+    side_by_side();
   }
   TeamWitness w;
   w.side_by_side = 1e300;

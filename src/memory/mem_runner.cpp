@@ -30,6 +30,8 @@ namespace {
 
 constexpr double kTargetCallSeconds = 0.004;  // one timed call of a bandwidth kernel
 constexpr int kMinReps = 5, kMaxReps = 25;
+// Fewer repetitions than this spared by other tasks on the cores: too few to trust their best.
+constexpr int kMinSparedReps = 3;
 constexpr double kRepBudgetSeconds = 0.35;    // per working-set size
 constexpr uint64_t kLine = 64;
 
@@ -137,6 +139,23 @@ BandwidthResult MemRunner::bandwidth(const BandwidthRequest& req) {
   };
   std::vector<ThreadTimes> times(static_cast<size_t>(n));
   std::barrier sync(n);
+  // Whether a thread waited for its CPU (another task ran there) for more than kRunDelayLimit of the
+  // repetition's span, earliest start to latest end. Read once every thread has stamped `rep`.
+  auto rep_span = [&](int rep) {
+    uint64_t first = UINT64_MAX, last = 0;
+    for (int t = 0; t < n; ++t) {
+      first = std::min(first, times[size_t(t)].start[size_t(rep)]);
+      last = std::max(last, times[size_t(t)].end[size_t(rep)]);
+    }
+    return double(last - first) / m.cpu.tsc_hz;
+  };
+  auto rep_waited = [&](int rep) {
+    const double span = rep_span(rep);
+    for (int t = 0; t < n; ++t)
+      if (double(times[size_t(t)].waited_ns[size_t(rep)]) * 1e-9 > kRunDelayLimit * span) return true;
+    return false;
+  };
+  int spared_reps = 0;
   std::atomic<uint64_t> passes{1};
   std::atomic<bool> stop{false};
   ClockSample before, after;
@@ -191,9 +210,11 @@ BandwidthResult MemRunner::bandwidth(const BandwidthRequest& req) {
       sync.arrive_and_wait();
       if (t == 0) {
         reps_done = rep + 1;
+        if (!rep_waited(rep)) ++spared_reps;
         double spent = 0;
         for (size_t i = 0; i < times[0].end.size(); ++i) spent += double(times[0].end[i] - times[0].start[i]);
-        if (reps_done >= kMinReps && spent / m.cpu.tsc_hz > kRepBudgetSeconds) stop = true;
+        // Enough repetitions that no thread waited in, within the budget; else on to kMaxReps.
+        if (spared_reps >= kMinReps && spent / m.cpu.tsc_hz > kRepBudgetSeconds) stop = true;
       }
     }
     if (t == 0) after = m.clock->measure();
@@ -216,15 +237,10 @@ BandwidthResult MemRunner::bandwidth(const BandwidthRequest& req) {
   std::vector<char> waited(size_t(reps_done), 0);
   double most_waited_ms = 0, its_span_ms = 0;
   for (int rep = 0; rep < reps_done; ++rep) {
-    uint64_t first = UINT64_MAX, last = 0;
-    for (int t = 0; t < n; ++t) {
-      first = std::min(first, times[size_t(t)].start[size_t(rep)]);
-      last = std::max(last, times[size_t(t)].end[size_t(rep)]);
-    }
-    const double span = double(last - first) / m.cpu.tsc_hz;
+    waited[size_t(rep)] = rep_waited(rep);
+    const double span = rep_span(rep);
     for (int t = 0; t < n; ++t) {
       const double w = double(times[size_t(t)].waited_ns[size_t(rep)]) * 1e-9;
-      if (w > kRunDelayLimit * span) waited[size_t(rep)] = 1;
       if (w * 1e3 >= most_waited_ms) most_waited_ms = w * 1e3, its_span_ms = span * 1e3;
     }
   }
@@ -266,6 +282,11 @@ BandwidthResult MemRunner::bandwidth(const BandwidthRequest& req) {
     r.reason = fmt::format("its threads waited for their CPUs in every repetition (up to {:.1f} ms of {:.1f}: "
                            "another program ran there)",
                            most_waited_ms, its_span_ms);
+  } else if (reps_done - waited_reps < kMinSparedReps) {
+    r.status = Status::mistrusted;
+    r.reason = fmt::format("only {} of {} repetitions ran without a thread waiting for its CPU (another program "
+                           "ran there)",
+                           reps_done - waited_reps, reps_done);
   } else if (r.gbps_stats.spread > 0.15) {
     r.status = Status::mistrusted;
     r.reason = fmt::format("unsteady: median {:.0f}% below the best", r.gbps_stats.spread * 100);
@@ -389,14 +410,13 @@ LatencyResult MemRunner::latency(const LatencyRequest& req) {
     r.reason = "emulated: " + m.cpu.emulator;
     return r;
   }
-  if (every_rep_waited) {
-    r.status = Status::mistrusted;
-    r.reason = fmt::format("it waited for its CPU in every repetition (up to {:.1f} ms: another program ran there)",
-                           most_waited_ms);
-    return r;
-  }
   if (req.pages == "2m" && r.pages_granted != "2m")
     r.reason = "asked for 2 MiB pages, the kernel granted " + r.pages_granted;
+  if (every_rep_waited) {
+    r.status = Status::mistrusted;
+    r.reason = fmt::format("it waited for its CPU in every repetition (up to {:.1f} ms: another program ran there){}",
+                           most_waited_ms, r.reason.empty() ? "" : "; " + r.reason);
+  }
   return r;
 }
 
