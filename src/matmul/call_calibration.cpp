@@ -2,11 +2,11 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
 #include <memory>
 #include <vector>
 
 #include "harness/pin.hpp"
+#include "matmul/aligned_words.hpp"
 #include "matmul/packing.hpp"
 #include "matmul/reference.hpp"
 
@@ -25,19 +25,6 @@ constexpr int kRepeats = 7;
 // C tiles across one row of the C region: 16 tiles of a 64-column block put C rows 4 KiB apart, as in
 // a 1024-column C.
 constexpr int64_t kTilesAcross = 16;
-
-struct AlignedFree {
-  void operator()(void* p) const { std::free(p); }
-};
-using Words = std::unique_ptr<uint32_t[], AlignedFree>;
-
-Words zeroed_words(size_t words) {
-  constexpr size_t kAlign = 64;
-  const size_t bytes = (words * 4 + kAlign - 1) / kAlign * kAlign;
-  auto* p = static_cast<uint32_t*>(std::aligned_alloc(kAlign, bytes));
-  if (p) std::fill(p, p + bytes / 4, 0u);
-  return Words(p);
-}
 
 // A region of C tiles: `down` tiles in each column of tiles, kTilesAcross columns; c_region(0, ...)
 // is a single tile (down 1, across 1: the same tile every call).

@@ -5,11 +5,11 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <cstdlib>
 #include <memory>
 #include <vector>
 
 #include "asm/target.hpp"
+#include "matmul/aligned_words.hpp"
 #include "matmul/packing.hpp"
 
 namespace peakprobe {
@@ -22,19 +22,6 @@ constexpr int64_t kSteps = 128;
 constexpr int kCallsPerCheck = 16;
 // Rounds of (each thread alone, then all at once); each thread's best rate of each kind is kept.
 constexpr int kRounds = 3;
-
-struct AlignedFree {
-  void operator()(void* p) const { std::free(p); }
-};
-using Words = std::unique_ptr<uint32_t[], AlignedFree>;
-
-Words zeroed_words(size_t words) {
-  constexpr size_t kAlign = 64;
-  const size_t bytes = (words * 4 + kAlign - 1) / kAlign * kAlign;
-  auto* p = static_cast<uint32_t*>(std::aligned_alloc(kAlign, bytes));
-  if (p) std::fill(p, p + bytes / 4, 0u);
-  return Words(p);
-}
 
 // One thread's panels and C tile: its own lines, so threads share nothing but their cores.
 struct Panels {
