@@ -110,7 +110,8 @@ TEST_CASE("hw: bad memory requests are errors, not crashes", "[hw][mem_runner]")
 // slowed are left out (the thread waited for its CPU), and if none was spared the row says so. A
 // figure that stays `ok` is the core's own, not half of it.
 TEST_CASE("hw: a program beside a bandwidth timing is left out or said, never read as bandwidth", "[hw][mem_runner]") {
-  if (!run_delay_ns(current_tid())) PP_SKIP("this kernel keeps no schedstat (/proc/self/task/TID/schedstat)");
+  if (const auto s = sched_stat(current_tid()); !s || s->on_cpu_ns == 0)
+    PP_SKIP("this kernel keeps no scheduler accounts (/proc/self/task/TID/schedstat)");
   if (!cpu().emulator.empty()) PP_SKIP("emulated: " + cpu().emulator);
   const BandwidthResult quiet = runner().bandwidth({"load", 0, 4 << 20, 1});
   if (quiet.status != Status::ok || !quiet.gbps) PP_SKIP("the quiet reading is not ok: " + quiet.reason);
@@ -127,10 +128,15 @@ TEST_CASE("hw: a program beside a bandwidth timing is left out or said, never re
     volatile uint64_t n = 0;
     for (;;) n = n + 1;
   }
+  struct Reaper {  // the child goes whatever happens here
+    pid_t pid;
+    ~Reaper() {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, nullptr, 0);
+    }
+  } reaper{child};
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
   const BandwidthResult beside = runner().bandwidth({"load", 0, 4 << 20, 1});
-  ::kill(child, SIGKILL);
-  ::waitpid(child, nullptr, 0);
   INFO("quiet " << *quiet.gbps << " GB/s; beside a busy loop " << beside.gbps.value_or(0) << " GB/s, "
                 << to_string(beside.status) << ": " << beside.reason);
   if (beside.status == Status::mistrusted) SUCCEED("said: " + beside.reason);

@@ -283,6 +283,8 @@ Expected<MatmulResult> run_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulRe
   double wall_seconds = 0;
   auto time_watched = [&]() -> Expected<Timed> {
     watch.reset();
+    waited = {};
+    wall_seconds = 0;
     auto t = time_calls(place, *op, rq, call_ours, [&] {
       watch.emplace(tids);
       timing_start = std::chrono::steady_clock::now();
@@ -309,7 +311,10 @@ Expected<MatmulResult> run_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulRe
         gemm, rq.config, witness_threads, place.pin_cpu, r.name, *ours,
         [&]() -> Expected<Timed> {
           auto again = time_watched();
-          if (again) worst_error = std::max(worst_error, again->max_rel_error);
+          if (!again) return again;
+          worst_error = std::max(worst_error, again->max_rel_error);
+          // A wrong product is an error whatever its time: no further timings.
+          if (again->max_rel_error > matmul_error_limit(rq.dtype)) return make_error("the product came out wrong");
           return again;
         },
         [](const Timed& t) { return t.timing.min_ms; },

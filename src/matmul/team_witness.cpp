@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <thread>
 #include <vector>
 
 #include "asm/target.hpp"
@@ -65,7 +66,10 @@ Expected<TeamWitness> witness_team(Gemm& gemm, int mr, int nv, int threads, doub
     if (turn >= 0 && t != turn) return;
     if (turn < 0) {
       arrived.fetch_add(1, std::memory_order_acq_rel);
-      while (arrived.load(std::memory_order_acquire) < threads) isa::spin_pause();
+      // Threads made to share a CPU yield it to the one not yet arrived.
+      for (int i = 0; arrived.load(std::memory_order_acquire) < threads; ++i)
+        if (i < 4096) isa::spin_pause();
+        else std::this_thread::yield();
     }
     Panels& p = panels[size_t(t)];
     const auto t0 = std::chrono::steady_clock::now();
