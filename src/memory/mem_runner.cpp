@@ -7,7 +7,6 @@
 #include <barrier>
 #include <cmath>
 #include <cstring>
-#include <optional>
 #include <thread>
 #include <vector>
 
@@ -195,18 +194,15 @@ BandwidthResult MemRunner::bandwidth(const BandwidthRequest& req) {
     for (int rep = 0; rep < kMaxReps; ++rep) {
       // Read before the barrier: a thread that waits for its CPU once the barrier lets it go starts
       // late, and the repetition's span (earliest start to latest end) grows by that wait.
-      const std::optional<uint64_t> delay_before = run_delay_ns(tid);
+      const RunDelayWatch watch({tid});
       sync.arrive_and_wait();
       if (stop.load()) break;
       const uint64_t s = tsc_now();
       if (times[size_t(t)].error.empty()) fn(passes.load(), iterations, arr[0], b, c);
       const uint64_t e = tsc_now();
-      const std::optional<uint64_t> delay_after = run_delay_ns(tid);
+      times[size_t(t)].waited_ns.push_back(watch.longest_wait().ns);
       times[size_t(t)].start.push_back(s);
       times[size_t(t)].end.push_back(e);
-      times[size_t(t)].waited_ns.push_back(delay_before && delay_after && *delay_after > *delay_before
-                                               ? *delay_after - *delay_before
-                                               : 0);
       sync.arrive_and_wait();
       if (t == 0) {
         reps_done = rep + 1;
@@ -250,14 +246,11 @@ BandwidthResult MemRunner::bandwidth(const BandwidthRequest& req) {
   std::vector<double> thread_best(static_cast<size_t>(n), 0.0);
   for (int rep = 0; rep < reps_done; ++rep) {
     if (waited[size_t(rep)] && !every_rep_waited) continue;
-    uint64_t first = UINT64_MAX, last = 0;
     for (int t = 0; t < n; ++t) {
-      first = std::min(first, times[size_t(t)].start[size_t(rep)]);
-      last = std::max(last, times[size_t(t)].end[size_t(rep)]);
       const double secs = double(times[size_t(t)].end[size_t(rep)] - times[size_t(t)].start[size_t(rep)]) / m.cpu.tsc_hz;
       thread_best[size_t(t)] = std::max(thread_best[size_t(t)], bytes_per_call_thread * double(passes.load()) / secs / 1e9);
     }
-    gbps.push_back(bytes_per_rep / (double(last - first) / m.cpu.tsc_hz) / 1e9);
+    gbps.push_back(bytes_per_rep / rep_span(rep) / 1e9);
   }
   if (reps_done > 0)
     spdlog::debug("mem {} {}: the longest wait of a thread for its CPU {:.2f} ms of a {:.2f} ms repetition; {} of {} "
@@ -384,14 +377,11 @@ LatencyResult MemRunner::latency(const LatencyRequest& req) {
   const int tid = current_tid();
   double most_waited_ms = 0;
   for (int rep = 0; rep < 7; ++rep) {
-    const std::optional<uint64_t> delay_before = run_delay_ns(tid);
+    const RunDelayWatch watch({tid});
     const uint64_t t0 = tsc_now();
     fn(iters, starts.data());
     const double secs = double(tsc_now() - t0) / m.cpu.tsc_hz;
-    const std::optional<uint64_t> delay_after = run_delay_ns(tid);
-    const double waited = delay_before && delay_after && *delay_after > *delay_before
-                              ? double(*delay_after - *delay_before) * 1e-9
-                              : 0.0;
+    const double waited = double(watch.longest_wait().ns) * 1e-9;
     most_waited_ms = std::max(most_waited_ms, waited * 1e3);
     (waited > kRunDelayLimit * secs ? ns_waited : ns).push_back(secs * 1e9 / double(iters * uint64_t(unroll)));
   }
