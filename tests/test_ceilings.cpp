@@ -127,18 +127,20 @@ TEST_CASE("ceilings: a level's working set is halved until it reads on the level
     return size % (2 * MiB) ? 29.6 : 30.1;
   };
   PlateauSearch p = plateau_size(240 * MiB, 8 * MiB, vm);
-  // 240 -> 120 (faster, and 240 again no faster) -> 60 (the same) -> 30 (as fast: inside the plateau).
+  // 240 -> 120 (faster, and 240 again no faster) -> 60 (faster) -> 30 (as fast, and as fast as the
+  // floor: inside the plateau).
   CHECK(p.size == 30 * MiB);
   CHECK(p.gbps == Approx(30.1));
-  CHECK(p.tried.size() == 6);
-  CHECK(calls == 6);
+  CHECK(p.tried.size() == 7);
+  CHECK(calls == 7);
+  CHECK(p.tried.back() == std::make_pair(uint64_t(8 * MiB), 30.1));
   CHECK(p.tried.front() == std::make_pair(uint64_t(240 * MiB), 16.3));
   CHECK(p.past_end);
   // A level that holds what it reports: one extra measurement, and the half inside the plateau.
   auto honest = [](uint64_t size) { return size <= 32 * MiB ? (size % (4 * MiB) ? 60.0 : 61.0) : 20.0; };
   PlateauSearch h = plateau_size(16 * MiB, 2 * MiB, honest);
   CHECK(h.size == 8 * MiB);
-  CHECK(h.tried.size() == 2);
+  CHECK(h.tried.size() == 3);  // 16, 8 and the floor
   CHECK_FALSE(h.past_end);
   // A half that reads slower (noise, or the level before showing through) leaves the planned size.
   auto dip = [](uint64_t size) { return size == 8 * MiB ? 40.0 : 60.0; };
@@ -163,6 +165,36 @@ TEST_CASE("ceilings: a level's working set is halved until it reads on the level
   CHECK(failed.tried.size() == 1);
   auto fails_at_half = [](uint64_t size) { return size == 32 * MiB ? 0.0 : 10.0; };
   CHECK(plateau_size(64 * MiB, 1 * MiB, fails_at_half).size == 64 * MiB);
+}
+
+TEST_CASE("ceilings: a planned size whose half reads alike, both far under the floor's rate, is halved on", "[roofline]") {
+  constexpr uint64_t MiB = 1ull << 20;
+  // A VM that reports 508 MiB of L3 and holds about 8 MiB of it (101 GB/s), memory 42 GB/s, a
+  // partial step between.
+  auto vm = [](uint64_t size) {
+    if (size <= 8 * MiB) return size % (2 * MiB) ? 100.0 : 101.0;
+    if (size <= 16 * MiB) return 60.0;
+    return 42.0;
+  };
+  PlateauSearch p = plateau_size(254 * MiB, 2 * MiB, vm);
+  CHECK(p.past_end);
+  CHECK(p.size <= 8 * MiB);
+  CHECK(p.size >= 2 * MiB);
+  CHECK(p.gbps >= 100.0);
+  // Each size halves the one before, from the planned size down, never under the floor.
+  for (const auto& [size, rate] : p.tried) CHECK(size >= 2 * MiB);
+  // Where the level before shows through the floor and nothing between reads faster than the planned
+  // size, the planned size stands.
+  auto remnant = [](uint64_t size) { return size <= 3 * MiB ? 100.0 : 40.0; };
+  PlateauSearch r = plateau_size(64 * MiB, 3 * MiB, remnant);
+  CHECK_FALSE(r.past_end);
+  CHECK(r.size == 64 * MiB);
+  CHECK(r.gbps == 40.0);
+  // A level whose plateau already matches the floor's rate is not walked: as before.
+  auto flat = [](uint64_t size) { return size <= 64 * MiB ? 50.0 : 20.0; };
+  PlateauSearch f = plateau_size(32 * MiB, 2 * MiB, flat);
+  CHECK(f.size == 16 * MiB);
+  CHECK(f.tried.size() == 3);
 }
 
 TEST_CASE("ceilings: a level's floor is twice what the level before holds for the threads", "[roofline]") {

@@ -59,6 +59,7 @@ void measure_memory_curves(GlobalOptions& g, const CpuInfo& cpu, RunDocument& do
     spdlog::warn("memory curves skipped: {}", mem.error());
     return;
   }
+  (*mem)->set_last_level_end(last_level_end);
   const uint64_t top = last_level_end > 0 ? dram_working_set(cpu.caches, 1, last_level_end) : default_sweep_top(cpu);
   // Dense up to twice the last-level cache (where the last level ends), one point an octave beyond:
   // DRAM's plateau needs few points, and its points cost the most (each sweeps hundreds of MiB). Past

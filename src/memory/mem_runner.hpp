@@ -32,6 +32,9 @@ class MemRunner {
   BandwidthResult bandwidth(const BandwidthRequest& req);
   LatencyResult latency(const LatencyRequest& req);
   const ClockReading& start_clock() const;
+  // Where the machine showed its last cache level ending, when sooner than the OS reports (0: as
+  // reported). The latency warm-up then evicts what that cache holds, not what the OS says it could.
+  void set_last_level_end(uint64_t bytes);
 
  private:
   struct Impl;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -156,6 +157,18 @@ PlateauSearch plateau_size(uint64_t planned, uint64_t floor, const std::function
   p.size = planned;
   p.gbps = load_gbps(planned);
   p.tried.emplace_back(planned, p.gbps);
+  // The level's own rate, read just past the level before (measured once, when first needed; 0: not
+  // known). A size and its half that read alike may both lie past the level's end, in the next level.
+  std::optional<double> inner;
+  auto inner_rate = [&] {
+    if (!inner) {
+      const double r = floor > 0 && floor < planned ? load_gbps(floor) : 0.0;
+      if (floor > 0 && floor < planned) p.tried.emplace_back(floor, r);
+      inner = std::isfinite(r) && r > 0 ? r : 0.0;
+    }
+    return *inner;
+  };
+  bool walked = false;  // moved down through sizes that read alike, all far slower than the inner rate
   while (p.gbps > 0 && std::isfinite(p.gbps)) {
     const uint64_t half = p.size / 2 / 4096 * 4096;
     if (half < floor || half == 0) break;
@@ -169,6 +182,13 @@ PlateauSearch plateau_size(uint64_t planned, uint64_t floor, const std::function
       if (std::isfinite(again)) p.gbps = std::max(p.gbps, again);
     }
     if (!(rate > p.gbps * (1 + kPlateauGain))) {
+      // The same rate at both sizes, far under the level's inner rate: both are past its end. Go on down.
+      if (rate >= p.gbps * (1 - kPlateauGain) && p.gbps < inner_rate() * (1 - kPastEndGap)) {
+        p.size = half;
+        p.gbps = rate;
+        walked = true;
+        continue;
+      }
       // Both on the plateau: the smaller stands further from where the level ends (the floor keeps
       // it out of the level before). A slower half is noise or the level before's end: keep the larger.
       if (rate >= p.gbps * (1 - kPlateauGain)) {
@@ -180,6 +200,12 @@ PlateauSearch plateau_size(uint64_t planned, uint64_t floor, const std::function
     p.size = half;
     p.gbps = rate;
     p.past_end = true;
+  }
+  // Walked down to the floor and never found the level's rate: no plateau to stand on (the inner rate
+  // was the level before showing through). The planned size, as the OS reports the level.
+  if (walked && !p.past_end) {
+    p.size = planned;
+    p.gbps = p.tried.front().second;
   }
   return p;
 }
