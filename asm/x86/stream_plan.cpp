@@ -381,25 +381,32 @@ struct MixForm {
 };
 
 // How many cache lines the chains of a form read and write (at `64 * (chain % lines)` past the form's
-// base). A form that only reads memory operands of a definite size reads one line from every chain:
-// nothing orders loads from one line, and the fewer lines a stream touches, the less the other
-// hardware thread of the core slows it. On the Zen 4 VM 12 FMA chains from memory, each on a line of
-// its own, ran 2-5% or more slow in half of their 20-sample windows, slowed for milliseconds at a
-// time while the add references ran within 1.5%; from one line, in 0-4% of the windows in 6 runs of 8
-// and 28-29% in the other two (alternating with the 12 lines in one process, the one line placed
-// before or after them). A form that writes memory keeps a line per chain (a store-to-load chain the
-// register latency does not include), and so does a form on memory of no definite size (clflush,
-// prefetch, fxsave: a line flushed or fetched again is another measurement).
+// base). A form whose memory operands have a definite size, and that reads or writes them but not
+// both, uses one line from every chain:
+// - loads: nothing orders loads from one line, and the fewer lines a stream touches, the less the
+//   other hardware thread of the core slows it. On the Zen 4 VM 12 FMA chains from memory, each on a
+//   line of its own, ran 2-5% or more slow in half of their 20-sample windows, slowed for milliseconds
+//   at a time while the add references ran within 1.5%; from one line, in 0-4% of the windows in 6
+//   runs of 8 and 28-29% in the other two.
+// - stores: a core commits stores at its full rate only while they rotate among a few lines. On the
+//   Zen 5 VM 8-byte stores ran two a cycle over 1-12 lines taken in turn and one a cycle over 13-32
+//   (and two a cycle walking 32 lines in order, 8 stores to a line); a line per chain had every
+//   32-chain mix of `mov m64, r64` read 1.04 cycles where `inst` reads 0.50.
+// A read-modify-write keeps a line per chain (a store-to-load chain the register latency does not
+// include), and so does a form on memory of no definite size (clflush, prefetch, fxsave: a line
+// flushed or fetched again is another measurement).
 int lines_for_chains(const MixForm& m, int chains) {
-  bool reads_only = true, any = false;
+  bool reads = false, writes = false, definite = true, any = false;
   for (size_t s = 0; s < m.slots.size(); ++s) {
     if (m.slots[s].kind != SlotKind::mem) continue;
     any = true;
     const OperandKind& k = *m.slots[s].op;
-    if (m.form->roles[s].write || (k.bits == 0 && k.bcst_bits == 0)) reads_only = false;
+    reads = reads || m.form->roles[s].read;
+    writes = writes || m.form->roles[s].write;
+    if (k.bits == 0 && k.bcst_bits == 0) definite = false;
   }
   if (!any) return 0;
-  return reads_only ? 1 : std::min(32, chains);
+  return definite && !(reads && writes) ? 1 : std::min(32, chains);
 }
 
 // `base`: where the form's lines start. Each form of a mix has lines of its own, right after the
