@@ -318,6 +318,15 @@ TEST_CASE("mix plan: each form's memory operands have lines of their own, loads 
   CHECK(rmw_lines.size() == 3);
   CHECK(read_lines.size() == 1);
   for (int64_t l : rmw_lines) CHECK(read_lines.count(l) == 0);
+  // A store that bypasses the caches keeps a line per chain: one line written to memory again and
+  // again waits for each store to get there. A load that names non-temporal reads one line.
+  const x86::InstForm nt = form_of("vmovntps m512, zmm"), direct = form_of("movdiri m64, r64"),
+                      nt_load = form_of("vmovntdqa ymm, m256");
+  auto nts = x86::plan_mix({{&nt, 1}, {&direct, 1}, {&nt_load, 1}}, 4, avx512(), "-");
+  REQUIRE(nts.ok());
+  CHECK(lines_of(*nts, asmjit::x86::Inst::kIdVmovntps).size() == 4);
+  CHECK(lines_of(*nts, asmjit::x86::Inst::kIdMovdiri).size() == 4);
+  CHECK(lines_of(*nts, asmjit::x86::Inst::kIdVmovntdqa).size() == 1);
   // Memory of no definite size (cache control) keeps a line per chain: flushing one line again and
   // again is another measurement.
   const x86::InstForm flush = form_of("clflush m");
