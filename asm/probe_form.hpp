@@ -25,6 +25,10 @@ class ProbeStream {
   virtual double bridge_cycles() const = 0;
   // The chain includes a helper of unknown latency: the figure is an upper bound.
   virtual bool upper_bound() const = 0;
+  // Whether each copy of a throughput stream continues the chains of the copy before. Not where
+  // copies move on to fresh memory (a read-modify-write of memory): a register result read from
+  // that memory starts anew in every copy, and K chains are not bound by the latency over K.
+  virtual bool copies_continue_chains() const { return true; }
   // The function that runs `copies` copies of the pattern per loop iteration.
   virtual Expected<JitFunction> compile(int copies) const = 0;
   // Writes the constants this stream loads for `dtype` and says how the buffer must be filled.

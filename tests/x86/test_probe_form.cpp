@@ -97,6 +97,21 @@ TEST_CASE("probe form: latency plans carry the method, bridges and bounds", "[pr
   CHECK(through.value()->bridge_cycles() > 0);  // the `and` that feeds the result to the address
 }
 
+TEST_CASE("probe stream: copies continue their chains unless they move on to fresh memory", "[probe_form]") {
+  for (const char* text : {"add r64, r64", "vfmadd231ps zmm, zmm, m512", "mov m64, r64"}) {
+    auto plan = probe_form(text)->plan_throughput(3, "-");
+    REQUIRE(plan.ok());
+    CHECK(plan.value()->copies_continue_chains());
+  }
+  // A read-modify-write of memory: each copy on lines of its own, so its register result (the old
+  // memory value) starts anew in every copy.
+  for (const char* text : {"xadd m64, r64", "add m64, r64"}) {
+    auto plan = probe_form(text)->plan_throughput(3, "-");
+    REQUIRE(plan.ok());
+    CHECK_FALSE(plan.value()->copies_continue_chains());
+  }
+}
+
 TEST_CASE("probe stream: prepare writes the dtype's constants and says how the buffer starts", "[probe_form]") {
   isa::ProbeConstants consts;
   std::memset(consts.bytes, 0xAB, sizeof(consts.bytes));
