@@ -221,9 +221,9 @@ bool ProbeRunner::Impl::measure_throughput(const isa::ProbeForm& form, const std
       r.reason = plan.error();
       return false;
     }
-    // `xadd m64, r64` chains through its register at 8 cycles (the store forwarded to the next load),
-    // but its throughput copies each exchange with fresh lines: 2 chains ran 2.0 cycles each, and the
-    // bound had every K "impossible" and the row mistrusted (Zen 5 VM).
+    // An exchange-and-add with memory chains through its register at 8 cycles (the store forwarded to
+    // the next load), but its throughput copies each work on fresh lines: 2 chains ran 2.0 cycles
+    // each, and the bound had every K "impossible" and the row mistrusted (Zen 5 VM, docs/method.md).
     if (!plan.value()->copies_continue_chains()) bound_latency = 0;
     const int copies = std::max(1, (kThroughputUnits + k - 1) / k);
     auto c = compile_pair(plan.value(), copies);
