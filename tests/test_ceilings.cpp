@@ -127,13 +127,12 @@ TEST_CASE("ceilings: a level's working set is halved until it reads on the level
     return size % (2 * MiB) ? 29.6 : 30.1;
   };
   PlateauSearch p = plateau_size(240 * MiB, 8 * MiB, vm);
-  // 240 -> 120 (faster, and 240 again no faster) -> 60 (faster) -> 30 (as fast, and as fast as the
-  // floor: inside the plateau).
+  // 240 -> 120 (faster, and 240 again no faster) -> 60 (faster) -> 30 (as fast: inside the plateau;
+  // past a faster size the floor's rate is not needed).
   CHECK(p.size == 30 * MiB);
   CHECK(p.gbps == Approx(30.1));
-  CHECK(p.tried.size() == 7);
-  CHECK(calls == 7);
-  CHECK(p.tried.back() == std::make_pair(uint64_t(8 * MiB), 30.1));
+  CHECK(p.tried.size() == 6);
+  CHECK(calls == 6);
   CHECK(p.tried.front() == std::make_pair(uint64_t(240 * MiB), 16.3));
   CHECK(p.past_end);
   // A level that holds what it reports: one extra measurement, and the half inside the plateau.
@@ -190,6 +189,13 @@ TEST_CASE("ceilings: a planned size whose half reads alike, both far under the f
   CHECK_FALSE(r.past_end);
   CHECK(r.size == 64 * MiB);
   CHECK(r.gbps == 40.0);
+  // The same with the floor on the halving path (64 -> 32 -> 16 -> 8 -> 4): the floor's own rate,
+  // reached by walking, does not count as the level's.
+  auto remnant_on_path = [](uint64_t size) { return size <= 4 * MiB ? 100.0 : 40.0; };
+  PlateauSearch q = plateau_size(64 * MiB, 4 * MiB, remnant_on_path);
+  CHECK_FALSE(q.past_end);
+  CHECK(q.size == 64 * MiB);
+  for (const auto& [size, rate] : q.tried) CHECK((size > 4 * MiB || rate == 100.0));
   // A level whose plateau already matches the floor's rate is not walked: as before.
   auto flat = [](uint64_t size) { return size <= 64 * MiB ? 50.0 : 20.0; };
   PlateauSearch f = plateau_size(32 * MiB, 2 * MiB, flat);

@@ -299,7 +299,8 @@ Expected<InstForm> resolve_inst(const std::string& text) {
     if (ops[i].isImm()) r = OperandRole{true, false};
     f.roles.push_back(r);
   }
-  if (!f.roles.empty() && destination_also_read(f.text.mnemonic)) f.roles[0].read = true;
+  // Only a register destination is merged: `movhps m64, xmm` stores its half and reads no memory.
+  if (!f.roles.empty() && ops[0].isReg() && destination_also_read(f.text.mnemonic)) f.roles[0].read = true;
   CpuFeatures feats;
   InstAPI::queryFeatures(Arch::kX64, inst, ops.data(), ops.size(), &feats);
   for (auto it = feats.iterator(); it.hasNext();) f.features.push_back(feature_name(uint32_t(it.next())));

@@ -402,6 +402,12 @@ bool bypasses_caches(const InstForm& f) {
   return m.rfind("movnt", 0) == 0 || m.rfind("vmovnt", 0) == 0 || m.rfind("movdir", 0) == 0;
 }
 
+// Cache control names a line, whatever size its text spells (`clflush m8` as well as `clflush m`).
+bool controls_cache(const InstForm& f) {
+  const std::string& m = f.text.mnemonic;
+  return m.rfind("clflush", 0) == 0 || m == "clwb" || m == "cldemote" || m.rfind("prefetch", 0) == 0;
+}
+
 int lines_for_chains(const MixForm& m, int chains) {
   bool reads = false, writes = false, definite = true, any = false;
   for (size_t s = 0; s < m.slots.size(); ++s) {
@@ -410,7 +416,7 @@ int lines_for_chains(const MixForm& m, int chains) {
     const OperandKind& k = *m.slots[s].op;
     reads = reads || m.form->roles[s].read;
     writes = writes || m.form->roles[s].write;
-    if (k.bits == 0 && k.bcst_bits == 0) definite = false;
+    if ((k.bits == 0 && k.bcst_bits == 0) || controls_cache(*m.form)) definite = false;
   }
   if (!any) return 0;
   return definite && !(reads && writes) && !(writes && bypasses_caches(*m.form)) ? 1 : std::min(32, chains);
@@ -665,8 +671,9 @@ Expected<StreamPlan> plan_mix(const std::vector<MixEntry>& entries, int rounds, 
   for (size_t i = 0; i < forms.size(); ++i) {
     MixForm& m = forms[i];
     const int instances = m.weight * rounds;
-    // A form that writes memory keeps a line per instance: instances sharing a chain would share its
-    // line, a store-to-load chain the register latency that set the limit does not include.
+    // A form that writes memory keeps an instance per chain: where it also reads that memory (or
+    // bypasses the caches) each chain has a line of its own (lines_for_chains), and instances sharing
+    // a chain would share its line, a store-to-load chain the register latency does not include.
     bool writes_memory = false;
     for (size_t s = 0; s < m.slots.size(); ++s)
       if (m.slots[s].kind == SlotKind::mem && m.form->roles[s].write) writes_memory = true;

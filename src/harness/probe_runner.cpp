@@ -204,6 +204,7 @@ bool ProbeRunner::Impl::measure_throughput(const isa::ProbeForm& form, const std
   // The chain bound holds only where K copies are K chains like the latency chain (and where each copy
   // continues them: not where copies move on to fresh memory, see the first plan below).
   double bound_latency = detail::copies_chain_latency(r.latency_method, latency_cycles);
+  bool copies_continue = true;
   double best_rt = 1e300;
   int best_copies = 1;
   struct Impossible {
@@ -224,7 +225,10 @@ bool ProbeRunner::Impl::measure_throughput(const isa::ProbeForm& form, const std
     // An exchange-and-add with memory chains through its register at 8 cycles (the store forwarded to
     // the next load), but its throughput copies each work on fresh lines: 2 chains ran 2.0 cycles
     // each, and the bound had every K "impossible" and the row mistrusted (Zen 5 VM, docs/method.md).
-    if (!plan.value()->copies_continue_chains()) bound_latency = 0;
+    if (!plan.value()->copies_continue_chains()) {
+      bound_latency = 0;
+      copies_continue = false;
+    }
     const int copies = std::max(1, (kThroughputUnits + k - 1) / k);
     auto c = compile_pair(plan.value(), copies);
     if (!c) {
@@ -307,7 +311,8 @@ bool ProbeRunner::Impl::measure_throughput(const isa::ProbeForm& form, const std
   // The register file, not the hardware, may have stopped the sweep: say so.
   // (One chain at most, kmax 1, as for a form whose every instance reads and writes one register it
   // always names: the stream is that chain, however many the hardware would run.)
-  r.chains_limited_by_registers = limited_by_registers(r.accumulators, kmax, chain_bound, best_rt, latency_cycles);
+  r.chains_limited_by_registers =
+      limited_by_registers(r.accumulators, kmax, chain_bound, best_rt, copies_continue ? latency_cycles : 0.0);
   // The chosen K is timed twice more, from two other code layouts (3/4 and 1/2 of the copies,
   // placed afresh), and the median of the three timings is the figure. The sweep kept the fastest of
   // several K, so an artefact of one layout can win it: on a Zen 3 VM one sweep timed 10 FMA chains

@@ -172,6 +172,9 @@ PlateauSearch plateau_size(uint64_t planned, uint64_t floor, const std::function
   while (p.gbps > 0 && std::isfinite(p.gbps)) {
     const uint64_t half = p.size / 2 / 4096 * 4096;
     if (half < floor || half == 0) break;
+    // Reached by walking alone, the floor is no evidence: its rate is the inner rate the walk compares
+    // with (the level before may show through there). The walk ends, and the planned size stands.
+    if (walked && !p.past_end && half <= floor) break;
     const double rate = load_gbps(half);
     p.tried.emplace_back(half, rate);
     if (!std::isfinite(rate)) break;
@@ -182,8 +185,9 @@ PlateauSearch plateau_size(uint64_t planned, uint64_t floor, const std::function
       if (std::isfinite(again)) p.gbps = std::max(p.gbps, again);
     }
     if (!(rate > p.gbps * (1 + kPlateauGain))) {
-      // The same rate at both sizes, far under the level's inner rate: both are past its end. Go on down.
-      if (rate >= p.gbps * (1 - kPlateauGain) && p.gbps < inner_rate() * (1 - kPastEndGap)) {
+      // The same rate at both sizes, far under the level's inner rate: both are past its end. Go on
+      // down (only before the first faster size: after it, as any level).
+      if (!p.past_end && rate >= p.gbps * (1 - kPlateauGain) && p.gbps < inner_rate() * (1 - kPastEndGap)) {
         p.size = half;
         p.gbps = rate;
         walked = true;
@@ -205,7 +209,9 @@ PlateauSearch plateau_size(uint64_t planned, uint64_t floor, const std::function
   // was the level before showing through). The planned size, as the OS reports the level.
   if (walked && !p.past_end) {
     p.size = planned;
-    p.gbps = p.tried.front().second;
+    p.gbps = 0;
+    for (const auto& [size, rate] : p.tried)
+      if (size == planned && std::isfinite(rate)) p.gbps = std::max(p.gbps, rate);
   }
   return p;
 }

@@ -57,8 +57,9 @@ uint64_t level_floor(const std::string& level, const std::vector<CacheLevel>& ca
 // level's own rate, read once, just past the level before), both lie past the level's end and the
 // halving goes on: on a Zen 5 VM that reports 508 MiB of L3, 254 and 127 MiB both read DRAM's 42 GB/s
 // while 7.9 MiB read 101, and stopping at 127 MiB had the L3 row read DRAM and sized DRAM's working
-// set from the reported 508 MiB (2 GiB per thread count, 10 s of a 49 s report). A walk that reaches
-// the floor without finding a faster size keeps the planned one.
+// set from the reported 508 MiB (2 GiB per thread count, 10 s of a 49 s report). The walk goes on
+// only until a size reads faster; one that reaches the floor without such a size keeps the planned
+// one (the floor's rate, where the level before may show through, is no evidence).
 // `load_gbps(size)` measures one load rate (0 when it could not). Every size tried is in `tried`.
 inline constexpr double kPlateauGain = 0.10;
 inline constexpr double kPastEndGap = 0.25;

@@ -327,12 +327,24 @@ TEST_CASE("mix plan: each form's memory operands have lines of their own, loads 
   CHECK(lines_of(*nts, asmjit::x86::Inst::kIdVmovntps).size() == 4);
   CHECK(lines_of(*nts, asmjit::x86::Inst::kIdMovdiri).size() == 4);
   CHECK(lines_of(*nts, asmjit::x86::Inst::kIdVmovntdqa).size() == 1);
+  // A half-register store writes its memory and reads none: one line, as any store.
+  const x86::InstForm high = form_of("movhps m64, xmm");
+  CHECK_FALSE(high.roles[0].read);
+  auto highs = x86::plan_mix({{&high, 1}}, 4, avx512(), "-");
+  REQUIRE(highs.ok());
+  CHECK(lines_of(*highs, asmjit::x86::Inst::kIdMovhps).size() == 1);
+  CHECK(highs->memory_stride_per_copy == 0);
   // Memory of no definite size (cache control) keeps a line per chain: flushing one line again and
   // again is another measurement.
   const x86::InstForm flush = form_of("clflush m");
   auto flushes = x86::plan_mix({{&flush, 1}}, 4, avx512(), "-");
   REQUIRE(flushes.ok());
   CHECK(lines_of(*flushes, asmjit::x86::Inst::kIdClflush).size() == 4);
+  // Whatever size the text spells.
+  const x86::InstForm flush8 = form_of("clflush m8");
+  auto flushes8 = x86::plan_mix({{&flush8, 1}}, 4, avx512(), "-");
+  REQUIRE(flushes8.ok());
+  CHECK(lines_of(*flushes8, asmjit::x86::Inst::kIdClflush).size() == 4);
   // A wide load of many chains (12 FMA chains from memory) reads one line.
   const x86::InstForm fma = form_of("vfmadd231ps ymm, ymm, m256");
   auto fmas = x86::plan_throughput(fma, 12, avx512(), "f32");
