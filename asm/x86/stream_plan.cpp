@@ -409,14 +409,14 @@ bool controls_cache(const InstForm& f) {
 }
 
 int lines_for_chains(const MixForm& m, int chains) {
-  bool reads = false, writes = false, definite = true, any = false;
+  bool reads = false, writes = false, definite = !controls_cache(*m.form), any = false;
   for (size_t s = 0; s < m.slots.size(); ++s) {
     if (m.slots[s].kind != SlotKind::mem) continue;
     any = true;
     const OperandKind& k = *m.slots[s].op;
     reads = reads || m.form->roles[s].read;
     writes = writes || m.form->roles[s].write;
-    if ((k.bits == 0 && k.bcst_bits == 0) || controls_cache(*m.form)) definite = false;
+    if (k.bits == 0 && k.bcst_bits == 0) definite = false;
   }
   if (!any) return 0;
   return definite && !(reads && writes) && !(writes && bypasses_caches(*m.form)) ? 1 : std::min(32, chains);

@@ -129,7 +129,7 @@ MixResult ProbeRunner::Impl::run_mix_once(const std::vector<MixSpec>& parts, boo
     r.reason = compiled.error();
     return r;
   }
-  ClockSample before = calibrate();
+  ClockSample before = calibrate_before();
   PairTiming first, second;
   std::string err;
   if (!time(compiled.value(), dtype, first, err) || !time(compiled.value(), dtype, second, err)) {

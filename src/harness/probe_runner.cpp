@@ -204,7 +204,6 @@ bool ProbeRunner::Impl::measure_throughput(const isa::ProbeForm& form, const std
   // The chain bound holds only where K copies are K chains like the latency chain (and where each copy
   // continues them: not where copies move on to fresh memory, see the first plan below).
   double bound_latency = detail::copies_chain_latency(r.latency_method, latency_cycles);
-  bool copies_continue = true;
   double best_rt = 1e300;
   int best_copies = 1;
   struct Impossible {
@@ -225,10 +224,7 @@ bool ProbeRunner::Impl::measure_throughput(const isa::ProbeForm& form, const std
     // An exchange-and-add with memory chains through its register at 8 cycles (the store forwarded to
     // the next load), but its throughput copies each work on fresh lines: 2 chains ran 2.0 cycles
     // each, and the bound had every K "impossible" and the row mistrusted (Zen 5 VM, docs/method.md).
-    if (!plan.value()->copies_continue_chains()) {
-      bound_latency = 0;
-      copies_continue = false;
-    }
+    if (!plan.value()->copies_continue_chains()) bound_latency = 0;
     const int copies = std::max(1, (kThroughputUnits + k - 1) / k);
     auto c = compile_pair(plan.value(), copies);
     if (!c) {
@@ -312,7 +308,8 @@ bool ProbeRunner::Impl::measure_throughput(const isa::ProbeForm& form, const std
   // (One chain at most, kmax 1, as for a form whose every instance reads and writes one register it
   // always names: the stream is that chain, however many the hardware would run.)
   r.chains_limited_by_registers =
-      limited_by_registers(r.accumulators, kmax, chain_bound, best_rt, copies_continue ? latency_cycles : 0.0);
+      limited_by_registers(r.accumulators, kmax, chain_bound, best_rt,
+                           best.stream->copies_continue_chains() ? latency_cycles : 0.0);
   // The chosen K is timed twice more, from two other code layouts (3/4 and 1/2 of the copies,
   // placed afresh), and the median of the three timings is the figure. The sweep kept the fastest of
   // several K, so an artefact of one layout can win it: on a Zen 3 VM one sweep timed 10 FMA chains
@@ -612,7 +609,7 @@ Expected<std::unique_ptr<ProbeRunner>> ProbeRunner::create(const CpuInfo& cpu, c
   if (s.ghz <= 0) return make_error("clock calibration failed: the add chain could not be timed");
   impl->start.source = impl->counter.source();
   impl->start.ghz = impl->start.ghz_before = impl->start.ghz_after = s.ghz;
-  impl->last_calibration = s;
+  impl->note_calibration(s);
   impl->measure_issue_width();
   spdlog::debug("clock {:.3f} GHz on CPU {} ({})", s.ghz, target, impl->counter.source());
   return std::unique_ptr<ProbeRunner>(new ProbeRunner(std::move(impl)));
@@ -721,7 +718,7 @@ ProbeResult ProbeRunner::run_once(const ProbeSpec& spec) {
   }
 
   spdlog::debug("{}:", r.instruction);
-  ClockSample before = m.calibrate();
+  ClockSample before = m.calibrate_before();
   PairTiming lat, tput;
   Compiled best;
   double repeat_disagreement = 0, length_disagreement = 0, paired_disagreement = 0;
@@ -858,8 +855,8 @@ bool ProbeRunner::Impl::repin(int to, std::string* error) {
     if (error) *error = fmt::format("CPU {}: the clock could not be calibrated there", to);
     return false;
   }
-  last_calibration = s;
   pinned_cpu = to;
+  note_calibration(s);
   busy_streak = 0;  // the slowed probes were the old core's
   measure_issue_width();  // only ever raises it: a limit learned on a busy core may be too low
   return true;

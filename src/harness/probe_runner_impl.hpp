@@ -38,6 +38,9 @@ inline bool ran_slowed(int clean_samples) { return clean_samples < kMinCleanSamp
 inline constexpr int kLatencyCopies = 48;
 inline constexpr int kThroughputUnits = 64;  // measured instructions per iteration of the short function
 inline constexpr int kAttempts = 4;
+// A calibration this recent on the same core opens the next probe or mix (calibrate_before): a
+// mix's own timing lasts about 2 ms, so it stands as near the samples as one taken afresh.
+inline constexpr double kFreshCalibrationSeconds = 0.002;
 // Pauses between the rounds of re-measurement: a busy sibling or host holds the core for seconds.
 inline constexpr int kRetryPauseMs[] = {30, 250, 1000};
 
@@ -255,6 +258,14 @@ struct ProbeRunner::Impl {
   isa::ProbeConstants consts;
 
   ClockSample last_calibration;  // the most recent ClockCalibrator::measure() around a probe
+  // When and on which logical CPU it was taken (note_calibration).
+  std::chrono::steady_clock::time_point last_calibration_at{};
+  int last_calibration_cpu = -1;
+  void note_calibration(const ClockSample& s) {
+    last_calibration = s;
+    last_calibration_at = std::chrono::steady_clock::now();
+    last_calibration_cpu = pinned_cpu;
+  }
 
   // Times the pair beside the ruler; `t.cycles` and `t.ghz` are always set (from the last
   // calibration when the ruler is not ready).
@@ -272,8 +283,19 @@ struct ProbeRunner::Impl {
     return true;
   }
   ClockSample calibrate() {
-    last_calibration = clock->measure();
+    note_calibration(clock->measure());
     return last_calibration;
+  }
+  // The calibration that opens a probe or a mix: the one that closed the previous probe or mix, when
+  // it was taken on this core moments ago (nothing ran since but code generation and bookkeeping),
+  // or a new one. A batch of pairs calibrated on both sides of every mix and spent half its time
+  // calibrating: 1.1 ms each side of a 2.1 ms timing on the Zen 5 VM (docs/method.md).
+  ClockSample calibrate_before() {
+    const double age = std::chrono::duration<double>(std::chrono::steady_clock::now() - last_calibration_at).count();
+    if (last_calibration.ticks_per_cycle > 0 && last_calibration_cpu == pinned_cpu && age >= 0 &&
+        age < detail::kFreshCalibrationSeconds)
+      return last_calibration;
+    return calibrate();
   }
 
   double issue_width = 0;  // most instructions per cycle seen on this core (measure_issue_width)

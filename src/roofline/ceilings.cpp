@@ -162,8 +162,11 @@ PlateauSearch plateau_size(uint64_t planned, uint64_t floor, const std::function
   std::optional<double> inner;
   auto inner_rate = [&] {
     if (!inner) {
-      const double r = floor > 0 && floor < planned ? load_gbps(floor) : 0.0;
-      if (floor > 0 && floor < planned) p.tried.emplace_back(floor, r);
+      double r = 0.0;
+      if (floor > 0 && floor < planned) {
+        r = load_gbps(floor);
+        p.tried.emplace_back(floor, r);
+      }
       inner = std::isfinite(r) && r > 0 ? r : 0.0;
     }
     return *inner;
