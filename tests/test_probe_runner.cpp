@@ -162,6 +162,21 @@ TEST_CASE("a moving clock spoils an unpaired timing, not a paired one", "[probe_
   CHECK(detail::timing_doubts(in, options).size() == 1);
 }
 
+TEST_CASE("a runner moves to a quieter core at most six times a minute, every minute of a long run", "[probe_runner]") {
+  detail::RecentMoves moves;
+  for (int i = 0; i < detail::kMaxCoreMoves; ++i) CHECK(moves.take(10.0 + i));
+  CHECK_FALSE(moves.take(20.0));  // a seventh move within the minute
+  CHECK_FALSE(moves.take(69.9));  // the first move is still under a minute old
+  CHECK(moves.take(70.0));        // it is not: a long run on a core that turned busy can still leave it
+  CHECK_FALSE(moves.take(70.5));
+  // A ranking that found no quieter core is not a move: the move it took back leaves room for one.
+  CHECK(moves.take(72.5));  // the moves at 11 and 12 s have aged out: 13, 14, 15, 70, 72.5
+  CHECK(moves.take(72.6));  // six
+  moves.undo();             // five again
+  CHECK(moves.take(72.7));
+  CHECK_FALSE(moves.take(72.8));
+}
+
 TEST_CASE("a latency chain timed twice must agree with itself", "[probe_runner]") {
   ProbeResult r;
   r.latency_cycles = 3.877;

@@ -824,18 +824,28 @@ void ProbeRunner::Impl::note_probe_slowed(bool slowed) {
 }
 
 bool ProbeRunner::Impl::move_to_quieter_core() {
-  if (options.cpu >= 0 || moves >= kMaxCoreMoves) return false;  // pinned by hand, or moved enough
+  if (options.cpu >= 0) return false;  // pinned by hand
+  const double now = std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  if (!moves.take(now)) {  // moved enough for this minute
+    spdlog::debug("CPU {} ran slowed for {} probes in a row; {} moves in the last {:.0f} s already, staying", pinned_cpu,
+                  kBusyStreak, kMaxCoreMoves, kCoreMoveWindowSeconds);
+    return false;
+  }
   const std::vector<CoreQuietness> q = measure_core_quietness(cpu);
   const auto here = std::find_if(q.begin(), q.end(), [&](const CoreQuietness& c) { return c.cpu == pinned_cpu; });
   const int to = quieter_core(q, pinned_cpu);
   const auto best = std::find_if(q.begin(), q.end(), [&](const CoreQuietness& c) { return c.cpu == to; });
-  if (to < 0 || best == q.end()) return false;
   const int from = pinned_cpu;
-  if (!repin(best->cpu, nullptr)) return false;
+  if (to < 0 || best == q.end() || !repin(best->cpu, nullptr)) {
+    // No quieter core: the ranking is not a move (a busy machine stays where it is at the cost of a
+    // ranking every kBusyStreak slowed probes, a few ms).
+    moves.undo();
+    spdlog::debug("CPU {} ran slowed for {} probes in a row; no clearly quieter core to move to", pinned_cpu, kBusyStreak);
+    return false;
+  }
   spdlog::info("CPU {} ran slowed for {} probes in a row (wide/chain reference ratio {:.3f}); moving to CPU {} "
                "({:.3f})",
                from, kBusyStreak, here != q.end() ? here->wide_ratio : 0.0, best->cpu, best->wide_ratio);
-  ++moves;
   return true;
 }
 

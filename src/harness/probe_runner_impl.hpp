@@ -90,6 +90,30 @@ std::vector<Result> measure_with_retries(size_t n, const std::function<Result(si
   }
   return results;
 }
+// How often the runner may move to a quieter core: at most kMaxCoreMoves in any kCoreMoveWindowSeconds
+// (each move costs a ranking of the cores and a calibration, 0.1-0.5 s: at most 5% of the time when
+// every core is busy and the runner hops between them). A cap per run left a whole-table run on the
+// Zen 5 VM on a core whose neighbour had turned busy: 3144 of its rows `mistrusted`, "24% slower",
+// while the other core ran quiet.
+inline constexpr int kMaxCoreMoves = 6;
+inline constexpr double kCoreMoveWindowSeconds = 60;
+class RecentMoves {
+ public:
+  // Whether a move may be made at `now_s` (seconds on any steady clock); if so, it is counted.
+  bool take(double now_s) {
+    while (!times_.empty() && now_s - times_.front() >= kCoreMoveWindowSeconds) times_.erase(times_.begin());
+    if (int(times_.size()) >= kMaxCoreMoves) return false;
+    times_.push_back(now_s);
+    return true;
+  }
+  // A move counted by take() that did not happen after all.
+  void undo() {
+    if (!times_.empty()) times_.pop_back();
+  }
+
+ private:
+  std::vector<double> times_;
+};
 // Calibration rounds (each min-based) that disagree by more than this mean the clock itself moved.
 inline constexpr double kCalibrationSpreadLimit = 0.03;
 // Below this implied loop overhead (see PairTiming::overhead_fraction) the difference is not trusted.
@@ -319,7 +343,7 @@ struct ProbeRunner::Impl {
   // After kBusyStreak probes in a row were mostly slowed, the cores are ranked again and the runner
   // moves to a quieter one (with a fresh calibration); the retries then measure the doubtful rows there.
   int busy_streak = 0;
-  int moves = 0;
+  detail::RecentMoves moves;
   void note_probe_slowed(bool slowed);
   bool move_to_quieter_core();
   // Pins the runner to logical CPU `to` and has its calibrator learn that core afresh; on failure it
@@ -327,10 +351,8 @@ struct ProbeRunner::Impl {
   bool repin(int to, std::string* error);
 };
 
-// Probes in a row that ran mostly slowed before the runner looks for a quieter core, and how often it
-// may move in one run (each move costs a ranking of the cores and a calibration, 0.1-0.5 s).
+// Probes in a row that ran mostly slowed before the runner looks for a quieter core.
 inline constexpr int kBusyStreak = 3;
-inline constexpr int kMaxCoreMoves = 6;
 
 
 }  // namespace peakprobe
