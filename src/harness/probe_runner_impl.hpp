@@ -317,8 +317,11 @@ struct ProbeRunner::Impl {
   ClockSample calibrate_before() {
     const double age = std::chrono::duration<double>(std::chrono::steady_clock::now() - last_calibration_at).count();
     if (last_calibration.ticks_per_cycle > 0 && last_calibration_cpu == pinned_cpu && age >= 0 &&
-        age < detail::kFreshCalibrationSeconds)
+        age < detail::kFreshCalibrationSeconds) {
+      spdlog::trace("calibration of {:.2f} ms ago opens this timing", age * 1e3);
       return last_calibration;
+    }
+    spdlog::trace("calibrating afresh: the last calibration is {:.2f} ms old", age * 1e3);
     return calibrate();
   }
 
