@@ -169,12 +169,13 @@ TEST_CASE("a runner moves to a quieter core at most six times a minute, every mi
   CHECK_FALSE(moves.take(69.9));  // the first move is still under a minute old
   CHECK(moves.take(70.0));        // it is not: a long run on a core that turned busy can still leave it
   CHECK_FALSE(moves.take(70.5));
-  // A ranking that found no quieter core is not a move: the move it took back leaves room for one.
   CHECK(moves.take(72.5));  // the moves at 11 and 12 s have aged out: 13, 14, 15, 70, 72.5
   CHECK(moves.take(72.6));  // six
-  moves.undo();             // five again
+  // A ranking that found no quieter core is not a move: taking back the newest leaves room for one.
+  moves.undo();  // 13, 14, 15, 70, 72.5
   CHECK(moves.take(72.7));
   CHECK_FALSE(moves.take(72.8));
+  CHECK(moves.take(73.0));  // the move at 13 s ages out (had undo dropped the oldest, 14 s would still count)
 }
 
 TEST_CASE("a latency chain timed twice must agree with itself", "[probe_runner]") {
@@ -414,6 +415,21 @@ TEST_CASE("retries: every item once, then the doubtful ones in rounds, and a sto
   CHECK(seen.size() == size_t(1 + 3 + 1 + detail::kAttempts));  // every attempt reported
   // The first pass ends before any retry: all four first attempts come first.
   for (size_t k = 0; k < 4; ++k) CHECK(seen[k].first == k);
+
+  // Each retry round is announced before it starts (the runner calibrates afresh there), and only
+  // while something is left to retry.
+  std::fill(calls.begin(), calls.end(), 0);
+  int rounds = 0;
+  std::vector<int> calls_at_round;
+  detail::measure_with_retries<Row>(4, once, {}, {}, {}, detail::kAttempts, [&] {
+    ++rounds;
+    calls_at_round.push_back(calls[3]);
+  });
+  CHECK(rounds == detail::kAttempts - 1);
+  CHECK(calls_at_round == std::vector<int>{1, 2, 3});
+  int quiet_rounds = 0;
+  detail::measure_with_retries<Row>(2, [](size_t) { return Row{}; }, {}, {}, {}, detail::kAttempts, [&] { ++quiet_rounds; });
+  CHECK(quiet_rounds == 0);
 
   // A stop after two first attempts: two rows, nothing retried.
   std::fill(calls.begin(), calls.end(), 0);

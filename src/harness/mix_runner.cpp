@@ -200,6 +200,7 @@ MixResult ProbeRunner::Impl::run_mix_once(const std::vector<MixSpec>& parts, boo
     all.dtype = dtype;  // the first floating-point part's, or "-": total_gflops or total_gops
     all.ops_per_instruction = (flops > 0 ? flops : iops) / group;
     run_threads(plan.value(), dtype, all);
+    forget_calibration_moment();
     if (all.status == Status::ok && (all.total_gflops || all.total_gops)) {
       r.threads = all.threads;
       r.total_gflops = all.total_gflops;
@@ -242,8 +243,7 @@ std::vector<MixResult> ProbeRunner::run_mix_batch(const std::vector<std::vector<
   return measure_with_retries<MixResult>(
       mixes.size(),
       [&](size_t i) { return impl_->run_mix_once(mixes[i], false, i < rounds.size() ? rounds[i] : 0); }, on_start,
-      on_result, stop,
-      impl_->cpu.emulator.empty() ? kAttempts : 1);
+      on_result, stop, impl_->cpu.emulator.empty() ? kAttempts : 1, [&] { impl_->forget_calibration_moment(); });
 }
 
 }  // namespace peakprobe

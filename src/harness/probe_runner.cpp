@@ -676,7 +676,7 @@ std::vector<ProbeResult> ProbeRunner::run_batch(const std::vector<ProbeSpec>& sp
       [&](size_t i) {
         if (on_start) on_start(i, specs[i]);
       },
-      on_result, stop, impl_->cpu.emulator.empty() ? kAttempts : 1);
+      on_result, stop, impl_->cpu.emulator.empty() ? kAttempts : 1, [&] { impl_->forget_calibration_moment(); });
 }
 
 ProbeResult ProbeRunner::run_once(const ProbeSpec& spec) {
@@ -811,7 +811,10 @@ ProbeResult ProbeRunner::run_once(const ProbeSpec& spec) {
                    : "throughput limited by the register file: it allows one chain of this form, which was "
                      "latency-bound (the figure is that chain's latency; the hardware may be faster)";
 
-  if (m.options.threads > 1) m.run_threads(best.stream, r.dtype, r);
+  if (m.options.threads > 1) {
+    m.run_threads(best.stream, r.dtype, r);
+    m.forget_calibration_moment();
+  }
   m.note_probe_slowed(trust.clean_samples >= 0 && ran_slowed(trust.clean_samples));
   return r;
 }
@@ -832,15 +835,21 @@ bool ProbeRunner::Impl::move_to_quieter_core() {
     return false;
   }
   const std::vector<CoreQuietness> q = measure_core_quietness(cpu);
+  forget_calibration_moment();  // the ranking ran on every core
   const auto here = std::find_if(q.begin(), q.end(), [&](const CoreQuietness& c) { return c.cpu == pinned_cpu; });
   const int to = quieter_core(q, pinned_cpu);
   const auto best = std::find_if(q.begin(), q.end(), [&](const CoreQuietness& c) { return c.cpu == to; });
   const int from = pinned_cpu;
-  if (to < 0 || best == q.end() || !repin(best->cpu, nullptr)) {
+  if (to < 0 || best == q.end()) {
     // No quieter core: the ranking is not a move (a busy machine stays where it is at the cost of a
     // ranking every kBusyStreak slowed probes, a few ms).
     moves.undo();
     spdlog::debug("CPU {} ran slowed for {} probes in a row; no clearly quieter core to move to", pinned_cpu, kBusyStreak);
+    return false;
+  }
+  if (std::string why; !repin(best->cpu, &why)) {
+    moves.undo();
+    spdlog::debug("CPU {} ran slowed for {} probes in a row; staying: {}", pinned_cpu, kBusyStreak, why);
     return false;
   }
   spdlog::info("CPU {} ran slowed for {} probes in a row (wide/chain reference ratio {:.3f}); moving to CPU {} "

@@ -1,5 +1,6 @@
 // Internals of ProbeRunner shared by its translation units (single probes, mixes, threads).
 #pragma once
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <functional>
@@ -51,6 +52,7 @@ inline constexpr int kRetryPauseMs[] = {30, 250, 1000};
 // `on_result(i, r)` sees every attempt's result as it comes; `stop()`, asked before each attempt,
 // ends the batch early: the results then hold the items measured at least once (a prefix).
 // `attempts` 1 measures each item once (under an emulator no retry can cure anything).
+// `before_round()` runs before each retry round (the runner calibrates afresh there).
 // A round that retried many items and cured almost none met a disturbance that lasts (a busy
 // sibling thread all along, not a burst): further rounds would cost as much and cure as little.
 inline constexpr size_t kPersistentRoundItems = 20;     // retried items that make a round telling
@@ -59,7 +61,8 @@ template <class Result>
 std::vector<Result> measure_with_retries(size_t n, const std::function<Result(size_t)>& once,
                                          const std::function<void(size_t)>& on_start,
                                          const std::function<void(size_t, const Result&)>& on_result = {},
-                                         const std::function<bool()>& stop = {}, int attempts = kAttempts) {
+                                         const std::function<bool()>& stop = {}, int attempts = kAttempts,
+                                         const std::function<void()>& before_round = {}) {
   std::vector<Result> results;
   results.reserve(n);
   for (size_t i = 0; i < n; ++i) {
@@ -73,6 +76,7 @@ std::vector<Result> measure_with_retries(size_t n, const std::function<Result(si
     for (size_t i = 0; i < n; ++i) {
       if (results[i].status != Status::mistrusted) continue;
       if (stop && stop()) return results;
+      if (retried == 0 && before_round) before_round();
       ++retried;
       Result again = once(i);
       if (again.status == Status::mistrusted) again.reason += fmt::format(" ({} attempts)", attempt);
@@ -290,6 +294,9 @@ struct ProbeRunner::Impl {
     last_calibration_at = std::chrono::steady_clock::now();
     last_calibration_cpu = pinned_cpu;
   }
+  // Whatever ran since the last calibration (all cores busy, a ranking of the cores) keeps it from
+  // opening the next timing, however short it was.
+  void forget_calibration_moment() { last_calibration_cpu = -1; }
 
   // Times the pair beside the ruler; `t.cycles` and `t.ghz` are always set (from the last
   // calibration when the ruler is not ready).
@@ -316,8 +323,11 @@ struct ProbeRunner::Impl {
   // calibrating: 1.1 ms each side of a 2.1 ms timing on the Zen 5 VM (docs/method.md).
   ClockSample calibrate_before() {
     const double age = std::chrono::duration<double>(std::chrono::steady_clock::now() - last_calibration_at).count();
-    if (last_calibration.ticks_per_cycle > 0 && last_calibration_cpu == pinned_cpu && age >= 0 &&
-        age < detail::kFreshCalibrationSeconds) {
+    // Only a sound one: an unpaired timing is converted with it and judged by its spread. A retry
+    // round (measure_with_retries' before_round) forgets it: the attempt it retries closed with it.
+    const bool sound = last_calibration.ticks_per_cycle > 0 && last_calibration.ghz > 0 &&
+                       last_calibration.spread <= detail::kCalibrationSpreadLimit;
+    if (sound && last_calibration_cpu == pinned_cpu && age >= 0 && age < detail::kFreshCalibrationSeconds) {
       spdlog::trace("calibration of {:.2f} ms ago opens this timing", age * 1e3);
       return last_calibration;
     }
