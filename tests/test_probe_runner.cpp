@@ -164,18 +164,25 @@ TEST_CASE("a moving clock spoils an unpaired timing, not a paired one", "[probe_
 
 TEST_CASE("a runner moves to a quieter core at most six times a minute, every minute of a long run", "[probe_runner]") {
   detail::RecentMoves moves;
-  for (int i = 0; i < detail::kMaxCoreMoves; ++i) CHECK(moves.take(10.0 + i));
-  CHECK_FALSE(moves.take(20.0));  // a seventh move within the minute
-  CHECK_FALSE(moves.take(69.9));  // the first move is still under a minute old
-  CHECK(moves.take(70.0));        // it is not: a long run on a core that turned busy can still leave it
-  CHECK_FALSE(moves.take(70.5));
-  CHECK(moves.take(72.5));  // the moves at 11 and 12 s have aged out: 13, 14, 15, 70, 72.5
-  CHECK(moves.take(72.6));  // six
-  // A ranking that found no quieter core is not a move: taking back the newest leaves room for one.
-  moves.undo();  // 13, 14, 15, 70, 72.5
-  CHECK(moves.take(72.7));
-  CHECK_FALSE(moves.take(72.8));
-  CHECK(moves.take(73.0));  // the move at 13 s ages out (had undo dropped the oldest, 14 s would still count)
+  // A move is made when there is room, and recorded.
+  auto move = [&](double t) {
+    if (!moves.room(t)) return false;
+    moves.record(t);
+    return true;
+  };
+  for (int i = 0; i < detail::kMaxCoreMoves; ++i) CHECK(move(10.0 + i));
+  CHECK_FALSE(move(20.0));  // a seventh move within the minute
+  CHECK_FALSE(move(69.9));  // the first move is still under a minute old
+  CHECK(move(70.0));        // it is not: a long run on a core that turned busy can still leave it
+  CHECK_FALSE(move(70.5));
+  CHECK(move(72.5));  // the moves at 11 and 12 s have aged out: 13, 14, 15, 70, 72.5
+  // A ranking that found no quieter core, or a failed repin, records nothing and leaves the room.
+  CHECK(moves.room(72.6));
+  CHECK(moves.room(72.6));
+  CHECK(move(72.6));  // six
+  CHECK_FALSE(moves.room(72.7));
+  CHECK(move(73.0));  // the move at 13 s ages out
+  CHECK_FALSE(move(73.1));
 }
 
 TEST_CASE("a latency chain timed twice must agree with itself", "[probe_runner]") {
@@ -198,6 +205,37 @@ TEST_CASE("a latency chain timed twice must agree with itself", "[probe_runner]"
   r.latencies.back().upper_bound = false;
   r.latency_cycles.reset();  // no headline latency: nothing to repeat
   CHECK_FALSE(detail::repeated_latency_doubt(r));
+}
+
+TEST_CASE("a single-path latency chain is timed again and voted on", "[probe_runner]") {
+  // One timing: nothing to vote on, nothing doubted.
+  CHECK(detail::vote_latency_repeats({3.386}).figure == 0);
+  CHECK(detail::vote_latency_repeats({3.386}).nearest == 0);
+  CHECK_FALSE(detail::single_path_latency_doubt({3.386}));
+  // Two that agree: the first stays the figure.
+  auto two = detail::vote_latency_repeats({4.012, 4.007});
+  CHECK(two.figure == 0);
+  CHECK(two.nearest == Approx(0.005 / 4.012));
+  CHECK_FALSE(detail::single_path_latency_doubt({4.012, 4.007}));
+  // Two that disagree (the third timing failed): doubted, both named.
+  auto d2 = detail::single_path_latency_doubt({3.386, 4.000});
+  REQUIRE(d2);
+  CHECK(d2->find("timed 2 times") != std::string::npos);
+  CHECK(d2->find("3.386, 4.000 cycles") != std::string::npos);
+  // Three: the median is the figure, wherever it came; one odd timing is outvoted.
+  auto three = detail::vote_latency_repeats({3.386, 4.010, 3.998});
+  CHECK(three.figure == 2);
+  CHECK(three.nearest == Approx(0.012 / 3.998));
+  CHECK_FALSE(detail::single_path_latency_doubt({3.386, 4.010, 3.998}));
+  CHECK(detail::vote_latency_repeats({4.010, 3.386, 3.998}).figure == 2);
+  // No two of three within 3%: doubted.
+  auto d3 = detail::single_path_latency_doubt({3.386, 4.000, 4.400});
+  REQUIRE(d3);
+  CHECK(d3->find("timed 3 times") != std::string::npos);
+  CHECK(d3->find("none within 3% of the median") != std::string::npos);
+  // Either side of the limit.
+  CHECK_FALSE(detail::single_path_latency_doubt({1.00, 1.029}));
+  CHECK(detail::single_path_latency_doubt({1.00, 1.031}));
 }
 
 TEST_CASE("an issue rate beyond the core's widest is doubted whatever the clock", "[probe_runner]") {

@@ -133,6 +133,32 @@ std::optional<std::string> repeated_latency_doubt(const ProbeResult& r) {
   return std::nullopt;
 }
 
+LatencyVote vote_latency_repeats(const std::vector<double>& cycles) {
+  LatencyVote v;
+  if (cycles.size() < 2) return v;
+  std::vector<size_t> order(cycles.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  // Two timings: the first stays the figure (the second only checks it); three or more: the median.
+  if (cycles.size() >= 3) {
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return cycles[a] < cycles[b]; });
+    v.figure = order[order.size() / 2];
+  }
+  const double fig = cycles[v.figure];
+  v.nearest = 1e300;
+  for (size_t i = 0; i < cycles.size(); ++i)
+    if (i != v.figure) v.nearest = std::min(v.nearest, std::fabs(cycles[i] - fig) / fig);
+  return v;
+}
+
+std::optional<std::string> single_path_latency_doubt(const std::vector<double>& cycles) {
+  if (cycles.size() < 2) return std::nullopt;
+  if (vote_latency_repeats(cycles).nearest <= kRepeatLimit) return std::nullopt;
+  std::vector<std::string> each;
+  for (double c : cycles) each.push_back(fmt::format("{:.3f}", c));
+  return fmt::format("its latency chain timed {} times disagrees ({} cycles: none within {:.0f}% of the median)",
+                     cycles.size(), fmt::join(each, ", "), kRepeatLimit * 100);
+}
+
 }  // namespace detail
 
 namespace {
@@ -164,7 +190,7 @@ std::vector<std::string> missing_features(const CpuInfo& cpu, const std::vector<
 }
 
 void ProbeRunner::Impl::measure_latency(const isa::ProbeForm& form, const std::string& dtype, ProbeResult& r,
-                                        PairTiming& lat) {
+                                        PairTiming& lat, std::vector<double>& repeats) {
   auto plan = form.plan_latency(dtype);
   if (!plan) {
     r.latency_method = plan.error();
@@ -182,6 +208,36 @@ void ProbeRunner::Impl::measure_latency(const isa::ProbeForm& form, const std::s
     r.status = Status::error;
     r.reason = "latency stream: " + err;
     return;
+  }
+  // An operand chain of the same method and no bridge repeats this one (repeated_latency_doubt);
+  // without one (a single path, or other paths only) the chain repeats itself.
+  bool repeated_by_operand_chain = false;
+  const std::vector<int> ops = form.latency_operands();
+  if (ops.size() >= 2)
+    for (int op : ops) {
+      auto through = form.plan_latency_through(op, dtype);
+      if (through && !through.value()->upper_bound() && through.value()->method() == r.latency_method)
+        repeated_by_operand_chain = true;
+    }
+  if (lat.cycles.samples > 0 && !repeated_by_operand_chain) {
+    std::vector<PairTiming> timings{lat};
+    auto time_again = [&]() {
+      PairTiming again;
+      std::string again_err;
+      if (time(c.value(), dtype, again, again_err) && again.cycles.samples > 0) timings.push_back(again);
+    };
+    time_again();
+    auto values = [&]() {
+      std::vector<double> v;
+      for (const PairTiming& t : timings) v.push_back(t.value);
+      return v;
+    };
+    if (detail::vote_latency_repeats(values()).nearest > kRepeatLimit) time_again();
+    repeats = values();
+    const detail::LatencyVote vote = detail::vote_latency_repeats(repeats);
+    if (repeats.size() > 1)
+      spdlog::debug("  latency chain timed {} times: {:.4f} cycles", repeats.size(), fmt::join(repeats, ", "));
+    lat = timings[vote.figure];
   }
   spdlog::debug("  latency {:.4f} cycles (samples {:.4f}-{:.4f}, {} clean, {} slowed; at the median clock: fastest "
                 "calls {:.4f}, median calls {:.4f}; overhead {:+.1f}%)",
@@ -723,11 +779,12 @@ ProbeResult ProbeRunner::run_once(const ProbeSpec& spec) {
   Compiled best;
   double repeat_disagreement = 0, length_disagreement = 0, paired_disagreement = 0;
   bool every_k_beat_bound = false;
+  std::vector<double> latency_repeats;
   if (auto companion = form.companion()) {
     // Stack and flag forms: a balanced pair per copy, reported per instruction of the pair.
     if (!m.measure_balanced(form, *companion, r.dtype, r, tput, best, repeat_disagreement)) return r;
   } else {
-    m.measure_latency(form, r.dtype, r, lat);
+    m.measure_latency(form, r.dtype, r, lat, latency_repeats);
     if (r.status == Status::error) return r;
     m.measure_operand_latencies(form, r.dtype, r);
     const double lat_cycles = lat.cycles.samples > 0 ? lat.value : 0.0;
@@ -785,6 +842,7 @@ ProbeResult ProbeRunner::run_once(const ProbeSpec& spec) {
   std::vector<std::string> doubts = timing_doubts(trust, m.options);
   if (r.latency_cycles && *r.latency_cycles <= 0) doubts.push_back("latency timing came out non-positive");
   if (auto d = repeated_latency_doubt(r)) doubts.push_back(*d);
+  if (auto d = single_path_latency_doubt(latency_repeats)) doubts.push_back(*d);
   // K chains through the destination cannot finish faster than one chain's latency over K.
   if (r.latency_cycles && chains_through_destination(r.latency_method) && best.stream &&
       best.stream->copies_continue_chains() && beats_chain_bound(rt, r.accumulators, *r.latency_cycles))
@@ -829,7 +887,7 @@ void ProbeRunner::Impl::note_probe_slowed(bool slowed) {
 bool ProbeRunner::Impl::move_to_quieter_core() {
   if (options.cpu >= 0) return false;  // pinned by hand
   const double now = std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-  if (!moves.take(now)) {  // moved enough for this minute
+  if (!moves.room(now)) {  // moved enough for this minute
     spdlog::debug("CPU {} ran slowed for {} probes in a row; {} moves in the last {:.0f} s already, staying", pinned_cpu,
                   kBusyStreak, kMaxCoreMoves, kCoreMoveWindowSeconds);
     return false;
@@ -843,15 +901,14 @@ bool ProbeRunner::Impl::move_to_quieter_core() {
   if (to < 0 || best == q.end()) {
     // No quieter core: the ranking is not a move (a busy machine stays where it is at the cost of a
     // ranking every kBusyStreak slowed probes, a few ms).
-    moves.undo();
     spdlog::debug("CPU {} ran slowed for {} probes in a row; no clearly quieter core to move to", pinned_cpu, kBusyStreak);
     return false;
   }
   if (std::string why; !repin(best->cpu, &why)) {
-    moves.undo();
     spdlog::debug("CPU {} ran slowed for {} probes in a row; staying: {}", pinned_cpu, kBusyStreak, why);
     return false;
   }
+  moves.record(now);
   spdlog::info("CPU {} ran slowed for {} probes in a row (wide/chain reference ratio {:.3f}); moving to CPU {} "
                "({:.3f})",
                from, kBusyStreak, here != q.end() ? here->wide_ratio : 0.0, best->cpu, best->wide_ratio);

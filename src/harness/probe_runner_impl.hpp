@@ -103,17 +103,14 @@ inline constexpr int kMaxCoreMoves = 6;
 inline constexpr double kCoreMoveWindowSeconds = 60;
 class RecentMoves {
  public:
-  // Whether a move may be made at `now_s` (seconds on any steady clock); if so, it is counted.
-  bool take(double now_s) {
+  // Whether a move may be made at `now_s` (seconds on any steady clock): fewer than kMaxCoreMoves
+  // were recorded within the kCoreMoveWindowSeconds before it.
+  bool room(double now_s) {
     while (!times_.empty() && now_s - times_.front() >= kCoreMoveWindowSeconds) times_.erase(times_.begin());
-    if (int(times_.size()) >= kMaxCoreMoves) return false;
-    times_.push_back(now_s);
-    return true;
+    return int(times_.size()) < kMaxCoreMoves;
   }
-  // A move counted by take() that did not happen after all.
-  void undo() {
-    if (!times_.empty()) times_.pop_back();
-  }
+  // A move made at `now_s` (a ranking that moved nowhere is not one).
+  void record(double now_s) { times_.push_back(now_s); }
 
  private:
   std::vector<double> times_;
@@ -265,6 +262,18 @@ bool beats_chain_bound(double recip_throughput, int k, double latency_cycles);
 // clock hopped between about 3.6 and 4.1 GHz from call to call as the 512-bit code started, which the
 // scalar add chain beside each sample did not follow. nullopt when they agree or nothing repeats.
 std::optional<std::string> repeated_latency_doubt(const ProbeResult& r);
+// A form with one latency path has no operand chain to check its headline by, so its chain is timed
+// twice, and a third time when the two disagree by more than kRepeatLimit (a whole table on the Zen 5
+// VM once read a 512-bit AES round from memory at 3.386 cycles, every check passed, where three other
+// tables and three runs read 3.996-4.03). The figure is the median timing; `nearest` is how far the
+// closest other timing lies from it (a fraction of the figure; 0 with one timing).
+struct LatencyVote {
+  size_t figure = 0;
+  double nearest = 0;
+};
+LatencyVote vote_latency_repeats(const std::vector<double>& cycles);
+// Why repeats of a single-path chain are doubted (none within kRepeatLimit of the figure), or nullopt.
+std::optional<std::string> single_path_latency_doubt(const std::vector<double>& cycles);
 // An error row from an illegal instruction becomes a skipped one: the features the form needs were
 // checked before it ran, so the OS or the hypervisor blocks it.
 ProbeResult skip_if_blocked(ProbeResult r);
@@ -337,7 +346,9 @@ struct ProbeRunner::Impl {
 
   double issue_width = 0;  // most instructions per cycle seen on this core (measure_issue_width)
 
-  void measure_latency(const isa::ProbeForm& form, const std::string& dtype, ProbeResult& r, PairTiming& lat);
+  // `repeats`: every timing of a single-path chain, in cycles (vote_latency_repeats picked `lat`).
+  void measure_latency(const isa::ProbeForm& form, const std::string& dtype, ProbeResult& r, PairTiming& lat,
+                       std::vector<double>& repeats);
   bool measure_throughput(const isa::ProbeForm& form, const std::string& dtype, ProbeResult& r, PairTiming& best_t,
                           Compiled& best, double latency_cycles, double& repeat_disagreement,
                           double& length_disagreement, double& paired_disagreement, bool& every_k_beat_bound);
