@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <iterator>
+#include <optional>
 #include <set>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -469,21 +471,83 @@ TEST_CASE("x87: a stream on the stack top loads 1.0 into st(0) once, before its 
 // end's rate of taken branches, 0.5-2 cycles on a Zen 4, 1.0 on a Zen 3 (packed 2 bytes apart, before
 // the targets moved to 32-byte boundaries: about 7.5 on a Sapphire Rapids-class VM, and on the Zen 3
 // `jmp rel8` 11.2 against `jnz rel8` 18, which this test caught).
+// A stream of branches runs at the front end's rate, which depends on where the branches and their
+// targets fall: on the Zen 5 VM `jmp rel32` and `jge rel32` were mistrusted in most runs for "code
+// lengths disagree" (their layouts 3-15% apart), others for "N and 2N copies disagree" (the longer
+// code ran faster a copy), and the test skipped on every run. Such a doubt moves
+// a figure by far less than the bar's slack (a quarter and half a cycle), while a misprediction costs
+// 10-20 cycles a branch: the test uses a figure doubted for code layout alone. Any other doubt (a
+// busy core, a moving clock) in three attempts skips it.
+namespace {
+bool doubted_for_layout_only(const ProbeResult& r) {
+  if (r.status != Status::mistrusted || !r.recip_throughput_cycles) return false;
+  std::string reason = r.reason;
+  if (auto at = reason.rfind(" ("); at != std::string::npos && reason.find("attempt", at) != std::string::npos)
+    reason.erase(at);  // the trailing "(N attempts)"
+  for (size_t from = 0; from <= reason.size();) {
+    size_t end = reason.find("; ", from);
+    if (end == std::string::npos) end = reason.size();
+    const std::string doubt = reason.substr(from, end - from);
+    if (doubt.rfind("code lengths disagree", 0) != 0 && doubt.rfind("timings of the same stream disagree", 0) != 0 &&
+        doubt.rfind("N and 2N copies disagree", 0) != 0)
+      return false;
+    from = end + 2;
+  }
+  return true;
+}
+
+// A branch form's cycles: the first `ok` figure of three attempts, else one doubted for code layout
+// only; nullopt (with the last reason) when every attempt had another doubt.
+std::optional<double> branch_cycles(const std::string& text, std::string& why) {
+  std::optional<double> layout_doubted;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    ProbeResult r = test::measure_form(text);
+    REQUIRE(r.status != Status::error);
+    REQUIRE_FALSE(r.latency_cycles);
+    REQUIRE(r.latency_method.find("throughput only") != std::string::npos);
+    if (r.status == Status::ok && r.recip_throughput_cycles) return *r.recip_throughput_cycles;
+    if (doubted_for_layout_only(r)) layout_doubted = *r.recip_throughput_cycles;
+    why = text + " stayed mistrusted: " + r.reason;
+  }
+  return layout_doubted;
+}
+}  // namespace
+
+TEST_CASE("branch figures doubted for code layout alone are told apart from other doubts", "[emitter]") {
+  ProbeResult r;
+  r.status = Status::mistrusted;
+  r.recip_throughput_cycles = 0.64;
+  r.reason = "code lengths disagree: a line through all of them is 3.3% off the figure (an effect of one code "
+             "size, not of the instruction); timings of the same stream disagree (the nearest to the figure differs "
+             "by 7%) (4 attempts)";
+  CHECK(doubted_for_layout_only(r));
+  r.reason = "code lengths disagree: a line through all of them is 8.8% off the figure (4 attempts)";
+  CHECK(doubted_for_layout_only(r));
+  r.reason = "N and 2N copies disagree (implied loop overhead -4.2%) (4 attempts)";
+  CHECK(doubted_for_layout_only(r));
+  r.reason = "code lengths disagree: 3.3% off; the core ran slowed in 40 of 40 samples (30% slower) (4 attempts)";
+  CHECK_FALSE(doubted_for_layout_only(r));
+  r.reason = "the clock moved by 5.0% during its timing (4 attempts)";
+  CHECK_FALSE(doubted_for_layout_only(r));
+  r.reason = "code lengths disagree: 3.3% off";
+  r.recip_throughput_cycles.reset();  // no figure to use
+  CHECK_FALSE(doubted_for_layout_only(r));
+  r.recip_throughput_cycles = 0.64;
+  r.status = Status::ok;  // not doubted at all: not this helper's case
+  CHECK_FALSE(doubted_for_layout_only(r));
+}
+
 TEST_CASE("hw: branches whose direction the flags hold never pay a misprediction", "[hw][emitter]") {
   for (const char* width : {"rel8", "rel32"}) {
-    ProbeResult jump = test::measure_form(std::string("jmp ") + width);
-    REQUIRE_OK_OR_SKIP(jump);
-    REQUIRE(jump.recip_throughput_cycles);
+    std::string why;
+    const std::optional<double> jump = branch_cycles(std::string("jmp ") + width, why);
+    if (!jump) PP_SKIP(why);
     for (const char* cc : {"jz", "jnz", "jl", "jge"}) {
       const std::string text = std::string(cc) + " " + width;
-      ProbeResult r = test::measure_form(text);
-      REQUIRE_OK_OR_SKIP(r);
-      REQUIRE(r.recip_throughput_cycles);
-      INFO(text << ": " << *r.recip_throughput_cycles << " cycles, jmp " << width << ": "
-                << *jump.recip_throughput_cycles);
-      CHECK(*r.recip_throughput_cycles <= *jump.recip_throughput_cycles * 1.25 + 0.5);
-      CHECK_FALSE(r.latency_cycles);
-      CHECK(r.latency_method.find("throughput only") != std::string::npos);
+      const std::optional<double> cycles = branch_cycles(text, why);
+      if (!cycles) PP_SKIP(why);
+      INFO(text << ": " << *cycles << " cycles, jmp " << width << ": " << *jump);
+      CHECK(*cycles <= *jump * 1.25 + 0.5);
     }
   }
 }
