@@ -190,3 +190,23 @@ TEST_CASE("matmul options: --isa takes the target's levels and nothing else", "[
   REQUIRE(same);
   CHECK(same->features == cpu.features);
 }
+
+TEST_CASE("matmul roof core: a one-thread product runs on the core its roof was measured on", "[matmul_common]") {
+  CpuInfo cpu;
+  cpu.core_order = {0, 2, 4, 6, 1, 3};
+  MatmulRoof roof;
+  roof.threads = 1;
+  roof.cpu = 4;
+  CHECK(led_by_roof_core(cpu, roof).core_order == std::vector<int>{4, 0, 2, 6, 1, 3});
+  roof.cpu = 0;  // already first
+  CHECK(led_by_roof_core(cpu, roof).core_order == cpu.core_order);
+  roof.cpu = 3;  // the last
+  CHECK(led_by_roof_core(cpu, roof).core_order == std::vector<int>{3, 0, 2, 4, 6, 1});
+  roof.cpu = 9;  // not a CPU of the order (unknown to it): unchanged
+  CHECK(led_by_roof_core(cpu, roof).core_order == cpu.core_order);
+  roof.cpu = -1;  // the roof could not run
+  CHECK(led_by_roof_core(cpu, roof).core_order == cpu.core_order);
+  roof.cpu = 4;
+  roof.threads = 2;  // a team's roof ran on the order's first CPUs, like the team
+  CHECK(led_by_roof_core(cpu, roof).core_order == cpu.core_order);
+}

@@ -103,8 +103,10 @@ int run_bench(GlobalOptions& g, const BenchOptions& o) {
       continue;
     }
     const MatmulRoof roof = measure_roof(g, cpu, dt, g.threads);
-    Gemm gemm(cpu, dt);
-    const MachineModel machine = machine_for(cpu, roof, gemm);
+    // The products run where their roof was measured.
+    const CpuInfo on_roof = led_by_roof_core(cpu, roof);
+    Gemm gemm(on_roof, dt);
+    const MachineModel machine = machine_for(on_roof, roof, gemm);
     for (int64_t s : *shapes) {
       if (o.quick && s > 2048) {
         done += batches->size();
@@ -128,7 +130,7 @@ int run_bench(GlobalOptions& g, const BenchOptions& o) {
         MatmulRequest rq;
         rq.m = rq.n = rq.k = s, rq.batch = b, rq.dtype = dt, rq.threads = g.threads;
         const MatmulProblem problem{s, s, s, b, dt, g.threads};
-        const MatmulPlan plan = plan_matmul(cpu, gemm, problem, rank_configs(machine, problem));
+        const MatmulPlan plan = plan_matmul(on_roof, gemm, problem, rank_configs(machine, problem));
         rq.config = plan.config;
         rq.config_source = plan.source;
         rq.baselines = baselines;
@@ -145,7 +147,7 @@ int run_bench(GlobalOptions& g, const BenchOptions& o) {
             spdlog::warn("{}: autotune: {}", name, at.error());
           }
         }
-        auto r = run_matmul(cpu, gemm, rq);
+        auto r = run_matmul(on_roof, gemm, rq);
         if (!r) {
           not_measured(dt, s, b, Status::error, r.error());
           continue;

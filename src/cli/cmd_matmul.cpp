@@ -108,6 +108,7 @@ int run_matmul_command(GlobalOptions& g, const MatmulOptions& o) {
     return kExitMeasure;
   }
   const MatmulRoof roof = measure_roof(g, cpu, *dtype, g.threads);
+  cpu = led_by_roof_core(cpu, roof);  // the product runs where its roof was measured
   Gemm gemm(cpu, *dtype);
   const MachineModel machine = machine_for(cpu, roof, gemm);
   const MatmulProblem problem{m, n, k, o.batch, *dtype, g.threads};

@@ -26,6 +26,14 @@ std::string roof_instruction(const CpuInfo& cpu, MatmulDtype dtype) {
   return isa::host_target().matmul_roof(cpu, dtype).instruction;
 }
 
+CpuInfo led_by_roof_core(const CpuInfo& cpu, const MatmulRoof& roof) {
+  CpuInfo led = cpu;
+  if (roof.threads != 1 || roof.cpu < 0) return led;
+  auto at = std::find(led.core_order.begin(), led.core_order.end(), roof.cpu);
+  if (at != led.core_order.end()) std::rotate(led.core_order.begin(), at, at + 1);
+  return led;
+}
+
 MatmulRoof measure_roof(const GlobalOptions& g, const CpuInfo& cpu, MatmulDtype dtype, int threads) {
   MatmulRoof roof;
   const isa::MatmulRoof what = isa::host_target().matmul_roof(cpu, dtype);
@@ -61,6 +69,7 @@ MatmulRoof measure_roof(const GlobalOptions& g, const CpuInfo& cpu, MatmulDtype 
     spdlog::info("matmul roof {} mistrusted ({}){}", s.text, p.reason, attempt < kRoofAttempts ? ": measuring it again" : "");
   }
   roof.clock = p.clock;
+  if (threads == 1) roof.cpu = p.cpu;
   // The cost model takes the rates even from a mistrusted reading: it only ranks tilings, and a
   // reading near the truth ranks them better than a default of one instruction per cycle.
   if (p.recip_throughput_cycles && *p.recip_throughput_cycles > 0) roof.per_cycle = 1.0 / *p.recip_throughput_cycles;

@@ -30,6 +30,9 @@ struct MatmulRoof {
   // Why gflops is empty: the probe's status and reason after its last attempt, or why it could not run.
   std::string missing;
   int threads = 1;
+  // The logical CPU a one-thread roof was measured on (the runner's quietest core, or --cpu); -1 when
+  // unknown. A roof of several threads ran on the first `threads` CPUs of the core order.
+  int cpu = -1;
   MatmulDtype dtype = MatmulDtype::f32;  // the problem's dtype
   // What the roof instruction computes when the kernels widen the dtype (Target::gemm_widened):
   // "f32" for bf16, "int16" for int8; empty when it is the dtype itself.
@@ -40,6 +43,12 @@ struct MatmulRoof {
 std::string roof_instruction(const CpuInfo& cpu, MatmulDtype dtype);
 // Measures it with a ProbeRunner on `threads` cores from --cpu; gflops empty when it cannot run.
 MatmulRoof measure_roof(const GlobalOptions& g, const CpuInfo& cpu, MatmulDtype dtype, int threads);
+// The CPU with its core order led by the one-thread roof's CPU, so that the product, its call
+// calibration and its baselines run on the core the roof was measured on (the runner picks the
+// quietest; the core order's first may be the busy one: on the Zen 5 VM CPU 0 ran 10-40% slowed in
+// stretches while the roof read CPU 1, and a one-thread product there scored against CPU 1's roof).
+// Unchanged for a roof of several threads, which ran on the core order's first CPUs like the team.
+CpuInfo led_by_roof_core(const CpuInfo& cpu, const MatmulRoof& roof);
 // The cost model's machine: caches and topology detected, clock and issue rate from the roof probe.
 MachineModel machine_for(const CpuInfo& cpu, const MatmulRoof& roof);
 // The same, plus what a call of the reference block costs on this core with C in each cache level
