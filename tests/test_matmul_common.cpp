@@ -126,6 +126,55 @@ TEST_CASE("matmul score: compute roof for reuse-rich shapes, memory roof for thi
   CHECK(*thin.efficiency == Approx(0.75));
 }
 
+TEST_CASE("matmul score: a compute roof is taken to the clock the product ran at", "[matmul_common]") {
+  MachineModel machine;
+  machine.cores = 2, machine.l2_bytes = 1 << 20, machine.l3_bytes = 32 << 20;
+  machine.dram_gbps = 20, machine.dram_total_gbps = 40;
+  MatmulRoof roof;
+  roof.gflops = 200;
+  roof.clock.ghz = 4.0;
+  roof.source = "vfmadd231ps zmm, zmm, zmm";
+  MatmulResult square;
+  square.m = square.n = square.k = 1024, square.gflops = 171, square.arithmetic_intensity = 170;
+  square.clock.ghz = 3.8;  // the product ran 5% slower a cycle than the roof probe
+  score_matmul(square, roof, machine);
+  CHECK(*square.ceiling_measured_gflops == Approx(200));
+  CHECK(square.ceiling_clock_ghz == Approx(4.0));
+  CHECK(*square.ceiling_gflops == Approx(190));
+  CHECK(*square.efficiency == Approx(0.9));
+  CHECK(square.ceiling_source == "vfmadd231ps zmm, zmm, zmm");
+  // Without the product's clock the roof stays as measured.
+  MatmulResult unclocked = square;
+  unclocked.clock = {};
+  score_matmul(unclocked, roof, machine);
+  CHECK(*unclocked.ceiling_gflops == Approx(200));
+  CHECK(*unclocked.efficiency == Approx(0.855));
+  // Nor without the roof's.
+  MatmulRoof roof_unclocked = roof;
+  roof_unclocked.clock = {};
+  MatmulResult square2 = square;
+  score_matmul(square2, roof_unclocked, machine);
+  CHECK(*square2.ceiling_gflops == Approx(200));
+  CHECK(square2.ceiling_clock_ghz == 0);
+  // A memory roof is bandwidth, not cycles: not scaled (65536 x 4 x 4096 at AI 2: 20 GB/s x 2).
+  MatmulResult thin;
+  thin.m = 65536, thin.n = 4, thin.k = 4096, thin.gflops = 30, thin.arithmetic_intensity = 2;
+  thin.clock.ghz = 3.8;
+  score_matmul(thin, roof, machine);
+  CHECK(thin.bound_by == "memory DRAM");
+  CHECK(*thin.ceiling_gflops == Approx(40));
+  // No roof at all: nothing to scale.
+  MatmulRoof none;
+  none.missing = "vfmadd231ps zmm, zmm, zmm mistrusted: ...";
+  MatmulResult without;
+  without.m = without.n = without.k = 1024, without.gflops = 171, without.arithmetic_intensity = 170;
+  without.clock.ghz = 3.8;
+  score_matmul(without, none, machine);
+  CHECK_FALSE(without.ceiling_gflops);
+  CHECK_FALSE(without.ceiling_measured_gflops);
+  CHECK_FALSE(without.efficiency);
+}
+
 TEST_CASE("matmul options: --baseline names a known library or a path", "[matmul_common]") {
   auto two = parse_baselines("openblas,blis");
   REQUIRE(two.ok());

@@ -77,7 +77,11 @@ struct MatmulResult {
   TimingSummary timing;
   double gflops = 0;            // 2*M*N*K*batch / min time (GOP/s for int8)
   double arithmetic_intensity = 0;  // FLOP per byte of A, B and C moved once
+  // The roof that binds. A compute roof is at the clock the product ran at (`clock`): the roof probe's
+  // figure (ceiling_measured_gflops, at ceiling_clock_ghz) times clock.ghz / ceiling_clock_ghz.
   std::optional<double> ceiling_gflops;
+  std::optional<double> ceiling_measured_gflops;  // the compute roof as its probe measured it
+  double ceiling_clock_ghz = 0;                   // the roof probe's clock; 0 when not known
   std::string ceiling_source;   // the probe behind the ceiling: the instruction text (Target::matmul_roof)
   std::string ceiling_missing;  // why ceiling_gflops is empty ("" when it is measured)
   std::string bound_by;         // "compute f32 512" or "memory DRAM"
@@ -85,6 +89,8 @@ struct MatmulResult {
   // With --autotune (matmul) or --model-gap (bench matmul): how much slower the cost model's first
   // choice ran than the fastest tiling the search measured (0.05 = 5% slower).
   std::optional<double> model_gap;
+  // The caller's core clock right before the first and right after the last timed call (0 when it
+  // could not be calibrated, as under an emulator).
   ClockReading clock;
   std::vector<BaselineResult> baselines;
   Status status = Status::ok;

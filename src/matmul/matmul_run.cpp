@@ -15,6 +15,8 @@
 #include <spdlog/spdlog.h>
 
 #include "asm/target.hpp"
+#include "harness/clock.hpp"
+#include "harness/cycle_counter.hpp"
 #include "harness/pin.hpp"
 #include "harness/run_delay.hpp"
 #include "matmul/baseline_worker.hpp"
@@ -115,6 +117,7 @@ struct Timed {
   TimingSummary timing;
   double max_rel_error = 0;
   int64_t rows_checked = 0;
+  ClockReading clock;  // the caller's core, right before the first and right after the last timed call
 };
 
 // Where a timed call runs: the core the calling thread sits on meanwhile (-1: left unpinned, so
@@ -127,9 +130,12 @@ struct TimingPlace {
 // Check once, then warm up and time `call` over the batch, cold or warm. A pinned caller is given its
 // CPU set back after, so threads a BLAS library starts later are not born on one core.
 // `at_timing_start`, when given, is called right before the first timed repetition (after the check
-// and the warm-up), to watch the timed stretch only.
+// and the warm-up), to watch the timed stretch only. With `clock`, the caller's core clock is
+// calibrated right before the first timed repetition (the warm-up has loaded the core) and right
+// after the last: the clock the product ran at, which its compute roof is scaled to (score_matmul).
 Expected<Timed> time_calls(const TimingPlace& place, Operands& op, const MatmulRequest& rq, const Call& call,
-                           const std::function<void()>& at_timing_start = nullptr) {
+                           const std::function<void()>& at_timing_start = nullptr,
+                           ClockCalibrator* clock = nullptr) {
   AffinityGuard caller_affinity;
   if (place.pin_cpu >= 0) pin_current_thread(place.pin_cpu);
   const Call& run_batch = call;
@@ -149,7 +155,9 @@ Expected<Timed> time_calls(const TimingPlace& place, Operands& op, const MatmulR
   // pile and TLB walk took ~15 ms a repetition against 0.02 ms of product, and a budget of product
   // time alone ran 10000 repetitions (157 s for one 29x70x33 batch).
   double spent_ms = 0;
+  ClockSample before;
   for (int i = 0; i < rq.warmup + rq.max_repetitions; ++i) {
+    if (i == rq.warmup && clock) before = clock->measure();
     if (i == rq.warmup && at_timing_start) at_timing_start();
     const auto prepared = std::chrono::steady_clock::now();
     const auto& p = cache->next();
@@ -165,6 +173,10 @@ Expected<Timed> time_calls(const TimingPlace& place, Operands& op, const MatmulR
     ms.push_back(t);
     spent_ms += std::chrono::duration<double, std::milli>(t1 - prepared).count();
     if (int(ms.size()) >= rq.min_repetitions && spent_ms >= rq.min_seconds * 1e3) break;
+  }
+  if (clock && before.ghz > 0) {
+    const ClockSample after = clock->measure();
+    if (after.ghz > 0) out.clock = clock_reading(clock->source(), before, after);
   }
   out.timing = summarize_times(ms, rq.warmup);
   return out;
@@ -229,6 +241,18 @@ Expected<MatmulResult> run_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulRe
   std::vector<int> tids(size_t(product_threads), 0);
   gemm.run_on_team(product_threads, [&](int t) { tids[size_t(t)] = current_tid(); });
   std::optional<RunDelayWatch> watch;
+  // The clock around the timed calls: without it the product is scored against its roof's clock.
+  CycleCounter counter;
+  std::unique_ptr<ClockCalibrator> calibrator;
+  if (cpu.emulator.empty() && cpu.tsc_hz > 0) {
+    if (auto c = ClockCalibrator::create(counter, cpu.tsc_hz, cpu)) {
+      calibrator = std::move(*c);
+      calibrator->set_ratio_window(0);  // only the clock is read: the ruler's ratios are not needed
+      calibrator->measure();            // sizes the chain's calls, before any timing
+    } else {
+      spdlog::debug("{}: no clock around the product ({})", r.name, c.error());
+    }
+  }
   std::chrono::steady_clock::time_point timing_start;
   RunDelayWatch::Longest waited;
   double wall_seconds = 0;
@@ -236,10 +260,13 @@ Expected<MatmulResult> run_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulRe
     watch.reset();
     waited = {};
     wall_seconds = 0;
-    auto t = time_calls(place, *op, rq, call_ours, [&] {
-      watch.emplace(tids);
-      timing_start = std::chrono::steady_clock::now();
-    });
+    auto t = time_calls(
+        place, *op, rq, call_ours,
+        [&] {
+          watch.emplace(tids);
+          timing_start = std::chrono::steady_clock::now();
+        },
+        calibrator.get());
     if (t && watch) {
       wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - timing_start).count();
       waited = watch->longest_wait();
@@ -276,6 +303,10 @@ Expected<MatmulResult> run_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulRe
   const double ours_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - ours_start).count();
   r.timing = ours->timing;
+  r.clock = ours->clock;
+  if (r.clock.ghz > 0)
+    spdlog::debug("{}: clock {:.3f} GHz on CPU {} ({:.3f} before the timed calls, {:.3f} after)", r.name, r.clock.ghz,
+                  place.pin_cpu, r.clock.ghz_before, r.clock.ghz_after);
   r.max_rel_error = ours->max_rel_error;
   r.rows_checked = ours->rows_checked;
   const double flops = 2.0 * double(m) * double(n) * double(k) * double(rq.batch);

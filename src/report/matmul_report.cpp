@@ -319,6 +319,8 @@ json to_json(const MatmulResult& r) {
               {"gflops", json_number(r.gflops)},
               {"arithmetic_intensity", json_number(r.arithmetic_intensity)},
               {"ceiling_gflops", json_number(r.ceiling_gflops)},
+              {"ceiling_measured_gflops", json_number(r.ceiling_measured_gflops)},
+              {"ceiling_clock_ghz", r.ceiling_clock_ghz > 0 ? json_number(r.ceiling_clock_ghz) : json(nullptr)},
               {"ceiling_source", r.ceiling_source},
               {"ceiling_missing", r.ceiling_missing.empty() ? json(nullptr) : json(r.ceiling_missing)},
               {"bound_by", r.bound_by},
@@ -356,6 +358,8 @@ MatmulResult matmul_from_json(const json& j) {
   r.gflops = number_at(j, "gflops");
   r.arithmetic_intensity = number_at(j, "arithmetic_intensity");
   r.ceiling_gflops = optional_at(j, "ceiling_gflops");
+  r.ceiling_measured_gflops = optional_at(j, "ceiling_measured_gflops");
+  if (auto ghz = optional_at(j, "ceiling_clock_ghz")) r.ceiling_clock_ghz = *ghz;
   r.ceiling_source = text_at(j, "ceiling_source");
   r.ceiling_missing = text_at(j, "ceiling_missing");
   r.bound_by = text_at(j, "bound_by");
@@ -389,7 +393,14 @@ void write_matmul_console(std::ostream& out, const MatmulResult& r) {
     if (!r.bound_by.empty()) rate += ", bound by " + r.bound_by;
     if (finite(r.ceiling_gflops)) {
       rate += fmt::format("{} ceiling {} {}", r.bound_by.empty() ? "," : ":", fixed(*r.ceiling_gflops, 1), unit);
-      if (!r.ceiling_source.empty()) rate += " (" + r.ceiling_source + ")";
+      std::string source = r.ceiling_source;
+      // A compute roof scaled to the product's clock says from what.
+      if (r.bound_by.rfind("compute", 0) == 0 && finite(r.ceiling_measured_gflops) && r.ceiling_clock_ghz > 0 &&
+          r.clock.ghz > 0)
+        source += fmt::format("{}{} measured at {} GHz, scaled to the product's {} GHz", source.empty() ? "" : ": ",
+                              fixed(*r.ceiling_measured_gflops, 1), fixed(r.ceiling_clock_ghz, 2),
+                              fixed(r.clock.ghz, 2));
+      if (!source.empty()) rate += " (" + source + ")";
       if (finite(r.efficiency)) rate += fmt::format(", efficiency {}%", fixed(*r.efficiency * 100, 1));
     } else {
       rate += ", no ceiling measured";
