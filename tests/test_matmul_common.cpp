@@ -105,10 +105,18 @@ TEST_CASE("matmul options: dtypes and shapes", "[matmul_common]") {
   for (const char* bad : {"3,5", "3,5,7,9", "0,1,1", "1,1,65537", "a,b,c", "3;5;7"}) CHECK_FALSE(parse_shape(bad, m, n, k));
 }
 
-TEST_CASE("matmul score: compute roof for reuse-rich shapes, memory roof for thin ones", "[matmul_common]") {
+namespace {
+// Two cores, 1 MiB of L2 each, 32 MiB of L3, 20 GB/s of DRAM a core (40 for both).
+MachineModel two_core_machine() {
   MachineModel machine;
   machine.cores = 2, machine.l2_bytes = 1 << 20, machine.l3_bytes = 32 << 20;
   machine.dram_gbps = 20, machine.dram_total_gbps = 40;
+  return machine;
+}
+}  // namespace
+
+TEST_CASE("matmul score: compute roof for reuse-rich shapes, memory roof for thin ones", "[matmul_common]") {
+  const MachineModel machine = two_core_machine();
   MatmulRoof roof;
   roof.gflops = 100;
   roof.source = "vfmadd231ps zmm, zmm, zmm";
@@ -127,9 +135,7 @@ TEST_CASE("matmul score: compute roof for reuse-rich shapes, memory roof for thi
 }
 
 TEST_CASE("matmul score: a compute roof is taken to the clock the product ran at", "[matmul_common]") {
-  MachineModel machine;
-  machine.cores = 2, machine.l2_bytes = 1 << 20, machine.l3_bytes = 32 << 20;
-  machine.dram_gbps = 20, machine.dram_total_gbps = 40;
+  const MachineModel machine = two_core_machine();
   MatmulRoof roof;
   roof.gflops = 200;
   roof.clock.ghz = 4.0;
