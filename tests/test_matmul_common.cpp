@@ -139,7 +139,7 @@ TEST_CASE("matmul score: a compute roof is taken to the clock the product ran at
   MatmulRoof roof;
   roof.gflops = 200;
   roof.clock.ghz = 4.0;
-  roof.source = "vfmadd231ps zmm, zmm, zmm";
+  roof.source = "fma roof";
   MatmulResult square;
   square.m = square.n = square.k = 1024, square.gflops = 171, square.arithmetic_intensity = 170;
   square.clock.ghz = 3.8;  // the product ran 5% slower a cycle than the roof probe
@@ -148,7 +148,7 @@ TEST_CASE("matmul score: a compute roof is taken to the clock the product ran at
   CHECK(square.ceiling_clock_ghz == Approx(4.0));
   CHECK(*square.ceiling_gflops == Approx(190));
   CHECK(*square.efficiency == Approx(0.9));
-  CHECK(square.ceiling_source == "vfmadd231ps zmm, zmm, zmm");
+  CHECK(square.ceiling_source == "fma roof");
   // Without the product's clock the roof stays as measured.
   MatmulResult unclocked = square;
   unclocked.clock = {};
@@ -171,7 +171,8 @@ TEST_CASE("matmul score: a compute roof is taken to the clock the product ran at
   CHECK(*thin.ceiling_gflops == Approx(40));
   // No roof at all: nothing to scale.
   MatmulRoof none;
-  none.missing = "vfmadd231ps zmm, zmm, zmm mistrusted: ...";
+  none.missing = "fma roof mistrusted: ...";
+  none.clock.ghz = 3.9;  // a mistrusted probe still read its clock
   MatmulResult without;
   without.m = without.n = without.k = 1024, without.gflops = 171, without.arithmetic_intensity = 170;
   without.clock.ghz = 3.8;
@@ -179,6 +180,16 @@ TEST_CASE("matmul score: a compute roof is taken to the clock the product ran at
   CHECK_FALSE(without.ceiling_gflops);
   CHECK_FALSE(without.ceiling_measured_gflops);
   CHECK_FALSE(without.efficiency);
+  CHECK(without.ceiling_clock_ghz == 0);
+  // Several threads: the roof sums each thread's clock in a run of all of them, while both clock
+  // readings are one core's: not scaled.
+  MatmulRoof team_roof = roof;
+  team_roof.threads = 2;
+  MatmulResult team = square;
+  team.threads = 2;
+  score_matmul(team, team_roof, machine);
+  CHECK(*team.ceiling_gflops == Approx(200));
+  CHECK(team.ceiling_clock_ghz == Approx(4.0));
 }
 
 TEST_CASE("matmul options: --baseline names a known library or a path", "[matmul_common]") {

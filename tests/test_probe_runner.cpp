@@ -232,7 +232,10 @@ TEST_CASE("a single-path latency chain is timed again and voted on", "[probe_run
   auto d3 = detail::single_path_latency_doubt({3.386, 4.000, 4.400});
   REQUIRE(d3);
   CHECK(d3->find("timed 3 times") != std::string::npos);
-  CHECK(d3->find("none within 3% of the median") != std::string::npos);
+  CHECK(d3->find("none within 3% of the figure, 4.000") != std::string::npos);
+  // A figure that is not positive has nothing near it (and is doubted for itself elsewhere).
+  CHECK(detail::vote_latency_repeats({0.0, 1.0}).nearest == 0);
+  CHECK_FALSE(detail::single_path_latency_doubt({0.0, 1.0}));
   // Either side of the limit.
   CHECK_FALSE(detail::single_path_latency_doubt({1.00, 1.029}));
   CHECK(detail::single_path_latency_doubt({1.00, 1.031}));

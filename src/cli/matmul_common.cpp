@@ -226,12 +226,15 @@ void score_matmul(MatmulResult& r, const MatmulRoof& roof, const MachineModel& m
   r.ceiling_source = roof.source;
   r.ceiling_gflops = roof.gflops;
   r.ceiling_measured_gflops = roof.gflops;
-  r.ceiling_clock_ghz = roof.clock.ghz;
+  r.ceiling_clock_ghz = roof.gflops ? roof.clock.ghz : 0.0;
   r.ceiling_missing = roof.gflops ? "" : roof.missing;
   // The compute roof at the clock the product ran at: the roof probe read its own clock moments
   // before, and the clock moves under load (Zen 5 VM, 1024^3 f32 on one core: 3.52-3.70 GHz right
-  // before the timed calls, 3.46-3.49 right after, the roof read at 3.44-3.51).
-  if (roof.gflops && roof.clock.ghz > 0 && r.clock.ghz > 0) r.ceiling_gflops = *roof.gflops * r.clock.ghz / roof.clock.ghz;
+  // before the timed calls, 3.46-3.49 right after, the roof read at 3.44-3.51). One thread only: a
+  // roof of several threads sums each thread's own clock in the run of all of them, while its
+  // clock reading is the first thread's alone, and the product's is the caller's core alone.
+  if (roof.gflops && roof.threads == 1 && r.threads == 1 && roof.clock.ghz > 0 && r.clock.ghz > 0)
+    r.ceiling_gflops = *roof.gflops * r.clock.ghz / roof.clock.ghz;
   const int bits = roof.vector_bits > 0 ? roof.vector_bits : machine.vector_bits;
   r.bound_by = fmt::format("compute {} {}", roof.widened_to.empty() ? to_string(r.dtype) : roof.widened_to,
                            roof.tiles ? isa::host_target().tiles_name() : std::to_string(bits));
@@ -376,8 +379,6 @@ int prepare_matmul_cpu(const GlobalOptions& g, const std::string& isa_text, CpuI
   if (!held) return spdlog::error("{}", held.error()), kExitMeasure;
   cpu = std::move(*held);
   level = *parsed;
-  std::vector<int> team(cpu.core_order.begin(), cpu.core_order.begin() + std::min<long>(g.threads, long(cpu.core_order.size())));
-  spdlog::debug("matmul: the caller runs on CPU {}, its threads on CPUs {}", team.front(), fmt::join(team, ", "));
   return 0;
 }
 

@@ -144,6 +144,7 @@ LatencyVote vote_latency_repeats(const std::vector<double>& cycles) {
     v.figure = order[order.size() / 2];
   }
   const double fig = cycles[v.figure];
+  if (!(fig > 0)) return v;  // no figure to be near (such a row is doubted for it already)
   v.nearest = 1e300;
   for (size_t i = 0; i < cycles.size(); ++i)
     if (i != v.figure) v.nearest = std::min(v.nearest, std::fabs(cycles[i] - fig) / fig);
@@ -155,8 +156,9 @@ std::optional<std::string> single_path_latency_doubt(const std::vector<double>& 
   if (vote_latency_repeats(cycles).nearest <= kRepeatLimit) return std::nullopt;
   std::vector<std::string> each;
   for (double c : cycles) each.push_back(fmt::format("{:.3f}", c));
-  return fmt::format("its latency chain timed {} times disagrees ({} cycles: none within {:.0f}% of the median)",
-                     cycles.size(), fmt::join(each, ", "), kRepeatLimit * 100);
+  return fmt::format("its latency chain timed {} times disagrees ({} cycles: none within {:.0f}% of the figure, {:.3f})",
+                     cycles.size(), fmt::join(each, ", "), kRepeatLimit * 100,
+                     cycles[vote_latency_repeats(cycles).figure]);
 }
 
 }  // namespace detail
@@ -190,7 +192,7 @@ std::vector<std::string> missing_features(const CpuInfo& cpu, const std::vector<
 }
 
 void ProbeRunner::Impl::measure_latency(const isa::ProbeForm& form, const std::string& dtype, ProbeResult& r,
-                                        PairTiming& lat, std::vector<double>& repeats) {
+                                        PairTiming& lat, Compiled& chain) {
   auto plan = form.plan_latency(dtype);
   if (!plan) {
     r.latency_method = plan.error();
@@ -209,42 +211,43 @@ void ProbeRunner::Impl::measure_latency(const isa::ProbeForm& form, const std::s
     r.reason = "latency stream: " + err;
     return;
   }
-  // An operand chain of the same method and no bridge repeats this one (repeated_latency_doubt);
-  // without one (a single path, or other paths only) the chain repeats itself.
-  bool repeated_by_operand_chain = false;
-  const std::vector<int> ops = form.latency_operands();
-  if (ops.size() >= 2)
-    for (int op : ops) {
-      auto through = form.plan_latency_through(op, dtype);
-      if (through && !through.value()->upper_bound() && through.value()->method() == r.latency_method)
-        repeated_by_operand_chain = true;
-    }
-  if (lat.cycles.samples > 0 && !repeated_by_operand_chain) {
-    std::vector<PairTiming> timings{lat};
-    auto time_again = [&]() {
-      PairTiming again;
-      std::string again_err;
-      if (time(c.value(), dtype, again, again_err) && again.cycles.samples > 0) timings.push_back(again);
-    };
-    time_again();
-    auto values = [&]() {
-      std::vector<double> v;
-      for (const PairTiming& t : timings) v.push_back(t.value);
-      return v;
-    };
-    if (detail::vote_latency_repeats(values()).nearest > kRepeatLimit) time_again();
-    repeats = values();
-    const detail::LatencyVote vote = detail::vote_latency_repeats(repeats);
-    if (repeats.size() > 1)
-      spdlog::debug("  latency chain timed {} times: {:.4f} cycles", repeats.size(), fmt::join(repeats, ", "));
-    lat = timings[vote.figure];
-  }
+  chain = std::move(c.value());
   spdlog::debug("  latency {:.4f} cycles (samples {:.4f}-{:.4f}, {} clean, {} slowed; at the median clock: fastest "
                 "calls {:.4f}, median calls {:.4f}; overhead {:+.1f}%)",
                 lat.value, lat.cycles.min, lat.cycles.max, lat.clean_samples, lat.slowed_samples,
                 detail::fastest_call_cycles(lat),
                 lat.median_ticks_per_cycle > 0 ? lat.per_unit.median / lat.median_ticks_per_cycle : 0.0,
                 lat.overhead_fraction * 100);
+}
+
+void ProbeRunner::Impl::repeat_unrepeated_latency(const std::string& dtype, const ProbeResult& r,
+                                                  const Compiled& chain, PairTiming& lat,
+                                                  std::vector<double>& repeats) {
+  if (!chain.stream || lat.cycles.samples == 0 || lat.value <= 0) return;
+  // Under an emulator every row is mistrusted anyway: no repeats to pay for.
+  if (!cpu.emulator.empty()) return;
+  // An operand chain of the same method, no bridge and a figure repeats this one (repeated_latency_doubt
+  // reads the same entries); without one (a single path, other paths only, or an operand chain that
+  // could not be timed) the chain repeats itself.
+  for (const OperandLatency& l : r.latencies)
+    if (l.method == r.latency_method && !l.upper_bound && l.cycles > 0) return;
+  std::vector<PairTiming> timings{lat};
+  auto time_again = [&]() {
+    PairTiming again;
+    std::string err;
+    if (time(chain, dtype, again, err) && again.cycles.samples > 0 && again.value > 0) timings.push_back(again);
+  };
+  auto values = [&]() {
+    std::vector<double> v;
+    for (const PairTiming& t : timings) v.push_back(t.value);
+    return v;
+  };
+  time_again();
+  if (detail::vote_latency_repeats(values()).nearest > kRepeatLimit) time_again();
+  repeats = values();
+  lat = timings[detail::vote_latency_repeats(repeats).figure];
+  spdlog::debug("  latency chain timed {} times: {:.4f} cycles; the figure {:.4f}", repeats.size(),
+                fmt::join(repeats, ", "), lat.value);
 }
 
 bool ProbeRunner::Impl::measure_throughput(const isa::ProbeForm& form, const std::string& dtype, ProbeResult& r,
@@ -784,9 +787,11 @@ ProbeResult ProbeRunner::run_once(const ProbeSpec& spec) {
     // Stack and flag forms: a balanced pair per copy, reported per instruction of the pair.
     if (!m.measure_balanced(form, *companion, r.dtype, r, tput, best, repeat_disagreement)) return r;
   } else {
-    m.measure_latency(form, r.dtype, r, lat, latency_repeats);
+    Compiled chain;
+    m.measure_latency(form, r.dtype, r, lat, chain);
     if (r.status == Status::error) return r;
     m.measure_operand_latencies(form, r.dtype, r);
+    m.repeat_unrepeated_latency(r.dtype, r, chain, lat, latency_repeats);
     const double lat_cycles = lat.cycles.samples > 0 ? lat.value : 0.0;
     if (!m.measure_throughput(form, r.dtype, r, tput, best, lat_cycles, repeat_disagreement, length_disagreement,
                               paired_disagreement, every_k_beat_bound))

@@ -262,7 +262,8 @@ bool beats_chain_bound(double recip_throughput, int k, double latency_cycles);
 // clock hopped between about 3.6 and 4.1 GHz from call to call as the 512-bit code started, which the
 // scalar add chain beside each sample did not follow. nullopt when they agree or nothing repeats.
 std::optional<std::string> repeated_latency_doubt(const ProbeResult& r);
-// A form with one latency path has no operand chain to check its headline by, so its chain is timed
+// A form whose headline chain no operand chain repeats (one latency path, paths built another way,
+// or an operand chain that failed) has nothing to check it by, so its chain is timed
 // twice, and a third time when the two disagree by more than kRepeatLimit (a whole table on the Zen 5
 // VM once read a 512-bit AES round from memory at 3.386 cycles, every check passed, where three other
 // tables and three runs read 3.996-4.03). The figure is the median timing; `nearest` is how far the
@@ -272,7 +273,7 @@ struct LatencyVote {
   double nearest = 0;
 };
 LatencyVote vote_latency_repeats(const std::vector<double>& cycles);
-// Why repeats of a single-path chain are doubted (none within kRepeatLimit of the figure), or nullopt.
+// Why repeats of a chain are doubted (none within kRepeatLimit of the figure), or nullopt.
 std::optional<std::string> single_path_latency_doubt(const std::vector<double>& cycles);
 // An error row from an illegal instruction becomes a skipped one: the features the form needs were
 // checked before it ran, so the OS or the hypervisor blocks it.
@@ -346,9 +347,13 @@ struct ProbeRunner::Impl {
 
   double issue_width = 0;  // most instructions per cycle seen on this core (measure_issue_width)
 
-  // `repeats`: every timing of a single-path chain, in cycles (vote_latency_repeats picked `lat`).
+  // `chain`: the compiled latency chain, for repeat_unrepeated_latency.
   void measure_latency(const isa::ProbeForm& form, const std::string& dtype, ProbeResult& r, PairTiming& lat,
-                       std::vector<double>& repeats);
+                       Compiled& chain);
+  // After the operand chains: when none of them repeated the headline chain, times it again (and a
+  // third time when two disagree) and makes `lat` the vote's figure; `repeats`: every timing, in cycles.
+  void repeat_unrepeated_latency(const std::string& dtype, const ProbeResult& r, const Compiled& chain,
+                                 PairTiming& lat, std::vector<double>& repeats);
   bool measure_throughput(const isa::ProbeForm& form, const std::string& dtype, ProbeResult& r, PairTiming& best_t,
                           Compiled& best, double latency_cycles, double& repeat_disagreement,
                           double& length_disagreement, double& paired_disagreement, bool& every_k_beat_bound);

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 #include "asm/target.hpp"
@@ -130,12 +131,12 @@ struct TimingPlace {
 // Check once, then warm up and time `call` over the batch, cold or warm. A pinned caller is given its
 // CPU set back after, so threads a BLAS library starts later are not born on one core.
 // `at_timing_start`, when given, is called right before the first timed repetition (after the check
-// and the warm-up), to watch the timed stretch only. With `clock`, the caller's core clock is
+// and the warm-up), and `at_timing_end` right after the last, to watch the timed stretch only. With `clock`, the caller's core clock is
 // calibrated right before the first timed repetition (the warm-up has loaded the core) and right
 // after the last: the clock the product ran at, which its compute roof is scaled to (score_matmul).
 Expected<Timed> time_calls(const TimingPlace& place, Operands& op, const MatmulRequest& rq, const Call& call,
                            const std::function<void()>& at_timing_start = nullptr,
-                           ClockCalibrator* clock = nullptr) {
+                           const std::function<void()>& at_timing_end = nullptr, ClockCalibrator* clock = nullptr) {
   AffinityGuard caller_affinity;
   if (place.pin_cpu >= 0) pin_current_thread(place.pin_cpu);
   const Call& run_batch = call;
@@ -174,6 +175,7 @@ Expected<Timed> time_calls(const TimingPlace& place, Operands& op, const MatmulR
     spent_ms += std::chrono::duration<double, std::milli>(t1 - prepared).count();
     if (int(ms.size()) >= rq.min_repetitions && spent_ms >= rq.min_seconds * 1e3) break;
   }
+  if (at_timing_end && !ms.empty()) at_timing_end();
   if (clock && before.ghz > 0) {
     const ClockSample after = clock->measure();
     if (after.ghz > 0) out.clock = clock_reading(clock->source(), before, after);
@@ -238,6 +240,12 @@ Expected<MatmulResult> run_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulRe
   };
   // The product's threads (the caller first), to watch how long they wait for their CPUs.
   const int product_threads = std::max(1, rq.config.threads);
+  {
+    std::vector<int> team(cpu.core_order.begin(),
+                          cpu.core_order.begin() + std::min<long>(product_threads, long(cpu.core_order.size())));
+    if (!team.empty())
+      spdlog::debug("{}: the caller runs on CPU {}, its threads on CPUs {}", r.name, team.front(), fmt::join(team, ", "));
+  }
   std::vector<int> tids(size_t(product_threads), 0);
   gemm.run_on_team(product_threads, [&](int t) { tids[size_t(t)] = current_tid(); });
   std::optional<RunDelayWatch> watch;
@@ -266,10 +274,14 @@ Expected<MatmulResult> run_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulRe
           watch.emplace(tids);
           timing_start = std::chrono::steady_clock::now();
         },
+        [&] {
+          // Before the clock's closing calibration: the watch covers the timed calls alone.
+          if (!watch) return;
+          wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - timing_start).count();
+          waited = watch->longest_wait();
+        },
         calibrator.get());
     if (t && watch) {
-      wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - timing_start).count();
-      waited = watch->longest_wait();
       spdlog::debug("{}: the longest wait of a thread for its CPU: {:.3f} ms of {:.1f} ms (thread {})", r.name,
                     double(waited.ns) * 1e-6, wall_seconds * 1e3, waited.index);
     }

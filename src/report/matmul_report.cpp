@@ -394,9 +394,9 @@ void write_matmul_console(std::ostream& out, const MatmulResult& r) {
     if (finite(r.ceiling_gflops)) {
       rate += fmt::format("{} ceiling {} {}", r.bound_by.empty() ? "," : ":", fixed(*r.ceiling_gflops, 1), unit);
       std::string source = r.ceiling_source;
-      // A compute roof scaled to the product's clock says from what.
-      if (r.bound_by.rfind("compute", 0) == 0 && finite(r.ceiling_measured_gflops) && r.ceiling_clock_ghz > 0 &&
-          r.clock.ghz > 0)
+      // A compute roof scaled to the product's clock (one thread: score_matmul) says from what.
+      if (r.threads == 1 && r.bound_by.rfind("compute", 0) == 0 && finite(r.ceiling_measured_gflops) &&
+          r.ceiling_clock_ghz > 0 && r.clock.ghz > 0)
         source += fmt::format("{}{} measured at {} GHz, scaled to the product's {} GHz", source.empty() ? "" : ": ",
                               fixed(*r.ceiling_measured_gflops, 1), fixed(r.ceiling_clock_ghz, 2),
                               fixed(r.clock.ghz, 2));

@@ -506,7 +506,7 @@ std::optional<double> branch_cycles(const std::string& text, std::string& why) {
     REQUIRE_FALSE(r.latency_cycles);
     REQUIRE(r.latency_method.find("throughput only") != std::string::npos);
     if (r.status == Status::ok && r.recip_throughput_cycles) return *r.recip_throughput_cycles;
-    if (doubted_for_layout_only(r)) layout_doubted = *r.recip_throughput_cycles;
+    if (!layout_doubted && doubted_for_layout_only(r)) layout_doubted = *r.recip_throughput_cycles;
     why = text + " stayed mistrusted: " + r.reason;
   }
   return layout_doubted;
