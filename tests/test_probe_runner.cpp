@@ -211,14 +211,14 @@ TEST_CASE("a single-path latency chain is timed again and voted on", "[probe_run
   // One timing: nothing to vote on, nothing doubted.
   CHECK(detail::vote_latency_repeats({3.386}).figure == 0);
   CHECK(detail::vote_latency_repeats({3.386}).nearest == 0);
-  CHECK_FALSE(detail::single_path_latency_doubt({3.386}));
+  CHECK_FALSE(detail::self_repeated_latency_doubt({3.386}));
   // Two that agree: the first stays the figure.
   auto two = detail::vote_latency_repeats({4.012, 4.007});
   CHECK(two.figure == 0);
   CHECK(two.nearest == Approx(0.005 / 4.012));
-  CHECK_FALSE(detail::single_path_latency_doubt({4.012, 4.007}));
+  CHECK_FALSE(detail::self_repeated_latency_doubt({4.012, 4.007}));
   // Two that disagree (the third timing failed): doubted, both named.
-  auto d2 = detail::single_path_latency_doubt({3.386, 4.000});
+  auto d2 = detail::self_repeated_latency_doubt({3.386, 4.000});
   REQUIRE(d2);
   CHECK(d2->find("timed 2 times") != std::string::npos);
   CHECK(d2->find("3.386, 4.000 cycles") != std::string::npos);
@@ -226,19 +226,19 @@ TEST_CASE("a single-path latency chain is timed again and voted on", "[probe_run
   auto three = detail::vote_latency_repeats({3.386, 4.010, 3.998});
   CHECK(three.figure == 2);
   CHECK(three.nearest == Approx(0.012 / 3.998));
-  CHECK_FALSE(detail::single_path_latency_doubt({3.386, 4.010, 3.998}));
+  CHECK_FALSE(detail::self_repeated_latency_doubt({3.386, 4.010, 3.998}));
   CHECK(detail::vote_latency_repeats({4.010, 3.386, 3.998}).figure == 2);
   // No two of three within 3%: doubted.
-  auto d3 = detail::single_path_latency_doubt({3.386, 4.000, 4.400});
+  auto d3 = detail::self_repeated_latency_doubt({3.386, 4.000, 4.400});
   REQUIRE(d3);
   CHECK(d3->find("timed 3 times") != std::string::npos);
   CHECK(d3->find("none within 3% of the figure, 4.000") != std::string::npos);
   // A figure that is not positive has nothing near it (and is doubted for itself elsewhere).
   CHECK(detail::vote_latency_repeats({0.0, 1.0}).nearest == 0);
-  CHECK_FALSE(detail::single_path_latency_doubt({0.0, 1.0}));
+  CHECK_FALSE(detail::self_repeated_latency_doubt({0.0, 1.0}));
   // Either side of the limit.
-  CHECK_FALSE(detail::single_path_latency_doubt({1.00, 1.029}));
-  CHECK(detail::single_path_latency_doubt({1.00, 1.031}));
+  CHECK_FALSE(detail::self_repeated_latency_doubt({1.00, 1.029}));
+  CHECK(detail::self_repeated_latency_doubt({1.00, 1.031}));
 }
 
 TEST_CASE("an issue rate beyond the core's widest is doubted whatever the clock", "[probe_runner]") {

@@ -121,11 +121,15 @@ std::vector<std::string> timing_doubts(const TrustInputs& in, const ProbeOptions
   return doubts;
 }
 
+bool repeats_headline(const ProbeResult& r, const OperandLatency& l) {
+  return l.method == r.latency_method && !l.upper_bound && l.cycles > 0;
+}
+
 std::optional<std::string> repeated_latency_doubt(const ProbeResult& r) {
   if (!r.latency_cycles || *r.latency_cycles <= 0) return std::nullopt;
   const double lat = *r.latency_cycles;
   for (const OperandLatency& l : r.latencies) {
-    if (l.method != r.latency_method || l.upper_bound || l.cycles <= 0) continue;
+    if (!repeats_headline(r, l)) continue;
     if (std::fabs(l.cycles - lat) <= kRepeatLimit * std::min(l.cycles, lat)) continue;
     return fmt::format("its latency chain timed twice disagrees ({:.3f} and {:.3f} cycles through operand {})", lat,
                        l.cycles, l.operand);
@@ -151,14 +155,15 @@ LatencyVote vote_latency_repeats(const std::vector<double>& cycles) {
   return v;
 }
 
-std::optional<std::string> single_path_latency_doubt(const std::vector<double>& cycles) {
+std::optional<std::string> self_repeated_latency_doubt(const std::vector<double>& cycles) {
   if (cycles.size() < 2) return std::nullopt;
-  if (vote_latency_repeats(cycles).nearest <= kRepeatLimit) return std::nullopt;
+  const LatencyVote vote = vote_latency_repeats(cycles);
+  if (vote.nearest <= kRepeatLimit) return std::nullopt;
   std::vector<std::string> each;
   for (double c : cycles) each.push_back(fmt::format("{:.3f}", c));
   return fmt::format("its latency chain timed {} times disagrees ({} cycles: none within {:.0f}% of the figure, {:.3f})",
                      cycles.size(), fmt::join(each, ", "), kRepeatLimit * 100,
-                     cycles[vote_latency_repeats(cycles).figure]);
+                     cycles[vote.figure]);
 }
 
 }  // namespace detail
@@ -226,11 +231,11 @@ void ProbeRunner::Impl::repeat_unrepeated_latency(const std::string& dtype, cons
   if (!chain.stream || lat.cycles.samples == 0 || lat.value <= 0) return;
   // Under an emulator every row is mistrusted anyway: no repeats to pay for.
   if (!cpu.emulator.empty()) return;
-  // An operand chain of the same method, no bridge and a figure repeats this one (repeated_latency_doubt
-  // reads the same entries); without one (a single path, other paths only, or an operand chain that
-  // could not be timed) the chain repeats itself.
+  // An operand chain that repeats this one (repeats_headline, as repeated_latency_doubt reads them)
+  // checks it; without one (a single path, other paths only, or an operand chain that could not be
+  // timed) the chain repeats itself.
   for (const OperandLatency& l : r.latencies)
-    if (l.method == r.latency_method && !l.upper_bound && l.cycles > 0) return;
+    if (repeats_headline(r, l)) return;
   std::vector<PairTiming> timings{lat};
   auto time_again = [&]() {
     PairTiming again;
@@ -847,7 +852,7 @@ ProbeResult ProbeRunner::run_once(const ProbeSpec& spec) {
   std::vector<std::string> doubts = timing_doubts(trust, m.options);
   if (r.latency_cycles && *r.latency_cycles <= 0) doubts.push_back("latency timing came out non-positive");
   if (auto d = repeated_latency_doubt(r)) doubts.push_back(*d);
-  if (auto d = single_path_latency_doubt(latency_repeats)) doubts.push_back(*d);
+  if (auto d = self_repeated_latency_doubt(latency_repeats)) doubts.push_back(*d);
   // K chains through the destination cannot finish faster than one chain's latency over K.
   if (r.latency_cycles && chains_through_destination(r.latency_method) && best.stream &&
       best.stream->copies_continue_chains() && beats_chain_bound(rt, r.accumulators, *r.latency_cycles))

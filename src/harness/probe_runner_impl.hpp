@@ -262,6 +262,9 @@ bool beats_chain_bound(double recip_throughput, int k, double latency_cycles);
 // clock hopped between about 3.6 and 4.1 GHz from call to call as the 512-bit code started, which the
 // scalar add chain beside each sample did not follow. nullopt when they agree or nothing repeats.
 std::optional<std::string> repeated_latency_doubt(const ProbeResult& r);
+// Whether operand latency `l` is the headline chain timed a second time: the same method, no bridge
+// of unknown latency, and a figure.
+bool repeats_headline(const ProbeResult& r, const OperandLatency& l);
 // A form whose headline chain no operand chain repeats (one latency path, paths built another way,
 // or an operand chain that failed) has nothing to check it by, so its chain is timed
 // twice, and a third time when the two disagree by more than kRepeatLimit (a whole table on the Zen 5
@@ -274,7 +277,7 @@ struct LatencyVote {
 };
 LatencyVote vote_latency_repeats(const std::vector<double>& cycles);
 // Why repeats of a chain are doubted (none within kRepeatLimit of the figure), or nullopt.
-std::optional<std::string> single_path_latency_doubt(const std::vector<double>& cycles);
+std::optional<std::string> self_repeated_latency_doubt(const std::vector<double>& cycles);
 // An error row from an illegal instruction becomes a skipped one: the features the form needs were
 // checked before it ran, so the OS or the hypervisor blocks it.
 ProbeResult skip_if_blocked(ProbeResult r);
