@@ -1,0 +1,78 @@
+#include "harness/core_availability.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "harness/cycle_counter.hpp"
+
+namespace peakprobe {
+
+uint64_t interruption_threshold_ticks(uint64_t median_step_ticks, double timestamp_hz) {
+  const double floor_ticks = std::ceil(kShortestInterruptionNs * timestamp_hz / 1e9);
+  return std::max<uint64_t>({uint64_t(kStepsPerThreshold * double(median_step_ticks)), uint64_t(floor_ticks), 2});
+}
+
+CoreAvailability availability_from_gaps(std::vector<uint64_t> gaps, uint64_t scanned_ticks, uint64_t threshold_ticks,
+                                        double timestamp_hz) {
+  CoreAvailability a;
+  if (scanned_ticks == 0 || !(timestamp_hz > 0)) return a;
+  const double us_per_tick = 1e6 / timestamp_hz;
+  uint64_t lost = 0;
+  for (uint64_t g : gaps) lost += g;
+  lost = std::min(lost, scanned_ticks);
+  a.share = 1.0 - double(lost) / double(scanned_ticks);
+  a.scanned_ms = double(scanned_ticks) * us_per_tick * 1e-3;
+  a.interruptions = int(gaps.size());
+  a.threshold_us = double(threshold_ticks) * us_per_tick;
+  if (!gaps.empty()) {
+    std::sort(gaps.begin(), gaps.end());
+    const size_t n = gaps.size();
+    const double median = n % 2 ? double(gaps[n / 2]) : 0.5 * double(gaps[n / 2 - 1] + gaps[n / 2]);
+    a.median_interruption_us = median * us_per_tick;
+    a.longest_interruption_us = double(gaps.back()) * us_per_tick;
+  }
+  return a;
+}
+
+CoreAvailability combine(const CoreAvailability& a, const CoreAvailability& b) {
+  if (a.scanned_ms <= 0) return b;
+  if (b.scanned_ms <= 0) return a;
+  CoreAvailability c;
+  c.scanned_ms = a.scanned_ms + b.scanned_ms;
+  c.share = (a.share * a.scanned_ms + b.share * b.scanned_ms) / c.scanned_ms;
+  c.interruptions = a.interruptions + b.interruptions;
+  // The median of the two is not known from their medians: the one of the scan with more of them.
+  c.median_interruption_us = a.interruptions >= b.interruptions ? a.median_interruption_us : b.median_interruption_us;
+  if (c.interruptions == 0) c.median_interruption_us = 0;
+  c.longest_interruption_us = std::max(a.longest_interruption_us, b.longest_interruption_us);
+  c.threshold_us = std::max(a.threshold_us, b.threshold_us);
+  return c;
+}
+
+CoreAvailability scan_core_availability(double ms, double timestamp_hz) {
+  if (!(ms > 0) || !(timestamp_hz > 0)) return {};
+  // The loop's own step, from a short run of it.
+  constexpr int kSteps = 2047;
+  std::vector<uint64_t> steps(kSteps);
+  uint64_t prev = tsc_now();
+  for (uint64_t& s : steps) {
+    const uint64_t t = tsc_now();
+    s = t - prev;
+    prev = t;
+  }
+  std::nth_element(steps.begin(), steps.begin() + kSteps / 2, steps.end());
+  const uint64_t threshold = interruption_threshold_ticks(steps[kSteps / 2], timestamp_hz);
+  std::vector<uint64_t> gaps;
+  gaps.reserve(4096);
+  const uint64_t start = tsc_now();
+  const uint64_t end = start + uint64_t(ms * 1e-3 * timestamp_hz);
+  prev = start;
+  while (prev < end) {
+    const uint64_t t = tsc_now();
+    if (t - prev >= threshold) gaps.push_back(t - prev);
+    prev = t;
+  }
+  return availability_from_gaps(std::move(gaps), prev - start, threshold, timestamp_hz);
+}
+
+}  // namespace peakprobe

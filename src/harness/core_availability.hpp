@@ -1,0 +1,35 @@
+// The share of wall time a core really runs the calling thread. A guest cannot always see the time
+// its host takes a virtual CPU away: on a KVM guest (Zen 5, 2 vCPUs) /proc/stat's steal column read 0
+// while the vCPU lost about 5% of every millisecond, one 30-60 us stop each. Any timing of
+// milliseconds pays that; a probe's microsecond samples mostly slip between the stops, so a product
+// timed over milliseconds cannot reach a roof measured from them. The scan reads the timestamp in a
+// tight loop on the pinned core: a step much longer than the loop's own is time the thread did not
+// run (an interrupt, another task, the host). It does not say who took it.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "peakprobe/core_availability.hpp"
+
+namespace peakprobe {
+
+// The shortest step counted as an interruption: kStepsPerThreshold times the loop's median step,
+// and never under kShortestInterruptionNs (a timer interrupt on bare metal costs about a microsecond;
+// a step below this is the loop itself or the timestamp's own jitter).
+inline constexpr double kStepsPerThreshold = 50;
+inline constexpr double kShortestInterruptionNs = 200;
+uint64_t interruption_threshold_ticks(uint64_t median_step_ticks, double timestamp_hz);
+
+// The summary of a scan: `gaps` are the steps at or over `threshold_ticks`, `scanned_ticks` the wall
+// time the scan covered, all in ticks of a `timestamp_hz` timestamp.
+CoreAvailability availability_from_gaps(std::vector<uint64_t> gaps, uint64_t scanned_ticks, uint64_t threshold_ticks,
+                                        double timestamp_hz);
+
+// Two scans as one (before and after a timing): shares weighted by the time each scanned.
+CoreAvailability combine(const CoreAvailability& a, const CoreAvailability& b);
+
+// Scans for `ms` of wall time on the calling thread's core (pin it first). `timestamp_hz`: the rate
+// of the ISA timestamp (CpuInfo::tsc_hz). A share of 0 when it cannot scan (no rate, no time).
+CoreAvailability scan_core_availability(double ms, double timestamp_hz);
+
+}  // namespace peakprobe

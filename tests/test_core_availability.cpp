@@ -1,0 +1,97 @@
+// Tests for src/harness/core_availability.cpp: the share of wall time a core runs the calling
+// thread. Synthetic scans check the arithmetic; on the machine, a second thread kept runnable on the
+// same core must take a large part of the scanned time away (physical invariant: two runnable threads
+// on one core take turns).
+#include <catch2/catch.hpp>
+
+#include <sched.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include "cpu/cpu_info.hpp"
+#include "harness/core_availability.hpp"
+#include "harness/pin.hpp"
+#include "skip.hpp"
+
+using namespace peakprobe;
+
+TEST_CASE("core availability: the threshold is many loop steps and never under the floor", "[core_availability]") {
+  // 1 GHz timestamp: the floor is kShortestInterruptionNs ticks.
+  CHECK(interruption_threshold_ticks(1, 1e9) == uint64_t(kShortestInterruptionNs));
+  CHECK(interruption_threshold_ticks(100, 1e9) == uint64_t(100 * kStepsPerThreshold));
+  // A coarse timestamp whose steps read 0 still needs a step of at least two ticks.
+  CHECK(interruption_threshold_ticks(0, 1e6) == 2);
+}
+
+TEST_CASE("core availability: gaps are the time the thread did not run", "[core_availability]") {
+  // 10 ms at 1 GHz with three stops of 50, 40 and 60 us.
+  const CoreAvailability a = availability_from_gaps({50'000, 40'000, 60'000}, 10'000'000, 1000, 1e9);
+  CHECK(a.scanned_ms == Approx(10.0));
+  CHECK(a.share == Approx(1.0 - 150e3 / 10e6));
+  CHECK(a.interruptions == 3);
+  CHECK(a.median_interruption_us == Approx(50.0));
+  CHECK(a.longest_interruption_us == Approx(60.0));
+  CHECK(a.threshold_us == Approx(1.0));
+  // An even count takes the middle two.
+  CHECK(availability_from_gaps({10'000, 30'000}, 1'000'000, 1000, 1e9).median_interruption_us == Approx(20.0));
+  // Nothing lost: all of it ran.
+  const CoreAvailability quiet = availability_from_gaps({}, 5'000'000, 1000, 1e9);
+  CHECK(quiet.share == 1.0);
+  CHECK(quiet.interruptions == 0);
+  CHECK(quiet.median_interruption_us == 0);
+  // No time or no rate: not scanned.
+  CHECK(availability_from_gaps({}, 0, 1000, 1e9).scanned_ms == 0);
+  CHECK(availability_from_gaps({}, 1000, 1000, 0).share == 0);
+}
+
+TEST_CASE("core availability: two scans combine weighted by their time", "[core_availability]") {
+  CoreAvailability a, b;
+  a.share = 0.9, a.scanned_ms = 10, a.interruptions = 4, a.median_interruption_us = 30, a.longest_interruption_us = 50;
+  a.threshold_us = 0.2;
+  b.share = 0.96, b.scanned_ms = 30, b.interruptions = 12, b.median_interruption_us = 40, b.longest_interruption_us = 45;
+  b.threshold_us = 0.3;
+  const CoreAvailability c = combine(a, b);
+  CHECK(c.scanned_ms == Approx(40));
+  CHECK(c.share == Approx((0.9 * 10 + 0.96 * 30) / 40));
+  CHECK(c.interruptions == 16);
+  CHECK(c.median_interruption_us == Approx(40));
+  CHECK(c.longest_interruption_us == Approx(50));
+  CHECK(c.threshold_us == Approx(0.3));
+  // A scan that did not happen leaves the other as it was.
+  CHECK(combine(CoreAvailability{}, b).share == Approx(0.96));
+  CHECK(combine(a, CoreAvailability{}).interruptions == 4);
+}
+
+TEST_CASE("core availability: a thread kept runnable on the same core takes its time away",
+          "[core_availability][hw]") {
+  const CpuInfo cpu = detect_cpu_info();
+  if (!(cpu.tsc_hz > 0)) PP_SKIP("no timestamp rate on this machine");
+  if (!cpu.emulator.empty()) PP_SKIP("under an emulator the timestamp does not follow the core");
+  AffinityGuard caller_affinity;
+  const int core = sched_getcpu();
+  REQUIRE(pin_current_thread(core));
+  const CoreAvailability alone = scan_core_availability(20, cpu.tsc_hz);
+  INFO("alone: " << alone.share << " of " << alone.scanned_ms << " ms, " << alone.interruptions << " interruptions");
+  REQUIRE(alone.scanned_ms >= 20.0);
+  CHECK(alone.share > 0.0);
+  CHECK(alone.share <= 1.0);
+
+  std::atomic<bool> running{false}, stop{false};
+  std::thread other([&] {
+    pin_current_thread(core);
+    running = true;
+    while (!stop.load(std::memory_order_relaxed)) {
+    }
+  });
+  while (!running.load()) std::this_thread::yield();
+  const CoreAvailability shared = scan_core_availability(100, cpu.tsc_hz);
+  stop = true;
+  other.join();
+  INFO("beside a spinning thread: " << shared.share << " of " << shared.scanned_ms << " ms, " << shared.interruptions
+                                    << " interruptions, longest " << shared.longest_interruption_us << " us");
+  // Taking turns for 100 ms, the scan runs about half of it; a scan blind to the turns reads ~1.
+  CHECK(shared.share < 0.8);
+  CHECK(shared.interruptions >= 1);
+}
