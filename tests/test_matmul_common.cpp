@@ -192,6 +192,50 @@ TEST_CASE("matmul score: a compute roof is taken to the clock the product ran at
   CHECK(team.ceiling_clock_ghz == Approx(4.0));
 }
 
+TEST_CASE("matmul score: one thread under a compute roof is also judged over the time its core ran it",
+          "[matmul_common]") {
+  const MachineModel machine = two_core_machine();
+  MatmulRoof roof;
+  roof.gflops = 200;
+  roof.source = "fma roof";
+  MatmulResult square;
+  square.m = square.n = square.k = 1024, square.gflops = 171, square.arithmetic_intensity = 170;
+  square.availability.share = 0.95, square.availability.scanned_ms = 20;
+  score_matmul(square, roof, machine);
+  CHECK(*square.efficiency == Approx(0.855));
+  REQUIRE(square.efficiency_while_running);
+  CHECK(*square.efficiency_while_running == Approx(0.9));
+  // Not scanned (an emulator, no timestamp rate): no such figure.
+  MatmulResult unscanned = square;
+  unscanned.availability = {};
+  unscanned.efficiency_while_running.reset();
+  score_matmul(unscanned, roof, machine);
+  CHECK_FALSE(unscanned.efficiency_while_running);
+  // Several threads wait for the slowest at each join, and only the caller's core was scanned.
+  MatmulResult team = square;
+  team.threads = 2;
+  team.efficiency_while_running.reset();
+  score_matmul(team, roof, machine);
+  CHECK(team.efficiency);
+  CHECK_FALSE(team.efficiency_while_running);
+  // A memory roof was measured over long runs that paid the same interruptions.
+  MatmulResult thin;
+  thin.m = 65536, thin.n = 4, thin.k = 4096, thin.gflops = 30, thin.arithmetic_intensity = 2;
+  thin.availability = square.availability;
+  score_matmul(thin, roof, machine);
+  CHECK(thin.bound_by == "memory DRAM");
+  CHECK_FALSE(thin.efficiency_while_running);
+  // No roof, no efficiency of either kind.
+  MatmulRoof none;
+  none.missing = "fma roof mistrusted: ...";
+  MatmulResult without;
+  without.m = without.n = without.k = 1024, without.gflops = 171, without.arithmetic_intensity = 170;
+  without.availability = square.availability;
+  score_matmul(without, none, machine);
+  CHECK_FALSE(without.efficiency);
+  CHECK_FALSE(without.efficiency_while_running);
+}
+
 TEST_CASE("matmul options: --baseline names a known library or a path", "[matmul_common]") {
   auto two = parse_baselines("openblas,blis");
   REQUIRE(two.ok());

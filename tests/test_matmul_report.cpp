@@ -44,6 +44,9 @@ MatmulResult f32_with_baselines() {
   r.bound_by = "compute f32 512";
   r.efficiency = r.gflops / 118.4;
   r.clock = test::fixture_clock();
+  // Its core ran it 95.1% of the time scanned around the timed calls.
+  r.availability = {0.951, 20.4, 24, 41.3, 77.9, 0.2};
+  r.efficiency_while_running = *r.efficiency / 0.951;
   BaselineResult openblas;
   openblas.library = "openblas";
   openblas.path = "/usr/lib/x86_64-linux-gnu/openblas-pthread/libopenblas.so.0";
@@ -127,6 +130,9 @@ MatmulResult mistrusted_f32() {
   r.bound_by = "compute f32 256";
   r.efficiency = r.gflops / 236.4;
   r.clock = {"tsc + add-chain calibration", 3.65, 3.65, 0, std::numeric_limits<double>::infinity()};
+  // Several threads: the caller's core was scanned (no interruption: the console says nothing of it),
+  // but the efficiency is not judged over its time alone.
+  r.availability = {1.0, 20.0, 0, 0, 0, 0.2};
   BaselineResult openblas;
   openblas.library = "openblas";
   openblas.path = "/usr/lib/x86_64-linux-gnu/libopenblas.so.0";
@@ -214,6 +220,14 @@ TEST_CASE("matmul JSON rows match the golden file", "[matmul_report]") {
   CHECK(a[0]["shape"] == json{{"m", 1024}, {"n", 1024}, {"k", 1024}});
   CHECK(a[0]["baselines"][1]["library"] == "blis");
   CHECK(a[0]["baselines"][1]["speedup"].get<double>() == Approx(23.5 / 20.15));
+  // The scan of the caller's core: an object where it was scanned, null where not.
+  CHECK(a[0]["core_availability"]["share"].get<double>() == Approx(0.951));
+  CHECK(a[0]["core_availability"]["interruptions"] == 24);
+  CHECK(a[0]["efficiency_while_running"].get<double>() == Approx(*f32_with_baselines().efficiency / 0.951));
+  CHECK(a[1]["core_availability"].is_null());
+  CHECK(a[1]["efficiency_while_running"].is_null());
+  CHECK(a[2]["core_availability"]["interruptions"] == 0);
+  CHECK(a[2]["efficiency_while_running"].is_null());
 }
 
 TEST_CASE("matmul JSON reads back as it was written", "[matmul_report]") {
@@ -232,6 +246,10 @@ TEST_CASE("matmul JSON reads back as it was written", "[matmul_report]") {
     CHECK(back.clock.ghz == r.clock.ghz);
     CHECK(back.clock.ghz_after == r.clock.ghz_after);
     CHECK(back.efficiency.has_value() == r.efficiency.has_value());
+    CHECK(back.efficiency_while_running == r.efficiency_while_running);
+    CHECK(back.availability.share == r.availability.share);
+    CHECK(back.availability.interruptions == r.availability.interruptions);
+    CHECK(back.availability.longest_interruption_us == r.availability.longest_interruption_us);
     CHECK(back.config.thread_rows == r.config.thread_rows);
     CHECK(back.config.pack_a == r.config.pack_a);
     CHECK(back.config.pack_b == r.config.pack_b);

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "peakprobe/core_availability.hpp"
 #include "peakprobe/result.hpp"
 
 namespace peakprobe {
@@ -86,12 +87,19 @@ struct MatmulResult {
   std::string ceiling_missing;  // why ceiling_gflops is empty ("" when it is measured)
   std::string bound_by;         // "compute f32 512" or "memory DRAM"
   std::optional<double> efficiency;  // gflops / ceiling
+  // One thread under a compute roof: efficiency / availability.share, the efficiency over the part of
+  // the wall time its core ran it (the roof's probe samples are short enough to run between the
+  // interruptions that a call of milliseconds cannot escape). Empty otherwise.
+  std::optional<double> efficiency_while_running;
   // With --autotune (matmul) or --model-gap (bench matmul): how much slower the cost model's first
   // choice ran than the fastest tiling the search measured (0.05 = 5% slower).
   std::optional<double> model_gap;
   // The caller's core clock right before the first and right after the last timed call (0 when it
   // could not be calibrated, as under an emulator).
   ClockReading clock;
+  // The share of wall time the caller's core ran the caller, scanned right before and right after the
+  // timed calls (scanned_ms 0 when it was not, as under an emulator).
+  CoreAvailability availability;
   std::vector<BaselineResult> baselines;
   Status status = Status::ok;
   std::string reason;

@@ -250,6 +250,11 @@ void score_matmul(MatmulResult& r, const MatmulRoof& roof, const MachineModel& m
       r.bound_by = "memory DRAM";
     }
     r.efficiency = r.gflops / *r.ceiling_gflops;
+    // A call of milliseconds pays every interruption of its core; the roof's short probe samples
+    // mostly run between them. Over the time the core ran it, one thread is judged like the roof.
+    // Several threads wait for the slowest at each join, and only the caller's core was scanned.
+    if (r.threads == 1 && r.bound_by.rfind("compute", 0) == 0 && r.availability.share > 0)
+      r.efficiency_while_running = *r.efficiency / r.availability.share;
   }
 }
 

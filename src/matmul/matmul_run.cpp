@@ -17,6 +17,7 @@
 
 #include "asm/target.hpp"
 #include "harness/clock.hpp"
+#include "harness/core_availability.hpp"
 #include "harness/cycle_counter.hpp"
 #include "harness/pin.hpp"
 #include "harness/run_delay.hpp"
@@ -119,6 +120,7 @@ struct Timed {
   double max_rel_error = 0;
   int64_t rows_checked = 0;
   ClockReading clock;  // the caller's core, right before the first and right after the last timed call
+  CoreAvailability availability;  // the caller's core, scanned right before and right after them
 };
 
 // Where a timed call runs: the core the calling thread sits on meanwhile (-1: left unpinned, so
@@ -134,9 +136,12 @@ struct TimingPlace {
 // and the warm-up), and `at_timing_end` right after the last, to watch the timed stretch only. With `clock`, the caller's core clock is
 // calibrated right before the first timed repetition (the warm-up has loaded the core) and right
 // after the last: the clock the product ran at, which its compute roof is scaled to (score_matmul).
+// With `scan_availability`, the share of wall time the caller's core ran it is scanned before the
+// clock's first calibration and after its last (score_matmul: efficiency while running).
 Expected<Timed> time_calls(const TimingPlace& place, Operands& op, const MatmulRequest& rq, const Call& call,
                            const std::function<void()>& at_timing_start = nullptr,
-                           const std::function<void()>& at_timing_end = nullptr, ClockCalibrator* clock = nullptr) {
+                           const std::function<void()>& at_timing_end = nullptr, ClockCalibrator* clock = nullptr,
+                           const std::function<CoreAvailability()>& scan_availability = nullptr) {
   AffinityGuard caller_affinity;
   if (place.pin_cpu >= 0) pin_current_thread(place.pin_cpu);
   const Call& run_batch = call;
@@ -158,6 +163,7 @@ Expected<Timed> time_calls(const TimingPlace& place, Operands& op, const MatmulR
   double spent_ms = 0;
   ClockSample before;
   for (int i = 0; i < rq.warmup + rq.max_repetitions; ++i) {
+    if (i == rq.warmup && scan_availability) out.availability = scan_availability();
     if (i == rq.warmup && clock) before = clock->measure();
     if (i == rq.warmup && at_timing_start) at_timing_start();
     const auto prepared = std::chrono::steady_clock::now();
@@ -180,6 +186,7 @@ Expected<Timed> time_calls(const TimingPlace& place, Operands& op, const MatmulR
     const ClockSample after = clock->measure();
     if (after.ghz > 0) out.clock = clock_reading(clock->source(), before, after);
   }
+  if (scan_availability && !ms.empty()) out.availability = combine(out.availability, scan_availability());
   out.timing = summarize_times(ms, rq.warmup);
   return out;
 }
@@ -280,7 +287,9 @@ Expected<MatmulResult> run_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulRe
           wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - timing_start).count();
           waited = watch->longest_wait();
         },
-        calibrator.get());
+        calibrator.get(),
+        calibrator ? std::function<CoreAvailability()>([&] { return scan_core_availability(kAvailabilityScanMs, cpu.tsc_hz); })
+                   : nullptr);
     if (t && watch) {
       spdlog::debug("{}: the longest wait of a thread for its CPU: {:.3f} ms of {:.1f} ms (thread {})", r.name,
                     double(waited.ns) * 1e-6, wall_seconds * 1e3, waited.index);
@@ -319,6 +328,13 @@ Expected<MatmulResult> run_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulRe
   if (r.clock.ghz > 0)
     spdlog::debug("{}: clock {:.3f} GHz on CPU {} ({:.3f} before the timed calls, {:.3f} after)", r.name, r.clock.ghz,
                   place.pin_cpu, r.clock.ghz_before, r.clock.ghz_after);
+  r.availability = ours->availability;
+  if (r.availability.scanned_ms > 0)
+    spdlog::debug("{}: CPU {} ran the caller {:.1f}% of {:.0f} ms scanned beside the timed calls ({} interruptions, "
+                  "median {:.1f} us, longest {:.1f} us)",
+                  r.name, place.pin_cpu, 100 * r.availability.share, r.availability.scanned_ms,
+                  r.availability.interruptions, r.availability.median_interruption_us,
+                  r.availability.longest_interruption_us);
   r.max_rel_error = ours->max_rel_error;
   r.rows_checked = ours->rows_checked;
   const double flops = 2.0 * double(m) * double(n) * double(k) * double(rq.batch);

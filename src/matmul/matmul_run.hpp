@@ -39,6 +39,11 @@ struct MatmulRequest {
   double baseline_time_limit_s = 0;
 };
 
+// The share of wall time the caller's core ran it is scanned this long right before the timed calls
+// and as long right after (MatmulResult::availability): about ten of this VM's 1 ms interruption
+// periods each side, a small cost beside the half second of timed calls.
+inline constexpr double kAvailabilityScanMs = 10;
+
 // Bytes of A, B and C of the whole batch.
 double matmul_bytes(int64_t m, int64_t n, int64_t k, int64_t batch, MatmulDtype dtype);
 // "matmul f32 1024x1024x1024 batch 1, 1 thread" (+ ", cold all" when cold, + ", isa LEVEL" when held

@@ -300,6 +300,28 @@ void write_csv_line(std::ostream& out, const std::vector<std::string>& fields) {
   out << '\n';
 }
 
+// The scan of the caller's core (MatmulResult::availability); null when it was not scanned.
+json availability_json(const CoreAvailability& a) {
+  if (!(a.scanned_ms > 0)) return nullptr;
+  return {{"share", json_number(a.share)},
+          {"scanned_ms", json_number(a.scanned_ms)},
+          {"interruptions", a.interruptions},
+          {"median_interruption_us", json_number(a.median_interruption_us)},
+          {"longest_interruption_us", json_number(a.longest_interruption_us)},
+          {"threshold_us", json_number(a.threshold_us)}};
+}
+
+CoreAvailability availability_from(const json& j) {
+  CoreAvailability a;
+  a.share = number_at(j, "share");
+  a.scanned_ms = number_at(j, "scanned_ms");
+  a.interruptions = integer_at(j, "interruptions", 0);
+  a.median_interruption_us = number_at(j, "median_interruption_us");
+  a.longest_interruption_us = number_at(j, "longest_interruption_us");
+  a.threshold_us = number_at(j, "threshold_us");
+  return a;
+}
+
 }  // namespace
 
 json to_json(const MatmulResult& r) {
@@ -325,7 +347,9 @@ json to_json(const MatmulResult& r) {
               {"ceiling_missing", r.ceiling_missing.empty() ? json(nullptr) : json(r.ceiling_missing)},
               {"bound_by", r.bound_by},
               {"efficiency", json_number(r.efficiency)},
+              {"efficiency_while_running", json_number(r.efficiency_while_running)},
               {"clock", to_json(r.clock)},
+              {"core_availability", availability_json(r.availability)},
               {"status", to_string(r.status)}};
   row = to_json(r.timing, std::move(row));
   json baselines = json::array();
@@ -364,7 +388,9 @@ MatmulResult matmul_from_json(const json& j) {
   r.ceiling_missing = text_at(j, "ceiling_missing");
   r.bound_by = text_at(j, "bound_by");
   r.efficiency = optional_at(j, "efficiency");
+  r.efficiency_while_running = optional_at(j, "efficiency_while_running");
   if (const json* clock = member(j, "clock")) r.clock = clock_from(*clock);
+  if (const json* a = member(j, "core_availability"); a != nullptr && a->is_object()) r.availability = availability_from(*a);
   if (const json* baselines = member(j, "baselines"); baselines != nullptr && baselines->is_array())
     for (const auto& b : *baselines)
       if (b.is_object()) r.baselines.push_back(baseline_from(b));
@@ -402,12 +428,19 @@ void write_matmul_console(std::ostream& out, const MatmulResult& r) {
                               fixed(r.clock.ghz, 2));
       if (!source.empty()) rate += " (" + source + ")";
       if (finite(r.efficiency)) rate += fmt::format(", efficiency {}%", fixed(*r.efficiency * 100, 1));
+      if (finite(r.efficiency_while_running))
+        rate += fmt::format(" ({}% over the {}% of the time its core ran it)", fixed(*r.efficiency_while_running * 100, 1),
+                            fixed(r.availability.share * 100, 1));
     } else {
       rate += ", no ceiling measured";
       if (!r.ceiling_missing.empty()) rate += " (" + r.ceiling_missing + ")";
     }
     out << rate << '\n';
   }
+  if (r.availability.scanned_ms > 0 && r.availability.interruptions > 0)
+    out << fmt::format("  the caller's core: {} interruptions in {} ms scanned beside the timed calls, median {} us, longest {} us\n",
+                       r.availability.interruptions, fixed(r.availability.scanned_ms, 0),
+                       fixed(r.availability.median_interruption_us, 1), fixed(r.availability.longest_interruption_us, 1));
   if (r.model_gap && std::isfinite(*r.model_gap))
     out << fmt::format("  cost model's first choice: {}% slower than the fastest tiling measured\n",
                        fixed(*r.model_gap * 100, 1));
