@@ -123,6 +123,24 @@ TEST_CASE("cli: --json - writes one document to stdout", "[main][hw]") {
   CHECK(doc["clock"]["ghz"].get<double>() > 0);
 }
 
+TEST_CASE("cli: info --json - says how much of the wall time the probes' core gives a thread", "[main][hw]") {
+  Run r = run_peakprobe("info --json - --quiet");
+  REQUIRE(r.rc == 0);
+  auto doc = nlohmann::json::parse(r.out);
+  if (doc["host"].contains("emulator")) {
+    CHECK(doc["core_availability"].is_null());  // the timestamp says nothing of an emulated core
+    return;
+  }
+  const auto& a = doc["core_availability"];
+  REQUIRE(a.is_object());
+  CHECK(a["cpu"] == doc["cpu"]);
+  CHECK(a["scanned_ms"].get<double>() >= 50.0);
+  CHECK(a["share"].get<double>() > 0.0);
+  CHECK(a["share"].get<double>() <= 1.0);
+  CHECK(a["interruptions"].get<int>() >= 0);
+  CHECK(a["threshold_us"].get<double>() > 0.0);
+}
+
 TEST_CASE("cli: list shows support on this CPU", "[main]") {
   Run r = run_peakprobe("list --filter " + arg(peakprobe::test::mnemonic_of(roof_form())));
   CHECK(r.rc == 0);
@@ -244,6 +262,18 @@ TEST_CASE("cli: matmul checks its result and refuses bad input", "[main][hw]") {
   CHECK(mm["min_ms"].get<double>() <= mm["mean_ms"].get<double>());
   CHECK(mm["shape"] == nlohmann::json({{"k", 43}, {"m", 37}, {"n", 41}}));
   CHECK_THAT(mm["config_source"].get<std::string>(), Catch::StartsWith("cost model"));
+  // The caller's core scanned beside the timed calls, except where the timestamp means nothing.
+  if (!doc["host"].contains("emulator")) {
+    REQUIRE(mm["core_availability"].is_object());
+    CHECK(mm["core_availability"]["scanned_ms"].get<double>() >= 20.0);
+    CHECK(mm["core_availability"]["share"].get<double>() > 0.0);
+    CHECK(mm["core_availability"]["share"].get<double>() <= 1.0);
+    // One thread under a measured compute roof is judged over the time its core ran it too.
+    if (mm["efficiency"].is_number() && mm["bound_by"].get<std::string>().rfind("compute", 0) == 0)
+      CHECK(mm["efficiency_while_running"].get<double>() >= mm["efficiency"].get<double>());
+  } else {
+    CHECK(mm["core_availability"].is_null());
+  }
 }
 
 TEST_CASE("cli: matmul --isa holds the kernels to a narrower level, or refuses", "[main][hw]") {

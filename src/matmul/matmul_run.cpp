@@ -268,6 +268,11 @@ Expected<MatmulResult> run_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulRe
       spdlog::debug("{}: no clock around the product ({})", r.name, c.error());
     }
   }
+  // The share of wall time the caller's core runs it, beside the timed calls (not where the timestamp
+  // says nothing of the core: an emulator).
+  std::function<CoreAvailability()> scan_availability;
+  if (cpu.emulator.empty() && cpu.tsc_hz > 0)
+    scan_availability = [&] { return scan_core_availability(kAvailabilityScanMs, cpu.tsc_hz); };
   std::chrono::steady_clock::time_point timing_start;
   RunDelayWatch::Longest waited;
   double wall_seconds = 0;
@@ -288,8 +293,7 @@ Expected<MatmulResult> run_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulRe
           waited = watch->longest_wait();
         },
         calibrator.get(),
-        calibrator ? std::function<CoreAvailability()>([&] { return scan_core_availability(kAvailabilityScanMs, cpu.tsc_hz); })
-                   : nullptr);
+        scan_availability);
     if (t && watch) {
       spdlog::debug("{}: the longest wait of a thread for its CPU: {:.3f} ms of {:.1f} ms (thread {})", r.name,
                     double(waited.ns) * 1e-6, wall_seconds * 1e3, waited.index);
