@@ -204,6 +204,13 @@ std::string markdown_baseline(const MatmulResult& r, const std::string& library)
   return fmt::format("{} ({})", fixed(b->gflops, 1), speedup_text(b->speedup));
 }
 
+// "86.0%", or "86.0% (90.6%)" with the efficiency over the time the core ran it.
+std::string efficiency_cell(const MatmulResult& r) {
+  std::string text = fixed(*r.efficiency * 100, 1) + "%";
+  if (finite(r.efficiency_while_running)) text += " (" + fixed(*r.efficiency_while_running * 100, 1) + "%)";
+  return text;
+}
+
 void write_markdown_row(std::ostream& out, const MatmulResult& r, const std::vector<std::string>& libs, bool gaps) {
   std::string problem = shape_text(r);
   if (cold(r)) problem += ", cold cache " + r.cold_cache;
@@ -212,7 +219,7 @@ void write_markdown_row(std::ostream& out, const MatmulResult& r, const std::vec
                      r.batch, r.threads, t ? fixed(r.timing.min_ms, 3) : kMissing,
                      t ? mean_and_std(r.timing) : kMissing,
                      t ? fixed(r.gflops, 1) : kMissing,
-                     t && finite(r.efficiency) ? fixed(*r.efficiency * 100, 1) + "%" : kMissing,
+                     t && finite(r.efficiency) ? efficiency_cell(r) : kMissing,
                      r.bound_by.empty() ? kMissing : cell(r.bound_by), markdown_config(r));
   for (const auto& lib : libs) out << ' ' << markdown_baseline(r, lib) << " |";
   if (gaps) out << ' ' << (r.model_gap && std::isfinite(*r.model_gap) ? fixed(*r.model_gap * 100, 1) + "%" : kMissing) << " |";
@@ -274,7 +281,13 @@ constexpr Column kCells[] = {
     {"bound_by", [](const MatmulResult& r) { return r.bound_by; }},
     {"efficiency",
      [](const MatmulResult& r) { return timed(r) && r.efficiency ? csv_fixed(*r.efficiency, kFraction) : ""; }},
+    {"efficiency_while_running",
+     [](const MatmulResult& r) {
+       return timed(r) && finite(r.efficiency_while_running) ? csv_fixed(*r.efficiency_while_running, kFraction) : "";
+     }},
     {"clock_ghz", [](const MatmulResult& r) { return r.clock.ghz > 0 ? csv_fixed(r.clock.ghz, kGhz) : ""; }},
+    {"core_share",
+     [](const MatmulResult& r) { return r.availability.scanned_ms > 0 ? csv_fixed(r.availability.share, kFraction) : ""; }},
     {"status", [](const MatmulResult& r) { return std::string(to_string(r.status)); }},
     {"reason", [](const MatmulResult& r) { return r.reason; }},
 };
@@ -482,6 +495,9 @@ void write_matmul_markdown(std::ostream& out, const std::vector<MatmulResult>& r
            "1.00x peakprobe is faster.";
   const bool gaps = std::any_of(results.begin(), results.end(), [](const MatmulResult& r) { return r.model_gap.has_value(); });
   if (gaps) out << " The model gap is how much slower the cost model's first choice ran than the fastest tiling measured.";
+  if (std::any_of(results.begin(), results.end(), [](const MatmulResult& r) { return finite(r.efficiency_while_running); }))
+    out << " An efficiency in brackets is over the part of the wall time the core ran the product (one thread: the "
+           "share its core gave it, scanned beside the timed calls).";
   out << "\n\n| shape | dtype | batch | threads | min ms | mean ms ± std | GFLOP/s | efficiency | bound by | config |";
   for (const auto& lib : libs) out << ' ' << cell(lib) << " |";
   if (gaps) out << " model gap |";
