@@ -52,13 +52,18 @@ TEST_CASE("core availability: two scans combine weighted by their time", "[core_
   a.threshold_us = 0.2;
   b.share = 0.96, b.scanned_ms = 30, b.interruptions = 12, b.median_interruption_us = 40, b.longest_interruption_us = 45;
   b.threshold_us = 0.3;
+  a.cpu = b.cpu = 3;
   const CoreAvailability c = combine(a, b);
+  CHECK(c.cpu == 3);
   CHECK(c.scanned_ms == Approx(40));
   CHECK(c.share == Approx((0.9 * 10 + 0.96 * 30) / 40));
   CHECK(c.interruptions == 16);
   CHECK(c.median_interruption_us == Approx(40));
   CHECK(c.longest_interruption_us == Approx(50));
   CHECK(c.threshold_us == Approx(0.3));
+  // Scans of two CPUs are of no one CPU.
+  b.cpu = 4;
+  CHECK(combine(a, b).cpu == -1);
   // A scan that did not happen leaves the other as it was.
   CHECK(combine(CoreAvailability{}, b).share == Approx(0.96));
   CHECK(combine(a, CoreAvailability{}).interruptions == 4);

@@ -182,6 +182,12 @@ TEST_CASE("HTML report has every instruction and says why rows are not ok", "[pl
   CHECK(html.find("<td class=\"error\">error: probe crashed, SIGSEGV in &quot;vpgatherdd&quot; | operand 2</td>") !=
         std::string::npos);
   CHECK(count(html, "<td>ok</td>") == 2 + 1 + 2);  // instructions, bandwidth, latency
+  // No scan of the cores, no row for it; with one, the host section gives each core's share.
+  CHECK(html.find("wall time the cores gave a thread") == std::string::npos);
+  RunDocument scanned = d;
+  scanned.availability = {{1, 0.951, 25.0, 31, 40.2, 80.0, 1.0}};
+  CHECK(page(scanned).find("<td>CPU 1 95.1% of 25 ms (31 interruptions, median 40.2 us, longest 80.0 us)</td>") !=
+        std::string::npos);
   // Non-finite numbers print as "-", never "nan" or "inf".
   CHECK(html.find("nan") == std::string::npos);
   CHECK(html.find(">inf") == std::string::npos);

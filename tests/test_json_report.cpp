@@ -60,6 +60,25 @@ TEST_CASE("JSON host carries every CpuInfo field", "[report]") {
   CHECK(host["features"].size() == 6);
 }
 
+TEST_CASE("JSON report lists the cores scanned for the wall time they give a thread", "[report]") {
+  using namespace peakprobe;
+  RunDocument d = test::report_fixture();
+  CHECK_FALSE(to_json(d).contains("core_availability"));  // not scanned: no key
+  d.availability = {{0, 0.949, 25.0, 33, 37.1, 75.5, 1.0}, {1, 0.928, 25.0, 0, 0, 0, 1.0}};
+  const json cores = to_json(d)["core_availability"];
+  REQUIRE(cores.size() == 2);
+  CHECK(cores[0]["cpu"] == 0);
+  CHECK(cores[0]["share"].get<double>() == Approx(0.949));
+  CHECK(cores[0]["interruptions"] == 33);
+  CHECK(cores[1]["cpu"] == 1);
+  CHECK(cores[1]["median_interruption_us"].get<double>() == 0);
+  // A scan that did not happen is null; a CPU that is not known is left out.
+  CHECK(to_json(CoreAvailability{}).is_null());
+  CoreAvailability anywhere;
+  anywhere.scanned_ms = 10, anywhere.share = 1;
+  CHECK_FALSE(to_json(anywhere).contains("cpu"));
+}
+
 TEST_CASE("JSON results carry exactly the schema keys", "[report]") {
   const json results = fixture_json()["results"];
   REQUIRE(results.size() == 5);

@@ -6,6 +6,7 @@
 namespace peakprobe {
 
 struct CoreAvailability {
+  int cpu = -1;           // the logical CPU scanned; -1 when not known
   double share = 0;       // of the scanned wall time, the part the scanning thread ran; 0: not scanned
   double scanned_ms = 0;  // wall time scanned
   int interruptions = 0;  // steps of the timestamp longer than the threshold: time taken away

@@ -6,6 +6,7 @@
 
 #include "peakprobe/gpu_result.hpp"
 #include "peakprobe/ceiling.hpp"
+#include "peakprobe/core_availability.hpp"
 #include "peakprobe/cpu_info.hpp"
 #include "peakprobe/mem_result.hpp"
 #include "peakprobe/pair_result.hpp"
@@ -22,6 +23,8 @@ struct RunDocument {
   std::string started_utc;        // ISO 8601
   CpuInfo host;
   ClockReading clock;             // calibration at the start of the run
+  // `report`: the cores probes run on, each scanned for the share of wall time it gives a thread.
+  std::vector<CoreAvailability> availability;
   std::vector<ProbeResult> results;
   // `table --pipes`: the basis each row's `pipes` refers to.
   std::optional<PipeGroups> pipe_groups;

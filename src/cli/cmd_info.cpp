@@ -28,16 +28,6 @@ std::string bytes(uint64_t b) {
 // KVM host was seen to make, in a command that otherwise takes a quarter second.
 constexpr double kInfoScanMs = 50;
 
-nlohmann::json availability_json(const CoreAvailability& a, int cpu) {
-  return {{"cpu", cpu},
-          {"share", a.share},
-          {"scanned_ms", a.scanned_ms},
-          {"interruptions", a.interruptions},
-          {"median_interruption_us", a.median_interruption_us},
-          {"longest_interruption_us", a.longest_interruption_us},
-          {"threshold_us", a.threshold_us}};
-}
-
 void print_info(std::ostream& out, const CpuInfo& c, const ClockReading& clock, int cpu, const CoreAvailability& a) {
   out << fmt::format("CPU        {} ({})\n", c.brand, c.vendor);
   out << fmt::format("           family {:#x} model {:#x} stepping {}{}\n", c.family, c.model, c.stepping,
@@ -101,13 +91,15 @@ void add_info_command(CLI::App& app, GlobalOptions& g) {
     CoreAvailability available;
     if (cpu.emulator.empty()) {
       AffinityGuard caller_affinity;
-      if (pin_current_thread((*runner)->cpu())) available = scan_core_availability(kInfoScanMs, cpu.tsc_hz);
+      if (pin_current_thread((*runner)->cpu())) {
+        available = scan_core_availability(kInfoScanMs, cpu.tsc_hz);
+        available.cpu = (*runner)->cpu();
+      }
     }
     if (!g.out.json.empty()) {
       nlohmann::json doc = {{"schema", kSchema}, {"host", to_json(cpu)}, {"clock", to_json(clock)},
                             {"cpu", (*runner)->cpu()},
-                            {"core_availability", available.scanned_ms > 0 ? availability_json(available, (*runner)->cpu())
-                                                                           : nlohmann::json(nullptr)}};
+                            {"core_availability", to_json(available)}};
       try {
         write_output_file(g.out.json, [&](std::ostream& o) { o << json_text(doc) << "\n"; });
       } catch (const OutputError& e) {

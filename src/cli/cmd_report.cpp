@@ -17,6 +17,7 @@
 #include "cli/measure.hpp"
 #include "cpu/cpu_info.hpp"
 #include "gpu/gpu_worker.hpp"
+#include "harness/core_availability.hpp"
 #include "harness/probe_runner.hpp"
 #include "memory/level_detect.hpp"
 #include "memory/mem_runner.hpp"
@@ -37,6 +38,11 @@
 
 namespace peakprobe::cli {
 namespace {
+
+// The report scans at most this many cores for the wall time they give a thread, this long each:
+// some 25 periods of the 1 ms stops a KVM host made, 0.1 s in all at most.
+constexpr size_t kReportScannedCores = 4;
+constexpr double kReportScanMs = 25;
 
 std::string default_out_dir() {
   char host[128] = "host";
@@ -230,6 +236,15 @@ int run_report(GlobalOptions& g, ReportOptions o) {
   uint64_t last_level_end = 0;
   if (int rc = measure_roofline(g, cpu, doc, quick, true, &last_level_end)) return rc;
   laps.lap("instructions, FLOP mix and ceilings");
+  // The cores probes run on (the first few of the core order, or --cpu), each scanned for the share
+  // of wall time it gives a thread: what a timing of milliseconds loses there (docs/method.md).
+  if (cpu.emulator.empty() && cpu.tsc_hz > 0) {
+    std::vector<int> cores;
+    if (g.cpu >= 0) cores.push_back(g.cpu);
+    for (size_t i = 0; g.cpu < 0 && i < cpu.core_order.size() && i < kReportScannedCores; ++i)
+      cores.push_back(cpu.core_order[i]);
+    doc.availability = scan_cores(cores, kReportScanMs, cpu.tsc_hz);
+  }
   measure_memory_curves(g, cpu, doc, quick, last_level_end);
   laps.lap("memory curves");
   if (o.with_gpu) measure_gpus(g, doc);

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "harness/cycle_counter.hpp"
+#include "harness/pin.hpp"
 
 namespace peakprobe {
 
@@ -38,6 +39,7 @@ CoreAvailability combine(const CoreAvailability& a, const CoreAvailability& b) {
   if (a.scanned_ms <= 0) return b;
   if (b.scanned_ms <= 0) return a;
   CoreAvailability c;
+  c.cpu = a.cpu == b.cpu ? a.cpu : -1;
   c.scanned_ms = a.scanned_ms + b.scanned_ms;
   c.share = (a.share * a.scanned_ms + b.share * b.scanned_ms) / c.scanned_ms;
   c.interruptions = a.interruptions + b.interruptions;
@@ -73,6 +75,18 @@ CoreAvailability scan_core_availability(double ms, double timestamp_hz) {
     prev = t;
   }
   return availability_from_gaps(std::move(gaps), prev - start, threshold, timestamp_hz);
+}
+
+std::vector<CoreAvailability> scan_cores(const std::vector<int>& cpus, double ms, double timestamp_hz) {
+  std::vector<CoreAvailability> out;
+  AffinityGuard caller_affinity;
+  for (int cpu : cpus) {
+    if (!pin_current_thread(cpu)) continue;
+    CoreAvailability a = scan_core_availability(ms, timestamp_hz);
+    a.cpu = cpu;
+    out.push_back(a);
+  }
+  return out;
 }
 
 }  // namespace peakprobe

@@ -32,4 +32,8 @@ CoreAvailability combine(const CoreAvailability& a, const CoreAvailability& b);
 // of the ISA timestamp (CpuInfo::tsc_hz). A share of 0 when it cannot scan (no rate, no time).
 CoreAvailability scan_core_availability(double ms, double timestamp_hz);
 
+// Each of `cpus` in turn, the calling thread pinned there for its scan (its own CPU set restored
+// after); a CPU it cannot be pinned to is left out.
+std::vector<CoreAvailability> scan_cores(const std::vector<int>& cpus, double ms, double timestamp_hz);
+
 }  // namespace peakprobe

@@ -272,7 +272,11 @@ Expected<MatmulResult> run_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulRe
   // says nothing of the core: an emulator).
   std::function<CoreAvailability()> scan_availability;
   if (cpu.emulator.empty() && cpu.tsc_hz > 0)
-    scan_availability = [&] { return scan_core_availability(kAvailabilityScanMs, cpu.tsc_hz); };
+    scan_availability = [&] {
+      CoreAvailability a = scan_core_availability(kAvailabilityScanMs, cpu.tsc_hz);
+      a.cpu = place.pin_cpu;
+      return a;
+    };
   std::chrono::steady_clock::time_point timing_start;
   RunDelayWatch::Longest waited;
   double wall_seconds = 0;

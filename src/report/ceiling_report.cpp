@@ -162,8 +162,24 @@ void write_ceilings_csv(std::ostream& out, const RunDocument& d) {
                        s.achieved_gflops, s.efficiency, csv_field(s.bound_by));
 }
 
+std::string core_availability_text(const CoreAvailability& a) {
+  std::string text = a.cpu >= 0 ? fmt::format("CPU {} ", a.cpu) : std::string();
+  text += fmt::format("{:.1f}% of {:.0f} ms ({} interruption{}", 100 * a.share, a.scanned_ms, a.interruptions,
+                      a.interruptions == 1 ? "" : "s");
+  if (a.interruptions > 0)
+    text += fmt::format(", median {:.1f} us, longest {:.1f} us", a.median_interruption_us, a.longest_interruption_us);
+  return text + ")";
+}
+
 void write_ceilings_markdown(std::ostream& out, const RunDocument& d) {
   out << fmt::format("**{}** at {:.2f} GHz ({})\n\n", d.host.brand, d.clock.ghz, d.clock.source);
+  if (!d.availability.empty()) {
+    out << "Wall time the cores gave a thread:";
+    for (size_t i = 0; i < d.availability.size(); ++i)
+      out << (i ? "; " : " ") << core_availability_text(d.availability[i]);
+    out << ". Probe samples mostly run between interruptions; a kernel timed over milliseconds pays them "
+           "(docs/method.md, Limits).\n\n";
+  }
   if (d.ceilings) {
     out << "| compute | width | threads | GFLOP/s or GOP/s | per cycle | source |\n|---|---|---:|---:|---:|---|\n";
     for (const auto& c : d.ceilings->compute)

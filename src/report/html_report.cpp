@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "memory/sizes.hpp"
+#include "report/ceiling_report.hpp"
 #include "roofline/gpu_ceilings.hpp"
 #include "report/svg_util.hpp"
 
@@ -161,6 +162,11 @@ std::string host_section(const RunDocument& doc) {
                                       : "unknown"});
   rows.push_back({"measured clock", ghz(doc.clock.ghz) + (doc.clock.source.empty() ? "" : " (" + doc.clock.source + ")")});
   if (std::isfinite(doc.clock.drift) && doc.clock.ghz > 0) rows.push_back({"clock drift", percent(doc.clock.drift)});
+  if (!doc.availability.empty()) {
+    std::string cores;
+    for (const CoreAvailability& a : doc.availability) cores += (cores.empty() ? "" : "; ") + core_availability_text(a);
+    rows.push_back({"wall time the cores gave a thread", cores});
+  }
   if (!h.features.empty()) rows.push_back({"ISA features", joined(h.features, ", ")});
   if (!h.os_disabled.empty()) rows.push_back({"disabled by the OS", joined(h.os_disabled, ", ")});
   return "<section id=\"host\">\n" + heading(2, "Host") + key_value_table(rows) + "</section>\n";

@@ -36,6 +36,18 @@ ClockReading clock_from(const json& j) {
   return c;
 }
 
+CoreAvailability availability_from(const json& j) {
+  CoreAvailability a;
+  a.cpu = integer_at(j, "cpu", -1);
+  a.share = number_at(j, "share");
+  a.scanned_ms = number_at(j, "scanned_ms");
+  a.interruptions = integer_at(j, "interruptions", 0);
+  a.median_interruption_us = number_at(j, "median_interruption_us");
+  a.longest_interruption_us = number_at(j, "longest_interruption_us");
+  a.threshold_us = number_at(j, "threshold_us");
+  return a;
+}
+
 std::optional<Status> status_from(const std::string& text) {
   for (Status s : {Status::ok, Status::skipped, Status::mistrusted, Status::error})
     if (text == to_string(s)) return s;

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "peakprobe/core_availability.hpp"
 #include "peakprobe/result.hpp"
 
 namespace peakprobe::json_read {
@@ -38,6 +39,7 @@ Int integer_at(const json& obj, const char* key, Int fallback) {
 
 // A ClockReading as to_json(ClockReading) writes it.
 ClockReading clock_from(const json& j);
+CoreAvailability availability_from(const json& j);
 // "ok", "skipped", "mistrusted", "error", or nullopt.
 std::optional<Status> status_from(const std::string& text);
 

@@ -77,6 +77,18 @@ json to_json(const ClockReading& c) {
           {"drift", number(c.drift)}};
 }
 
+json to_json(const CoreAvailability& a) {
+  if (!(a.scanned_ms > 0)) return nullptr;
+  json j = {{"share", number(a.share)},
+            {"scanned_ms", number(a.scanned_ms)},
+            {"interruptions", a.interruptions},
+            {"median_interruption_us", number(a.median_interruption_us)},
+            {"longest_interruption_us", number(a.longest_interruption_us)},
+            {"threshold_us", number(a.threshold_us)}};
+  if (a.cpu >= 0) j["cpu"] = a.cpu;
+  return j;
+}
+
 json to_json(const Stats& s) {
   return {{"min", number(s.min)},
           {"median", number(s.median)},
@@ -134,6 +146,11 @@ json to_json(const RunDocument& d) {
               {"host", to_json(d.host)},
               {"clock", to_json(d.clock)},
               {"results", std::move(results)}};
+  if (!d.availability.empty()) {
+    json cores = json::array();
+    for (const CoreAvailability& a : d.availability) cores.push_back(to_json(a));
+    doc["core_availability"] = std::move(cores);
+  }
   if (d.pipe_groups) doc["pipe_groups"] = to_json(*d.pipe_groups);
   add_dual_issue(doc, d);  // mixes, pairs, matrix, flop_mix: present only when measured
   add_memory(doc, d);      // bandwidth, latency, levels: present only when measured

@@ -19,6 +19,8 @@ nlohmann::json json_number(const std::optional<double>& v);
 nlohmann::json to_json(const CacheLevel& cache);
 nlohmann::json to_json(const CpuInfo& info);
 nlohmann::json to_json(const ClockReading& clock);
+// A core's scan (harness/core_availability.hpp); null when it was not scanned.
+nlohmann::json to_json(const CoreAvailability& availability);
 nlohmann::json to_json(const Stats& stats);
 // Carries every key of the schema; empty optionals are null, never left out. `pipes` is the one key
 // that appears only where measured (`table --pipes`).

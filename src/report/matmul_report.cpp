@@ -313,28 +313,6 @@ void write_csv_line(std::ostream& out, const std::vector<std::string>& fields) {
   out << '\n';
 }
 
-// The scan of the caller's core (MatmulResult::availability); null when it was not scanned.
-json availability_json(const CoreAvailability& a) {
-  if (!(a.scanned_ms > 0)) return nullptr;
-  return {{"share", json_number(a.share)},
-          {"scanned_ms", json_number(a.scanned_ms)},
-          {"interruptions", a.interruptions},
-          {"median_interruption_us", json_number(a.median_interruption_us)},
-          {"longest_interruption_us", json_number(a.longest_interruption_us)},
-          {"threshold_us", json_number(a.threshold_us)}};
-}
-
-CoreAvailability availability_from(const json& j) {
-  CoreAvailability a;
-  a.share = number_at(j, "share");
-  a.scanned_ms = number_at(j, "scanned_ms");
-  a.interruptions = integer_at(j, "interruptions", 0);
-  a.median_interruption_us = number_at(j, "median_interruption_us");
-  a.longest_interruption_us = number_at(j, "longest_interruption_us");
-  a.threshold_us = number_at(j, "threshold_us");
-  return a;
-}
-
 }  // namespace
 
 json to_json(const MatmulResult& r) {
@@ -362,7 +340,7 @@ json to_json(const MatmulResult& r) {
               {"efficiency", json_number(r.efficiency)},
               {"efficiency_while_running", json_number(r.efficiency_while_running)},
               {"clock", to_json(r.clock)},
-              {"core_availability", availability_json(r.availability)},
+              {"core_availability", to_json(r.availability)},
               {"status", to_string(r.status)}};
   row = to_json(r.timing, std::move(row));
   json baselines = json::array();
