@@ -192,7 +192,7 @@ TEST_CASE("matmul score: a compute roof is taken to the clock the product ran at
   CHECK(team.ceiling_clock_ghz == Approx(4.0));
 }
 
-TEST_CASE("matmul score: one thread under a compute roof is also judged over the time its core ran it",
+TEST_CASE("matmul score: one thread under a compute roof is also judged without the interruptions it spans",
           "[matmul_common]") {
   const MachineModel machine = two_core_machine();
   MatmulRoof roof;
@@ -200,11 +200,21 @@ TEST_CASE("matmul score: one thread under a compute roof is also judged over the
   roof.source = "fma roof";
   MatmulResult square;
   square.m = square.n = square.k = 1024, square.gflops = 171, square.arithmetic_intensity = 170;
-  square.availability.share = 0.95, square.availability.scanned_ms = 20;
+  square.timing.min_ms = 10;
+  // One stop of 50 us a millisecond: a 10 ms call spans ten of them, 0.5 ms.
+  square.availability.share = 0.95, square.availability.scanned_ms = 20, square.availability.interruptions = 20;
+  square.availability.median_interruption_us = 50;
   score_matmul(square, roof, machine);
   CHECK(*square.efficiency == Approx(0.855));
   REQUIRE(square.efficiency_while_running);
-  CHECK(*square.efficiency_while_running == Approx(0.9));
+  CHECK(*square.efficiency_while_running == Approx(0.855 * 10 / 9.5));
+  // A call shorter than one period: its fastest run slipped between them, nothing to leave out.
+  MatmulResult small = square;
+  small.timing.min_ms = 0.5;
+  small.efficiency_while_running.reset();
+  score_matmul(small, roof, machine);
+  CHECK(small.efficiency);
+  CHECK_FALSE(small.efficiency_while_running);
   // Not scanned (an emulator, no timestamp rate): no such figure.
   MatmulResult unscanned = square;
   unscanned.availability = {};

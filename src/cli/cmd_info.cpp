@@ -45,8 +45,8 @@ void print_info(std::ostream& out, const CpuInfo& c, const ClockReading& clock, 
   out << fmt::format("TSC        {:.3f} GHz{}\n", c.tsc_hz / 1e9, c.tsc_invariant ? " (invariant)" : "");
   out << fmt::format("Core clock {:.3f} GHz measured on CPU {} ({})\n", clock.ghz, cpu, clock.source);
   if (a.scanned_ms > 0) {
-    out << fmt::format("Available  {:.1f}% of the wall time on CPU {} ({} interruptions in {:.0f} ms", 100 * a.share, cpu,
-                       a.interruptions, a.scanned_ms);
+    out << fmt::format("Available  {:.1f}% of the wall time on CPU {} ({} interruption{} in {:.0f} ms", 100 * a.share,
+                       a.cpu >= 0 ? a.cpu : cpu, a.interruptions, a.interruptions == 1 ? "" : "s", a.scanned_ms);
     if (a.interruptions > 0)
       out << fmt::format(", median {:.1f} us, longest {:.1f} us", a.median_interruption_us, a.longest_interruption_us);
     out << ")\n";
@@ -91,10 +91,7 @@ void add_info_command(CLI::App& app, GlobalOptions& g) {
     CoreAvailability available;
     if (cpu.emulator.empty()) {
       AffinityGuard caller_affinity;
-      if (pin_current_thread((*runner)->cpu())) {
-        available = scan_core_availability(kInfoScanMs, cpu.tsc_hz);
-        available.cpu = (*runner)->cpu();
-      }
+      if (pin_current_thread((*runner)->cpu())) available = scan_core_availability(kInfoScanMs, cpu.tsc_hz);
     }
     if (!g.out.json.empty()) {
       nlohmann::json doc = {{"schema", kSchema}, {"host", to_json(cpu)}, {"clock", to_json(clock)},

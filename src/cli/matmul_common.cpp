@@ -11,6 +11,7 @@
 #include <spdlog/spdlog.h>
 
 #include "cli/measure.hpp"
+#include "harness/core_availability.hpp"
 #include "matmul/autotune.hpp"
 #include "harness/pin.hpp"
 #include "harness/probe_runner.hpp"
@@ -250,11 +251,15 @@ void score_matmul(MatmulResult& r, const MatmulRoof& roof, const MachineModel& m
       r.bound_by = "memory DRAM";
     }
     r.efficiency = r.gflops / *r.ceiling_gflops;
-    // A call of milliseconds pays every interruption of its core; the roof's short probe samples
-    // mostly run between them. Over the time the core ran it, one thread is judged like the roof.
+    // A call of milliseconds pays the interruptions of its core that it spans; the roof's short
+    // probe samples mostly run between them. Without those, one thread is judged like the roof.
     // Several threads wait for the slowest at each join, and only the caller's core was scanned.
-    if (r.threads == 1 && r.bound_by.rfind("compute", 0) == 0 && r.availability.share > 0)
-      r.efficiency_while_running = *r.efficiency / r.availability.share;
+    if (r.threads == 1 && r.bound_by.rfind("compute", 0) == 0 && r.availability.scanned_ms > 0 &&
+        r.timing.min_ms > 0) {
+      const UnavoidableStops stops = unavoidable_interruptions(r.availability, r.timing.min_ms);
+      if (stops.count > 0 && stops.ms < r.timing.min_ms)
+        r.efficiency_while_running = *r.efficiency * r.timing.min_ms / (r.timing.min_ms - stops.ms);
+    }
   }
 }
 

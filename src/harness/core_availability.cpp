@@ -1,5 +1,7 @@
 #include "harness/core_availability.hpp"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <cmath>
 
@@ -35,6 +37,15 @@ CoreAvailability availability_from_gaps(std::vector<uint64_t> gaps, uint64_t sca
   return a;
 }
 
+UnavoidableStops unavoidable_interruptions(const CoreAvailability& a, double call_ms) {
+  UnavoidableStops s;
+  if (!(a.scanned_ms > 0) || !(call_ms > 0) || a.interruptions <= 0) return s;
+  const double per_ms = double(a.interruptions) / a.scanned_ms;
+  s.count = int(std::floor(call_ms * per_ms));
+  s.ms = std::min(double(s.count) * a.median_interruption_us * 1e-3, std::max(0.0, 1.0 - a.share) * call_ms);
+  return s;
+}
+
 CoreAvailability combine(const CoreAvailability& a, const CoreAvailability& b) {
   if (a.scanned_ms <= 0) return b;
   if (b.scanned_ms <= 0) return a;
@@ -59,22 +70,37 @@ CoreAvailability scan_core_availability(double ms, double timestamp_hz) {
   uint64_t prev = tsc_now();
   for (uint64_t& s : steps) {
     const uint64_t t = tsc_now();
-    s = t - prev;
+    s = t >= prev ? t - prev : 0;  // a timestamp that stepped back (another core's) took no time here
     prev = t;
   }
   std::nth_element(steps.begin(), steps.begin() + kSteps / 2, steps.end());
   const uint64_t threshold = interruption_threshold_ticks(steps[kSteps / 2], timestamp_hz);
-  std::vector<uint64_t> gaps;
-  gaps.reserve(4096);
+  // Written before the scan: a first touch of its pages inside the loop would count as a stop.
+  std::vector<uint64_t> gaps(4096, 0);
+  size_t found = 0;
   const uint64_t start = tsc_now();
-  const uint64_t end = start + uint64_t(ms * 1e-3 * timestamp_hz);
+  const uint64_t end = start + uint64_t(std::ceil(ms * 1e-3 * timestamp_hz));
+  uint64_t ran = 0;  // ticks between reads that went forwards: the scanned time, steps back left out
   prev = start;
   while (prev < end) {
     const uint64_t t = tsc_now();
-    if (t - prev >= threshold) gaps.push_back(t - prev);
+    if (t < prev) {  // stepped back: moved to a core whose timestamp is behind; start again from it
+      prev = t;
+      continue;
+    }
+    const uint64_t step = t - prev;
+    ran += step;
+    if (step >= threshold) {
+      if (found < gaps.size()) gaps[found] = step;
+      else gaps.push_back(step);
+      ++found;
+    }
     prev = t;
   }
-  return availability_from_gaps(std::move(gaps), prev - start, threshold, timestamp_hz);
+  gaps.resize(found);
+  CoreAvailability a = availability_from_gaps(std::move(gaps), ran, threshold, timestamp_hz);
+  a.cpu = sched_getcpu();  // where it ran (pinned: the CPU asked for)
+  return a;
 }
 
 std::vector<CoreAvailability> scan_cores(const std::vector<int>& cpus, double ms, double timestamp_hz) {
@@ -82,9 +108,7 @@ std::vector<CoreAvailability> scan_cores(const std::vector<int>& cpus, double ms
   AffinityGuard caller_affinity;
   for (int cpu : cpus) {
     if (!pin_current_thread(cpu)) continue;
-    CoreAvailability a = scan_core_availability(ms, timestamp_hz);
-    a.cpu = cpu;
-    out.push_back(a);
+    out.push_back(scan_core_availability(ms, timestamp_hz));
   }
   return out;
 }

@@ -25,6 +25,17 @@ uint64_t interruption_threshold_ticks(uint64_t median_step_ticks, double timesta
 CoreAvailability availability_from_gaps(std::vector<uint64_t> gaps, uint64_t scanned_ticks, uint64_t threshold_ticks,
                                         double timestamp_hz);
 
+// The interruptions a call of `call_ms` cannot slip between: the whole periods of the scanned rate it
+// spans, each of the median length, and never more time than the scan's lost share of the call. The
+// fastest of many calls shorter than one period ran between them (0); one of ten periods pays about
+// ten. Periodic stops are what the KVM guest showed (a host tick about every millisecond); stops at
+// random would leave the fastest call fewer, so this is an upper bound there.
+struct UnavoidableStops {
+  int count = 0;
+  double ms = 0;
+};
+UnavoidableStops unavoidable_interruptions(const CoreAvailability& a, double call_ms);
+
 // Two scans as one (before and after a timing): shares weighted by the time each scanned.
 CoreAvailability combine(const CoreAvailability& a, const CoreAvailability& b);
 

@@ -136,8 +136,8 @@ struct TimingPlace {
 // and the warm-up), and `at_timing_end` right after the last, to watch the timed stretch only. With `clock`, the caller's core clock is
 // calibrated right before the first timed repetition (the warm-up has loaded the core) and right
 // after the last: the clock the product ran at, which its compute roof is scaled to (score_matmul).
-// With `scan_availability`, the share of wall time the caller's core ran it is scanned before the
-// clock's first calibration and after its last (score_matmul: efficiency while running).
+// With `scan_availability`, the caller's core is scanned for interruptions before the warm-up and
+// after the clock's last calibration (score_matmul: efficiency while running).
 Expected<Timed> time_calls(const TimingPlace& place, Operands& op, const MatmulRequest& rq, const Call& call,
                            const std::function<void()>& at_timing_start = nullptr,
                            const std::function<void()>& at_timing_end = nullptr, ClockCalibrator* clock = nullptr,
@@ -163,7 +163,9 @@ Expected<Timed> time_calls(const TimingPlace& place, Operands& op, const MatmulR
   double spent_ms = 0;
   ClockSample before;
   for (int i = 0; i < rq.warmup + rq.max_repetitions; ++i) {
-    if (i == rq.warmup && scan_availability) out.availability = scan_availability();
+    // Before the warm-up: the scan idles the vector units, and the clock read after the warm-up
+    // must find the core loaded.
+    if (i == 0 && scan_availability) out.availability = scan_availability();
     if (i == rq.warmup && clock) before = clock->measure();
     if (i == rq.warmup && at_timing_start) at_timing_start();
     const auto prepared = std::chrono::steady_clock::now();
@@ -272,11 +274,7 @@ Expected<MatmulResult> run_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulRe
   // says nothing of the core: an emulator).
   std::function<CoreAvailability()> scan_availability;
   if (cpu.emulator.empty() && cpu.tsc_hz > 0)
-    scan_availability = [&] {
-      CoreAvailability a = scan_core_availability(kAvailabilityScanMs, cpu.tsc_hz);
-      a.cpu = place.pin_cpu;
-      return a;
-    };
+    scan_availability = [&] { return scan_core_availability(kAvailabilityScanMs, cpu.tsc_hz); };
   std::chrono::steady_clock::time_point timing_start;
   RunDelayWatch::Longest waited;
   double wall_seconds = 0;

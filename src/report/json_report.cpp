@@ -85,7 +85,7 @@ json to_json(const CoreAvailability& a) {
             {"median_interruption_us", number(a.median_interruption_us)},
             {"longest_interruption_us", number(a.longest_interruption_us)},
             {"threshold_us", number(a.threshold_us)}};
-  if (a.cpu >= 0) j["cpu"] = a.cpu;
+  j["cpu"] = a.cpu >= 0 ? json(a.cpu) : json(nullptr);
   return j;
 }
 

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "harness/core_availability.hpp"
 #include "report/csv_report.hpp"
 #include "report/json_read.hpp"
 #include "report/json_report.hpp"
@@ -419,9 +420,12 @@ void write_matmul_console(std::ostream& out, const MatmulResult& r) {
                               fixed(r.clock.ghz, 2));
       if (!source.empty()) rate += " (" + source + ")";
       if (finite(r.efficiency)) rate += fmt::format(", efficiency {}%", fixed(*r.efficiency * 100, 1));
-      if (finite(r.efficiency_while_running))
-        rate += fmt::format(" ({}% over the {}% of the time its core ran it)", fixed(*r.efficiency_while_running * 100, 1),
-                            fixed(r.availability.share * 100, 1));
+      if (finite(r.efficiency_while_running)) {
+        const int stops = unavoidable_interruptions(r.availability, r.timing.min_ms).count;
+        rate += fmt::format(" ({}% without the {} interruption{} of its core a call of {} ms spans)",
+                            fixed(*r.efficiency_while_running * 100, 1), stops, stops == 1 ? "" : "s",
+                            fixed(r.timing.min_ms, 2));
+      }
     } else {
       rate += ", no ceiling measured";
       if (!r.ceiling_missing.empty()) rate += " (" + r.ceiling_missing + ")";
@@ -429,8 +433,9 @@ void write_matmul_console(std::ostream& out, const MatmulResult& r) {
     out << rate << '\n';
   }
   if (r.availability.scanned_ms > 0 && r.availability.interruptions > 0)
-    out << fmt::format("  the caller's core: {} interruptions in {} ms scanned beside the timed calls, median {} us, longest {} us\n",
-                       r.availability.interruptions, fixed(r.availability.scanned_ms, 0),
+    out << fmt::format("  the caller's core: {} interruption{} in {} ms scanned beside the timed calls, median {} us, longest {} us\n",
+                       r.availability.interruptions, r.availability.interruptions == 1 ? "" : "s",
+                       fixed(r.availability.scanned_ms, 0),
                        fixed(r.availability.median_interruption_us, 1), fixed(r.availability.longest_interruption_us, 1));
   if (r.model_gap && std::isfinite(*r.model_gap))
     out << fmt::format("  cost model's first choice: {}% slower than the fastest tiling measured\n",
@@ -474,8 +479,8 @@ void write_matmul_markdown(std::ostream& out, const std::vector<MatmulResult>& r
   const bool gaps = std::any_of(results.begin(), results.end(), [](const MatmulResult& r) { return r.model_gap.has_value(); });
   if (gaps) out << " The model gap is how much slower the cost model's first choice ran than the fastest tiling measured.";
   if (std::any_of(results.begin(), results.end(), [](const MatmulResult& r) { return finite(r.efficiency_while_running); }))
-    out << " An efficiency in brackets is over the part of the wall time the core ran the product (one thread: the "
-           "share its core gave it, scanned beside the timed calls).";
+    out << " An efficiency in brackets leaves out the interruptions of its core that the fastest call spans (one "
+           "thread: their rate and length scanned beside the timed calls).";
   out << "\n\n| shape | dtype | batch | threads | min ms | mean ms ± std | GFLOP/s | efficiency | bound by | config |";
   for (const auto& lib : libs) out << ' ' << cell(lib) << " |";
   if (gaps) out << " model gap |";
