@@ -69,27 +69,16 @@ TEST_CASE("core availability: a call pays the whole periods of interruptions it 
   CHECK(unavoidable_interruptions(a, 0).count == 0);
 }
 
-TEST_CASE("core availability: two scans combine weighted by their time", "[core_availability]") {
-  CoreAvailability a, b;
-  a.share = 0.9, a.scanned_ms = 10, a.interruptions = 4, a.median_interruption_us = 30, a.longest_interruption_us = 50;
-  a.threshold_us = 0.2;
-  b.share = 0.96, b.scanned_ms = 30, b.interruptions = 12, b.median_interruption_us = 40, b.longest_interruption_us = 45;
-  b.threshold_us = 0.3;
-  a.cpu = b.cpu = 3;
-  const CoreAvailability c = combine(a, b);
-  CHECK(c.cpu == 3);
-  CHECK(c.scanned_ms == Approx(40));
-  CHECK(c.share == Approx((0.9 * 10 + 0.96 * 30) / 40));
-  CHECK(c.interruptions == 16);
-  CHECK(c.median_interruption_us == Approx(40));
-  CHECK(c.longest_interruption_us == Approx(50));
-  CHECK(c.threshold_us == Approx(0.3));
-  // Scans of two CPUs are of no one CPU.
-  b.cpu = 4;
-  CHECK(combine(a, b).cpu == -1);
-  // A scan that did not happen leaves the other as it was.
-  CHECK(combine(CoreAvailability{}, b).share == Approx(0.96));
-  CHECK(combine(a, CoreAvailability{}).interruptions == 4);
+TEST_CASE("core availability: of two scans the quieter one stands", "[core_availability]") {
+  CoreAvailability busy, calm;
+  busy.share = 0.82, busy.scanned_ms = 10, busy.interruptions = 259, busy.cpu = 0;
+  calm.share = 0.95, calm.scanned_ms = 10, calm.interruptions = 13, calm.cpu = 0;
+  CHECK(quieter(busy, calm).interruptions == 13);
+  CHECK(quieter(calm, busy).interruptions == 13);
+  // A scan that did not happen gives way, whichever side it is on.
+  CHECK(quieter(CoreAvailability{}, busy).interruptions == 259);
+  CHECK(quieter(busy, CoreAvailability{}).interruptions == 259);
+  CHECK(quieter(CoreAvailability{}, CoreAvailability{}).scanned_ms == 0);
 }
 
 TEST_CASE("core availability: a thread kept runnable on the same core takes its time away",

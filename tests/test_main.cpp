@@ -264,7 +264,7 @@ TEST_CASE("cli: matmul checks its result and refuses bad input", "[main][hw]") {
   // The caller's core scanned beside the timed calls, except where the timestamp means nothing.
   if (!doc["host"].contains("emulator")) {
     REQUIRE(mm["core_availability"].is_object());
-    CHECK(mm["core_availability"]["scanned_ms"].get<double>() >= 19.8);
+    CHECK(mm["core_availability"]["scanned_ms"].get<double>() >= 9.9);
     CHECK(mm["core_availability"]["share"].get<double>() > 0.0);
     CHECK(mm["core_availability"]["share"].get<double>() <= 1.0);
     // One thread under a measured compute roof is judged over the time its core ran it too.

@@ -46,20 +46,10 @@ UnavoidableStops unavoidable_interruptions(const CoreAvailability& a, double cal
   return s;
 }
 
-CoreAvailability combine(const CoreAvailability& a, const CoreAvailability& b) {
-  if (a.scanned_ms <= 0) return b;
-  if (b.scanned_ms <= 0) return a;
-  CoreAvailability c;
-  c.cpu = a.cpu == b.cpu ? a.cpu : -1;
-  c.scanned_ms = a.scanned_ms + b.scanned_ms;
-  c.share = (a.share * a.scanned_ms + b.share * b.scanned_ms) / c.scanned_ms;
-  c.interruptions = a.interruptions + b.interruptions;
-  // The median of the two is not known from their medians: the one of the scan with more of them.
-  c.median_interruption_us = a.interruptions >= b.interruptions ? a.median_interruption_us : b.median_interruption_us;
-  if (c.interruptions == 0) c.median_interruption_us = 0;
-  c.longest_interruption_us = std::max(a.longest_interruption_us, b.longest_interruption_us);
-  c.threshold_us = std::max(a.threshold_us, b.threshold_us);
-  return c;
+const CoreAvailability& quieter(const CoreAvailability& a, const CoreAvailability& b) {
+  if (!(a.scanned_ms > 0)) return b;
+  if (!(b.scanned_ms > 0)) return a;
+  return b.share > a.share ? b : a;
 }
 
 CoreAvailability scan_core_availability(double ms, double timestamp_hz) {

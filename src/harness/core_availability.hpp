@@ -36,8 +36,10 @@ struct UnavoidableStops {
 };
 UnavoidableStops unavoidable_interruptions(const CoreAvailability& a, double call_ms);
 
-// Two scans as one (before and after a timing): shares weighted by the time each scanned.
-CoreAvailability combine(const CoreAvailability& a, const CoreAvailability& b);
+// Of two scans (before and after a timing), the one whose core ran the thread the larger share of
+// the time; a scan that did not happen gives way. The fastest of many calls ran in the quieter
+// stretches: a busy stretch met by one scan says nothing of it.
+const CoreAvailability& quieter(const CoreAvailability& a, const CoreAvailability& b);
 
 // Scans for `ms` of wall time on the calling thread's core (pin it first). `timestamp_hz`: the rate
 // of the ISA timestamp (CpuInfo::tsc_hz). A share of 0 when it cannot scan (no rate, no time).

@@ -188,7 +188,7 @@ Expected<Timed> time_calls(const TimingPlace& place, Operands& op, const MatmulR
     const ClockSample after = clock->measure();
     if (after.ghz > 0) out.clock = clock_reading(clock->source(), before, after);
   }
-  if (scan_availability && !ms.empty()) out.availability = combine(out.availability, scan_availability());
+  if (scan_availability && !ms.empty()) out.availability = quieter(out.availability, scan_availability());
   out.timing = summarize_times(ms, rq.warmup);
   return out;
 }
