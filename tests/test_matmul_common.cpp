@@ -113,6 +113,20 @@ MachineModel two_core_machine() {
   machine.dram_gbps = 20, machine.dram_total_gbps = 40;
   return machine;
 }
+
+MatmulRoof fma_roof(double gflops) {
+  MatmulRoof roof;
+  roof.gflops = gflops;
+  roof.source = "fma roof";
+  return roof;
+}
+
+// 1024^3 at `gflops`: far above the ridge, so a compute roof binds.
+MatmulResult square_product(double gflops) {
+  MatmulResult r;
+  r.m = r.n = r.k = 1024, r.gflops = gflops, r.arithmetic_intensity = 170;
+  return r;
+}
 }  // namespace
 
 TEST_CASE("matmul score: compute roof for reuse-rich shapes, memory roof for thin ones", "[matmul_common]") {
@@ -136,12 +150,9 @@ TEST_CASE("matmul score: compute roof for reuse-rich shapes, memory roof for thi
 
 TEST_CASE("matmul score: a compute roof is taken to the clock the product ran at", "[matmul_common]") {
   const MachineModel machine = two_core_machine();
-  MatmulRoof roof;
-  roof.gflops = 200;
+  MatmulRoof roof = fma_roof(200);
   roof.clock.ghz = 4.0;
-  roof.source = "fma roof";
-  MatmulResult square;
-  square.m = square.n = square.k = 1024, square.gflops = 171, square.arithmetic_intensity = 170;
+  MatmulResult square = square_product(171);
   square.clock.ghz = 3.8;  // the product ran 5% slower a cycle than the roof probe
   score_matmul(square, roof, machine);
   CHECK(*square.ceiling_measured_gflops == Approx(200));
@@ -195,11 +206,8 @@ TEST_CASE("matmul score: a compute roof is taken to the clock the product ran at
 TEST_CASE("matmul score: one thread under a compute roof is also judged without the interruptions it spans",
           "[matmul_common]") {
   const MachineModel machine = two_core_machine();
-  MatmulRoof roof;
-  roof.gflops = 200;
-  roof.source = "fma roof";
-  MatmulResult square;
-  square.m = square.n = square.k = 1024, square.gflops = 171, square.arithmetic_intensity = 170;
+  const MatmulRoof roof = fma_roof(200);
+  MatmulResult square = square_product(171);
   square.timing.min_ms = 10;
   // One stop of 50 us a millisecond: a 10 ms call spans ten of them, 0.5 ms.
   square.availability.share = 0.95, square.availability.scanned_ms = 20, square.availability.interruptions = 20;
@@ -238,8 +246,7 @@ TEST_CASE("matmul score: one thread under a compute roof is also judged without 
   // No roof, no efficiency of either kind.
   MatmulRoof none;
   none.missing = "fma roof mistrusted: ...";
-  MatmulResult without;
-  without.m = without.n = without.k = 1024, without.gflops = 171, without.arithmetic_intensity = 170;
+  MatmulResult without = square_product(171);
   without.availability = square.availability;
   score_matmul(without, none, machine);
   CHECK_FALSE(without.efficiency);
