@@ -120,7 +120,7 @@ struct Timed {
   double max_rel_error = 0;
   int64_t rows_checked = 0;
   ClockReading clock;  // the caller's core, right before the first and right after the last timed call
-  CoreAvailability availability;  // the caller's core, scanned right before and right after them
+  CoreAvailability availability;  // the caller's core: the quieter of a scan before the warm-up and one after
 };
 
 // Where a timed call runs: the core the calling thread sits on meanwhile (-1: left unpinned, so
@@ -270,8 +270,8 @@ Expected<MatmulResult> run_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulRe
       spdlog::debug("{}: no clock around the product ({})", r.name, c.error());
     }
   }
-  // The share of wall time the caller's core runs it, beside the timed calls (not where the timestamp
-  // says nothing of the core: an emulator).
+  // The caller's core scanned for interruptions beside the timed calls (not where the timestamp says
+  // nothing of the core: an emulator).
   std::function<CoreAvailability()> scan_availability;
   if (cpu.emulator.empty() && cpu.tsc_hz > 0)
     scan_availability = [&] { return scan_core_availability(kAvailabilityScanMs, cpu.tsc_hz); };
@@ -338,7 +338,7 @@ Expected<MatmulResult> run_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulRe
   if (r.availability.scanned_ms > 0)
     spdlog::debug("{}: CPU {} ran the caller {:.1f}% of {:.0f} ms scanned beside the timed calls ({} interruptions, "
                   "median {:.1f} us, longest {:.1f} us)",
-                  r.name, place.pin_cpu, 100 * r.availability.share, r.availability.scanned_ms,
+                  r.name, r.availability.cpu, 100 * r.availability.share, r.availability.scanned_ms,
                   r.availability.interruptions, r.availability.median_interruption_us,
                   r.availability.longest_interruption_us);
   r.max_rel_error = ours->max_rel_error;
