@@ -10,7 +10,6 @@
 #include "cli/measure.hpp"
 #include "cpu/cpu_info.hpp"
 #include "harness/core_availability.hpp"
-#include "harness/pin.hpp"
 #include "harness/probe_runner.hpp"
 #include "report/json_report.hpp"
 #include "report/output_file.hpp"
@@ -89,10 +88,8 @@ void add_info_command(CLI::App& app, GlobalOptions& g) {
     // The share of wall time the probes' core gives a thread: what a timing of milliseconds loses
     // there to interrupts and to a host (under an emulator the timestamp says nothing of the core).
     CoreAvailability available;
-    if (cpu.emulator.empty()) {
-      AffinityGuard caller_affinity;
-      if (pin_current_thread((*runner)->cpu())) available = scan_core_availability(kInfoScanMs, cpu.tsc_hz);
-    }
+    if (cpu.emulator.empty())
+      if (auto scanned = scan_cores({(*runner)->cpu()}, kInfoScanMs, cpu.tsc_hz); !scanned.empty()) available = scanned.front();
     if (!g.out.json.empty()) {
       nlohmann::json doc = {{"schema", kSchema}, {"host", to_json(cpu)}, {"clock", to_json(clock)},
                             {"cpu", (*runner)->cpu()},

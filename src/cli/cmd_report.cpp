@@ -3,6 +3,7 @@
 // memory bandwidth and latency curves, the FP pair matrix, plots and one HTML page.
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 #include <optional>
@@ -239,10 +240,9 @@ int run_report(GlobalOptions& g, ReportOptions o) {
   // The cores probes run on (the first few of the core order, or --cpu), each scanned for the share
   // of wall time it gives a thread: what a timing of milliseconds loses there (docs/method.md).
   if (cpu.emulator.empty() && cpu.tsc_hz > 0) {
-    std::vector<int> cores;
-    if (g.cpu >= 0) cores.push_back(g.cpu);
-    for (size_t i = 0; g.cpu < 0 && i < cpu.core_order.size() && i < kReportScannedCores; ++i)
-      cores.push_back(cpu.core_order[i]);
+    const size_t first = std::min(cpu.core_order.size(), kReportScannedCores);
+    const std::vector<int> cores = g.cpu >= 0 ? std::vector<int>{g.cpu}
+                                              : std::vector<int>(cpu.core_order.begin(), cpu.core_order.begin() + long(first));
     doc.availability = scan_cores(cores, kReportScanMs, cpu.tsc_hz);
   }
   measure_memory_curves(g, cpu, doc, quick, last_level_end);
