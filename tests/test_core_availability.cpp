@@ -81,6 +81,19 @@ TEST_CASE("core availability: of two scans the quieter one stands", "[core_avail
   CHECK(quieter(CoreAvailability{}, CoreAvailability{}).scanned_ms == 0);
 }
 
+TEST_CASE("core availability: a team is as available as its least available core", "[core_availability]") {
+  CoreAvailability first, second;
+  first.share = 0.95, first.scanned_ms = 10, first.interruptions = 12, first.cpu = 0;
+  second.share = 0.91, second.scanned_ms = 10, second.interruptions = 30, second.cpu = 1;
+  CHECK(least_available({first, second}).cpu == 1);
+  CHECK(least_available({second, first}).cpu == 1);
+  // A core that was not scanned says nothing, even with a share of 0.
+  CHECK(least_available({CoreAvailability{}, first}).cpu == 0);
+  CHECK(least_available({first, CoreAvailability{}}).cpu == 0);
+  CHECK(least_available({}).scanned_ms == 0);
+  CHECK(least_available({CoreAvailability{}}).scanned_ms == 0);
+}
+
 TEST_CASE("core availability: a thread kept runnable on the same core takes its time away",
           "[core_availability][hw]") {
   const CpuInfo cpu = detect_cpu_info();

@@ -203,7 +203,7 @@ TEST_CASE("matmul score: a compute roof is taken to the clock the product ran at
   CHECK(team.ceiling_clock_ghz == Approx(4.0));
 }
 
-TEST_CASE("matmul score: one thread under a compute roof is also judged without the interruptions it spans",
+TEST_CASE("matmul score: a product under a compute roof is also judged without the interruptions it spans",
           "[matmul_common]") {
   const MachineModel machine = two_core_machine();
   const MatmulRoof roof = fma_roof(200);
@@ -229,13 +229,22 @@ TEST_CASE("matmul score: one thread under a compute roof is also judged without 
   unscanned.efficiency_while_running.reset();
   score_matmul(unscanned, roof, machine);
   CHECK_FALSE(unscanned.efficiency_while_running);
-  // Several threads wait for the slowest at each join, and only the caller's core was scanned.
+  // Several threads wait for the slowest at each join: the team's scan is its least available core,
+  // whose stops are left out the same way.
   MatmulResult team = square;
   team.threads = 2;
   team.efficiency_while_running.reset();
   score_matmul(team, roof, machine);
-  CHECK(team.efficiency);
-  CHECK_FALSE(team.efficiency_while_running);
+  REQUIRE(team.efficiency);
+  REQUIRE(team.efficiency_while_running);
+  CHECK(*team.efficiency_while_running == Approx(*team.efficiency * 10 / 9.5));
+  // A team whose cores were not scanned (threads asked to share cores): none.
+  MatmulResult crowded = team;
+  crowded.availability = {};
+  crowded.efficiency_while_running.reset();
+  score_matmul(crowded, roof, machine);
+  CHECK(crowded.efficiency);
+  CHECK_FALSE(crowded.efficiency_while_running);
   // A memory roof was measured over long runs that paid the same interruptions.
   MatmulResult thin;
   thin.m = 65536, thin.n = 4, thin.k = 4096, thin.gflops = 30, thin.arithmetic_intensity = 2;

@@ -132,9 +132,9 @@ MatmulResult mistrusted_f32() {
   r.bound_by = "compute f32 256";
   r.efficiency = r.gflops / 236.4;
   r.clock = {"tsc + add-chain calibration", 3.65, 3.65, 0, std::numeric_limits<double>::infinity()};
-  // Several threads: the caller's core was scanned (no interruption: the console says nothing of it),
-  // but the efficiency is not judged over its time alone.
-  r.availability = {0, 1.0, 20.0, 0, 0, 0, 0.2};
+  // Several threads: the team's cores were scanned, CPU 1 the least available; the fastest call is
+  // shorter than one period of its stops, so nothing is left out of its time.
+  r.availability = {1, 0.94, 20.0, 25, 45.0, 90.0, 0.2};
   BaselineResult openblas;
   openblas.library = "openblas";
   openblas.path = "/usr/lib/x86_64-linux-gnu/libopenblas.so.0";
@@ -228,7 +228,10 @@ TEST_CASE("matmul JSON rows match the golden file", "[matmul_report]") {
   CHECK(a[0]["efficiency_while_running"].get<double>() == Approx(*f32_with_baselines().efficiency_while_running));
   CHECK(a[1]["core_availability"].is_null());
   CHECK(a[1]["efficiency_while_running"].is_null());
-  CHECK(a[2]["core_availability"]["interruptions"] == 0);
+  // A team's scan is its least available core; a call shorter than one period of its stops gets no
+  // second efficiency.
+  CHECK(a[2]["core_availability"]["cpu"] == 1);
+  CHECK(a[2]["core_availability"]["interruptions"] == 25);
   CHECK(a[2]["efficiency_while_running"].is_null());
 }
 

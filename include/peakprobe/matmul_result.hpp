@@ -87,10 +87,10 @@ struct MatmulResult {
   std::string ceiling_missing;  // why ceiling_gflops is empty ("" when it is measured)
   std::string bound_by;         // "compute f32 512" or "memory DRAM"
   std::optional<double> efficiency;  // gflops / ceiling
-  // One thread under a compute roof: the efficiency without the interruptions of its core that the
-  // fastest call could not slip between (harness/core_availability.hpp, unavoidable_interruptions):
-  // the roof's probe samples are short enough to run between them, a call of milliseconds is not.
-  // Empty otherwise.
+  // Under a compute roof: the efficiency without the interruptions of the scanned core (several
+  // threads: the team's least available core) that the fastest call could not slip between
+  // (harness/core_availability.hpp, unavoidable_interruptions): the roof's probe samples are short
+  // enough to run between them, a call of milliseconds is not. Empty otherwise.
   std::optional<double> efficiency_while_running;
   // With --autotune (matmul) or --model-gap (bench matmul): how much slower the cost model's first
   // choice ran than the fastest tiling the search measured (0.05 = 5% slower).

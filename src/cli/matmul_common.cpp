@@ -252,9 +252,10 @@ void score_matmul(MatmulResult& r, const MatmulRoof& roof, const MachineModel& m
     }
     r.efficiency = r.gflops / *r.ceiling_gflops;
     // A call of milliseconds pays the interruptions of its core that it spans; the roof's short
-    // probe samples mostly run between them. Without those, one thread is judged like the roof.
-    // Several threads wait for the slowest at each join, and only the caller's core was scanned.
-    if (r.threads == 1 && r.bound_by.rfind("compute", 0) == 0 && r.availability.scanned_ms > 0 &&
+    // probe samples mostly run between them. Without those, the product is judged like the roof.
+    // Several threads wait for the slowest at each join: their call pays at least the stops of the
+    // team's least available core, which is what was kept of their scans (matmul_run).
+    if (r.bound_by.rfind("compute", 0) == 0 && r.availability.scanned_ms > 0 &&
         r.timing.min_ms > 0) {
       const UnavoidableStops stops = unavoidable_interruptions(r.availability, r.timing.min_ms);
       if (stops.count > 0 && stops.ms < r.timing.min_ms)

@@ -52,6 +52,13 @@ const CoreAvailability& quieter(const CoreAvailability& a, const CoreAvailabilit
   return b.share > a.share ? b : a;
 }
 
+CoreAvailability least_available(const std::vector<CoreAvailability>& scans) {
+  CoreAvailability least;
+  for (const CoreAvailability& a : scans)
+    if (a.scanned_ms > 0 && (!(least.scanned_ms > 0) || a.share < least.share)) least = a;
+  return least;
+}
+
 CoreAvailability scan_core_availability(double ms, double timestamp_hz) {
   if (!(ms > 0) || !(timestamp_hz > 0)) return {};
   // The loop's own step, from a short run of it.

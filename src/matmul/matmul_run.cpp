@@ -120,7 +120,9 @@ struct Timed {
   double max_rel_error = 0;
   int64_t rows_checked = 0;
   ClockReading clock;  // the caller's core, right before the first and right after the last timed call
-  CoreAvailability availability;  // the caller's core: the quieter of a scan before the warm-up and one after
+  // The caller's core (a team: its least available core in each scan), the quieter of a scan
+  // before the warm-up and one after.
+  CoreAvailability availability;
 };
 
 // Where a timed call runs: the core the calling thread sits on meanwhile (-1: left unpinned, so
@@ -136,7 +138,7 @@ struct TimingPlace {
 // and the warm-up), and `at_timing_end` right after the last, to watch the timed stretch only. With `clock`, the caller's core clock is
 // calibrated right before the first timed repetition (the warm-up has loaded the core) and right
 // after the last: the clock the product ran at, which its compute roof is scaled to (score_matmul).
-// With `scan_availability`, the caller's core is scanned for interruptions before the warm-up and
+// With `scan_availability`, the product's cores are scanned for interruptions before the warm-up and
 // after the clock's last calibration (score_matmul: efficiency while running).
 Expected<Timed> time_calls(const TimingPlace& place, Operands& op, const MatmulRequest& rq, const Call& call,
                            const std::function<void()>& at_timing_start = nullptr,
@@ -270,11 +272,23 @@ Expected<MatmulResult> run_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulRe
       spdlog::debug("{}: no clock around the product ({})", r.name, c.error());
     }
   }
-  // The caller's core scanned for interruptions beside the timed calls (not where the timestamp says
-  // nothing of the core: an emulator).
+  // The product's cores scanned for interruptions beside the timed calls (not where the timestamp
+  // says nothing of the core: an emulator). A team scans all its cores at once, each thread its own,
+  // and keeps the least available: its threads wait for the slowest at every join. Threads asked to
+  // share cores would only see each other.
   std::function<CoreAvailability()> scan_availability;
-  if (cpu.emulator.empty() && cpu.tsc_hz > 0)
-    scan_availability = [&] { return scan_core_availability(kAvailabilityScanMs, cpu.tsc_hz); };
+  if (cpu.emulator.empty() && cpu.tsc_hz > 0) {
+    if (product_threads == 1) {
+      scan_availability = [&] { return scan_core_availability(kAvailabilityScanMs, cpu.tsc_hz); };
+    } else if (!team_shares_cores(cpu, product_threads)) {
+      scan_availability = [&] {
+        std::vector<CoreAvailability> scans(static_cast<size_t>(product_threads));
+        gemm.run_on_team(product_threads,
+                         [&](int t) { scans[size_t(t)] = scan_core_availability(kAvailabilityScanMs, cpu.tsc_hz); });
+        return least_available(scans);
+      };
+    }
+  }
   std::chrono::steady_clock::time_point timing_start;
   RunDelayWatch::Longest waited;
   double wall_seconds = 0;
@@ -336,9 +350,11 @@ Expected<MatmulResult> run_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulRe
                   place.pin_cpu, r.clock.ghz_before, r.clock.ghz_after);
   r.availability = ours->availability;
   if (r.availability.scanned_ms > 0)
-    spdlog::debug("{}: CPU {} ran the caller {:.1f}% of {:.0f} ms scanned beside the timed calls ({} interruptions, "
+    spdlog::debug("{}: CPU {} ran {} {:.1f}% of {:.0f} ms scanned beside the timed calls ({} interruptions, "
                   "median {:.1f} us, longest {:.1f} us)",
-                  r.name, r.availability.cpu, 100 * r.availability.share, r.availability.scanned_ms,
+                  r.name, r.availability.cpu,
+                  product_threads == 1 ? "the caller" : "its thread (the team's least available core)",
+                  100 * r.availability.share, r.availability.scanned_ms,
                   r.availability.interruptions, r.availability.median_interruption_us,
                   r.availability.longest_interruption_us);
   r.max_rel_error = ours->max_rel_error;

@@ -422,9 +422,9 @@ void write_matmul_console(std::ostream& out, const MatmulResult& r) {
       if (finite(r.efficiency)) rate += fmt::format(", efficiency {}%", fixed(*r.efficiency * 100, 1));
       if (finite(r.efficiency_while_running)) {
         const int stops = unavoidable_interruptions(r.availability, r.timing.min_ms).count;
-        rate += fmt::format(" ({}% without the {} interruption{} of its core a call of {} ms spans)",
+        rate += fmt::format(" ({}% without the {} interruption{} of its {}core a call of {} ms spans)",
                             fixed(*r.efficiency_while_running * 100, 1), stops, stops == 1 ? "" : "s",
-                            fixed(r.timing.min_ms, 2));
+                            r.threads > 1 ? "least available " : "", fixed(r.timing.min_ms, 2));
       }
     } else {
       rate += ", no ceiling measured";
@@ -433,7 +433,9 @@ void write_matmul_console(std::ostream& out, const MatmulResult& r) {
     out << rate << '\n';
   }
   if (r.availability.scanned_ms > 0 && r.availability.interruptions > 0)
-    out << fmt::format("  the caller's core: {} interruption{} in {} ms scanned beside the timed calls, median {} us, longest {} us\n",
+    out << fmt::format("  {}: {} interruption{} in {} ms scanned beside the timed calls, median {} us, longest {} us\n",
+                       r.threads > 1 ? fmt::format("the team's least available core (CPU {})", r.availability.cpu)
+                                     : std::string("the caller's core"),
                        r.availability.interruptions, r.availability.interruptions == 1 ? "" : "s",
                        fixed(r.availability.scanned_ms, 0),
                        fixed(r.availability.median_interruption_us, 1), fixed(r.availability.longest_interruption_us, 1));
@@ -479,8 +481,8 @@ void write_matmul_markdown(std::ostream& out, const std::vector<MatmulResult>& r
   const bool gaps = std::any_of(results.begin(), results.end(), [](const MatmulResult& r) { return r.model_gap.has_value(); });
   if (gaps) out << " The model gap is how much slower the cost model's first choice ran than the fastest tiling measured.";
   if (std::any_of(results.begin(), results.end(), [](const MatmulResult& r) { return finite(r.efficiency_while_running); }))
-    out << " An efficiency in brackets leaves out the interruptions of its core that the fastest call spans (one "
-           "thread: their rate and length scanned beside the timed calls).";
+    out << " An efficiency in brackets leaves out the interruptions of its core (several threads: of their least "
+           "available core) that the fastest call spans, their rate and length scanned beside the timed calls.";
   out << "\n\n| shape | dtype | batch | threads | min ms | mean ms ± std | GFLOP/s | efficiency | bound by | config |";
   for (const auto& lib : libs) out << ' ' << cell(lib) << " |";
   if (gaps) out << " model gap |";
