@@ -10,6 +10,25 @@ namespace peakprobe::isa {
 
 void transpose_words(const uint8_t* const* rows, int nrows, int64_t words, int stride, uint32_t* out) {
   int64_t s = 0;
+  // A whole panel of six rows (the usual 6 x 64 block): four steps are 24 words in a row, six
+  // 16-byte stores, the fifth and sixth rows' pairs spliced between the 4 x 4 transposes.
+  if (nrows == 6 && stride == 6) {
+    for (; s + 4 <= words; s += 4) {
+      __m128i v[6];
+      for (int r = 0; r < 6; ++r) v[r] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[r] + s * 4));
+      const __m128i ab01 = _mm_unpacklo_epi32(v[0], v[1]), cd01 = _mm_unpacklo_epi32(v[2], v[3]);
+      const __m128i ab23 = _mm_unpackhi_epi32(v[0], v[1]), cd23 = _mm_unpackhi_epi32(v[2], v[3]);
+      const __m128i ef01 = _mm_unpacklo_epi32(v[4], v[5]), ef23 = _mm_unpackhi_epi32(v[4], v[5]);
+      const __m128i t1 = _mm_unpackhi_epi64(ab01, cd01), t3 = _mm_unpackhi_epi64(ab23, cd23);
+      auto* o = reinterpret_cast<__m128i*>(out + s * 6);
+      _mm_storeu_si128(o, _mm_unpacklo_epi64(ab01, cd01));     // a0 b0 c0 d0
+      _mm_storeu_si128(o + 1, _mm_unpacklo_epi64(ef01, t1));   // e0 f0 a1 b1
+      _mm_storeu_si128(o + 2, _mm_unpackhi_epi64(t1, ef01));   // c1 d1 e1 f1
+      _mm_storeu_si128(o + 3, _mm_unpacklo_epi64(ab23, cd23)); // a2 b2 c2 d2
+      _mm_storeu_si128(o + 4, _mm_unpacklo_epi64(ef23, t3));   // e2 f2 a3 b3
+      _mm_storeu_si128(o + 5, _mm_unpackhi_epi64(t3, ef23));   // c3 d3 e3 f3
+    }
+  }
   // Four steps of four rows at a time: a 4 x 4 transpose of 32-bit words in registers.
   for (; s + 4 <= words; s += 4) {
     uint32_t* o = out + s * stride;
@@ -25,6 +44,17 @@ void transpose_words(const uint8_t* const* rows, int nrows, int64_t words, int s
       _mm_storeu_si128(reinterpret_cast<__m128i*>(o + stride + r), _mm_unpackhi_epi64(ab01, cd01));
       _mm_storeu_si128(reinterpret_cast<__m128i*>(o + 2 * stride + r), _mm_unpacklo_epi64(ab23, cd23));
       _mm_storeu_si128(reinterpret_cast<__m128i*>(o + 3 * stride + r), _mm_unpackhi_epi64(ab23, cd23));
+    }
+    // Two rows left (mr 6): a 2 x 4 transpose, each step's pair one 8-byte store instead of two.
+    if (r + 2 <= nrows) {
+      const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[r] + s * 4));
+      const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[r + 1] + s * 4));
+      const __m128i ab01 = _mm_unpacklo_epi32(a, b), ab23 = _mm_unpackhi_epi32(a, b);
+      _mm_storel_epi64(reinterpret_cast<__m128i*>(o + r), ab01);
+      _mm_storel_epi64(reinterpret_cast<__m128i*>(o + stride + r), _mm_unpackhi_epi64(ab01, ab01));
+      _mm_storel_epi64(reinterpret_cast<__m128i*>(o + 2 * stride + r), ab23);
+      _mm_storel_epi64(reinterpret_cast<__m128i*>(o + 3 * stride + r), _mm_unpackhi_epi64(ab23, ab23));
+      r += 2;
     }
     for (; r < nrows; ++r)
       for (int q = 0; q < 4; ++q) std::memcpy(o + q * stride + r, rows[r] + (s + q) * 4, 4);
