@@ -81,17 +81,31 @@ TEST_CASE("core availability: of two scans the quieter one stands", "[core_avail
   CHECK(quieter(CoreAvailability{}, CoreAvailability{}).scanned_ms == 0);
 }
 
-TEST_CASE("core availability: a team is as available as its least available core", "[core_availability]") {
+TEST_CASE("core availability: a team is judged by the core whose stops its call can least avoid",
+          "[core_availability]") {
   CoreAvailability first, second;
   first.share = 0.95, first.scanned_ms = 10, first.interruptions = 12, first.cpu = 0;
+  first.median_interruption_us = 40;
   second.share = 0.91, second.scanned_ms = 10, second.interruptions = 30, second.cpu = 1;
-  CHECK(least_available({first, second}).cpu == 1);
-  CHECK(least_available({second, first}).cpu == 1);
+  second.median_interruption_us = 30;
+  CHECK(least_available({first, second}, 10).cpu == 1);
+  CHECK(least_available({second, first}, 10).cpu == 1);
   // A core that was not scanned says nothing, even with a share of 0.
-  CHECK(least_available({CoreAvailability{}, first}).cpu == 0);
-  CHECK(least_available({first, CoreAvailability{}}).cpu == 0);
-  CHECK(least_available({}).scanned_ms == 0);
-  CHECK(least_available({CoreAvailability{}}).scanned_ms == 0);
+  CHECK(least_available({CoreAvailability{}, first}, 10).cpu == 0);
+  CHECK(least_available({first, CoreAvailability{}}, 10).cpu == 0);
+  CHECK(least_available({}, 10).scanned_ms == 0);
+  CHECK(least_available({CoreAvailability{}}, 10).scanned_ms == 0);
+  // Few long stops lose the larger share, but a short call slips between them: 2 stops of 400 us in
+  // 10 ms (share 0.92) against 20 of 30 us (0.94). A 3 ms call spans none of the first core's and six
+  // of the second's; a 20 ms call four of the first's (1.6 ms) and forty of the second's (1.2 ms).
+  CoreAvailability rare, frequent;
+  rare.share = 0.92, rare.scanned_ms = 10, rare.interruptions = 2, rare.median_interruption_us = 400, rare.cpu = 0;
+  frequent.share = 0.94, frequent.scanned_ms = 10, frequent.interruptions = 20;
+  frequent.median_interruption_us = 30, frequent.cpu = 1;
+  CHECK(least_available({rare, frequent}, 3).cpu == 1);
+  CHECK(least_available({rare, frequent}, 20).cpu == 0);
+  // A call too short for any stop: the smaller share stands, for the report.
+  CHECK(least_available({frequent, rare}, 0.01).cpu == 0);
 }
 
 TEST_CASE("core availability: a thread kept runnable on the same core takes its time away",

@@ -178,6 +178,34 @@ bool mentions_non_finite(const std::string& text) {
 
 }  // namespace
 
+TEST_CASE("matmul console: a team's scan is named as its least available core, a lone thread's as the caller's",
+          "[matmul_report]") {
+  auto console = [](const MatmulResult& r) {
+    std::ostringstream out;
+    write_matmul_console(out, r);
+    return out.str();
+  };
+  // --threads 2 with a plan of one thread: the caller's core was scanned.
+  MatmulResult lone = f32_with_baselines();
+  lone.threads = 2;
+  const std::string one = console(lone);
+  CHECK(one.find("interruptions of its core a call") != std::string::npos);
+  CHECK(one.find("  the caller's core: 24 interruptions") != std::string::npos);
+  CHECK(one.find("least available") == std::string::npos);
+  // A plan of two threads: the team's cores were scanned, CPU 1 kept.
+  MatmulResult team = lone;
+  team.config.threads = 2, team.config.thread_rows = 2;
+  const std::string two = console(team);
+  CHECK(two.find("interruptions of its least available core a call") != std::string::npos);
+  CHECK(two.find("  the team's least available core (CPU 1): 24 interruptions") != std::string::npos);
+  CHECK(two.find("caller's core") == std::string::npos);
+  // A scan whose CPU is not known names none.
+  team.availability.cpu = -1;
+  const std::string unknown = console(team);
+  CHECK(unknown.find("  the team's least available core: 24 interruptions") != std::string::npos);
+  CHECK(unknown.find("CPU -1") == std::string::npos);
+}
+
 TEST_CASE("matmul console lines match the golden file", "[matmul_report]") {
   std::ostringstream out;
   bool first = true;

@@ -34,6 +34,33 @@ TEST_CASE("matmul run: checked and timed as the spec asks", "[matmul_run][hw]") 
   CHECK(r->cold_cache == "all");
 }
 
+// A plan of two threads scans both of its cores, each thread its own, and keeps one of them; a grid
+// that starts one thread scans the caller's core alone.
+TEST_CASE("matmul run: a team's scan is of one of the cores its threads ran on", "[matmul_run][hw]") {
+  const CpuInfo cpu = detect_cpu_info();
+  if (const std::string why = gemm_unsupported(cpu, MatmulDtype::f32); !why.empty()) PP_SKIP(why);
+  if (!cpu.emulator.empty() || !(cpu.tsc_hz > 0)) PP_SKIP("no scan where the timestamp says nothing of a core");
+  if (cpu.core_order.size() < 2) PP_SKIP("one CPU: no team of two");
+  Gemm gemm(cpu, MatmulDtype::f32);
+  MatmulRequest rq;
+  rq.m = 96, rq.n = 128, rq.k = 64;
+  rq.threads = 2;
+  rq.config = default_config(cpu, MatmulDtype::f32, rq.m, rq.n, rq.k, 2);  // a 2 x 1 grid
+  rq.min_seconds = 0.01;
+  auto r = run_matmul(cpu, gemm, rq);
+  REQUIRE(r.ok());
+  REQUIRE(gemm.threads_started(rq.m, rq.n, rq.k, 1, rq.config) == 2);
+  CHECK(r->availability.scanned_ms >= kAvailabilityScanMs * 0.99);
+  CHECK((r->availability.cpu == cpu.core_order[0] || r->availability.cpu == cpu.core_order[1]));
+  // Rows for one register block only: the second thread has none and is not started.
+  rq.m = 2;
+  REQUIRE(gemm.threads_started(rq.m, rq.n, rq.k, 1, rq.config) == 1);
+  auto lone = run_matmul(cpu, gemm, rq);
+  REQUIRE(lone.ok());
+  CHECK(lone->availability.scanned_ms >= kAvailabilityScanMs * 0.99);
+  CHECK(lone->availability.cpu == cpu.core_order[0]);
+}
+
 TEST_CASE("matmul run: timing summaries and names", "[matmul_run]") {
   TimingSummary t = summarize_times({1, 2, 3, 4}, 2);
   CHECK(t.min_ms == 1);

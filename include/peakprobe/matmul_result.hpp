@@ -98,7 +98,8 @@ struct MatmulResult {
   // The caller's core clock right before the first and right after the last timed call (0 when it
   // could not be calibrated, as under an emulator).
   ClockReading clock;
-  // The share of wall time the caller's core ran the caller, scanned right before and right after the
+  // The share of wall time the caller's core ran the caller (a plan of several threads: the team's
+  // core whose stops the fastest call could least avoid), scanned before the warm-up and after the
   // timed calls (scanned_ms 0 when it was not, as under an emulator).
   CoreAvailability availability;
   std::vector<BaselineResult> baselines;

@@ -52,10 +52,17 @@ const CoreAvailability& quieter(const CoreAvailability& a, const CoreAvailabilit
   return b.share > a.share ? b : a;
 }
 
-CoreAvailability least_available(const std::vector<CoreAvailability>& scans) {
+CoreAvailability least_available(const std::vector<CoreAvailability>& scans, double call_ms) {
   CoreAvailability least;
-  for (const CoreAvailability& a : scans)
-    if (a.scanned_ms > 0 && (!(least.scanned_ms > 0) || a.share < least.share)) least = a;
+  double least_ms = 0;
+  for (const CoreAvailability& a : scans) {
+    if (!(a.scanned_ms > 0)) continue;
+    const double lost = unavoidable_interruptions(a, call_ms).ms;
+    if (!(least.scanned_ms > 0) || lost > least_ms || (lost == least_ms && a.share < least.share)) {
+      least = a;
+      least_ms = lost;
+    }
+  }
   return least;
 }
 

@@ -41,10 +41,11 @@ UnavoidableStops unavoidable_interruptions(const CoreAvailability& a, double cal
 // stretches: a busy stretch met by one scan says nothing of it.
 const CoreAvailability& quieter(const CoreAvailability& a, const CoreAvailability& b);
 
-// Of the cores of a team scanned side by side, the one that ran its thread the smallest share of the
-// time (an empty scan when none was scanned). Threads that meet at a join wait for the slowest: a
-// product on several cores pays at least the stops of the least available one.
-CoreAvailability least_available(const std::vector<CoreAvailability>& scans);
+// Of the cores of a team scanned side by side, the one whose interruptions a call of `call_ms` can
+// least avoid (the most unavoidable_interruptions time); where none has any, the one that ran its
+// thread the smallest share of the time. An empty scan when none was scanned. Threads that meet at a
+// join wait for the slowest, so a call on several cores pays that core's stops at least once.
+CoreAvailability least_available(const std::vector<CoreAvailability>& scans, double call_ms);
 
 // Scans for `ms` of wall time on the calling thread's core (pin it first). `timestamp_hz`: the rate
 // of the ISA timestamp (CpuInfo::tsc_hz). A share of 0 when it cannot scan (no rate, no time).

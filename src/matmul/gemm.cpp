@@ -115,7 +115,28 @@ isa::MicroKernelShape kernel_shape(const CpuInfo& cpu, MatmulDtype dtype, int mr
   return s;
 }
 
+// The thread grid run_batch starts: a thread with no rows or columns of its own is not started; nor
+// is a group without an item, nor a K part without a k group.
+struct StartedGrid {
+  int rows = 0, cols = 0, k_parts = 0, groups = 0;
+  int threads() const { return rows * cols * k_parts * groups; }
+};
+StartedGrid started_grid(int64_t m, int64_t n, int64_t k, int64_t batch, const MatmulConfig& g, int element_bytes,
+                         bool widened) {
+  StartedGrid s;
+  if (m <= 0 || n <= 0 || k <= 0 || batch <= 0 || g.mr <= 0 || g.nr <= 0) return s;
+  s.rows = int(std::min<int64_t>(std::max(1, g.thread_rows), ceil_div(m, g.mr)));
+  s.cols = int(std::min<int64_t>(std::max(1, g.thread_cols), ceil_div(n, g.nr)));
+  s.k_parts = int(std::min<int64_t>(std::max(1, g.k_threads), ceil_div(k, packed_k_group(element_bytes, widened))));
+  s.groups = int(std::min<int64_t>(std::max(1, g.batch_threads), batch));
+  return s;
+}
+
 }  // namespace
+
+int Gemm::threads_started(int64_t m, int64_t n, int64_t k, int64_t batch, const MatmulConfig& config) const {
+  return started_grid(m, n, k, batch, config, element_bytes(dtype_), widened_).threads();
+}
 
 struct Gemm::Workspace {
   std::vector<WordBuffer> a;                   // one per thread
@@ -238,17 +259,13 @@ Expected<bool> Gemm::run_batch(const GemmArgs& x, int64_t batch, const BatchStri
         std::memset(static_cast<char*>(x.c) + (item * stride.c + i * x.ldc) * 4, 0, size_t(x.n) * 4);
     return true;
   }
-  // A thread with no rows or columns of its own is not started; nor is a group without an item, nor a
-  // K part without a k group.
+  const StartedGrid started = started_grid(x.m, x.n, x.k, batch, g, es, widened_);
   const int64_t row_panels = ceil_div(x.m, mr), col_panels = ceil_div(x.n, nr);
-  const int tr_count = int(std::min<int64_t>(g.thread_rows, row_panels));
-  const int tc_count = int(std::min<int64_t>(g.thread_cols, col_panels));
+  const int tr_count = started.rows, tc_count = started.cols, tk_count = started.k_parts, groups = started.groups;
   const int kg = packed_k_group(es, widened_);
   const int64_t k_units = ceil_div(x.k, kg);
-  const int tk_count = int(std::min<int64_t>(std::max(1, g.k_threads), k_units));
   const int grid = tr_count * tc_count;
   const int per_item = tk_count * grid;
-  const int groups = int(std::min<int64_t>(std::max(1, g.batch_threads), batch));
   const int threads = groups * per_item;
   auto col_range = [&](int tc) {
     return std::make_pair(std::min(x.n, col_panels * tc / tc_count * nr),

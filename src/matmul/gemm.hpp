@@ -85,6 +85,10 @@ class Gemm {
   // each one).
   Expected<bool> run_batch(const GemmArgs& args, int64_t batch, const BatchStrides& strides,
                            const MatmulConfig& config);
+  // How many threads run_batch starts for an m x n x k product of `batch` items: the configuration's
+  // grid with every dimension cut to the row panels, column panels, k groups and items there are
+  // (a thread with nothing of its own is not started). 0 for an empty product.
+  int threads_started(int64_t m, int64_t n, int64_t k, int64_t batch, const MatmulConfig& config) const;
 
  private:
   struct Workspace;

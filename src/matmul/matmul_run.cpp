@@ -120,8 +120,8 @@ struct Timed {
   double max_rel_error = 0;
   int64_t rows_checked = 0;
   ClockReading clock;  // the caller's core, right before the first and right after the last timed call
-  // The caller's core (a team: its least available core in each scan), the quieter of a scan
-  // before the warm-up and one after.
+  // The caller's core (a team: the core whose stops cost the fastest call the most), the quieter of
+  // a scan before the warm-up and one after.
   CoreAvailability availability;
 };
 
@@ -143,7 +143,7 @@ struct TimingPlace {
 Expected<Timed> time_calls(const TimingPlace& place, Operands& op, const MatmulRequest& rq, const Call& call,
                            const std::function<void()>& at_timing_start = nullptr,
                            const std::function<void()>& at_timing_end = nullptr, ClockCalibrator* clock = nullptr,
-                           const std::function<CoreAvailability()>& scan_availability = nullptr) {
+                           const std::function<std::vector<CoreAvailability>()>& scan_availability = nullptr) {
   AffinityGuard caller_affinity;
   if (place.pin_cpu >= 0) pin_current_thread(place.pin_cpu);
   const Call& run_batch = call;
@@ -164,10 +164,11 @@ Expected<Timed> time_calls(const TimingPlace& place, Operands& op, const MatmulR
   // time alone ran 10000 repetitions (157 s for one 29x70x33 batch).
   double spent_ms = 0;
   ClockSample before;
+  std::vector<CoreAvailability> scans_before;  // one a thread of the product, in team order
   for (int i = 0; i < rq.warmup + rq.max_repetitions; ++i) {
     // Before the warm-up: the scan idles the vector units, and the clock read after the warm-up
     // must find the core loaded.
-    if (i == 0 && scan_availability) out.availability = scan_availability();
+    if (i == 0 && scan_availability) scans_before = scan_availability();
     if (i == rq.warmup && clock) before = clock->measure();
     if (i == rq.warmup && at_timing_start) at_timing_start();
     const auto prepared = std::chrono::steady_clock::now();
@@ -190,8 +191,16 @@ Expected<Timed> time_calls(const TimingPlace& place, Operands& op, const MatmulR
     const ClockSample after = clock->measure();
     if (after.ghz > 0) out.clock = clock_reading(clock->source(), before, after);
   }
-  if (scan_availability && !ms.empty()) out.availability = quieter(out.availability, scan_availability());
   out.timing = summarize_times(ms, rq.warmup);
+  if (scan_availability && !ms.empty()) {
+    // Each core's quieter scan; of those, the core whose stops the fastest call could least avoid.
+    const std::vector<CoreAvailability> scans_after = scan_availability();
+    std::vector<CoreAvailability> kept(std::max(scans_before.size(), scans_after.size()));
+    for (size_t t = 0; t < kept.size(); ++t)
+      kept[t] = quieter(t < scans_before.size() ? scans_before[t] : CoreAvailability{},
+                        t < scans_after.size() ? scans_after[t] : CoreAvailability{});
+    out.availability = least_available(kept, out.timing.min_ms);
+  }
   return out;
 }
 
@@ -272,20 +281,31 @@ Expected<MatmulResult> run_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulRe
       spdlog::debug("{}: no clock around the product ({})", r.name, c.error());
     }
   }
-  // The product's cores scanned for interruptions beside the timed calls (not where the timestamp
-  // says nothing of the core: an emulator). A team scans all its cores at once, each thread its own,
-  // and keeps the least available: its threads wait for the slowest at every join. Threads asked to
-  // share cores would only see each other.
-  std::function<CoreAvailability()> scan_availability;
+  // The cores of the threads the product starts, scanned for interruptions beside the timed calls
+  // (not where the timestamp says nothing of the core: an emulator). A team's threads each scan
+  // their own core in one run of the team; time_calls keeps the core whose stops cost the fastest
+  // call the most (least_available). Scans that did not land on distinct known CPUs (more threads
+  // than the CPU set, through the library) say nothing of a core each and are dropped.
+  const int started = std::max(1, gemm.threads_started(m, n, k, rq.batch, rq.config));
+  std::function<std::vector<CoreAvailability>()> scan_availability;
   if (cpu.emulator.empty() && cpu.tsc_hz > 0) {
-    if (product_threads == 1) {
-      scan_availability = [&] { return scan_core_availability(kAvailabilityScanMs, cpu.tsc_hz); };
-    } else if (!team_shares_cores(cpu, product_threads)) {
+    if (started == 1) {
+      scan_availability = [&] { return std::vector<CoreAvailability>{scan_core_availability(kAvailabilityScanMs, cpu.tsc_hz)}; };
+    } else {
       scan_availability = [&] {
-        std::vector<CoreAvailability> scans(static_cast<size_t>(product_threads));
-        gemm.run_on_team(product_threads,
-                         [&](int t) { scans[size_t(t)] = scan_core_availability(kAvailabilityScanMs, cpu.tsc_hz); });
-        return least_available(scans);
+        std::vector<CoreAvailability> scans(static_cast<size_t>(started));
+        gemm.run_on_team(started, [&](int t) {
+          try {  // a team job must not throw (ThreadTeam::run)
+            scans[size_t(t)] = scan_core_availability(kAvailabilityScanMs, cpu.tsc_hz);
+          } catch (...) {
+            scans[size_t(t)] = {};
+          }
+        });
+        std::vector<int> cpus;
+        for (const CoreAvailability& a : scans) cpus.push_back(a.cpu);
+        std::sort(cpus.begin(), cpus.end());
+        if (cpus.front() < 0 || std::adjacent_find(cpus.begin(), cpus.end()) != cpus.end()) return std::vector<CoreAvailability>{};
+        return scans;
       };
     }
   }
@@ -353,7 +373,7 @@ Expected<MatmulResult> run_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulRe
     spdlog::debug("{}: CPU {} ran {} {:.1f}% of {:.0f} ms scanned beside the timed calls ({} interruptions, "
                   "median {:.1f} us, longest {:.1f} us)",
                   r.name, r.availability.cpu,
-                  product_threads == 1 ? "the caller" : "its thread (the team's least available core)",
+                  started == 1 ? "the caller" : "its thread (the team's least available core)",
                   100 * r.availability.share, r.availability.scanned_ms,
                   r.availability.interruptions, r.availability.median_interruption_us,
                   r.availability.longest_interruption_us);

@@ -39,8 +39,8 @@ struct MatmulRequest {
   double baseline_time_limit_s = 0;
 };
 
-// The share of wall time the caller's core ran it is scanned this long right before the timed calls
-// and as long right after (MatmulResult::availability): about ten of this VM's 1 ms interruption
+// The share of wall time each core of the product ran its thread is scanned this long before the
+// warm-up and as long after the timed calls (MatmulResult::availability): about ten of this VM's 1 ms interruption
 // periods each side, a small cost beside the half second of timed calls.
 inline constexpr double kAvailabilityScanMs = 10;
 

@@ -39,6 +39,10 @@ bool has_config(const MatmulConfig& c) { return c.mc > 0 || c.kc > 0 || c.nc > 0
 bool timed(const MatmulResult& r) { return r.timing.repetitions > 0; }
 bool finite(const std::optional<double>& v) { return v && std::isfinite(*v); }
 
+// The product ran on a team of threads, whose scan is of its least available core (matmul_run): the
+// configuration's threads, not the run's --threads (a plan may keep one thread on several cores).
+bool team_product(const MatmulResult& r) { return r.config.threads > 1; }
+
 std::string fixed(double v, int decimals, const char* missing = kMissing) {
   return std::isfinite(v) ? fmt::format("{:.{}f}", v, decimals) : std::string(missing);
 }
@@ -424,7 +428,7 @@ void write_matmul_console(std::ostream& out, const MatmulResult& r) {
         const int stops = unavoidable_interruptions(r.availability, r.timing.min_ms).count;
         rate += fmt::format(" ({}% without the {} interruption{} of its {}core a call of {} ms spans)",
                             fixed(*r.efficiency_while_running * 100, 1), stops, stops == 1 ? "" : "s",
-                            r.threads > 1 ? "least available " : "", fixed(r.timing.min_ms, 2));
+                            team_product(r) ? "least available " : "", fixed(r.timing.min_ms, 2));
       }
     } else {
       rate += ", no ceiling measured";
@@ -434,8 +438,9 @@ void write_matmul_console(std::ostream& out, const MatmulResult& r) {
   }
   if (r.availability.scanned_ms > 0 && r.availability.interruptions > 0)
     out << fmt::format("  {}: {} interruption{} in {} ms scanned beside the timed calls, median {} us, longest {} us\n",
-                       r.threads > 1 ? fmt::format("the team's least available core (CPU {})", r.availability.cpu)
-                                     : std::string("the caller's core"),
+                       !team_product(r)           ? std::string("the caller's core")
+                       : r.availability.cpu >= 0 ? fmt::format("the team's least available core (CPU {})", r.availability.cpu)
+                                                 : std::string("the team's least available core"),
                        r.availability.interruptions, r.availability.interruptions == 1 ? "" : "s",
                        fixed(r.availability.scanned_ms, 0),
                        fixed(r.availability.median_interruption_us, 1), fixed(r.availability.longest_interruption_us, 1));
