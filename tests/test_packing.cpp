@@ -86,13 +86,16 @@ TEST_CASE("packing: bf16 pairs and int8 quads interleave rows of B, vector and s
     }
 }
 
-// The vector path moves 4 rows x 4 words at a time: every row count (full groups, remainders, rows
-// past M) and every k length (whole groups of 4 words, tails, partial words) must give the same
-// panels as a plain element copy.
+// The vector paths move 4 rows x 4 words at a time, a whole six-row panel's 4 words at once, and two
+// leftover rows 4 words at a time: every row count (full groups, remainders, rows past M) and every
+// k length (whole groups of 4 words, tails, partial words) must give the same panels as a plain
+// element copy.
 TEST_CASE("packing: A panels equal a plain transpose for every row count and k tail", "[packing]") {
   for (int es : {1, 2, 4}) {
     const int g = 4 / es;
-    for (int mr : {1, 4, 6, 8, 9, 13}) {
+    // mr 6: whole panels take the six-row path; mr 7 and 10 reach the pair path after a 4 x 4 block
+    // (with one row after it, and none); 2 mr + 3 rows leave an edge panel of three.
+    for (int mr : {1, 4, 6, 7, 8, 9, 10, 13}) {
       for (int64_t mc : {int64_t(1), int64_t(mr), int64_t(2 * mr + 3)}) {
         for (int64_t kc : {int64_t(1), int64_t(g * 4), int64_t(g * 4 + 1), int64_t(g * 9 + g - 1), int64_t(37)}) {
           const int64_t lda = kc + 3;

@@ -45,7 +45,8 @@ void transpose_words(const uint8_t* const* rows, int nrows, int64_t words, int s
       _mm_storeu_si128(reinterpret_cast<__m128i*>(o + 2 * stride + r), _mm_unpacklo_epi64(ab23, cd23));
       _mm_storeu_si128(reinterpret_cast<__m128i*>(o + 3 * stride + r), _mm_unpackhi_epi64(ab23, cd23));
     }
-    // Two rows left (mr 6): a 2 x 4 transpose, each step's pair one 8-byte store instead of two.
+    // Two or three rows left (an edge panel, mr 7 or 10, six rows under another stride): a 2 x 4
+    // transpose of two of them, each step's pair one 8-byte store instead of two.
     if (r + 2 <= nrows) {
       const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[r] + s * 4));
       const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[r + 1] + s * 4));

@@ -284,11 +284,12 @@ Expected<MatmulResult> run_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulRe
   // The cores of the threads the product starts, scanned for interruptions beside the timed calls
   // (not where the timestamp says nothing of the core: an emulator). A team's threads each scan
   // their own core in one run of the team; time_calls keeps the core whose stops cost the fastest
-  // call the most (least_available). Scans that did not land on distinct known CPUs (more threads
-  // than the CPU set, through the library) say nothing of a core each and are dropped.
+  // call the most (least_available). A team larger than the core order (through the library) has
+  // threads the team does not pin, and a team whose scans did not land on distinct known CPUs says
+  // nothing of a core each: neither is scanned (or kept).
   const int started = std::max(1, gemm.threads_started(m, n, k, rq.batch, rq.config));
   std::function<std::vector<CoreAvailability>()> scan_availability;
-  if (cpu.emulator.empty() && cpu.tsc_hz > 0) {
+  if (cpu.emulator.empty() && cpu.tsc_hz > 0 && (started == 1 || started <= int(cpu.core_order.size()))) {
     if (started == 1) {
       scan_availability = [&] { return std::vector<CoreAvailability>{scan_core_availability(kAvailabilityScanMs, cpu.tsc_hz)}; };
     } else {

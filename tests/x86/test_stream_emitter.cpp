@@ -550,7 +550,8 @@ TEST_CASE("hw: branches whose direction the flags hold never pay a misprediction
       // A misprediction costs 10-20 cycles: a branch mispredicted even one time in five pays 2-4
       // cycles more than the jump. Taken branches of one stream cost more in some layouts than in
       // others: on the Zen 5 VM `jnz rel32` read 1.23 and 1.46 cycles, `ok`, in 2 of 8 runs (jmp
-      // 0.50-0.61), 0.5 in the rest; the bar leaves room for that and none for mispredictions.
+      // 0.50-0.61), 0.5 in the rest; the bar leaves room for that, and none for a branch mispredicted
+      // one time in five or more (wrong flags: about every other time).
       CHECK(*cycles <= *jump * 2 + 1);
     }
   }
