@@ -290,25 +290,22 @@ Expected<MatmulResult> run_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulRe
   const int started = std::max(1, gemm.threads_started(m, n, k, rq.batch, rq.config));
   std::function<std::vector<CoreAvailability>()> scan_availability;
   if (cpu.emulator.empty() && cpu.tsc_hz > 0 && (started == 1 || started <= int(cpu.core_order.size()))) {
-    if (started == 1) {
-      scan_availability = [&] { return std::vector<CoreAvailability>{scan_core_availability(kAvailabilityScanMs, cpu.tsc_hz)}; };
-    } else {
-      scan_availability = [&] {
-        std::vector<CoreAvailability> scans(static_cast<size_t>(started));
-        gemm.run_on_team(started, [&](int t) {
-          try {  // a team job must not throw (ThreadTeam::run)
-            scans[size_t(t)] = scan_core_availability(kAvailabilityScanMs, cpu.tsc_hz);
-          } catch (...) {
-            scans[size_t(t)] = {};
-          }
-        });
-        std::vector<int> cpus;
-        for (const CoreAvailability& a : scans) cpus.push_back(a.cpu);
-        std::sort(cpus.begin(), cpus.end());
-        if (cpus.front() < 0 || std::adjacent_find(cpus.begin(), cpus.end()) != cpus.end()) return std::vector<CoreAvailability>{};
-        return scans;
-      };
-    }
+    scan_availability = [&] {
+      std::vector<CoreAvailability> scans(static_cast<size_t>(started));
+      gemm.run_on_team(started, [&](int t) {  // one thread: the caller itself
+        try {  // a team job must not throw (ThreadTeam::run)
+          scans[size_t(t)] = scan_core_availability(kAvailabilityScanMs, cpu.tsc_hz);
+        } catch (...) {
+          scans[size_t(t)] = {};
+        }
+      });
+      if (started == 1) return scans;
+      std::vector<int> cpus;
+      for (const CoreAvailability& a : scans) cpus.push_back(a.cpu);
+      std::sort(cpus.begin(), cpus.end());
+      if (cpus.front() < 0 || std::adjacent_find(cpus.begin(), cpus.end()) != cpus.end()) return std::vector<CoreAvailability>{};
+      return scans;
+    };
   }
   std::chrono::steady_clock::time_point timing_start;
   RunDelayWatch::Longest waited;
