@@ -297,6 +297,22 @@ TEST_CASE("an imbalanced thread grid is predicted slower per flop", "[cost_model
   }
 }
 
+TEST_CASE("threads of a row split the columns in whole vectors, and a narrower last tile costs its own vectors",
+          "[cost_model]") {
+  const MachineModel m = laptop();  // 16 lanes: 513 columns are 33 vectors, 8 tiles of 64 and one of a vector
+  SECTION("two threads over N: 17 and 16 vectors, not 5 and 4 tiles") {
+    const CandidateCost two = predict(m, problem(513, 513, 513, 2), config(6, 4, 258, 256, 576, 1, 2));
+    CHECK(two.imbalance == Approx(17.0 / 16.5 - 1));
+  }
+  SECTION("a last tile of one vector costs less than a whole one, and no less than its share of the FLOPs") {
+    const CandidateCost narrow = predict(m, problem(516, 513, 512), config(6, 4, 258, 256, 576, 1, 1));
+    const CandidateCost whole = predict(m, problem(516, 576, 512), config(6, 4, 258, 256, 576, 1, 1));
+    CHECK(narrow.compute_seconds < 0.95 * whole.compute_seconds);
+    CHECK(narrow.compute_seconds > whole.compute_seconds * 513 / 576);
+    CHECK(narrow.padding == Approx(1 - 513.0 / 528));  // computed to whole vectors, not whole tiles
+  }
+}
+
 TEST_CASE("the ranking is sorted and agrees with predict", "[cost_model]") {
   for (const MatmulProblem& p : {problem(1024, 1024, 1024), problem(777, 333, 555, 2), problem(4096, 16, 4096, 2)}) {
     const auto ranked = rank_configs(laptop(), p);

@@ -99,7 +99,9 @@ TEST_CASE("gemm: f32 read in place (A, B or both) matches the reference at every
       // thread (the in-place first call packs for the others), on a grid over N (each thread its own
       // panels), over M (A alone in place: threads that share a B block pack it ahead), and with K
       // split.
-      for (auto [rows, cols, k_parts] : {std::tuple{1, 1, 1}, std::tuple{1, 2, 1}, std::tuple{2, 1, 1}, std::tuple{1, 1, 2}}) {
+      // (A grid over N with K split too: a K part's buffer holds its thread's columns, split in vectors.)
+      for (auto [rows, cols, k_parts] : {std::tuple{1, 1, 1}, std::tuple{1, 2, 1}, std::tuple{2, 1, 1}, std::tuple{1, 1, 2},
+                                         std::tuple{1, 2, 2}}) {
         if (!pack_b && rows > 1) continue;
         MatmulConfig g = small_blocks(MatmulDtype::f32, 6, regs == 32 ? 4 : 2, rows, cols);
         g.kc = 24;

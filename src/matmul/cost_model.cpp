@@ -228,8 +228,11 @@ struct Geometry {
   int64_t kblocks = 0;     // pc iterations = micro-kernel calls per tile
   int64_t kc = 0;          // kc clamped to K
   int64_t tiles_m = 0, tiles_n = 0;      // mr x nr tiles of the whole C
-  int64_t tiles_m_t = 0, tiles_n_t = 0;  // ... of the busiest thread
-  int64_t rows_pad = 0, cols_pad = 0;    // busiest thread's rows and columns, padded to tiles
+  int64_t tiles_m_t = 0, tiles_n_t = 0;  // ... of the busiest thread (a narrower last one counted)
+  // The busiest thread's columns in vectors (threads split columns in whole vectors, gemm.cpp), and
+  // those of its last tile when that one is narrower than nr (0: none is).
+  int64_t vectors_t = 0, edge_vectors = 0;
+  int64_t rows_pad = 0, cols_pad = 0;    // busiest thread's rows padded to tiles, columns to vectors
   double rows = 0, cols = 0;             // ... without padding
   int64_t mc = 0, nc = 0;                // blocks clamped to the thread's share
   int64_t n_ic = 0, n_jc = 0;            // ic and jc iterations
@@ -256,9 +259,14 @@ Geometry geometry_of(const MachineModel& machine, const MatmulProblem& p, const 
   g.tiles_m = ceil_div(p.m, c.mr);
   g.tiles_n = ceil_div(p.n, c.nr);
   g.tiles_m_t = ceil_div(g.tiles_m, c.thread_rows);
-  g.tiles_n_t = ceil_div(g.tiles_n, c.thread_cols);
+  // A row of threads splits the columns in whole vectors, among at most one thread per tile.
+  const int64_t lanes = std::max(1, c.nr / std::max(1, c.nv));
+  const int64_t col_threads = std::max<int64_t>(1, std::min<int64_t>(c.thread_cols, g.tiles_n));
+  g.vectors_t = ceil_div(ceil_div(p.n, lanes), col_threads);
+  g.tiles_n_t = ceil_div(g.vectors_t, c.nv);
+  g.edge_vectors = g.vectors_t % c.nv;
   g.rows_pad = g.tiles_m_t * c.mr;
-  g.cols_pad = g.tiles_n_t * c.nr;
+  g.cols_pad = g.vectors_t * lanes;
   g.rows = double(std::min(g.rows_pad, p.m));
   g.cols = double(std::min(g.cols_pad, p.n));
   g.mc = std::min<int64_t>(c.mc, g.rows_pad);
@@ -473,9 +481,22 @@ CandidateCost evaluate(const MachineModel& machine, const MatmulProblem& problem
   // Each batch group runs its items one after another, every item on the group's grid.
   const double batch = double(ceil_div(std::max<int64_t>(problem.batch, 1), c.batch_threads));
   // Between two visits a C tile goes back to where the thread's C panel fits.
-  const double call = kt.call + c_lines(machine, c.mr, c.nv) * c_line_wait(machine, g.dt, pl.c_panel);
-  const double cycles = g.tiles_t() * (double(g.ksteps) * kt.step + double(g.kblocks) * call);
-  r.kernel_efficiency = g.tiles_t() * double(g.ksteps) * kt.ideal_step / cycles;
+  // A narrower last tile runs the kernel of its own vectors (gemm.cpp's edge kernels), at that
+  // block's rate: fewer FMAs a step, but no fewer cycles of latency.
+  const double wait = c_line_wait(machine, g.dt, pl.c_panel);
+  auto tile_cycles = [&](const KernelTiming& t, int nv) {
+    return double(g.ksteps) * t.step + double(g.kblocks) * (t.call + c_lines(machine, c.mr, nv) * wait);
+  };
+  const double full_tiles = double(g.tiles_m_t) * double(g.tiles_n_t - (g.edge_vectors > 0));
+  double cycles = full_tiles * tile_cycles(kt, c.nv);
+  double ideal = full_tiles * double(g.ksteps) * kt.ideal_step;
+  if (g.edge_vectors > 0) {
+    const int edge_nv = int(g.edge_vectors);
+    const KernelTiming edge = kernel_timing(machine, c.mr, edge_nv, g.dt);
+    cycles += double(g.tiles_m_t) * tile_cycles(edge, edge_nv);
+    ideal += double(g.tiles_m_t) * double(g.ksteps) * edge.ideal_step;
+  }
+  r.kernel_efficiency = ideal / cycles;
   r.compute_seconds = cycles / hz * batch;
   r.memory_seconds = kernel_memory_seconds(machine, c, g, b, pl) * batch;
   r.pack_seconds = pack_seconds(machine, c, g, b, pl) * batch;
@@ -490,11 +511,13 @@ CandidateCost evaluate(const MachineModel& machine, const MatmulProblem& problem
   r.team_seconds = fork_join_cost(machine, c.threads);
   r.seconds = soft_max(r.compute_seconds, r.memory_seconds, kOverlapSoftness) + r.pack_seconds + r.team_seconds;
 
-  const double computed = double(g.tiles_m) * c.mr * double(g.tiles_n) * c.nr * double(g.kpad) * c.k_threads;
+  // Columns are computed to whole vectors, rows to whole tiles.
+  const double lanes = double(c.nr) / c.nv, vectors = std::ceil(double(problem.n) / lanes);
+  const double computed = double(g.tiles_m) * c.mr * vectors * lanes * double(g.kpad) * c.k_threads;
   r.padding = 1.0 - double(problem.m) * double(problem.n) * double(problem.k) / computed;
-  const double mean_tiles = double(g.tiles_m) * double(g.tiles_n) / (c.thread_rows * c.thread_cols);
+  const double mean_work = double(g.tiles_m) * vectors / (c.thread_rows * c.thread_cols);
   const double mean_items = double(std::max<int64_t>(problem.batch, 1)) / c.batch_threads;
-  r.imbalance = g.tiles_t() / mean_tiles * (batch / mean_items) - 1.0;
+  r.imbalance = double(g.tiles_m_t) * double(g.vectors_t) / mean_work * (batch / mean_items) - 1.0;
   // The thread's own A buffer and its share of the B buffer it packs with its column group.
   r.bytes_per_thread = uint64_t(g.a_block + g.b_block / c.thread_rows);
   r.note = notes_of(c, g, pl);

@@ -260,16 +260,21 @@ Expected<bool> Gemm::run_batch(const GemmArgs& x, int64_t batch, const BatchStri
     return true;
   }
   const StartedGrid started = started_grid(x.m, x.n, x.k, batch, g, es, widened_);
-  const int64_t row_panels = ceil_div(x.m, mr), col_panels = ceil_div(x.n, nr);
+  const int64_t row_panels = ceil_div(x.m, mr);
   const int tr_count = started.rows, tc_count = started.cols, tk_count = started.k_parts, groups = started.groups;
   const int kg = packed_k_group(es, widened_);
   const int64_t k_units = ceil_div(x.k, kg);
   const int grid = tr_count * tc_count;
   const int per_item = tk_count * grid;
   const int threads = groups * per_item;
+  // Columns are split between the threads of a row in whole vectors, not whole nr-wide panels: a
+  // thread's last panel may then be narrower, and its kernel computes only the vectors it holds. With
+  // panels, 513 columns in panels of 64 split 5 : 4 (320 and 193 columns); in vectors 16 : 17. The
+  // cut falls on a vector, so no two threads write one cache line of C when a vector fills a line.
+  const int64_t lanes = std::max(1, nr / std::max(1, g.nv)), col_vectors = ceil_div(x.n, lanes);
   auto col_range = [&](int tc) {
-    return std::make_pair(std::min(x.n, col_panels * tc / tc_count * nr),
-                          std::min(x.n, col_panels * (tc + 1) / tc_count * nr));
+    return std::make_pair(std::min(x.n, col_vectors * tc / tc_count * lanes),
+                          std::min(x.n, col_vectors * (tc + 1) / tc_count * lanes));
   };
 
   // Every kernel a thread may need, compiled before the threads start and then looked up without a
@@ -316,7 +321,7 @@ Expected<bool> Gemm::run_batch(const GemmArgs& x, int64_t batch, const BatchStri
   ws.a.resize(size_t(threads));
   ws.b.resize(size_t(column_groups));
   // K parts after the first write C into a buffer of their own: the thread's rows x columns.
-  const int64_t rows_max = ceil_div(row_panels, tr_count) * mr, cols_max = ceil_div(col_panels, tc_count) * nr;
+  const int64_t rows_max = ceil_div(row_panels, tr_count) * mr, cols_max = ceil_div(col_vectors, tc_count) * lanes;
   if (tk_count > 1) {
     ws.partial.resize(size_t(threads));
     for (auto& buf : ws.partial)
