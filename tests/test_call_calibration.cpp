@@ -100,3 +100,19 @@ TEST_CASE("hw: call calibration: packing rates are measured and calibrate_machin
   CHECK(std::isfinite(machine.pack_a_gbps));
   CHECK(std::isfinite(machine.pack_b_gbps));
 }
+
+TEST_CASE("hw: call calibration: the team calibration measures the hand-off for several threads, not for one",
+          "[call_calibration][hw]") {
+  const CpuInfo& cpu = test::this_cpu();
+  if (const std::string why = gemm_unsupported(cpu, MatmulDtype::f32); !why.empty()) PP_SKIP(why);
+  MachineModel machine = machine_model_from(cpu, 3.0, 1.0, 4.0);
+  Gemm gemm(cpu, MatmulDtype::f32);
+  machine.handoff_gbps = 5;  // whatever was there before
+  calibrate_team(machine, gemm, 1);
+  CHECK(machine.handoff_gbps == 0);  // one thread shares no B block
+  calibrate_team(machine, gemm, 2);
+  CHECK(machine.handoff_gbps > 0);
+  CHECK(std::isfinite(machine.handoff_gbps));
+  CHECK(machine.fork_join_seconds.size() == 3);
+  CHECK(machine.fork_join_seconds[2] > 0);
+}

@@ -618,6 +618,23 @@ TEST_CASE("the team's measured wake-up and join is priced per call", "[cost_mode
   CHECK(out.str().find(", team ") != std::string::npos);
 }
 
+TEST_CASE("a measured hand-off prices the B slices other threads packed, on grids that share B blocks only",
+          "[cost_model]") {
+  MachineModel m = laptop();
+  const MatmulProblem p = problem(512, 512, 512, 2);
+  const MatmulConfig rows = config(8, 3, 256, 256, 528, 2, 1), cols = config(8, 3, 256, 256, 528, 1, 2);
+  const CandidateCost rows_free = predict(m, p, rows), cols_free = predict(m, p, cols);
+  m.handoff_gbps = 10;
+  const CandidateCost rows_paid = predict(m, p, rows), cols_paid = predict(m, p, cols);
+  // Two threads share each B block: half of its 512 columns x 512 k, in f32, comes from the other.
+  CHECK(rows_paid.pack_seconds - rows_free.pack_seconds == Approx(512.0 * 512 * 4 * 0.5 / 10e9));
+  CHECK(rows_paid.seconds - rows_free.seconds == Approx(512.0 * 512 * 4 * 0.5 / 10e9));
+  CHECK(cols_paid.seconds == Approx(cols_free.seconds));  // one row of threads: nothing shared
+  std::ostringstream out;
+  write_explanation(out, m, p, rank_configs(m, p), 3);
+  CHECK(out.str().find("hand-off measured: a core reads lines the next one wrote at 10.0 GB/s") != std::string::npos);
+}
+
 TEST_CASE("a small product runs on fewer threads when waking all of them costs more than it saves", "[cost_model]") {
   MachineModel costly = server();
   // Twice the time of a whole 64^3 product on one core of this machine (0.52 MFLOP at 384 GFLOP/s: 1.4 us).

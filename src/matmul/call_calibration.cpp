@@ -1,6 +1,7 @@
 #include "matmul/call_calibration.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <vector>
@@ -187,10 +188,50 @@ Expected<MeasuredCalls> measure_calls(Gemm& gemm, const MachineModel& machine, i
   return m;
 }
 
+Expected<double> measure_handoff(Gemm& gemm) {
+  // A shared B block's slice: 128 KiB, in the writer's L2 and far from filling it.
+  constexpr size_t kBytes = 128 << 10, kLine = 64, kWords = kBytes / 8, kWordsPerLine = kLine / 8;
+  constexpr int kRounds = 24;
+  Words buffer = zeroed_words(kBytes / 4);
+  if (!buffer) return make_error("cannot allocate the hand-off buffer");
+  auto* words = reinterpret_cast<uint64_t*>(buffer.get());
+  AffinityGuard caller_affinity;
+  if (!gemm.cpu().core_order.empty()) pin_current_thread(gemm.cpu().core_order.front());
+  std::atomic<int> written{0};
+  std::atomic<uint64_t> sink{0};
+  double best = 1e300;
+  for (int round = 0; round < kRounds; ++round) {
+    double seconds = 0;
+    written.store(0, std::memory_order_relaxed);
+    gemm.run_on_team(2, [&](int t) {
+      if (t == 1) {
+        // Every line written: the lines are modified in the writer's cache, as a packed panel is.
+        for (size_t w = 0; w < kWords; ++w) words[w] = uint64_t(round) + w;
+        written.store(1, std::memory_order_release);
+        return;
+      }
+      while (written.load(std::memory_order_acquire) == 0) {
+      }
+      const auto t0 = std::chrono::steady_clock::now();
+      uint64_t sum = 0;
+      // One word a line: the time is the lines' transfer, not the loads.
+      for (size_t w = 0; w < kWords; w += kWordsPerLine) sum += words[w];
+      seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      sink.fetch_add(sum, std::memory_order_relaxed);
+    });
+    if (round > 0) best = std::min(best, seconds);  // the first round starts the helper
+  }
+  if (!(best > 0 && best < 1e300)) return make_error("the hand-off read took no measurable time");
+  return double(kBytes) / best / 1e9;
+}
+
 void calibrate_team(MachineModel& machine, Gemm& gemm, int threads) {
   machine.fork_join_seconds.assign(size_t(std::max(threads, 1)) + 1, 0.0);
   for (int t : thread_counts(threads))
     if (t > 1) machine.fork_join_seconds[size_t(t)] = gemm.fork_join_seconds(t);
+  machine.handoff_gbps = 0;
+  if (threads > 1)
+    if (auto gbps = measure_handoff(gemm)) machine.handoff_gbps = *gbps;
 }
 
 std::string calibrate_machine(MachineModel& machine, Gemm& gemm) {

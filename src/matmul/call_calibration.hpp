@@ -26,9 +26,16 @@ Expected<MeasuredPacking> measure_packing(Gemm& gemm, const MachineModel& machin
 // so that every shape of a run is planned with the same figures.
 std::pair<int, int> calibration_block(const MachineModel& machine, MatmulDtype dtype);
 
+// GB/s at which one core reads lines that the next core of the team just wrote (MachineModel::
+// handoff_gbps): the team's helper 1 writes 128 KiB, then the caller, pinned to the first core of the
+// core order, reads one word of each line; the fastest of 23 rounds. About 1 ms.
+Expected<double> measure_handoff(Gemm& gemm);
+
 // What waking and joining the GEMM's thread team costs a call, for every count the model plans with
-// on `threads` threads (thread_counts) but one, into machine.fork_join_seconds. The caller stays where
-// it is; the helpers run on the next cores of the CPU's core order, as in a call. About 1 ms at 16.
+// on `threads` threads (thread_counts) but one, into machine.fork_join_seconds; and, for several
+// threads, the hand-off rate into machine.handoff_gbps (0 when it could not be measured). The caller
+// stays where it is; the helpers run on the next cores of the CPU's core order, as in a call. About
+// 1 ms at 16.
 void calibrate_team(MachineModel& machine, Gemm& gemm, int threads);
 
 // Both, for the reference block (calibration_block), into `machine` (calls, pack_a_gbps, pack_b_gbps).

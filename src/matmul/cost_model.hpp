@@ -67,6 +67,11 @@ struct MachineModel {
   // not measured. A count not measured is priced from the nearest measured one below it, in
   // proportion to the threads. Empty: the team is free, as in the model before it was measured.
   std::vector<double> fork_join_seconds;
+  // GB/s at which a core reads lines another core of the team has just written (calibrate_team): the
+  // part of a shared B block the other threads of its column group packed reaches a thread this
+  // way, after the barrier, when nothing could prefetch it. 0: not measured (the model then prices
+  // only B packed in another L3 instance, overlapped, at DRAM speed).
+  double handoff_gbps = 0;
 };
 
 // What the team adds to a call on `threads` threads (MachineModel::fork_join_seconds), 0 for one.
