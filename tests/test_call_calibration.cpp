@@ -101,18 +101,33 @@ TEST_CASE("hw: call calibration: packing rates are measured and calibrate_machin
   CHECK(std::isfinite(machine.pack_b_gbps));
 }
 
-TEST_CASE("hw: call calibration: the team calibration measures the hand-off for several threads, not for one",
+TEST_CASE("hw: call calibration: the team calibration measures the hand-off and barrier for several threads only",
           "[call_calibration][hw]") {
   const CpuInfo& cpu = test::this_cpu();
   if (const std::string why = gemm_unsupported(cpu, MatmulDtype::f32); !why.empty()) PP_SKIP(why);
   MachineModel machine = machine_model_from(cpu, 3.0, 1.0, 4.0);
   Gemm gemm(cpu, MatmulDtype::f32);
-  machine.handoff_gbps = 5;  // whatever was there before
+  machine.handoff_gbps = 5, machine.barrier_seconds = 1e-6;  // whatever was there before
   calibrate_team(machine, gemm, 1);
-  CHECK(machine.handoff_gbps == 0);  // one thread shares no B block
+  CHECK(machine.handoff_gbps == 0);  // one thread shares no B block and meets no one
+  CHECK(machine.barrier_seconds == 0);
   calibrate_team(machine, gemm, 2);
   CHECK(machine.handoff_gbps > 0);
   CHECK(std::isfinite(machine.handoff_gbps));
   CHECK(machine.fork_join_seconds.size() == 3);
   CHECK(machine.fork_join_seconds[2] > 0);
+}
+
+TEST_CASE("hw: call calibration: the wait of two threads meeting after each block is measured",
+          "[call_calibration][hw]") {
+  const CpuInfo& cpu = test::this_cpu();
+  if (const std::string why = gemm_unsupported(cpu, MatmulDtype::f32); !why.empty()) PP_SKIP(why);
+  Gemm gemm(cpu, MatmulDtype::f32);
+  auto wait = measure_barrier(gemm);
+  REQUIRE(wait.ok());
+  REQUIRE(std::isfinite(*wait));
+  // A pair that loses a whole block (about 50 us) at each barrier did not run at once: the helper's
+  // core was taken (a busy host), and nothing is measured about barriers then.
+  if (*wait >= 50e-6) PP_SKIP("the helper's core was not free: the pair lost a whole block per barrier");
+  CHECK(*wait >= 0);
 }

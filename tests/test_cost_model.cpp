@@ -635,6 +635,25 @@ TEST_CASE("a measured hand-off prices the B slices other threads packed, on grid
   CHECK(out.str().find("hand-off measured: a core reads lines the next one wrote at 10.0 GB/s") != std::string::npos);
 }
 
+TEST_CASE("a measured barrier replaces the round-trip price, once per shared B block and twice per K split",
+          "[cost_model]") {
+  MachineModel m = laptop();
+  const MatmulProblem p = problem(512, 512, 512, 2);
+  // kc 128 over K 512: 4 B blocks, each shared by the two rows of threads.
+  const MatmulConfig rows = config(8, 3, 256, 128, 528, 2, 1), cols = config(8, 3, 256, 128, 528, 1, 2);
+  MatmulConfig split = config(8, 3, 512, 128, 528, 1, 1);
+  split.k_threads = 2, split.threads = 2;
+  const CandidateCost rows_guess = predict(m, p, rows), cols_guess = predict(m, p, cols), split_guess = predict(m, p, split);
+  m.barrier_seconds = 10e-6;
+  CHECK(predict(m, p, rows).pack_seconds - rows_guess.pack_seconds == Approx(4 * (10e-6 - 2 * 0.25e-6)));
+  CHECK(predict(m, p, cols).seconds == Approx(cols_guess.seconds));  // no shared B block
+  CHECK(predict(m, p, split).pack_seconds - split_guess.pack_seconds == Approx(2 * (10e-6 - 0.25e-6)));
+  std::ostringstream out;
+  write_explanation(out, m, p, rank_configs(m, p), 3);
+  CHECK(out.str().find("barrier measured: two threads lose 10.00 us each time they meet after a block of work") !=
+        std::string::npos);
+}
+
 TEST_CASE("a small product runs on fewer threads when waking all of them costs more than it saves", "[cost_model]") {
   MachineModel costly = server();
   // Twice the time of a whole 64^3 product on one core of this machine (0.52 MFLOP at 384 GFLOP/s: 1.4 us).

@@ -10,6 +10,7 @@
 #include "matmul/aligned_words.hpp"
 #include "matmul/packing.hpp"
 #include "matmul/reference.hpp"
+#include "matmul/spin_barrier.hpp"
 
 namespace peakprobe {
 namespace {
@@ -225,13 +226,70 @@ Expected<double> measure_handoff(Gemm& gemm) {
   return double(kBytes) / best / 1e9;
 }
 
+namespace {
+
+// The barrier measurement's block of work: a chain of multiply-adds the compiler cannot fold, on
+// one core, about kBarrierBlockSeconds long (a B block of a medium product).
+constexpr double kBarrierBlockSeconds = 50e-6;
+constexpr int kBarrierRounds = 40, kBarrierTrials = 5;
+
+uint64_t busy_chain(uint64_t steps, uint64_t seed) {
+  uint64_t x = seed;
+  for (uint64_t i = 0; i < steps; ++i) x = x * 6364136223846793005ull + 1442695040888963407ull;
+  return x;
+}
+
+}  // namespace
+
+Expected<double> measure_barrier(Gemm& gemm) {
+  AffinityGuard caller_affinity;
+  if (!gemm.cpu().core_order.empty()) pin_current_thread(gemm.cpu().core_order.front());
+  std::atomic<uint64_t> sink{0};
+  auto seconds_of = [](const auto& f) {
+    const auto t0 = std::chrono::steady_clock::now();
+    f();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
+  // Chain steps for one block: scaled from a timed chain, the fastest of a few.
+  constexpr uint64_t kProbeSteps = 1 << 16;
+  double probe = 1e300;
+  for (int i = 0; i < 5; ++i)
+    probe = std::min(probe, seconds_of([&] { sink.fetch_xor(busy_chain(kProbeSteps, uint64_t(i)), std::memory_order_relaxed); }));
+  if (!(probe > 0 && probe < 1)) return make_error("the barrier measurement's work took no measurable time");
+  const uint64_t steps = std::max<uint64_t>(1, uint64_t(double(kProbeSteps) * kBarrierBlockSeconds / probe));
+  SpinBarrier barrier(2);
+  gemm.run_on_team(2, [](int) {});  // the helper started and awake
+  const double fork_join = gemm.fork_join_seconds(2);
+  std::vector<double> waits;
+  for (int trial = 0; trial < kBarrierTrials; ++trial) {
+    // The rounds on the caller alone, then on two cores that meet after every block.
+    const double alone = seconds_of([&] {
+      for (int r = 0; r < kBarrierRounds; ++r) sink.fetch_xor(busy_chain(steps, uint64_t(r)), std::memory_order_relaxed);
+    });
+    const double together = seconds_of([&] {
+      gemm.run_on_team(2, [&](int t) {
+        for (int r = 0; r < kBarrierRounds; ++r) {
+          sink.fetch_xor(busy_chain(steps, uint64_t(r + t)), std::memory_order_relaxed);
+          barrier.wait();
+        }
+      });
+    });
+    waits.push_back(std::max(0.0, together - alone - fork_join) / kBarrierRounds);
+  }
+  std::nth_element(waits.begin(), waits.begin() + waits.size() / 2, waits.end());
+  return waits[waits.size() / 2];
+}
+
 void calibrate_team(MachineModel& machine, Gemm& gemm, int threads) {
   machine.fork_join_seconds.assign(size_t(std::max(threads, 1)) + 1, 0.0);
   for (int t : thread_counts(threads))
     if (t > 1) machine.fork_join_seconds[size_t(t)] = gemm.fork_join_seconds(t);
   machine.handoff_gbps = 0;
-  if (threads > 1)
+  machine.barrier_seconds = 0;
+  if (threads > 1) {
     if (auto gbps = measure_handoff(gemm)) machine.handoff_gbps = *gbps;
+    if (auto wait = measure_barrier(gemm)) machine.barrier_seconds = *wait;
+  }
 }
 
 std::string calibrate_machine(MachineModel& machine, Gemm& gemm) {

@@ -406,6 +406,20 @@ double kernel_memory_seconds(const MachineModel& machine, const MatmulConfig& c,
   return s;
 }
 
+// One barrier among `parties` threads: the measured wait of a pair (MachineModel::barrier_seconds)
+// or, unmeasured, a cache-line round trip; either once per level of the barrier's tree.
+double barrier_seconds(const MachineModel& machine, int parties) {
+  const double levels = std::ceil(std::log2(double(std::max(parties, 1))));
+  return (machine.barrier_seconds > 0 ? machine.barrier_seconds : kBarrierLevelSeconds) * levels;
+}
+
+// The barriers a shared B block costs: the GEMM meets once per block (B is double-buffered); the
+// unmeasured price counts two round trips (packed, then released).
+double b_block_barrier_seconds(const MachineModel& machine, int parties) {
+  return machine.barrier_seconds > 0 ? barrier_seconds(machine, parties)
+                                     : kBarriersPerBBlock * barrier_seconds(machine, parties);
+}
+
 // Seconds of packing, which the thread does between kernel runs (not overlapped), plus the barriers
 // around B blocks shared by several threads.
 double pack_seconds(const MachineModel& machine, const MatmulConfig& c, const Geometry& g, const Budgets& b,
@@ -437,8 +451,7 @@ double pack_seconds(const MachineModel& machine, const MatmulConfig& c, const Ge
     s += at_least_packing(bt, b_read, machine.pack_b_gbps);
   }
   if (c.thread_rows > 1) {
-    const double barrier = kBarrierLevelSeconds * std::ceil(std::log2(double(c.thread_rows)));
-    s += kBarriersPerBBlock * double(g.n_jc) * double(g.kblocks) * barrier;
+    s += double(g.n_jc) * double(g.kblocks) * b_block_barrier_seconds(machine, c.thread_rows);
     // The slices of each B block the other threads packed come from their caches once the barrier
     // lets the kernels start, at the measured hand-off rate: a wait, not a stream the kernels hide
     // (a grid of one row shares nothing and pays none). On the Zen 5 VM (2 vCPUs) the rate read
@@ -512,7 +525,7 @@ CandidateCost evaluate(const MachineModel& machine, const MatmulProblem& problem
     // The first K part adds the others' sums into C (a read of each and a read and write of C, from
     // L2), between two barriers of the K parts.
     const double sums = double(c.k_threads - 1) * g.rows * g.cols * g.dt.c_bytes * 3;
-    const double barriers = 2 * kBarrierLevelSeconds * std::ceil(std::log2(double(c.k_threads)));
+    const double barriers = 2 * barrier_seconds(machine, c.k_threads);
     r.pack_seconds += (sums / (std::max(machine.l2_gbps, 1e-3) * kGiga) + barriers) * batch;
   }
   // One wake-up and join of the team per call: a batch is one run of it (gemm.cpp).
@@ -903,6 +916,9 @@ void write_inputs(std::ostream& out, const MachineModel& machine, const MatmulPr
   if (!team.empty()) out << "  team wake-up and join measured: " << team << "\n";
   if (machine.handoff_gbps > 0)
     out << printf_text("  hand-off measured: a core reads lines the next one wrote at %.1f GB/s\n", machine.handoff_gbps);
+  if (machine.barrier_seconds > 0)
+    out << printf_text("  barrier measured: two threads lose %.2f us each time they meet after a block of work\n",
+                       machine.barrier_seconds * 1e6);
   out << "problem: " << to_string(problem.dtype) << " " << problem.m << " x " << problem.n << " x " << problem.k
       << ", batch " << std::max<int64_t>(problem.batch, 1) << ", " << problem.threads
       << (problem.threads == 1 ? " thread" : " threads")

@@ -72,6 +72,10 @@ struct MachineModel {
   // way, after the barrier, when nothing could prefetch it. 0: not measured (the model then prices
   // only B packed in another L3 instance, overlapped, at DRAM speed).
   double handoff_gbps = 0;
+  // Seconds a pair of the team's threads loses at a barrier met after each block of work
+  // (calibrate_team): the price of the barrier around each shared B block and of a K split's, in
+  // place of a cache-line round trip per level of the barrier's tree. 0: not measured.
+  double barrier_seconds = 0;
 };
 
 // What the team adds to a call on `threads` threads (MachineModel::fork_join_seconds), 0 for one.

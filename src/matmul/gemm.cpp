@@ -16,6 +16,7 @@
 
 #include "matmul/packing.hpp"
 #include "matmul/reference.hpp"
+#include "matmul/spin_barrier.hpp"
 #include "matmul/thread_team.hpp"
 
 namespace peakprobe {
@@ -46,32 +47,6 @@ class WordBuffer {
   };
   std::unique_ptr<uint32_t, FreeDeleter> data_;
   size_t words_ = 0;
-};
-
-// The threads of one column group meet here between packing a B block and using it. Spinning is
-// right while each thread has a core of its own; after a while it yields, so an oversubscribed
-// machine still makes progress.
-class SpinBarrier {
- public:
-  explicit SpinBarrier(int parties) : parties_(parties) {}
-  int parties() const { return parties_; }
-  void wait() {
-    if (parties_ == 1) return;
-    const int gen = generation_.load(std::memory_order_acquire);
-    if (arrived_.fetch_add(1, std::memory_order_acq_rel) == parties_ - 1) {
-      arrived_.store(0, std::memory_order_relaxed);
-      generation_.fetch_add(1, std::memory_order_release);
-      return;
-    }
-    for (int spins = 0; generation_.load(std::memory_order_acquire) == gen; ++spins) {
-      if (spins < 20000) isa::spin_pause();
-      else std::this_thread::yield();
-    }
-  }
-
- private:
-  const int parties_;
-  std::atomic<int> arrived_{0}, generation_{0};
 };
 
 uint64_t level_bytes(const CpuInfo& cpu, int level, uint64_t fallback) {
