@@ -84,6 +84,13 @@ MatmulConfig config(int mr, int nv, int mc, int kc, int nc, int thread_rows, int
   return c;
 }
 
+// The --explain text of the model's three cheapest candidates.
+std::string explanation(const MachineModel& m, const MatmulProblem& p) {
+  std::ostringstream out;
+  write_explanation(out, m, p, rank_configs(m, p), 3);
+  return out.str();
+}
+
 double intensity(std::pair<int, int> block) {
   return double(block.first) * block.second / (block.first + block.second);
 }
@@ -612,10 +619,9 @@ TEST_CASE("the team's measured wake-up and join is priced per call", "[cost_mode
   const MatmulProblem p = problem(512, 512, 512, 16);
   for (const CandidateCost& c : rank_configs(m, p)) CHECK(c.team_seconds == Approx(fork_join_cost(m, c.config.threads)));
   // The explanation says what was measured and what the choice pays for it.
-  std::ostringstream out;
-  write_explanation(out, m, p, rank_configs(m, p), 3);
-  CHECK(out.str().find("team wake-up and join measured: 2 threads 1.00 us, 16 threads 8.00 us") != std::string::npos);
-  CHECK(out.str().find(", team ") != std::string::npos);
+  const std::string text = explanation(m, p);
+  CHECK(text.find("team wake-up and join measured: 2 threads 1.00 us, 16 threads 8.00 us") != std::string::npos);
+  CHECK(text.find(", team ") != std::string::npos);
 }
 
 TEST_CASE("a measured hand-off prices the B slices other threads packed, on grids that share B blocks only",
@@ -630,9 +636,8 @@ TEST_CASE("a measured hand-off prices the B slices other threads packed, on grid
   CHECK(rows_paid.pack_seconds - rows_free.pack_seconds == Approx(512.0 * 512 * 4 * 0.5 / 10e9));
   CHECK(rows_paid.seconds - rows_free.seconds == Approx(512.0 * 512 * 4 * 0.5 / 10e9));
   CHECK(cols_paid.seconds == Approx(cols_free.seconds));  // one row of threads: nothing shared
-  std::ostringstream out;
-  write_explanation(out, m, p, rank_configs(m, p), 3);
-  CHECK(out.str().find("hand-off measured: a core reads lines the next one wrote at 10.0 GB/s") != std::string::npos);
+  CHECK(explanation(m, p).find("hand-off measured: a core reads lines the next one wrote at 10.0 GB/s") !=
+        std::string::npos);
 }
 
 TEST_CASE("a measured barrier replaces the round-trip price, once per shared B block and twice per K split",
@@ -648,9 +653,7 @@ TEST_CASE("a measured barrier replaces the round-trip price, once per shared B b
   CHECK(predict(m, p, rows).pack_seconds - rows_guess.pack_seconds == Approx(4 * (10e-6 - 2 * 0.25e-6)));
   CHECK(predict(m, p, cols).seconds == Approx(cols_guess.seconds));  // no shared B block
   CHECK(predict(m, p, split).pack_seconds - split_guess.pack_seconds == Approx(2 * (10e-6 - 0.25e-6)));
-  std::ostringstream out;
-  write_explanation(out, m, p, rank_configs(m, p), 3);
-  CHECK(out.str().find("barrier measured: two threads lose 10.00 us each time they meet after a block of work") !=
+  CHECK(explanation(m, p).find("barrier measured: two threads lose 10.00 us each time they meet after a block of work") !=
         std::string::npos);
 }
 
