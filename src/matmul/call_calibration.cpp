@@ -211,8 +211,7 @@ Expected<double> measure_handoff(Gemm& gemm) {
         written.store(1, std::memory_order_release);
         return;
       }
-      while (written.load(std::memory_order_acquire) == 0) {
-      }
+      while (written.load(std::memory_order_acquire) == 0) isa::spin_pause();
       const auto t0 = std::chrono::steady_clock::now();
       uint64_t sum = 0;
       // One word a line: the time is the lines' transfer, not the loads.
