@@ -311,6 +311,14 @@ TEST_CASE("threads of a row split the columns in whole vectors, and a narrower l
     const CandidateCost two = predict(m, problem(513, 513, 513, 2), config(6, 4, 258, 256, 576, 1, 2));
     CHECK(two.imbalance == Approx(17.0 / 16.5 - 1));
   }
+  SECTION("a thread whose columns fit one block gets one, though its last panel is narrower") {
+    // 513 columns: 33 vectors, 9 panels of 64 (576 columns padded to panels); a B block of all of
+    // them fits the laptop's L3 share, so some 6x64 candidate keeps the whole width (nc 576).
+    bool one_block = false;
+    for (const CandidateCost& c : rank_configs(m, problem(513, 513, 513)))
+      if (c.config.nv == 4 && c.config.nc >= 513) one_block = true;
+    CHECK(one_block);
+  }
   SECTION("a last tile of one vector costs less than a whole one, and no less than its share of the FLOPs") {
     const CandidateCost narrow = predict(m, problem(516, 513, 512), config(6, 4, 258, 256, 576, 1, 1));
     const CandidateCost whole = predict(m, problem(516, 576, 512), config(6, 4, 258, 256, 576, 1, 1));

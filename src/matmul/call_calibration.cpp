@@ -1,10 +1,14 @@
 #include "matmul/call_calibration.hpp"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <memory>
 #include <vector>
+
+#include <fmt/format.h>
+#include <thread>
 
 #include "harness/pin.hpp"
 #include "matmul/aligned_words.hpp"
@@ -211,7 +215,10 @@ Expected<double> measure_handoff(Gemm& gemm) {
         written.store(1, std::memory_order_release);
         return;
       }
-      while (written.load(std::memory_order_acquire) == 0) isa::spin_pause();
+      // Pause while the writer writes; yield after a while, in case it shares this CPU.
+      for (int spins = 0; written.load(std::memory_order_acquire) == 0; ++spins)
+        if (spins < 20000) isa::spin_pause();
+        else std::this_thread::yield();
       const auto t0 = std::chrono::steady_clock::now();
       uint64_t sum = 0;
       // One word a line: the time is the lines' transfer, not the loads.
@@ -227,56 +234,80 @@ Expected<double> measure_handoff(Gemm& gemm) {
 
 namespace {
 
-// The barrier measurement's block of work: a chain of multiply-adds the compiler cannot fold, on
-// one core, about kBarrierBlockSeconds long (a B block of a medium product).
+// The barrier measurement's block of work: about kBarrierBlockSeconds (a B block of a medium
+// product) of the GEMM's own micro-kernel calls, each thread on panels of its own. The kernels'
+// multiply-adds, not any work: on the Zen 5 VM a pair of threads meeting after blocks of a scalar
+// multiply chain lost 0.25-0.8 us a meeting, after blocks of kernel calls 3.9-8.7 us; a 2x1 grid's
+// threads waited 13-43 us a B block for each other inside the GEMM (instrumented once).
 constexpr double kBarrierBlockSeconds = 50e-6;
 constexpr int kBarrierRounds = 40, kBarrierTrials = 5;
-
-uint64_t busy_chain(uint64_t steps, uint64_t seed) {
-  uint64_t x = seed;
-  for (uint64_t i = 0; i < steps; ++i) x = x * 6364136223846793005ull + 1442695040888963407ull;
-  return x;
-}
+constexpr double kBarrierFloorSeconds = 0.25e-6;
 
 }  // namespace
 
-Expected<double> measure_barrier(Gemm& gemm) {
+Expected<double> measure_barrier(Gemm& gemm, const MachineModel& machine) {
+  if (machine.tiles) return make_error("not measured for tile kernels");
+  const auto [mr, nv] = calibration_block(machine, gemm.dtype());
+  auto fn = gemm.tile_kernel(mr, nv);
+  if (!fn) return make_error(fn.error());
+  const int nr = gemm.micro_kernel_shape(mr, nv, false).nr();
+  struct Panels {
+    Words a, b, c;
+  };
+  std::array<Panels, 2> panels;
+  for (Panels& p : panels) {
+    p.a = zeroed_words(size_t(kLongSteps * mr));
+    p.b = zeroed_words(size_t(b_panel_words(kLongSteps, nr, gemm.b_panels_have_sums())));
+    p.c = zeroed_words(size_t(mr * nr));
+    if (!p.a || !p.b || !p.c) return make_error("cannot allocate the barrier measurement's panels");
+  }
   AffinityGuard caller_affinity;
   if (!gemm.cpu().core_order.empty()) pin_current_thread(gemm.cpu().core_order.front());
-  std::atomic<uint64_t> sink{0};
+  auto calls_of = [&](int t, int64_t calls) {
+    const Panels& p = panels[size_t(t)];
+    for (int64_t i = 0; i < calls; ++i)
+      (*fn)(uint64_t(kLongSteps), p.a.get(), p.b.get(), p.c.get(), uint64_t(nr) * 4, 1, 0, 0, nullptr);
+  };
   auto seconds_of = [](const auto& f) {
     const auto t0 = std::chrono::steady_clock::now();
     f();
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   };
-  // Chain steps for one block: scaled from a timed chain, the fastest of a few.
-  constexpr uint64_t kProbeSteps = 1 << 16;
+  // Calls a block: scaled from timed runs of calls, the fastest of a few.
+  constexpr int64_t kProbeCalls = 256;
   double probe = 1e300;
-  for (int i = 0; i < 5; ++i)
-    probe = std::min(probe, seconds_of([&] { sink.fetch_xor(busy_chain(kProbeSteps, uint64_t(i)), std::memory_order_relaxed); }));
-  if (!(probe > 0 && probe < 1)) return make_error("the barrier measurement's work took no measurable time");
-  const uint64_t steps = std::max<uint64_t>(1, uint64_t(double(kProbeSteps) * kBarrierBlockSeconds / probe));
+  for (int i = 0; i < 5; ++i) probe = std::min(probe, seconds_of([&] { calls_of(0, kProbeCalls); }));
+  if (!(probe > 0 && probe < 1)) return make_error("the barrier measurement's kernel calls took no measurable time");
+  const int64_t calls = std::max<int64_t>(1, int64_t(double(kProbeCalls) * kBarrierBlockSeconds / probe));
   SpinBarrier barrier(2);
-  gemm.run_on_team(2, [](int) {});  // the helper started and awake
-  const double fork_join = gemm.fork_join_seconds(2);
   std::vector<double> waits;
   for (int trial = 0; trial < kBarrierTrials; ++trial) {
-    // The rounds on the caller alone, then on two cores that meet after every block.
+    // The rounds on the caller alone, then on two cores that meet after every block. The pair is
+    // timed by the caller from a first meeting to the last: the helper's wake-up stays out.
     const double alone = seconds_of([&] {
-      for (int r = 0; r < kBarrierRounds; ++r) sink.fetch_xor(busy_chain(steps, uint64_t(r)), std::memory_order_relaxed);
+      for (int r = 0; r < kBarrierRounds; ++r) calls_of(0, calls);
     });
-    const double together = seconds_of([&] {
-      gemm.run_on_team(2, [&](int t) {
-        for (int r = 0; r < kBarrierRounds; ++r) {
-          sink.fetch_xor(busy_chain(steps, uint64_t(r + t)), std::memory_order_relaxed);
-          barrier.wait();
-        }
-      });
+    double together = 0;
+    gemm.run_on_team(2, [&](int t) {
+      barrier.wait();
+      const auto t0 = std::chrono::steady_clock::now();
+      for (int r = 0; r < kBarrierRounds; ++r) {
+        calls_of(t, calls);
+        barrier.wait();
+      }
+      if (t == 0) together = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     });
-    waits.push_back(std::max(0.0, together - alone - fork_join) / kBarrierRounds);
+    waits.push_back(std::max(0.0, together - alone) / kBarrierRounds);
   }
   std::nth_element(waits.begin(), waits.begin() + waits.size() / 2, waits.end());
-  return waits[waits.size() / 2];
+  const double wait = waits[waits.size() / 2];
+  // A pair that lost a whole block at each meeting did not run at once (the helper's core was
+  // taken): that says nothing about barriers, and would price every shared B block as a block.
+  if (wait >= kBarrierBlockSeconds)
+    return make_error(fmt::format("two threads lost {:.1f} us a barrier after blocks of {:.0f} us: they did not run at once",
+                                  wait * 1e6, kBarrierBlockSeconds * 1e6));
+  // No barrier is free: at least the cache-line round trip of the unmeasured price.
+  return std::max(wait, kBarrierFloorSeconds);
 }
 
 void calibrate_team(MachineModel& machine, Gemm& gemm, int threads) {
@@ -287,7 +318,7 @@ void calibrate_team(MachineModel& machine, Gemm& gemm, int threads) {
   machine.barrier_seconds = 0;
   if (threads > 1) {
     if (auto gbps = measure_handoff(gemm)) machine.handoff_gbps = *gbps;
-    if (auto wait = measure_barrier(gemm)) machine.barrier_seconds = *wait;
+    if (auto wait = measure_barrier(gemm, machine)) machine.barrier_seconds = *wait;
   }
 }
 

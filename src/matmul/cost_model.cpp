@@ -407,7 +407,8 @@ double kernel_memory_seconds(const MachineModel& machine, const MatmulConfig& c,
 }
 
 // One barrier among `parties` threads: the measured wait of a pair (MachineModel::barrier_seconds)
-// or, unmeasured, a cache-line round trip; either once per level of the barrier's tree.
+// or, unmeasured, a cache-line round trip; either times log2(parties), a guess at how the wait
+// grows with the threads that must all arrive (SpinBarrier is one counter; only a pair is measured).
 double barrier_seconds(const MachineModel& machine, int parties) {
   const double levels = std::ceil(std::log2(double(std::max(parties, 1))));
   return (machine.barrier_seconds > 0 ? machine.barrier_seconds : kBarrierLevelSeconds) * levels;
@@ -454,8 +455,9 @@ double pack_seconds(const MachineModel& machine, const MatmulConfig& c, const Ge
     s += double(g.n_jc) * double(g.kblocks) * b_block_barrier_seconds(machine, c.thread_rows);
     // The slices of each B block the other threads packed come from their caches once the barrier
     // lets the kernels start, at the measured hand-off rate: a wait, not a stream the kernels hide
-    // (a grid of one row shares nothing and pays none). On the Zen 5 VM (2 vCPUs) the rate read
-    // 31-34 GB/s: about 8 us of a 0.75 ms 513^3 call on a 2x1 grid.
+    // (a grid of one row shares nothing and pays none). The kernels' memory term still counts the
+    // same bytes as part of the B block's stream, overlapped: the wait comes on top of it. On the
+    // Zen 5 VM (2 vCPUs) the rate read 31-34 GB/s: about 16 us of a 0.75 ms 513^3 call on a 2x1 grid.
     if (machine.handoff_gbps > 0) {
       const double others = double(g.cols_pad) * double(g.kpad) * g.dt.packed_bytes * (1.0 - 1.0 / c.thread_rows);
       s += others / (machine.handoff_gbps * kGiga);
@@ -614,14 +616,17 @@ MatmulConfig with_blocks(const MachineModel& machine, const MatmulProblem& probl
   c.mc = int(balanced_block(g.rows_pad, fitting(mc_fill * b.l2, kc_bytes, g.rows_pad), c.mr));
   const Geometry with_mc = geometry_of(machine, problem, c);
   const double c_row = double(with_mc.rows_pad) * dt.c_bytes;  // C panel bytes per column
+  // nc is whole panels: the thread's columns padded to tiles, so that a narrower last panel does not
+  // push a thread whose columns fit one block into two.
+  const int64_t cols_tiles = g.tiles_n_t * c.nr;
   double nc_max = 0;
   switch (nc_rule) {
-    case NcRule::b_block_full: nc_max = fitting(b.l3_b_block, kc_bytes, g.cols_pad); break;
-    case NcRule::b_block_half: nc_max = fitting(0.5 * b.l3_b_block, kc_bytes, g.cols_pad); break;
-    case NcRule::c_panel_l3: nc_max = fitting(b.l3_thread, c_row, g.cols_pad); break;
-    case NcRule::c_panel_l2: nc_max = fitting(std::max(0.0, b.l2 - with_mc.a_block), c_row, g.cols_pad); break;
+    case NcRule::b_block_full: nc_max = fitting(b.l3_b_block, kc_bytes, cols_tiles); break;
+    case NcRule::b_block_half: nc_max = fitting(0.5 * b.l3_b_block, kc_bytes, cols_tiles); break;
+    case NcRule::c_panel_l3: nc_max = fitting(b.l3_thread, c_row, cols_tiles); break;
+    case NcRule::c_panel_l2: nc_max = fitting(std::max(0.0, b.l2 - with_mc.a_block), c_row, cols_tiles); break;
   }
-  c.nc = int(balanced_block(g.cols_pad, int64_t(nc_max), c.nr));
+  c.nc = int(balanced_block(cols_tiles, int64_t(nc_max), c.nr));
   return c;
 }
 

@@ -245,7 +245,8 @@ Expected<bool> Gemm::run_batch(const GemmArgs& x, int64_t batch, const BatchStri
   // Columns are split between the threads of a row in whole vectors, not whole nr-wide panels: a
   // thread's last panel may then be narrower, and its kernel computes only the vectors it holds. With
   // panels, 513 columns in panels of 64 split 5 : 4 (320 and 193 columns); in vectors 16 : 17. The
-  // cut falls on a vector, so no two threads write one cache line of C when a vector fills a line.
+  // cut falls on a vector: where a vector fills a cache line and C's rows start on line boundaries,
+  // no two threads write one line of C.
   const int64_t lanes = std::max(1, nr / std::max(1, g.nv)), col_vectors = ceil_div(x.n, lanes);
   auto col_range = [&](int tc) {
     return std::make_pair(std::min(x.n, col_vectors * tc / tc_count * lanes),
