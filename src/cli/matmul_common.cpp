@@ -97,7 +97,8 @@ MachineModel machine_for(const CpuInfo& cpu, const MatmulRoof& roof, Gemm& gemm)
   if (std::string missing = calibrate_machine(machine, gemm); !missing.empty())
     spdlog::warn("matmul: the cost model prices by its formula what it could not measure ({})", missing);
   if (roof.threads > 1) {
-    calibrate_team(machine, gemm, roof.threads);
+    if (std::string missing = calibrate_team(machine, gemm, roof.threads); !missing.empty())
+      spdlog::debug("matmul team on {} threads: not measured, priced by the formula: {}", roof.threads, missing);
     spdlog::debug("matmul team on {} threads: wake-up and join {:.2f} us", roof.threads,
                   fork_join_cost(machine, roof.threads) * 1e6);
   }

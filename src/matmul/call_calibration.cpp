@@ -5,10 +5,11 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <string>
+#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
-#include <thread>
 
 #include "harness/pin.hpp"
 #include "matmul/aligned_words.hpp"
@@ -237,16 +238,19 @@ namespace {
 // The barrier measurement's block of work: about kBarrierBlockSeconds (a B block of a medium
 // product) of the GEMM's own micro-kernel calls, each thread on panels of its own. The kernels'
 // multiply-adds, not any work: on the Zen 5 VM a pair of threads meeting after blocks of a scalar
-// multiply chain lost 0.25-0.8 us a meeting, after blocks of kernel calls 3.9-8.7 us; a 2x1 grid's
-// threads waited 13-43 us a B block for each other inside the GEMM (instrumented once).
+// multiply chain lost 0.25-0.8 us a meeting, after blocks of kernel calls 0.25-8.7 us depending on
+// the minute; a 2x1 grid's threads waited 13-43 us a B block for each other inside the GEMM
+// (instrumented once).
 constexpr double kBarrierBlockSeconds = 50e-6;
 constexpr int kBarrierRounds = 40, kBarrierTrials = 5;
+// No barrier is free: at least one cache-line round trip between two cores.
 constexpr double kBarrierFloorSeconds = 0.25e-6;
 
 }  // namespace
 
 Expected<double> measure_barrier(Gemm& gemm, const MachineModel& machine) {
   if (machine.tiles) return make_error("not measured for tile kernels");
+  if (gemm.cpu().core_order.size() < 2) return make_error("fewer than two CPUs: two threads did not run at once");
   const auto [mr, nv] = calibration_block(machine, gemm.dtype());
   auto fn = gemm.tile_kernel(mr, nv);
   if (!fn) return make_error(fn.error());
@@ -280,15 +284,18 @@ Expected<double> measure_barrier(Gemm& gemm, const MachineModel& machine) {
   if (!(probe > 0 && probe < 1)) return make_error("the barrier measurement's kernel calls took no measurable time");
   const int64_t calls = std::max<int64_t>(1, int64_t(double(kProbeCalls) * kBarrierBlockSeconds / probe));
   SpinBarrier barrier(2);
-  std::vector<double> waits;
+  std::vector<double> waits, blocks;
   for (int trial = 0; trial < kBarrierTrials; ++trial) {
     // The rounds on the caller alone, then on two cores that meet after every block. The pair is
-    // timed by the caller from a first meeting to the last: the helper's wake-up stays out.
+    // timed by the caller from a first meeting to the last, after an untimed block each: the
+    // helper's wake-up and its core's slow start stay out.
     const double alone = seconds_of([&] {
       for (int r = 0; r < kBarrierRounds; ++r) calls_of(0, calls);
     });
+    blocks.push_back(alone / kBarrierRounds);
     double together = 0;
     gemm.run_on_team(2, [&](int t) {
+      calls_of(t, calls);
       barrier.wait();
       const auto t0 = std::chrono::steady_clock::now();
       for (int r = 0; r < kBarrierRounds; ++r) {
@@ -299,27 +306,33 @@ Expected<double> measure_barrier(Gemm& gemm, const MachineModel& machine) {
     });
     waits.push_back(std::max(0.0, together - alone) / kBarrierRounds);
   }
-  std::nth_element(waits.begin(), waits.begin() + waits.size() / 2, waits.end());
-  const double wait = waits[waits.size() / 2];
+  auto median = [](std::vector<double>& v) {
+    std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+    return v[v.size() / 2];
+  };
+  const double wait = median(waits), block = median(blocks);
   // A pair that lost a whole block at each meeting did not run at once (the helper's core was
   // taken): that says nothing about barriers, and would price every shared B block as a block.
-  if (wait >= kBarrierBlockSeconds)
-    return make_error(fmt::format("two threads lost {:.1f} us a barrier after blocks of {:.0f} us: they did not run at once",
-                                  wait * 1e6, kBarrierBlockSeconds * 1e6));
-  // No barrier is free: at least the cache-line round trip of the unmeasured price.
+  if (wait >= block)
+    return make_error(fmt::format("two threads lost {:.1f} us a barrier after blocks of {:.1f} us: they did not run at once",
+                                  wait * 1e6, block * 1e6));
   return std::max(wait, kBarrierFloorSeconds);
 }
 
-void calibrate_team(MachineModel& machine, Gemm& gemm, int threads) {
+std::string calibrate_team(MachineModel& machine, Gemm& gemm, int threads) {
   machine.fork_join_seconds.assign(size_t(std::max(threads, 1)) + 1, 0.0);
   for (int t : thread_counts(threads))
     if (t > 1) machine.fork_join_seconds[size_t(t)] = gemm.fork_join_seconds(t);
   machine.handoff_gbps = 0;
   machine.barrier_seconds = 0;
+  std::string missing;
   if (threads > 1) {
     if (auto gbps = measure_handoff(gemm)) machine.handoff_gbps = *gbps;
+    else missing = "hand-off: " + gbps.error();
     if (auto wait = measure_barrier(gemm, machine)) machine.barrier_seconds = *wait;
+    else missing += (missing.empty() ? "" : "; ") + std::string("barrier: ") + wait.error();
   }
+  return missing;
 }
 
 std::string calibrate_machine(MachineModel& machine, Gemm& gemm) {

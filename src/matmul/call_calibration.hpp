@@ -35,20 +35,22 @@ Expected<double> measure_handoff(Gemm& gemm);
 // (MachineModel::barrier_seconds): blocks of about 50 us of the GEMM's own micro-kernel calls (the
 // reference block, calibration_block), 40 of them, on the caller alone and then on the caller and
 // helper 1 meeting after each, timed from a first meeting to the last; the time the pair took
-// beyond the caller alone, per barrier; the median of 5 trials, at least 0.25 us. It holds the
-// hand-off of the barrier's line and whatever makes one core run the kernels slower than the
-// other: a host's stops, a core whose sibling is busy. An error when the pair lost a whole block a
-// barrier (they did not run at once), and for tile kernels. The caller runs on the first core of
-// the core order. About 25 ms.
+// beyond the caller alone, per barrier; the median of 5 trials, at least 0.25 us. Each thread runs
+// an untimed block first. It holds the hand-off of the barrier's line and whatever makes one core
+// run the kernels slower than the other: a host's stops, a core whose sibling is busy. An error when
+// the pair lost a whole block a barrier or there are fewer than two CPUs (they did not run at once),
+// and for tile kernels. The block is calibration_block's, computed afresh from `machine`. The caller
+// runs on the first core of the core order. About 25 ms.
 Expected<double> measure_barrier(Gemm& gemm, const MachineModel& machine);
 
 // What waking and joining the GEMM's thread team costs a call, for every count the model plans with
 // on `threads` threads (thread_counts) but one, into machine.fork_join_seconds; and, for several
 // threads, the hand-off rate and the barrier's wait into machine.handoff_gbps and
-// machine.barrier_seconds (0 when they could not be measured). The wake-up and join leave the
+// machine.barrier_seconds (0 when they could not be measured; the reasons are returned, "" when
+// both were measured or there is one thread). The wake-up and join leave the
 // caller where it is; the other two pin it to the first core of the core order for their time. The
 // helpers run on the next cores of the CPU's core order, as in a call. About 30 ms.
-void calibrate_team(MachineModel& machine, Gemm& gemm, int threads);
+std::string calibrate_team(MachineModel& machine, Gemm& gemm, int threads);
 
 // Both, for the reference block (calibration_block), into `machine` (calls, pack_a_gbps, pack_b_gbps).
 // Returns what could not be measured, "" when everything was; the model prices that part by its
