@@ -20,6 +20,23 @@
 namespace peakprobe {
 namespace {
 
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// Seconds one run of `f` takes.
+template <typename F>
+double seconds_of(const F& f) {
+  const auto t0 = Clock::now();
+  f();
+  return seconds_since(t0);
+}
+
+// Every measurement here runs where the GEMM's caller runs: the first core of the core order (the
+// caller's AffinityGuard puts it back).
+void pin_to_first_core(const Gemm& gemm) {
+  if (!gemm.cpu().core_order.empty()) pin_current_thread(gemm.cpu().core_order.front());
+}
+
 // k loops of the timed calls: the short one and the long one separate the k step from the call. The
 // long one, a typical kc, also times the calls with C further away: the C tile's prefetch, issued as
 // a call starts, has that long to arrive (Sapphire Rapids-class VM: this calibration read C from L3
@@ -59,12 +76,12 @@ Expected<CRegion> c_region(uint64_t bytes, int mr, int nr) {
 template <typename Run>
 double one_timing(const Run& run) {
   int64_t runs = 0;
-  const auto t0 = std::chrono::steady_clock::now();
+  const auto t0 = Clock::now();
   double elapsed = 0;
   do {
     run();
     ++runs;
-    elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    elapsed = seconds_since(t0);
   } while (elapsed < kMinSeconds);
   return elapsed / double(runs);
 }
@@ -117,7 +134,7 @@ Expected<MeasuredPacking> measure_packing(Gemm& gemm, const MachineModel& machin
   if (!source || !a_out || !b_out) return make_error("cannot allocate the packing calibration's buffers");
   const auto* src = reinterpret_cast<const unsigned char*>(source.get());
   AffinityGuard caller_affinity;
-  if (!gemm.cpu().core_order.empty()) pin_current_thread(gemm.cpu().core_order.front());
+  pin_to_first_core(gemm);
   // A: mc rows x kc at a time, down the rows, then the next kc.
   const double a_seconds = seconds_per_pass([&] {
     for (int64_t kb = 0; kb < kSourceColumns; kb += kKc)
@@ -167,7 +184,7 @@ Expected<MeasuredCalls> measure_calls(Gemm& gemm, const MachineModel& machine, i
   if (!in_l3) return make_error(in_l3.error());
 
   AffinityGuard caller_affinity;
-  if (!gemm.cpu().core_order.empty()) pin_current_thread(gemm.cpu().core_order.front());
+  pin_to_first_core(gemm);
   // The four timings taken in turn, kRepeats rounds, the fastest of each kept: a slow stretch of the
   // host then touches every timing alike instead of one level's.
   struct Timing {
@@ -202,7 +219,7 @@ Expected<double> measure_handoff(Gemm& gemm) {
   if (!buffer) return make_error("cannot allocate the hand-off buffer");
   auto* words = reinterpret_cast<uint64_t*>(buffer.get());
   AffinityGuard caller_affinity;
-  if (!gemm.cpu().core_order.empty()) pin_current_thread(gemm.cpu().core_order.front());
+  pin_to_first_core(gemm);
   std::atomic<int> written{0};
   std::atomic<uint64_t> sink{0};
   double best = 1e300;
@@ -220,11 +237,11 @@ Expected<double> measure_handoff(Gemm& gemm) {
       for (int spins = 0; written.load(std::memory_order_acquire) == 0; ++spins)
         if (spins < 20000) isa::spin_pause();
         else std::this_thread::yield();
-      const auto t0 = std::chrono::steady_clock::now();
+      const auto t0 = Clock::now();
       uint64_t sum = 0;
       // One word a line: the time is the lines' transfer, not the loads.
       for (size_t w = 0; w < kWords; w += kWordsPerLine) sum += words[w];
-      seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      seconds = seconds_since(t0);
       sink.fetch_add(sum, std::memory_order_relaxed);
     });
     if (round > 0) best = std::min(best, seconds);  // the first round starts the helper
@@ -266,16 +283,11 @@ Expected<double> measure_barrier(Gemm& gemm, const MachineModel& machine) {
     if (!p.a || !p.b || !p.c) return make_error("cannot allocate the barrier measurement's panels");
   }
   AffinityGuard caller_affinity;
-  if (!gemm.cpu().core_order.empty()) pin_current_thread(gemm.cpu().core_order.front());
+  pin_to_first_core(gemm);
   auto calls_of = [&](int t, int64_t calls) {
     const Panels& p = panels[size_t(t)];
     for (int64_t i = 0; i < calls; ++i)
       (*fn)(uint64_t(kLongSteps), p.a.get(), p.b.get(), p.c.get(), uint64_t(nr) * 4, 1, 0, 0, nullptr);
-  };
-  auto seconds_of = [](const auto& f) {
-    const auto t0 = std::chrono::steady_clock::now();
-    f();
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   };
   // Calls a block: scaled from timed runs of calls, the fastest of a few.
   constexpr int64_t kProbeCalls = 256;
@@ -297,12 +309,12 @@ Expected<double> measure_barrier(Gemm& gemm, const MachineModel& machine) {
     gemm.run_on_team(2, [&](int t) {
       calls_of(t, calls);
       barrier.wait();
-      const auto t0 = std::chrono::steady_clock::now();
+      const auto t0 = Clock::now();
       for (int r = 0; r < kBarrierRounds; ++r) {
         calls_of(t, calls);
         barrier.wait();
       }
-      if (t == 0) together = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      if (t == 0) together = seconds_since(t0);
     });
     waits.push_back(std::max(0.0, together - alone) / kBarrierRounds);
   }
