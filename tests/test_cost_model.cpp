@@ -554,6 +554,41 @@ TEST_CASE("a measured wait for C's lines favours deep kc, and one at the formula
   CHECK(tall_added == Approx(shallow_added).epsilon(0.1));
 }
 
+TEST_CASE("a measured k step with B from L2 replaces the bandwidth price of re-reading B panels", "[cost_model]") {
+  const MatmulProblem p = problem(2048, 2048, 2048);
+  // kc 128: a 6 x 64 B micro-panel of 32 KiB, in L1's budget (36 KiB of 48); kc 512: 128 KiB, in L2.
+  const MatmulConfig shallow = config(6, 4, 384, 128, 2048, 1, 1), deep = config(6, 4, 192, 512, 2048, 1, 1);
+  const MachineModel plain = server();
+  CHECK(predict(plain, p, deep).note.find("B panel over L1 budget, from L2") != std::string::npos);
+  // Measured no slower from L2 than from L1: the deep blocking sheds the re-reads' bandwidth price,
+  // and the shallow one, whose panels stay in L1, is priced as before.
+  MachineModel level = plain;
+  level.calls = {6, 4, 12.0, 1.0, 1.0, 1.0, 12.0};
+  CHECK(predict(level, p, deep).seconds < predict(plain, p, deep).seconds);
+  CHECK(predict(level, p, deep).memory_seconds < predict(plain, p, deep).memory_seconds);
+  CHECK(predict(level, p, shallow).seconds == Approx(predict(plain, p, shallow).seconds));
+  // Two cycles more a step from L2: the calls that re-read a panel (all but the first of each ic
+  // block's column of tiles) pay them in the kernel's time, in proportion to the wait.
+  MachineModel slow = level, slower = level;
+  slow.calls.step_cycles_b_l2 = 14.0;
+  slower.calls.step_cycles_b_l2 = 16.0;
+  const double slow_added = predict(slow, p, deep).compute_seconds - predict(level, p, deep).compute_seconds;
+  const double slower_added = predict(slower, p, deep).compute_seconds - predict(level, p, deep).compute_seconds;
+  CHECK(slow_added > 0);
+  CHECK(slower_added == Approx(2 * slow_added));
+  // At most what every call of the deep blocking would pay: 2 of 12 cycles a step, a sixth.
+  CHECK(slow_added < predict(level, p, deep).compute_seconds / 6);
+  CHECK(predict(slow, p, shallow).seconds == Approx(predict(level, p, shallow).seconds));
+  // And a measured wait per byte of B: a block of two vectors re-reading half the bytes a step
+  // waits half as long per call.
+  const MatmulConfig narrow = config(12, 2, 192, 1024, 2048, 1, 1);
+  CHECK(predict(plain, p, narrow).note.find("B panel over L1 budget, from L2") != std::string::npos);
+  const double narrow_added = predict(slow, p, narrow).compute_seconds - predict(level, p, narrow).compute_seconds;
+  CHECK(narrow_added > 0);
+  CHECK(explanation(slow, p).find("k step with the B micro-panel streaming from L2: 14.00 cycles") != std::string::npos);
+  CHECK(explanation(plain, p).find("streaming from L2") == std::string::npos);
+}
+
 TEST_CASE("a measured packing rate below the bandwidths makes repacking A cost more", "[cost_model]") {
   const MatmulProblem p = problem(2048, 2048, 2048);
   // nc 256 packs A eight times, nc 2048 once.

@@ -43,6 +43,8 @@ void pin_to_first_core(const Gemm& gemm) {
 // at about 150 cycles a call after 64-step loops, 290-340 after 128-step ones; stand-alone loops of
 // 128 and of 512 steps read the same wait).
 constexpr int64_t kShortSteps = 16, kLongSteps = 128;
+// The deepest loop that times a B micro-panel streaming from L2 (kc 1024 is the model's deepest).
+constexpr int64_t kMaxDeepSteps = 1024;
 // Each timing runs calls for at least this long, and the fastest of kRepeats timings is kept.
 constexpr double kMinSeconds = 3e-3;
 constexpr int kRepeats = 7;
@@ -183,20 +185,39 @@ Expected<MeasuredCalls> measure_calls(Gemm& gemm, const MachineModel& machine, i
   Expected<CRegion> in_l3 = l3_apart ? c_region(l3_region, mr, nr) : Expected<CRegion>(CRegion{});
   if (!in_l3) return make_error(in_l3.error());
 
+  // A B micro-panel too deep for L1: the shortest whole number of long loops whose panel fills at
+  // least twice L1, so that every call streams it from L2 again, as the calls of an ic block do when
+  // kc x nr does not fit L1. Measured only where a quarter of L2 holds it (else it is not L2's).
+  const auto panel_bytes = [&](int64_t steps) {
+    return uint64_t(b_panel_words(steps, nr, gemm.b_panels_have_sums())) * 4;
+  };
+  int64_t deep_steps = kLongSteps;
+  while (panel_bytes(deep_steps) < 2 * machine.l1_bytes && deep_steps < kMaxDeepSteps) deep_steps += kLongSteps;
+  const bool deep_in_l2 = panel_bytes(deep_steps) >= 2 * machine.l1_bytes && panel_bytes(deep_steps) <= machine.l2_bytes / 4;
+  Words a_deep = deep_in_l2 ? zeroed_words(size_t(deep_steps * mr)) : Words{};
+  Words b_deep = deep_in_l2 ? zeroed_words(size_t(panel_bytes(deep_steps) / 4)) : Words{};
+  if (deep_in_l2 && (!a_deep || !b_deep)) return make_error("cannot allocate the deep panels of the call calibration");
+
   AffinityGuard caller_affinity;
   pin_to_first_core(gemm);
-  // The four timings taken in turn, kRepeats rounds, the fastest of each kept: a slow stretch of the
+  // The timings taken in turn, kRepeats rounds, the fastest of each kept: a slow stretch of the
   // host then touches every timing alike instead of one level's.
   struct Timing {
     int64_t steps;
     CRegion* region;
+    const uint32_t *a, *b;
     double best = 1e300;
   };
-  std::vector<Timing> timings = {{kShortSteps, &*in_l1}, {kLongSteps, &*in_l1}, {kLongSteps, &*in_l2}};
-  if (l3_apart) timings.push_back({kLongSteps, &*in_l3});
+  std::vector<Timing> timings = {{kShortSteps, &*in_l1, a.get(), b.get()},
+                                 {kLongSteps, &*in_l1, a.get(), b.get()},
+                                 {kLongSteps, &*in_l2, a.get(), b.get()}};
+  const size_t l3_index = timings.size();
+  if (l3_apart) timings.push_back({kLongSteps, &*in_l3, a.get(), b.get()});
+  const size_t deep_index = timings.size();
+  if (deep_in_l2) timings.push_back({deep_steps, &*in_l1, a_deep.get(), b_deep.get()});
   for (int round = 0; round < kRepeats; ++round)
     for (Timing& t : timings)
-      t.best = std::min(t.best, call_timing(*fn, t.steps, a.get(), b.get(), *t.region, mr, nr));
+      t.best = std::min(t.best, call_timing(*fn, t.steps, t.a, t.b, *t.region, mr, nr));
   const double hz = machine.ghz * 1e9;
   const double short_l1 = timings[0].best * hz, long_l1 = timings[1].best * hz;
   MeasuredCalls m;
@@ -207,7 +228,10 @@ Expected<MeasuredCalls> measure_calls(Gemm& gemm, const MachineModel& machine, i
   // The further levels add to L1's call what their calls take longer, timings of the same length
   // compared: the step's own error, 128 times over, stays out of the difference.
   m.call_l2 = m.call_l1 + std::max(0.0, timings[2].best * hz - long_l1);
-  if (l3_apart) m.call_l3 = m.call_l1 + std::max(0.0, timings[3].best * hz - long_l1);
+  if (l3_apart) m.call_l3 = m.call_l1 + std::max(0.0, timings[l3_index].best * hz - long_l1);
+  // The deep loop's call less the call beyond the loop, per step: C in L1 in both, so what is left
+  // is the k loop with B (and the deeper A panel) coming from L2.
+  if (deep_in_l2) m.step_cycles_b_l2 = std::max(0.0, (timings[deep_index].best * hz - m.call_l1) / double(deep_steps));
   return m;
 }
 

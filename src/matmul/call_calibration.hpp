@@ -1,7 +1,8 @@
 // What a micro-kernel call costs beyond its k loop on this core, measured for the cost model
 // (MeasuredCalls): one register block's kernel over A and B panels that L1 holds, its C tiles in L1,
 // in a region that L2 holds, and in one that only L3 holds, swept in the GEMM's own order (down a
-// column of tiles, then the next column); and the packing code's rate. About 0.15 s.
+// column of tiles, then the next column); the same kernel with a B panel too deep for L1; and the
+// packing code's rate. About 0.2 s.
 #pragma once
 #include "matmul/cost_model.hpp"
 #include "matmul/gemm.hpp"
@@ -10,7 +11,8 @@
 namespace peakprobe {
 
 // Times the mr x nv block's kernel with short and long k loops (C in L1: the k step and the call's
-// own cost) and with C in each larger level. Cycles are the measured seconds at machine.ghz, the clock
+// own cost), with C in each larger level, and with a loop whose B panel streams from L2
+// (MeasuredCalls::step_cycles_b_l2). Cycles are the measured seconds at machine.ghz, the clock
 // the roof probe read for the kernels' own instruction. A level the caches cannot separate (an L3 no
 // larger than a few L2s) stays 0. Runs on the first core of the CPU's core order, as the GEMM does.
 Expected<MeasuredCalls> measure_calls(Gemm& gemm, const MachineModel& machine, int mr, int nv);

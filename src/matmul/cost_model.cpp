@@ -349,6 +349,16 @@ double c_line_wait(const MachineModel& machine, const DtypeTraits& dt, Level lev
   return std::max(0.0, measured - kernel_timing(machine, m.mr, m.nv, dt).call) / c_lines(machine, m.mr, m.nv);
 }
 
+// Cycles per byte of B micro-panel that a call waits when the panel streams from L2 rather than L1:
+// the measured block's deep k step (MeasuredCalls::step_cycles_b_l2) beyond its L1 step, per byte of
+// B one step reads. Negative when not measured: the bandwidth formula prices those bytes instead.
+double b_panel_l2_wait(const MachineModel& machine, const DtypeTraits& dt) {
+  const MeasuredCalls& m = machine.calls;
+  if (m.mr <= 0 || m.nv <= 0 || m.step_cycles <= 0 || m.step_cycles_b_l2 <= 0 || machine.tiles) return -1;
+  const double bytes_per_step = double(m.nv) * lanes_of(machine) * dt.kgroup * dt.packed_bytes;
+  return std::max(0.0, m.step_cycles_b_l2 - m.step_cycles) / bytes_per_step;
+}
+
 // ---- Memory: where each operand lives and what it costs ----
 
 struct Placement {
@@ -394,7 +404,9 @@ double kernel_memory_seconds(const MachineModel& machine, const MatmulConfig& c,
   // A B micro-panel comes from the B block once per ic block (its first call); the other calls of
   // that ic block find it in L1, or re-read it from where it fits when L1 cannot hold it.
   s += transfer_seconds(machine, b, double(g.n_ic) * double(g.cols_pad) * k * pb, pl.b_block);
-  s += transfer_seconds(machine, b, g.b_panel_rereads() * k * c.nr * pb, pl.b_panel);
+  // Re-reads from L2 are in the kernel's own time where they were measured (evaluate).
+  if (pl.b_panel != Level::l2 || b_panel_l2_wait(machine, g.dt) < 0)
+    s += transfer_seconds(machine, b, g.b_panel_rereads() * k * c.nr * pb, pl.b_panel);
   // A B block packed by a column group that spans several L3 instances reaches each instance once
   // from the others: across the chip's fabric, which on chiplet designs runs at DRAM-like speed.
   if (pl.b_block != Level::dram)
@@ -519,6 +531,10 @@ CandidateCost evaluate(const MachineModel& machine, const MatmulProblem& problem
     cycles += double(g.tiles_m_t) * tile_cycles(edge, edge_nv);
     ideal += double(g.tiles_m_t) * double(g.ksteps) * edge.ideal_step;
   }
+  // Calls that re-read their B micro-panel from L2 wait as the measured deep loop did: a stall in the
+  // kernel, not a stream that overlaps it.
+  if (const double b_wait = b_panel_l2_wait(machine, g.dt); pl.b_panel == Level::l2 && b_wait > 0)
+    cycles += g.b_panel_rereads() * double(g.kpad) * c.nr * g.dt.packed_bytes * b_wait;
   r.kernel_efficiency = ideal / cycles;
   r.compute_seconds = cycles / hz * batch;
   r.memory_seconds = kernel_memory_seconds(machine, c, g, b, pl) * batch;
@@ -911,6 +927,10 @@ void write_inputs(std::ostream& out, const MachineModel& machine, const MatmulPr
                        "cycles with C in L1, %.0f in L2, %.0f in L3 (formula %.0f)\n",
                        m.mr, m.nv * lanes_of(machine), m.step_cycles, kernel_timing(machine, m.mr, m.nv, dt).step, m.call_l1, m.call_l2,
                        m.call_l3, kernel_timing(machine, m.mr, m.nv, dt).call);
+  if (const MeasuredCalls& m = machine.calls; m.mr > 0 && !machine.tiles && m.step_cycles_b_l2 > 0)
+    out << printf_text("  k step with the B micro-panel streaming from L2: %.2f cycles (from L1 %.2f); B panels re-read "
+                       "from L2 are priced at that, not by the L2 bandwidth\n",
+                       m.step_cycles_b_l2, m.step_cycles);
   if (machine.pack_a_gbps > 0 || machine.pack_b_gbps > 0)
     out << printf_text("  packing measured: A %.1f GB/s, B %.1f GB/s of source, from L3\n", machine.pack_a_gbps,
                        machine.pack_b_gbps);

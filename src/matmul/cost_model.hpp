@@ -27,6 +27,11 @@ struct MeasuredCalls {
   int mr = 0, nv = 0;          // the block timed; 0: nothing measured (the port formula alone)
   double step_cycles = 0;      // its k loop, cycles per k step
   double call_l1 = 0, call_l2 = 0, call_l3 = 0;  // cycles per call beyond the k loop; 0: not measured
+  // Its k step when the B micro-panel is too deep for L1 and every call streams it from L2 (C in L1):
+  // what re-reading B from L2 costs the calls of an ic block, prefetching and overlap included. The
+  // bandwidth formula overcharged it on a Zen 5 VM: 513^3 on 2 threads at kc 512 predicted 1.03 ms,
+  // ran 0.69 (the load probe read L2 at 60 bytes a cycle, the model's default 32). 0: not measured.
+  double step_cycles_b_l2 = 0;
 };
 
 // What the model knows of the machine. Bandwidths in GB/s, per core unless named total.
