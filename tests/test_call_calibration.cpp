@@ -62,6 +62,26 @@ TEST_CASE("call calibration: the reference block is one this CPU's kernels run, 
   }
 }
 
+TEST_CASE("call calibration: the deep loop's B panel fills more than twice L1 and stays in a quarter of L2",
+          "[call_calibration]") {
+  MachineModel m;
+  m.l1_bytes = 48 << 10;
+  m.l2_bytes = 1 << 20;
+  // 48 columns: 192 bytes a step; 512 steps are exactly twice L1, so 640 (whole 128-step loops).
+  CHECK(deep_panel_steps(m, 48, false) == 640);
+  // 64 columns: 384 steps are exactly twice L1, so 512; with a sums step the panel is one step longer.
+  CHECK(deep_panel_steps(m, 64, false) == 512);
+  CHECK(deep_panel_steps(m, 64, true) == 512);
+  // A narrow block (128-bit vectors) on a 64 KiB L1 needs a deep loop, not a capped one: 16 columns, 2176 steps.
+  m.l1_bytes = 64 << 10;
+  m.l2_bytes = 2 << 20;
+  CHECK(deep_panel_steps(m, 16, false) == 2176);
+  // An L2 whose quarter cannot hold such a panel: nothing to measure.
+  m.l1_bytes = 32 << 10;
+  m.l2_bytes = 256 << 10;
+  CHECK(deep_panel_steps(m, 64, false) == 0);
+}
+
 TEST_CASE("hw: call calibration: the k loop runs no faster than the multiply-add ports allow", "[call_calibration][hw]") {
   const CpuInfo& cpu = test::this_cpu();
   if (const std::string why = gemm_unsupported(cpu, MatmulDtype::f32); !why.empty()) PP_SKIP(why);
@@ -81,12 +101,15 @@ TEST_CASE("hw: call calibration: the k loop runs no faster than the multiply-add
   CHECK(calls->step_cycles >= ports * 0.95);
   // And it is a finite figure of the same order: not a timer that stood still.
   CHECK(calls->step_cycles < ports * 20);
-  // The deep loop, B streaming from L2, is held to the same ports. It is measured wherever a quarter
-  // of L2 holds a B panel of twice L1 (its depth a whole number of 128-step loops: up to 128 steps of
-  // nr columns more, counted at twice 4 bytes for panels with sums).
+  // The deep loop, B streaming from L2, is held to the same ports wherever its panel is L2's
+  // (deep_panel_steps), and is not measured where it is not.
   WARN("k step with B from L2: " << calls->step_cycles_b_l2 << " cycles");
-  const uint64_t overshoot = 128 * uint64_t(nv) * uint64_t(machine.vector_bits / 32) * 8;
-  if (calls->step_cycles_b_l2 > 0 || machine.l2_bytes / 4 >= 2 * machine.l1_bytes + overshoot) {
+  const int nr = gemm.micro_kernel_shape(mr, nv, false).nr();
+  const int64_t deep = deep_panel_steps(machine, nr, gemm.b_panels_have_sums());
+  CHECK((calls->step_cycles_b_l2 > 0) == (deep > 0));
+  if (deep > 0) {
+    CHECK(uint64_t(deep) * uint64_t(nr) * 4 > 2 * machine.l1_bytes);
+    CHECK(uint64_t(deep) * uint64_t(nr) * 4 <= machine.l2_bytes / 4);
     CHECK(calls->step_cycles_b_l2 >= ports * 0.95);
     CHECK(calls->step_cycles_b_l2 < ports * 20);
   }

@@ -579,14 +579,42 @@ TEST_CASE("a measured k step with B from L2 replaces the bandwidth price of re-r
   // At most what every call of the deep blocking would pay: 2 of 12 cycles a step, a sixth.
   CHECK(slow_added < predict(level, p, deep).compute_seconds / 6);
   CHECK(predict(slow, p, shallow).seconds == Approx(predict(level, p, shallow).seconds));
-  // And a measured wait per byte of B: a block of two vectors re-reading half the bytes a step
-  // waits half as long per call.
+  // The wait is per byte of B re-read: a block of two vectors reads half the bytes a step. 12 x 32
+  // at kc 1024 (mc 192: 11 ic blocks) re-reads 171 - 11 row tiles x 64 column tiles = 10240 panels
+  // of 32 columns; 6 x 64 at kc 512, (342 - 11) x 32 = 10592 of 64, over the same K.
   const MatmulConfig narrow = config(12, 2, 192, 1024, 2048, 1, 1);
   CHECK(predict(plain, p, narrow).note.find("B panel over L1 budget, from L2") != std::string::npos);
   const double narrow_added = predict(slow, p, narrow).compute_seconds - predict(level, p, narrow).compute_seconds;
-  CHECK(narrow_added > 0);
+  CHECK(narrow_added == Approx(slow_added * (10240.0 * 32) / (10592.0 * 64)));
   CHECK(explanation(slow, p).find("k step with the B micro-panel streaming from L2: 14.00 cycles") != std::string::npos);
   CHECK(explanation(plain, p).find("streaming from L2") == std::string::npos);
+  // Calls measured but not the deep loop (a quarter of L2 could not hold its panel): the bandwidth
+  // prices the re-reads, as with no figures at all (calls at or under the formula add nothing).
+  MachineModel no_deep = level;
+  no_deep.calls.step_cycles_b_l2 = 0;
+  CHECK_FALSE(b_panel_l2_measured(no_deep));
+  CHECK(b_panel_l2_measured(level));
+  CHECK(predict(no_deep, p, deep).seconds == Approx(predict(plain, p, deep).seconds));
+  CHECK(explanation(no_deep, p).find("streaming from L2") == std::string::npos);
+}
+
+TEST_CASE("B panels re-read from L2 are never priced faster than the L2 bandwidth delivers them", "[cost_model]") {
+  // A block of few rows reads much B a cycle: 2 x 64 at kc 512 on a machine whose L2 gives 8 bytes
+  // a cycle (24 GB/s at 3 GHz) cannot run at its port rate, however short the measured block's wait.
+  const MatmulProblem p = problem(1024, 1024, 1024);
+  const MatmulConfig thin = config(2, 4, 192, 512, 1024, 1, 1);
+  MachineModel starved = server();
+  starved.l2_gbps = 24;
+  starved.calls = {6, 4, 12.0, 1.0, 1.0, 1.0, 12.0};
+  REQUIRE(predict(starved, p, thin).note.find("B panel over L1 budget, from L2") != std::string::npos);
+  // 2 rows x 4 vectors of 16 lanes: 4 bytes a lane, 256 bytes a step, at least 32 cycles a step from
+  // L2; the ports alone allow 4 (8 FMAs, 2 a cycle) and latency 4 x 4 / 8 accumulators = 2.
+  const double rereads_bytes = (1024.0 / 2 - 6) * 16 * 1024 * 64 * 4;  // (tiles - ic blocks) x column tiles x K x nr x 4
+  CHECK(predict(starved, p, thin).compute_seconds >= rereads_bytes / (24e9) * 0.999);
+  // With the default bandwidth the port rate binds again.
+  MachineModel fed = starved;
+  fed.l2_gbps = 960;
+  CHECK(predict(fed, p, thin).compute_seconds < rereads_bytes / (24e9) / 2);
 }
 
 TEST_CASE("a measured packing rate below the bandwidths makes repacking A cost more", "[cost_model]") {

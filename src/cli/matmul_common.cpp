@@ -103,10 +103,11 @@ MachineModel machine_for(const CpuInfo& cpu, const MatmulRoof& roof, Gemm& gemm)
                   fork_join_cost(machine, roof.threads) * 1e6);
   }
   if (const MeasuredCalls& c = machine.calls; c.mr > 0)
-    spdlog::debug("matmul calls of the {}x{} block: k step {:.2f} cycles ({:.2f} with B from L2); beyond the k loop "
+    spdlog::debug("matmul calls of the {}x{} block: k step {:.2f} cycles ({} with B from L2); beyond the k loop "
                   "{:.0f} cycles with C in L1, {:.0f} in L2, {:.0f} in L3; packing A {:.1f} GB/s, B {:.1f} GB/s",
-                  c.mr, c.nv * machine.vector_bits / 32, c.step_cycles, c.step_cycles_b_l2, c.call_l1, c.call_l2,
-                  c.call_l3, machine.pack_a_gbps, machine.pack_b_gbps);
+                  c.mr, c.nv * machine.vector_bits / 32, c.step_cycles,
+                  b_panel_l2_measured(machine) ? fmt::format("{:.2f}", c.step_cycles_b_l2) : std::string("not measured"),
+                  c.call_l1, c.call_l2, c.call_l3, machine.pack_a_gbps, machine.pack_b_gbps);
   return machine;
 }
 

@@ -43,8 +43,6 @@ void pin_to_first_core(const Gemm& gemm) {
 // at about 150 cycles a call after 64-step loops, 290-340 after 128-step ones; stand-alone loops of
 // 128 and of 512 steps read the same wait).
 constexpr int64_t kShortSteps = 16, kLongSteps = 128;
-// The deepest loop that times a B micro-panel streaming from L2 (kc 1024 is the model's deepest).
-constexpr int64_t kMaxDeepSteps = 1024;
 // Each timing runs calls for at least this long, and the fastest of kRepeats timings is kept.
 constexpr double kMinSeconds = 3e-3;
 constexpr int kRepeats = 7;
@@ -158,6 +156,13 @@ Expected<MeasuredPacking> measure_packing(Gemm& gemm, const MachineModel& machin
   return m;
 }
 
+int64_t deep_panel_steps(const MachineModel& machine, int nr, bool sums) {
+  const auto panel_bytes = [&](int64_t steps) { return uint64_t(b_panel_words(steps, nr, sums)) * 4; };
+  const int64_t per_step = std::max<int64_t>(1, int64_t(nr) * 4);
+  const int64_t steps = (int64_t(2 * machine.l1_bytes) / per_step + kLongSteps) / kLongSteps * kLongSteps;
+  return panel_bytes(steps) >= 2 * machine.l1_bytes && panel_bytes(steps) <= machine.l2_bytes / 4 ? steps : 0;
+}
+
 std::pair<int, int> calibration_block(const MachineModel& machine, MatmulDtype dtype) {
   constexpr int64_t kReferenceSize = 1024;
   const MatmulProblem reference{kReferenceSize, kReferenceSize, kReferenceSize, 1, dtype, 1};
@@ -185,17 +190,12 @@ Expected<MeasuredCalls> measure_calls(Gemm& gemm, const MachineModel& machine, i
   Expected<CRegion> in_l3 = l3_apart ? c_region(l3_region, mr, nr) : Expected<CRegion>(CRegion{});
   if (!in_l3) return make_error(in_l3.error());
 
-  // A B micro-panel too deep for L1: the shortest whole number of long loops whose panel fills at
-  // least twice L1, so that every call streams it from L2 again, as the calls of an ic block do when
-  // kc x nr does not fit L1. Measured only where a quarter of L2 holds it (else it is not L2's).
-  const auto panel_bytes = [&](int64_t steps) {
-    return uint64_t(b_panel_words(steps, nr, gemm.b_panels_have_sums())) * 4;
-  };
-  int64_t deep_steps = kLongSteps;
-  while (panel_bytes(deep_steps) < 2 * machine.l1_bytes && deep_steps < kMaxDeepSteps) deep_steps += kLongSteps;
-  const bool deep_in_l2 = panel_bytes(deep_steps) >= 2 * machine.l1_bytes && panel_bytes(deep_steps) <= machine.l2_bytes / 4;
+  // A B micro-panel too deep for L1 (deep_panel_steps), streamed from L2 by every call.
+  const bool sums = gemm.b_panels_have_sums();
+  const int64_t deep_steps = deep_panel_steps(machine, nr, sums);
+  const bool deep_in_l2 = deep_steps > 0;
   Words a_deep = deep_in_l2 ? zeroed_words(size_t(deep_steps * mr)) : Words{};
-  Words b_deep = deep_in_l2 ? zeroed_words(size_t(panel_bytes(deep_steps) / 4)) : Words{};
+  Words b_deep = deep_in_l2 ? zeroed_words(size_t(b_panel_words(deep_steps, nr, sums))) : Words{};
   if (deep_in_l2 && (!a_deep || !b_deep)) return make_error("cannot allocate the deep panels of the call calibration");
 
   AffinityGuard caller_affinity;
@@ -230,7 +230,7 @@ Expected<MeasuredCalls> measure_calls(Gemm& gemm, const MachineModel& machine, i
   m.call_l2 = m.call_l1 + std::max(0.0, timings[2].best * hz - long_l1);
   if (l3_apart) m.call_l3 = m.call_l1 + std::max(0.0, timings[l3_index].best * hz - long_l1);
   // The deep loop's call less the call beyond the loop, per step: C in L1 in both, so what is left
-  // is the k loop with B (and the deeper A panel) coming from L2.
+  // is the k loop with B and A coming from L2 (the deep A panel does not stay in L1 beside B).
   if (deep_in_l2) m.step_cycles_b_l2 = std::max(0.0, (timings[deep_index].best * hz - m.call_l1) / double(deep_steps));
   return m;
 }

@@ -17,6 +17,13 @@ namespace peakprobe {
 // larger than a few L2s) stays 0. Runs on the first core of the CPU's core order, as the GEMM does.
 Expected<MeasuredCalls> measure_calls(Gemm& gemm, const MachineModel& machine, int mr, int nv);
 
+// k steps of the deep loop that times a B micro-panel streaming from L2 (MeasuredCalls::
+// step_cycles_b_l2) for a block nr columns wide: the fewest whole 128-step loops whose packed panel
+// (with its sums, if the target packs them) fills more than twice L1, so that every call streams it
+// from L2 again, as the calls of an ic block do when kc x nr does not fit L1. 0 when a quarter of L2
+// cannot hold that panel (it would not be L2's): then nothing is measured.
+int64_t deep_panel_steps(const MachineModel& machine, int nr, bool sums);
+
 // Bytes of A and of B per second that the packing code packs on this core (MachineModel::pack_a_gbps,
 // pack_b_gbps), blocks of a typical size taken in turn from a matrix that only L3 holds.
 struct MeasuredPacking {

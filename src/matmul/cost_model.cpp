@@ -349,13 +349,24 @@ double c_line_wait(const MachineModel& machine, const DtypeTraits& dt, Level lev
   return std::max(0.0, measured - kernel_timing(machine, m.mr, m.nv, dt).call) / c_lines(machine, m.mr, m.nv);
 }
 
-// Cycles per byte of B micro-panel that a call waits when the panel streams from L2 rather than L1:
-// the measured block's deep k step (MeasuredCalls::step_cycles_b_l2) beyond its L1 step, per byte of
-// B one step reads. Negative when not measured: the bandwidth formula prices those bytes instead.
-double b_panel_l2_wait(const MachineModel& machine, const DtypeTraits& dt) {
+}  // namespace
+
+bool b_panel_l2_measured(const MachineModel& machine) {
   const MeasuredCalls& m = machine.calls;
-  if (m.mr <= 0 || m.nv <= 0 || m.step_cycles <= 0 || m.step_cycles_b_l2 <= 0 || machine.tiles) return -1;
-  const double bytes_per_step = double(m.nv) * lanes_of(machine) * dt.kgroup * dt.packed_bytes;
+  return m.mr > 0 && m.nv > 0 && m.step_cycles > 0 && m.step_cycles_b_l2 > 0 && !machine.tiles;
+}
+
+namespace {
+
+// Cycles per byte of B micro-panel that a call waits when the panel streams from L2 rather than L1:
+// the measured block's deep k step (MeasuredCalls::step_cycles_b_l2) beyond its L1 step, per byte
+// one step reads from L2 there: its B and its A (the deep A panel left L1 too; the memory term
+// already prices A's stream from the A block, so only B's share is charged). Negative when not
+// measured: the bandwidth formula prices those bytes instead.
+double b_panel_l2_wait(const MachineModel& machine, const DtypeTraits& dt) {
+  if (!b_panel_l2_measured(machine)) return -1;
+  const MeasuredCalls& m = machine.calls;
+  const double bytes_per_step = (double(m.mr) + double(m.nv) * lanes_of(machine)) * dt.kgroup * dt.packed_bytes;
   return std::max(0.0, m.step_cycles_b_l2 - m.step_cycles) / bytes_per_step;
 }
 
@@ -532,9 +543,12 @@ CandidateCost evaluate(const MachineModel& machine, const MatmulProblem& problem
     ideal += double(g.tiles_m_t) * double(g.ksteps) * edge.ideal_step;
   }
   // Calls that re-read their B micro-panel from L2 wait as the measured deep loop did: a stall in the
-  // kernel, not a stream that overlaps it.
-  if (const double b_wait = b_panel_l2_wait(machine, g.dt); pl.b_panel == Level::l2 && b_wait > 0)
-    cycles += g.b_panel_rereads() * double(g.kpad) * c.nr * g.dt.packed_bytes * b_wait;
+  // kernel, not a stream that overlaps it. They cannot run faster than L2 delivers those bytes: a
+  // block that reads more B a cycle than the measured one may meet that limit first.
+  const double b_wait = b_panel_l2_wait(machine, g.dt);
+  const double b_rereads = g.b_panel_rereads() * double(g.kpad) * c.nr * g.dt.packed_bytes;
+  if (pl.b_panel == Level::l2 && b_wait > 0) cycles += b_rereads * b_wait;
+  if (pl.b_panel == Level::l2 && b_wait >= 0) cycles = std::max(cycles, transfer_seconds(machine, b, b_rereads, Level::l2) * hz);
   r.kernel_efficiency = ideal / cycles;
   r.compute_seconds = cycles / hz * batch;
   r.memory_seconds = kernel_memory_seconds(machine, c, g, b, pl) * batch;
@@ -927,7 +941,7 @@ void write_inputs(std::ostream& out, const MachineModel& machine, const MatmulPr
                        "cycles with C in L1, %.0f in L2, %.0f in L3 (formula %.0f)\n",
                        m.mr, m.nv * lanes_of(machine), m.step_cycles, kernel_timing(machine, m.mr, m.nv, dt).step, m.call_l1, m.call_l2,
                        m.call_l3, kernel_timing(machine, m.mr, m.nv, dt).call);
-  if (const MeasuredCalls& m = machine.calls; m.mr > 0 && !machine.tiles && m.step_cycles_b_l2 > 0)
+  if (const MeasuredCalls& m = machine.calls; b_panel_l2_measured(machine))
     out << printf_text("  k step with the B micro-panel streaming from L2: %.2f cycles (from L1 %.2f); B panels re-read "
                        "from L2 are priced at that, not by the L2 bandwidth\n",
                        m.step_cycles_b_l2, m.step_cycles);

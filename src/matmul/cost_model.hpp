@@ -30,7 +30,8 @@ struct MeasuredCalls {
   // Its k step when the B micro-panel is too deep for L1 and every call streams it from L2 (C in L1):
   // what re-reading B from L2 costs the calls of an ic block, prefetching and overlap included. The
   // bandwidth formula overcharged it on a Zen 5 VM: 513^3 on 2 threads at kc 512 predicted 1.03 ms,
-  // ran 0.69 (the load probe read L2 at 60 bytes a cycle, the model's default 32). 0: not measured.
+  // ran 0.69 (the load probe read L2 at 60 bytes a cycle, the model's default 32 bytes a cycle).
+  // 0: not measured.
   double step_cycles_b_l2 = 0;
 };
 
@@ -82,6 +83,11 @@ struct MachineModel {
   // place of a cache-line round trip per level of the barrier's tree. 0: not measured.
   double barrier_seconds = 0;
 };
+
+// Whether the model prices B micro-panels re-read from L2 by the measured deep k step
+// (MeasuredCalls::step_cycles_b_l2, with the L1 step it is compared to) rather than by the L2
+// bandwidth inside the memory term.
+bool b_panel_l2_measured(const MachineModel& machine);
 
 // What the team adds to a call on `threads` threads (MachineModel::fork_join_seconds), 0 for one.
 double fork_join_cost(const MachineModel& machine, int threads);
