@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "harness/pin.hpp"
+#include "harness/stats.hpp"
 #include "matmul/aligned_words.hpp"
 #include "matmul/packing.hpp"
 #include "matmul/reference.hpp"
@@ -342,10 +343,6 @@ Expected<double> measure_barrier(Gemm& gemm, const MachineModel& machine) {
     });
     waits.push_back(std::max(0.0, together - alone) / kBarrierRounds);
   }
-  auto median = [](std::vector<double>& v) {
-    std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
-    return v[v.size() / 2];
-  };
   const double wait = median(waits), block = median(blocks);
   // A pair that lost a whole block at each meeting did not run at once (the helper's core was
   // taken): that says nothing about barriers, and would price every shared B block as a block.
