@@ -743,3 +743,20 @@ TEST_CASE("a small product runs on fewer threads when waking all of them costs m
   const CandidateCost large = choose_config(costly, problem(2048, 2048, 2048, 16));
   CHECK(large.config.threads == 16);
 }
+
+TEST_CASE("the explanation says which cache bandwidths were measured, and on what set", "[cost_model]") {
+  MachineModel m = laptop();
+  const MatmulProblem p = problem(512, 512, 512, 1);
+  const std::string defaults = explanation(m, p);
+  CHECK(defaults.find("L2 " + std::to_string(int(m.l2_gbps)) + " (default), L3 " + std::to_string(int(m.l3_gbps)) +
+                      " (default)") != std::string::npos);
+  m.l2_gbps = 250, m.l2_measured_set = 512 << 10;
+  m.l3_gbps = 90, m.l3_measured_set = 4 << 20;
+  const std::string measured = explanation(m, p);
+  CHECK(measured.find("L2 250 (measured on 512 KiB a thread), L3 90 (measured on 4 MiB a thread)") != std::string::npos);
+  CHECK(measured.find("DRAM " + std::to_string(int(m.dram_gbps))) != std::string::npos);
+  // Faster caches never make a plan slower.
+  MachineModel slow = laptop();
+  for (const MatmulConfig& c : {config(8, 3, 256, 256, 528, 1, 1), config(8, 3, 512, 1024, 528, 1, 1)})
+    CHECK(predict(m, p, c).seconds <= predict(slow, p, c).seconds);
+}

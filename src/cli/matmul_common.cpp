@@ -14,6 +14,7 @@
 #include "harness/core_availability.hpp"
 #include "matmul/autotune.hpp"
 #include "harness/pin.hpp"
+#include "matmul/bandwidth_calibration.hpp"
 #include "harness/probe_runner.hpp"
 #include "matmul/call_calibration.hpp"
 #include "matmul/matmul_run.hpp"
@@ -96,6 +97,11 @@ MachineModel machine_for(const CpuInfo& cpu, const MatmulRoof& roof, Gemm& gemm)
   MachineModel machine = machine_for(cpu, roof);
   if (std::string missing = calibrate_machine(machine, gemm); !missing.empty())
     spdlog::warn("matmul: the cost model prices by its formula what it could not measure ({})", missing);
+  if (std::string missing = calibrate_bandwidth(machine, cpu, roof.threads); !missing.empty())
+    spdlog::debug("matmul: cache bandwidths left at their defaults: {}", missing);
+  spdlog::debug("matmul: bandwidth per thread on {} threads: L2 {:.0f} GB/s ({}), L3 {:.0f} GB/s ({})", roof.threads,
+                machine.l2_gbps, machine.l2_measured_set ? "measured" : "default", machine.l3_gbps,
+                machine.l3_measured_set ? "measured" : "default");
   if (roof.threads > 1) {
     if (std::string missing = calibrate_team(machine, gemm, roof.threads); !missing.empty())
       spdlog::debug("matmul team on {} threads: not measured, priced by the formula: {}", roof.threads, missing);

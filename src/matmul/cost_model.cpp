@@ -158,15 +158,24 @@ struct Budgets {
   Level source = Level::dram;  // where A, B and C are before the call
 };
 
+}  // namespace
+
+double l2_block_budget(const MachineModel& machine) { return kL2Fill * double(machine.l2_bytes); }
+double l3_thread_budget(const MachineModel& machine, int threads) {
+  return kL3Fill * double(machine.l3_bytes) / std::max(1, std::min(machine.l3_shared_by, threads));
+}
+
+namespace {
+
 // Threads are assumed laid out column-major over the grid (thread t: row t % thread_rows, column
 // t / thread_rows), so that the threads sharing a B block are neighbours in core order and share an
 // L3 instance; one instance then holds a B block per column group it hosts.
 Budgets budgets_for(const MachineModel& machine, const MatmulProblem& problem, int thread_rows, int threads) {
   Budgets b;
   b.l1 = kL1Fill * double(machine.l1_bytes);
-  b.l2 = kL2Fill * double(machine.l2_bytes);
+  b.l2 = l2_block_budget(machine);
   const int per_l3 = std::max(1, std::min(machine.l3_shared_by, threads));
-  b.l3_thread = kL3Fill * double(machine.l3_bytes) / per_l3;
+  b.l3_thread = l3_thread_budget(machine, threads);
   b.l3_b_block = kL3Fill * double(machine.l3_bytes) / double(ceil_div(per_l3, thread_rows));
   const int group_here = std::min(thread_rows, per_l3);
   b.b_remote = (1.0 - double(group_here) / thread_rows) / group_here;
@@ -932,8 +941,12 @@ void write_inputs(std::ostream& out, const MachineModel& machine, const MatmulPr
   out << "  caches: L1d " << bytes_text(double(machine.l1_bytes)) << ", L2 " << bytes_text(double(machine.l2_bytes))
       << " per core; L3 " << bytes_text(double(machine.l3_bytes)) << " shared by " << machine.l3_shared_by
       << " cores\n";
-  out << printf_text("  bandwidth GB/s per core: L2 %.0f, L3 %.0f, DRAM %.0f (all cores %.0f)\n", machine.l2_gbps,
-                     machine.l3_gbps, machine.dram_gbps, machine.dram_total_gbps);
+  auto source = [](uint64_t set) {
+    return set ? "measured on " + bytes_text(double(set)) + " a thread" : std::string("default");
+  };
+  out << printf_text("  bandwidth GB/s per core: L2 %.0f (%s), L3 %.0f (%s), DRAM %.0f, all cores %.0f (defaults)\n",
+                     machine.l2_gbps, source(machine.l2_measured_set).c_str(), machine.l3_gbps,
+                     source(machine.l3_measured_set).c_str(), machine.dram_gbps, machine.dram_total_gbps);
   out << printf_text("  peak %.1f %s per core (%s: %.0f per instruction, %d k per lane)\n", peak,
                      rate_unit(problem.dtype), to_string(problem.dtype), flop_per_instruction, dt.kgroup);
   if (const MeasuredCalls& m = machine.calls; m.mr > 0 && !machine.tiles)

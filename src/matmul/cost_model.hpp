@@ -62,6 +62,9 @@ struct MachineModel {
   int l3_shared_by = 8;             // cores per L3 instance
   double l2_gbps = 100, l3_gbps = 60, dram_gbps = 20;  // per core, one thread streaming
   double dram_total_gbps = 40;      // all cores together
+  // Working set per thread that l2_gbps and l3_gbps were measured on (matmul/bandwidth_calibration.hpp,
+  // with every thread of the call streaming at once); 0: the figure is a default.
+  uint64_t l2_measured_set = 0, l3_measured_set = 0;
   MeasuredCalls calls;              // measured call costs, when the caller has them
   // Bytes of A and of B (as the caller holds them) the packing code packs per second on one core,
   // measured from a source in L3 (matmul/call_calibration.hpp); 0: not measured, the bandwidths alone.
@@ -83,6 +86,11 @@ struct MachineModel {
   // place of a cache-line round trip per level of the barrier's tree. 0: not measured.
   double barrier_seconds = 0;
 };
+
+// Bytes a resident block may fill in L2 (the A block's budget), and in L3 for one thread of a call on
+// `threads` threads (its share of its L3 instance): the budgets the model places blocks by.
+double l2_block_budget(const MachineModel& machine);
+double l3_thread_budget(const MachineModel& machine, int threads);
 
 // Whether the model prices B micro-panels re-read from L2 by the measured deep k step
 // (MeasuredCalls::step_cycles_b_l2, with the L1 step it is compared to) rather than by the L2

@@ -1,0 +1,53 @@
+#include "matmul/bandwidth_calibration.hpp"
+
+#include <algorithm>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "harness/pin.hpp"
+#include "memory/mem_runner.hpp"
+#include "memory/sizes.hpp"
+
+namespace peakprobe {
+
+BandwidthSets bandwidth_sets(const MachineModel& machine, int threads) {
+  BandwidthSets s;
+  s.l2 = uint64_t(l2_block_budget(machine));
+  // Four L2s: well past what L2 holds, yet the size of the B blocks and C panels the model puts in
+  // L3; smaller where the thread's L3 budget is smaller. Within twice L2 part of the set would hit
+  // L2 (a non-inclusive L3 adds to it), so such an L3 is left to its default.
+  constexpr uint64_t kL2sBeyond = 4, kL2sAtLeast = 2;
+  const uint64_t l3_budget = machine.l3_bytes ? uint64_t(l3_thread_budget(machine, threads)) : 0;
+  const uint64_t l3 = std::min(kL2sBeyond * machine.l2_bytes, l3_budget);
+  if (l3 > kL2sAtLeast * machine.l2_bytes) s.l3 = l3;
+  return s;
+}
+
+std::string calibrate_bandwidth(MachineModel& machine, const CpuInfo& cpu, int threads) {
+  threads = std::clamp(threads, 1, std::max(1, int(cpu.core_order.size())));
+  const BandwidthSets sets = bandwidth_sets(machine, threads);
+  AffinityGuard caller_affinity;  // the runner pins this thread to the first core
+  auto runner = MemRunner::create(cpu, cpu.core_order.empty() ? -1 : cpu.core_order.front());
+  if (!runner) return "bandwidth: " + runner.error();
+  std::string missing;
+  auto measure = [&](const char* level, uint64_t set, double& gbps, uint64_t& measured_set) {
+    if (set == 0) {
+      missing += fmt::format("{}{}: no working set tells it apart from L2 here", missing.empty() ? "" : "; ", level);
+      return;
+    }
+    const BandwidthResult r = (*runner)->bandwidth({"load", 0, set * uint64_t(threads), threads});
+    if (r.status != Status::ok || !r.gbps || *r.gbps <= 0) {
+      missing += fmt::format("{}{} on {}: {} {}", missing.empty() ? "" : "; ", level, format_bytes(set),
+                             to_string(r.status), r.reason);
+      return;
+    }
+    gbps = *r.gbps / threads;
+    measured_set = set;
+  };
+  measure("L2", sets.l2, machine.l2_gbps, machine.l2_measured_set);
+  measure("L3", sets.l3, machine.l3_gbps, machine.l3_measured_set);
+  return missing;
+}
+
+}  // namespace peakprobe

@@ -1,0 +1,34 @@
+// The cost model's cache bandwidths, measured on this machine (MachineModel::l2_gbps, l3_gbps): the
+// memory probes' load kernel (memory/mem_runner.hpp) on working sets the size of the blocks the model
+// places in each level, on as many threads as the call will run, each pinned where the GEMM's threads
+// run. Without it the model prices L2 at 32 and L3 at 12 bytes a cycle, guesses from older cores: on
+// a Zen 5 VM (3.7 GHz) the load probe read 225 GB/s from a 512 KiB set and 99 GB/s from a 4 MiB one,
+// where the guesses said 118 and 44. About 0.2 s.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "matmul/cost_model.hpp"
+#include "peakprobe/cpu_info.hpp"
+
+namespace peakprobe {
+
+// Working set per thread of each measurement; 0 where the level cannot be told apart on this machine.
+struct BandwidthSets {
+  // Half of L2: the room the model gives an A block there (so its rate is what A micro-panels and
+  // B blocks that fit get).
+  uint64_t l2 = 0;
+  // Four L2s, or the thread's L3 budget if that is smaller: a B block or a C panel beyond L2. 0 when
+  // that budget is not more than twice L2 (a set there would partly hit L2) or the L3 is unknown.
+  uint64_t l3 = 0;
+};
+BandwidthSets bandwidth_sets(const MachineModel& machine, int threads);
+
+// Measures both levels with `threads` threads on the first cores of cpu.core_order and stores the
+// per-thread rates (total / threads) in machine.l2_gbps and l3_gbps, and the sets in
+// machine.l2_measured_set and l3_measured_set. A level whose probe gave no trustworthy figure keeps
+// its default; the reasons are returned ("" when both were measured). DRAM keeps its default: a set
+// beyond L3 takes seconds to map. The calling thread's CPU set is put back afterwards.
+std::string calibrate_bandwidth(MachineModel& machine, const CpuInfo& cpu, int threads);
+
+}  // namespace peakprobe
