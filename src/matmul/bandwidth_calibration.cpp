@@ -13,18 +13,25 @@ namespace peakprobe {
 
 BandwidthSets bandwidth_sets(const MachineModel& machine, int threads) {
   BandwidthSets s;
-  s.l2 = uint64_t(l2_block_budget(machine));
+  // Threads beyond the physical cores run on SMT siblings, which share their core's L2 and its part
+  // of L3: each takes its share of the core's sets.
+  threads = std::max(1, threads);
+  const uint64_t per_core = uint64_t((threads + std::max(1, std::min(threads, machine.cores)) - 1) /
+                                     std::max(1, std::min(threads, machine.cores)));
+  s.l2 = uint64_t(l2_block_budget(machine)) / per_core;
   // Four L2s: well past what L2 holds, yet the size of the B blocks and C panels the model puts in
   // L3; smaller where the thread's L3 budget is smaller. Within twice L2 part of the set would hit
   // L2 (a non-inclusive L3 adds to it), so such an L3 is left to its default.
   constexpr uint64_t kL2sBeyond = 4, kL2sAtLeast = 2;
   const uint64_t l3_budget = machine.l3_bytes ? uint64_t(l3_thread_budget(machine, threads)) : 0;
-  const uint64_t l3 = std::min(kL2sBeyond * machine.l2_bytes, l3_budget);
-  if (l3 > kL2sAtLeast * machine.l2_bytes) s.l3 = l3;
+  const uint64_t l3 = std::min(kL2sBeyond * machine.l2_bytes, l3_budget) / per_core;
+  if (l3 * per_core > kL2sAtLeast * machine.l2_bytes) s.l3 = l3;
   return s;
 }
 
 std::string calibrate_bandwidth(MachineModel& machine, const CpuInfo& cpu, int threads) {
+  // Under an emulator the probe's timings mean nothing (it says so, mistrusted): not worth its time.
+  if (!cpu.emulator.empty()) return "bandwidth: under an emulator (" + cpu.emulator + "), timings mean nothing";
   threads = std::clamp(threads, 1, std::max(1, int(cpu.core_order.size())));
   const BandwidthSets sets = bandwidth_sets(machine, threads);
   AffinityGuard caller_affinity;  // the runner pins this thread to the first core

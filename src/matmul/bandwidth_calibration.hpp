@@ -3,7 +3,8 @@
 // places in each level, on as many threads as the call will run, each pinned where the GEMM's threads
 // run. Without it the model prices L2 at 32 and L3 at 12 bytes a cycle, guesses from older cores: on
 // a Zen 5 VM (3.7 GHz) the load probe read 225 GB/s from a 512 KiB set and 99 GB/s from a 4 MiB one,
-// where the guesses said 118 and 44. About 0.2 s.
+// where the guesses said 118 and 44. About 0.25 s (the runner's clock warm-up, then up to 25 timed
+// repetitions of 4 ms a level); nothing under an emulator.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -14,6 +15,7 @@
 namespace peakprobe {
 
 // Working set per thread of each measurement; 0 where the level cannot be told apart on this machine.
+// Threads beyond machine.cores share a core (SMT siblings) and split its sets.
 struct BandwidthSets {
   // Half of L2: the room the model gives an A block there (so its rate is what A micro-panels and
   // B blocks that fit get).

@@ -60,7 +60,9 @@ struct MachineModel {
   uint64_t l2_bytes = 1 << 20;      // per core
   uint64_t l3_bytes = 32 << 20;     // one instance
   int l3_shared_by = 8;             // cores per L3 instance
-  double l2_gbps = 100, l3_gbps = 60, dram_gbps = 20;  // per core, one thread streaming
+  // Per thread: L2 and L3 with all of the call's threads streaming when measured (then also used for
+  // candidates on fewer threads), else defaults; DRAM a default for one thread streaming.
+  double l2_gbps = 100, l3_gbps = 60, dram_gbps = 20;
   double dram_total_gbps = 40;      // all cores together
   // Working set per thread that l2_gbps and l3_gbps were measured on (matmul/bandwidth_calibration.hpp,
   // with every thread of the call streaming at once); 0: the figure is a default.
