@@ -16,8 +16,8 @@ BandwidthSets bandwidth_sets(const MachineModel& machine, int threads) {
   // Threads beyond the physical cores run on SMT siblings, which share their core's L2 and its part
   // of L3: each takes its share of the core's sets.
   threads = std::max(1, threads);
-  const uint64_t per_core = uint64_t((threads + std::max(1, std::min(threads, machine.cores)) - 1) /
-                                     std::max(1, std::min(threads, machine.cores)));
+  const int cores = std::max(1, std::min(threads, machine.cores));
+  const uint64_t per_core = uint64_t((threads + cores - 1) / cores);
   s.l2 = uint64_t(l2_block_budget(machine)) / per_core;
   // Four L2s: well past what L2 holds, yet the size of the B blocks and C panels the model puts in
   // L3; smaller where the thread's L3 budget is smaller. Within twice L2 part of the set would hit

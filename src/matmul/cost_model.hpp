@@ -104,8 +104,8 @@ double fork_join_cost(const MachineModel& machine, int threads);
 
 // From the detected caches and topology; the clock and issue rates from measured figures given by
 // the caller (fma_per_cycle = 1 / recip throughput of the kernel's instruction). Bandwidths are
-// rough defaults derived from the clock and core count (see the .cpp); callers overwrite them with
-// measured ones when they have them.
+// rough defaults derived from the clock and core count (see the .cpp); `matmul` and `bench matmul`
+// overwrite L2's and L3's with measured ones (matmul/bandwidth_calibration.hpp).
 // `dtype` sets how its kernels run on this CPU (widened).
 MachineModel machine_model_from(const CpuInfo& cpu, double ghz, double fma_per_cycle, double fma_latency,
                                 MatmulDtype dtype = MatmulDtype::f32);
