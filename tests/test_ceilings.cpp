@@ -127,12 +127,12 @@ TEST_CASE("ceilings: a level's working set is halved until it reads on the level
     return size % (2 * MiB) ? 29.6 : 30.1;
   };
   PlateauSearch p = plateau_size(240 * MiB, 8 * MiB, vm);
-  // 240 -> 120 (faster, and 240 again no faster) -> 60 (faster) -> 30 (as fast: inside the plateau;
-  // past a faster size the floor's rate is not needed).
+  // 240 -> 120 (faster, and 240 again no faster) -> 60 (faster) -> 30 (as fast; the floor's rate,
+  // read once, puts it on the plateau, not past the end).
   CHECK(p.size == 30 * MiB);
   CHECK(p.gbps == Approx(30.1));
-  CHECK(p.tried.size() == 6);
-  CHECK(calls == 6);
+  CHECK(p.tried.size() == 7);
+  CHECK(calls == 7);
   CHECK(p.tried.front() == std::make_pair(uint64_t(240 * MiB), 16.3));
   CHECK(p.past_end);
   // A level that holds what it reports: one extra measurement, and the half inside the plateau.
@@ -182,6 +182,33 @@ TEST_CASE("ceilings: a planned size whose half reads alike, both far under the f
   CHECK(p.gbps >= 100.0);
   // Each size halves the one before, from the planned size down, never under the floor.
   for (const auto& [size, rate] : p.tried) CHECK(size >= 2 * MiB);
+  // A half past the end that reads slower than the planned size (memory's rate moved between the two
+  // moments) walks on as well: the L3 row of a full report on the Zen 5 VM stood at 254 MiB once.
+  int reads_at_127 = 0;
+  auto noisy = [&](uint64_t size) { return size == 127 * MiB && reads_at_127++ == 0 ? 36.0 : vm(size); };
+  PlateauSearch n = plateau_size(254 * MiB, 2 * MiB, noisy);
+  CHECK(n.past_end);
+  CHECK(n.size <= 8 * MiB);
+  CHECK(n.gbps >= 100.0);
+  // The run that showed it: 127 MiB read faster once (DRAM's rate moving), then 63.5 MiB slower. Sizes
+  // still far under the floor's rate walk on after a faster one too.
+  int reads_at_127b = 0;
+  auto faster_then_slower = [&](uint64_t size) {
+    if (size == 127 * MiB) return reads_at_127b++ == 0 ? 46.0 : 40.0;
+    if (size == 254 * MiB) return 40.7;
+    if (size == 127 * MiB / 2) return 32.5;
+    return vm(size);
+  };
+  PlateauSearch fs = plateau_size(254 * MiB, 2 * MiB, faster_then_slower);
+  CHECK(fs.past_end);
+  CHECK(fs.size <= 8 * MiB);
+  CHECK(fs.gbps >= 100.0);
+  // A rate that moves on the way down to a remnant at the floor is no level's end: the planned size.
+  auto remnant_noisy = [](uint64_t size) { return size <= 3 * MiB ? 100.0 : size == 32 * MiB ? 46.0 : 40.0; };
+  PlateauSearch rn = plateau_size(64 * MiB, 3 * MiB, remnant_noisy);
+  CHECK_FALSE(rn.past_end);
+  CHECK(rn.size == 64 * MiB);
+  CHECK(rn.gbps == 40.0);
   // Where the level before shows through the floor and nothing between reads faster than the planned
   // size, the planned size stands.
   auto remnant = [](uint64_t size) { return size <= 3 * MiB ? 100.0 : 40.0; };
