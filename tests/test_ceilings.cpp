@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 
 #include "ceilings_fixture.hpp"
@@ -190,12 +191,11 @@ TEST_CASE("ceilings: a planned size whose half reads alike, both far under the f
   CHECK(n.past_end);
   CHECK(n.size <= 8 * MiB);
   CHECK(n.gbps >= 100.0);
-  // The run that showed it: 127 MiB read faster once (DRAM's rate moving), then 63.5 MiB slower. Sizes
-  // still far under the floor's rate walk on after a faster one too.
-  int reads_at_127b = 0;
+  // The run that showed it: 127 MiB read faster than 254 (DRAM's rate moving; 254 read again no
+  // faster), then 63.5 MiB slower. Sizes still far under the floor's rate walk on after a faster one.
   auto faster_then_slower = [&](uint64_t size) {
-    if (size == 127 * MiB) return reads_at_127b++ == 0 ? 46.0 : 40.0;
     if (size == 254 * MiB) return 40.7;
+    if (size == 127 * MiB) return 46.0;
     if (size == 127 * MiB / 2) return 32.5;
     return vm(size);
   };
@@ -203,12 +203,38 @@ TEST_CASE("ceilings: a planned size whose half reads alike, both far under the f
   CHECK(fs.past_end);
   CHECK(fs.size <= 8 * MiB);
   CHECK(fs.gbps >= 100.0);
-  // A rate that moves on the way down to a remnant at the floor is no level's end: the planned size.
-  auto remnant_noisy = [](uint64_t size) { return size <= 3 * MiB ? 100.0 : size == 32 * MiB ? 46.0 : 40.0; };
-  PlateauSearch rn = plateau_size(64 * MiB, 3 * MiB, remnant_noisy);
-  CHECK_FALSE(rn.past_end);
-  CHECK(rn.size == 64 * MiB);
-  CHECK(rn.gbps == 40.0);
+  // A walk that never reaches the floor's rate leaves what the search had when it began: here the
+  // faster size before it (32 MiB; read again, 64 MiB was no faster), never the floor's remnant.
+  for (uint64_t floor : {3 * MiB, 4 * MiB}) {  // 4 MiB: the floor on the halving path, not measured
+    auto remnant_noisy = [floor](uint64_t size) { return size <= floor ? 100.0 : size == 32 * MiB ? 46.0 : 40.0; };
+    PlateauSearch rn = plateau_size(64 * MiB, floor, remnant_noisy);
+    CHECK(rn.past_end);
+    CHECK(rn.size == 32 * MiB);
+    CHECK(rn.gbps == 46.0);
+    for (const auto& [size, rate] : rn.tried) CHECK(rate == (size <= floor ? 100.0 : size == 32 * MiB ? 46.0 : 40.0));
+    CHECK(std::count_if(rn.tried.begin(), rn.tried.end(), [&](const auto& t) { return t.first <= floor; }) <= 1);
+  }
+  // A walk that reaches the floor's rate through sizes no faster than the one before is the level
+  // before showing through, not an end: a level that holds its 32 MiB keeps the planned 16 MiB.
+  auto honest_walk = [](uint64_t size) {
+    return size >= 16 * MiB ? 70.0 : size >= 8 * MiB ? 76.0 : size >= 4 * MiB ? 80.0 : 100.0;
+  };
+  PlateauSearch hw = plateau_size(16 * MiB, 2 * MiB, honest_walk);
+  CHECK_FALSE(hw.past_end);
+  CHECK(hw.size == 16 * MiB);
+  CHECK(hw.gbps == 70.0);
+  // A plateau found by faster sizes that reads far under the floor's rate (the level before shows
+  // through there) stands where it was found.
+  auto plateau_under_floor = [](uint64_t size) {
+    if (size > 180 * MiB) return 16.3;
+    if (size > 116 * MiB) return 21.0;
+    if (size <= 8 * MiB) return 45.0;
+    return size % (2 * MiB) ? 29.6 : 30.1;
+  };
+  PlateauSearch pf = plateau_size(240 * MiB, 8 * MiB, plateau_under_floor);
+  CHECK(pf.past_end);
+  CHECK(pf.size == 30 * MiB);
+  CHECK(pf.gbps == Approx(30.1));
   // Where the level before shows through the floor and nothing between reads faster than the planned
   // size, the planned size stands.
   auto remnant = [](uint64_t size) { return size <= 3 * MiB ? 100.0 : 40.0; };

@@ -171,12 +171,18 @@ PlateauSearch plateau_size(uint64_t planned, uint64_t floor, const std::function
     }
     return *inner;
   };
-  bool walked = false;  // moved down through sizes no faster than the one before, far under the inner rate
+  // A walk moves down through sizes no faster than the one before while they read far under the
+  // inner rate. It stands only if a faster size follows it and the search ends within kPastEndGap of
+  // the inner rate; otherwise the search returns what it had when the walk began (`before_walk`): the
+  // planned size, or after a faster size the plateau found there (its half when that read alike).
+  bool walked = false;
+  bool faster_after_walk = false;
+  PlateauSearch before_walk;
   while (p.gbps > 0 && std::isfinite(p.gbps)) {
     const uint64_t half = p.size / 2 / 4096 * 4096;
     if (half < floor || half == 0) break;
-    // Reached by walking alone, the floor is no evidence: its rate is the inner rate the walk compares
-    // with (the level before may show through there). The walk ends.
+    // Reached by a walk, the floor is no evidence: its rate is the inner rate the walk compares with
+    // (the level before may show through there). The walk ends.
     if (walked && half <= floor) break;
     const double rate = load_gbps(half);
     p.tried.emplace_back(half, rate);
@@ -188,20 +194,26 @@ PlateauSearch plateau_size(uint64_t planned, uint64_t floor, const std::function
       if (std::isfinite(again)) p.gbps = std::max(p.gbps, again);
     }
     if (!(rate > p.gbps * (1 + kPlateauGain))) {
-      // No faster at half the size, and the size far under the level's inner rate: both are past its
-      // end, in the next level. Go on down, before or after a faster size: past the end sizes read the
-      // next level's rate, and DRAM's moves by more than kPlateauGain from one moment to the next (on
-      // the Zen 5 VM below 254 MiB read 40.7 GB/s and 127 MiB 46.0, then 32.5; stopping where a half
-      // read slower left the L3 row at 127 or 254 MiB, at DRAM's rate, and DRAM's set at 2 GiB).
+      // Both on a plateau: the smaller stands further from where the level ends (the floor keeps it
+      // out of the level before). A slower half is noise or the level before's end: keep the larger.
+      const bool alike = rate >= p.gbps * (1 - kPlateauGain);
+      // No faster at half the size, and the size far under the level's inner rate: both may be past
+      // its end, in the next level. Walk on down, also when the half reads slower or a faster size
+      // came before: past the end sizes read the next level's rate, and DRAM's moves by more than
+      // kPlateauGain from one moment to the next. On a Zen 5 VM that reports 508 MiB of L3, 254 MiB
+      // read 40.7 GB/s, 127 MiB 46.0 and its half slower; stopping there, or where a half first read
+      // slower, left the L3 row at 127 or 254 MiB at DRAM's rate, and DRAM's set at 2 GiB.
       if (rate > 0 && p.gbps < inner_rate() * (1 - kPastEndGap)) {
+        if (!walked) {
+          before_walk = p;
+          if (p.past_end && alike) before_walk.size = half, before_walk.gbps = rate;
+        }
         p.size = half;
         p.gbps = rate;
         walked = true;
         continue;
       }
-      // Both on the plateau: the smaller stands further from where the level ends (the floor keeps
-      // it out of the level before). A slower half is noise or the level before's end: keep the larger.
-      if (rate >= p.gbps * (1 - kPlateauGain)) {
+      if (alike) {
         p.size = half;
         p.gbps = rate;
       }
@@ -210,16 +222,14 @@ PlateauSearch plateau_size(uint64_t planned, uint64_t floor, const std::function
     p.size = half;
     p.gbps = rate;
     p.past_end = true;
+    faster_after_walk = faster_after_walk || walked;
   }
-  // Walked down to the floor and never reached the level's rate: no plateau to stand on (the inner
-  // rate was the level before showing through, and a faster size on the way only memory's rate
-  // moving). The planned size, as the OS reports the level.
-  if (walked && p.gbps < inner_rate() * (1 - kPastEndGap)) {
-    p.size = planned;
-    p.past_end = false;
-    p.gbps = 0;
-    for (const auto& [size, rate] : p.tried)
-      if (size == planned && std::isfinite(rate)) p.gbps = std::max(p.gbps, rate);
+  // A walk that found no faster size, or never reached the level's rate: no plateau to stand on (the
+  // inner rate was the level before showing through, and a faster size on the way only memory's rate
+  // moving). What the search had when the walk began.
+  if (walked && (!faster_after_walk || p.gbps < inner_rate() * (1 - kPastEndGap))) {
+    before_walk.tried = std::move(p.tried);
+    p = std::move(before_walk);
   }
   return p;
 }

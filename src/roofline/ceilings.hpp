@@ -54,21 +54,23 @@ uint64_t level_floor(const std::string& level, const std::vector<CacheLevel>& ca
 // it: on a Sapphire Rapids-class VM that reports 480 MiB of L3 the bandwidth curve leaves its L3
 // plateau (30 GB/s) at 116 MiB, and the L3 ceiling, measured at 240 MiB, read DRAM's 16 GB/s.
 // When a size reads more than kPastEndGap under the rate at `floor` (the level's own rate, read
-// once, just past the level before) and its half reads no faster (alike, or slower: DRAM's rate
-// moves by more than kPlateauGain between moments), both lie past the level's end and the halving
-// goes on: on a Zen 5 VM that reports 508 MiB of L3, 254 and 127 MiB both read DRAM's 42 GB/s
+// once when first needed, just past the level before) and its half reads no faster (alike, or
+// slower: DRAM's rate moves by more than kPlateauGain between moments), both may lie past the
+// level's end and the halving goes on: on a Zen 5 VM that reports 508 MiB of L3, 254 and 127 MiB both read DRAM's 42 GB/s
 // while 7.9 MiB read 101, and stopping at 127 MiB had the L3 row read DRAM and sized DRAM's working
 // set from the reported 508 MiB (2 GiB per thread count, 10 s of a 49 s report). The walk goes on,
-// also after a size that read faster, while sizes read that far under the floor's rate; one that
-// reaches the floor without reaching that rate keeps the planned size (the floor's rate, where the
-// level before may show through, is no evidence).
+// also after a size that read faster, while sizes read that far under the floor's rate, and stops
+// a halving above the floor (the floor's rate, where the level before may show through, is no
+// evidence). It stands only when a faster size followed it and the search ended within kPastEndGap
+// of the floor's rate; otherwise the search keeps what it had when the walk began (the planned
+// size, or the plateau found after a faster size).
 // `load_gbps(size)` measures one load rate (0 when it could not). Every size tried is in `tried`.
 inline constexpr double kPlateauGain = 0.10;
 inline constexpr double kPastEndGap = 0.25;
 struct PlateauSearch {
   uint64_t size = 0;
   double gbps = 0;
-  bool past_end = false;  // the planned size read more than kPlateauGain slower than a smaller one
+  bool past_end = false;  // settled below the planned size after a confirmed faster one: the level ends sooner
   std::vector<std::pair<uint64_t, double>> tried;  // size, rate, in the order measured
 };
 PlateauSearch plateau_size(uint64_t planned, uint64_t floor, const std::function<double(uint64_t)>& load_gbps);
