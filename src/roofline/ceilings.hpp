@@ -59,11 +59,11 @@ uint64_t level_floor(const std::string& level, const std::vector<CacheLevel>& ca
 // level's end and the halving goes on: on a Zen 5 VM that reports 508 MiB of L3, 254 and 127 MiB both read DRAM's 42 GB/s
 // while 7.9 MiB read 101, and stopping at 127 MiB had the L3 row read DRAM and sized DRAM's working
 // set from the reported 508 MiB (2 GiB per thread count, 10 s of a 49 s report). The walk goes on,
-// also after a size that read faster, while sizes read that far under the floor's rate, and stops
-// a halving above the floor (the floor's rate, where the level before may show through, is no
-// evidence). It stands only when a faster size followed it and the search ended within kPastEndGap
-// of the floor's rate; otherwise the search keeps what it had when the walk began (the planned
-// size, or the plateau found after a faster size).
+// also after a size that read faster, while sizes read that far under the floor's rate, and never
+// measures the floor again (its rate, where the level before may show through, is no evidence). It
+// stands once a faster size reads at least the walk's starting rate / (1 - kPastEndGap) (out of the
+// next level by the ratio that started the walk); otherwise the search keeps what it had when the
+// walk began (the planned size, or the plateau found after a faster size).
 // `load_gbps(size)` measures one load rate (0 when it could not). Every size tried is in `tried`.
 inline constexpr double kPlateauGain = 0.10;
 inline constexpr double kPastEndGap = 0.25;
