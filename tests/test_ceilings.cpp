@@ -203,14 +203,16 @@ TEST_CASE("ceilings: a planned size whose half reads alike, both far under the f
   CHECK(fs.past_end);
   CHECK(fs.size <= 8 * MiB);
   CHECK(fs.gbps >= 100.0);
-  // A walk that never reaches the floor's rate leaves what the search had when it began: here the
-  // faster size before it (32 MiB; read again, 64 MiB was no faster), never the floor's remnant.
+  // A walk that no faster size ends leaves what the search had when it began: here the faster size
+  // before it (32 MiB; read again, 64 MiB was no faster), never the floor's remnant.
   for (uint64_t floor : {3 * MiB, 4 * MiB}) {  // 4 MiB: the floor on the halving path, not measured again
     auto remnant_noisy = [floor](uint64_t size) { return size <= floor ? 100.0 : size == 32 * MiB ? 46.0 : 40.0; };
     PlateauSearch rn = plateau_size(64 * MiB, floor, remnant_noisy);
     CHECK(rn.past_end);
     CHECK(rn.size == 32 * MiB);
     CHECK(rn.gbps == 46.0);
+    // Every reading kept: 64, 32, 64 again, the floor, 16, 8 and (floor 3 MiB) 4.
+    CHECK(rn.tried.size() == (floor == 3 * MiB ? 7u : 6u));
     CHECK(std::count_if(rn.tried.begin(), rn.tried.end(), [&](const auto& t) { return t.first <= floor; }) <= 1);
   }
   // A walk that reaches the floor's rate through sizes no faster than the one before is the level
@@ -259,6 +261,13 @@ TEST_CASE("ceilings: a planned size whose half reads alike, both far under the f
   CHECK(zl.past_end);
   CHECK(zl.size == 4 * MiB);
   CHECK(zl.gbps == 72.0);
+  // A level less than a third faster than memory (30 against 24 GB/s), walked first: its faster size
+  // far above the floor ends the walk, and its plateau stands instead of memory's rate.
+  auto slow_level = [](uint64_t size) { return size > 116 * MiB ? 24.0 : size <= 8 * MiB ? 45.0 : 30.0; };
+  PlateauSearch sl = plateau_size(240 * MiB, 8 * MiB, slow_level);
+  CHECK(sl.past_end);
+  CHECK(sl.size == 30 * MiB);
+  CHECK(sl.gbps == 30.0);
   // Where the level before shows through the floor and nothing between reads faster than the planned
   // size, the planned size stands.
   auto remnant = [](uint64_t size) { return size <= 3 * MiB ? 100.0 : 40.0; };

@@ -174,8 +174,9 @@ PlateauSearch plateau_size(uint64_t planned, uint64_t floor, const std::function
   // A walk moves down through sizes no faster than the one before while they read far under the
   // inner rate. It stands once a faster size leaves the rate where it began behind by the ratio that
   // started it (rate x (1 - kPastEndGap) at or above it: out of the next level, as the floor's rate
-  // was); a walk that never does returns what the search had when it began (`before_walk`): the
-  // planned size, or after a faster size the plateau found there (its half when that read alike).
+  // was), or a faster size whose half is still above the floor reads; a walk that never does returns
+  // what the search had when it began (`before_walk`): the planned size, or after a faster size the
+  // plateau found there (its half when that read alike).
   bool walked = false;
   double walk_rate = 0;
   PlateauSearch before_walk;
@@ -224,12 +225,15 @@ PlateauSearch plateau_size(uint64_t planned, uint64_t floor, const std::function
     p.size = half;
     p.gbps = rate;
     p.past_end = true;
-    if (walked && rate * (1 - kPastEndGap) >= walk_rate) walked = false;
+    // The walk ends on a faster size out of the next level by the ratio that started it, or on one
+    // whose half still lies above the floor: the level before shows through only next to the floor
+    // (a level a third or less faster than memory would otherwise be undone to memory's rate).
+    if (walked && (rate * (1 - kPastEndGap) >= walk_rate || half / 2 / 4096 * 4096 > floor)) walked = false;
   }
   // A walk that no faster size left behind: no plateau to stand on (the inner rate was the level
   // before showing through, or a faster size on the way only memory's rate moving). What the search
-  // had when the walk began. (A Sapphire Rapids-class VM: 240 MiB 16.3 GB/s, 120 MiB 17.0, 60 MiB
-  // 30.1 stands, though its plateau reads under the floor's 45.)
+  // had when the walk began. (A Sapphire Rapids-class VM: 240 MiB 16.3 GB/s, 120 MiB 17.0, then 60
+  // MiB 30.1 ends the walk, and 30 MiB stands, though its plateau reads under the floor's 45.)
   if (walked) {
     before_walk.tried = std::move(p.tried);
     p = std::move(before_walk);

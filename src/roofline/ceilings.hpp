@@ -62,8 +62,9 @@ uint64_t level_floor(const std::string& level, const std::vector<CacheLevel>& ca
 // also after a size that read faster, while sizes read that far under the floor's rate, and never
 // measures the floor again (its rate, where the level before may show through, is no evidence). It
 // stands once a faster size reads at least the walk's starting rate / (1 - kPastEndGap) (out of the
-// next level by the ratio that started the walk); otherwise the search keeps what it had when the
-// walk began (the planned size, or the plateau found after a faster size).
+// next level by the ratio that started the walk), or once a faster size whose half still lies above
+// the floor reads (the level before shows through only next to it); otherwise the search keeps what
+// it had when the walk began (the planned size, or the plateau found after a faster size).
 // `load_gbps(size)` measures one load rate (0 when it could not). Every size tried is in `tried`.
 inline constexpr double kPlateauGain = 0.10;
 inline constexpr double kPastEndGap = 0.25;
