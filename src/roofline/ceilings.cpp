@@ -177,15 +177,15 @@ PlateauSearch plateau_size(uint64_t planned, uint64_t floor, const std::function
   // was), or a faster size whose half is still above the floor reads; a walk that never does returns
   // what the search had when it began (`before_walk`): the planned size, or after a faster size the
   // plateau found there (its half when that read alike).
-  bool walked = false;
+  std::optional<PlateauSearch> before_walk;  // set while a walk is under way
   double walk_rate = 0;
-  PlateauSearch before_walk;
+  auto halve = [](uint64_t size) { return size / 2 / 4096 * 4096; };
   while (p.gbps > 0 && std::isfinite(p.gbps)) {
-    const uint64_t half = p.size / 2 / 4096 * 4096;
+    const uint64_t half = halve(p.size);
     if (half < floor || half == 0) break;
     // Reached by a walk, the floor is no evidence: its rate is the inner rate the walk compares with
     // (the level before may show through there). The walk ends.
-    if (walked && half <= floor) break;
+    if (before_walk && half <= floor) break;
     const double rate = load_gbps(half);
     p.tried.emplace_back(half, rate);
     if (!std::isfinite(rate)) break;
@@ -204,14 +204,13 @@ PlateauSearch plateau_size(uint64_t planned, uint64_t floor, const std::function
       // read 40.7 GB/s, 127 MiB 46.0 and its half slower; stopping there, or where a half first read
       // slower, left the L3 row at 127 or 254 MiB at DRAM's rate, and DRAM's set at 2 GiB.
       if (rate > 0 && p.gbps < inner_rate() * (1 - kPastEndGap)) {
-        if (!walked) {
+        if (!before_walk) {
           before_walk = p;
-          if (p.past_end && alike) before_walk.size = half, before_walk.gbps = rate;
+          if (p.past_end && alike) before_walk->size = half, before_walk->gbps = rate;
           walk_rate = p.gbps;
         }
         p.size = half;
         p.gbps = rate;
-        walked = true;
         continue;
       }
       // Both on a plateau: the smaller stands further from where the level ends (the floor keeps it
@@ -228,15 +227,15 @@ PlateauSearch plateau_size(uint64_t planned, uint64_t floor, const std::function
     // The walk ends on a faster size out of the next level by the ratio that started it, or on one
     // whose half still lies above the floor: the level before shows through only next to the floor
     // (a level a third or less faster than memory would otherwise be undone to memory's rate).
-    if (walked && (rate * (1 - kPastEndGap) >= walk_rate || half / 2 / 4096 * 4096 > floor)) walked = false;
+    if (before_walk && (rate * (1 - kPastEndGap) >= walk_rate || halve(half) > floor)) before_walk.reset();
   }
   // A walk that no faster size left behind: no plateau to stand on (the inner rate was the level
   // before showing through, or a faster size on the way only memory's rate moving). What the search
   // had when the walk began. (A Sapphire Rapids-class VM: 240 MiB 16.3 GB/s, 120 MiB 17.0, then 60
   // MiB 30.1 ends the walk, and 30 MiB stands, though its plateau reads under the floor's 45.)
-  if (walked) {
-    before_walk.tried = std::move(p.tried);
-    p = std::move(before_walk);
+  if (before_walk) {
+    before_walk->tried = std::move(p.tried);
+    p = std::move(*before_walk);
   }
   return p;
 }
