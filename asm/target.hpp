@@ -126,6 +126,12 @@ class Target {
   // The widest multiply + add pair this CPU runs; with `fused_only`, only a fused multiply-add
   // counts (nullopt without one).
   virtual std::optional<FlopPair> flop_pair(const CpuInfo& cpu, bool fused_only) const = 0;
+  // A fused multiply-add and the add of the same data type and vector width, for every
+  // floating-point type and width the ISA has (the widest f32 first; a type and width may come in
+  // several encodings), whether this CPU runs them or not: callers keep those whose catalog rows it
+  // runs. The best mix of each sets the ceiling of its type and width where the two issue on
+  // separate pipes.
+  virtual std::vector<FlopPair> flop_pairs() const = 0;
   // Catalog groups of the ISA's matrix engine (tile multiply-accumulate): they set roofs, int8 ones too.
   virtual std::vector<std::string> matrix_groups() const = 0;
   // The catalog pair set (probes/<name>.sets) of floating-point forms at the widest vector width.

@@ -84,7 +84,7 @@ inline void check_best_rate_per_width(const WidthForms& w) {
 
 // Attainable rate, binding roof, efficiency and ridge distance of a scored kernel.
 inline void check_score(const WidthForms& w) {
-  auto t = make_ceiling_table({probe(w.mul_add, "f32", 100)}, std::nullopt,
+  auto t = make_ceiling_table({probe(w.mul_add, "f32", 100)}, {},
                               {bw("load", 1ull << 30, 20), bw("load", 16 << 10, 200)}, caches());
   // AI 1 FLOP/byte against DRAM at 20 GB/s: memory-bound at 20 GFLOP/s; it reaches 10.
   auto s = score_kernel(t, {"k", 1e9, 1e9, 0.1, "f32", "", 1});

@@ -2,6 +2,7 @@
 // catalog's rows of one ISA are checked in tests/<isa>/test_catalog.cpp).
 #include <catch2/catch.hpp>
 
+#include <map>
 #include <set>
 
 #include "catalog/catalog.hpp"
@@ -129,6 +130,37 @@ TEST_CASE("default catalog: every row is the target's, valid, and the matmul roo
     CHECK(r.origin.rfind(origin, 0) == 0);
     if (r.ops_per_instruction > 0) CHECK(r.dtype != "-");
   }
+}
+
+TEST_CASE("default catalog: every FLOP pair of the target is an FMA row and an add row of one type and width", "[catalog][roofline]") {
+  // The roofline searches each pair's best mix and offers it as the ceiling of the FMA's type and
+  // width: a pair of two types or widths would put one type's FLOPs under the other's roof.
+  const isa::Target& t = test::target();
+  auto rows = default_catalog();
+  REQUIRE(rows.ok());
+  std::map<std::string, ProbeSpec> by_text;
+  for (const auto& r : rows.value()) by_text.emplace(r.text, r);
+  const auto pairs = t.flop_pairs();
+  REQUIRE_FALSE(pairs.empty());
+  std::set<std::string> fmas;
+  for (const auto& p : pairs) {
+    INFO(p.mul << " + " << p.add);
+    CHECK(p.fused);
+    REQUIRE(by_text.count(p.mul) == 1);
+    REQUIRE(by_text.count(p.add) == 1);
+    const ProbeSpec &mul = by_text.at(p.mul), &add = by_text.at(p.add);
+    CHECK(mul.group == "fp.fma");
+    CHECK(add.group == "fp.add");
+    CHECK(mul.dtype == add.dtype);
+    CHECK(mul.ops_per_instruction == 2 * add.ops_per_instruction);  // one lane's multiply and add
+    CHECK(t.width_class(p.mul) == t.width_class(p.add));
+    CHECK(fmas.insert(p.mul).second);  // searched once
+  }
+  // The widest f32 pair first: the one `flopmix` measures without arguments on a CPU with every feature.
+  const auto widest = t.flop_pair(test::cpu_with_every_feature(), true);
+  REQUIRE(widest);
+  CHECK(pairs.front().mul == widest->mul);
+  CHECK(pairs.front().add == widest->add);
 }
 
 TEST_CASE("filter matches instruction, group or dtype, comma means or", "[catalog]") {

@@ -36,7 +36,7 @@ TEST_CASE("ceilings: a FLOP mix that beats the single instruction replaces it", 
   m.gflops = 192;
   m.clock.ghz = 4;
   s.tried = {m};
-  auto c = compute_ceilings({probe("vfmadd231ps zmm, zmm, zmm", "f32", 128)}, s);
+  auto c = compute_ceilings({probe("vfmadd231ps zmm, zmm, zmm", "f32", 128)}, {s});
   REQUIRE(c.size() == 1);
   CHECK(c[0].gops == 192);
   CHECK(c[0].source.find("mix 1:1") == 0);
@@ -50,7 +50,7 @@ TEST_CASE("ceilings: a FLOP mix that beats the single instruction replaces it", 
   all.threads = 2;
   all.total_gflops = 370;
   s.best_all_threads = all;
-  auto two = compute_ceilings({fma2}, s);
+  auto two = compute_ceilings({fma2}, {s});
   REQUIRE(two.size() == 2);
   const auto& both = two[0].threads == 2 ? two[0] : two[1];
   CHECK(both.threads == 2);
@@ -59,10 +59,61 @@ TEST_CASE("ceilings: a FLOP mix that beats the single instruction replaces it", 
   CHECK(both.source.find("mix 1:1") == 0);
   // A threaded mix slower than the single instruction on all cores loses to it.
   s.best_all_threads->total_gflops = 240;
-  auto slower = compute_ceilings({fma2}, s);
+  auto slower = compute_ceilings({fma2}, {s});
   const auto& lost = slower[0].threads == 2 ? slower[0] : slower[1];
   CHECK(lost.gops == 250);
   CHECK(lost.source == "vfmadd231ps zmm, zmm, zmm");
+}
+
+namespace {
+
+// A FLOP-mix search whose best ratio a:b ran at `flops` FLOP/cycle (4 GHz); 0 on a side: that
+// instruction alone was best.
+FlopMixSearch mix_search(const std::string& a, const std::string& b, const std::string& dtype, int best_a,
+                         int best_b, double flops) {
+  FlopMixSearch s;
+  s.a = a, s.b = b;
+  s.best_a = best_a, s.best_b = best_b;
+  s.best_flops_per_cycle = flops;
+  MixResult m;
+  if (best_a) m.parts.push_back(MixPart{a, best_a, 2, dtype});
+  if (best_b) m.parts.push_back(MixPart{b, best_b, 1, dtype});
+  m.flops_per_cycle = flops;
+  m.gflops = 4 * flops;
+  m.clock.ghz = 4;
+  s.tried = {m};
+  s.ratios = {{best_a, best_b}};
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("ceilings: each type's FLOP mix sets its own ceiling, a search won by one instruction sets none", "[roofline]") {
+  // f32 and f64 FMAs at 32 and 16 FLOP/cycle alone (4 GHz); their mixes with the add ran 1.5 times
+  // faster. The f16 search's best was its FMA alone, at a rate above the f16 row's: it is not a mix,
+  // and the row stays the ceiling.
+  const auto f32_mix = mix_search("vfmadd231ps zmm, zmm, zmm", "vaddps zmm, zmm, zmm", "f32", 1, 1, 48);
+  const auto f64_mix = mix_search("vfmadd231pd zmm, zmm, zmm", "vaddpd zmm, zmm, zmm", "f64", 1, 1, 24);
+  const auto f16_alone = mix_search("vfmadd231ph zmm, zmm, zmm", "vaddph zmm, zmm, zmm", "f16", 1, 0, 80);
+  auto c = compute_ceilings({probe("vfmadd231ps zmm, zmm, zmm", "f32", 128), probe("vfmadd231pd zmm, zmm, zmm", "f64", 64),
+                             probe("vfmadd231ph zmm, zmm, zmm", "f16", 256)},
+                            {f32_mix, f64_mix, f16_alone});
+  REQUIRE(c.size() == 3);
+  auto of = [&](const std::string& dtype) {
+    return *std::find_if(c.begin(), c.end(), [&](const ComputeCeiling& x) { return x.dtype == dtype; });
+  };
+  CHECK(of("f32").gops == 192);
+  CHECK(of("f32").source == "mix 1:1 of vfmadd231ps zmm, zmm, zmm + vaddps zmm, zmm, zmm");
+  CHECK(of("f64").gops == 96);
+  CHECK(of("f64").ops_per_cycle == 24);
+  CHECK(of("f64").source == "mix 1:1 of vfmadd231pd zmm, zmm, zmm + vaddpd zmm, zmm, zmm");
+  CHECK(of("f16").gops == 256);
+  CHECK(of("f16").source == "vfmadd231ph zmm, zmm, zmm");
+  // Order does not matter: each search is offered to its own type.
+  auto reversed = compute_ceilings({probe("vfmadd231ps zmm, zmm, zmm", "f32", 128), probe("vfmadd231pd zmm, zmm, zmm", "f64", 64)},
+                                   {f64_mix, f32_mix});
+  REQUIRE(reversed.size() == 2);
+  for (const auto& x : reversed) CHECK(x.source.find("mix 1:1") == 0);
 }
 
 TEST_CASE("ceilings: working sets map to the levels the threads can use", "[roofline]") {
@@ -316,7 +367,7 @@ TEST_CASE("ceilings: emulated bandwidth sets no memory roof, unsteady bandwidth 
 }
 
 TEST_CASE("ceilings: ridge points are peak / bandwidth", "[roofline]") {
-  auto t = make_ceiling_table({probe("vfmadd231ps zmm, zmm, zmm", "f32", 120)}, std::nullopt,
+  auto t = make_ceiling_table({probe("vfmadd231ps zmm, zmm, zmm", "f32", 120)}, {},
                               {bw("load", 16 << 10, 240), bw("load", 1ull << 30, 30), bw("copy", 1ull << 30, 25)}, caches());
   REQUIRE(t.memory.size() == 3);
   REQUIRE(t.ridges.size() == 2);  // load kernels only
@@ -327,7 +378,7 @@ TEST_CASE("ceilings: ridge points are peak / bandwidth", "[roofline]") {
 }
 
 TEST_CASE("score: out-of-range requests and ceilings that are not positive are refused", "[roofline]") {
-  auto t = make_ceiling_table({probe("vfmadd231ps zmm, zmm, zmm", "f32", 100)}, std::nullopt,
+  auto t = make_ceiling_table({probe("vfmadd231ps zmm, zmm, zmm", "f32", 100)}, {},
                               {bw("load", 1ull << 30, 20)}, caches());
   for (ScoreRequest bad : {ScoreRequest{"k", 1.7976931348623157e308, 1, 1, "f32", "", 1},
                            ScoreRequest{"k", 1, 1e25, 1, "f32", "", 1}, ScoreRequest{"k", 1, 1, 1e-300, "f32", "", 1},

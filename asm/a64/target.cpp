@@ -106,6 +106,12 @@ std::optional<isa::FlopPair> A64Target::flop_pair(const CpuInfo& cpu, bool fused
   return std::nullopt;
 }
 
+std::vector<isa::FlopPair> A64Target::flop_pairs() const {
+  return {{"fmla v.4s, v.4s, v.4s", "fadd v.4s, v.4s, v.4s", true}, {"fmla v.2d, v.2d, v.2d", "fadd v.2d, v.2d, v.2d", true},
+          {"fmla v.8h, v.8h, v.8h", "fadd v.8h, v.8h, v.8h", true}, {"fmadd s, s, s, s", "fadd s, s, s", true},
+          {"fmadd d, d, d, d", "fadd d, d, d", true},               {"fmadd h, h, h, h", "fadd h, h, h", true}};
+}
+
 std::string A64Target::width_class(const std::string& text) const {
   for (const char* w : {".16b", ".8h", ".4s", ".2d"})
     if (text.find(w) != std::string::npos) return "128";

@@ -30,6 +30,7 @@ class A64Target final : public isa::Target {
   }
   isa::MatmulRoof matmul_roof(const CpuInfo& cpu, MatmulDtype dtype) const override;
   std::optional<isa::FlopPair> flop_pair(const CpuInfo& cpu, bool fused_only) const override;
+  std::vector<isa::FlopPair> flop_pairs() const override;
   std::string report_pair_set(const CpuInfo&) const override { return "fp.v128"; }
   std::vector<std::string> matrix_groups() const override { return {"mat.i8", "mat.bf16"}; }
   std::string width_class(const std::string& instruction) const override;

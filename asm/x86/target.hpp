@@ -28,6 +28,7 @@ class X86Target final : public isa::Target {
   std::string width_name(int vector_bits) const override;
   isa::MatmulRoof matmul_roof(const CpuInfo& cpu, MatmulDtype dtype) const override;
   std::optional<isa::FlopPair> flop_pair(const CpuInfo& cpu, bool fused_only) const override;
+  std::vector<isa::FlopPair> flop_pairs() const override;
   std::string report_pair_set(const CpuInfo& cpu) const override;
   std::vector<std::string> matrix_groups() const override { return {"amx"}; }
   std::string width_class(const std::string& instruction) const override;

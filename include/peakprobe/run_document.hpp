@@ -32,8 +32,10 @@ struct RunDocument {
   std::vector<MixResult> mixes;
   std::vector<PairResult> pairs;
   std::optional<PairMatrix> matrix;
-  std::optional<FlopMixSearch> flop_mix;
-  bool has_dual_issue() const { return !mixes.empty() || !pairs.empty() || matrix || flop_mix; }
+  // `flopmix`: one search. `roofline` and the full report: one per floating-point type and vector
+  // width whose FMA and add this CPU runs, the widest f32 first.
+  std::vector<FlopMixSearch> flop_mixes;
+  bool has_dual_issue() const { return !mixes.empty() || !pairs.empty() || matrix || !flop_mixes.empty(); }
   // Memory commands (mem, latency).
   std::vector<BandwidthResult> bandwidth;
   std::vector<LatencyResult> latency;

@@ -6,6 +6,7 @@
 
 #include "asm/target.hpp"
 #include "catalog/catalog.hpp"
+#include "harness/probe_runner.hpp"
 
 namespace peakprobe::cli {
 
@@ -34,6 +35,13 @@ Expected<ProbeSpec> spec_for_text(const std::string& text, const std::vector<Pro
   for (const auto& row : catalog)
     if (row.text == s.text) s = row;
   return s;
+}
+
+std::vector<std::string> features_missing(const ProbeSpec& spec, const CpuInfo& cpu) {
+  auto form = isa::host_target().resolve(spec.text);
+  std::vector<std::string> needed = form ? form->features : std::vector<std::string>{};
+  needed.insert(needed.end(), spec.requires_features.begin(), spec.requires_features.end());
+  return missing_features(cpu, needed);
 }
 
 Expected<std::vector<ProbeSpec>> specs_for_texts(const std::vector<std::string>& texts,

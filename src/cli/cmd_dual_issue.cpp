@@ -233,9 +233,9 @@ void add_flopmix_command(CLI::App& app, GlobalOptions& g) {
       g.exit_code = measure_dual_issue(
           g,
           [&](ProbeRunner& r, RunDocument& doc, ProbeRunner* team) {
-            doc.flop_mix = search_flop_mix(r, specs->at(0), specs->at(1), all,
-                                           [&](size_t d, size_t t, const std::string& w) { on_progress(g, d, t, w); });
-            if (team) measure_best_mix_on_all_threads(*team, specs->at(0), specs->at(1), *doc.flop_mix);
+            doc.flop_mixes = {search_flop_mix(r, specs->at(0), specs->at(1), all,
+                                              [&](size_t d, size_t t, const std::string& w) { on_progress(g, d, t, w); })};
+            if (team) measure_best_mix_on_all_threads(*team, specs->at(0), specs->at(1), doc.flop_mixes.front());
           },
           /*with_team=*/true);
     };

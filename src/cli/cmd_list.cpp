@@ -36,10 +36,7 @@ void add_list_command(CLI::App& app, GlobalOptions& g) {
     std::string table, csv, markdown;
     for (const auto& s : specs.value()) {
       if (!matches_filter(s, *filter)) continue;
-      auto form = isa::host_target().resolve(s.text);
-      std::vector<std::string> needed = form ? form->features : std::vector<std::string>{};
-      needed.insert(needed.end(), s.requires_features.begin(), s.requires_features.end());
-      auto missing = missing_features(cpu, needed);
+      auto missing = features_missing(s, cpu);
       std::string support = missing.empty() ? "yes" : "no: needs " + fmt::format("{}", fmt::join(missing, ", "));
       supported += missing.empty();
       ++shown;

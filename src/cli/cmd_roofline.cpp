@@ -1,6 +1,7 @@
 // `roofline` measures what the ceiling table needs (arithmetic catalog rows at one and all cores,
 // the best FLOP mix, bandwidth of every level at one and all cores) and derives the table;
 // `score` places kernels on it.
+#include <algorithm>
 #include <optional>
 
 #include <fmt/format.h>
@@ -38,7 +39,7 @@ std::vector<ProbeSpec> arithmetic_rows(const std::vector<ProbeSpec>& catalog) {
 
 }  // namespace
 
-// Fills doc.results, doc.flop_mix, doc.bandwidth and doc.ceilings. Returns 0 or an exit code.
+// Fills doc.results, doc.flop_mixes, doc.bandwidth and doc.ceilings. Returns 0 or an exit code.
 int measure_roofline(GlobalOptions& g, const CpuInfo& cpu, RunDocument& doc, bool quick, bool whole_catalog,
                      uint64_t* last_level_end) {
   auto catalog = load_catalogs(g);
@@ -62,18 +63,24 @@ int measure_roofline(GlobalOptions& g, const CpuInfo& cpu, RunDocument& doc, boo
     progress(g.out, i + 1, measured.size(), "instruction " + s.text);
   });
   laps.lap(whole_catalog ? "catalog rows" : "arithmetic rows");
-  // The best FMA + add mix (on several cores peak FLOP/s needs both issued together).
-  if (const auto pair = isa::host_target().flop_pair(cpu, /*fused_only=*/true)) {
-    auto sa = spec_for_text(pair->mul, catalog.value()), sb = spec_for_text(pair->add, catalog.value());
-    if (sa && sb) {
-      progress(g.out, 1, 1, "FLOP mix search");
-      doc.flop_mix = search_flop_mix(**runner, sa.value(), sb.value(), false);
-    }
+  // The best FMA + add mix of every floating-point type and width: where the two issue on separate
+  // pipes (AMD's FMA and FADD pipes), peak FLOP/s needs both at once, at every width alike (Zen 5
+  // VM: 48 FLOP/cycle for a 1:1 ymm mix where the ymm FMA alone gave 32). Each search is some ten
+  // probes of a few milliseconds.
+  std::vector<std::pair<ProbeSpec, ProbeSpec>> flop_pairs;
+  for (const auto& pair : isa::host_target().flop_pairs()) {
+    auto sa = spec_for_text(pair.mul, catalog.value()), sb = spec_for_text(pair.add, catalog.value());
+    if (!sa || !sb || !features_missing(*sa, cpu).empty() || !features_missing(*sb, cpu).empty()) continue;
+    flop_pairs.emplace_back(*sa, *sb);
   }
-  laps.lap("FLOP mix");
+  for (size_t i = 0; i < flop_pairs.size(); ++i) {
+    progress(g.out, i + 1, flop_pairs.size(), "FLOP mix " + flop_pairs[i].first.text);
+    doc.flop_mixes.push_back(search_flop_mix(**runner, flop_pairs[i].first, flop_pairs[i].second, false));
+  }
+  laps.lap("FLOP mixes");
   // All cores: the best single-core row of each dtype and width, run on every core at once.
   if (all > 1) {
-    CeilingTable single = make_ceiling_table(results, std::nullopt, {}, cpu.caches);
+    CeilingTable single = make_ceiling_table(results, {}, {}, cpu.caches);
     auto team = ProbeRunner::create(cpu, probe_options(g, all));
     if (!team) {
       spdlog::error("{}", team.error());
@@ -87,13 +94,17 @@ int measure_roofline(GlobalOptions& g, const CpuInfo& cpu, RunDocument& doc, boo
       progress(g.out, i + 1, best.size(), fmt::format("compute x{} {}", all, s.text));
     });
     results.insert(results.end(), multi.begin(), multi.end());
-    // The best FLOP mix on every core too: its all-cores ceiling measured, not scaled from one core.
-    if (doc.flop_mix) {
-      auto sa = spec_for_text(doc.flop_mix->a, catalog.value()), sb = spec_for_text(doc.flop_mix->b, catalog.value());
-      if (sa && sb) {
-        progress(g.out, 1, 1, fmt::format("FLOP mix x{}", all));
-        measure_best_mix_on_all_threads(**team, sa.value(), sb.value(), *doc.flop_mix);
-      }
+    // Each FLOP mix that sets a one-core ceiling, on every core too: its all-cores ceiling measured,
+    // not scaled from one core. (A search won by one instruction alone has that row among `best`;
+    // of two encodings of one type and width, only the faster sets the ceiling.)
+    const auto one_core = compute_ceilings(results, doc.flop_mixes);
+    for (size_t i = 0; i < flop_pairs.size(); ++i) {
+      FlopMixSearch& s = doc.flop_mixes[i];
+      const std::string source = mix_source(s);
+      if (std::none_of(one_core.begin(), one_core.end(), [&](const ComputeCeiling& c) { return c.source == source; }))
+        continue;
+      progress(g.out, i + 1, flop_pairs.size(), fmt::format("FLOP mix x{} {}", all, s.a));
+      measure_best_mix_on_all_threads(**team, flop_pairs[i].first, flop_pairs[i].second, s);
     }
   }
   laps.lap("all-cores rows");
@@ -147,7 +158,7 @@ int measure_roofline(GlobalOptions& g, const CpuInfo& cpu, RunDocument& doc, boo
   }
   progress_done(g.out);
   laps.lap("memory ceilings");
-  doc.ceilings = make_ceiling_table(doc.results, doc.flop_mix, doc.bandwidth, cpu.caches);
+  doc.ceilings = make_ceiling_table(doc.results, doc.flop_mixes, doc.bandwidth, cpu.caches);
   return kExitOk;
 }
 
@@ -270,7 +281,7 @@ void add_score_command(CLI::App& app, GlobalOptions& g) {
         t = *doc.ceilings;
         doc.results.clear();
         doc.bandwidth.clear();
-        doc.flop_mix.reset();
+        doc.flop_mixes.clear();
       }
       for (auto r : reqs) {
         r.name = printable(r.name, 200);  // a label goes into tables and terminals as it is

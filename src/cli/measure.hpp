@@ -23,7 +23,7 @@ std::unique_ptr<ProbeRunner> start_runner(const GlobalOptions& g, const CpuInfo&
 // second runner over --threads cores for the all-cores figures; null otherwise.
 int measure_dual_issue(GlobalOptions& g, const std::function<void(ProbeRunner&, RunDocument&, ProbeRunner* team)>& body,
                        bool with_team = false);
-// Measures what the ceiling table needs into `doc` (results, flop_mix, bandwidth, ceilings):
+// Measures what the ceiling table needs into `doc` (results, flop_mixes, bandwidth, ceilings):
 // arithmetic catalog rows (or the whole catalog) at one and all cores, memory per level. 0 or an exit code.
 // `last_level_end`, when given, gets where one core's last cache level ended as measured when that was
 // sooner than reported (else it is left alone), for the memory curves' top (dram_working_set).

@@ -370,7 +370,7 @@ std::string dual_issue_section(const RunDocument& doc) {
   const auto& pairs = !doc.pairs.empty() || !doc.matrix ? doc.pairs : doc.matrix->pairs;
   if (!pairs.empty()) s += pairs_table(pairs);
   if (doc.matrix) s += groups_list(*doc.matrix);
-  if (doc.flop_mix) s += "<p>" + xml_escape(flop_mix_text(*doc.flop_mix)) + "</p>\n";
+  for (const auto& f : doc.flop_mixes) s += "<p>" + xml_escape(flop_mix_text(f)) + "</p>\n";
   return s + "</section>\n";
 }
 

@@ -152,7 +152,7 @@ json to_json(const RunDocument& d) {
     doc["core_availability"] = std::move(cores);
   }
   if (d.pipe_groups) doc["pipe_groups"] = to_json(*d.pipe_groups);
-  add_dual_issue(doc, d);  // mixes, pairs, matrix, flop_mix: present only when measured
+  add_dual_issue(doc, d);  // mixes, pairs, matrix, flop_mixes: present only when measured
   add_memory(doc, d);      // bandwidth, latency, levels: present only when measured
   add_roofline(doc, d);    // ceilings, scores
   if (!d.gpus.empty()) {

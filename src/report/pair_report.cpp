@@ -111,7 +111,13 @@ void add_dual_issue(json& doc, const RunDocument& d) {
     doc["pairs"] = a;
   }
   if (d.matrix) doc["matrix"] = to_json(*d.matrix);
-  if (d.flop_mix) doc["flop_mix"] = to_json(*d.flop_mix);
+  if (!d.flop_mixes.empty()) {
+    json a = json::array();
+    for (const auto& s : d.flop_mixes) a.push_back(to_json(s));
+    // "flop_mix": the first search alone, the key documents before flop_mixes had.
+    doc["flop_mix"] = a.front();
+    doc["flop_mixes"] = a;
+  }
 }
 
 namespace {
@@ -145,8 +151,8 @@ void write_dual_issue_csv(std::ostream& out, const RunDocument& d) {
   out << kCsvHeader << '\n';
   for (const auto& m : d.mixes) csv_row(out, "mix", m, std::nullopt, "");
   for (const PairResult* p : all_pairs(d)) csv_row(out, "pair", p->mix, p->same_port, class_of(*p));
-  if (d.flop_mix)
-    for (const auto& m : d.flop_mix->tried) csv_row(out, "flopmix", m, std::nullopt, "");
+  for (const auto& s : d.flop_mixes)
+    for (const auto& m : s.tried) csv_row(out, "flopmix", m, std::nullopt, "");
 }
 
 void write_dual_issue_markdown(std::ostream& out, const RunDocument& d) {
@@ -160,18 +166,17 @@ void write_dual_issue_markdown(std::ostream& out, const RunDocument& d) {
   };
   for (const auto& m : d.mixes) row(m, std::nullopt, "");
   for (const PairResult* p : all_pairs(d)) row(p->mix, p->same_port, class_of(*p));
-  if (d.flop_mix)
-    for (const auto& m : d.flop_mix->tried) row(m, std::nullopt, "");
+  for (const auto& s : d.flop_mixes)
+    for (const auto& m : s.tried) row(m, std::nullopt, "");
   if (d.matrix && !d.matrix->groups.empty()) {
     out << "\nInferred pipe groups:\n\n";
     for (size_t g = 0; g < d.matrix->groups.size(); ++g)
       out << fmt::format("{}. {}\n", g + 1, md_escape(fmt::format("{}", fmt::join(d.matrix->groups[g], "; "))));
   }
-  if (d.flop_mix) {
-    out << fmt::format("\nBest FLOP mix: {}:{} of `{}` : `{}` = {:.2f} FLOP/cycle ({:.1f} GFLOP/s)\n",
-                       d.flop_mix->best_a, d.flop_mix->best_b, d.flop_mix->a, d.flop_mix->b,
-                       d.flop_mix->best_flops_per_cycle, d.flop_mix->best_gflops);
-    if (const auto& all = d.flop_mix->best_all_threads; all && all->total_gflops)
+  for (const auto& s : d.flop_mixes) {
+    out << fmt::format("\nBest FLOP mix: {}:{} of `{}` : `{}` = {:.2f} FLOP/cycle ({:.1f} GFLOP/s)\n", s.best_a,
+                       s.best_b, s.a, s.b, s.best_flops_per_cycle, s.best_gflops);
+    if (const auto& all = s.best_all_threads; all && all->total_gflops)
       out << fmt::format("On {} cores at once: {:.1f} GFLOP/s in all.\n", all->threads, *all->total_gflops);
   }
 }
@@ -229,8 +234,7 @@ void write_dual_issue_console(std::ostream& out, const RunDocument& d) {
       out << fmt::format("  {}: {}\n", g + 1, fmt::join(m.groups[g], "; "));
     width_note(m);
   }
-  if (d.flop_mix) {
-    const auto& s = *d.flop_mix;
+  for (const auto& s : d.flop_mixes) {
     out << fmt::format("FLOP mix search{}: {}  vs  {}\n", s.exhaustive ? " (exhaustive)" : "", s.a, s.b);
     for (size_t i = 0; i < s.tried.size(); ++i) {
       const MixResult& m = s.tried[i];

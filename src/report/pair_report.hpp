@@ -13,7 +13,8 @@ nlohmann::json to_json(const MixResult& m);
 nlohmann::json to_json(const PairResult& p);
 nlohmann::json to_json(const PairMatrix& m);
 nlohmann::json to_json(const FlopMixSearch& s);
-// Adds the "mixes", "pairs", "matrix" and "flop_mix" keys the document has content for.
+// Adds the "mixes", "pairs", "matrix" and "flop_mixes" (with "flop_mix", its first) keys the document
+// has content for.
 void add_dual_issue(nlohmann::json& doc, const RunDocument& d);
 
 // CSV, one row per mix or pair (fixed header): parts as "text:weight" joined by " + ".

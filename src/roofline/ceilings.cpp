@@ -49,8 +49,12 @@ bool is_float_dtype(const std::string& d) { return d == "f64" || d == "f32" || d
 
 std::string isa_of_instruction(const std::string& text) { return isa::host_target().width_class(text); }
 
+std::string mix_source(const FlopMixSearch& mix) {
+  return fmt::format("mix {}:{} of {} + {}", mix.best_a, mix.best_b, mix.a, mix.b);
+}
+
 std::vector<ComputeCeiling> compute_ceilings(const std::vector<ProbeResult>& results,
-                                             const std::optional<FlopMixSearch>& mix) {
+                                             const std::vector<FlopMixSearch>& mixes) {
   std::map<std::tuple<std::string, std::string, int>, ComputeCeiling> best;
   auto offer = [&](ComputeCeiling c) {
     auto key = std::make_tuple(c.dtype, c.isa, c.threads);
@@ -79,30 +83,31 @@ std::vector<ComputeCeiling> compute_ceilings(const std::vector<ProbeResult>& res
       offer(c);
     }
   }
-  if (mix && mix->best_flops_per_cycle > 0 && mix->best_a > 0 && mix->best_b > 0) {
-    for (const auto& m : mix->tried) {
-      if (m.status != Status::ok || !m.flops_per_cycle || *m.flops_per_cycle < mix->best_flops_per_cycle) continue;
+  for (const FlopMixSearch& mix : mixes) {
+    if (mix.best_flops_per_cycle <= 0 || mix.best_a <= 0 || mix.best_b <= 0) continue;
+    for (const auto& m : mix.tried) {
+      if (m.status != Status::ok || !m.flops_per_cycle || *m.flops_per_cycle < mix.best_flops_per_cycle) continue;
       ComputeCeiling c;
       c.dtype = m.parts.front().dtype;
-      c.isa = isa_of_instruction(mix->a);
+      c.isa = isa_of_instruction(mix.a);
       c.threads = 1;
       c.gops = m.gflops.value_or(0);
       c.ops_per_cycle = *m.flops_per_cycle;
       c.clock_ghz = m.clock.ghz;
-      c.source = fmt::format("mix {}:{} of {} + {}", mix->best_a, mix->best_b, mix->a, mix->b);
+      c.source = mix_source(mix);
       offer(c);
       break;
     }
     // The best ratio measured on every core at once: the all-cores ceiling of the mix.
-    if (const auto& all = mix->best_all_threads; all && all->threads > 1 && all->total_gflops && all->clock.ghz > 0) {
+    if (const auto& all = mix.best_all_threads; all && all->threads > 1 && all->total_gflops && all->clock.ghz > 0) {
       ComputeCeiling c;
       c.dtype = all->parts.front().dtype;
-      c.isa = isa_of_instruction(mix->a);
+      c.isa = isa_of_instruction(mix.a);
       c.threads = all->threads;
       c.gops = *all->total_gflops;
       c.ops_per_cycle = *all->total_gflops / all->clock.ghz / all->threads;
       c.clock_ghz = all->clock.ghz;
-      c.source = fmt::format("mix {}:{} of {} + {}", mix->best_a, mix->best_b, mix->a, mix->b);
+      c.source = mix_source(mix);
       offer(c);
     }
   }
@@ -292,10 +297,10 @@ std::vector<RidgePoint> ridge_points(const std::vector<ComputeCeiling>& compute,
   return out;
 }
 
-CeilingTable make_ceiling_table(const std::vector<ProbeResult>& results, const std::optional<FlopMixSearch>& mix,
+CeilingTable make_ceiling_table(const std::vector<ProbeResult>& results, const std::vector<FlopMixSearch>& mixes,
                                 const std::vector<BandwidthResult>& bandwidth, const std::vector<CacheLevel>& caches) {
   CeilingTable t;
-  t.compute = compute_ceilings(results, mix);
+  t.compute = compute_ceilings(results, mixes);
   t.memory = memory_ceilings(bandwidth, caches);
   t.ridges = ridge_points(t.compute, t.memory);
   return t;

@@ -21,10 +21,14 @@ namespace peakprobe {
 std::string isa_of_instruction(const std::string& text);
 bool is_float_dtype(const std::string& dtype);
 
+// A FLOP-mix ceiling's `source`: "mix A:B of <a> + <b>", its best ratio.
+std::string mix_source(const FlopMixSearch& mix);
+
 // The best rate per (dtype, isa, threads) among ok results with ops; a FLOP mix that beats the best
-// single instruction of its dtype and width replaces it (one core only: mixes run on one core).
+// single instruction of its dtype and width replaces it, on one core and, where the mix's best ratio
+// was also run on every core at once, on all cores.
 std::vector<ComputeCeiling> compute_ceilings(const std::vector<ProbeResult>& results,
-                                             const std::optional<FlopMixSearch>& mix = std::nullopt);
+                                             const std::vector<FlopMixSearch>& mixes = {});
 
 // Which level a working set of `size` falls in for `threads` threads: "L1", "L2", ... or "DRAM",
 // by the capacity the reported caches give those threads.
@@ -84,7 +88,7 @@ std::vector<MemoryCeiling> memory_ceilings(const std::vector<BandwidthResult>& r
 std::vector<RidgePoint> ridge_points(const std::vector<ComputeCeiling>& compute,
                                      const std::vector<MemoryCeiling>& memory);
 
-CeilingTable make_ceiling_table(const std::vector<ProbeResult>& results, const std::optional<FlopMixSearch>& mix,
+CeilingTable make_ceiling_table(const std::vector<ProbeResult>& results, const std::vector<FlopMixSearch>& mixes,
                                 const std::vector<BandwidthResult>& bandwidth, const std::vector<CacheLevel>& caches);
 
 struct ScoreRequest {

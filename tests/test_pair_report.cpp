@@ -1,0 +1,86 @@
+// Dual-issue results in every format (src/report/pair_report.cpp): a document with several FLOP-mix
+// searches, as `roofline` and the full report make (one per floating-point type and width), shows
+// each of them, and JSON keeps the single "flop_mix" key of earlier documents as the first search.
+#include <catch2/catch.hpp>
+
+#include <sstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "report/pair_report.hpp"
+
+using namespace peakprobe;
+using nlohmann::json;
+
+namespace {
+
+FlopMixSearch search(const std::string& a, const std::string& b, double fma_ops, double best_flops) {
+  FlopMixSearch s;
+  s.a = a, s.b = b;
+  s.best_a = s.best_b = 1;
+  s.best_flops_per_cycle = best_flops;
+  s.best_gflops = 4 * best_flops;
+  for (auto [x, y] : {std::pair{1, 0}, std::pair{1, 1}}) {
+    MixResult m;
+    m.parts.push_back(MixPart{a, x, fma_ops, "f32"});
+    if (y) m.parts.push_back(MixPart{b, y, fma_ops / 2, "f32"});
+    m.status = Status::ok;
+    m.cycles_per_group = 0.5;
+    m.flops_per_cycle = (x * fma_ops + y * fma_ops / 2) / 0.5;
+    m.gflops = 4 * *m.flops_per_cycle;
+    m.clock.ghz = 4;
+    s.tried.push_back(m);
+    s.ratios.emplace_back(x, y);
+  }
+  return s;
+}
+
+RunDocument two_searches() {
+  RunDocument d;
+  d.host.brand = "Test CPU";
+  d.clock.ghz = 4;
+  d.clock.source = "fixture";
+  d.flop_mixes = {search("fma.wide", "add.wide", 32, 96), search("fma.narrow", "add.narrow", 16, 48)};
+  return d;
+}
+
+}  // namespace
+
+TEST_CASE("pair report: JSON carries every FLOP-mix search, and the first one under its earlier key", "[report]") {
+  json doc;
+  add_dual_issue(doc, two_searches());
+  REQUIRE(doc.contains("flop_mixes"));
+  REQUIRE(doc["flop_mixes"].size() == 2);
+  CHECK(doc["flop_mixes"][0]["a"] == "fma.wide");
+  CHECK(doc["flop_mixes"][1]["a"] == "fma.narrow");
+  CHECK(doc["flop_mixes"][1]["best_flops_per_cycle"] == 48);
+  CHECK(doc["flop_mixes"][1]["tried"].size() == 2);
+  CHECK(doc["flop_mixes"][1]["tried"][1]["ratio"] == json::array({1, 1}));
+  CHECK(doc["flop_mix"] == doc["flop_mixes"][0]);
+
+  json none;
+  add_dual_issue(none, RunDocument{});
+  CHECK_FALSE(none.contains("flop_mixes"));
+  CHECK_FALSE(none.contains("flop_mix"));
+}
+
+TEST_CASE("pair report: CSV, Markdown and console show each FLOP-mix search", "[report]") {
+  const RunDocument d = two_searches();
+  auto count = [](const std::string& text, const std::string& what) {
+    size_t n = 0;
+    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+  };
+  std::ostringstream csv, md, console;
+  write_dual_issue_csv(csv, d);
+  write_dual_issue_markdown(md, d);
+  write_dual_issue_console(console, d);
+  CHECK(count(csv.str(), "\nflopmix,") == 4);  // two ratios of each search
+  CHECK(count(csv.str(), "fma.narrow") == 2);
+  CHECK(count(md.str(), "Best FLOP mix: 1:1 of `fma.wide` : `add.wide` = 96.00 FLOP/cycle") == 1);
+  CHECK(count(md.str(), "Best FLOP mix: 1:1 of `fma.narrow` : `add.narrow` = 48.00 FLOP/cycle") == 1);
+  CHECK(count(console.str(), "FLOP mix search: fma.wide  vs  add.wide") == 1);
+  CHECK(count(console.str(), "FLOP mix search: fma.narrow  vs  add.narrow") == 1);
+  CHECK(count(console.str(), "best 1:1 = 48.00 FLOP/cycle") == 1);
+}
