@@ -65,8 +65,8 @@ int measure_roofline(GlobalOptions& g, const CpuInfo& cpu, RunDocument& doc, boo
   laps.lap(whole_catalog ? "catalog rows" : "arithmetic rows");
   // The best FMA + add mix of every floating-point type and width: where the two issue on separate
   // pipes (AMD's FMA and FADD pipes), peak FLOP/s needs both at once, at every width alike (Zen 5
-  // VM: 48 FLOP/cycle for a 1:1 ymm mix where the ymm FMA alone gave 32). Each search is some ten
-  // probes of a few milliseconds.
+  // VM: 48 FLOP/cycle for a 1:1 mix of 256-bit forms where the FMA alone gave 32). Each search is
+  // some ten probes of a few milliseconds.
   std::vector<std::pair<ProbeSpec, ProbeSpec>> flop_pairs;
   for (const auto& pair : isa::host_target().flop_pairs()) {
     auto sa = spec_for_text(pair.mul, catalog.value()), sb = spec_for_text(pair.add, catalog.value());
