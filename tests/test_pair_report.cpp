@@ -15,7 +15,7 @@ using nlohmann::json;
 
 namespace {
 
-FlopMixSearch search(const std::string& a, const std::string& b, double fma_ops, double best_flops) {
+FlopMixSearch search(const std::string& a, const std::string& b, double madd_ops, double best_flops) {
   FlopMixSearch s;
   s.a = a, s.b = b;
   s.best_a = s.best_b = 1;
@@ -23,11 +23,11 @@ FlopMixSearch search(const std::string& a, const std::string& b, double fma_ops,
   s.best_gflops = 4 * best_flops;
   for (auto [x, y] : {std::pair{1, 0}, std::pair{1, 1}}) {
     MixResult m;
-    m.parts.push_back(MixPart{a, x, fma_ops, "f32"});
-    if (y) m.parts.push_back(MixPart{b, y, fma_ops / 2, "f32"});
+    m.parts.push_back(MixPart{a, x, madd_ops, "f32"});
+    if (y) m.parts.push_back(MixPart{b, y, madd_ops / 2, "f32"});
     m.status = Status::ok;
     m.cycles_per_group = 0.5;
-    m.flops_per_cycle = (x * fma_ops + y * fma_ops / 2) / 0.5;
+    m.flops_per_cycle = (x * madd_ops + y * madd_ops / 2) / 0.5;
     m.gflops = 4 * *m.flops_per_cycle;
     m.clock.ghz = 4;
     s.tried.push_back(m);
@@ -41,7 +41,7 @@ RunDocument two_searches() {
   d.host.brand = "Test CPU";
   d.clock.ghz = 4;
   d.clock.source = "fixture";
-  d.flop_mixes = {search("fma.wide", "add.wide", 32, 96), search("fma.narrow", "add.narrow", 16, 48)};
+  d.flop_mixes = {search("madd.wide", "add.wide", 32, 96), search("madd.narrow", "add.narrow", 16, 48)};
   return d;
 }
 
@@ -52,8 +52,8 @@ TEST_CASE("pair report: JSON carries every FLOP-mix search, and the first one un
   add_dual_issue(doc, two_searches());
   REQUIRE(doc.contains("flop_mixes"));
   REQUIRE(doc["flop_mixes"].size() == 2);
-  CHECK(doc["flop_mixes"][0]["a"] == "fma.wide");
-  CHECK(doc["flop_mixes"][1]["a"] == "fma.narrow");
+  CHECK(doc["flop_mixes"][0]["a"] == "madd.wide");
+  CHECK(doc["flop_mixes"][1]["a"] == "madd.narrow");
   CHECK(doc["flop_mixes"][1]["best_flops_per_cycle"] == 48);
   CHECK(doc["flop_mixes"][1]["tried"].size() == 2);
   CHECK(doc["flop_mixes"][1]["tried"][1]["ratio"] == json::array({1, 1}));
@@ -77,10 +77,10 @@ TEST_CASE("pair report: CSV, Markdown and console show each FLOP-mix search", "[
   write_dual_issue_markdown(md, d);
   write_dual_issue_console(console, d);
   CHECK(count(csv.str(), "\nflopmix,") == 4);  // two ratios of each search
-  CHECK(count(csv.str(), "fma.narrow") == 2);
-  CHECK(count(md.str(), "Best FLOP mix: 1:1 of `fma.wide` : `add.wide` = 96.00 FLOP/cycle") == 1);
-  CHECK(count(md.str(), "Best FLOP mix: 1:1 of `fma.narrow` : `add.narrow` = 48.00 FLOP/cycle") == 1);
-  CHECK(count(console.str(), "FLOP mix search: fma.wide  vs  add.wide") == 1);
-  CHECK(count(console.str(), "FLOP mix search: fma.narrow  vs  add.narrow") == 1);
+  CHECK(count(csv.str(), "madd.narrow") == 2);
+  CHECK(count(md.str(), "Best FLOP mix: 1:1 of `madd.wide` : `add.wide` = 96.00 FLOP/cycle") == 1);
+  CHECK(count(md.str(), "Best FLOP mix: 1:1 of `madd.narrow` : `add.narrow` = 48.00 FLOP/cycle") == 1);
+  CHECK(count(console.str(), "FLOP mix search: madd.wide  vs  add.wide") == 1);
+  CHECK(count(console.str(), "FLOP mix search: madd.narrow  vs  add.narrow") == 1);
   CHECK(count(console.str(), "best 1:1 = 48.00 FLOP/cycle") == 1);
 }
