@@ -109,11 +109,33 @@ TEST_CASE("ceilings: each type's FLOP mix sets its own ceiling, a search won by 
   CHECK(of("f64").source == "mix 1:1 of vfmadd231pd zmm, zmm, zmm + vaddpd zmm, zmm, zmm");
   CHECK(of("f16").gops == 256);
   CHECK(of("f16").source == "vfmadd231ph zmm, zmm, zmm");
-  // Order does not matter: each search is offered to its own type.
-  auto reversed = compute_ceilings({probe("vfmadd231ps zmm, zmm, zmm", "f32", 128), probe("vfmadd231pd zmm, zmm, zmm", "f64", 64)},
-                                   {f64_mix, f32_mix});
-  REQUIRE(reversed.size() == 2);
-  for (const auto& x : reversed) CHECK(x.source.find("mix 1:1") == 0);
+}
+
+TEST_CASE("ceilings: of two encodings of one mix the faster sets the ceiling, and only a mix clearly above the instruction alone", "[roofline]") {
+  // One type and width searched twice (16 and 32 registers): 34 and 48 FLOP/cycle against 32 for
+  // the FMA alone. A third search gains 1% on its FMA alone: within the noise, not a ceiling.
+  const auto few_registers = mix_search("madd.narrow", "add.narrow", "f32", 5, 2, 34);
+  const auto all_registers = mix_search("wide.madd.narrow", "wide.add.narrow", "f32", 1, 1, 48);
+  const auto within_noise = mix_search("madd.double", "add.double", "f64", 7, 1, 16.16);
+  const std::vector<ProbeResult> rows = {probe("madd.narrow", "f32", 128), probe("madd.double", "f64", 64)};
+  for (const auto& order : {std::vector<FlopMixSearch>{few_registers, all_registers, within_noise},
+                            std::vector<FlopMixSearch>{all_registers, within_noise, few_registers}}) {
+    auto c = compute_ceilings(rows, order);
+    REQUIRE(c.size() == 2);
+    for (const auto& x : c) {
+      INFO(x.dtype << " " << x.source);
+      if (x.dtype == "f32") CHECK(x.source == "mix 1:1 of wide.madd.narrow + wide.add.narrow");
+      if (x.dtype == "f64") CHECK(x.source == "madd.double");
+    }
+  }
+  // Only the faster encoding is run on every core at once; neither the slower one nor the mix
+  // within noise of its FMA.
+  CHECK(mixes_setting_ceilings(rows, {few_registers, all_registers, within_noise}) == std::vector<size_t>{1});
+  CHECK(mixes_setting_ceilings(rows, {within_noise, all_registers}) == std::vector<size_t>{1});
+  // A mix 3% above its instruction alone is a ceiling.
+  const auto clear = mix_search("madd.double", "add.double", "f64", 7, 1, 16.5);
+  CHECK(mixes_setting_ceilings(rows, {clear}) == std::vector<size_t>{0});
+  CHECK(mixes_setting_ceilings(rows, {}).empty());
 }
 
 TEST_CASE("ceilings: working sets map to the levels the threads can use", "[roofline]") {

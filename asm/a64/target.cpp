@@ -108,7 +108,8 @@ std::optional<isa::FlopPair> A64Target::flop_pair(const CpuInfo& cpu, bool fused
 
 std::vector<isa::FlopPair> A64Target::flop_pairs() const {
   return {{"fmla v.4s, v.4s, v.4s", "fadd v.4s, v.4s, v.4s", true}, {"fmla v.2d, v.2d, v.2d", "fadd v.2d, v.2d, v.2d", true},
-          {"fmla v.8h, v.8h, v.8h", "fadd v.8h, v.8h, v.8h", true}, {"fmadd s, s, s, s", "fadd s, s, s", true},
+          {"fmla v.8h, v.8h, v.8h", "fadd v.8h, v.8h, v.8h", true}, {"fmla v.2s, v.2s, v.2s", "fadd v.2s, v.2s, v.2s", true},
+          {"fmla v.4h, v.4h, v.4h", "fadd v.4h, v.4h, v.4h", true}, {"fmadd s, s, s, s", "fadd s, s, s", true},
           {"fmadd d, d, d, d", "fadd d, d, d", true},               {"fmadd h, h, h, h", "fadd h, h, h", true}};
 }
 

@@ -236,7 +236,7 @@ int run_report(GlobalOptions& g, ReportOptions o) {
   PartTimer laps("report");  // for -v: where the report's time goes
   uint64_t last_level_end = 0;
   if (int rc = measure_roofline(g, cpu, doc, quick, true, &last_level_end)) return rc;
-  laps.lap("instructions, FLOP mix and ceilings");
+  laps.lap("instructions, FLOP mixes and ceilings");
   // The cores probes run on (the first few of the core order, or --cpu), each scanned for the share
   // of wall time it gives a thread: what a timing of milliseconds loses there (docs/method.md).
   if (cpu.emulator.empty() && cpu.tsc_hz > 0) {
@@ -313,8 +313,9 @@ void add_report_command(CLI::App& app, GlobalOptions& g) {
                 "columns of table.html")
       ->needs(table);
   cmd->footer(
-      "Runs: CPU description and clock, every catalog instruction, the FLOP mix, the ceiling table at\n"
-      "one and all cores, the bandwidth and latency sweeps with cache levels, the FP pair matrix, and for\n"
+      "Runs: CPU description and clock, every catalog instruction, the best FMA:add mix of each\n"
+      "floating-point type and width, the ceiling table at one and all cores, the bandwidth and latency\n"
+      "sweeps with cache levels, the FP pair matrix, and for\n"
       "every OpenCL GPU its compute and memory roofs (as `gpu --quick`; CPU devices such as PoCL are left\n"
       "out). Writes report.json, instructions.csv, ceilings.csv, memory.csv, summary.md, SVG plots\n"
       "(gpu-N-roofline.svg per GPU) and report.html. With --table, also table.html (filter, sort, pipe\n"

@@ -1,6 +1,6 @@
 // `roofline` measures what the ceiling table needs (arithmetic catalog rows at one and all cores,
-// the best FLOP mix, bandwidth of every level at one and all cores) and derives the table;
-// `score` places kernels on it.
+// the best FLOP mix of each floating-point type and width, bandwidth of every level at one and all
+// cores) and derives the table; `score` places kernels on it.
 #include <algorithm>
 #include <optional>
 
@@ -67,15 +67,17 @@ int measure_roofline(GlobalOptions& g, const CpuInfo& cpu, RunDocument& doc, boo
   // pipes (AMD's FMA and FADD pipes), peak FLOP/s needs both at once, at every width alike (Zen 5
   // VM: 48 FLOP/cycle for a 1:1 mix of 256-bit forms where the FMA alone gave 32). Each search is
   // some ten probes of a few milliseconds.
+  // Under an emulator every mix is mistrusted: no search runs.
   std::vector<std::pair<ProbeSpec, ProbeSpec>> flop_pairs;
-  for (const auto& pair : isa::host_target().flop_pairs()) {
+  for (const auto& pair : cpu.emulator.empty() ? isa::host_target().flop_pairs() : std::vector<isa::FlopPair>{}) {
     auto sa = spec_for_text(pair.mul, catalog.value()), sb = spec_for_text(pair.add, catalog.value());
     if (!sa || !sb || !features_missing(*sa, cpu).empty() || !features_missing(*sb, cpu).empty()) continue;
     flop_pairs.emplace_back(*sa, *sb);
   }
+  std::vector<FlopMixSearch> searches;  // searches[i] is flop_pairs[i]'s
   for (size_t i = 0; i < flop_pairs.size(); ++i) {
     progress(g.out, i + 1, flop_pairs.size(), "FLOP mix " + flop_pairs[i].first.text);
-    doc.flop_mixes.push_back(search_flop_mix(**runner, flop_pairs[i].first, flop_pairs[i].second, false));
+    searches.push_back(search_flop_mix(**runner, flop_pairs[i].first, flop_pairs[i].second, false));
   }
   laps.lap("FLOP mixes");
   // All cores: the best single-core row of each dtype and width, run on every core at once.
@@ -96,19 +98,19 @@ int measure_roofline(GlobalOptions& g, const CpuInfo& cpu, RunDocument& doc, boo
     results.insert(results.end(), multi.begin(), multi.end());
     // Each FLOP mix that sets a one-core ceiling, on every core too: its all-cores ceiling measured,
     // not scaled from one core. (A search won by one instruction alone has that row among `best`;
-    // of two encodings of one type and width, only the faster sets the ceiling.)
-    const auto one_core = compute_ceilings(results, doc.flop_mixes);
-    for (size_t i = 0; i < flop_pairs.size(); ++i) {
-      FlopMixSearch& s = doc.flop_mixes[i];
-      const std::string source = mix_source(s);
-      if (std::none_of(one_core.begin(), one_core.end(), [&](const ComputeCeiling& c) { return c.source == source; }))
-        continue;
-      progress(g.out, i + 1, flop_pairs.size(), fmt::format("FLOP mix x{} {}", all, s.a));
-      measure_best_mix_on_all_threads(**team, flop_pairs[i].first, flop_pairs[i].second, s);
+    // of two encodings of one type and width, only the faster sets the ceiling.) The first search
+    // always, as before there were several: its best_all_threads is what `flop_mix` has carried.
+    std::vector<size_t> on_all = mixes_setting_ceilings(results, searches);
+    if (!searches.empty() && (on_all.empty() || on_all.front() != 0)) on_all.insert(on_all.begin(), 0);
+    for (size_t n = 0; n < on_all.size(); ++n) {
+      const size_t i = on_all[n];
+      progress(g.out, n + 1, on_all.size(), fmt::format("FLOP mix x{} {}", all, searches[i].a));
+      measure_best_mix_on_all_threads(**team, flop_pairs[i].first, flop_pairs[i].second, searches[i]);
     }
   }
   laps.lap("all-cores rows");
   doc.results = results;
+  doc.flop_mixes.insert(doc.flop_mixes.end(), searches.begin(), searches.end());
   // Memory: one working set inside each level, at one and all cores.
   auto mem = MemRunner::create(cpu, g.cpu);
   if (!mem) {

@@ -83,6 +83,11 @@ std::vector<ComputeCeiling> compute_ceilings(const std::vector<ProbeResult>& res
       offer(c);
     }
   }
+  const auto singles = best;
+  auto offer_mix = [&](const ComputeCeiling& c) {
+    const auto single = singles.find(std::make_tuple(c.dtype, c.isa, c.threads));
+    if (single == singles.end() || c.gops > single->second.gops * (1 + kMixCeilingMargin)) offer(c);
+  };
   for (const FlopMixSearch& mix : mixes) {
     if (mix.best_flops_per_cycle <= 0 || mix.best_a <= 0 || mix.best_b <= 0) continue;
     for (const auto& m : mix.tried) {
@@ -95,7 +100,7 @@ std::vector<ComputeCeiling> compute_ceilings(const std::vector<ProbeResult>& res
       c.ops_per_cycle = *m.flops_per_cycle;
       c.clock_ghz = m.clock.ghz;
       c.source = mix_source(mix);
-      offer(c);
+      offer_mix(c);
       break;
     }
     // The best ratio measured on every core at once: the all-cores ceiling of the mix.
@@ -108,11 +113,24 @@ std::vector<ComputeCeiling> compute_ceilings(const std::vector<ProbeResult>& res
       c.ops_per_cycle = *all->total_gflops / all->clock.ghz / all->threads;
       c.clock_ghz = all->clock.ghz;
       c.source = mix_source(mix);
-      offer(c);
+      offer_mix(c);
     }
   }
   std::vector<ComputeCeiling> out;
   for (auto& [k, c] : best) out.push_back(c);
+  return out;
+}
+
+std::vector<size_t> mixes_setting_ceilings(const std::vector<ProbeResult>& results,
+                                           const std::vector<FlopMixSearch>& mixes) {
+  const auto ceilings = compute_ceilings(results, mixes);
+  std::vector<size_t> out;
+  for (size_t i = 0; i < mixes.size(); ++i) {
+    const std::string source = mix_source(mixes[i]);
+    if (std::any_of(ceilings.begin(), ceilings.end(),
+                    [&](const ComputeCeiling& c) { return c.threads == 1 && c.source == source; }))
+      out.push_back(i);
+  }
   return out;
 }
 

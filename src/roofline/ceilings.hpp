@@ -24,11 +24,20 @@ bool is_float_dtype(const std::string& dtype);
 // A FLOP-mix ceiling's `source`: "mix A:B of <a> + <b>", its best ratio.
 std::string mix_source(const FlopMixSearch& mix);
 
+// A FLOP mix sets a ceiling only when it beats the best single instruction of its dtype and width
+// by more than this: on a core whose adds share the FMA's pipes the search's best is the FMA alone or
+// a mix within noise of it, which would name a mix the core gains nothing from.
+inline constexpr double kMixCeilingMargin = 0.02;
+
 // The best rate per (dtype, isa, threads) among ok results with ops; a FLOP mix that beats the best
-// single instruction of its dtype and width replaces it, on one core and, where the mix's best ratio
-// was also run on every core at once, on all cores.
+// single instruction of its dtype and width (by kMixCeilingMargin) replaces it, on one core and,
+// where the mix's best ratio was also run on every core at once, on all cores.
 std::vector<ComputeCeiling> compute_ceilings(const std::vector<ProbeResult>& results,
                                              const std::vector<FlopMixSearch>& mixes = {});
+// The indices of the searches whose best mix sets a one-core ceiling among `results`: those worth
+// running on every core at once (of two encodings of one type and width, the faster).
+std::vector<size_t> mixes_setting_ceilings(const std::vector<ProbeResult>& results,
+                                           const std::vector<FlopMixSearch>& mixes);
 
 // Which level a working set of `size` falls in for `threads` threads: "L1", "L2", ... or "DRAM",
 // by the capacity the reported caches give those threads.

@@ -86,6 +86,9 @@ TEST_CASE("x86 target: instruction width from the operands", "[target][roofline]
   CHECK(isa_of_instruction("{vex} vpdpbusd xmm, xmm, xmm") == "128");
   CHECK(isa_of_instruction("imul r64, r64") == "scalar");
   CHECK(isa_of_instruction("vaddsh xmm, xmm, xmm") == "scalar");
+  CHECK(isa_of_instruction("{evex} vfmadd231ss xmm, xmm, xmm") == "scalar");  // a FLOP pair's forced encoding
+  CHECK(isa_of_instruction("{evex} vaddpd xmm, xmm, xmm") == "128");
+  CHECK(isa_of_instruction("{evex} vfmadd231pd ymm, ymm, ymm") == "256");
   CHECK(isa_of_instruction("") == "scalar");
   CHECK(isa_of_instruction("tdpbf16ps tmm, tmm, tmm") == "amx");  // the matrix unit, not a scalar form
   CHECK(isa_of_instruction("tdpbusd tmm, tmm, tmm") == "amx");
