@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "report/html_report.hpp"
+#include "roofline/ceilings.hpp"
 #include "report/svg_util.hpp"
 #include "gpu_fixture.hpp"
 #include "report_fixture.hpp"
@@ -220,6 +221,24 @@ TEST_CASE("HTML report shows pairs and pipe groups where present", "[plots]") {
   CHECK(html.find("<li><code>vaddps zmm, zmm, zmm</code>; <code>vmulps zmm, zmm, zmm</code></li>") !=
         std::string::npos);
   CHECK(html.find("<li><code>cmp &lt;r64&gt;, r64</code></li>") != std::string::npos);
+}
+
+TEST_CASE("HTML report says which FLOP-mix search sets a ceiling", "[plots]") {
+  RunDocument d = pairs_document();
+  for (const char* name : {"wide", "narrow"}) {
+    FlopMixSearch s;
+    s.a = std::string("madd.") + name, s.b = std::string("add.") + name;
+    s.best_a = 2, s.best_b = 1;
+    s.best_flops_per_cycle = 48;
+    d.flop_mixes.push_back(s);
+  }
+  CeilingTable t = ceilings();
+  t.compute.push_back({"f32", "256", 1, 100, false, 27, 3.7, mix_source(d.flop_mixes[1])});
+  const std::string html = html_report(d, t, {});
+  CHECK(count(html, "Best FLOP mix of ") == 2);
+  CHECK(count(html, " It sets the ") == 1);
+  CHECK(html.find("Best FLOP mix of madd.narrow and add.narrow: 2:1, 48.00 FLOP/cycle") != std::string::npos);
+  CHECK(html.find("ratios tried). It sets the f32 256 ceiling.</p>") != std::string::npos);
 }
 
 TEST_CASE("HTML report links the whole table's page, with its counts and pipe basis", "[plots]") {

@@ -110,7 +110,7 @@ int measure_roofline(GlobalOptions& g, const CpuInfo& cpu, RunDocument& doc, boo
   }
   laps.lap("all-cores rows");
   doc.results = results;
-  doc.flop_mixes.insert(doc.flop_mixes.end(), searches.begin(), searches.end());
+  doc.flop_mixes = std::move(searches);
   // Memory: one working set inside each level, at one and all cores.
   auto mem = MemRunner::create(cpu, g.cpu);
   if (!mem) {

@@ -84,12 +84,13 @@ std::vector<ComputeCeiling> compute_ceilings(const std::vector<ProbeResult>& res
     }
   }
   const auto singles = best;
-  auto offer_mix = [&](const ComputeCeiling& c) {
+  auto clears_margin = [&](const ComputeCeiling& c) {
     const auto single = singles.find(std::make_tuple(c.dtype, c.isa, c.threads));
-    if (single == singles.end() || c.gops > single->second.gops * (1 + kMixCeilingMargin)) offer(c);
+    return single == singles.end() || c.gops > single->second.gops * (1 + kMixCeilingMargin);
   };
   for (const FlopMixSearch& mix : mixes) {
     if (mix.best_flops_per_cycle <= 0 || mix.best_a <= 0 || mix.best_b <= 0) continue;
+    bool one_core = false;  // the mix cleared the margin on one core
     for (const auto& m : mix.tried) {
       if (m.status != Status::ok || !m.flops_per_cycle || *m.flops_per_cycle < mix.best_flops_per_cycle) continue;
       ComputeCeiling c;
@@ -100,10 +101,13 @@ std::vector<ComputeCeiling> compute_ceilings(const std::vector<ProbeResult>& res
       c.ops_per_cycle = *m.flops_per_cycle;
       c.clock_ghz = m.clock.ghz;
       c.source = mix_source(mix);
-      offer_mix(c);
+      one_core = clears_margin(c);
+      if (one_core) offer(c);
       break;
     }
-    // The best ratio measured on every core at once: the all-cores ceiling of the mix.
+    // The best ratio measured on every core at once: the all-cores ceiling of the mix, where the mix
+    // is one on a single core too (a gain only on several cores would be noise, shown as more than
+    // linear scaling beside the single instruction's one-core ceiling).
     if (const auto& all = mix.best_all_threads; all && all->threads > 1 && all->total_gflops && all->clock.ghz > 0) {
       ComputeCeiling c;
       c.dtype = all->parts.front().dtype;
@@ -113,7 +117,7 @@ std::vector<ComputeCeiling> compute_ceilings(const std::vector<ProbeResult>& res
       c.ops_per_cycle = *all->total_gflops / all->clock.ghz / all->threads;
       c.clock_ghz = all->clock.ghz;
       c.source = mix_source(mix);
-      offer_mix(c);
+      if (one_core && clears_margin(c)) offer(c);
     }
   }
   std::vector<ComputeCeiling> out;
