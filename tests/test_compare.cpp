@@ -19,6 +19,7 @@
 
 #include "cli/commands.hpp"
 #include "compare/compare.hpp"
+#include "report/ceiling_report.hpp"
 
 // Declared here as well so the tests do not depend on commands.hpp listing it.
 namespace peakprobe::cli {
@@ -237,7 +238,7 @@ TEST_CASE("compare: mixes, pairs, latency rows, ceilings and benchmarks", "[comp
                 {"latency_cycles", ns * 4}, {"latency_ns", ns}, {"status", "ok"}};
   };
   auto ceilings = [](double gops, double gbps) {
-    return json{{"compute", {{{"dtype", "f32"}, {"isa", "256"}, {"threads", 1}, {"gops", gops}}}},
+    return json{{"compute", {{{"dtype", "f32"}, {"isa", "256"}, {"threads", 1}, {"gflops", gops}}}},
                 {"memory", {{{"level", "L1"}, {"kernel", "load"}, {"threads", 1}, {"gbps", gbps}}}}};
   };
   json old_doc = document({{"pairs", {pair(1.0)}}, {"latency", {latency(1.0)}}, {"ceilings", ceilings(100, 200)},
@@ -249,11 +250,27 @@ TEST_CASE("compare: mixes, pairs, latency rows, ceilings and benchmarks", "[comp
   CHECK(find(r, parts, "cycles_per_group").verdict == Verdict::regression);
   CHECK(find(r, parts, "gops").verdict == Verdict::regression);
   CHECK(find(r, "random 4k pages 32 KiB, 1 chain", "latency_ns").verdict == Verdict::improvement);
-  CHECK(find(r, "f32 256, 1 thread", "gops").verdict == Verdict::same);
+  CHECK(find(r, "f32 256, 1 thread", "gflops").verdict == Verdict::same);
   CHECK(find(r, "L1 load, 1 thread", "gbps").verdict == Verdict::regression);
   CHECK(find(r, "tiled", "mean_ms").verdict == Verdict::same);
   CHECK(find(r, "tiled", "gflops").direction == Direction::higher_is_better);
   CHECK(r.regressions == 3);
+}
+
+TEST_CASE("compare: compute ceilings as the ceiling table writes them, floating-point and integer", "[compare]") {
+  // Floating-point ceilings carry `gflops`, integer ones `gops` (report/ceiling_report.cpp): both
+  // are compared. (Until 2026-12-03 only `gops` was, and no f32 or f64 ceiling was ever judged.)
+  auto table = [](double f64_gflops, double i8_gops) {
+    CeilingTable t;
+    t.compute = {{"f64", "512", 1, f64_gflops, false, 32, 3.6, "madd.double"},
+                 {"i8", "512", 1, i8_gops, true, 256, 3.6, "dot.byte"}};
+    return to_json(t);
+  };
+  auto r = compare(document({{"ceilings", table(170, 900)}}), document({{"ceilings", table(115, 905)}}));
+  CHECK(find(r, "f64 512, 1 thread", "gflops").verdict == Verdict::regression);
+  CHECK(find(r, "i8 512, 1 thread", "gops").verdict == Verdict::same);
+  CHECK(r.regressions == 1);
+  for (const auto& d : r.deltas) CHECK_FALSE((d.item == "f64 512, 1 thread" && d.metric == "gops"));
 }
 
 TEST_CASE("compare: rows and metrics on one side only are added or removed", "[compare]") {

@@ -140,7 +140,8 @@ const std::vector<RowKind>& row_kinds() {
       {"latency", {{"latency"}}, latency_identity, {{"latency_cycles", kLower}, {"latency_ns", kLower}}},
       {"mix", {{"mixes"}}, parts_identity, mix_metrics},
       {"pair", {{"pairs"}, {"matrix", "pairs"}}, parts_identity, mix_metrics},
-      {"compute ceiling", {{"ceilings", "compute"}}, compute_ceiling_identity, {{"gops", kHigher}}},
+      // A floating-point ceiling's rate is `gflops`, an integer one's `gops` (ceiling_report.cpp).
+      {"compute ceiling", {{"ceilings", "compute"}}, compute_ceiling_identity, {{"gflops", kHigher}, {"gops", kHigher}}},
       {"memory ceiling", {{"ceilings", "memory"}}, memory_ceiling_identity, {{"gbps", kHigher}}},
       {"matmul", {{"matmul"}}, name_identity, benchmark_metrics},
       {"benchmark", {{"benchmarks"}}, name_identity, benchmark_metrics},
