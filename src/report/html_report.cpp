@@ -374,8 +374,9 @@ std::string dual_issue_section(const RunDocument& doc, const CeilingTable& t) {
   // Of the searches (one per type and width, some in two encodings), say which set a ceiling.
   for (const auto& f : doc.flop_mixes) {
     std::string text = flop_mix_text(f);
+    const std::string source = mix_source(f);
     for (const auto& c : t.compute)
-      if (c.threads == 1 && c.source == mix_source(f))
+      if (c.threads == 1 && c.source == source)
         text += fmt::format(" It sets the {} {} ceiling.", c.dtype, c.isa);
     s += "<p>" + xml_escape(text) + "</p>\n";
   }
