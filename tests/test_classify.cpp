@@ -10,6 +10,7 @@
 using peakprobe::classify_pair;
 using peakprobe::PairClass;
 using peakprobe::same_port_measure;
+using peakprobe::slower_than_serial;
 
 namespace {
 // Synthetic timings, cycles per instruction alone: A is the slower one.
@@ -87,4 +88,25 @@ TEST_CASE("Pair classes have stable names", "[pairs]") {
   CHECK(std::string(to_string(PairClass::co_issue)) == "co-issue");
   CHECK(std::string(to_string(PairClass::partial)) == "partial");
   CHECK(std::string(to_string(PairClass::shared)) == "shared");
+}
+
+TEST_CASE("A pair far slower than both in sequence pays a penalty, which a shared pipe never does", "[pairs]") {
+  // Both in sequence take 0.75: one shared pipe. A scheduler that serves the pipe badly may cost tens
+  // of percent more; a multiple of it is a cost at every switch between the two.
+  CHECK_FALSE(slower_than_serial(0.75, kA, kB));
+  CHECK_FALSE(slower_than_serial(1.1, kA, kB));
+  CHECK_FALSE(slower_than_serial(1.5 * 0.75, kA, kB));  // the bound itself is not beyond it
+  CHECK(slower_than_serial(1.5 * 0.75 * 1.01, kA, kB));
+  CHECK(slower_than_serial(340.0, kA, kB));
+  // Weights enter through the per-group alone times, as for the measure.
+  CHECK_FALSE(slower_than_serial(1.6, 2 * kA, kB));
+  CHECK(slower_than_serial(1.9, 2 * kA, kB));
+  // The measure itself stays clamped: the penalty is told apart by this, not by the measure.
+  CHECK(same_port_measure(340.0, kA, kB) == 1.0);
+  // Broken inputs never read as a penalty.
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  CHECK_FALSE(slower_than_serial(inf, kA, kB));
+  CHECK_FALSE(slower_than_serial(nan, kA, kB));
+  CHECK_FALSE(slower_than_serial(10, 0, kB));
+  CHECK_FALSE(slower_than_serial(10, kA, -1));
 }

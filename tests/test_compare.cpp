@@ -551,3 +551,44 @@ TEST_CASE("compare: a form that gained or lost a pipe (table --pipes) is a pipe 
   CHECK_THAT(console.str(), Catch::Contains("pipe changed"));
   CHECK(to_json(r)["deltas"].size() == r.deltas.size());
 }
+
+TEST_CASE("compare: a penalty gained or lost (table --pipes) is a pipe change, whatever the measure", "[compare]") {
+  auto row = [](std::vector<std::pair<std::string, std::string>> pipes) {
+    json r = inst("pmul.legacy", 0.5);
+    json a = json::array();
+    for (const auto& [basis, c] : pipes) {
+      json v = {{"basis", basis}, {"contention", c}, {"same_port", nullptr}};
+      if (c == "none") v["same_port"] = 0.0;
+      if (c == "shared") v["same_port"] = 0.76;
+      a.push_back(v);
+    }
+    r["pipes"] = a;
+    return r;
+  };
+  // A penalty carries no same-port measure: the change counts on the words alone. Penalty on both
+  // sides, or beside an unmeasured pair, is no change.
+  const json old_doc = document({{"results", {row({{"fadd.wide", "penalty"}, {"fmul.wide", "none"},
+                                                   {"ld", "penalty"}, {"st", "penalty"}})}}});
+  const json new_doc = document({{"results", {row({{"fadd.wide", "none"}, {"fmul.wide", "penalty"},
+                                                   {"ld", "penalty"}, {"st", "unmeasured"}})}}});
+  const CompareReport r = compare(old_doc, new_doc);
+  const MetricDelta& lost = find(r, "pmul.legacy", "pipe fadd.wide");
+  CHECK(lost.verdict == Verdict::pipe_changed);
+  CHECK(lost.note == "penalty -> none");
+  CHECK_FALSE(lost.old_value);
+  CHECK(*lost.new_value == 0.0);
+  const MetricDelta& gained = find(r, "pmul.legacy", "pipe fmul.wide");
+  CHECK(gained.verdict == Verdict::pipe_changed);
+  CHECK(gained.note == "none -> penalty");
+  size_t pipe_deltas = 0;
+  for (const auto& d : r.deltas) pipe_deltas += d.verdict == Verdict::pipe_changed;
+  CHECK(pipe_deltas == 2);
+  CHECK(r.regressions == 0);
+  // Every writer copes with the side that has no measure.
+  std::ostringstream md, console;
+  write_compare_markdown(md, r);
+  write_compare_console(console, r, false);
+  CHECK_THAT(md.str(), Catch::Contains("pipe changed (penalty -> none)"));
+  CHECK_THAT(console.str(), Catch::Contains("pipe changed"));
+  CHECK(to_json(r)["deltas"].size() == r.deltas.size());
+}

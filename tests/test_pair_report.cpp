@@ -84,3 +84,37 @@ TEST_CASE("pair report: CSV, Markdown and console show each FLOP-mix search", "[
   CHECK(count(console.str(), "FLOP mix search: madd.narrow  vs  add.narrow") == 1);
   CHECK(count(console.str(), "best 1:1 = 48.00 FLOP/cycle") == 1);
 }
+
+TEST_CASE("pair report: a pair far slower than its parts in sequence reads as a penalty, not a shared pipe", "[report]") {
+  RunDocument d;
+  d.host.brand = "Test CPU";
+  d.clock.ghz = 4;
+  d.clock.source = "fixture";
+  PairResult p;
+  p.mix.parts = {MixPart{"mul.legacy", 1, 0, "-", 0.5}, MixPart{"add.wide", 1, 8, "f32", 0.5}};
+  p.mix.status = Status::ok;
+  p.mix.cycles_per_group = 340.0;
+  p.mix.ipc = 2 / 340.0;
+  p.same_port = 1.0;
+  p.classification = PairClass::shared;
+  p.penalty = true;
+  d.pairs = {p};
+  std::ostringstream csv, md, console;
+  write_dual_issue_csv(csv, d);
+  write_dual_issue_markdown(md, d);
+  write_dual_issue_console(console, d);
+  const json j = to_json(p);
+  CHECK(j["classification"] == "penalty");
+  CHECK(j["penalty"] == true);
+  CHECK(j["same_port"] == 1.0);
+  CHECK_THAT(csv.str(), Catch::Contains(",penalty,") && !Catch::Contains(",shared,"));
+  CHECK_THAT(md.str(), Catch::Contains("| penalty |"));
+  CHECK_THAT(console.str(), Catch::Contains("=> penalty: 340.0x as slow as the two one after the other (1.000 cycles)") &&
+                                !Catch::Contains("=> shared"));
+  // Without the mark, the same pair is a shared pipe as before.
+  d.pairs[0].penalty = false;
+  std::ostringstream plain;
+  write_dual_issue_console(plain, d);
+  CHECK_THAT(plain.str(), Catch::Contains("=> shared (same-port measure 1.00"));
+  CHECK(to_json(d.pairs[0])["classification"] == "shared");
+}

@@ -139,6 +139,26 @@ TEST_CASE("pipes: a pair is judged between its co-issue floor and its shared cei
     CHECK(judge_contention(8.0 / 6, 4, 4, 4, quarter, quarter, 6.0).contention == Contention::none);
     CHECK(judge_contention(2.0, 4, 4, 4, quarter, quarter, 6.0).contention == Contention::shared);
   }
+  SECTION("far slower than both in sequence: a penalty, not a pipe") {
+    // Both in sequence take 1.0 per group; 340 is what mixing two register-state rules cost on a
+    // Zen 3 VM (a fault at every switch).
+    PipeVerdict v = judge_contention(340.0, 4, 1, 1, half, half, 0);
+    CHECK(v.contention == Contention::penalty);
+    CHECK_FALSE(v.same_port);
+    CHECK_THAT(v.reason, Catch::Contains("340.0 cycles per group") && Catch::Contains("340.0x"));
+    // A shared pipe served badly (1.4x) is still a shared pipe; from 1.5x on it is a penalty.
+    CHECK(judge_contention(1.4, 4, 1, 1, half, half, 0).contention == Contention::shared);
+    CHECK(judge_contention(1.51, 4, 1, 1, half, half, 0).contention == Contention::penalty);
+    // The bound is the slower of the pipes in sequence and the parts' own chains: a part on one
+    // chain of 8-cycle links (4 links a copy of 4 groups) takes 8 cycles a group whatever the pipes
+    // do, so 10 is no penalty, though it is 10 times the pipes in sequence.
+    const PartTiming chained{0.5, 8.0};
+    CHECK(judge_contention(10.0, 4, 1, 1, chained, half, 0, 1, 0).contention != Contention::penalty);
+    CHECK(judge_contention(12.5, 4, 1, 1, chained, half, 0, 1, 0).contention == Contention::penalty);
+    // At the issue width too: a penalty is told apart first, as it hides the width as well.
+    const PartTiming fast{1.0 / 6, 0};
+    CHECK(judge_contention(10.0, 4, 1, 1, fast, fast, 6.0).contention == Contention::penalty);
+  }
   SECTION("broken inputs give no verdict") {
     CHECK(judge_contention(0, 4, 1, 1, half, half, 0).contention == Contention::unmeasured);
     CHECK(judge_contention(1, 0, 1, 1, half, half, 0).contention == Contention::unmeasured);

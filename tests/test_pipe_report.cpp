@@ -2,6 +2,8 @@
 // read back as written, hostile input never throws, and the compact summary of a row.
 #include <catch2/catch.hpp>
 
+#include <string>
+
 #include <nlohmann/json.hpp>
 
 #include "report/pipe_report.hpp"
@@ -107,8 +109,9 @@ TEST_CASE("pipe report: a row's verdicts read back as written", "[pipe_report]")
 
 TEST_CASE("pipe report: every contention word reads back to itself", "[pipe_report]") {
   for (Contention c : {Contention::none, Contention::partial, Contention::shared, Contention::issue_width,
-                       Contention::unmeasured})
+                       Contention::penalty, Contention::unmeasured})
     CHECK(contention_from(to_string(c)) == c);
+  CHECK(std::string(to_string(Contention::penalty)) == "penalty");
   CHECK_FALSE(contention_from("co-issue"));
 }
 
@@ -121,4 +124,9 @@ TEST_CASE("pipe report: the summary names what a form shares, partly shares, or 
   CHECK(pipe_summary({verdict("a", Contention::shared, 1.0), verdict("b", Contention::partial, 0.4),
                       verdict("c", Contention::shared, 0.9), verdict("d", Contention::issue_width, std::nullopt)}) ==
         "shares a | c; partial b; issue width with d");
+  // A penalty is named apart: it says nothing of the pipes the two share.
+  CHECK(pipe_summary({verdict("a", Contention::penalty, std::nullopt), verdict("b", Contention::none, 0.0)}) ==
+        "penalty with a");
+  CHECK(pipe_summary({verdict("a", Contention::shared, 1.0), verdict("b", Contention::penalty, std::nullopt)}) ==
+        "shares a; penalty with b");
 }

@@ -62,18 +62,24 @@ TEST_CASE("table page: with pipe groups, the basis and one column per member", "
   g.basis = {{"add <r>", {"add <r>", "popcnt"}, 0.25}, {"mul", {"mul"}, 0.5}};
   g.issue_width = 6.0;
   d.pipe_groups = g;
-  PipeVerdict shared, width;
+  PipeVerdict shared, width, paid;
   shared.basis = "add <r>";
   shared.contention = Contention::shared;
   shared.same_port = 0.974;
   width.basis = "mul";
   width.contention = Contention::issue_width;
   width.reason = "at the issue width";
-  d.results[0].pipes = {shared, width};
+  paid.basis = "ld";
+  paid.contention = Contention::penalty;
+  paid.reason = "340.0 cycles per group";
+  g.basis.push_back({"ld", {"ld"}, 0.5});
+  d.pipe_groups = g;
+  d.results[0].pipes = {shared, width, paid};
   const std::string h = table_html(d);
   CHECK_THAT(h, Catch::Contains("<h2>Pipe groups</h2>") && Catch::Contains("Issue width seen: 6.00"));
   CHECK_THAT(h, Catch::Contains("<code>add &lt;r&gt;</code>") && Catch::Contains("add &lt;r&gt;; popcnt"));
-  CHECK(count(h, "<th data-numeric=\"1\" title=") == 2);
+  CHECK(count(h, "<th data-numeric=\"1\" title=") == 3);
+  CHECK_THAT(h, Catch::Contains("class=\"n p-penalty\" title=\"penalty: 340.0 cycles per group\">pen<"));
   CHECK_THAT(h, Catch::Contains("class=\"n p-shared\" title=\"shared\">0.97<"));
   CHECK_THAT(h, Catch::Contains("class=\"n p-issue-width\" title=\"issue-width: at the issue width\">iw<"));
   // The row without verdicts keeps its cells, empty: columns never shift.

@@ -14,6 +14,8 @@ enum class Contention {
   partial,      // some of their pipes are shared
   shared,       // one pipe: the pair runs as slowly as both parts in sequence
   issue_width,  // the pair runs at the core's issue width: co-issue and sharing cannot be told apart
+  penalty,      // the pair runs far slower than its parts one after the other: a penalty on every switch
+                // between them (a state transition, say), which hides whatever pipes they share
   unmeasured,   // no verdict (the mix could not run or its timing was not trusted): see `reason`
 };
 const char* to_string(Contention c);

@@ -286,9 +286,9 @@ void measure_pipes(GlobalOptions& g, ProbeRunner& runner, const CpuInfo& cpu, Ru
   std::map<Contention, size_t> counts;
   for (const ProbeResult* r : rows)
     for (const auto& v : r->pipes) ++counts[v.contention];
-  spdlog::info("pipes: {:.1f} s: {} shared, {} partial, {} none, {} at the issue width, {} unmeasured", elapsed(),
-               counts[Contention::shared], counts[Contention::partial], counts[Contention::none],
-               counts[Contention::issue_width], counts[Contention::unmeasured]);
+  spdlog::info("pipes: {:.1f} s: {} shared, {} partial, {} none, {} at the issue width, {} with a penalty, {} unmeasured",
+               elapsed(), counts[Contention::shared], counts[Contention::partial], counts[Contention::none],
+               counts[Contention::issue_width], counts[Contention::penalty], counts[Contention::unmeasured]);
 }
 
 // What measure_table_rows does beyond the forms: pipe groups, a time budget, a checkpoint file.
@@ -533,7 +533,8 @@ void add_table_command(CLI::App& app, GlobalOptions& g) {
       "run (Ctrl-C stops after the forms in flight) keeps what it measured: --resume FILE goes on.\n"
       "With --pipes, a seed set of instructions is measured pair by pair and clustered into a basis,\n"
       "one member per kind of pipe this CPU has; every ok form is then interleaved with each member and\n"
-      "marked shared, partial, none, or issue-width (the pair ran at the core's issue width: no verdict).\n"
+      "marked shared, partial, none, issue-width (the pair ran at the core's issue width: no verdict) or\n"
+      "penalty (far slower than the two one after the other: a cost at every switch, not a pipe).\n"
       "Examples:\n" +
       target.help_texts().table_examples +
       "  peakprobe table --json t.json --budget 60 && peakprobe table --json t.json --resume t.json\n"

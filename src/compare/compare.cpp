@@ -264,9 +264,14 @@ void compare_pipes(const Row& old_row, const Row& new_row, std::vector<MetricDel
     auto it = by_basis.find(basis);
     if (basis.empty() || it == by_basis.end()) continue;
     const std::string was = text_at(v, "contention"), now = text_at(*it->second, "contention");
-    if (!judged_contention(was) || !judged_contention(now) || was == now) continue;
     const auto a = number_at(v, "same_port"), b = number_at(*it->second, "same_port");
-    if (!a || !b || std::fabs(*b - *a) < kPipeChange) continue;
+    // A penalty gained or lost (the pair runs 1.5 times its parts in sequence or more, see
+    // docs/pairs.md) is far beyond run-to-run noise: it counts without a threshold on the measure.
+    const bool penalty_moved = (was == "penalty" && judged_contention(now)) || (now == "penalty" && judged_contention(was));
+    if (!penalty_moved) {
+      if (!judged_contention(was) || !judged_contention(now) || was == now) continue;
+      if (!a || !b || std::fabs(*b - *a) < kPipeChange) continue;
+    }
     MetricDelta d = whole_row("inst", old_row.item, Verdict::pipe_changed, "ok", "ok");
     d.metric = "pipe " + basis;
     d.old_value = a;

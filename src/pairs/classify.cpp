@@ -27,6 +27,11 @@ double same_port_measure(double t_pair, double a_alone_group, double b_alone_gro
   return std::clamp((t_pair - slower) / faster, 0.0, 1.0);
 }
 
+bool slower_than_serial(double t_pair, double a_alone_group, double b_alone_group) {
+  if (!usable(t_pair) || !usable(a_alone_group) || !usable(b_alone_group)) return false;
+  return t_pair > kPenaltyAbove * (a_alone_group + b_alone_group);
+}
+
 PairClass classify_pair(double same_port) {
   if (same_port < kCoIssueBelow) return PairClass::co_issue;
   if (same_port > kSharedAbove) return PairClass::shared;

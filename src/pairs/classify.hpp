@@ -17,12 +17,23 @@ inline constexpr double kCoIssueBelow = 0.25;
 // a front-end or retire-width limit can slow a co-issuing pair by a few tenths, so only a value
 // close to 1 is strong evidence of one shared pipe.
 inline constexpr double kSharedAbove = 0.75;
+// A pair slower than this many times its two parts one after the other is not sharing a pipe: one
+// shared pipe costs at most the sum of the parts (same-port 1). What costs more is a penalty paid
+// on every switch between the two (a state transition, a fault or an assist, a false dependency
+// between their registers): measured on a Zen 3 VM, one such pair ran 340 times slower than its
+// parts in sequence. Half as much again leaves room for a scheduler that serves one shared pipe
+// badly, which costs tens of percent, never a multiple.
+inline constexpr double kPenaltyAbove = 1.5;
 
 // (t_pair - max(a, b)) / min(a, b), clamped to [0, 1]: 0 = as fast as the slower part alone
 // (co-issue), 1 = as slow as both in sequence (one shared pipe). A zero, negative or non-finite
 // input cannot come from a valid measurement and gives 0, so that a broken timing never reads
 // as contention; callers that need to tell that case apart check their inputs first.
 double same_port_measure(double t_pair, double a_alone_group, double b_alone_group);
+
+// True when the pair took more than kPenaltyAbove x (a + b): a penalty, not a pipe (see kPenaltyAbove).
+// Inputs that cannot come from a valid measurement give false.
+bool slower_than_serial(double t_pair, double a_alone_group, double b_alone_group);
 
 // co-issue below kCoIssueBelow, shared above kSharedAbove, partial in between (bounds included).
 PairClass classify_pair(double same_port);

@@ -53,6 +53,7 @@ void classify(PairResult& p) {
   const double b = m.parts[1].weight * *m.parts[1].alone_cycles;
   p.same_port = same_port_measure(*m.cycles_per_group, a, b);
   p.classification = classify_pair(*p.same_port);
+  p.penalty = slower_than_serial(*m.cycles_per_group, a, b);
 }
 
 PairResult measure_pair(ProbeRunner& runner, const ProbeSpec& a, const ProbeSpec& b, int wa, int wb,
@@ -147,7 +148,7 @@ PairMatrix measure_pair_matrix(ProbeRunner& runner, const std::vector<ProbeSpec>
       classify(p);
       // A form with itself shares its pipes by definition, whatever the width.
       p.at_issue_width = i != j && p.same_port && at_issue_width(p, m.issue_width);
-      if (!p.at_issue_width) m.same_port[i][j] = m.same_port[j][i] = p.same_port;
+      if (!p.at_issue_width && !p.penalty) m.same_port[i][j] = m.same_port[j][i] = p.same_port;
     }
   m.groups = name_groups(cluster_pipe_groups(m.same_port), m.instructions);
   return m;

@@ -103,6 +103,7 @@ const char* to_string(Contention c) {
     case Contention::partial: return "partial";
     case Contention::shared: return "shared";
     case Contention::issue_width: return "issue-width";
+    case Contention::penalty: return "penalty";
     case Contention::unmeasured: return "unmeasured";
   }
   return "?";
@@ -160,6 +161,16 @@ PipeVerdict judge_contention(double cycles_per_group, int rounds, int wa, int wb
   const double width_floor = issue_width > 0 ? (wa + wb) / issue_width : 0.0;
   const double co_issue = std::max({part_a, part_b, width_floor});
   const double shared = std::max(co_issue, pipe_a + pipe_b);
+  // Beyond both parts in sequence (their chains included) no pipe explains the time: the pair pays a
+  // penalty each time the stream switches between them, and says nothing about pipes.
+  if (cycles_per_group > kPenaltyAbove * shared) {
+    v.contention = Contention::penalty;
+    v.reason = fmt::format(
+        "{:.1f} cycles per group, {:.1f}x its parts one after the other ({:.2f}): a penalty on every switch "
+        "between them, not a shared pipe",
+        cycles_per_group, cycles_per_group / shared, shared);
+    return v;
+  }
   if (shared - co_issue < kMinJudgedGap * std::min(pipe_a, pipe_b)) {
     if (width_floor >= std::max(part_a, part_b)) {
       v.contention = Contention::issue_width;
@@ -639,7 +650,8 @@ PipeGroups find_pipe_basis(ProbeRunner& runner, const std::vector<ProbeSpec>& se
     }
     for (size_t q = 0; q < batch.pairs(); ++q) {
       const PipeVerdict v = batch.verdict(q, g.issue_width);
-      pair_passes[q].push_back(v.contention != Contention::unmeasured && v.contention != Contention::issue_width
+      pair_passes[q].push_back(v.contention != Contention::unmeasured && v.contention != Contention::issue_width &&
+                                       v.contention != Contention::penalty
                                    ? v.same_port
                                    : std::nullopt);
     }

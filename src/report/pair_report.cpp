@@ -59,11 +59,23 @@ json to_json(const MixResult& m) {
   return j;
 }
 
+namespace {
+
+// A pair that paid a penalty on every switch says so instead of its pipe class: the clamp would call
+// it `shared`.
+std::string class_of(const PairResult& p) {
+  if (!p.classification) return "";
+  return p.penalty ? "penalty" : to_string(*p.classification);
+}
+
+}  // namespace
+
 json to_json(const PairResult& p) {
   json j = to_json(p.mix);
   j["same_port"] = json_number(p.same_port);
-  j["classification"] = p.classification ? json(to_string(*p.classification)) : json(nullptr);
+  j["classification"] = p.classification ? json(class_of(p)) : json(nullptr);
   j["at_issue_width"] = p.at_issue_width;
+  j["penalty"] = p.penalty;
   return j;
 }
 
@@ -143,8 +155,6 @@ std::vector<const PairResult*> all_pairs(const RunDocument& d) {
   return v;
 }
 
-std::string class_of(const PairResult& p) { return p.classification ? to_string(*p.classification) : ""; }
-
 }  // namespace
 
 void write_dual_issue_csv(std::ostream& out, const RunDocument& d) {
@@ -204,9 +214,17 @@ void write_dual_issue_console(std::ostream& out, const RunDocument& d) {
   }
   for (const auto& p : d.pairs) {
     show_mix(p.mix);
-    if (p.classification)
+    if (p.classification && p.penalty && p.mix.parts.size() == 2 && p.mix.cycles_per_group) {
+      const double serial = p.mix.parts[0].weight * p.mix.parts[0].alone_cycles.value_or(0) +
+                            p.mix.parts[1].weight * p.mix.parts[1].alone_cycles.value_or(0);
+      out << fmt::format("  => penalty: {:.1f}x as slow as the two one after the other ({:.3f} cycles): not a shared "
+                         "pipe but a cost paid at every switch between them (a state transition, a fault or an "
+                         "assist); which pipes they share stays unknown\n",
+                         *p.mix.cycles_per_group / serial, serial);
+    } else if (p.classification) {
       out << fmt::format("  => {} (same-port measure {:.2f}: 0 = issue together, 1 = one shared pipe)\n",
                          to_string(*p.classification), *p.same_port);
+    }
     out << "\n";
   }
   auto width_note = [&](const PairMatrix& m) {
@@ -233,6 +251,14 @@ void write_dual_issue_console(std::ostream& out, const RunDocument& d) {
     for (size_t g = 0; g < m.groups.size(); ++g)
       out << fmt::format("  {}: {}\n", g + 1, fmt::join(m.groups[g], "; "));
     width_note(m);
+    std::vector<std::string> paid;
+    for (const auto& p : m.pairs)
+      if (p.penalty && p.mix.parts.size() == 2) paid.push_back(p.mix.parts[0].instruction + " + " + p.mix.parts[1].instruction);
+    if (!paid.empty()) {
+      out << "\nfar slower than their parts one after the other (a penalty at every switch, not a pipe), so left out "
+             "of the groups:\n";
+      for (const auto& a : paid) out << "  " << a << "\n";
+    }
   }
   for (const auto& s : d.flop_mixes) {
     out << fmt::format("FLOP mix search{}: {}  vs  {}\n", s.exhaustive ? " (exhaustive)" : "", s.a, s.b);

@@ -26,7 +26,7 @@ std::vector<std::string> texts(const json& obj, const char* key) {
 
 std::optional<Contention> contention_from(const std::string& text) {
   for (Contention c : {Contention::none, Contention::partial, Contention::shared, Contention::issue_width,
-                       Contention::unmeasured})
+                       Contention::penalty, Contention::unmeasured})
     if (text == to_string(c)) return c;
   return std::nullopt;
 }
@@ -120,13 +120,14 @@ std::vector<PipeVerdict> pipe_verdicts_from_json(const json& a) {
 }
 
 std::string pipe_summary(const std::vector<PipeVerdict>& verdicts) {
-  std::vector<std::string> shared, partial, width;
+  std::vector<std::string> shared, partial, width, paid;
   size_t judged = 0;
   for (size_t k = 0; k < verdicts.size(); ++k) {
     switch (verdicts[k].contention) {
       case Contention::shared: shared.push_back(verdicts[k].basis); break;
       case Contention::partial: partial.push_back(verdicts[k].basis); break;
       case Contention::issue_width: width.push_back(verdicts[k].basis); break;
+      case Contention::penalty: paid.push_back(verdicts[k].basis); break;
       case Contention::none: break;
       case Contention::unmeasured: continue;
     }
@@ -137,6 +138,7 @@ std::string pipe_summary(const std::vector<PipeVerdict>& verdicts) {
   if (!shared.empty()) parts.push_back(fmt::format("shares {}", fmt::join(shared, " | ")));
   if (!partial.empty()) parts.push_back(fmt::format("partial {}", fmt::join(partial, " | ")));
   if (!width.empty()) parts.push_back(fmt::format("issue width with {}", fmt::join(width, " | ")));
+  if (!paid.empty()) parts.push_back(fmt::format("penalty with {}", fmt::join(paid, " | ")));
   if (parts.empty()) return "none";
   return fmt::format("{}", fmt::join(parts, "; "));
 }

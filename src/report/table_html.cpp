@@ -21,7 +21,7 @@ tr.ok td.s { color: #1a7f37; } tr.mistrusted td.s { color: #9a6700; }
 tr.error td.s { color: #cf222e; } tr.skipped td.s { color: #777; }
 .controls { margin: 1em 0; } .controls input { width: 24em; }
 td.p-shared { background: #f6c8c8; } td.p-partial { background: #fbe5b6; } td.p-none { color: #999; }
-td.p-issue-width { background: #dde6f6; }
+td.p-issue-width { background: #dde6f6; } td.p-penalty { background: #e3d3f2; }
 )css";
 
 // Filter by text, status and family; sort by a column (numbers as numbers, missing last).
@@ -118,7 +118,9 @@ std::string pipe_cells(const ProbeResult& r, const std::vector<PipeBasisMember>&
     const PipeVerdict& v = r.pipes[k];
     const std::string title = std::string(to_string(v.contention)) + (v.reason.empty() ? "" : ": " + v.reason);
     h += fmt::format("<td class=\"n p-{}\" title=\"{}\">{}</td>", to_string(v.contention), esc(title),
-                     v.contention == Contention::issue_width ? "iw" : num(v.same_port, 2));
+                     v.contention == Contention::issue_width ? "iw"
+                     : v.contention == Contention::penalty   ? "pen"
+                                                             : num(v.same_port, 2));
   }
   return h;
 }
