@@ -223,6 +223,22 @@ TEST_CASE("HTML report shows pairs and pipe groups where present", "[plots]") {
   CHECK(html.find("<li><code>cmp &lt;r64&gt;, r64</code></li>") != std::string::npos);
 }
 
+TEST_CASE("HTML report shows a penalty pair as one, left out of the groups", "[plots]") {
+  RunDocument d = pairs_document();
+  PairResult paid = pair("mul.legacy", "add.wide", 1.0, PairClass::shared);
+  paid.mix.cycles_per_group = 340;
+  paid.penalty = true;
+  d.matrix->pairs.push_back(paid);
+  const std::string html = page(d);
+  CHECK(peakprobe::test::xml_problem(body_of(html)).empty());
+  CHECK(html.find("<td class=\"num\">1.00</td><td>penalty</td>") != std::string::npos);
+  CHECK(html.find("<td>shared</td>") != std::string::npos);  // the other pair keeps its class
+  CHECK(html.find("Left out of the groups, far slower than their two parts one after the other") != std::string::npos);
+  CHECK(html.find("<code>mul.legacy</code> + <code>add.wide</code>") != std::string::npos);
+  // Without a penalty pair, no such paragraph.
+  CHECK(page(pairs_document()).find("Left out of the groups") == std::string::npos);
+}
+
 TEST_CASE("HTML report says which FLOP-mix search sets a ceiling", "[plots]") {
   RunDocument d = pairs_document();
   for (const char* name : {"wide", "narrow"}) {

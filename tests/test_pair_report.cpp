@@ -3,6 +3,7 @@
 // each of them, and JSON keeps the single "flop_mix" key of earlier documents as the first search.
 #include <catch2/catch.hpp>
 
+#include <optional>
 #include <sstream>
 #include <string>
 
@@ -117,4 +118,32 @@ TEST_CASE("pair report: a pair far slower than its parts in sequence reads as a 
   write_dual_issue_console(plain, d);
   CHECK_THAT(plain.str(), Catch::Contains("=> shared (same-port measure 1.00"));
   CHECK(to_json(d.pairs[0])["classification"] == "shared");
+}
+
+TEST_CASE("pair report: a matrix lists its penalty pairs under the groups", "[report]") {
+  RunDocument d;
+  d.host.brand = "Test CPU";
+  d.clock.ghz = 4;
+  d.clock.source = "fixture";
+  PairMatrix m;
+  m.instructions = {"mul.legacy", "add.wide"};
+  m.alone_cycles = {0.5, 0.5};
+  m.same_port = {{1.0, std::nullopt}, {std::nullopt, 1.0}};
+  m.groups = {{"mul.legacy"}, {"add.wide"}};
+  PairResult p;
+  p.mix.parts = {MixPart{"mul.legacy", 1, 0, "-", 0.5}, MixPart{"add.wide", 1, 8, "f32", 0.5}};
+  p.mix.status = Status::ok;
+  p.mix.cycles_per_group = 340.0;
+  p.same_port = 1.0;
+  p.classification = PairClass::shared;
+  p.penalty = true;
+  m.pairs = {p};
+  d.matrix = m;
+  std::ostringstream console, md;
+  write_dual_issue_console(console, d);
+  write_dual_issue_markdown(md, d);
+  CHECK_THAT(console.str(), Catch::Contains("far slower than their parts one after the other (a cost paid only "
+                                            "together, not a pipe), so left out of the groups:\n  mul.legacy + add.wide\n"));
+  CHECK_THAT(md.str(), Catch::Contains("| penalty |"));
+  CHECK(to_json(m)["pairs"][0]["classification"] == "penalty");
 }

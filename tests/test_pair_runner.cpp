@@ -78,14 +78,19 @@ TEST_CASE("hw: the guided FLOP-mix search is within 3% of the exhaustive one", "
   };
   if (!close && (mistrusted(guided) || mistrusted(full)))
     PP_SKIP("some mixes of the last attempt stayed mistrusted (the core was disturbed)");
-  // Nor can a sweep whose own samples scatter by more than the 3% judged resolve 3%: on a busy host
-  // (a sibling thread or another guest beside this core) every attempt can be disturbed without one
-  // mix being mistrusted.
-  double widest_spread = 0;
-  for (const MixResult& m : full.tried) widest_spread = std::max(widest_spread, m.stats.spread);
-  if (!close && widest_spread > 0.03)
-    PP_SKIP("the brute-force sweep's samples scattered by up to " << widest_spread * 100
-                                                                  << "% in each attempt: it cannot judge 3%");
+  // Nor can two mixes whose own samples scatter by more than the 3% judged be told apart to 3%: on a
+  // busy host (a sibling thread or another guest beside this core) an attempt can be disturbed
+  // without its mixes being mistrusted. The two compared: the sweep's best and the guided pick in it.
+  double compared_spread = 0;
+  for (size_t i = 0; i < full.tried.size() && i < full.ratios.size(); ++i) {
+    const MixResult& m = full.tried[i];
+    const bool pick = full.ratios[i] == std::make_pair(guided.best_a, guided.best_b);
+    const bool best = m.flops_per_cycle && *m.flops_per_cycle >= full.best_flops_per_cycle;
+    if (pick || best) compared_spread = std::max(compared_spread, m.stats.spread);
+  }
+  if (!close && compared_spread > 0.03)
+    PP_SKIP("the guided pick or the sweep's best scattered by " << compared_spread * 100
+                                                              << "% in the last attempt: 3% cannot be judged");
   REQUIRE(full.best_flops_per_cycle > 0);
   // Judge the pick, not two noisy runs against each other: the ratio the guided search chose, as the
   // brute-force sweep itself measured it, must be within 3% of that sweep's maximum. A chosen ratio

@@ -50,9 +50,9 @@ struct PairResult {
   // mixes reached): co-issue would be no faster than sharing a pipe, so the classification says
   // nothing about pipes, and the matrix leaves the pair out of its groups.
   bool at_issue_width = false;
-  // The pair ran more than kPenaltyAbove times slower than its parts one after the other: a penalty
-  // on every switch between them, not a pipe (its classification says `shared` at the clamp, and
-  // matrices leave it out of their groups).
+  // The pair ran more than 1.5 times slower than its parts one after the other: a cost paid only
+  // together (a penalty at every switch between them, say), not a pipe. Its classification stays
+  // `shared` at the clamp (writers show `penalty`); matrices leave it out of their groups.
   bool penalty = false;
 };
 

@@ -265,9 +265,12 @@ void compare_pipes(const Row& old_row, const Row& new_row, std::vector<MetricDel
     if (basis.empty() || it == by_basis.end()) continue;
     const std::string was = text_at(v, "contention"), now = text_at(*it->second, "contention");
     const auto a = number_at(v, "same_port"), b = number_at(*it->second, "same_port");
-    // A penalty gained or lost (the pair runs 1.5 times its parts in sequence or more, see
-    // docs/pairs.md) is far beyond run-to-run noise: it counts without a threshold on the measure.
-    const bool penalty_moved = (was == "penalty" && judged_contention(now)) || (now == "penalty" && judged_contention(was));
+    // A penalty gained or lost against `none` or `partial` (the pair went from at most three quarters
+    // of the way to its parts in sequence to more than 1.5 times that, docs/pairs.md) is far beyond
+    // run-to-run noise: it counts without a threshold on the measure. Against `shared` it may be one
+    // pipe served a little worse or better across the 1.5 line: not counted.
+    auto below_shared = [](const std::string& c) { return c == "none" || c == "partial"; };
+    const bool penalty_moved = (was == "penalty" && below_shared(now)) || (now == "penalty" && below_shared(was));
     if (!penalty_moved) {
       if (!judged_contention(was) || !judged_contention(now) || was == now) continue;
       if (!a || !b || std::fabs(*b - *a) < kPipeChange) continue;

@@ -18,11 +18,12 @@ inline constexpr double kCoIssueBelow = 0.25;
 // close to 1 is strong evidence of one shared pipe.
 inline constexpr double kSharedAbove = 0.75;
 // A pair slower than this many times its two parts one after the other is not sharing a pipe: one
-// shared pipe costs at most the sum of the parts (same-port 1). What costs more is a penalty paid
-// on every switch between the two (a state transition, a fault or an assist, a false dependency
-// between their registers): measured on a Zen 3 VM, one such pair ran 340 times slower than its
-// parts in sequence. Half as much again leaves room for a scheduler that serves one shared pipe
-// badly, which costs tens of percent, never a multiple.
+// shared pipe costs at most the sum of the parts (same-port 1). What costs more is paid only when
+// the two run together: a penalty at every switch between them (a state transition, a fault or an
+// assist; on a Zen 3 VM such pairs ran 340 times slower than their parts in sequence), or a rate a
+// part reaches alone only (two kinds of store that each ran two a cycle alone ran one a cycle
+// mixed on the same VM: 2.0 times). Half as much again as the sum leaves room for a scheduler that
+// serves one shared pipe badly, which costs tens of percent.
 inline constexpr double kPenaltyAbove = 1.5;
 
 // (t_pair - max(a, b)) / min(a, b), clamped to [0, 1]: 0 = as fast as the slower part alone

@@ -146,8 +146,10 @@ PairMatrix measure_pair_matrix(ProbeRunner& runner, const std::vector<ProbeSpec>
       PairResult& p = m.pairs[index[i][j]];
       set_alone(p, alone[i], alone[j]);
       classify(p);
-      // A form with itself shares its pipes by definition, whatever the width.
-      p.at_issue_width = i != j && p.same_port && at_issue_width(p, m.issue_width);
+      // A form with itself shares its pipes by definition, whatever the width or the time; a pair
+      // far beyond its parts in sequence is a penalty first (it hides the width too).
+      if (i == j) p.penalty = false;
+      p.at_issue_width = i != j && !p.penalty && p.same_port && at_issue_width(p, m.issue_width);
       if (!p.at_issue_width && !p.penalty) m.same_port[i][j] = m.same_port[j][i] = p.same_port;
     }
   m.groups = name_groups(cluster_pipe_groups(m.same_port), m.instructions);

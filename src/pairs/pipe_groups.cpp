@@ -162,12 +162,13 @@ PipeVerdict judge_contention(double cycles_per_group, int rounds, int wa, int wb
   const double co_issue = std::max({part_a, part_b, width_floor});
   const double shared = std::max(co_issue, pipe_a + pipe_b);
   // Beyond both parts in sequence (their chains included) no pipe explains the time: the pair pays a
-  // penalty each time the stream switches between them, and says nothing about pipes.
+  // cost only together (kPenaltyAbove), and says nothing about pipes. Checked first: it hides the
+  // issue width as well.
   if (cycles_per_group > kPenaltyAbove * shared) {
     v.contention = Contention::penalty;
     v.reason = fmt::format(
-        "{:.1f} cycles per group, {:.1f}x its parts one after the other ({:.2f}): a penalty on every switch "
-        "between them, not a shared pipe",
+        "{:.1f} cycles per group, {:.1f}x its parts one after the other ({:.2f}): a cost paid only together (a "
+        "penalty at every switch, or a rate a part reaches alone only), not a shared pipe",
         cycles_per_group, cycles_per_group / shared, shared);
     return v;
   }

@@ -15,7 +15,8 @@
 // bound by its own latency, where its contention is hidden. Every figure alone is measured
 // as a one-part mix, so it has the layout of the pair (a store stream in a mix is not the store
 // stream of `inst`). When the issue-width floor leaves no room between the two, the
-// pair runs at the core's issue width and says so instead of claiming a shared pipe.
+// pair runs at the core's issue width and says so instead of claiming a shared pipe; a pair more
+// than kPenaltyAbove times slower than the shared floor pays a cost only together (`penalty`).
 #pragma once
 #include <functional>
 #include <optional>
@@ -46,7 +47,8 @@ std::pair<int, int> balanced_weights(double recip_a, double recip_b, int max_tot
 // parts' instances on `chains_a` and `chains_b` chains (0: weight x rounds, one per instance).
 // `issue_width` <= 0: unknown (no issue-width floor). A pair is `shared` above kSharedAbove and
 // `none` below a bound that is kCoIssueBelow where the parts run at the same rate and lower where one
-// is much faster (see contained_same_port).
+// is much faster (see contained_same_port). Checked before all of these: a pair more than kPenaltyAbove
+// times the shared floor (both parts in sequence, their chains included) is `penalty`.
 PipeVerdict judge_contention(double cycles_per_group, int rounds, int wa, int wb, const PartTiming& a,
                              const PartTiming& b, double issue_width, int chains_a = 0, int chains_b = 0);
 

@@ -11,6 +11,7 @@
 
 #include "memory/sizes.hpp"
 #include "report/ceiling_report.hpp"
+#include "report/pair_report.hpp"
 #include "roofline/ceilings.hpp"
 #include "roofline/gpu_ceilings.hpp"
 #include "report/svg_util.hpp"
@@ -341,21 +342,33 @@ std::string pairs_table(const std::vector<PairResult>& pairs) {
   Table table({{"A"}, {"B"}, {"cycles/group", true}, {"same-port", true}, {"class"}, {"status"}});
   for (const auto& p : pairs)
     table.add({{part_name(p.mix, 0), "", true}, {part_name(p.mix, 1), "", true}, num(fixed(p.mix.cycles_per_group, 3)),
-               num(fixed(p.same_port, 2)), {p.classification ? to_string(*p.classification) : kMissing},
+               num(fixed(p.same_port, 2)), {p.classification ? pair_class_text(p) : kMissing},
                status_cell(p.mix.status, p.mix.reason)});
   return heading(3, "Pairs") + table.html();
 }
 
 std::string groups_list(const PairMatrix& m) {
   std::string s = heading(3, "Inferred pipe groups");
-  if (m.groups.empty()) return s + "<p>none</p>\n";
-  s += "<ol class=\"groups\">\n";
-  for (const auto& g : m.groups) {
-    std::string items;
-    for (const auto& name : g) items += (items.empty() ? "" : "; ") + ("<code>" + xml_escape(name) + "</code>");
-    s += "<li>" + items + "</li>\n";
+  if (m.groups.empty()) {
+    s += "<p>none</p>\n";
+  } else {
+    s += "<ol class=\"groups\">\n";
+    for (const auto& g : m.groups) {
+      std::string items;
+      for (const auto& name : g) items += (items.empty() ? "" : "; ") + ("<code>" + xml_escape(name) + "</code>");
+      s += "<li>" + items + "</li>\n";
+    }
+    s += "</ol>\n";
   }
-  return s + "</ol>\n";
+  std::string paid;
+  for (const auto& p : m.pairs)
+    if (p.penalty && p.mix.parts.size() == 2)
+      paid += (paid.empty() ? "" : "; ") + ("<code>" + xml_escape(p.mix.parts[0].instruction) + "</code> + <code>" +
+                                            xml_escape(p.mix.parts[1].instruction) + "</code>");
+  if (!paid.empty())
+    s += "<p>Left out of the groups, far slower than their two parts one after the other (a cost paid only "
+         "together, not a pipe): " + paid + ".</p>\n";
+  return s;
 }
 
 std::string flop_mix_text(const FlopMixSearch& f) {

@@ -59,21 +59,15 @@ json to_json(const MixResult& m) {
   return j;
 }
 
-namespace {
-
-// A pair that paid a penalty on every switch says so instead of its pipe class: the clamp would call
-// it `shared`.
-std::string class_of(const PairResult& p) {
+std::string pair_class_text(const PairResult& p) {
   if (!p.classification) return "";
   return p.penalty ? "penalty" : to_string(*p.classification);
 }
 
-}  // namespace
-
 json to_json(const PairResult& p) {
   json j = to_json(p.mix);
   j["same_port"] = json_number(p.same_port);
-  j["classification"] = p.classification ? json(class_of(p)) : json(nullptr);
+  j["classification"] = p.classification ? json(pair_class_text(p)) : json(nullptr);
   j["at_issue_width"] = p.at_issue_width;
   j["penalty"] = p.penalty;
   return j;
@@ -160,7 +154,7 @@ std::vector<const PairResult*> all_pairs(const RunDocument& d) {
 void write_dual_issue_csv(std::ostream& out, const RunDocument& d) {
   out << kCsvHeader << '\n';
   for (const auto& m : d.mixes) csv_row(out, "mix", m, std::nullopt, "");
-  for (const PairResult* p : all_pairs(d)) csv_row(out, "pair", p->mix, p->same_port, class_of(*p));
+  for (const PairResult* p : all_pairs(d)) csv_row(out, "pair", p->mix, p->same_port, pair_class_text(*p));
   for (const auto& s : d.flop_mixes)
     for (const auto& m : s.tried) csv_row(out, "flopmix", m, std::nullopt, "");
 }
@@ -175,7 +169,7 @@ void write_dual_issue_markdown(std::ostream& out, const RunDocument& d) {
         << to_string(m.status) << " |\n";
   };
   for (const auto& m : d.mixes) row(m, std::nullopt, "");
-  for (const PairResult* p : all_pairs(d)) row(p->mix, p->same_port, class_of(*p));
+  for (const PairResult* p : all_pairs(d)) row(p->mix, p->same_port, pair_class_text(*p));
   for (const auto& s : d.flop_mixes)
     for (const auto& m : s.tried) row(m, std::nullopt, "");
   if (d.matrix && !d.matrix->groups.empty()) {
@@ -218,8 +212,9 @@ void write_dual_issue_console(std::ostream& out, const RunDocument& d) {
       const double serial = p.mix.parts[0].weight * p.mix.parts[0].alone_cycles.value_or(0) +
                             p.mix.parts[1].weight * p.mix.parts[1].alone_cycles.value_or(0);
       out << fmt::format("  => penalty: {:.1f}x as slow as the two one after the other ({:.3f} cycles): not a shared "
-                         "pipe but a cost paid at every switch between them (a state transition, a fault or an "
-                         "assist); which pipes they share stays unknown\n",
+                         "pipe but a cost paid only together (at every switch between them: a state transition, a "
+                         "fault or an assist; or a rate a part reaches alone only); which pipes they share stays "
+                         "unknown\n",
                          *p.mix.cycles_per_group / serial, serial);
     } else if (p.classification) {
       out << fmt::format("  => {} (same-port measure {:.2f}: 0 = issue together, 1 = one shared pipe)\n",
@@ -255,7 +250,7 @@ void write_dual_issue_console(std::ostream& out, const RunDocument& d) {
     for (const auto& p : m.pairs)
       if (p.penalty && p.mix.parts.size() == 2) paid.push_back(p.mix.parts[0].instruction + " + " + p.mix.parts[1].instruction);
     if (!paid.empty()) {
-      out << "\nfar slower than their parts one after the other (a penalty at every switch, not a pipe), so left out "
+      out << "\nfar slower than their parts one after the other (a cost paid only together, not a pipe), so left out "
              "of the groups:\n";
       for (const auto& a : paid) out << "  " << a << "\n";
     }

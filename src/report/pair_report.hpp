@@ -1,6 +1,7 @@
 // Reporters for dual-issue results: mixes, pairs, pair matrices and the best FLOP mix.
 #pragma once
 #include <ostream>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
@@ -8,6 +9,10 @@
 #include "peakprobe/run_document.hpp"
 
 namespace peakprobe {
+
+// A pair's class as every writer shows it: `co-issue`, `partial`, `shared`, or `penalty` for a pair
+// far slower than its parts in sequence (whose clamped measure would read `shared`); "" unmeasured.
+std::string pair_class_text(const PairResult& p);
 
 nlohmann::json to_json(const MixResult& m);
 nlohmann::json to_json(const PairResult& p);

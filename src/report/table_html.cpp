@@ -90,7 +90,8 @@ std::string pipe_basis_section(const PipeGroups& g) {
                   "one cluster of the seed matrix (the seeds that contend with each other on this CPU). A cell is the "
                   "same-port measure of the row's form interleaved with that member: 0 = they issue together, 1 = "
                   "as slow as both in sequence (one shared pipe); red shared, yellow partial, blue: the pair ran at "
-                  "the core's issue width and cannot tell. ";
+                  "the core's issue width and cannot tell; purple <em>pen</em>: far slower than both in sequence, a "
+                  "cost paid only together (a penalty at every switch), not a pipe. ";
   h += fmt::format("Issue width seen: {:.2f} instructions/cycle. Basis found in {:.1f} s.</p>\n<ol>\n", g.issue_width,
                    g.seconds);
   for (const auto& b : g.basis) {
