@@ -199,7 +199,6 @@ MixResult ProbeRunner::Impl::run_mix_once(const std::vector<MixSpec>& parts, boo
     ProbeResult all;
     all.dtype = dtype;  // the first floating-point part's, or "-": total_gflops or total_gops
     all.ops_per_instruction = (flops > 0 ? flops : iops) / group;
-    all.recip_throughput_cycles = best.value;  // one core's rate: every core behind it was disturbed
     run_threads(plan.value(), dtype, all);
     forget_calibration_moment();
     if (all.status == Status::ok && (all.total_gflops || all.total_gops)) {
