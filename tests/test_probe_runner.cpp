@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <thread>
 
 #include "asm/target.hpp"
@@ -161,24 +160,6 @@ TEST_CASE("a moving clock spoils an unpaired timing, not a paired one", "[probe_
   CHECK(detail::timing_doubts(in, options).empty());
   in.clean_samples = 4;
   CHECK(detail::timing_doubts(in, options).size() == 1);
-}
-
-TEST_CASE("threads that all fell behind one core's rate of the same stream are told apart", "[probe_runner]") {
-  // Both threads at 0.68 cycles where one core ran 0.503 (a Zen 3 VM's 256-bit FMA with the host
-  // busy): they agree with each other, so only the one-core figure shows it.
-  CHECK(detail::threads_behind_one_core({0.680, 0.677}, 0.503) == Approx(0.677 / 0.503 - 1));
-  CHECK(detail::threads_behind_one_core({0.680, 0.677}, 0.503) > detail::kThreadImbalanceLimit);
-  // At the one-core rate, or faster (another layout), nothing fell behind.
-  CHECK(detail::threads_behind_one_core({0.503, 0.509}, 0.503) == Approx(0));
-  CHECK(detail::threads_behind_one_core({0.49, 0.50}, 0.503) == 0);
-  // The fastest thread decides: one lagging core is the imbalance check's.
-  CHECK(detail::threads_behind_one_core({0.503, 0.70}, 0.503) == Approx(0));
-  // Without figures on either side there is nothing to compare.
-  CHECK(detail::threads_behind_one_core({}, 0.5) == 0);
-  CHECK(detail::threads_behind_one_core({0.6, 0.0}, 0.5) == 0);
-  CHECK(detail::threads_behind_one_core({0.6, std::numeric_limits<double>::quiet_NaN()}, 0.5) == 0);
-  CHECK(detail::threads_behind_one_core({0.6, 0.6}, 0) == 0);
-  CHECK(detail::threads_behind_one_core({0.6, 0.6}, std::numeric_limits<double>::infinity()) == 0);
 }
 
 TEST_CASE("a runner moves to a quieter core at most six times a minute, every minute of a long run", "[probe_runner]") {

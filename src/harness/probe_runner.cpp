@@ -8,7 +8,6 @@
 #include <chrono>
 #include <functional>
 #include <cmath>
-#include <limits>
 #include <set>
 #include <thread>
 
@@ -558,16 +557,6 @@ void ProbeRunner::Impl::measure_issue_width() {
   spdlog::debug("widest issue rate seen: {:.2f} instructions/cycle", issue_width);
 }
 
-double detail::threads_behind_one_core(const std::vector<double>& per_thread_cycles, double one_core_cycles) {
-  if (!(one_core_cycles > 0) || !std::isfinite(one_core_cycles) || per_thread_cycles.empty()) return 0;
-  double fastest = std::numeric_limits<double>::infinity();
-  for (double c : per_thread_cycles) {
-    if (!(c > 0) || !std::isfinite(c)) return 0;  // a thread without a figure: nothing to compare
-    fastest = std::min(fastest, c);
-  }
-  return std::max(0.0, fastest / one_core_cycles - 1);
-}
-
 void ProbeRunner::Impl::run_threads(const isa::StreamHandle& stream, const std::string& dtype, ProbeResult& r) {
   const int n = options.threads;
   std::vector<int> cpus;
@@ -665,18 +654,6 @@ void ProbeRunner::Impl::run_threads(const isa::StreamHandle& stream, const std::
     r.status = Status::mistrusted;
     r.reason = fmt::format("threads disagree: the slowest core is {:.0f}% behind the fastest (interference)",
                            (*slow / *fast - 1) * 100);
-  }
-  // ... and each at the rate of one core alone. On a Zen 3 VM both threads of a 256-bit FMA read 0.68
-  // cycles where one core ran 0.503, their rulers undisturbed and the two in agreement, and the full
-  // report's two-core f32 ceiling came out at 74% of twice one core's.
-  const double behind =
-      r.recip_throughput_cycles ? detail::threads_behind_one_core(rt, *r.recip_throughput_cycles) : 0.0;
-  if (behind > kThreadImbalanceLimit && r.status == Status::ok) {
-    r.status = Status::mistrusted;
-    r.reason = fmt::format(
-        "every core ran at least {:.0f}% slower than one core alone ({:.3f} cycles against {:.3f}): the cores were "
-        "disturbed (a busy host beside them), or they share what this stream uses",
-        behind * 100, *fast, *r.recip_throughput_cycles);
   }
 }
 

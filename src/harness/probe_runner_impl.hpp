@@ -177,12 +177,6 @@ inline double fast_mode_gap(const PairTiming& t) {
 }
 // Pinned threads running the same stream whose rates differ by more than this were disturbed.
 inline constexpr double kThreadImbalanceLimit = 0.10;
-// How far the fastest of the threads that ran the same stream at once fell behind the stream's own
-// figure on one core, both in cycles of their own clocks (0 when none fell behind, or when either
-// side has no figure). Cores run a stream that shares nothing between them at the one-core rate; all
-// of them behind it, alike, were all disturbed, where neither the threads' imbalance nor their
-// rulers (a latency chain that a neighbour on the vector pipes leaves alone) show it.
-double threads_behind_one_core(const std::vector<double>& per_thread_cycles, double one_core_cycles);
 
 bool is_float(const std::string& dtype);
 TimingBudget probe_budget();
