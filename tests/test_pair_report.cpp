@@ -16,6 +16,23 @@ using nlohmann::json;
 
 namespace {
 
+RunDocument bare_document() {
+  RunDocument d;
+  d.host.brand = "Test CPU";
+  d.clock.ghz = 4;
+  d.clock.source = "fixture";
+  return d;
+}
+
+// A pair of two parts at 0.5 cycles each alone that took 340 cycles a group.
+PairResult penalty_pair() {
+  PairResult p;
+  p.mix.parts = {MixPart{"mul.legacy", 1, 0, "-", 0.5}, MixPart{"add.wide", 1, 8, "f32", 0.5}};
+  p.mix.status = Status::ok;
+  p.mix.cycles_per_group = 340.0;
+  return p;
+}
+
 FlopMixSearch search(const std::string& a, const std::string& b, double madd_ops, double best_flops) {
   FlopMixSearch s;
   s.a = a, s.b = b;
@@ -38,10 +55,7 @@ FlopMixSearch search(const std::string& a, const std::string& b, double madd_ops
 }
 
 RunDocument two_searches() {
-  RunDocument d;
-  d.host.brand = "Test CPU";
-  d.clock.ghz = 4;
-  d.clock.source = "fixture";
+  RunDocument d = bare_document();
   d.flop_mixes = {search("madd.wide", "add.wide", 32, 96), search("madd.narrow", "add.narrow", 16, 48)};
   return d;
 }
@@ -87,14 +101,8 @@ TEST_CASE("pair report: CSV, Markdown and console show each FLOP-mix search", "[
 }
 
 TEST_CASE("pair report: a pair far slower than its parts in sequence reads as a penalty, not a shared pipe", "[report]") {
-  RunDocument d;
-  d.host.brand = "Test CPU";
-  d.clock.ghz = 4;
-  d.clock.source = "fixture";
-  PairResult p;
-  p.mix.parts = {MixPart{"mul.legacy", 1, 0, "-", 0.5}, MixPart{"add.wide", 1, 8, "f32", 0.5}};
-  p.mix.status = Status::ok;
-  p.mix.cycles_per_group = 340.0;
+  RunDocument d = bare_document();
+  PairResult p = penalty_pair();
   p.mix.ipc = 2 / 340.0;
   p.same_port = 1.0;
   p.classification = PairClass::shared;
@@ -121,19 +129,13 @@ TEST_CASE("pair report: a pair far slower than its parts in sequence reads as a 
 }
 
 TEST_CASE("pair report: a matrix lists its penalty pairs under the groups", "[report]") {
-  RunDocument d;
-  d.host.brand = "Test CPU";
-  d.clock.ghz = 4;
-  d.clock.source = "fixture";
+  RunDocument d = bare_document();
   PairMatrix m;
   m.instructions = {"mul.legacy", "add.wide"};
   m.alone_cycles = {0.5, 0.5};
   m.same_port = {{1.0, std::nullopt}, {std::nullopt, 1.0}};
   m.groups = {{"mul.legacy"}, {"add.wide"}};
-  PairResult p;
-  p.mix.parts = {MixPart{"mul.legacy", 1, 0, "-", 0.5}, MixPart{"add.wide", 1, 8, "f32", 0.5}};
-  p.mix.status = Status::ok;
-  p.mix.cycles_per_group = 340.0;
+  PairResult p = penalty_pair();
   p.same_port = 1.0;
   p.classification = PairClass::shared;
   p.penalty = true;
