@@ -30,6 +30,19 @@ std::optional<std::pair<ProbeSpec, ProbeSpec>> madd_and_add() {
   return std::make_pair(test::spec(pair->mul, mul->ops, mul->dtype), test::spec(pair->add, add->ops, add->dtype));
 }
 
+// A measured pair with its parts' times alone, classified as the runner does (A's weight wa).
+PairResult classified_pair(double a_alone, double b_alone, double group, int wa = 1) {
+  PairResult p;
+  p.mix.status = Status::ok;
+  p.mix.cycles_per_group = group;
+  p.mix.parts = {MixPart{}, MixPart{}};
+  p.mix.parts[0].weight = wa;
+  p.mix.parts[0].alone_cycles = a_alone;
+  p.mix.parts[1].alone_cycles = b_alone;
+  classify(p);
+  return p;
+}
+
 }  // namespace
 
 TEST_CASE("hw: a mix's FLOP/cycle follows from its group time", "[hw][pair_runner]") {
@@ -132,55 +145,34 @@ TEST_CASE("hw: a mix run on every core at once sums to at most the cores times o
 }
 
 TEST_CASE("pair runner: a pair at the core's issue width is marked, not taken for a shared pipe", "[pair_runner]") {
-  auto pair = [](double a_alone, double b_alone, double group) {
-    PairResult p;
-    p.mix.status = Status::ok;
-    p.mix.cycles_per_group = group;
-    p.mix.parts = {MixPart{}, MixPart{}};
-    p.mix.parts[0].alone_cycles = a_alone;
-    p.mix.parts[1].alone_cycles = b_alone;
-    classify(p);
-    return p;
-  };
   // Two six-per-cycle forms on a core that issues six per cycle: together they cannot beat 2/6 cycles
   // per group, which is also what one shared pipe would cost.
-  const PairResult fast = pair(1.0 / 6, 1.0 / 6, 1.0 / 3);
+  const PairResult fast = classified_pair(1.0 / 6, 1.0 / 6, 1.0 / 3);
   REQUIRE(fast.classification);
   CHECK(*fast.classification == PairClass::shared);
   CHECK(at_issue_width(fast, 6.0));
   CHECK_FALSE(at_issue_width(fast, 12.0));  // a wider core leaves room: the same time is a shared pipe
   CHECK_FALSE(at_issue_width(fast, 0));     // width unknown: no claim
   // Slow forms are far from any issue width.
-  CHECK_FALSE(at_issue_width(pair(0.5, 0.5, 1.0), 6.0));
+  CHECK_FALSE(at_issue_width(classified_pair(0.5, 0.5, 1.0), 6.0));
   // Without figures alone there is nothing to judge.
   PairResult bare;
   CHECK_FALSE(at_issue_width(bare, 6.0));
 }
 
 TEST_CASE("pair runner: a pair far slower than its parts one after the other is marked a penalty", "[pair_runner]") {
-  auto pair = [](double a_alone, double b_alone, double group, int wa = 1) {
-    PairResult p;
-    p.mix.status = Status::ok;
-    p.mix.cycles_per_group = group;
-    p.mix.parts = {MixPart{}, MixPart{}};
-    p.mix.parts[0].weight = wa;
-    p.mix.parts[0].alone_cycles = a_alone;
-    p.mix.parts[1].alone_cycles = b_alone;
-    classify(p);
-    return p;
-  };
   // 340 cycles a group where the two in sequence take 1: a cost at every switch (as mixing two
   // register-state rules cost on a Zen 3 VM), which the clamped measure alone would call shared.
-  const PairResult paid = pair(0.5, 0.5, 340.0);
+  const PairResult paid = classified_pair(0.5, 0.5, 340.0);
   REQUIRE(paid.classification);
   CHECK(paid.penalty);
   CHECK(*paid.same_port == 1.0);
   // One shared pipe, even served badly, is not a penalty.
-  CHECK_FALSE(pair(0.5, 0.5, 1.0).penalty);
-  CHECK_FALSE(pair(0.5, 0.5, 1.4).penalty);
+  CHECK_FALSE(classified_pair(0.5, 0.5, 1.0).penalty);
+  CHECK_FALSE(classified_pair(0.5, 0.5, 1.4).penalty);
   // Weights count: two of A at 0.5 and one B at 0.5 take 1.5 in sequence.
-  CHECK_FALSE(pair(0.5, 0.5, 2.0, 2).penalty);
-  CHECK(pair(0.5, 0.5, 2.3, 2).penalty);
+  CHECK_FALSE(classified_pair(0.5, 0.5, 2.0, 2).penalty);
+  CHECK(classified_pair(0.5, 0.5, 2.3, 2).penalty);
   // An unmeasured pair claims nothing.
   PairResult bare;
   classify(bare);
