@@ -3,6 +3,8 @@
 # for SECONDS (default 60) on a temporary copy of its seed corpus (tests/fuzz/corpus/TARGET/), so
 # the repository is never modified. Exits non-zero when any target finds a crash, a sanitizer
 # report, a leak or a timeout; the inputs that caused it are kept in build-fuzz/findings/TARGET/.
+# PEAKPROBE_FUZZ_BUILD=DIR uses another tree; one already configured for fuzzing (scripts/sanitize.sh
+# makes build-asan/ so when clang is there) is built as it is, not reconfigured.
 # Usage: scripts/fuzz.sh [SECONDS] [TARGET...]    (TARGET: e.g. fuzz_sizes; default all)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,8 +13,10 @@ shift || true
 BUILD=${PEAKPROBE_FUZZ_BUILD:-build-fuzz}
 JOBS=${JOBS:-1}
 
-CC=clang CXX=clang++ cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" \
-  -DPEAKPROBE_FUZZ=ON -DPEAKPROBE_BUILD_TESTS=OFF
+if ! grep -qx 'PEAKPROBE_FUZZ:BOOL=ON' "$BUILD/CMakeCache.txt" 2>/dev/null; then
+  CXX=clang++ cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" \
+    -DPEAKPROBE_FUZZ=ON -DPEAKPROBE_BUILD_TESTS=OFF
+fi
 cmake --build "$BUILD" -j"$JOBS" --target fuzz_targets
 
 targets=("$@")

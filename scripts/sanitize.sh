@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Builds peakprobe and its tests with AddressSanitizer + UndefinedBehaviorSanitizer into build-asan/
-# and runs the test suite under them. Any finding aborts the test that hit it (halt on error).
+# and runs the test suite under them. With clang (CI installs it) the same tree also carries libFuzzer's
+# coverage instrumentation and the fuzz targets, so `PEAKPROBE_FUZZ_BUILD=build-asan scripts/fuzz.sh`
+# fuzzes without compiling the library a second time; without clang, GCC builds the suite alone. Any finding aborts the test that hit it (halt on error).
 # The hardware timing tests (names starting with "hw:") are left out: they check measured rates, which
 # the instrumentation distorts. Every other test runs, those executing generated code included.
 # Usage: [JOBS=N] scripts/sanitize.sh   (docs/testing.md)
@@ -10,8 +12,14 @@ BUILD=${PEAKPROBE_ASAN_BUILD:-build-asan}
 JOBS=${JOBS:-1}
 
 # -O1: the usual optimisation for sanitizer builds (fast enough, exact stack traces); Debug keeps asserts.
-cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" -DPEAKPROBE_SANITIZE=ON
-cmake --build "$BUILD" -j"$JOBS"
+if command -v clang++ >/dev/null 2>&1; then
+  CXX=clang++ cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" \
+    -DPEAKPROBE_SANITIZE=ON -DPEAKPROBE_FUZZ=ON
+  cmake --build "$BUILD" -j"$JOBS" --target all fuzz_targets
+else
+  cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" -DPEAKPROBE_SANITIZE=ON
+  cmake --build "$BUILD" -j"$JOBS"
+fi
 
 # detect_leaks stays on, with no suppressions: nothing leaks, asmjit's JIT runtime included (its code
 # memory is mmap'ed and released by the runtime, which lives as long as the process).

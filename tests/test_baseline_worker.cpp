@@ -5,6 +5,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "sanitizer.hpp"
 #include "skip.hpp"
 
 #include "asm/target.hpp"
@@ -13,14 +14,6 @@
 using namespace peakprobe;
 
 namespace {
-
-// Under AddressSanitizer a memory fault is caught by ASan's own handler, which reports it and exits
-// with code 1 instead of dying by the signal.
-#if defined(__SANITIZE_ADDRESS__)
-constexpr const char* kCrashWords = "exited with code";
-#else
-constexpr const char* kCrashWords = "SIGSEGV";
-#endif
 
 BaselineJob small_job() {
   BaselineJob job;
@@ -118,7 +111,7 @@ TEST_CASE("baseline worker: a crash, an abort, an exit and a hang each give an e
   const BaselineOutcome crash = run_fake("crash");
   REQUIRE(crash.available);
   CHECK(crash.result.status == Status::error);
-  CHECK_THAT(crash.result.reason, Catch::Contains(kCrashWords));
+  CHECK_THAT(crash.result.reason, Catch::Contains(test::kSegfaultWords));
 
   const BaselineOutcome abort = run_fake("abort");
   CHECK(abort.result.status == Status::error);
