@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets (tests/fuzz/fuzz_*.cpp) with clang into build-fuzz/ and runs each one
+# Builds the libFuzzer targets (tests/fuzz/fuzz_*.cpp) with clang into $BUILD (default build-fuzz/) and runs each one
 # for SECONDS (default 60) on a temporary copy of its seed corpus (tests/fuzz/corpus/TARGET/), so
 # the repository is never modified. Exits non-zero when any target finds a crash, a sanitizer
-# report, a leak or a timeout; the inputs that caused it are kept in build-fuzz/findings/TARGET/.
+# report, a leak or a timeout; the inputs that caused it are kept in $BUILD/findings/TARGET/.
 # PEAKPROBE_FUZZ_BUILD=DIR uses another tree; one already configured for fuzzing (scripts/sanitize.sh
 # makes build-asan/ so when clang is there) is built as it is, not reconfigured.
 # Usage: scripts/fuzz.sh [SECONDS] [TARGET...]    (TARGET: e.g. fuzz_sizes; default all)
@@ -13,7 +13,7 @@ shift || true
 BUILD=${PEAKPROBE_FUZZ_BUILD:-build-fuzz}
 JOBS=${JOBS:-1}
 
-if ! grep -qx 'PEAKPROBE_FUZZ:BOOL=ON' "$BUILD/CMakeCache.txt" 2>/dev/null; then
+if ! grep -qiE '^PEAKPROBE_FUZZ:BOOL=(ON|1|TRUE|YES|Y)$' "$BUILD/CMakeCache.txt" 2>/dev/null; then
   CXX=clang++ cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" \
     -DPEAKPROBE_FUZZ=ON -DPEAKPROBE_BUILD_TESTS=OFF
 fi

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Builds peakprobe and its tests with AddressSanitizer + UndefinedBehaviorSanitizer into build-asan/
-# and runs the test suite under them. With clang (CI installs it) the same tree also carries libFuzzer's
-# coverage instrumentation and the fuzz targets, so `PEAKPROBE_FUZZ_BUILD=build-asan scripts/fuzz.sh`
-# fuzzes without compiling the library a second time; without clang, GCC builds the suite alone. Any finding aborts the test that hit it (halt on error).
+# and runs the test suite under them. Any finding aborts the test that hit it (halt on error).
+# With clang and its runtimes (clang, libclang-rt-14-dev; CI installs both) the same tree also carries
+# libFuzzer's coverage instrumentation and the fuzz targets, so
+# `PEAKPROBE_FUZZ_BUILD=build-asan scripts/fuzz.sh` fuzzes without compiling the library a second time;
+# without them, GCC builds the suite alone. A tree configured with the other compiler is reconfigured
+# from scratch (CMake cannot change a tree's compiler).
 # The hardware timing tests (names starting with "hw:") are left out: they check measured rates, which
 # the instrumentation distorts. Every other test runs, those executing generated code included.
 # Usage: [JOBS=N] scripts/sanitize.sh   (docs/testing.md)
@@ -12,7 +15,21 @@ BUILD=${PEAKPROBE_ASAN_BUILD:-build-asan}
 JOBS=${JOBS:-1}
 
 # -O1: the usual optimisation for sanitizer builds (fast enough, exact stack traces); Debug keeps asserts.
-if command -v clang++ >/dev/null 2>&1; then
+# clang's ASan runtime is a separate package: clang++ alone would fail at the first link.
+use_clang=false
+if command -v clang++ >/dev/null 2>&1 && [ -f "$(clang++ -print-file-name="libclang_rt.asan-$(uname -m).a")" ]; then
+  use_clang=true
+fi
+cached=$(sed -n 's/^CMAKE_CXX_COMPILER:[A-Z]*=//p' "$BUILD/CMakeCache.txt" 2>/dev/null || true)
+if [ -n "$cached" ]; then
+  cached_clang=false
+  if [[ "$cached" == *clang* ]]; then cached_clang=true; fi
+  if [ "$cached_clang" != "$use_clang" ]; then
+    echo "$BUILD was configured with $cached: configuring it again from scratch"
+    rm -rf "$BUILD/CMakeCache.txt" "$BUILD/CMakeFiles"
+  fi
+fi
+if $use_clang; then
   CXX=clang++ cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" \
     -DPEAKPROBE_SANITIZE=ON -DPEAKPROBE_FUZZ=ON
   cmake --build "$BUILD" -j"$JOBS" --target all fuzz_targets
