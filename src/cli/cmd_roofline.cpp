@@ -95,6 +95,11 @@ int measure_roofline(GlobalOptions& g, const CpuInfo& cpu, RunDocument& doc, boo
     auto multi = (*team)->run_batch(best, [&](size_t i, const ProbeSpec& s) {
       progress(g.out, i + 1, best.size(), fmt::format("compute x{} {}", all, s.text));
     });
+    // A row that stays doubtful after its retries sets no all-cores ceiling: say which, and why, rather
+    // than leave the table a row short (a busy host slows both vCPUs of a 2-core VM for seconds).
+    for (const ProbeResult& r : multi)
+      if (r.status != Status::ok)
+        spdlog::warn("no {}-core ceiling from {}: {} ({})", all, r.instruction, to_string(r.status), r.reason);
     results.insert(results.end(), multi.begin(), multi.end());
     // Each FLOP mix that sets a one-core ceiling, on every core too: its all-cores ceiling measured,
     // not scaled from one core. (A search won by one instruction alone has that row among `best`;

@@ -5,6 +5,7 @@
 #include <set>
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include "pairs/classify.hpp"
 #include "pairs/cluster.hpp"
@@ -218,6 +219,9 @@ void measure_best_mix_on_all_threads(ProbeRunner& team, const ProbeSpec& a, cons
   if (s.best_b) parts.push_back({b, s.best_b});
   MixResult m = team.run_mix(parts, true);
   if (m.status == Status::ok && m.threads > 1) s.best_all_threads = std::move(m);
+  // A threaded part that fails is named by run_mix itself; a doubtful one-core part runs no threads.
+  else if (m.status != Status::ok)
+    spdlog::warn("no {}-core ceiling from the mix {}: {} ({})", team.threads(), m.repro, to_string(m.status), m.reason);
 }
 
 }  // namespace peakprobe
