@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <thread>
 
@@ -478,6 +479,40 @@ TEST_CASE("retries: every item once, then the doubtful ones in rounds, and a sto
   auto part = detail::measure_with_retries<Row>(4, once, {}, {}, [&] { return ++asked > 2; });
   CHECK(part.size() == 2);
   CHECK(calls == std::vector<int>{1, 1, 0, 0});
+}
+
+TEST_CASE("retries of one item: again while doubtful, pausing first, attempts counted, an error not retried", "[probe_runner]") {
+  struct Row {
+    Status status = Status::ok;
+    std::string reason;
+  };
+  // Doubtful twice, then trusted: three calls, the trusted result returned as it came.
+  int calls = 0;
+  std::vector<std::chrono::steady_clock::time_point> at;
+  auto cured_third = [&] {
+    at.push_back(std::chrono::steady_clock::now());
+    return ++calls < 3 ? Row{Status::mistrusted, "slowed"} : Row{Status::ok, ""};
+  };
+  const Row cured = detail::measure_one_with_retries<Row>(cured_third);
+  CHECK(calls == 3);
+  CHECK(cured.status == Status::ok);
+  CHECK(cured.reason.empty());
+  // Each retry waits its pause first (an item alone has no batch between its attempts).
+  REQUIRE(at.size() == 3);
+  CHECK(at[1] - at[0] >= std::chrono::milliseconds(detail::kRetryPauseMs[0]));
+  CHECK(at[2] - at[1] >= std::chrono::milliseconds(detail::kRetryPauseMs[1]));
+  // Doubtful every time: `attempts` calls, counted in the reason.
+  calls = 0;
+  const Row stays = detail::measure_one_with_retries<Row>([&] { ++calls; return Row{Status::mistrusted, "slowed"}; }, 2);
+  CHECK(calls == 2);
+  CHECK(stays.reason == "slowed (2 attempts)");
+  // An error, or a first result already trusted, is final.
+  calls = 0;
+  CHECK(detail::measure_one_with_retries<Row>([&] { ++calls; return Row{Status::error, "fault"}; }).reason == "fault");
+  CHECK(calls == 1);
+  calls = 0;
+  CHECK(detail::measure_one_with_retries<Row>([&] { ++calls; return Row{}; }).status == Status::ok);
+  CHECK(calls == 1);
 }
 
 TEST_CASE("retries: a round that cures almost nothing ends the retries of a large batch", "[probe_runner]") {

@@ -199,7 +199,7 @@ MixResult ProbeRunner::Impl::run_mix_once(const std::vector<MixSpec>& parts, boo
     // disturbed threaded run is tried again as a mistrusted probe is (pausing longer each time): on a
     // busy 2-vCPU host one slowed moment used to drop the all-cores FLOP-mix ceiling from the report.
     // The one-core figure above stands either way; an error is not retried (it would recur).
-    auto threaded = [&](size_t) {
+    auto threaded = [&] {
       ProbeResult one;
       one.dtype = dtype;  // the first floating-point part's, or "-": total_gflops or total_gops
       one.ops_per_instruction = (flops > 0 ? flops : iops) / group;
@@ -207,16 +207,15 @@ MixResult ProbeRunner::Impl::run_mix_once(const std::vector<MixSpec>& parts, boo
       forget_calibration_moment();
       return one;
     };
-    const ProbeResult all =
-        measure_with_retries<ProbeResult>(1, threaded, {}, {}, {}, cpu.emulator.empty() ? kAttempts : 1).front();
+    // (Under an emulator no one-core mix is ok, so this never runs there.)
+    const ProbeResult all = measure_one_with_retries<ProbeResult>(threaded);
     if (all.status == Status::ok && (all.total_gflops || all.total_gops)) {
       r.threads = all.threads;
       r.total_gflops = all.total_gflops;
       r.total_gops = all.total_gops;
-    } else if (cpu.emulator.empty()) {
-      spdlog::warn("mix {}: no {}-thread figure: {}", r.repro, options.threads, all.reason);
     } else {
-      spdlog::info("mix {}: no {}-thread figure: {}", r.repro, options.threads, all.reason);
+      spdlog::warn("no {}-core ceiling from the mix {} (run with --threads {}): {} ({})", options.threads, r.repro,
+                   options.threads, to_string(all.status), all.reason);
     }
   }
   note_probe_slowed(best.paired && ran_slowed(best.clean_samples));
@@ -224,14 +223,7 @@ MixResult ProbeRunner::Impl::run_mix_once(const std::vector<MixSpec>& parts, boo
 }
 
 MixResult ProbeRunner::run_mix(const std::vector<MixSpec>& parts, bool on_all_threads) {
-  MixResult r = impl_->run_mix_once(parts, on_all_threads);
-  for (int attempt = 2; attempt <= kAttempts && r.status == Status::mistrusted; ++attempt) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(kRetryPauseMs[attempt - 2]));
-    MixResult again = impl_->run_mix_once(parts, on_all_threads);
-    if (again.status == Status::mistrusted) again.reason += fmt::format(" ({} attempts)", attempt);
-    r = std::move(again);
-  }
-  return r;
+  return measure_one_with_retries<MixResult>([&] { return impl_->run_mix_once(parts, on_all_threads); });
 }
 
 int ProbeRunner::mix_rounds(const std::vector<MixSpec>& parts) const {

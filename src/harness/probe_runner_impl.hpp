@@ -94,6 +94,21 @@ std::vector<Result> measure_with_retries(size_t n, const std::function<Result(si
   }
   return results;
 }
+// One measurement on its own, tried again while it stays doubtful, up to `attempts` in all, pausing
+// before each retry (kRetryPauseMs: 30 ms, 250 ms, 1 s). Alone, an item has no batch between its
+// attempts to let a burst pass, so the pauses come first; an error is not retried (it would recur).
+// A result still doubtful at the end counts its attempts in its reason, as in a batch.
+template <class Result>
+Result measure_one_with_retries(const std::function<Result()>& once, int attempts = kAttempts) {
+  Result r = once();
+  for (int attempt = 2; attempt <= attempts && r.status == Status::mistrusted; ++attempt) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(kRetryPauseMs[attempt - 2]));
+    Result again = once();
+    if (again.status == Status::mistrusted) again.reason += fmt::format(" ({} attempts)", attempt);
+    r = std::move(again);
+  }
+  return r;
+}
 // How often the runner may move to a quieter core: at most kMaxCoreMoves in any kCoreMoveWindowSeconds
 // (each move costs a ranking of the cores and a calibration, 0.1-0.5 s: at most 5% of the time when
 // every core is busy and the runner hops between them). A cap per run left a whole-table run on the

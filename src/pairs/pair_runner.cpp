@@ -221,7 +221,8 @@ void measure_best_mix_on_all_threads(ProbeRunner& team, const ProbeSpec& a, cons
   if (m.status == Status::ok && m.threads > 1) s.best_all_threads = std::move(m);
   // A threaded part that fails is named by run_mix itself; a doubtful one-core part runs no threads.
   else if (m.status != Status::ok)
-    spdlog::warn("no {}-core ceiling from the mix {}: {} ({})", team.threads(), m.repro, to_string(m.status), m.reason);
+    spdlog::warn("no {}-core ceiling from the mix {} (run with --threads {}): {} ({})", team.threads(), m.repro,
+                 team.threads(), to_string(m.status), m.reason);
 }
 
 }  // namespace peakprobe
