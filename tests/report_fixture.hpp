@@ -83,6 +83,8 @@ inline ProbeResult int_ok_row() {
   r.threads = 2;
   r.total_gops = 175.2;
   r.per_thread_recip_throughput = {0.33334, 0.33341};
+  r.per_thread_core = {0, 1};
+  r.threads_shortfall = -0.00012;
   r.cpu = 0;
   r.throughput_stats = {1.0 / 3.0, 0.3341, 0.3399, 0.0151, 7};
   r.latency_stats = {1.0, 1.0004, 1.002, 0.0011, 7};

@@ -24,6 +24,21 @@ TEST_CASE("ceilings: only arithmetic families set roofs, int8 roofs are dot prod
   CHECK(c[0].source == "vpdpbusd zmm, zmm, zmm");
 }
 
+TEST_CASE("ceilings: a row's all-cores figure sets a ceiling only when its threaded run is ok", "[roofline]") {
+  ProbeResult fma2 = probe("vfmadd231ps ymm, ymm, ymm", "f32", 64);
+  fma2.threads = 2;
+  fma2.total_gflops = 127;
+  auto ok = compute_ceilings({fma2});
+  CHECK(ok.size() == 2);
+  // A document whose threaded run was doubted (older writers kept its total) sets the one-core roof only.
+  fma2.threads_status = Status::mistrusted;
+  fma2.threads_reason = "the 2-thread run fell 26% short of the same code alone on one core";
+  auto doubted = compute_ceilings({fma2});
+  REQUIRE(doubted.size() == 1);
+  CHECK(doubted[0].threads == 1);
+  CHECK(doubted[0].gops == 64);
+}
+
 TEST_CASE("ceilings: a FLOP mix that beats the single instruction replaces it", "[roofline]") {
   FlopMixSearch s;
   s.a = "vfmadd231ps zmm, zmm, zmm";

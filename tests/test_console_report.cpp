@@ -102,3 +102,15 @@ TEST_CASE("Console shows each row's pipe groups and the basis they refer to", "[
   CHECK(widest_line(text) <= peakprobe::kConsoleWidth);
   CHECK(console(peakprobe::test::report_fixture(), false).find("pipe") == std::string::npos);
 }
+
+TEST_CASE("Console says why a threaded run gave no total", "[report]") {
+  peakprobe::RunDocument doc = peakprobe::test::report_fixture();
+  doc.results = {peakprobe::test::int_ok_row()};
+  CHECK(console(doc, false).find("total 175.20 GOP/s on 2 threads") != std::string::npos);
+  doc.results[0].threads_status = peakprobe::Status::mistrusted;
+  doc.results[0].threads_reason = "cores disagree";
+  doc.results[0].total_gops.reset();
+  const std::string text = console(doc, false);
+  CHECK(text.find("2 threads: mistrusted: cores disagree") != std::string::npos);
+  CHECK(text.find("total ") == std::string::npos);
+}

@@ -169,6 +169,19 @@ TEST_CASE("HTML report inlines the plots under their titles", "[plots]") {
   CHECK(html_report(memory_document(), ceilings(), {}).find("id=\"plots\"") == std::string::npos);
 }
 
+TEST_CASE("HTML report says why a row's run on every core gave no total", "[plots]") {
+  RunDocument d = memory_document();
+  for (auto& r : d.results)
+    if (r.threads > 1) {
+      r.threads_status = Status::mistrusted;
+      r.threads_reason = "cores disagree";
+      r.total_gops.reset();
+    }
+  const std::string html = page(d);
+  CHECK(html.find("<td class=\"num\">87.60 GOP/s (2 threads: mistrusted)</td>") != std::string::npos);
+  CHECK(html.find("<td class=\"mistrusted\">ok; 2 threads mistrusted: cores disagree</td>") != std::string::npos);
+}
+
 TEST_CASE("HTML report has every instruction and says why rows are not ok", "[plots]") {
   const RunDocument d = memory_document();
   const std::string html = page(d);

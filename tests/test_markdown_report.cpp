@@ -57,6 +57,19 @@ TEST_CASE("Markdown lists the reason of every row that is not ok", "[report]") {
   CHECK(md.find("probe crashed, SIGSEGV in \"vpgatherdd\" \\| operand 2") != std::string::npos);
 }
 
+TEST_CASE("Markdown names a doubted threaded run apart from its row's one-core figures", "[report]") {
+  peakprobe::RunDocument doc = peakprobe::test::report_fixture();
+  doc.results = {peakprobe::test::int_ok_row()};
+  doc.results[0].threads_status = peakprobe::Status::mistrusted;
+  doc.results[0].threads_reason = "the 2-thread run fell 26.0% short";
+  doc.results[0].total_gops.reset();
+  const std::string md = fixture_markdown(doc);
+  CHECK(md.find("(2 threads: mistrusted)") != std::string::npos);
+  CHECK(md.find("`vpaddd ymm, ymm, ymm` on 2 threads (mistrusted): the 2-thread run fell 26.0% short") !=
+        std::string::npos);
+  CHECK(md.find("`vpaddd ymm, ymm, ymm` (") == std::string::npos);  // the row itself is ok
+}
+
 TEST_CASE("Markdown has no reasons section when every row is ok", "[report]") {
   peakprobe::RunDocument doc = peakprobe::test::report_fixture();
   doc.results = {peakprobe::test::fp_ok_row()};

@@ -116,14 +116,18 @@ TEST_CASE("hw: threads run the same stream on several cores at once", "[hw][prob
   s.dtype = "i64";
   ProbeResult r = (*made)->run(s);
   REQUIRE(r.status != Status::error);
+  REQUIRE(r.threads_status != Status::error);
   CHECK(r.threads == 2);
   REQUIRE(r.per_thread_recip_throughput.size() == 2);
-  REQUIRE(r.total_gops);
-  if (r.status == Status::mistrusted) {
-    // Interference that outlasted every re-measurement must be said, not hidden.
-    CHECK(!r.reason.empty());
-    PP_SKIP("the threaded run stayed mistrusted: " << r.reason);
+  CHECK(r.per_thread_core.size() == 2);  // one physical core per thread, -1 where unknown
+  if (r.threads_status == Status::mistrusted) {
+    // Interference that outlasted every re-measurement must be said, not hidden, and gives no total.
+    CHECK(!r.threads_reason.empty());
+    CHECK_FALSE(r.total_gops);
+    PP_SKIP("the threaded run stayed mistrusted: " << r.threads_reason);
   }
+  REQUIRE(r.total_gops);
+  REQUIRE(r.threads_shortfall);
   // Separate cores do not share a multiplier: each keeps its single-core rate (within VM noise). A
   // VM's two CPUs may be hyper-threads of one host core, which do share it: then this cannot be
   // checked here.
@@ -513,6 +517,29 @@ TEST_CASE("retries of one item: again while doubtful, pausing first, attempts co
   calls = 0;
   CHECK(detail::measure_one_with_retries<Row>([&] { ++calls; return Row{}; }).status == Status::ok);
   CHECK(calls == 1);
+}
+
+TEST_CASE("retries: a probe row whose threaded run alone is doubtful is measured again", "[probe_runner]") {
+  // The one-core figures ok, the run on every core mistrusted twice, then ok.
+  int calls = 0;
+  auto once = [&](size_t) {
+    ProbeResult r;
+    r.threads = 2;
+    if (++calls < 3) {
+      r.threads_status = Status::mistrusted;
+      r.threads_reason = "every core ran slowed";
+    }
+    return r;
+  };
+  auto rows = detail::measure_with_retries<ProbeResult>(1, once, {});
+  CHECK(calls == 3);
+  CHECK(rows[0].threads_status == Status::ok);
+  // Doubtful to the end: the attempts are counted in the threaded reason, the row's stays empty.
+  calls = -100;
+  const ProbeResult stays = detail::measure_one_with_retries<ProbeResult>([&] { return once(0); }, 2);
+  CHECK(stays.threads_reason == "every core ran slowed (2 attempts)");
+  CHECK(stays.status == Status::ok);
+  CHECK(stays.reason.empty());
 }
 
 TEST_CASE("retries: a round that cures almost nothing ends the retries of a large batch", "[probe_runner]") {

@@ -54,6 +54,25 @@ TEST_CASE("result reader: a row written by to_json reads back the same", "[resul
   CHECK(to_json(*b) == to_json(a));
 }
 
+TEST_CASE("result reader: a threaded row's per-core judgement reads back", "[result_reader]") {
+  ProbeResult a = sample();
+  a.threads = 2;
+  a.total_gops = 7.3;
+  a.per_thread_recip_throughput = {0.998, 1.004};
+  a.per_thread_core = {0, -1};
+  a.threads_shortfall = 0.0031;
+  auto b = probe_result_from_json(to_json(a));
+  REQUIRE(b.ok());
+  CHECK(b->per_thread_core == std::vector<int>{0, -1});
+  CHECK(b->threads_shortfall == 0.0031);
+  CHECK(to_json(*b) == to_json(a));
+  // One thread: neither key is written, and neither reads back.
+  auto one = probe_result_from_json(to_json(sample()));
+  REQUIRE(one.ok());
+  CHECK(one->per_thread_core.empty());
+  CHECK_FALSE(one->threads_shortfall.has_value());
+}
+
 TEST_CASE("result reader: a row's pipe verdicts (table --pipes) read back", "[result_reader]") {
   ProbeResult a = sample();
   PipeVerdict v;

@@ -49,8 +49,19 @@ struct ProbeResult {
   int accumulators = 0;              // K used by the throughput stream
   bool chains_limited_by_registers = false;  // K hit the register file while still latency-bound
   int threads = 1;
-  std::optional<double> total_gflops, total_gops;  // all threads together (--threads N)
+  // All threads together (--threads N); unset when the threaded run is not `ok` (threads_status).
+  std::optional<double> total_gflops, total_gops;
   std::vector<double> per_thread_recip_throughput; // one per pinned thread when threads > 1
+  std::vector<int> per_thread_core;  // each pinned thread's physical core (-1: unknown), beside the above
+  // 1 - (the threaded run's rate per core) / (the one-core rate of the same code): how far running on
+  // every core at once fell short of one core alone (negative: faster); unset with one thread, and
+  // when a thread gave no timing.
+  std::optional<double> threads_shortfall;
+  // The threaded run's own verdict, apart from `status` (which judges the one-core figures): a busy
+  // host, cores that disagree, or a stream the cores share hardware for (non-temporal stores) doubt
+  // the all-cores figure, not the one-core one. `ok` with one thread.
+  Status threads_status = Status::ok;
+  std::string threads_reason;
   int cpu = -1;                      // logical CPU of the (first) pinned thread
   Stats throughput_stats, latency_stats;  // cycles per instruction
   // `table --pipes`: this form against each member of the document's pipe basis, in basis order

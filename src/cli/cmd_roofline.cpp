@@ -100,6 +100,9 @@ int measure_roofline(GlobalOptions& g, const CpuInfo& cpu, RunDocument& doc, boo
     for (const ProbeResult& r : multi)
       if (r.status != Status::ok)
         spdlog::warn("no {}-core ceiling from {}: {} ({})", all, r.instruction, to_string(r.status), r.reason);
+      else if (r.threads_status != Status::ok)
+        spdlog::warn("no {}-core ceiling from {}: the {}-thread run is {} ({})", all, r.instruction, all,
+                     to_string(r.threads_status), r.threads_reason);
     results.insert(results.end(), multi.begin(), multi.end());
     // Each FLOP mix that sets a one-core ceiling, on every core too: its all-cores ceiling measured,
     // not scaled from one core. (A search won by one instruction alone has that row among `best`;

@@ -111,7 +111,9 @@ Expected<Resumed> rows_to_keep(const std::string& path) {
     if (!g->basis.empty()) keep.pipe_groups = std::move(*g);
   }
   for (auto& r : *rows) {
-    if (r.status == Status::mistrusted || r.reason.rfind(kNotReached, 0) == 0) continue;
+    if (r.status == Status::mistrusted || r.threads_status == Status::mistrusted ||
+        r.reason.rfind(kNotReached, 0) == 0)
+      continue;
     keep.rows[r.instruction] = std::move(r);
   }
   return keep;
@@ -397,9 +399,14 @@ int measure_table_rows(GlobalOptions& g, const CpuInfo& cpu, const std::vector<i
   assemble();
   std::map<Status, size_t> counts;
   for (const auto& r : doc.results) ++counts[r.status];
-  spdlog::info("table: {} rows in {:.1f} s: {} ok, {} mistrusted, {} error, {} skipped (measured now: {} of {})",
+  const auto threaded = std::count_if(doc.results.begin(), doc.results.end(), [](const ProbeResult& r) {
+    return r.threads > 1 && r.threads_status != Status::ok;
+  });
+  spdlog::info("table: {} rows in {:.1f} s: {} ok, {} mistrusted, {} error, {} skipped{} (measured now: {} of {})",
                doc.results.size(), elapsed(), counts[Status::ok], counts[Status::mistrusted], counts[Status::error],
-               counts[Status::skipped], measured, specs.size());
+               counts[Status::skipped],
+               threaded > 0 ? fmt::format("; {} multi-core runs not ok", threaded) : std::string(), measured,
+               specs.size());
   if (measured < specs.size())
     spdlog::warn("{} forms not measured: {}; --resume with this run's JSON goes on from there",
                  specs.size() - measured, stop_reason);

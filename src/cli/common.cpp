@@ -172,7 +172,7 @@ int emit_outputs(const RunDocument& doc, const OutputOptions& o) {
     else write_console(std::cout, doc, isatty(STDOUT_FILENO) != 0);
   }
   for (const auto& r : doc.results)
-    if (r.status == Status::error) return kExitResultErrors;
+    if (r.status == Status::error || r.threads_status == Status::error) return kExitResultErrors;
   for (const auto& b : doc.bandwidth)
     if (b.status == Status::error) return kExitResultErrors;
   for (const auto& l : doc.latency)

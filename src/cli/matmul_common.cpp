@@ -67,8 +67,10 @@ MatmulRoof measure_roof(const GlobalOptions& g, const CpuInfo& cpu, MatmulDtype 
   ProbeResult p;
   for (int attempt = 1; attempt <= kRoofAttempts; ++attempt) {
     p = (*runner)->run(s);
-    if (p.status != Status::mistrusted) break;
-    spdlog::info("matmul roof {} mistrusted ({}){}", s.text, p.reason, attempt < kRoofAttempts ? ": measuring it again" : "");
+    if (p.status != Status::mistrusted && p.threads_status != Status::mistrusted) break;
+    spdlog::info("matmul roof {} mistrusted ({}){}", s.text,
+                 p.status == Status::mistrusted ? p.reason : fmt::format("{} threads: {}", threads, p.threads_reason),
+                 attempt < kRoofAttempts ? ": measuring it again" : "");
   }
   roof.clock = p.clock;
   if (threads == 1) roof.cpu = p.cpu;
@@ -78,6 +80,11 @@ MatmulRoof measure_roof(const GlobalOptions& g, const CpuInfo& cpu, MatmulDtype 
   if (p.latency_cycles && *p.latency_cycles > 0) roof.latency = *p.latency_cycles;
   if (p.status != Status::ok) {
     roof.missing = fmt::format("{} {}: {}", s.text, to_string(p.status), p.reason);
+    spdlog::warn("no ceiling: {}", roof.missing);
+    return roof;
+  }
+  if (threads > 1 && p.threads_status != Status::ok) {
+    roof.missing = fmt::format("{} on {} threads {}: {}", s.text, threads, to_string(p.threads_status), p.threads_reason);
     spdlog::warn("no ceiling: {}", roof.missing);
     return roof;
   }

@@ -203,19 +203,19 @@ MixResult ProbeRunner::Impl::run_mix_once(const std::vector<MixSpec>& parts, boo
       ProbeResult one;
       one.dtype = dtype;  // the first floating-point part's, or "-": total_gflops or total_gops
       one.ops_per_instruction = (flops > 0 ? flops : iops) / group;
-      run_threads(plan.value(), dtype, one);
+      run_threads(compiled.value(), dtype, best.value, trust.repeat_disagreement, one);
       forget_calibration_moment();
       return one;
     };
     // (Under an emulator no one-core mix is ok, so this never runs there.)
     const ProbeResult all = measure_one_with_retries<ProbeResult>(threaded);
-    if (all.status == Status::ok && (all.total_gflops || all.total_gops)) {
+    if (all.threads_status == Status::ok && (all.total_gflops || all.total_gops)) {
       r.threads = all.threads;
       r.total_gflops = all.total_gflops;
       r.total_gops = all.total_gops;
     } else {
       spdlog::warn("no {}-core ceiling from the mix {} (run with --threads {}): {} ({})", options.threads, r.repro,
-                   options.threads, to_string(all.status), all.reason);
+                   options.threads, to_string(all.threads_status), all.threads_reason);
     }
   }
   note_probe_slowed(best.paired && ran_slowed(best.clean_samples));

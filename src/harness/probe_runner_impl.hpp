@@ -18,6 +18,7 @@
 #include "harness/cycle_counter.hpp"
 #include "harness/probe_buffer.hpp"
 #include "harness/probe_runner.hpp"
+#include "harness/thread_judgement.hpp"
 #include "harness/timing.hpp"
 
 namespace peakprobe::detail {
@@ -57,6 +58,24 @@ inline constexpr int kRetryPauseMs[] = {30, 250, 1000};
 // sibling thread all along, not a burst): further rounds would cost as much and cure as little.
 inline constexpr size_t kPersistentRoundItems = 20;     // retried items that make a round telling
 inline constexpr double kPersistentCuredFraction = 0.1;  // cured below this: the disturbance persists
+// Whether a result is doubtful enough to measure again: mistrusted, or for a probe row either of its
+// parts (the one-core figures, or the run on every --threads core at once).
+template <class Result>
+bool doubtful(const Result& r) {
+  return r.status == Status::mistrusted;
+}
+inline bool doubtful(const ProbeResult& r) {
+  return r.status == Status::mistrusted || r.threads_status == Status::mistrusted;
+}
+// Counts the attempts in the reason of each part still doubtful after them.
+template <class Result>
+void count_attempts(Result& r, int attempts) {
+  if (r.status == Status::mistrusted) r.reason += fmt::format(" ({} attempts)", attempts);
+}
+inline void count_attempts(ProbeResult& r, int attempts) {
+  if (r.status == Status::mistrusted) r.reason += fmt::format(" ({} attempts)", attempts);
+  if (r.threads_status == Status::mistrusted) r.threads_reason += fmt::format(" ({} attempts)", attempts);
+}
 template <class Result>
 std::vector<Result> measure_with_retries(size_t n, const std::function<Result(size_t)>& once,
                                          const std::function<void(size_t)>& on_start,
@@ -74,12 +93,12 @@ std::vector<Result> measure_with_retries(size_t n, const std::function<Result(si
   for (int attempt = 2; attempt <= attempts; ++attempt) {
     size_t retried = 0, cured = 0;
     for (size_t i = 0; i < n; ++i) {
-      if (results[i].status != Status::mistrusted) continue;
+      if (!doubtful(results[i])) continue;
       if (stop && stop()) return results;
       if (retried == 0 && before_round) before_round();
       ++retried;
       Result again = once(i);
-      if (again.status == Status::mistrusted) again.reason += fmt::format(" ({} attempts)", attempt);
+      if (doubtful(again)) count_attempts(again, attempt);
       else ++cured;
       results[i] = std::move(again);
       if (on_result) on_result(i, results[i]);
@@ -101,10 +120,10 @@ std::vector<Result> measure_with_retries(size_t n, const std::function<Result(si
 template <class Result>
 Result measure_one_with_retries(const std::function<Result()>& once, int attempts = kAttempts) {
   Result r = once();
-  for (int attempt = 2; attempt <= attempts && r.status == Status::mistrusted; ++attempt) {
+  for (int attempt = 2; attempt <= attempts && doubtful(r); ++attempt) {
     std::this_thread::sleep_for(std::chrono::milliseconds(kRetryPauseMs[attempt - 2]));
     Result again = once();
-    if (again.status == Status::mistrusted) again.reason += fmt::format(" ({} attempts)", attempt);
+    if (doubtful(again)) count_attempts(again, attempt);
     r = std::move(again);
   }
   return r;
@@ -190,8 +209,6 @@ inline double fast_mode_gap(const PairTiming& t) {
   if (!t.paired || !(t.value > 0) || !(t.cycles.median > 0)) return 0;
   return std::max(0.0, 1 - t.value / t.cycles.median);
 }
-// Pinned threads running the same stream whose rates differ by more than this were disturbed.
-inline constexpr double kThreadImbalanceLimit = 0.10;
 
 bool is_float(const std::string& dtype);
 TimingBudget probe_budget();
@@ -382,7 +399,10 @@ struct ProbeRunner::Impl {
   void measure_operand_latencies(const isa::ProbeForm& form, const std::string& dtype, ProbeResult& r);
   // rounds 0: as many as the registers allow; otherwise exactly that many (error if they do not fit).
   MixResult run_mix_once(const std::vector<MixSpec>& parts, bool on_all_threads = false, int rounds = 0);
-  void run_threads(const isa::StreamHandle& stream, const std::string& dtype, ProbeResult& r);
+  // `c` on every --threads core at once (each pinned, each beside its own ruler), judged per physical
+  // core against the same code's one-core figure (`one_core_cycles`, repeated within `one_core_noise`).
+  void run_threads(const Compiled& c, const std::string& dtype, double one_core_cycles, double one_core_noise,
+                   ProbeResult& r);
 
   // A co-tenant can start on this core's sibling in the middle of a run: on an Emerald Rapids VM every
   // probe after the 123rd of a `run` read 44-45% slowed on the core that was the quietest at the start.

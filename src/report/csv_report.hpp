@@ -14,10 +14,11 @@ namespace peakprobe {
 
 // The column set and order, declared once: the header line is written from it, and the cell
 // formatters in csv_report.cpp are checked against it name by name at compile time.
-inline constexpr std::array<std::string_view, 23> kCsvColumns = {
+inline constexpr std::array<std::string_view, 25> kCsvColumns = {
     "instruction", "group", "dtype", "status",
     "latency_cycles", "recip_throughput_cycles", "throughput_ipc", "ops_per_instruction",
-    "gflops", "gops", "accumulators", "threads", "total_gflops", "total_gops", "clock_ghz",
+    "gflops", "gops", "accumulators", "threads", "total_gflops", "total_gops",
+    "threads_status", "threads_reason", "clock_ghz",
     "tput_min", "tput_median", "tput_spread", "lat_min", "lat_median", "lat_spread",
     "reason", "repro"};
 

@@ -262,8 +262,22 @@ std::string rate_text(const ProbeResult& r) {
   if (!per_core || !std::isfinite(*per_core)) return kMissing;
   std::string s = fmt::format("{:.2f} {}", *per_core, fp ? "GFLOP/s" : "GOP/s");
   const std::optional<double> total = fp ? r.total_gflops : r.total_gops;
-  if (r.threads > 1 && total && std::isfinite(*total)) s += fmt::format(" ({} threads: {:.2f})", r.threads, *total);
+  if (r.threads > 1 && r.threads_status != Status::ok)
+    s += fmt::format(" ({} threads: {})", r.threads, to_string(r.threads_status));
+  else if (r.threads > 1 && total && std::isfinite(*total))
+    s += fmt::format(" ({} threads: {:.2f})", r.threads, *total);
   return s;
+}
+
+// A probe row's status cell; where its run on every core was doubted, that verdict and its reason
+// follow (an `ok` row then takes the threaded verdict's colour).
+Cell probe_status_cell(const ProbeResult& r) {
+  if (r.threads <= 1 || r.threads_status == Status::ok) return status_cell(r.status, r.reason);
+  const std::string t = fmt::format("{} threads {}: {}", r.threads, to_string(r.threads_status), r.threads_reason);
+  if (r.status == Status::ok) return {"ok; " + t, to_string(r.threads_status)};
+  Cell c = status_cell(r.status, r.reason);
+  c.text += "; " + t;
+  return c;
 }
 
 std::string instructions_section(const RunDocument& doc) {
@@ -273,7 +287,8 @@ std::string instructions_section(const RunDocument& doc) {
   for (const auto& r : doc.results)
     table.add({{r.instruction, "", true}, num(fixed(r.latency_cycles, 3)), num(fixed(r.recip_throughput_cycles, 3)),
                num(fixed(r.throughput_ipc, 3)), num(rate_text(r)),
-               num(r.accumulators > 0 ? std::to_string(r.accumulators) : kMissing), status_cell(r.status, r.reason)});
+               num(r.accumulators > 0 ? std::to_string(r.accumulators) : kMissing),
+               probe_status_cell(r)});
   return "<section id=\"instructions\">\n" + heading(2, "Instructions") + table.html() + "</section>\n";
 }
 

@@ -133,6 +133,12 @@ json to_json(const ProbeResult& r) {
           {"origin", r.origin},
           {"repro", r.repro}};
   if (!r.pipes.empty()) row["pipes"] = pipe_verdicts_json(r.pipes);  // table --pipes only
+  if (r.threads > 1) {  // --threads above 1 only
+    row["threads_status"] = to_string(r.threads_status);
+    row["threads_reason"] = r.threads_reason;
+    row["per_thread_core"] = r.per_thread_core;
+    row["threads_shortfall"] = number(r.threads_shortfall);
+  }
   return row;
 }
 

@@ -49,7 +49,9 @@ std::string rate(const ProbeResult& r) {
   if (!per_core || !std::isfinite(*per_core)) return kMissing;
   std::string s = fmt::format("{:.2f} {}", *per_core, fp ? "GFLOP/s" : "GOP/s");
   const std::optional<double> total = fp ? r.total_gflops : r.total_gops;
-  if (r.threads > 1 && total && std::isfinite(*total))
+  if (r.threads > 1 && r.threads_status != Status::ok)
+    s += fmt::format(" ({} threads: {})", r.threads, to_string(r.threads_status));
+  else if (r.threads > 1 && total && std::isfinite(*total))
     s += fmt::format(" ({} threads: {:.2f})", r.threads, *total);
   return s;
 }
@@ -89,14 +91,18 @@ void write_table(std::ostream& out, const RunDocument& doc) {
 }
 
 void write_reasons(std::ostream& out, const RunDocument& doc) {
-  const bool any = std::any_of(doc.results.begin(), doc.results.end(),
-                               [](const ProbeResult& r) { return r.status != Status::ok; });
+  const bool any = std::any_of(doc.results.begin(), doc.results.end(), [](const ProbeResult& r) {
+    return r.status != Status::ok || r.threads_status != Status::ok;
+  });
   if (!any) return;
   out << "\nNot ok:\n\n";
+  auto because = [](const std::string& reason) { return reason.empty() ? "no reason given" : escape_pipes(reason); };
   for (const auto& r : doc.results) {
-    if (r.status == Status::ok) continue;
-    const std::string why = r.reason.empty() ? "no reason given" : escape_pipes(r.reason);
-    out << "- " << code(r.instruction) << " (" << to_string(r.status) << "): " << why << "\n";
+    if (r.status != Status::ok)
+      out << "- " << code(r.instruction) << " (" << to_string(r.status) << "): " << because(r.reason) << "\n";
+    if (r.threads_status != Status::ok)
+      out << "- " << code(r.instruction) << " on " << r.threads << " threads (" << to_string(r.threads_status)
+          << "): " << because(r.threads_reason) << "\n";
   }
 }
 

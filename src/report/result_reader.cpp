@@ -70,6 +70,20 @@ Expected<ProbeResult> probe_result_from_json(const json& row) {
   if (auto it = row.find("per_thread_recip_throughput"); it != row.end() && it->is_array())
     for (const auto& v : *it)
       if (v.is_number()) r.per_thread_recip_throughput.push_back(v.get<double>());
+  if (auto it = row.find("per_thread_core"); it != row.end() && it->is_array())
+    for (const auto& v : *it)
+      if (v.is_number_integer()) r.per_thread_core.push_back(v.get<int>());
+  r.threads_shortfall = optional_at(row, "threads_shortfall");
+  // Documents from before the threaded run had a verdict of its own: the row's status covered both.
+  if (r.threads > 1) {
+    const std::string ts = text_at(row, "threads_status");
+    const std::optional<Status> tk = ts.empty() ? std::optional<Status>(r.status) : status_from(ts);
+    if (!tk)
+      return make_error("row '" + r.instruction + "': threads_status '" + ts +
+                        "' is not ok, skipped, mistrusted or error");
+    r.threads_status = *tk;
+    r.threads_reason = ts.empty() ? r.reason : text_at(row, "threads_reason");
+  }
   r.cpu = integer_at(row, "cpu", -1);
   if (const json* clock = member(row, "clock"); clock != nullptr && clock->is_object()) r.clock = clock_from(*clock);
   r.throughput_stats = stats_from(row, "throughput");

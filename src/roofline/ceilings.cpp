@@ -76,7 +76,7 @@ std::vector<ComputeCeiling> compute_ceilings(const std::vector<ProbeResult>& res
     c.ops_per_cycle = *rate / r.clock.ghz;
     offer(c);
     const std::optional<double> total = is_float_dtype(r.dtype) ? r.total_gflops : r.total_gops;
-    if (r.threads > 1 && total) {
+    if (r.threads > 1 && total && r.threads_status == Status::ok) {
       c.threads = r.threads;
       c.gops = *total;
       c.ops_per_cycle = *total / r.clock.ghz / r.threads;
