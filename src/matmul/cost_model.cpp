@@ -77,8 +77,11 @@ enum class NcRule { b_block_full, b_block_half, c_panel_l3, c_panel_l2 };
 constexpr std::array<NcRule, 4> kNcRules = {NcRule::b_block_full, NcRule::b_block_half, NcRule::c_panel_l3,
                                             NcRule::c_panel_l2};
 // Register block x thread grid pairs kept after the first, coarse pass; the second pass tries every
-// kc / mc / nc on each, so the total stays below 32 x 9 x 2 x 4 = 2304 candidates.
+// kc / mc / nc on each, so the total stays within 32 x 9 x 2 x 4 = 2304 candidates (kc_targets: the
+// targets and the L1-fitting kc).
 constexpr size_t kPairsKept = 32;
+static_assert(kPairsKept * (kKcTargets.size() + 1) * kMcFills.size() * kNcRules.size() <= kMaxRankedConfigs,
+              "rank_configs' fine pass must stay within kMaxRankedConfigs");
 // The coarse pass's kc: the deepest whose B micro-panel fits L1, but no deeper than this common,
 // well-amortised depth.
 constexpr int kCoarseKcMax = 256;

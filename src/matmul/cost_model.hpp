@@ -149,7 +149,10 @@ std::vector<int> thread_counts(int threads);
 // thread_splits of every count thread_counts(threads) gives, largest count first.
 std::vector<std::tuple<int, int, int, int>> thread_splits_up_to(int threads, int64_t batch, int64_t k_groups);
 
-// Every candidate on a grid (register blocks x kc x mc x nc x thread grids), cheapest first.
+// Every candidate on a grid (register blocks x kc x mc x nc x thread grids), cheapest first. A coarse
+// pass keeps the best register block x thread grid pairs, and the fine pass tries every kc, mc and nc
+// on those only, so at most this many candidates come out whatever the problem (a few ms of work).
+inline constexpr size_t kMaxRankedConfigs = 2304;
 std::vector<CandidateCost> rank_configs(const MachineModel& machine, const MatmulProblem& problem);
 
 // The cheapest candidate (rank_configs().front()).
