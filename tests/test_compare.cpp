@@ -303,6 +303,25 @@ TEST_CASE("compare: rows not ok on either side are not comparable", "[compare]")
   CHECK(r.deltas.size() == 2);
 }
 
+TEST_CASE("compare: a doubted multi-core run makes only the row's totals not comparable", "[compare]") {
+  json old_row = inst("vfmadd231ps ymm, ymm, ymm", 0.5, "ok", 2);
+  old_row["total_gflops"] = 200.0;
+  old_row["threads_status"] = "ok";
+  json new_row = inst("vfmadd231ps ymm, ymm, ymm", 0.5, "ok", 2);
+  new_row["total_gflops"] = nullptr;  // left out: its multi-core run was doubted
+  new_row["threads_status"] = "mistrusted";
+  auto r = compare(document({{"results", {old_row}}}), document({{"results", {new_row}}}));
+  const auto& total = find(r, "vfmadd231ps ymm, ymm, ymm [2 threads]", "total_gflops");
+  CHECK(total.verdict == Verdict::not_comparable);
+  CHECK(total.note.find("new run's threads_status is mistrusted") != std::string::npos);
+  CHECK(find(r, "vfmadd231ps ymm, ymm, ymm [2 threads]", "recip_throughput_cycles").verdict == Verdict::same);
+  CHECK(r.regressions == 0);
+  // Documents from before the key: a missing total is still a removed metric.
+  new_row.erase("threads_status");
+  auto older = compare(document({{"results", {old_row}}}), document({{"results", {new_row}}}));
+  CHECK(find(older, "vfmadd231ps ymm, ymm, ymm [2 threads]", "total_gflops").verdict == Verdict::removed);
+}
+
 TEST_CASE("compare: a different host gives a warning", "[compare]") {
   json old_doc = document({{"results", {inst("add r64, r64", 0.25)}}});
   json new_doc = old_doc;

@@ -113,6 +113,10 @@ struct MetricSpec {
   // A rate per second that is a rate per cycle times the row's clock: the key of the row's cycle
   // figure it follows (CompareOptions::clock_moves_absorbed).
   const char* per_cycle = nullptr;
+  // The key of a verdict of its own that this metric depends on (a row's `threads_status` for its
+  // all-cores totals): where either side's is present and not ok, the metric is not comparable,
+  // and the rest of the row still is.
+  const char* status = nullptr;
 };
 
 struct RowKind {
@@ -135,7 +139,9 @@ const std::vector<RowKind>& row_kinds() {
       {"inst", {{"results"}}, inst_identity,
        {{"latency_cycles", kLower, "latency"}, {"recip_throughput_cycles", kLower, "throughput"},
         {"throughput_ipc", kHigher, "throughput"}, {"gflops", kHigher, "throughput", "recip_throughput_cycles"},
-        {"gops", kHigher, "throughput", "recip_throughput_cycles"}, {"total_gflops", kHigher}, {"total_gops", kHigher}}},
+        {"gops", kHigher, "throughput", "recip_throughput_cycles"},
+        {"total_gflops", kHigher, nullptr, nullptr, "threads_status"},
+        {"total_gops", kHigher, nullptr, nullptr, "threads_status"}}},
       {"bandwidth", {{"bandwidth"}}, bandwidth_identity, {{"gbps", kHigher, "stats"}}},
       {"latency", {{"latency"}}, latency_identity, {{"latency_cycles", kLower}, {"latency_ns", kLower}}},
       {"mix", {{"mixes"}}, parts_identity, mix_metrics},
@@ -226,7 +232,15 @@ MetricDelta metric_delta(const char* kind, const Row& old_row, const Row& new_ro
   d.direction = m.direction;
   d.old_value = number_at(*old_row.obj, m.key);
   d.new_value = number_at(*new_row.obj, m.key);
-  if (!d.new_value) {
+  const std::string old_part = m.status ? text_at(*old_row.obj, m.status) : "",
+                    new_part = m.status ? text_at(*new_row.obj, m.status) : "";
+  if (!old_part.empty() && old_part != "ok") {
+    d.verdict = Verdict::not_comparable;
+    d.note = fmt::format("the old run's {} is {}", m.status, old_part);
+  } else if (!new_part.empty() && new_part != "ok") {
+    d.verdict = Verdict::not_comparable;
+    d.note = fmt::format("the new run's {} is {}", m.status, new_part);
+  } else if (!d.new_value) {
     d.verdict = Verdict::removed;
   } else if (!d.old_value) {
     d.verdict = Verdict::added;
