@@ -113,7 +113,8 @@ TEST_CASE("hw: a ruler chain call less its fixed cost reads the clock of the N/2
   const Ruler& ruler = cal->ruler();
   if (ruler.chain_iters == 0) PP_SKIP("the ruler's calls were not sized");
   bool agreed = false;
-  for (int round = 0; round < 5 && !agreed; ++round) {
+  int steady = 0;  // rounds whose clock held still across the calls
+  for (int round = 0; round < 10 && !agreed; ++round) {
     const ClockSample s = cal->measure();
     REQUIRE(s.ticks_per_cycle > 0);
     double best = 1e300;  // noise only adds time: the fastest of a few calls
@@ -123,12 +124,23 @@ TEST_CASE("hw: a ruler chain call less its fixed cost reads the clock of the N/2
       ruler.chain(ruler.chain_iters, ruler.buffer, ruler.consts);
       best = std::min(best, double(counter.now() - t0));
     }
-    const double with_cost = std::fabs((best - ruler.chain_fixed_ticks) / ruler.chain_units / s.ticks_per_cycle - 1);
-    const double without = std::fabs(best / ruler.chain_units / s.ticks_per_cycle - 1);
-    // A clock that moved between the rounds and these calls gets another round.
+    // The rounds again after the calls: a clock that moved across them (a busy host: one round of a
+    // CI run read the calls 37% off) says nothing of the cost, and the round is not counted.
+    const ClockSample s2 = cal->measure();
+    REQUIRE(s2.ticks_per_cycle > 0);
+    const double moved = std::fabs(s2.ticks_per_cycle / s.ticks_per_cycle - 1);
+    if (moved > 0.005) {
+      WARN("round " << round << ": the clock moved " << moved * 100 << "% across the calls");
+      continue;
+    }
+    ++steady;
+    const double tpc = 0.5 * (s.ticks_per_cycle + s2.ticks_per_cycle);
+    const double with_cost = std::fabs((best - ruler.chain_fixed_ticks) / ruler.chain_units / tpc - 1);
+    const double without = std::fabs(best / ruler.chain_units / tpc - 1);
     if (with_cost < 0.005 && with_cost < without) agreed = true;
     else WARN("round " << round << ": the chain call less its cost is " << with_cost * 100 << "% off the rounds' clock ("
                        << without * 100 << "% without it; cost " << ruler.chain_fixed_ticks << " ticks)");
   }
+  if (!agreed && steady == 0) PP_SKIP("the clock moved across the calls in every round: nothing to check it by");
   CHECK(agreed);
 }

@@ -66,6 +66,21 @@ TEST_CASE("result reader: a threaded row's per-core judgement reads back", "[res
   CHECK(b->per_thread_core == std::vector<int>{0, -1});
   CHECK(b->threads_shortfall == 0.0031);
   CHECK(to_json(*b) == to_json(a));
+  // A document from before the key: the row's status covers the multi-core run, and an ok row's note
+  // is not a doubt of it.
+  nlohmann::json older = to_json(a);
+  older.erase("threads_status");
+  older.erase("threads_reason");
+  older["reason"] = "latency: chain through dest";
+  auto was = probe_result_from_json(older);
+  REQUIRE(was.ok());
+  CHECK(was->threads_status == Status::mistrusted);  // sample() is mistrusted
+  CHECK(was->threads_reason == "latency: chain through dest");
+  older["status"] = "ok";
+  auto fine = probe_result_from_json(older);
+  REQUIRE(fine.ok());
+  CHECK(fine->threads_status == Status::ok);
+  CHECK(fine->threads_reason.empty());
   // One thread: neither key is written, and neither reads back.
   auto one = probe_result_from_json(to_json(sample()));
   REQUIRE(one.ok());

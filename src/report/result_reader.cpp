@@ -82,7 +82,8 @@ Expected<ProbeResult> probe_result_from_json(const json& row) {
       return make_error("row '" + r.instruction + "': threads_status '" + ts +
                         "' is not ok, skipped, mistrusted or error");
     r.threads_status = *tk;
-    r.threads_reason = ts.empty() ? r.reason : text_at(row, "threads_reason");
+    // (An ok row's reason is a note on its figures, not a doubt of its multi-core run.)
+    r.threads_reason = !ts.empty() ? text_at(row, "threads_reason") : r.status == Status::ok ? "" : r.reason;
   }
   r.cpu = integer_at(row, "cpu", -1);
   if (const json* clock = member(row, "clock"); clock != nullptr && clock->is_object()) r.clock = clock_from(*clock);
