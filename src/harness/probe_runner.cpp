@@ -627,7 +627,6 @@ void ProbeRunner::Impl::run_threads(const Compiled& c, const std::string& dtype,
       r.threads_reason = "threaded run: " + e;
       return;
     }
-  r.threads = n;
   r.per_thread_recip_throughput = rt;
   double total = 0;
   for (int i = 0; i < n; ++i)
@@ -636,14 +635,15 @@ void ProbeRunner::Impl::run_threads(const Compiled& c, const std::string& dtype,
     if (is_float(r.dtype)) r.total_gflops = total;
     else r.total_gops = total;
   }
-  // Every core slowed alike leaves the threads in agreement (the imbalance check below cannot see it):
-  // on a Zen 4 VM both read 27-29% slower than one core alone, each `ok`, while the host was busy.
+  // A thread whose own ruler saw its core slowed (on a Zen 4 VM both threads read 27-29% slower than
+  // one core alone, in agreement, while the host was busy); the per-core judgement below catches the
+  // same when no ruler sees it.
   for (int i = 0; i < n && r.threads_status == Status::ok; ++i)
     if (slowed[size_t(i)]) {
       r.threads_status = Status::mistrusted;
-      r.threads_reason = fmt::format("CPU {} ran slowed during the {}-thread run ({:.0f}% slower: its other hardware thread or the "
-                             "host was busy)",
-                             cpus[size_t(i)], n, 100 * slowdown[size_t(i)]);
+      r.threads_reason = fmt::format("CPU {} ran slowed during the {}-thread run ({:.0f}% slower: its other hardware "
+                                     "thread or the host was busy)",
+                                     cpus[size_t(i)], n, 100 * slowdown[size_t(i)]);
     }
   const double worst = *std::max_element(drift.begin(), drift.end());
   if (worst > options.drift_limit && r.threads_status == Status::ok) {
