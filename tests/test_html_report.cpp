@@ -287,8 +287,16 @@ TEST_CASE("HTML report links the whole table's page, with its counts and pipe ba
   // The one link of the page goes to the table's page, escaped; the page loads nothing.
   CHECK(count(html, "href=") == 1);
   CHECK(html.find("<a href=\"table &lt;1&gt;.html\">") != std::string::npos);
-  CHECK(html.find("3: 1 ok, 1 mistrusted, 0 error, 1 skipped") != std::string::npos);
+  CHECK(html.find("3: 1 ok, 1 mistrusted, 0 error, 1 skipped<") != std::string::npos);
   CHECK(html.find("pipe basis") == std::string::npos);
+
+  // An `ok` form whose run on every core was doubted is counted apart, not hidden among the ok ones.
+  table.results[0].threads = 2;
+  table.results[0].threads_status = Status::mistrusted;
+  html = html_report(d, ceilings(), {}, &link);
+  CHECK(html.find("3: 1 ok, 1 mistrusted, 0 error, 1 skipped; 1 multi-core run not ok<") != std::string::npos);
+  table.results[0].threads = 1;
+  table.results[0].threads_status = Status::ok;
 
   PipeGroups groups;
   groups.basis = {{"add r64, r64", {"add r64, r64"}, 0.25}, {"vaddps ymm, ymm, ymm", {"vaddps ymm, ymm, ymm"}, 0.5}};

@@ -73,4 +73,8 @@ struct ProbeResult {
   std::string repro;
 };
 
+// A run on several cores whose all-cores figure is doubted (threads_status): its one-core figures may
+// still be `ok`, so the counts and cells that show only `status` must look at this too.
+inline bool multi_core_doubted(const ProbeResult& r) { return r.threads > 1 && r.threads_status != Status::ok; }
+
 }  // namespace peakprobe

@@ -399,9 +399,7 @@ int measure_table_rows(GlobalOptions& g, const CpuInfo& cpu, const std::vector<i
   assemble();
   std::map<Status, size_t> counts;
   for (const auto& r : doc.results) ++counts[r.status];
-  const auto threaded = std::count_if(doc.results.begin(), doc.results.end(), [](const ProbeResult& r) {
-    return r.threads > 1 && r.threads_status != Status::ok;
-  });
+  const auto threaded = std::count_if(doc.results.begin(), doc.results.end(), multi_core_doubted);
   spdlog::info("table: {} rows in {:.1f} s: {} ok, {} mistrusted, {} error, {} skipped{} (measured now: {} of {})",
                doc.results.size(), elapsed(), counts[Status::ok], counts[Status::mistrusted], counts[Status::error],
                counts[Status::skipped],

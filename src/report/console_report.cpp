@@ -94,7 +94,7 @@ std::vector<std::string> notes(const ProbeResult& r) {
   }
   if (!r.pipes.empty()) lines.push_back("pipes: " + pipe_summary(r.pipes));
   const std::optional<double> total = is_fp(r) ? r.total_gflops : r.total_gops;
-  if (r.threads > 1 && r.threads_status != Status::ok)
+  if (multi_core_doubted(r))
     lines.push_back(fmt::format("{} threads: {}: {}", r.threads, to_string(r.threads_status), r.threads_reason));
   else if (r.threads > 1 && total && std::isfinite(*total))
     lines.push_back(fmt::format("total {:.2f} {} on {} threads", *total, is_fp(r) ? "GFLOP/s" : "GOP/s", r.threads));
@@ -161,9 +161,7 @@ std::string footer(const RunDocument& doc) {
   std::string s = fmt::format("{}, {} ok, {} skipped, {} mistrusted, {} error", clock, count(Status::ok),
                               count(Status::skipped), count(Status::mistrusted), count(Status::error));
   // The one-core counts above do not see a doubted run on every core: count those apart.
-  const auto threaded = std::count_if(doc.results.begin(), doc.results.end(), [](const ProbeResult& r) {
-    return r.threads > 1 && r.threads_status != Status::ok;
-  });
+  const auto threaded = std::count_if(doc.results.begin(), doc.results.end(), multi_core_doubted);
   if (threaded > 0) s += fmt::format("; {} multi-core {} not ok", threaded, threaded == 1 ? "run" : "runs");
   return s;
 }

@@ -49,7 +49,7 @@ std::string rate(const ProbeResult& r) {
   if (!per_core || !std::isfinite(*per_core)) return kMissing;
   std::string s = fmt::format("{:.2f} {}", *per_core, fp ? "GFLOP/s" : "GOP/s");
   const std::optional<double> total = fp ? r.total_gflops : r.total_gops;
-  if (r.threads > 1 && r.threads_status != Status::ok)
+  if (multi_core_doubted(r))
     s += fmt::format(" ({} threads: {})", r.threads, to_string(r.threads_status));
   else if (r.threads > 1 && total && std::isfinite(*total))
     s += fmt::format(" ({} threads: {:.2f})", r.threads, *total);
