@@ -35,6 +35,7 @@ MatmulResult f32_with_baselines() {
   r.max_rel_error = 7.8e-7;
   r.rows_checked = 1024;
   r.timing = {20.312, 20.150, 20.900, 0.210, 25, 2};
+  r.rounds = 2;  // in turns with its baselines
   r.gflops = gflops_of(1024, 1024, 1024, 1, 20.150);
   r.arithmetic_intensity = 2.0 * 1024 * 1024 * 1024 / (4.0 * 3 * 1024 * 1024);
   // The roof probe read 118.7 at 3.659 GHz; the product ran at 3.65 (fixture_clock): 118.4 there.
@@ -288,6 +289,7 @@ TEST_CASE("matmul JSON reads back as it was written", "[matmul_report]") {
     CHECK(back.config.pack_b == r.config.pack_b);
     CHECK(back.timing.min_ms == r.timing.min_ms);
     CHECK(back.model_gap == r.model_gap);
+    CHECK(back.rounds == r.rounds);
     CHECK(back.isa_level == r.isa_level);
     CHECK(back.ceiling_missing == r.ceiling_missing);
     REQUIRE(back.baselines.size() == r.baselines.size());
@@ -299,6 +301,12 @@ TEST_CASE("matmul JSON reads back as it was written", "[matmul_report]") {
       CHECK(back.baselines[i].version == r.baselines[i].version);
     }
   }
+  // A document from before the rounds ran one; a nonsense count reads as one too.
+  json older = to_json(f32_with_baselines());
+  older.erase("rounds");
+  CHECK(matmul_from_json(older).rounds == 1);
+  older["rounds"] = -3;
+  CHECK(matmul_from_json(older).rounds == 1);
   // The NaN std was written as null and reads back as NaN, not as 0.
   CHECK(std::isnan(matmul_from_json(to_json(mistrusted_f32())).timing.std_ms));
 }

@@ -101,3 +101,59 @@ TEST_CASE("matmul run: a baseline library that crashes costs its own row only", 
     CHECK(b.timing.repetitions == 0);
   }
 }
+
+TEST_CASE("matmul run: the side by side runs in turns that balance early and late", "[matmul_run]") {
+  CHECK(side_by_side_order(1, 0) == std::vector<int>{-1});
+  CHECK(side_by_side_order(1, 2) == std::vector<int>{-1, 0, 1});
+  CHECK(side_by_side_order(2, 3) == std::vector<int>{-1, 0, 1, 2, 2, 1, 0, -1});
+  // Over every even number of rounds each side's mean place in the order is the same, so a host
+  // that slows (or quickens) steadily through the run favours none of them.
+  for (int rounds : {2, 4, 6})
+    for (int libraries : {1, 2, 3}) {
+      const std::vector<int> order = side_by_side_order(rounds, libraries);
+      REQUIRE(order.size() == size_t(rounds * (libraries + 1)));
+      for (int who = -1; who < libraries; ++who) {
+        double places = 0;
+        int count = 0;
+        for (size_t i = 0; i < order.size(); ++i)
+          if (order[i] == who) places += double(i), ++count;
+        CHECK(count == rounds);
+        CHECK(places / count == Approx(double(order.size() - 1) / 2));
+      }
+    }
+  // A later round is kept when it is faster and no more doubted; an undoubted one over a doubted one.
+  CHECK(keeps_later_round(false, 10, false, 9));
+  CHECK_FALSE(keeps_later_round(false, 10, false, 11));
+  CHECK_FALSE(keeps_later_round(false, 10, true, 5));
+  CHECK(keeps_later_round(true, 5, false, 10));
+  CHECK(keeps_later_round(true, 10, true, 9));
+}
+
+TEST_CASE("matmul run: rounds with a library time both sides again, without one a single round", "[matmul_run]") {
+  const CpuInfo cpu = detect_cpu_info();
+  if (const std::string why = gemm_unsupported(cpu, MatmulDtype::f32); !why.empty()) PP_SKIP(why);
+  Gemm gemm(cpu, MatmulDtype::f32);
+  MatmulRequest rq;
+  rq.m = 32, rq.n = 48, rq.k = 40;
+  rq.config = default_config(cpu, MatmulDtype::f32, 32, 48, 40, 1);
+  rq.min_seconds = 0.01;
+  rq.rounds = 3;
+  auto alone = run_matmul(cpu, gemm, rq);
+  REQUIRE(alone.ok());
+  CHECK(alone->rounds == 1);  // nothing to be fair to
+  CHECK(alone->baselines.empty());
+
+  rq.baselines = {PEAKPROBE_FAKE_BLAS};
+  ::unsetenv("PEAKPROBE_FAKE_BLAS_MODE");  // the plain, correct sgemm
+  auto r = run_matmul(cpu, gemm, rq);
+  REQUIRE(r.ok());
+  CHECK(r->rounds == 3);
+  REQUIRE(r->baselines.size() == 1);  // one row a library, whatever the rounds
+  const BaselineResult& b = r->baselines.front();
+  INFO(b.reason);
+  CHECK(b.status != Status::error);
+  CHECK(b.timing.repetitions >= 5);
+  CHECK(b.max_rel_error <= matmul_error_limit(MatmulDtype::f32));
+  CHECK(b.speedup == Approx(b.timing.min_ms / r->timing.min_ms));
+  CHECK(r->gflops == Approx(2.0 * 32 * 48 * 40 / (r->timing.min_ms * 1e-3) / 1e9));
+}

@@ -76,6 +76,9 @@ struct MatmulResult {
   double max_rel_error = 0;
   int64_t rows_checked = 0;
   TimingSummary timing;
+  // Rounds of the side by side with the baselines (ours and each library timed once a round, in
+  // turns that balance early and late; each kept its best round): 1 without baselines.
+  int rounds = 1;
   double gflops = 0;            // 2*M*N*K*batch / min time (GOP/s for int8)
   double arithmetic_intensity = 0;  // FLOP per byte of A, B and C moved once
   // The roof that binds. A compute roof is at the clock the product ran at (`clock`): the roof probe's

@@ -31,6 +31,7 @@ struct BenchOptions {
   bool quick = false;
   bool model_gap = false;  // autotune each batch-1 shape and report how far the model's pick is
   std::string isa;         // --isa level, "" for the widest
+  int rounds = 2;          // of the side by side with the baselines (MatmulRequest::rounds)
 };
 
 template <typename T>
@@ -134,6 +135,7 @@ int run_bench(GlobalOptions& g, const BenchOptions& o) {
         rq.config = plan.config;
         rq.config_source = plan.source;
         rq.baselines = baselines;
+        rq.rounds = o.rounds;
         rq.isa_level = level;
         // The model's first choice against the fastest of a measured grid, on one item of the shape.
         std::optional<double> gap;
@@ -198,6 +200,7 @@ void add_bench_command(CLI::App& app, GlobalOptions& g) {
   mm->add_flag("--model-gap", o->model_gap,
                "Also autotune every batch-1 shape and report how much slower the cost model's first choice ran\n"
                "than the fastest tiling measured (the model gap column; costs a grid search per shape)");
+  mm->add_option("--rounds", o->rounds, rounds_option_help())->check(CLI::Range(1, 10))->capture_default_str();
   mm->add_option("--isa", o->isa, isa_option_help())->type_name("LEVEL");
   mm->footer(
       "Each row is one `peakprobe matmul` run (cost-model tiling, checked, timed, scored). Rows are named\n"

@@ -35,6 +35,7 @@ struct MatmulOptions {
   bool autotune = false;
   bool quick = false;  // bench: leave out 4096^3
   std::string isa;     // --isa level, "" for the widest
+  int rounds = 2;      // of the side by side with the baselines (MatmulRequest::rounds)
 };
 
 // "all+tlb" -> mode all with the TLB flushed before each run.
@@ -171,6 +172,7 @@ int run_matmul_command(GlobalOptions& g, const MatmulOptions& o) {
   rq.cold_cache = cold->first;
   rq.flush_tlb = cold->second;
   rq.baselines = *baselines;
+  rq.rounds = o.rounds;
   rq.isa_level = level;
   auto result = run_matmul(cpu, gemm, rq);
   if (!result) return spdlog::error("{}", result.error()), kExitMeasure;
@@ -225,6 +227,7 @@ void add_matmul_command(CLI::App& app, GlobalOptions& g) {
       ->type_name("LIST");
   cmd->add_option("--baseline", o->baselines, "Libraries to run the same problem: onednn (every dtype), openblas and blis (f32), a path, none")
       ->capture_default_str();
+  cmd->add_option("--rounds", o->rounds, rounds_option_help())->check(CLI::Range(1, 10))->capture_default_str();
   cmd->add_option("--isa", o->isa, isa_option_help())->type_name("LEVEL");
   cmd->add_flag("--explain", o->explain, "Print the cost model's candidates, their predicted costs and its choice");
   cmd->add_flag("--autotune", o->autotune,
@@ -235,9 +238,9 @@ void add_matmul_command(CLI::App& app, GlobalOptions& g) {
       "(max_rel_error; exact for int8), then timed: 2 warm-up runs, at least 5 repetitions and 0.5 s;\n"
       "mean, min, max and std in ms; GFLOP/s from the best run with FLOPs = 2MNK x batch; efficiency\n"
       "against the roof that binds. Installed oneDNN (f32, bf16, int8), OpenBLAS and BLIS (f32) run the\n"
-      "same problem in worker processes for a baseline; one whose result is wrong is mistrusted. Where the\n"
-      "vector width has no bf16 or int8 dot product, the elements are widened when packed (bf16 as f32,\n"
-      "int8 as int16) and the roof is the instruction that then runs.\n"
+      "same problem in worker processes for a baseline, timed in turns with ours (--rounds); one whose\n"
+      "result is wrong is mistrusted. Where the vector width has no bf16 or int8 dot product, the elements\n"
+      "are widened when packed (bf16 as f32, int8 as int16) and the roof is the instruction that then runs.\n"
       "Examples:\n"
       "  peakprobe matmul --shape 1024,1024,1024\n"
       "  peakprobe matmul --shape 2048,2048,2048 --threads 2 --explain\n"

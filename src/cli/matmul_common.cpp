@@ -414,6 +414,12 @@ std::string isa_option_help() {
          "\n(default: the widest this CPU runs). A library that cannot be held gets an error row";
 }
 
+std::string rounds_option_help() {
+  return "Rounds of the side by side with the baselines: ours then each library, then the libraries in\n"
+         "reverse and ours, and so on, each side keeping its best round, so that a host that slows or\n"
+         "quickens during the run weighs alike on every side (1: each timed once, half the time)";
+}
+
 Expected<std::vector<std::string>> parse_baselines(const std::string& text) {
   std::vector<std::string> out;
   std::size_t start = 0;

@@ -95,6 +95,8 @@ int prepare_matmul_cpu(const GlobalOptions& g, const std::string& isa_text, CpuI
                        std::string& level);
 // The --isa option's help text, with the levels of this build.
 std::string isa_option_help();
+// The --rounds option's help text (matmul and bench matmul).
+std::string rounds_option_help();
 // --baseline: "openblas,blis" -> its items; "none" dropped. An item must be openblas, blis, none, or a
 // library path or file name (holding '/' or ".so"); anything else, an empty item included, is refused.
 Expected<std::vector<std::string>> parse_baselines(const std::string& text);

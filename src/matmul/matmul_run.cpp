@@ -334,18 +334,24 @@ Expected<MatmulResult> run_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulRe
     }
     return t;
   };
-  auto ours = time_watched();
-  if (!ours) return make_error(ours.error());
-  // Judged where it says something about this machine: not emulated, and a product whose result is
-  // right (a wrong one is an error whatever its time). The witness only where the threads have cores
-  // of their own: threads asked to share cores lose side by side by design.
-  const bool judged = cpu.emulator.empty() && ours->max_rel_error <= matmul_error_limit(rq.dtype);
-  const int witness_threads = team_shares_cores(cpu, product_threads) ? 1 : product_threads;
-  std::optional<std::string> crowded;
-  if (judged) {
-    double worst_error = ours->max_rel_error;
-    crowded = retime_while_crowded<Timed>(
-        gemm, rq.config, witness_threads, place.pin_cpu, r.name, *ours,
+  // Ours, timed and judged: taken again while its waits or the team's witness doubt it.
+  const bool emulated = !cpu.emulator.empty();
+  struct OursRound {
+    Timed timed;
+    std::optional<std::string> crowded;
+  };
+  auto time_ours = [&]() -> Expected<OursRound> {
+    auto ours = time_watched();
+    if (!ours) return make_error(ours.error());
+    OursRound round{std::move(*ours), std::nullopt};
+    // Judged where it says something about this machine: not emulated, and a product whose result is
+    // right (a wrong one is an error whatever its time). The witness only where the threads have cores
+    // of their own: threads asked to share cores lose side by side by design.
+    if (emulated || round.timed.max_rel_error > matmul_error_limit(rq.dtype)) return round;
+    double worst_error = round.timed.max_rel_error;
+    round.crowded = retime_while_crowded<Timed>(
+        gemm, rq.config, team_shares_cores(cpu, product_threads) ? 1 : product_threads, place.pin_cpu, r.name,
+        round.timed,
         [&]() -> Expected<Timed> {
           auto again = time_watched();
           if (!again) return again;
@@ -357,46 +363,33 @@ Expected<MatmulResult> run_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulRe
         [](const Timed& t) { return t.timing.min_ms; },
         [&] { return run_delay_doubt(waited.ns, waited.index, wall_seconds); });
     // The product is checked on every timing; a fault in one is an error whichever is kept.
-    ours->max_rel_error = worst_error;
-  }
+    round.timed.max_rel_error = worst_error;
+    return round;
+  };
+  auto first = time_ours();
+  if (!first) return make_error(first.error());
+  OursRound ours = std::move(*first);
+  const bool judged = !emulated && ours.timed.max_rel_error <= matmul_error_limit(rq.dtype);
+  const int witness_threads = team_shares_cores(cpu, product_threads) ? 1 : product_threads;
   const double ours_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - ours_start).count();
-  r.timing = ours->timing;
-  r.clock = ours->clock;
-  if (r.clock.ghz > 0)
-    spdlog::debug("{}: clock {:.3f} GHz on CPU {} ({:.3f} before the timed calls, {:.3f} after)", r.name, r.clock.ghz,
-                  place.pin_cpu, r.clock.ghz_before, r.clock.ghz_after);
-  r.availability = ours->availability;
-  if (r.availability.scanned_ms > 0)
-    spdlog::debug("{}: CPU {} ran {} {:.1f}% of {:.0f} ms scanned beside the timed calls ({} interruptions, "
-                  "median {:.1f} us, longest {:.1f} us)",
-                  r.name, r.availability.cpu,
-                  started == 1 ? "the caller" : "its thread (the team's least available core)",
-                  100 * r.availability.share, r.availability.scanned_ms,
-                  r.availability.interruptions, r.availability.median_interruption_us,
-                  r.availability.longest_interruption_us);
-  r.max_rel_error = ours->max_rel_error;
-  r.rows_checked = ours->rows_checked;
-  const double flops = 2.0 * double(m) * double(n) * double(k) * double(rq.batch);
-  r.gflops = flops / (r.timing.min_ms * 1e-3) / 1e9;
-  r.arithmetic_intensity = flops / matmul_bytes(m, n, k, rq.batch, rq.dtype);
-  if (r.max_rel_error > matmul_error_limit(rq.dtype)) {
-    r.status = Status::error;
-    r.reason = fmt::format("result differs from the reference: max_rel_error {:.2e} (limit {:.0e})",
-                           r.max_rel_error, matmul_error_limit(rq.dtype));
-  } else if (!cpu.emulator.empty()) {
-    // The result is checked and right; its time is the emulator's.
-    r.status = Status::mistrusted;
-    r.reason = "emulated: " + cpu.emulator;
-  } else if (crowded) {
-    r.status = Status::mistrusted;
-    r.reason = *crowded;
-  }
+
+  // The libraries this dtype can be compared with, each timed in a worker process.
+  std::vector<std::string> libraries;
   for (const std::string& name : rq.baselines) {
     if (rq.dtype != MatmulDtype::f32 && (name == "openblas" || name == "blis")) {
       spdlog::info("baseline {}: only f32 is compared (its CBLAS has no {} GEMM)", name, to_string(rq.dtype));
       continue;
     }
+    libraries.push_back(name);
+  }
+  struct LibraryRound {
+    BaselineResult result;
+    bool available = false;
+    bool wrong = false;     // its result differs from the reference
+    bool doubted = false;   // its timing was doubted (the witness beside it)
+  };
+  auto time_library = [&](const std::string& name) {
     BaselineJob job;
     job.library = name;
     job.m = m, job.n = n, job.k = k, job.batch = rq.batch;
@@ -429,34 +422,144 @@ Expected<MatmulResult> run_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulRe
           [](const BaselineOutcome& o) { return o.result.timing.min_ms; }, nullptr);
       outcome.result.max_rel_error = worst_error;
     }
+    LibraryRound round;
     if (!outcome.available) {
       // The default names are looked for and may simply not be installed; a path was asked for.
       const bool named_file = name.find('/') != std::string::npos || name.find(".so") != std::string::npos;
       if (named_file) spdlog::warn("baseline {}: {}", name, outcome.unavailable);
       else spdlog::info("baseline {}: {}", name, outcome.unavailable);
-      continue;
+      return round;
     }
-    BaselineResult br = outcome.result;
+    round.available = true;
+    round.result = outcome.result;
+    BaselineResult& br = round.result;
     if (br.status == Status::ok) {
-      br.gflops = flops / (br.timing.min_ms * 1e-3) / 1e9;
-      br.speedup = br.timing.min_ms / r.timing.min_ms;
       // A library's wrong answer is not a speed to beat; its figures stay for the record.
       if (br.max_rel_error > matmul_error_limit(rq.dtype)) {
         br.status = Status::mistrusted;
         br.reason = fmt::format("its result differs from the reference: max_rel_error {:.2e} (limit {:.0e})",
                                 br.max_rel_error, matmul_error_limit(rq.dtype));
+        round.wrong = true;
         spdlog::warn("baseline {}: {}", name, br.reason);
+      } else if (their_crowding) {
+        br.status = Status::mistrusted;
+        br.reason = *their_crowding;
+        round.doubted = true;
       }
     } else {
       spdlog::warn("baseline {}: {}", name, br.reason);
     }
-    if (br.status == Status::ok && their_crowding) {
-      br.status = Status::mistrusted;
-      br.reason = *their_crowding;
+    return round;
+  };
+
+  // The side by side, in rounds (side_by_side_order): each side keeps its best round. Without a
+  // library there is nothing to be fair to, and one round is enough.
+  const int rounds = libraries.empty() ? 1 : std::max(1, rq.rounds);
+  r.rounds = rounds;
+  std::vector<std::optional<LibraryRound>> held(libraries.size());
+  bool ours_timed = false;  // round 1's timing of ours is the one taken above
+  for (int who : side_by_side_order(rounds, int(libraries.size()))) {
+    if (who < 0) {
+      if (!ours_timed) {
+        ours_timed = true;
+        continue;
+      }
+      auto later = time_ours();
+      if (!later) {
+        spdlog::warn("{}: a later round failed ({}); the earlier timing is kept", r.name, later.error());
+        continue;
+      }
+      const double worst_error = std::max(ours.timed.max_rel_error, later->timed.max_rel_error);
+      spdlog::debug("{}: a later round ran {:.3f} ms at best (held: {:.3f} ms)", r.name, later->timed.timing.min_ms,
+                    ours.timed.timing.min_ms);
+      if (keeps_later_round(ours.crowded.has_value(), ours.timed.timing.min_ms, later->crowded.has_value(),
+                            later->timed.timing.min_ms))
+        ours = std::move(*later);
+      ours.timed.max_rel_error = worst_error;
+      continue;
+    }
+    const std::string& name = libraries[size_t(who)];
+    std::optional<LibraryRound>& kept = held[size_t(who)];
+    if (kept && !kept->available) continue;  // not installed: asked once
+    LibraryRound later = time_library(name);
+    if (!kept) {
+      kept = std::move(later);
+      continue;
+    }
+    // A wrong answer in any round is what the row says; else an ok timing before a doubted one, the
+    // faster of equals; a failed round (crash, hang) is logged and the held timing stays.
+    if (kept->wrong || !later.available) continue;
+    if (later.wrong || (kept->result.status == Status::error && later.result.status != Status::error)) {
+      kept = std::move(later);
+      continue;
+    }
+    if (later.result.status == Status::error) continue;
+    spdlog::debug("baseline {} of {}: a later round ran {:.3f} ms at best (held: {:.3f} ms)", name, r.name,
+                  later.result.timing.min_ms, kept->result.timing.min_ms);
+    if (keeps_later_round(kept->doubted, kept->result.timing.min_ms, later.doubted, later.result.timing.min_ms))
+      kept = std::move(later);
+  }
+
+  r.timing = ours.timed.timing;
+  r.clock = ours.timed.clock;
+  if (r.clock.ghz > 0)
+    spdlog::debug("{}: clock {:.3f} GHz on CPU {} ({:.3f} before the timed calls, {:.3f} after)", r.name, r.clock.ghz,
+                  place.pin_cpu, r.clock.ghz_before, r.clock.ghz_after);
+  r.availability = ours.timed.availability;
+  if (r.availability.scanned_ms > 0)
+    spdlog::debug("{}: CPU {} ran {} {:.1f}% of {:.0f} ms scanned beside the timed calls ({} interruptions, "
+                  "median {:.1f} us, longest {:.1f} us)",
+                  r.name, r.availability.cpu,
+                  started == 1 ? "the caller" : "its thread (the team's least available core)",
+                  100 * r.availability.share, r.availability.scanned_ms,
+                  r.availability.interruptions, r.availability.median_interruption_us,
+                  r.availability.longest_interruption_us);
+  r.max_rel_error = ours.timed.max_rel_error;
+  r.rows_checked = ours.timed.rows_checked;
+  const double flops = 2.0 * double(m) * double(n) * double(k) * double(rq.batch);
+  r.gflops = flops / (r.timing.min_ms * 1e-3) / 1e9;
+  r.arithmetic_intensity = flops / matmul_bytes(m, n, k, rq.batch, rq.dtype);
+  if (r.max_rel_error > matmul_error_limit(rq.dtype)) {
+    r.status = Status::error;
+    r.reason = fmt::format("result differs from the reference: max_rel_error {:.2e} (limit {:.0e})",
+                           r.max_rel_error, matmul_error_limit(rq.dtype));
+  } else if (emulated) {
+    // The result is checked and right; its time is the emulator's.
+    r.status = Status::mistrusted;
+    r.reason = "emulated: " + cpu.emulator;
+  } else if (ours.crowded) {
+    r.status = Status::mistrusted;
+    r.reason = *ours.crowded;
+  }
+  for (std::optional<LibraryRound>& kept : held) {
+    if (!kept || !kept->available) continue;
+    BaselineResult br = kept->result;
+    if (br.timing.repetitions > 0 && br.timing.min_ms > 0) {
+      br.gflops = flops / (br.timing.min_ms * 1e-3) / 1e9;
+      br.speedup = br.timing.min_ms / r.timing.min_ms;
     }
     r.baselines.push_back(br);
   }
   return r;
+}
+
+std::vector<int> side_by_side_order(int rounds, int libraries) {
+  std::vector<int> order;
+  for (int round = 0; round < rounds; ++round) {
+    if (round % 2 == 0) {
+      order.push_back(-1);
+      for (int i = 0; i < libraries; ++i) order.push_back(i);
+    } else {
+      for (int i = libraries - 1; i >= 0; --i) order.push_back(i);
+      order.push_back(-1);
+    }
+  }
+  return order;
+}
+
+bool keeps_later_round(bool held_doubted, double held_min_ms, bool later_doubted, double later_min_ms) {
+  if (held_doubted != later_doubted) return held_doubted;
+  return later_min_ms < held_min_ms;
 }
 
 Expected<BaselineResult> measure_baseline_here(const BaselineJob& job) {

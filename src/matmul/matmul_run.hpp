@@ -37,7 +37,20 @@ struct MatmulRequest {
   // Each baseline runs in a child process (baseline_worker.hpp) killed after this many seconds;
   // 0: 30 s plus 20 times the wall time of our own checked and timed run.
   double baseline_time_limit_s = 0;
+  // Rounds of the side by side (side_by_side_order), each side keeping its best round; 1 without baselines.
+  int rounds = 1;
 };
+
+// The order in which `rounds` rounds time ours (-1) and the baselines (0 .. libraries - 1): round 1
+// runs ours, then each library; round 2 the libraries in reverse, then ours; round 3 as round 1; and
+// so on. A host that slows or quickens over the run (a VM's neighbours: the Zen 3 VM's OpenBLAS ran
+// 23.6 ms at 1024^3 in one bench and 25.7 in the next, ours 27.4 and 25.7) then weighs alike on every
+// side: over an even number of rounds each side's mean place in the order is the same.
+std::vector<int> side_by_side_order(int rounds, int libraries);
+
+// Whether a side keeps a later round's timing over the one it holds: a timing its judgement did not
+// doubt (the product's waits for its CPUs, the team's witness) before one it did, then the faster.
+bool keeps_later_round(bool held_doubted, double held_min_ms, bool later_doubted, double later_min_ms);
 
 // The share of wall time each core of the product ran its thread is scanned this long before the
 // warm-up and as long after the timed calls (MatmulResult::availability): about ten of this VM's 1 ms interruption

@@ -334,6 +334,7 @@ json to_json(const MatmulResult& r) {
               {"config_source", r.config_source},
               {"max_rel_error", json_number(r.max_rel_error)},
               {"rows_checked", r.rows_checked},
+              {"rounds", r.rounds},
               {"gflops", json_number(r.gflops)},
               {"arithmetic_intensity", json_number(r.arithmetic_intensity)},
               {"ceiling_gflops", json_number(r.ceiling_gflops)},
@@ -375,6 +376,7 @@ MatmulResult matmul_from_json(const json& j) {
   r.max_rel_error = number_at(j, "max_rel_error");
   r.rows_checked = integer_at<int64_t>(j, "rows_checked", 0);
   r.timing = timing_from(j);
+  r.rounds = std::max(1, integer_at(j, "rounds", 1));  // documents before 2026-12-04 ran one round
   r.gflops = number_at(j, "gflops");
   r.arithmetic_intensity = number_at(j, "arithmetic_intensity");
   r.ceiling_gflops = optional_at(j, "ceiling_gflops");
@@ -408,8 +410,10 @@ void write_matmul_console(std::ostream& out, const MatmulResult& r) {
                        r.max_rel_error == 0 ? std::string("0") : scientific(r.max_rel_error, 1), r.rows_checked);
   if (timed(r)) {
     const TimingSummary& t = r.timing;
-    out << fmt::format("  time ms: mean {} min {} max {} std {} ({} reps, {} warm-up)\n", fixed(t.mean_ms, 3),
-                       fixed(t.min_ms, 3), fixed(t.max_ms, 3), fixed(t.std_ms, 3), t.repetitions, t.warmup);
+    out << fmt::format("  time ms: mean {} min {} max {} std {} ({} reps, {} warm-up{})\n", fixed(t.mean_ms, 3),
+                       fixed(t.min_ms, 3), fixed(t.max_ms, 3), fixed(t.std_ms, 3), t.repetitions, t.warmup,
+                       r.rounds > 1 ? fmt::format("; the best of {} rounds in turns with the baselines", r.rounds)
+                                    : std::string());
     std::string rate = fmt::format("  {} {}, AI {} {}/byte", fixed(r.gflops, 1), unit, fixed(r.arithmetic_intensity, 1),
                                    op_name(r.dtype));
     if (!r.bound_by.empty()) rate += ", bound by " + r.bound_by;
@@ -483,6 +487,10 @@ void write_matmul_markdown(std::ostream& out, const std::vector<MatmulResult>& r
   if (!libs.empty())
     out << " A baseline cell is the library's GFLOP/s and the speedup, its min time over peakprobe's: above "
            "1.00x peakprobe is faster.";
+  int rounds = 1;
+  for (const auto& r : results) rounds = std::max(rounds, r.rounds);
+  if (!libs.empty() && rounds > 1)
+    out << fmt::format(" Ours and the libraries ran in turns, up to {} rounds, each side keeping its best round.", rounds);
   const bool gaps = std::any_of(results.begin(), results.end(), [](const MatmulResult& r) { return r.model_gap.has_value(); });
   if (gaps) out << " The model gap is how much slower the cost model's first choice ran than the fastest tiling measured.";
   if (std::any_of(results.begin(), results.end(), [](const MatmulResult& r) { return finite(r.efficiency_while_running); }))
