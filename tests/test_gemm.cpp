@@ -223,6 +223,24 @@ TEST_CASE("gemm: configurations are checked before anything runs", "[gemm]") {
   }
 }
 
+TEST_CASE("gemm: a call checks its configuration even after another one passed", "[gemm]") {
+  if (const std::string why = gemm_unsupported(cpu(), MatmulDtype::f32); !why.empty()) PP_SKIP(why);
+  // The GEMM remembers the last configuration it passed, so that a small product does not ask the
+  // CPU's features on every call: a different one must still be checked.
+  Gemm gemm(cpu(), MatmulDtype::f32);
+  const MatmulConfig good = default_config(cpu(), MatmulDtype::f32, 7, 9, 5, 1);
+  MatmulConfig bad = good;
+  bad.mc = good.mr * 2 + 1;
+  CHECK(gemm_error(gemm, 7, 9, 5, good) < 1e-5);
+  float x = 0;
+  for (int again = 0; again < 2; ++again) {
+    auto refused = gemm.run(GemmArgs{1, 1, 1, &x, 1, &x, 1, &x, 1}, bad);
+    REQUIRE_FALSE(refused.ok());
+    CHECK_THAT(refused.error(), Catch::Contains("multiple of mr"));
+  }
+  CHECK(gemm_error(gemm, 7, 9, 5, good) < 1e-5);
+}
+
 TEST_CASE("gemm: a batch runs item by item on one grid, or spread over thread groups, every item right", "[gemm]") {
   const int64_t m = 13, n = 37;
   for (MatmulDtype dt : supported_dtypes())

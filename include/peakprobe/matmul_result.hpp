@@ -29,6 +29,7 @@ struct MatmulConfig {
   int k_threads = 1;
   bool pack_a = true;  // false: read A in place (only where a_in_place_possible says the kernels can)
   bool pack_b = true;  // false: read B's whole-width panels in place (only where b_in_place_possible says so)
+  bool operator==(const MatmulConfig&) const = default;
 };
 
 // The kernels read A in place for f32 blocks of up to 6 rows (two base pointers and lda); bf16/int8

@@ -278,7 +278,11 @@ std::vector<std::string> all_feature_names() { return isa::all_feature_names(); 
 bool cpu_feature_known(const std::string& name) { return isa::feature_known(name); }
 
 bool CpuInfo::has(const std::string& feature) const {
-  return std::find(features.begin(), features.end(), normalize_feature_name(feature)) != features.end();
+  // The list holds canonical names, which the code asks by: found as given, it needs no normalising
+  // (which costs far more than the search, and some callers ask on every call).
+  if (std::find(features.begin(), features.end(), feature) != features.end()) return true;
+  const std::string canonical = normalize_feature_name(feature);
+  return canonical != feature && std::find(features.begin(), features.end(), canonical) != features.end();
 }
 
 std::uint64_t CpuInfo::isa_state_value(const std::string& key) const {

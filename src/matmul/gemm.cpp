@@ -187,6 +187,7 @@ Gemm::Gemm(const CpuInfo& cpu, MatmulDtype dtype)
       signed_a_(isa::host_target().gemm_signed_a(cpu, dtype)),
       widened_(isa::host_target().gemm_widened(cpu, dtype)),
       tiles_(isa::host_target().gemm_tiles(cpu, dtype)),
+      unsupported_(gemm_unsupported(cpu, dtype)),
       workspace_(std::make_unique<Workspace>()),
       team_(std::make_unique<ThreadTeam>(cpu.core_order)) {}
 Gemm::~Gemm() = default;
@@ -223,8 +224,12 @@ Expected<isa::MicroKernelFn> Gemm::tile_kernel(int mr, int nv) {
 Expected<bool> Gemm::run(const GemmArgs& x, const MatmulConfig& g) { return run_batch(x, 1, {}, g); }
 
 Expected<bool> Gemm::run_batch(const GemmArgs& x, int64_t batch, const BatchStrides& stride, const MatmulConfig& g) {
-  if (std::string why = gemm_unsupported(cpu_, dtype_); !why.empty()) return make_error(why);
-  if (std::string why = check_config(cpu_, dtype_, g); !why.empty()) return make_error(why);
+  if (!unsupported_.empty()) return make_error(unsupported_);
+  if (!last_checked_ || !(last_checked_->config == g)) {
+    last_checked_.reset();
+    if (std::string why = check_config(cpu_, dtype_, g); !why.empty()) return make_error(why);
+    last_checked_ = CheckedConfig{g, micro_kernel_shape(g.mr, g.nv, !g.pack_a, !g.pack_b).step_block()};
+  }
   if (x.m < 0 || x.n < 0 || x.k < 0 || batch < 0) return make_error("negative matrix dimension or batch");
   if (x.m == 0 || x.n == 0 || batch == 0) return true;
   const int es = element_bytes(dtype_), mr = g.mr, nr = g.nr;
@@ -290,7 +295,7 @@ Expected<bool> Gemm::run_batch(const GemmArgs& x, int64_t batch, const BatchStri
   }
 
   // Buffers: an A block per thread; two B blocks per column group of each batch group.
-  const int step_block = micro_kernel_shape(mr, g.nv, direct, b_direct).step_block();
+  const int step_block = last_checked_->step_block;
   const int64_t steps_max = k_steps(std::min<int64_t>(g.kc, x.k), es, widened_, step_block);
   Workspace& ws = *workspace_;
   const int column_groups = groups * tk_count * tc_count;

@@ -9,6 +9,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -99,6 +100,15 @@ class Gemm {
   bool signed_a_;  // int8 A packed as A - 128, column sums after each B panel (isa::MicroKernelShape)
   bool widened_;   // bf16 packed as f32, int8 as int16 (isa::MicroKernelShape::widened)
   bool tiles_;     // the matrix unit's kernels (isa::MicroKernelShape::tiles)
+  // What a call checks that depends only on the CPU, the dtype and the configuration, worked out once:
+  // a call of a small product spent 80% of its 3 us asking the CPU's feature list by name (Zen 3 VM,
+  // 1x1x1; about 4% of a 127^3 call), which oneDNN answers in 0.3 us.
+  std::string unsupported_;  // gemm_unsupported(cpu_, dtype_)
+  struct CheckedConfig {
+    MatmulConfig config;
+    int step_block = 1;  // micro_kernel_shape(config).step_block()
+  };
+  std::optional<CheckedConfig> last_checked_;  // the last configuration check_config passed
   using KernelKey = std::tuple<int, int, bool, bool>;  // mr, nv, A in place, B in place
   std::map<KernelKey, std::unique_ptr<isa::MicroKernels>> kernels_;
   // Per kernel key: the kernel of each (rows, cols) tile, [rows * (nr + 1) + cols], filled as widths
