@@ -335,6 +335,23 @@ TEST_CASE("compare: a different host gives a warning", "[compare]") {
   CHECK(compare(old_doc, new_doc).warnings.size() == 1);
 }
 
+TEST_CASE("compare: matmul rows timed in a different number of rounds give a warning", "[compare]") {
+  json one = benchmark("matmul f32 128x128x128 batch 1, 1 thread", 0.05);
+  json two = one;
+  two["rounds"] = 2;
+  // Documents from before the rounds ran one round.
+  CHECK(compare(document({{"benchmarks", {one}}}), document({{"benchmarks", {one}}})).warnings.empty());
+  json also_one = one;
+  also_one["rounds"] = 1;
+  CHECK(compare(document({{"benchmarks", {one}}}), document({{"benchmarks", {also_one}}})).warnings.empty());
+  auto r = compare(document({{"benchmarks", {one}}}), document({{"benchmarks", {two}}}));
+  REQUIRE(r.warnings.size() == 1);
+  CHECK(r.warnings[0].find("1 matmul row ran a different number of rounds") != std::string::npos);
+  CHECK(r.warnings[0].find("1 against 2") != std::string::npos);
+  // The same under `matmul`, as that command writes its row.
+  CHECK(compare(document({{"matmul", {two}}}), document({{"matmul", {one}}})).warnings.size() == 1);
+}
+
 TEST_CASE("compare: documents sharing no row give a warning", "[compare]") {
   auto r = compare(document({{"results", {inst("add r64, r64", 0.25)}}}),
                    document({{"bandwidth", {bandwidth("load", 32768, 200)}}}));

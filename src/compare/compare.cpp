@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -396,6 +397,30 @@ std::optional<std::string> host_warning(const json& old_doc, const json& new_doc
                      host_text(*a), host_text(*b));
 }
 
+// A matmul row's time is its fastest round of the side by side with the baselines (matmul_run.hpp):
+// more rounds read faster by the method alone, so rows that ran a different number are flagged.
+std::optional<std::string> rounds_warning(const json& old_doc, const json& new_doc) {
+  auto rounds_by_name = [](const json& doc) {
+    std::map<std::string, long long> out;
+    for (const char* key : {"matmul", "benchmarks"})
+      if (const json* rows = member(doc, key); rows != nullptr && rows->is_array())
+        for (const json& row : *rows)
+          if (row.is_object() && !text_at(row, "name").empty())
+            out[text_at(row, "name")] = std::max(1LL, integer_at(row, "rounds", 1));
+    return out;
+  };
+  const auto before = rounds_by_name(old_doc), after = rounds_by_name(new_doc);
+  int differ = 0;
+  std::string example;
+  for (const auto& [name, rounds] : before)
+    if (auto it = after.find(name); it != after.end() && it->second != rounds)
+      if (differ++ == 0) example = fmt::format("{}: {} against {}", name, rounds, it->second);
+  if (differ == 0) return std::nullopt;
+  return fmt::format("{} matmul row{} ran a different number of rounds with the baselines ({}): a row's time is its "
+                     "fastest round, so more rounds read faster by the method alone",
+                     differ, differ == 1 ? "" : "s", example);
+}
+
 std::string threshold_problem(const CompareOptions& o) {
   if (!std::isfinite(o.time_threshold) || o.time_threshold < 0)
     return fmt::format("time threshold must be a non-negative fraction, got {}", o.time_threshold);
@@ -545,6 +570,7 @@ Expected<CompareReport> compare_documents(const json& old, const json& now, cons
   CompareReport report;
   report.options = options;
   if (auto w = host_warning(old, now)) report.warnings.push_back(*w);
+  if (auto w = rounds_warning(old, now)) report.warnings.push_back(*w);
   int matched_rows = 0;
   const bool one_machine = same_machine(old, now);
   for (const auto& kind : row_kinds())

@@ -452,53 +452,66 @@ Expected<MatmulResult> run_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulRe
     return round;
   };
 
-  // The side by side, in rounds (side_by_side_order): each side keeps its best round. Without a
-  // library there is nothing to be fair to, and one round is enough.
+  // The side by side, in rounds (side_by_side_order). Each side's time is its fastest round: a doubt
+  // (a wait for a CPU, a slow witness) only ever adds time, so a doubted round's minimum still bounds
+  // the truth from above, and a side is doubted only when every round of it was. The speedup is the
+  // geometric mean of the rounds' own ratios (balanced_speedup), which the order balances.
   const int rounds = libraries.empty() ? 1 : std::max(1, rq.rounds);
-  r.rounds = rounds;
-  std::vector<std::optional<LibraryRound>> held(libraries.size());
-  bool ours_timed = false;  // round 1's timing of ours is the one taken above
-  for (int who : side_by_side_order(rounds, int(libraries.size()))) {
+  const size_t libs = libraries.size();
+  std::vector<std::vector<LibraryRound>> lib_rounds(libs);
+  // Each side's minimum in each round (0: not timed in that round), for the per-round ratios.
+  std::vector<double> ours_round_ms(size_t(rounds), 0.0);
+  std::vector<std::vector<double>> lib_round_ms(libs, std::vector<double>(size_t(rounds), 0.0));
+  ours_round_ms[0] = ours.timed.timing.min_ms;
+  bool ours_doubted_always = ours.crowded.has_value();
+  std::string later_failure;  // a later round of ours that failed
+  // A library is timed again while its rounds so far were timed and right: a wrong answer settles the
+  // row, and one that crashed or hung would only cost its time limit again.
+  auto still_timed = [&](size_t i) {
+    const std::vector<LibraryRound>& done = lib_rounds[i];
+    if (done.empty()) return true;
+    const LibraryRound& last = done.back();
+    return last.available && !last.wrong && last.result.status != Status::error;
+  };
+  const std::vector<int> order = side_by_side_order(rounds, int(libs));
+  int ours_rounds = 1;  // round 1's timing of ours is the one taken above
+  for (size_t at = 0; at < order.size(); ++at) {
+    const int who = order[at];
+    const size_t round = at / (libs + 1);
     if (who < 0) {
-      if (!ours_timed) {
-        ours_timed = true;
-        continue;
-      }
+      if (round == 0) continue;
+      // Nothing left to be fair to: ours is not timed again for nobody. In an even round ours closes
+      // the round after the libraries; in an odd one it opens it, before them.
+      bool any = false;
+      for (size_t i = 0; i < libs; ++i) any = any || (still_timed(i) && (round % 2 == 0 || lib_round_ms[i][round] > 0));
+      if (!any) continue;
       auto later = time_ours();
       if (!later) {
-        spdlog::warn("{}: a later round failed ({}); the earlier timing is kept", r.name, later.error());
+        later_failure = later.error();
+        spdlog::warn("{}: round {} failed ({}); the other rounds are kept", r.name, round + 1, later.error());
         continue;
       }
+      ++ours_rounds;
+      ours_round_ms[round] = later->timed.timing.min_ms;
+      ours_doubted_always = ours_doubted_always && later->crowded.has_value();
+      spdlog::debug("{}: round {} ran {:.3f} ms at best (best so far {:.3f} ms)", r.name, round + 1,
+                    later->timed.timing.min_ms, ours.timed.timing.min_ms);
       const double worst_error = std::max(ours.timed.max_rel_error, later->timed.max_rel_error);
-      spdlog::debug("{}: a later round ran {:.3f} ms at best (held: {:.3f} ms)", r.name, later->timed.timing.min_ms,
-                    ours.timed.timing.min_ms);
-      if (keeps_later_round(ours.crowded.has_value(), ours.timed.timing.min_ms, later->crowded.has_value(),
-                            later->timed.timing.min_ms))
-        ours = std::move(*later);
+      if (later->timed.timing.min_ms < ours.timed.timing.min_ms) ours = std::move(*later);
       ours.timed.max_rel_error = worst_error;
       continue;
     }
-    const std::string& name = libraries[size_t(who)];
-    std::optional<LibraryRound>& kept = held[size_t(who)];
-    if (kept && !kept->available) continue;  // not installed: asked once
-    LibraryRound later = time_library(name);
-    if (!kept) {
-      kept = std::move(later);
-      continue;
-    }
-    // A wrong answer in any round is what the row says; else an ok timing before a doubted one, the
-    // faster of equals; a failed round (crash, hang) is logged and the held timing stays.
-    if (kept->wrong || !later.available) continue;
-    if (later.wrong || (kept->result.status == Status::error && later.result.status != Status::error)) {
-      kept = std::move(later);
-      continue;
-    }
-    if (later.result.status == Status::error) continue;
-    spdlog::debug("baseline {} of {}: a later round ran {:.3f} ms at best (held: {:.3f} ms)", name, r.name,
-                  later.result.timing.min_ms, kept->result.timing.min_ms);
-    if (keeps_later_round(kept->doubted, kept->result.timing.min_ms, later.doubted, later.result.timing.min_ms))
-      kept = std::move(later);
+    const size_t i = size_t(who);
+    if (!still_timed(i)) continue;
+    LibraryRound got = time_library(libraries[i]);
+    if (got.available && !got.wrong && got.result.status != Status::error) lib_round_ms[i][round] = got.result.timing.min_ms;
+    if (round > 0 && got.available)
+      spdlog::debug("baseline {} of {}: round {} ran {:.3f} ms at best", libraries[i], r.name, round + 1,
+                    got.result.timing.min_ms);
+    lib_rounds[i].push_back(std::move(got));
   }
+  r.rounds = ours_rounds;
+  if (!ours_doubted_always) ours.crowded.reset();
 
   r.timing = ours.timed.timing;
   r.clock = ours.timed.clock;
@@ -530,13 +543,31 @@ Expected<MatmulResult> run_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulRe
   } else if (ours.crowded) {
     r.status = Status::mistrusted;
     r.reason = *ours.crowded;
+  } else if (!later_failure.empty()) {
+    r.status = Status::mistrusted;
+    r.reason = "a later round of the side by side with the baselines failed: " + later_failure;
   }
-  for (std::optional<LibraryRound>& kept : held) {
-    if (!kept || !kept->available) continue;
-    BaselineResult br = kept->result;
-    if (br.timing.repetitions > 0 && br.timing.min_ms > 0) {
+  for (size_t i = 0; i < libs; ++i) {
+    const std::vector<LibraryRound>& done = lib_rounds[i];
+    if (done.empty() || !done.front().available) continue;
+    std::vector<RoundVerdict> verdicts;
+    double worst_error = 0;
+    for (const LibraryRound& x : done) {
+      const bool failed = !x.available || x.result.status == Status::error;
+      verdicts.push_back({x.wrong, x.doubted, failed, x.result.timing.min_ms});
+      if (!failed) worst_error = std::max(worst_error, x.result.max_rel_error);
+    }
+    bool doubted_always = false;
+    const LibraryRound& kept = done[kept_library_round(verdicts, doubted_always)];
+    BaselineResult br = kept.result;
+    if (br.status != Status::error) br.max_rel_error = worst_error;
+    // A round the witness doubted is kept for its time (a doubt only adds time); another round that
+    // was not doubted vouches for the row.
+    if (kept.doubted && !doubted_always) br.status = Status::ok, br.reason.clear();
+    if (br.status != Status::error && br.timing.repetitions > 0 && br.timing.min_ms > 0) {
       br.gflops = flops / (br.timing.min_ms * 1e-3) / 1e9;
-      br.speedup = br.timing.min_ms / r.timing.min_ms;
+      br.speedup = balanced_speedup(lib_round_ms[i], ours_round_ms);
+      if (!(br.speedup > 0)) br.speedup = br.timing.min_ms / r.timing.min_ms;
     }
     r.baselines.push_back(br);
   }
@@ -557,9 +588,31 @@ std::vector<int> side_by_side_order(int rounds, int libraries) {
   return order;
 }
 
-bool keeps_later_round(bool held_doubted, double held_min_ms, bool later_doubted, double later_min_ms) {
-  if (held_doubted != later_doubted) return held_doubted;
-  return later_min_ms < held_min_ms;
+size_t kept_library_round(const std::vector<RoundVerdict>& rounds, bool& doubted_always) {
+  doubted_always = false;
+  for (size_t i = 0; i < rounds.size(); ++i)
+    if (rounds[i].wrong) return i;
+  std::optional<size_t> fastest;
+  bool any_clean = false;
+  for (size_t i = 0; i < rounds.size(); ++i) {
+    if (rounds[i].failed) continue;
+    any_clean = any_clean || !rounds[i].doubted;
+    if (!fastest || rounds[i].min_ms < rounds[*fastest].min_ms) fastest = i;
+  }
+  if (!fastest) return 0;
+  doubted_always = !any_clean;
+  return *fastest;
+}
+
+double balanced_speedup(const std::vector<double>& theirs_ms, const std::vector<double>& ours_ms) {
+  double log_sum = 0;
+  int n = 0;
+  for (size_t i = 0; i < theirs_ms.size() && i < ours_ms.size(); ++i)
+    if (theirs_ms[i] > 0 && ours_ms[i] > 0 && std::isfinite(theirs_ms[i]) && std::isfinite(ours_ms[i])) {
+      log_sum += std::log(theirs_ms[i] / ours_ms[i]);
+      ++n;
+    }
+  return n > 0 ? std::exp(log_sum / n) : 0.0;
 }
 
 Expected<BaselineResult> measure_baseline_here(const BaselineJob& job) {

@@ -43,14 +43,27 @@ struct MatmulRequest {
 
 // The order in which `rounds` rounds time ours (-1) and the baselines (0 .. libraries - 1): round 1
 // runs ours, then each library; round 2 the libraries in reverse, then ours; round 3 as round 1; and
-// so on. A host that slows or quickens over the run (a VM's neighbours: the Zen 3 VM's OpenBLAS ran
-// 23.6 ms at 1024^3 in one bench and 25.7 in the next, ours 27.4 and 25.7) then weighs alike on every
-// side: over an even number of rounds each side's mean place in the order is the same.
+// so on. Over an even number of rounds, a host that slows or quickens steadily through the run (a
+// VM's neighbours: the Zen 3 VM's OpenBLAS ran 23.6 ms at 1024^3 in one bench and 25.7 in the next,
+// ours 27.4 and 25.7) shifts a library's ratio to ours one way in the odd rounds and as far the
+// other way in the even ones, so the mean of the rounds' log ratios (balanced_speedup) cancels it.
 std::vector<int> side_by_side_order(int rounds, int libraries);
 
-// Whether a side keeps a later round's timing over the one it holds: a timing its judgement did not
-// doubt (the product's waits for its CPUs, the team's witness) before one it did, then the faster.
-bool keeps_later_round(bool held_doubted, double held_min_ms, bool later_doubted, double later_min_ms);
+// The geometric mean over the rounds both sides were timed in (a time above 0) of theirs / ours;
+// 0 when there is none.
+double balanced_speedup(const std::vector<double>& theirs_ms, const std::vector<double>& ours_ms);
+
+// One library's round, as the choice of its row sees it.
+struct RoundVerdict {
+  bool wrong = false;    // its result differed from the reference
+  bool doubted = false;  // timed, but the witness beside it doubted the timing
+  bool failed = false;   // no timing: a crash, a hang, an error
+  double min_ms = 0;
+};
+// Which round a library's row keeps: the first wrong one (a wrong answer is the row's finding); else
+// the fastest timed one (a doubt only adds time, so a doubted minimum still bounds the truth from
+// above); else the first. `doubted_always`: every timed round was doubted.
+size_t kept_library_round(const std::vector<RoundVerdict>& rounds, bool& doubted_always);
 
 // The share of wall time each core of the product ran its thread is scanned this long before the
 // warm-up and as long after the timed calls (MatmulResult::availability): about ten of this VM's 1 ms interruption

@@ -273,7 +273,7 @@ std::string rate_text(const ProbeResult& r) {
 // A probe row's status cell; where its run on every core was doubted, that verdict and its reason
 // follow (an `ok` row then takes the threaded verdict's colour).
 Cell probe_status_cell(const ProbeResult& r) {
-  if (r.threads <= 1 || r.threads_status == Status::ok) return status_cell(r.status, r.reason);
+  if (!multi_core_doubted(r)) return status_cell(r.status, r.reason);
   const std::string t = fmt::format("{} threads {}: {}", r.threads, to_string(r.threads_status), r.threads_reason);
   if (r.status == Status::ok) return {"ok; " + t, to_string(r.threads_status)};
   Cell c = status_cell(r.status, r.reason);

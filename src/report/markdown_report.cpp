@@ -92,7 +92,7 @@ void write_table(std::ostream& out, const RunDocument& doc) {
 
 void write_reasons(std::ostream& out, const RunDocument& doc) {
   const bool any = std::any_of(doc.results.begin(), doc.results.end(), [](const ProbeResult& r) {
-    return r.status != Status::ok || r.threads_status != Status::ok;
+    return r.status != Status::ok || multi_core_doubted(r);
   });
   if (!any) return;
   out << "\nNot ok:\n\n";
@@ -100,7 +100,7 @@ void write_reasons(std::ostream& out, const RunDocument& doc) {
   for (const auto& r : doc.results) {
     if (r.status != Status::ok)
       out << "- " << code(r.instruction) << " (" << to_string(r.status) << "): " << because(r.reason) << "\n";
-    if (r.threads_status != Status::ok)
+    if (multi_core_doubted(r))
       out << "- " << code(r.instruction) << " on " << r.threads << " threads (" << to_string(r.threads_status)
           << "): " << because(r.threads_reason) << "\n";
   }

@@ -412,7 +412,8 @@ void write_matmul_console(std::ostream& out, const MatmulResult& r) {
     const TimingSummary& t = r.timing;
     out << fmt::format("  time ms: mean {} min {} max {} std {} ({} reps, {} warm-up{})\n", fixed(t.mean_ms, 3),
                        fixed(t.min_ms, 3), fixed(t.max_ms, 3), fixed(t.std_ms, 3), t.repetitions, t.warmup,
-                       r.rounds > 1 ? fmt::format("; the best of {} rounds in turns with the baselines", r.rounds)
+                       r.rounds > 1 && !r.baselines.empty()
+                           ? fmt::format("; the best of {} rounds in turns with the baselines", r.rounds)
                                     : std::string());
     std::string rate = fmt::format("  {} {}, AI {} {}/byte", fixed(r.gflops, 1), unit, fixed(r.arithmetic_intensity, 1),
                                    op_name(r.dtype));
@@ -490,7 +491,8 @@ void write_matmul_markdown(std::ostream& out, const std::vector<MatmulResult>& r
   int rounds = 1;
   for (const auto& r : results) rounds = std::max(rounds, r.rounds);
   if (!libs.empty() && rounds > 1)
-    out << fmt::format(" Ours and the libraries ran in turns, up to {} rounds, each side keeping its best round.", rounds);
+    out << fmt::format(" Ours and the libraries ran in turns, up to {} rounds: each side's time is its best round, and "
+                       "the speedup the geometric mean of the rounds' own ratios.", rounds);
   const bool gaps = std::any_of(results.begin(), results.end(), [](const MatmulResult& r) { return r.model_gap.has_value(); });
   if (gaps) out << " The model gap is how much slower the cost model's first choice ran than the fastest tiling measured.";
   if (std::any_of(results.begin(), results.end(), [](const MatmulResult& r) { return finite(r.efficiency_while_running); }))

@@ -4,9 +4,13 @@
 //   abort  - abort(), as an assertion inside a library does
 //   exit   - exit(7) (cblas_xerbla exits the process on a bad argument)
 //   hang   - never returns
+//   wrong  - a product off by one in every element (a library whose answer is wrong)
 //   (unset or anything else) - a plain, correct row-major sgemm.
+// With PEAKPROBE_FAKE_BLAS_LOG set to a file, each process that calls it appends one line there
+// on its first call, so a test can count the worker processes a run started.
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -14,7 +18,16 @@ extern "C" {
 
 void cblas_sgemm(int /*order*/, int /*transa*/, int /*transb*/, int m, int n, int k, float alpha, const float* a,
                  int lda, const float* b, int ldb, float beta, float* c, int ldc) {
+  static bool logged = false;
+  if (const char* log = std::getenv("PEAKPROBE_FAKE_BLAS_LOG"); log != nullptr && !logged) {
+    logged = true;
+    if (FILE* f = std::fopen(log, "a")) {
+      std::fputs("called\n", f);
+      std::fclose(f);
+    }
+  }
   const char* mode = std::getenv("PEAKPROBE_FAKE_BLAS_MODE");
+  const bool wrong = mode != nullptr && std::strcmp(mode, "wrong") == 0;
   if (mode != nullptr) {
     if (std::strcmp(mode, "crash") == 0) {
       volatile int* nowhere = nullptr;
@@ -29,7 +42,7 @@ void cblas_sgemm(int /*order*/, int /*transa*/, int /*transb*/, int m, int n, in
     for (int j = 0; j < n; ++j) {
       double sum = 0;
       for (int p = 0; p < k; ++p) sum += double(a[i * lda + p]) * double(b[p * ldb + j]);
-      c[i * ldc + j] = float(alpha * sum) + (beta == 0 ? 0.0f : beta * c[i * ldc + j]);
+      c[i * ldc + j] = float(alpha * sum) + (beta == 0 ? 0.0f : beta * c[i * ldc + j]) + (wrong ? 1.0f : 0.0f);
     }
 }
 }
