@@ -416,9 +416,8 @@ std::string isa_option_help() {
 
 std::string rounds_option_help() {
   return "Rounds of the side by side with the baselines: ours then each library, then the libraries in\n"
-         "reverse and ours, and so on. Each side's time is its best round; the speedup is the geometric\n"
-         "mean of the rounds' own ratios, in which a host that slows or quickens steadily cancels over an\n"
-         "even number of rounds (1: each timed once, half the time)";
+         "reverse and ours, and so on; each side's time is its best round, so that a burst of the host\n"
+         "that slows one side's round is dropped (1: each timed once, half the time)";
 }
 
 Expected<std::vector<std::string>> parse_baselines(const std::string& text) {

@@ -454,8 +454,7 @@ Expected<MatmulResult> run_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulRe
 
   // The side by side, in rounds (side_by_side_order). Each side's time is its fastest round: a doubt
   // (a wait for a CPU, a slow witness) only ever adds time, so a doubted round's minimum still bounds
-  // the truth from above, and a side is doubted only when every round of it was. The speedup is the
-  // geometric mean of the rounds' own ratios (balanced_speedup), which the order balances.
+  // the truth from above, and a side is doubted only when every round of it was.
   const int rounds = libraries.empty() ? 1 : std::max(1, rq.rounds);
   const size_t libs = libraries.size();
   std::vector<std::vector<LibraryRound>> lib_rounds(libs);
@@ -566,8 +565,14 @@ Expected<MatmulResult> run_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulRe
     if (kept.doubted && !doubted_always) br.status = Status::ok, br.reason.clear();
     if (br.status != Status::error && br.timing.repetitions > 0 && br.timing.min_ms > 0) {
       br.gflops = flops / (br.timing.min_ms * 1e-3) / 1e9;
-      br.speedup = balanced_speedup(lib_round_ms[i], ours_round_ms);
-      if (!(br.speedup > 0)) br.speedup = br.timing.min_ms / r.timing.min_ms;
+      br.speedup = br.timing.min_ms / r.timing.min_ms;
+      std::vector<std::string> ratios;  // what each round alone said, for the reader of a doubt
+      for (size_t round = 0; round < size_t(rounds); ++round)
+        if (lib_round_ms[i][round] > 0 && ours_round_ms[round] > 0)
+          ratios.push_back(fmt::format("{:.2f}", lib_round_ms[i][round] / ours_round_ms[round]));
+      if (ratios.size() > 1)
+        spdlog::debug("baseline {} of {}: speedup {:.2f} from the best rounds; round by round {}", libraries[i], r.name,
+                      br.speedup, fmt::join(ratios, ", "));
     }
     r.baselines.push_back(br);
   }
@@ -602,17 +607,6 @@ size_t kept_library_round(const std::vector<RoundVerdict>& rounds, bool& doubted
   if (!fastest) return 0;
   doubted_always = !any_clean;
   return *fastest;
-}
-
-double balanced_speedup(const std::vector<double>& theirs_ms, const std::vector<double>& ours_ms) {
-  double log_sum = 0;
-  int n = 0;
-  for (size_t i = 0; i < theirs_ms.size() && i < ours_ms.size(); ++i)
-    if (theirs_ms[i] > 0 && ours_ms[i] > 0 && std::isfinite(theirs_ms[i]) && std::isfinite(ours_ms[i])) {
-      log_sum += std::log(theirs_ms[i] / ours_ms[i]);
-      ++n;
-    }
-  return n > 0 ? std::exp(log_sum / n) : 0.0;
 }
 
 Expected<BaselineResult> measure_baseline_here(const BaselineJob& job) {

@@ -43,15 +43,12 @@ struct MatmulRequest {
 
 // The order in which `rounds` rounds time ours (-1) and the baselines (0 .. libraries - 1): round 1
 // runs ours, then each library; round 2 the libraries in reverse, then ours; round 3 as round 1; and
-// so on. Over an even number of rounds, a host that slows or quickens steadily through the run (a
-// VM's neighbours: the Zen 3 VM's OpenBLAS ran 23.6 ms at 1024^3 in one bench and 25.7 in the next,
-// ours 27.4 and 25.7) shifts a library's ratio to ours one way in the odd rounds and as far the
-// other way in the even ones, so the mean of the rounds' log ratios (balanced_speedup) cancels it.
+// so on. Over an even number of rounds every side's mean place in the order is the same, so a burst
+// of the host's (a VM's neighbours) is as likely to hit any side's rounds. Each side's time is its
+// fastest round and the speedup the ratio of the two: on the Zen 3 VM one round at a time read
+// OpenBLAS 23.6 ms at 1024^3 in one bench and 25.7 in the next (ours 27.4 and 25.7), and at 513^3
+// BLIS took 1.19 times ours' time in one round and 1.05 in the other.
 std::vector<int> side_by_side_order(int rounds, int libraries);
-
-// The geometric mean over the rounds both sides were timed in (a time above 0) of theirs / ours;
-// 0 when there is none.
-double balanced_speedup(const std::vector<double>& theirs_ms, const std::vector<double>& ours_ms);
 
 // One library's round, as the choice of its row sees it.
 struct RoundVerdict {

@@ -491,8 +491,7 @@ void write_matmul_markdown(std::ostream& out, const std::vector<MatmulResult>& r
   int rounds = 1;
   for (const auto& r : results) rounds = std::max(rounds, r.rounds);
   if (!libs.empty() && rounds > 1)
-    out << fmt::format(" Ours and the libraries ran in turns, up to {} rounds: each side's time is its best round, and "
-                       "the speedup the geometric mean of the rounds' own ratios.", rounds);
+    out << fmt::format(" Ours and the libraries ran in turns, up to {} rounds, each side's time its best round.", rounds);
   const bool gaps = std::any_of(results.begin(), results.end(), [](const MatmulResult& r) { return r.model_gap.has_value(); });
   if (gaps) out << " The model gap is how much slower the cost model's first choice ran than the fastest tiling measured.";
   if (std::any_of(results.begin(), results.end(), [](const MatmulResult& r) { return finite(r.efficiency_while_running); }))
