@@ -350,6 +350,10 @@ TEST_CASE("compare: matmul rows timed in a different number of rounds give a war
   CHECK(r.warnings[0].find("1 against 2") != std::string::npos);
   // The same under `matmul`, as that command writes its row.
   CHECK(compare(document({{"matmul", {two}}}), document({{"matmul", {one}}})).warnings.size() == 1);
+  // A row not timed on one side (skipped, error) ran no rounds to compare.
+  json skipped = one;
+  skipped["status"] = "skipped";
+  CHECK(compare(document({{"benchmarks", {skipped}}}), document({{"benchmarks", {two}}})).warnings.empty());
 }
 
 TEST_CASE("compare: documents sharing no row give a warning", "[compare]") {

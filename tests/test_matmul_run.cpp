@@ -186,6 +186,11 @@ TEST_CASE("matmul run: rounds time a library again only while it answers right",
   ::setenv("PEAKPROBE_FAKE_BLAS_MODE", "crash", 1);
   auto crash = run_matmul(cpu, gemm, rq);
   const int crash_workers = workers();
+  // One right in its first round that crashes in its second: the row says so.
+  rq.rounds = 2;
+  ::setenv("PEAKPROBE_FAKE_BLAS_MODE", "crash-later", 1);
+  auto later = run_matmul(cpu, gemm, rq);
+  const int later_workers = workers();
   ::unsetenv("PEAKPROBE_FAKE_BLAS_MODE");
   ::unsetenv("PEAKPROBE_FAKE_BLAS_LOG");
 
@@ -196,7 +201,7 @@ TEST_CASE("matmul run: rounds time a library again only while it answers right",
   INFO(b.reason);
   CHECK(b.status != Status::error);
   CHECK(b.timing.repetitions >= 5);
-  CHECK(b.speedup > 0);
+  CHECK(b.speedup == Approx(b.timing.min_ms / right->timing.min_ms));
   CHECK(right_workers >= 3);  // one worker a round (more where the witness doubted one)
   CHECK(right->gflops == Approx(2.0 * 32 * 48 * 40 / (right->timing.min_ms * 1e-3) / 1e9));
 
@@ -214,4 +219,13 @@ TEST_CASE("matmul run: rounds time a library again only while it answers right",
   CHECK(crash->baselines.front().speedup == 0);
   CHECK(crash_workers == 1);
   CHECK(crash->rounds == 1);
+
+  REQUIRE(later.ok());
+  REQUIRE(later->baselines.size() == 1);
+  const BaselineResult& flaky = later->baselines.front();
+  CHECK(flaky.status == Status::mistrusted);
+  CHECK_THAT(flaky.reason, Catch::Contains("round 2 of the side by side failed"));
+  CHECK(flaky.timing.repetitions >= 5);  // round 1's timing stays for the record
+  CHECK(later_workers == 2);
+  CHECK(later->rounds == 1);  // the library's second round failed before ours': nobody to time it against
 }

@@ -405,7 +405,9 @@ std::optional<std::string> rounds_warning(const json& old_doc, const json& new_d
     for (const char* key : {"matmul", "benchmarks"})
       if (const json* rows = member(doc, key); rows != nullptr && rows->is_array())
         for (const json& row : *rows)
-          if (row.is_object() && !text_at(row, "name").empty())
+          // A row that was not timed (skipped, error) ran no rounds to speak of.
+          if (row.is_object() && !text_at(row, "name").empty() &&
+              (text_at(row, "status").empty() || text_at(row, "status") == "ok" || text_at(row, "status") == "mistrusted"))
             out[text_at(row, "name")] = std::max(1LL, integer_at(row, "rounds", 1));
     return out;
   };

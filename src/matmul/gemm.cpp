@@ -214,7 +214,7 @@ double Gemm::fork_join_seconds(int threads) { return team_->fork_join_seconds(th
 void Gemm::run_on_team(int parties, const std::function<void(int)>& job) { team_->run(parties, job); }
 
 Expected<isa::MicroKernelFn> Gemm::tile_kernel(int mr, int nv) {
-  if (std::string why = gemm_unsupported(cpu_, dtype_); !why.empty()) return make_error(why);
+  if (!unsupported_.empty()) return make_error(unsupported_);
   const isa::MicroKernelShape s = kernel_shape(cpu_, dtype_, mr, nv, false);
   if (std::string why = isa::host_target().check_kernel_shape(s, gemm_vector_registers(vec_bits_)); !why.empty())
     return make_error(why);

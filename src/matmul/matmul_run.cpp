@@ -388,6 +388,7 @@ Expected<MatmulResult> run_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulRe
     bool available = false;
     bool wrong = false;     // its result differs from the reference
     bool doubted = false;   // its timing was doubted (the witness beside it)
+    bool retime_failed = false;  // timed again because doubted, it failed (a crash, a hang)
   };
   auto time_library = [&](const std::string& name) {
     BaselineJob job;
@@ -407,6 +408,7 @@ Expected<MatmulResult> run_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulRe
     BaselineOutcome outcome = run_baseline_isolated(job, limit);
     // The library's threads side by side, as ours: it ran a moment ago, on the same cores.
     std::optional<std::string> their_crowding;
+    bool retime_failed = false;
     if (judged && witness_threads > 1 && outcome.available && outcome.result.status == Status::ok &&
         outcome.result.max_rel_error <= matmul_error_limit(rq.dtype)) {
       double worst_error = outcome.result.max_rel_error;
@@ -414,8 +416,10 @@ Expected<MatmulResult> run_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulRe
           gemm, rq.config, witness_threads, place.pin_cpu, fmt::format("baseline {} of {}", name, r.name), outcome,
           [&]() -> Expected<BaselineOutcome> {
             BaselineOutcome again = run_baseline_isolated(job, limit);
-            if (!again.available || again.result.status != Status::ok)
+            if (!again.available || again.result.status != Status::ok) {
+              retime_failed = true;
               return make_error(again.available ? again.result.reason : again.unavailable);
+            }
             worst_error = std::max(worst_error, again.result.max_rel_error);
             return again;
           },
@@ -423,6 +427,7 @@ Expected<MatmulResult> run_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulRe
       outcome.result.max_rel_error = worst_error;
     }
     LibraryRound round;
+    round.retime_failed = retime_failed;
     if (!outcome.available) {
       // The default names are looked for and may simply not be installed; a path was asked for.
       const bool named_file = name.find('/') != std::string::npos || name.find(".so") != std::string::npos;
@@ -455,7 +460,9 @@ Expected<MatmulResult> run_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulRe
   // The side by side, in rounds (side_by_side_order). Each side's time is its fastest round: a doubt
   // (a wait for a CPU, a slow witness) only ever adds time, so a doubted round's minimum still bounds
   // the truth from above, and a side is doubted only when every round of it was.
-  const int rounds = libraries.empty() ? 1 : std::max(1, rq.rounds);
+  // A wrong product of ours is an error whatever its time: one round says so.
+  const bool ours_wrong = ours.timed.max_rel_error > matmul_error_limit(rq.dtype);
+  const int rounds = libraries.empty() || ours_wrong ? 1 : std::max(1, rq.rounds);
   const size_t libs = libraries.size();
   std::vector<std::vector<LibraryRound>> lib_rounds(libs);
   // Each side's minimum in each round (0: not timed in that round), for the per-round ratios.
@@ -470,7 +477,7 @@ Expected<MatmulResult> run_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulRe
     const std::vector<LibraryRound>& done = lib_rounds[i];
     if (done.empty()) return true;
     const LibraryRound& last = done.back();
-    return last.available && !last.wrong && last.result.status != Status::error;
+    return last.available && !last.wrong && last.result.status != Status::error && !last.retime_failed;
   };
   const std::vector<int> order = side_by_side_order(rounds, int(libs));
   int ours_rounds = 1;  // round 1's timing of ours is the one taken above
@@ -563,6 +570,15 @@ Expected<MatmulResult> run_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulRe
     // A round the witness doubted is kept for its time (a doubt only adds time); another round that
     // was not doubted vouches for the row.
     if (kept.doubted && !doubted_always) br.status = Status::ok, br.reason.clear();
+    // A round that failed after a timed one (a crash, a hang, gone) is the row's news as ours' is.
+    if (br.status == Status::ok)
+      for (size_t k = 1; k < done.size(); ++k)
+        if (verdicts[k].failed) {
+          br.status = Status::mistrusted;
+          br.reason = fmt::format("round {} of the side by side failed: {}", k + 1,
+                                  done[k].available ? done[k].result.reason : std::string("the library was gone"));
+          break;
+        }
     if (br.status != Status::error && br.timing.repetitions > 0 && br.timing.min_ms > 0) {
       br.gflops = flops / (br.timing.min_ms * 1e-3) / 1e9;
       br.speedup = br.timing.min_ms / r.timing.min_ms;

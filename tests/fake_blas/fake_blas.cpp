@@ -5,6 +5,8 @@
 //   exit   - exit(7) (cblas_xerbla exits the process on a bad argument)
 //   hang   - never returns
 //   wrong  - a product off by one in every element (a library whose answer is wrong)
+//   crash-later - right in the first process that calls it, a memory fault in every later one
+//                 (counted in PEAKPROBE_FAKE_BLAS_LOG: a library that fails in a later round)
 //   (unset or anything else) - a plain, correct row-major sgemm.
 // With PEAKPROBE_FAKE_BLAS_LOG set to a file, each process that calls it appends one line there
 // on its first call, so a test can count the worker processes a run started.
@@ -19,9 +21,12 @@ extern "C" {
 void cblas_sgemm(int /*order*/, int /*transa*/, int /*transb*/, int m, int n, int k, float alpha, const float* a,
                  int lda, const float* b, int ldb, float beta, float* c, int ldc) {
   static bool logged = false;
+  static bool later_process = false;  // another process called it before this one
   if (const char* log = std::getenv("PEAKPROBE_FAKE_BLAS_LOG"); log != nullptr && !logged) {
     logged = true;
-    if (FILE* f = std::fopen(log, "a")) {
+    if (FILE* f = std::fopen(log, "a+")) {
+      std::rewind(f);
+      later_process = std::fgetc(f) != EOF;
       std::fputs("called\n", f);
       std::fclose(f);
     }
@@ -29,7 +34,7 @@ void cblas_sgemm(int /*order*/, int /*transa*/, int /*transb*/, int m, int n, in
   const char* mode = std::getenv("PEAKPROBE_FAKE_BLAS_MODE");
   const bool wrong = mode != nullptr && std::strcmp(mode, "wrong") == 0;
   if (mode != nullptr) {
-    if (std::strcmp(mode, "crash") == 0) {
+    if (std::strcmp(mode, "crash") == 0 || (std::strcmp(mode, "crash-later") == 0 && later_process)) {
       volatile int* nowhere = nullptr;
       *nowhere = 1;
     }
