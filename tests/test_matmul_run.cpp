@@ -82,14 +82,22 @@ TEST_CASE("matmul run: timing summaries and names", "[matmul_run]") {
   CHECK(matmul_error_limit(MatmulDtype::i8) == 0.0);
 }
 
-TEST_CASE("matmul run: a baseline library that crashes costs its own row only", "[matmul_run]") {
-  const CpuInfo cpu = detect_cpu_info();
-  if (const std::string why = gemm_unsupported(cpu, MatmulDtype::f32); !why.empty()) PP_SKIP(why);
-  Gemm gemm(cpu, MatmulDtype::f32);
+namespace {
+// A product small enough to time in a few milliseconds, for the baseline tests.
+MatmulRequest small_request(const CpuInfo& cpu) {
   MatmulRequest rq;
   rq.m = 32, rq.n = 48, rq.k = 40;
   rq.config = default_config(cpu, MatmulDtype::f32, 32, 48, 40, 1);
   rq.min_seconds = 0.01;
+  return rq;
+}
+}  // namespace
+
+TEST_CASE("matmul run: a baseline library that crashes costs its own row only", "[matmul_run]") {
+  const CpuInfo cpu = detect_cpu_info();
+  if (const std::string why = gemm_unsupported(cpu, MatmulDtype::f32); !why.empty()) PP_SKIP(why);
+  Gemm gemm(cpu, MatmulDtype::f32);
+  MatmulRequest rq = small_request(cpu);
   rq.baselines = {PEAKPROBE_FAKE_BLAS, PEAKPROBE_FAKE_BLAS};
   ::setenv("PEAKPROBE_FAKE_BLAS_MODE", "crash", 1);
   auto r = run_matmul(cpu, gemm, rq);
@@ -153,10 +161,7 @@ TEST_CASE("matmul run: rounds time a library again only while it answers right",
   const CpuInfo cpu = detect_cpu_info();
   if (const std::string why = gemm_unsupported(cpu, MatmulDtype::f32); !why.empty()) PP_SKIP(why);
   Gemm gemm(cpu, MatmulDtype::f32);
-  MatmulRequest rq;
-  rq.m = 32, rq.n = 48, rq.k = 40;
-  rq.config = default_config(cpu, MatmulDtype::f32, 32, 48, 40, 1);
-  rq.min_seconds = 0.01;
+  MatmulRequest rq = small_request(cpu);
   rq.rounds = 3;
   auto alone = run_matmul(cpu, gemm, rq);
   REQUIRE(alone.ok());
