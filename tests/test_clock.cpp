@@ -44,6 +44,23 @@ TEST_CASE("hw: the warm-up reads a clock and leaves the ruler ready, its ratios 
   CHECK(ruler.best_wide_ratio == learned);
 }
 
+TEST_CASE("hw: an assumed wide rate replaces the learned one, with a first calibration's floor", "[hw][clock]") {
+  CycleCounter counter;
+  auto cal = calibrator(counter);
+  if (!cal) PP_SKIP("no invariant TSC rate on this machine");
+  cal->set_ratio_window(0);
+  REQUIRE(cal->measure().ghz > 0);
+  const double learned = cal->learned_wide_rate();
+  const double assumed = (learned > 0 ? learned : 3.0) * 1.25;
+  cal->assume_wide_rate(assumed);
+  CHECK(cal->learned_wide_rate() == Approx(assumed));
+  const Ruler& ruler = cal->ruler();
+  CHECK(ruler.best_wide_ratio == Approx(ruler.ratio_for_wide_rate(assumed)));
+  CHECK(ruler.wide_ratio_floor == Approx(ruler.best_wide_ratio * (1 - kRulerCleanLimit / 2)));
+  cal->assume_wide_rate(0);  // no rate: nothing changes
+  CHECK(cal->learned_wide_rate() == Approx(assumed));
+}
+
 TEST_CASE("hw: a calibrator without a window still sizes the ruler's calls", "[hw][clock]") {
   CycleCounter counter;
   auto cal = calibrator(counter);

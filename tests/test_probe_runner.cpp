@@ -260,6 +260,22 @@ TEST_CASE("an issue rate beyond the core's widest is doubted whatever the clock"
   REQUIRE(detail::timing_doubts(in, options).size() == 1);
 }
 
+TEST_CASE("a ruler window is judged against its core's rate at the ranking", "[probe_runner]") {
+  using peakprobe::detail::kSharedWindowGap;
+  using peakprobe::detail::window_learned_while_shared;
+  // Emerald Rapids VM: the ranking saw a core's wide stream near 5 adds a cycle; a window during a
+  // sibling's burst learned 3.4.
+  CHECK(window_learned_while_shared(3.4, 4.95));
+  // Undisturbed windows agree with the ranking within a few percent, either way.
+  CHECK_FALSE(window_learned_while_shared(4.8, 4.95));
+  CHECK_FALSE(window_learned_while_shared(4.02, 3.97));
+  CHECK(window_learned_while_shared(4.95 * (1 - kSharedWindowGap) * 0.99, 4.95));
+  CHECK_FALSE(window_learned_while_shared(4.95 * (1 - kSharedWindowGap) * 1.01, 4.95));
+  // Nothing known on either side (--cpu given by hand, one core, no ratio learned): nothing to judge.
+  CHECK_FALSE(window_learned_while_shared(3.4, 0));
+  CHECK_FALSE(window_learned_while_shared(0, 4.95));
+}
+
 // A paired timing with a steady clock, two instructions per cycle and every sample undisturbed.
 TEST_CASE("throughput sweep: chains bind near latency over K, and two steps without gain end a sweep",
           "[probe_runner]") {

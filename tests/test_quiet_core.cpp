@@ -89,6 +89,34 @@ TEST_CASE("drift_free_ratio: a clock that speeds up between the calls does not b
   CHECK(drift_free_ratio([] { return 0.0; }, wide) == 0);  // an untimed chain gives no ratio
 }
 
+TEST_CASE("quietest_ratio: samples whose chain was slowed are left out, the rest give a confirmed minimum",
+          "[quiet_core]") {
+  // Undisturbed samples at 1.02, a stretch of a busy sibling at 1.5, and two samples whose chain calls
+  // were interrupted (twice the ticks): their ratios read the wide stream 2.5 times too fast.
+  const std::vector<double> ratios = {1.5, 1.021, 0.40, 1.02, 1.5, 0.401, 1.023};
+  const std::vector<double> chains = {17150, 17125, 34300, 17126, 17101, 34250, 17150};
+  CHECK(quietest_ratio(ratios, chains) == Approx(1.02));
+  // A lowest sample that no other comes within 1% of is not confirmed: the next one is.
+  CHECK(quietest_ratio({0.9, 1.02, 1.021}, {17100, 17100, 17100}) == Approx(1.02));
+  // Chains within 2% of the fastest all count.
+  CHECK(quietest_ratio({0.9, 0.905}, {17100, 17400}) == Approx(0.9));
+  // Nothing confirmed, nothing timed, or mismatched lists: no ratio.
+  CHECK(quietest_ratio({1.0, 1.5}, {17100, 17100}) == 0);
+  CHECK(quietest_ratio({}, {}) == 0);
+  CHECK(quietest_ratio({1.0, 1.0}, {17100}) == 0);
+}
+
+TEST_CASE("note_widest_rates: each timed core's rate by CPU id, the others kept", "[quiet_core]") {
+  CpuInfo cpu;
+  cpu.wide_rate_seen = {3.9};
+  note_widest_rates({CoreQuietness{3, 0.8, 4.95}, CoreQuietness{1, 0, 0}, CoreQuietness{0, 1.0, 3.97}}, cpu);
+  REQUIRE(cpu.wide_rate_seen.size() == 4);
+  CHECK(cpu.wide_rate_seen[0] == Approx(3.97));  // measured again: replaced
+  CHECK(cpu.wide_rate_seen[1] == 0);              // not timed: nothing known
+  CHECK(cpu.wide_rate_seen[2] == 0);
+  CHECK(cpu.wide_rate_seen[3] == Approx(4.95));
+}
+
 TEST_CASE("hw: every core's reference streams are timed and the order stays a permutation", "[quiet_core][hw]") {
   CpuInfo cpu = detect_cpu_info();
   if (cpu.physical_cores < 2) PP_SKIP("one core: nothing to choose between");
@@ -99,10 +127,16 @@ TEST_CASE("hw: every core's reference streams are timed and the order stays a pe
     // A wide call runs wide_iters x 120 adds on independent registers, a chain call chain_iters x 128
     // dependent adds sized to about the same time undisturbed: neither can be free.
     CHECK(c.wide_ratio > 0);
+    // The same add on independent registers against the dependent chain at one add a cycle: any
+    // superscalar core runs more than one at its quietest moment.
+    CHECK(c.widest > 1.0);
   }
   auto before = cpu.core_order;
   order_cores_quietest_first(cpu);
   auto after = cpu.core_order;
+  // The ranking keeps each timed core's rate for the runner's check of its own window.
+  REQUIRE(size_t(cpu.core_order.front()) < cpu.wide_rate_seen.size());
+  CHECK(cpu.wide_rate_seen[size_t(cpu.core_order.front())] > 1.0);
   std::sort(before.begin(), before.end());
   std::sort(after.begin(), after.end());
   CHECK(before == after);

@@ -59,6 +59,20 @@ TEST_CASE("a learned best ratio falls in steps, never at once", "[timing]") {
   CHECK(lower_best_ratio(1.008, 0) == Approx(1.008));           // no reading
 }
 
+TEST_CASE("a wide/chain ratio converts to the wide stream's adds per cycle and back", "[timing]") {
+  Ruler r;
+  CHECK(r.wide_rate(1.0) == 0);  // calls not yet sized
+  r.chain_units = 88 * 128;      // sized as on the Zen 3 VM
+  r.wide_units = 379 * 120;
+  // The wide call does 4.04 times the adds of the chain call; at ratio 1.02 it took 2% longer.
+  CHECK(r.wide_rate(1.02) == Approx(45480.0 / 11264.0 / 1.02));
+  CHECK(r.wide_rate(1.02) == Approx(3.958).epsilon(0.001));
+  CHECK(r.ratio_for_wide_rate(r.wide_rate(0.8)) == Approx(0.8));
+  CHECK(r.wide_rate(0) == 0);
+  CHECK(r.wide_rate(-1) == 0);
+  CHECK(r.ratio_for_wide_rate(0) == 0);
+}
+
 TEST_CASE("only multi-cycle calls at their own fastest may teach the ratio", "[timing]") {
   // Sapphire Rapids-class VM: the 3-cycle chain's calls (ticks of whole calls, in the order taken)
   // ran 1-20% slow now and then, each time by another amount.

@@ -49,6 +49,12 @@ struct CpuInfo {
   // The core of each logical CPU (indexed by CPU id; cores numbered in hwloc's order), -1 for a CPU
   // this process may not use; empty when the topology is not known.
   std::vector<int> cpu_core;
+  // Measured, not identified: the rate (adds per core cycle) of the clock ruler's wide stream at each
+  // core's quietest moment when the cores were ranked at the start (harness/quiet_core.hpp), indexed
+  // by CPU id, 0 where not measured; empty without a ranking (one core, or --cpu given by hand). A
+  // runner whose own ruler later learns a clearly lower rate on that core learned it while something
+  // ran beside it.
+  std::vector<double> wide_rate_seen;
   std::vector<CacheLevel> caches;
   double tsc_hz = 0.0;           // measured against CLOCK_MONOTONIC_RAW
   bool tsc_invariant = false;

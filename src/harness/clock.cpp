@@ -268,6 +268,13 @@ ClockReading clock_reading(const char* source, const ClockSample& before, const 
   return c;
 }
 
+void ClockCalibrator::assume_wide_rate(double adds_per_cycle) {
+  const double ratio = ruler_.ratio_for_wide_rate(adds_per_cycle);
+  if (ratio <= 0) return;
+  ruler_.best_wide_ratio = ratio;
+  ruler_.wide_ratio_floor = ratio * (1 - kRulerCleanLimit / 2);
+}
+
 ClockCalibrator::Learned ClockCalibrator::relearn() {
   const Learned was{ruler_.best_wide_ratio, ruler_.best_chain_ratio, ruler_.wide_ratio_floor,
                     ruler_.chain_ratio_floor, ruler_.slow_unsteady,   window_taken_,

@@ -52,11 +52,21 @@ class ClockCalibrator {
   Learned relearn();
   void restore(const Learned& learned);
   bool ratio_window_taken() const { return window_taken_; }
+  // The undisturbed rate of the wide stream that the ruler learned (Ruler::wide_rate of its best
+  // wide/chain ratio), adds per core cycle; 0 before it learned one.
+  double learned_wide_rate() const { return ruler_.wide_rate(ruler_.best_wide_ratio); }
+  // Takes `adds_per_cycle` as the core's undisturbed wide rate in place of what the window learned, with
+  // the floor a first calibration sets: for a window that ran while the core was shared (its samples
+  // then read as slowed, as they are). Nothing for a rate that is not positive.
+  void assume_wide_rate(double adds_per_cycle);
   // How long the first calibration after the warm-up takes tries of the ruler's references to learn
   // their undisturbed ratio (kRatioWindowSeconds; 0: seven tries back to back, for a calibrator
   // that only sizes the reference calls).
   void set_ratio_window(double seconds) { ratio_window_seconds_ = seconds; }
   static constexpr double kRatioWindowSeconds = 0.03;
+  // The second window of a core whose first one read clearly below its rate at the ranking: long
+  // enough to meet the quiet moments between a sibling's bursts (100 ms to a second on the VMs seen).
+  static constexpr double kLongRatioWindowSeconds = 0.25;
   const char* source() const { return counter_.source(); }
   // The reference streams to time beside every probe sample (ready after the first measure()).
   const Ruler& ruler() const { return ruler_; }

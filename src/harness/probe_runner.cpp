@@ -689,8 +689,11 @@ Expected<std::unique_ptr<ProbeRunner>> ProbeRunner::create(const CpuInfo& cpu, c
   impl->start.source = impl->counter.source();
   impl->start.ghz = impl->start.ghz_before = impl->start.ghz_after = s.ghz;
   impl->note_calibration(s);
-  impl->measure_issue_width();
-  spdlog::debug("clock {:.3f} GHz on CPU {} ({})", s.ghz, target, impl->counter.source());
+  // A core found shared right after the ranking: move now rather than measure there (a move measures
+  // the issue width on the new core).
+  const bool moved = !impl->check_ruler_window() && impl->move_to_quieter_core();
+  if (!moved) impl->measure_issue_width();
+  spdlog::debug("clock {:.3f} GHz on CPU {} ({})", impl->last_calibration.ghz, impl->pinned_cpu, impl->counter.source());
   return std::unique_ptr<ProbeRunner>(new ProbeRunner(std::move(impl)));
 }
 
@@ -705,6 +708,10 @@ int ProbeRunner::threads() const { return impl_->options.threads; }
 // one such instruction, and the instruction faults). That is a fact of this machine, not a failed
 // measurement.
 namespace detail {
+bool window_learned_while_shared(double learned, double ranked) {
+  return learned > 0 && ranked > 0 && learned < ranked * (1 - kSharedWindowGap);
+}
+
 bool chains_bind(double recip_throughput, int k, double latency_cycles) {
   return latency_cycles > 0 && recip_throughput > 0 && recip_throughput * k < 1.15 * latency_cycles;
 }
@@ -919,6 +926,7 @@ bool ProbeRunner::Impl::move_to_quieter_core() {
   }
   const std::vector<CoreQuietness> q = measure_core_quietness(cpu);
   forget_calibration_moment();  // the ranking ran on every core
+  note_widest_rates(q, cpu);  // the new core's window is judged against this ranking
   const auto here = std::find_if(q.begin(), q.end(), [&](const CoreQuietness& c) { return c.cpu == pinned_cpu; });
   const int to = quieter_core(q, pinned_cpu);
   const auto best = std::find_if(q.begin(), q.end(), [&](const CoreQuietness& c) { return c.cpu == to; });
@@ -958,9 +966,38 @@ bool ProbeRunner::Impl::repin(int to, std::string* error) {
   }
   pinned_cpu = to;
   note_calibration(s);
+  check_ruler_window();  // judged, not moved from: this is already a move
   busy_streak = 0;  // the slowed probes were the old core's
   measure_issue_width();  // only ever raises it: a limit learned on a busy core may be too low
   return true;
+}
+
+bool ProbeRunner::Impl::check_ruler_window() {
+  const double ranked = pinned_cpu >= 0 && size_t(pinned_cpu) < cpu.wide_rate_seen.size()
+                            ? cpu.wide_rate_seen[size_t(pinned_cpu)]
+                            : 0.0;
+  const double first = clock->learned_wide_rate();
+  if (!detail::window_learned_while_shared(first, ranked)) return true;
+  spdlog::debug("CPU {}: the ruler learned a wide stream of {:.2f} adds a cycle against {:.2f} at the ranking; taking "
+                "its window again over {:.2f} s",
+                pinned_cpu, first, ranked, ClockCalibrator::kLongRatioWindowSeconds);
+  const ClockCalibrator::Learned was = clock->relearn();
+  clock->set_ratio_window(ClockCalibrator::kLongRatioWindowSeconds);
+  const ClockSample s = clock->warm_up();
+  clock->set_ratio_window(ClockCalibrator::kRatioWindowSeconds);
+  if (s.ghz > 0) {
+    note_calibration(s);
+  } else {
+    clock->restore(was);  // keep the first window's lessons rather than none
+  }
+  const double second = clock->learned_wide_rate();
+  if (!detail::window_learned_while_shared(second, ranked)) return true;
+  clock->assume_wide_rate(ranked);
+  spdlog::info("CPU {}: its wide reference stream ran at {:.2f} adds a cycle for {:.2f} s, against {:.2f} when the "
+               "cores were ranked a moment before: something runs beside it (its other hardware thread, or the "
+               "host); its samples are judged against the ranking's rate, so they read as slowed",
+               pinned_cpu, std::max(first, second), ClockCalibrator::kLongRatioWindowSeconds, ranked);
+  return false;
 }
 
 bool ProbeRunner::move_to(int cpu, std::string* error) {

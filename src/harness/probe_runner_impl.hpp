@@ -314,6 +314,18 @@ std::optional<std::string> self_repeated_latency_doubt(const std::vector<double>
 // checked before it ran, so the OS or the hypervisor blocks it.
 ProbeResult skip_if_blocked(ProbeResult r);
 
+// The ruler learns its core's undisturbed wide rate in one window of tries (30 ms); a sibling busy for
+// the whole window sets it low, and every slowed sample of the run then looks undisturbed. Seen on a
+// 16-vCPU Emerald Rapids VM: in 2 of 20 `inst` runs the register add read 0.29 cycles `ok` (its 5
+// ALUs: 0.20), and the same core's wide stream had run near 5 adds a cycle a moment before, when the
+// cores were ranked. A window whose rate falls this far below the core's rate at the ranking ran
+// while the core was shared: undisturbed windows agree within a few percent, a busy sibling takes
+// 15-50%.
+inline constexpr double kSharedWindowGap = 0.10;
+// `learned` (ClockCalibrator::learned_wide_rate) below `ranked` (CpuInfo::wide_rate_seen of the same
+// CPU) by more than kSharedWindowGap; false when either is unknown (0).
+bool window_learned_while_shared(double learned, double ranked);
+
 }  // namespace peakprobe::detail
 
 namespace peakprobe {
@@ -411,6 +423,11 @@ struct ProbeRunner::Impl {
   // moves to a quieter one (with a fresh calibration); the retries then measure the doubtful rows there.
   int busy_streak = 0;
   detail::RecentMoves moves;
+  // After the ruler learned its core (a warm-up on a new core): when the rate it learned is clearly below
+  // the one the core showed at the ranking (detail::window_learned_while_shared), the window is taken
+  // again over kLongRatioWindowSeconds; when that one still falls short, the ranking's rate is assumed,
+  // so that the samples read as slowed, as they are. False in that last case.
+  bool check_ruler_window();
   void note_probe_slowed(bool slowed);
   bool move_to_quieter_core();
   // Pins the runner to logical CPU `to` and has its calibrator learn that core afresh; on failure it

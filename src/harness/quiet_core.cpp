@@ -28,6 +28,17 @@ double drift_free_ratio(const std::function<double()>& time_chain, const std::fu
   return c1 + c2 > 0 ? (w1 + w2) / (c1 + c2) : 0;
 }
 
+double quietest_ratio(const std::vector<double>& ratios, const std::vector<double>& chain_ticks) {
+  if (ratios.size() != chain_ticks.size() || ratios.empty()) return 0;
+  double fastest = 0;
+  for (double c : chain_ticks)
+    if (c > 0 && (fastest == 0 || c < fastest)) fastest = c;
+  std::vector<double> kept;
+  for (size_t i = 0; i < ratios.size(); ++i)
+    if (chain_ticks[i] > 0 && chain_ticks[i] <= fastest * (1 + kChainSlowedLimit)) kept.push_back(ratios[i]);
+  return confirmed_min(kept, 0.01);
+}
+
 std::vector<int> quiet_cores_first(const std::vector<int>& order, size_t n, const std::vector<double>& ratio) {
   n = std::min({n, order.size(), ratio.size()});
   double best = 0;
@@ -87,7 +98,7 @@ std::vector<CoreQuietness> measure_core_quietness(const CpuInfo& cpu, double sec
   (*cal)->measure();             // sizes the reference calls
   const Ruler& r = (*cal)->ruler();
   if (r.chain_iters == 0 || r.wide_iters == 0) return out;
-  std::vector<std::vector<double>> pass_medians(n);
+  std::vector<std::vector<double>> pass_medians(n), pass_quietest(n);
   const double ticks_per_pass = seconds_per_core / kPasses * cpu.tsc_hz;
   // Passes over all cores in turn, so a core must be quiet at two moments some time apart.
   for (int pass = 0; pass < kPasses; ++pass)
@@ -111,28 +122,48 @@ std::vector<CoreQuietness> measure_core_quietness(const CpuInfo& cpu, double sec
         r.wide(r.wide_iters, r.buffer, r.consts);
         return double(counter.now() - t0);
       };
+      std::vector<double> chains;  // each sample's two chain calls, in ticks
       const uint64_t start = tsc_now();
       while (ratios.size() < size_t(kMinTries) || double(tsc_now() - start) < ticks_per_pass) {
-        const double ratio = drift_free_ratio(time_chain, time_wide);
-        if (ratio > 0) ratios.push_back(ratio);
+        double chain_ticks = 0;
+        const double ratio = drift_free_ratio(
+            [&] {
+              const double t = time_chain();
+              chain_ticks += t;
+              return t;
+            },
+            time_wide);
+        if (ratio > 0) ratios.push_back(ratio), chains.push_back(chain_ticks);
         if (ratios.size() > 4096) break;
       }
       pass_medians[i].push_back(median(ratios));
+      if (const double quietest = quietest_ratio(ratios, chains); quietest > 0) pass_quietest[i].push_back(quietest);
     }
   for (size_t i = 0; i < n; ++i) {
     CoreQuietness q;
     q.cpu = cpu.core_order[i];
     if (pass_medians[i].size() == size_t(kPasses))
       q.wide_ratio = *std::max_element(pass_medians[i].begin(), pass_medians[i].end());
+    if (!pass_quietest[i].empty())
+      q.widest = r.wide_rate(*std::min_element(pass_quietest[i].begin(), pass_quietest[i].end()));
     out.push_back(q);
   }
   return out;
+}
+
+void note_widest_rates(const std::vector<CoreQuietness>& cores, CpuInfo& cpu) {
+  for (const CoreQuietness& c : cores) {
+    if (c.cpu < 0 || c.widest <= 0) continue;
+    if (size_t(c.cpu) >= cpu.wide_rate_seen.size()) cpu.wide_rate_seen.resize(size_t(c.cpu) + 1, 0.0);
+    cpu.wide_rate_seen[size_t(c.cpu)] = c.widest;
+  }
 }
 
 std::string order_cores_quietest_first(CpuInfo& cpu) {
   if (cpu.physical_cores < 2 || cpu.core_order.size() < 2) return "";
   const auto q = measure_core_quietness(cpu);
   if (q.empty()) return "";
+  note_widest_rates(q, cpu);
   std::vector<double> ratio;
   for (const auto& c : q) ratio.push_back(c.wide_ratio);
   const int before = cpu.core_order.front();
@@ -146,11 +177,12 @@ std::string order_cores_quietest_first(CpuInfo& cpu) {
   const auto [lo, hi] = std::minmax_element(measured.begin(), measured.end());
   if (cpu.core_order.front() == before)
     return fmt::format("CPU {} is among the quietest of {} cores (wide/chain reference ratio {:.3f}; {:.3f}-{:.3f} "
-                       "over all)",
-                       before, q.size(), first->wide_ratio, *lo, *hi);
+                       "over all; its wide stream at {:.2f} adds a cycle at its quietest)",
+                       before, q.size(), first->wide_ratio, *lo, *hi, first->widest);
   return fmt::format("measuring on CPU {}, the quietest of {} cores: its wide/chain reference ratio {:.3f} against "
-                     "{:.3f} on CPU {} (something else runs beside that one; --cpu N picks a core by hand)",
-                     chosen->cpu, q.size(), chosen->wide_ratio, first->wide_ratio, before);
+                     "{:.3f} on CPU {} (something else runs beside that one; --cpu N picks a core by hand; its wide "
+                     "stream at {:.2f} adds a cycle at its quietest)",
+                     chosen->cpu, q.size(), chosen->wide_ratio, first->wide_ratio, before, chosen->widest);
 }
 
 }  // namespace peakprobe

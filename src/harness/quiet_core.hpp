@@ -26,6 +26,14 @@ namespace peakprobe {
 // pairing, so there the gap is real load beside the starting core, not a ramp.
 double drift_free_ratio(const std::function<double()>& time_chain, const std::function<double()>& time_wide);
 
+// A core's quietest ratio among `ratios` (drift_free_ratio samples of one pass, at one clock), given
+// the ticks of each sample's two chain calls: the lowest that a second confirms within 1%, among the
+// samples whose chain ran within kChainSlowedLimit of the fastest. A chain call that was interrupted
+// makes its ratio low, the wide stream look fast: on the Zen 3 VM (4 ALUs) the lowest confirmed ratio
+// of all samples once read 4.95 adds a cycle. 0 when no ratio is confirmed.
+inline constexpr double kChainSlowedLimit = 0.02;
+double quietest_ratio(const std::vector<double>& ratios, const std::vector<double>& chain_ticks);
+
 // Ratios within this of the quietest core's count as equally quiet: undisturbed ratios of one core
 // spread by about 3% (see kRulerCleanLimit).
 inline constexpr double kQuietTie = 0.05;
@@ -35,6 +43,11 @@ struct CoreQuietness {
   // Ticks of wide-stream calls over the chain calls beside them (drift_free_ratio samples): the worse
   // (higher) of two passes' medians, so a core must be quiet in both. 0 when the core could not be timed.
   double wide_ratio = 0;
+  // The wide stream's rate at the core's quietest moment of both passes, adds per core cycle (the lower
+  // of the passes' quietest_ratio, as Ruler::wide_rate): what the core can issue when nothing runs
+  // beside it. A runner judges the window in which its own ruler learned that rate against
+  // it (CpuInfo::wide_rate_seen). 0 when the core could not be timed.
+  double widest = 0;
 };
 
 // `order` with its first `n` entries rearranged by `ratio` (one per entry, 0 = not measured): those
@@ -62,8 +75,12 @@ int quieter_core(const std::vector<CoreQuietness>& cores, int here);
 std::vector<CoreQuietness> measure_core_quietness(const CpuInfo& cpu, double seconds_per_core = 0.002);
 
 // Reorders cpu.core_order quietest core first (quiet_cores_first) when there is more than one core to
-// choose from. Returns a line for the log that says what was measured and chosen ("" when there was
+// choose from, and keeps each measured core's widest rate in cpu.wide_rate_seen. Returns a line for the log that says what was measured and chosen ("" when there was
 // no choice).
 std::string order_cores_quietest_first(CpuInfo& cpu);
+
+// Each core's widest rate into cpu.wide_rate_seen (indexed by CPU id, grown as needed); cores not
+// timed keep what was there.
+void note_widest_rates(const std::vector<CoreQuietness>& cores, CpuInfo& cpu);
 
 }  // namespace peakprobe

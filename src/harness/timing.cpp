@@ -94,6 +94,16 @@ void Ruler::teach_wide_ratio(double seen) const {
   best_wide_ratio = std::max(lower_best_ratio(best_wide_ratio, seen), wide_ratio_floor);
 }
 
+double Ruler::wide_rate(double wide_ratio) const {
+  // Each call's fixed cost (a few hundred cycles of tens of thousands) is left in: it shifts the rate by
+  // well under the gaps the rate is compared with (see detail::window_learned_while_shared).
+  return wide_ratio > 0 && chain_units > 0 && wide_units > 0 ? wide_units / chain_units / wide_ratio : 0.0;
+}
+
+double Ruler::ratio_for_wide_rate(double adds_per_cycle) const {
+  return adds_per_cycle > 0 && chain_units > 0 && wide_units > 0 ? wide_units / chain_units / adds_per_cycle : 0.0;
+}
+
 void Ruler::teach_chain_ratio(double seen) const {
   best_chain_ratio = std::max(lower_best_ratio(best_chain_ratio, seen, kRulerSteadyChainLimit), chain_ratio_floor);
 }

@@ -67,6 +67,11 @@ struct Ruler {
   // ratio, kRulerSteadyChainLimit for the add/multi-cycle one), never below its floor.
   void teach_wide_ratio(double seen) const;
   void teach_chain_ratio(double seen) const;
+  // A wide/chain ratio of these calls as the wide stream's rate, adds per core cycle (the chain runs one
+  // a cycle), and back: a rate compares across calibrators, whose calls are sized apart, and across
+  // moments. 0 for a ratio or rate that is not positive, or calls not yet sized.
+  double wide_rate(double wide_ratio) const;
+  double ratio_for_wide_rate(double adds_per_cycle) const;
   void* buffer = nullptr;
   const isa::ProbeConstants* consts = nullptr;
   bool ready() const {
