@@ -691,7 +691,7 @@ Expected<std::unique_ptr<ProbeRunner>> ProbeRunner::create(const CpuInfo& cpu, c
   impl->note_calibration(s);
   // A core found shared right after the ranking: move now rather than measure there (a move measures
   // the issue width on the new core).
-  const bool moved = !impl->check_ruler_window() && impl->move_to_quieter_core();
+  const bool moved = !impl->check_ruler_window() && impl->move_to_quieter_core("its reference window ran shared");
   if (!moved) impl->measure_issue_width();
   spdlog::debug("clock {:.3f} GHz on CPU {} ({})", impl->last_calibration.ghz, impl->pinned_cpu, impl->counter.source());
   return std::unique_ptr<ProbeRunner>(new ProbeRunner(std::move(impl)));
@@ -913,15 +913,15 @@ void ProbeRunner::Impl::note_probe_slowed(bool slowed) {
   busy_streak = slowed ? busy_streak + 1 : 0;
   if (busy_streak < kBusyStreak) return;
   busy_streak = 0;
-  move_to_quieter_core();
+  move_to_quieter_core(fmt::format("ran slowed for {} probes in a row", kBusyStreak));
 }
 
-bool ProbeRunner::Impl::move_to_quieter_core() {
+bool ProbeRunner::Impl::move_to_quieter_core(const std::string& why_move) {
   if (options.cpu >= 0) return false;  // pinned by hand
   const double now = std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
   if (!moves.room(now)) {  // moved enough for this minute
-    spdlog::debug("CPU {} ran slowed for {} probes in a row; {} moves in the last {:.0f} s already, staying", pinned_cpu,
-                  kBusyStreak, kMaxCoreMoves, kCoreMoveWindowSeconds);
+    spdlog::debug("CPU {} {}; {} moves in the last {:.0f} s already, staying", pinned_cpu, why_move, kMaxCoreMoves,
+                  kCoreMoveWindowSeconds);
     return false;
   }
   const std::vector<CoreQuietness> q = measure_core_quietness(cpu);
@@ -934,17 +934,16 @@ bool ProbeRunner::Impl::move_to_quieter_core() {
   if (to < 0 || best == q.end()) {
     // No quieter core: the ranking is not a move (a busy machine stays where it is at the cost of a
     // ranking every kBusyStreak slowed probes, a few ms).
-    spdlog::debug("CPU {} ran slowed for {} probes in a row; no clearly quieter core to move to", pinned_cpu, kBusyStreak);
+    spdlog::debug("CPU {} {}; no clearly quieter core to move to", pinned_cpu, why_move);
     return false;
   }
   if (std::string why; !repin(best->cpu, &why)) {
-    spdlog::debug("CPU {} ran slowed for {} probes in a row; staying: {}", pinned_cpu, kBusyStreak, why);
+    spdlog::debug("CPU {} {}; staying: {}", pinned_cpu, why_move, why);
     return false;
   }
   moves.record(now);
-  spdlog::info("CPU {} ran slowed for {} probes in a row (wide/chain reference ratio {:.3f}); moving to CPU {} "
-               "({:.3f})",
-               from, kBusyStreak, here != q.end() ? here->wide_ratio : 0.0, best->cpu, best->wide_ratio);
+  spdlog::info("CPU {} {} (wide/chain reference ratio {:.3f}); moving to CPU {} ({:.3f})", from, why_move,
+               here != q.end() ? here->wide_ratio : 0.0, best->cpu, best->wide_ratio);
   return true;
 }
 
@@ -977,6 +976,8 @@ bool ProbeRunner::Impl::check_ruler_window() {
                             ? cpu.wide_rate_seen[size_t(pinned_cpu)]
                             : 0.0;
   const double first = clock->learned_wide_rate();
+  spdlog::trace("CPU {}: the ruler's window learned a wide stream of {:.2f} adds a cycle; {:.2f} at the ranking",
+                pinned_cpu, first, ranked);
   if (!detail::window_learned_while_shared(first, ranked)) return true;
   spdlog::debug("CPU {}: the ruler learned a wide stream of {:.2f} adds a cycle against {:.2f} at the ranking; taking "
                 "its window again over {:.2f} s",
