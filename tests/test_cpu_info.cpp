@@ -4,10 +4,12 @@
 
 #include <algorithm>
 #include <cctype>
+#include <map>
 #include <set>
 #include <string>
 
 #include "cpu/cpu_info.hpp"
+#include "skip.hpp"
 
 namespace {
 
@@ -72,6 +74,23 @@ TEST_CASE("topology is consistent", "[cpu_info][hw]") {
   }
   CHECK(int(cores.size()) == cpu.physical_cores);
   CHECK(int(first_cores.size()) == cpu.physical_cores);
+}
+
+TEST_CASE("core kinds: none named, or at least two, and the hardware threads of a core are of its kind",
+          "[cpu_info][hw]") {
+  const auto& cpu = host();
+  if (cpu.cpu_kind.empty()) PP_SKIP("every core of one kind here (hwloc names fewer than two kinds)");
+  std::set<int> kinds;
+  std::map<int, int> kind_of_core;
+  for (int c : cpu.core_order) {
+    REQUIRE(size_t(c) < cpu.cpu_kind.size());
+    const int kind = cpu.cpu_kind[size_t(c)];
+    CHECK(kind >= 0);
+    kinds.insert(kind);
+    const auto [it, fresh] = kind_of_core.emplace(cpu.cpu_core[size_t(c)], kind);
+    CHECK((fresh || it->second == kind));
+  }
+  CHECK(kinds.size() >= 2);
 }
 
 TEST_CASE("caches are plausible", "[cpu_info][hw]") {

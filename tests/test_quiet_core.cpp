@@ -117,6 +117,26 @@ TEST_CASE("note_widest_rates: each timed core's rate by CPU id, the others kept"
   CHECK(cpu.wide_rate_seen[3] == Approx(4.95));
 }
 
+TEST_CASE("quiet_wide_rate: a core's own rate or its kind's median, whichever is higher", "[quiet_core]") {
+  CpuInfo cpu;
+  CHECK(quiet_wide_rate(cpu, 0) == 0);  // no ranking
+  // Emerald Rapids VM: the chosen core read 4.20 at the ranking, the others 4.9-5.0.
+  cpu.wide_rate_seen = {4.95, 4.20, 4.98, 0, 4.92};
+  CHECK(quiet_wide_rate(cpu, 1) == Approx(4.935));  // the median of 4.20, 4.92, 4.95, 4.98
+  CHECK(quiet_wide_rate(cpu, 2) == Approx(4.98));   // its own, higher than the median
+  CHECK(quiet_wide_rate(cpu, 3) == Approx(4.935));  // not timed itself: its kind's
+  CHECK(quiet_wide_rate(cpu, 9) == Approx(4.935));
+  // A hybrid CPU: CPUs 0-1 of one kind, 2-4 of another; each compared with its own kind only.
+  cpu.wide_rate_seen = {5.9, 5.8, 3.9, 3.2, 3.95};
+  cpu.cpu_kind = {1, 1, 0, 0, 0};
+  CHECK(quiet_wide_rate(cpu, 3) == Approx(3.9));   // the efficiency cores' median, not the machine's
+  CHECK(quiet_wide_rate(cpu, 1) == Approx(5.85));  // the performance cores' median
+  // A CPU the kinds do not name: only its own.
+  cpu.cpu_kind = {1, 1, 0, 0, -1};
+  CHECK(quiet_wide_rate(cpu, 4) == Approx(3.95));
+  CHECK(quiet_wide_rate(cpu, 7) == 0);
+}
+
 TEST_CASE("hw: every core's reference streams are timed and the order stays a permutation", "[quiet_core][hw]") {
   CpuInfo cpu = detect_cpu_info();
   if (cpu.physical_cores < 2) PP_SKIP("one core: nothing to choose between");

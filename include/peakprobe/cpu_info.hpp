@@ -49,6 +49,9 @@ struct CpuInfo {
   // The core of each logical CPU (indexed by CPU id; cores numbered in hwloc's order), -1 for a CPU
   // this process may not use; empty when the topology is not known.
   std::vector<int> cpu_core;
+  // The kind of core of each logical CPU (indexed by CPU id; hwloc's CPU kinds, as the performance and
+  // efficiency cores of a hybrid CPU), -1 where none is named; empty when every core is of one kind.
+  std::vector<int> cpu_kind;
   // Measured, not identified: the rate (adds per core cycle) of the clock ruler's wide stream at each
   // core's quietest moment when the cores were ranked at the start (harness/quiet_core.hpp), indexed
   // by CPU id, 0 where not measured; empty without a ranking (one core, or --cpu given by hand). A

@@ -45,6 +45,7 @@ struct Topology {
   std::vector<std::vector<int>> cores;  // allowed logical CPU ids per core, SMT rank order
   int packages = 0;
   std::vector<CacheLevel> caches;
+  std::vector<int> cpu_kind;  // CpuInfo::cpu_kind
 };
 
 // Owns an hwloc topology so every early return releases it.
@@ -157,6 +158,25 @@ std::vector<CacheLevel> caches_of(hwloc_topology_t topo, const std::set<int>& al
   return caches;
 }
 
+// The kind (hwloc's CPU kinds: performance and efficiency cores of a hybrid CPU) of each logical CPU,
+// by CPU id, -1 where none is named; empty when hwloc names fewer than two kinds (every core alike).
+std::vector<int> cpu_kinds_of(hwloc_topology_t topo) {
+  std::vector<int> kind;
+  const int n = hwloc_cpukinds_get_nr(topo, 0);
+  if (n < 2) return kind;
+  hwloc_bitmap_t set = hwloc_bitmap_alloc();
+  if (set == nullptr) return kind;
+  for (int k = 0; k < n; ++k) {
+    if (hwloc_cpukinds_get_info(topo, unsigned(k), set, nullptr, nullptr, nullptr, 0) != 0) continue;
+    for (int cpu = hwloc_bitmap_first(set); cpu >= 0; cpu = hwloc_bitmap_next(set, cpu)) {
+      if (kind.size() <= size_t(cpu)) kind.resize(size_t(cpu) + 1, -1);
+      kind[size_t(cpu)] = k;
+    }
+  }
+  hwloc_bitmap_free(set);
+  return kind;
+}
+
 bool hwloc_topology(const std::set<int>& allowed, Topology& out) {
   const HwlocTopology topo;
   if (topo.get() == nullptr) return false;
@@ -164,6 +184,7 @@ bool hwloc_topology(const std::set<int>& allowed, Topology& out) {
   if (out.cores.empty()) return false;
   out.packages = packages_of(topo.get(), allowed);
   out.caches = caches_of(topo.get(), allowed);
+  out.cpu_kind = cpu_kinds_of(topo.get());
   return true;
 }
 
@@ -211,6 +232,7 @@ void fill_topology(CpuInfo& info) {
   info.packages = t.packages;
   info.smt_per_core = smt;
   info.caches = std::move(t.caches);
+  info.cpu_kind = std::move(t.cpu_kind);
 }
 
 // ---- timestamp counter ------------------------------------------------------------------------------------

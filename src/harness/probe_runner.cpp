@@ -972,11 +972,9 @@ bool ProbeRunner::Impl::repin(int to, std::string* error) {
 }
 
 bool ProbeRunner::Impl::check_ruler_window() {
-  const double ranked = pinned_cpu >= 0 && size_t(pinned_cpu) < cpu.wide_rate_seen.size()
-                            ? cpu.wide_rate_seen[size_t(pinned_cpu)]
-                            : 0.0;
+  const double ranked = quiet_wide_rate(cpu, pinned_cpu);
   const double first = clock->learned_wide_rate();
-  spdlog::trace("CPU {}: the ruler's window learned a wide stream of {:.2f} adds a cycle; {:.2f} at the ranking",
+  spdlog::trace("CPU {}: the ruler's window learned a wide stream of {:.2f} adds a cycle; {:.2f} quiet at the ranking",
                 pinned_cpu, first, ranked);
   if (!detail::window_learned_while_shared(first, ranked)) return true;
   spdlog::debug("CPU {}: the ruler learned a wide stream of {:.2f} adds a cycle against {:.2f} at the ranking; taking "
@@ -994,9 +992,10 @@ bool ProbeRunner::Impl::check_ruler_window() {
   const double second = clock->learned_wide_rate();
   if (!detail::window_learned_while_shared(second, ranked)) return true;
   clock->assume_wide_rate(ranked);
-  spdlog::info("CPU {}: its wide reference stream ran at {:.2f} adds a cycle for {:.2f} s, against {:.2f} when the "
-               "cores were ranked a moment before: something runs beside it (its other hardware thread, or the "
-               "host); its samples are judged against the ranking's rate, so they read as slowed",
+  spdlog::info("CPU {}: its wide reference stream ran at {:.2f} adds a cycle for {:.2f} s, against {:.2f} on a quiet "
+               "core of its kind when the cores were ranked a moment before: something runs beside it (its other "
+               "hardware thread, or the host); its samples are judged against the ranking's rate, so they read as "
+               "slowed",
                pinned_cpu, std::max(first, second), ClockCalibrator::kLongRatioWindowSeconds, ranked);
   return false;
 }

@@ -151,6 +151,21 @@ std::vector<CoreQuietness> measure_core_quietness(const CpuInfo& cpu, double sec
   return out;
 }
 
+double quiet_wide_rate(const CpuInfo& cpu, int here) {
+  const auto seen = [&](int c) { return c >= 0 && size_t(c) < cpu.wide_rate_seen.size() ? cpu.wide_rate_seen[size_t(c)] : 0.0; };
+  // Every core one kind (0) when no kinds are named; -1: a CPU the kinds leave out, compared with nobody.
+  const auto kind = [&](int c) {
+    if (cpu.cpu_kind.empty()) return 0;
+    return c >= 0 && size_t(c) < cpu.cpu_kind.size() ? cpu.cpu_kind[size_t(c)] : -1;
+  };
+  const double own = seen(here);
+  if (kind(here) < 0) return own;
+  std::vector<double> peers;
+  for (size_t c = 0; c < cpu.wide_rate_seen.size(); ++c)
+    if (cpu.wide_rate_seen[c] > 0 && kind(int(c)) == kind(here)) peers.push_back(cpu.wide_rate_seen[c]);
+  return std::max(own, peers.empty() ? 0.0 : median(peers));
+}
+
 void note_widest_rates(const std::vector<CoreQuietness>& cores, CpuInfo& cpu) {
   for (const CoreQuietness& c : cores) {
     if (c.cpu < 0 || c.widest <= 0) continue;

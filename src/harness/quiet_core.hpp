@@ -79,6 +79,15 @@ std::vector<CoreQuietness> measure_core_quietness(const CpuInfo& cpu, double sec
 // no choice).
 std::string order_cores_quietest_first(CpuInfo& cpu);
 
+// The wide rate that CPU `here` should reach when nothing runs beside it, from the ranking
+// (cpu.wide_rate_seen): the higher of its own and the median over the cores of its kind
+// (cpu.cpu_kind; every core when no kinds are named). A core busy through the whole ranking reads
+// low in both its ranking and its window, and alone would pass: on the 16-vCPU Emerald Rapids VM the
+// chosen core once read 4.20 adds a cycle at the ranking and 4.22 in its window, the add `ok` at 0.224
+// cycles (its 5 ALUs: 0.200), while the other cores read 4.9-5.0. Only cores of one kind are compared:
+// a hybrid CPU's efficiency cores issue fewer. 0 when nothing is known of `here`'s kind.
+double quiet_wide_rate(const CpuInfo& cpu, int here);
+
 // Each core's widest rate into cpu.wide_rate_seen (indexed by CPU id, grown as needed); cores not
 // timed keep what was there.
 void note_widest_rates(const std::vector<CoreQuietness>& cores, CpuInfo& cpu);
