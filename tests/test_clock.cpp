@@ -44,12 +44,17 @@ TEST_CASE("hw: the warm-up reads a clock and leaves the ruler ready, its ratios 
   CHECK(ruler.best_wide_ratio == learned);
 }
 
-TEST_CASE("hw: an assumed wide rate replaces the learned one, with a first calibration's floor", "[hw][clock]") {
+TEST_CASE("hw: a calibrator without a window still sizes the ruler's calls, and takes an assumed wide rate",
+          "[hw][clock]") {
   CycleCounter counter;
   auto cal = calibrator(counter);
   if (!cal) PP_SKIP("no invariant TSC rate on this machine");
   cal->set_ratio_window(0);
   REQUIRE(cal->measure().ghz > 0);
+  CHECK(cal->ruler().chain_iters > 0);
+  CHECK(cal->ruler().wide_iters > 0);
+  CHECK(cal->ruler().chain_units > 0);
+  // A rate assumed in place of the learned one (a window that ran shared), with a first calibration's floor.
   const double learned = cal->learned_wide_rate();
   const double assumed = (learned > 0 ? learned : 3.0) * 1.25;
   cal->assume_wide_rate(assumed);
@@ -59,17 +64,6 @@ TEST_CASE("hw: an assumed wide rate replaces the learned one, with a first calib
   CHECK(ruler.wide_ratio_floor == Approx(ruler.best_wide_ratio * (1 - kRulerCleanLimit / 2)));
   cal->assume_wide_rate(0);  // no rate: nothing changes
   CHECK(cal->learned_wide_rate() == Approx(assumed));
-}
-
-TEST_CASE("hw: a calibrator without a window still sizes the ruler's calls", "[hw][clock]") {
-  CycleCounter counter;
-  auto cal = calibrator(counter);
-  if (!cal) PP_SKIP("no invariant TSC rate on this machine");
-  cal->set_ratio_window(0);
-  REQUIRE(cal->measure().ghz > 0);
-  CHECK(cal->ruler().chain_iters > 0);
-  CHECK(cal->ruler().wide_iters > 0);
-  CHECK(cal->ruler().chain_units > 0);
 }
 
 TEST_CASE("hw: relearn forgets what the ruler learned and returns it, keeps its code, and restore puts it back",
