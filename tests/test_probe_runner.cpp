@@ -262,18 +262,25 @@ TEST_CASE("an issue rate beyond the core's widest is doubted whatever the clock"
 
 TEST_CASE("a ruler window is judged against its core's rate at the ranking", "[probe_runner]") {
   using peakprobe::detail::kSharedWindowGap;
-  using peakprobe::detail::window_learned_while_shared;
+  using peakprobe::detail::ruler_window_step;
+  using Step = peakprobe::detail::RulerWindowStep;
   // Emerald Rapids VM: the ranking saw a core's wide stream near 5 adds a cycle; a window during a
-  // sibling's burst learned 3.4.
-  CHECK(window_learned_while_shared(3.4, 4.95));
+  // sibling's burst learned 3.4. The first time it is taken again; a second time, the ranking's rate stands.
+  CHECK(ruler_window_step(3.4, 4.95, false) == Step::retake);
+  CHECK(ruler_window_step(3.4, 4.95, true) == Step::assume);
   // Undisturbed windows agree with the ranking within a few percent, either way.
-  CHECK_FALSE(window_learned_while_shared(4.8, 4.95));
-  CHECK_FALSE(window_learned_while_shared(4.02, 3.97));
-  CHECK(window_learned_while_shared(4.95 * (1 - kSharedWindowGap) * 0.99, 4.95));
-  CHECK_FALSE(window_learned_while_shared(4.95 * (1 - kSharedWindowGap) * 1.01, 4.95));
-  // Nothing known on either side (--cpu given by hand, one core, no ratio learned): nothing to judge.
-  CHECK_FALSE(window_learned_while_shared(3.4, 0));
-  CHECK_FALSE(window_learned_while_shared(0, 4.95));
+  CHECK(ruler_window_step(4.8, 4.95, false) == Step::keep);
+  CHECK(ruler_window_step(4.02, 3.97, false) == Step::keep);
+  CHECK(ruler_window_step(4.8, 4.95, true) == Step::keep);
+  CHECK(ruler_window_step(4.95 * (1 - kSharedWindowGap) * 0.99, 4.95, false) == Step::retake);
+  CHECK(ruler_window_step(4.95 * (1 - kSharedWindowGap) * 1.01, 4.95, false) == Step::keep);
+  // A first window that confirmed no rate is left as it is (the ruler then waits for the samples); a
+  // second that confirmed none does not leave the ruler without one.
+  CHECK(ruler_window_step(0, 4.95, false) == Step::keep);
+  CHECK(ruler_window_step(0, 4.95, true) == Step::assume);
+  // No ranking (--cpu given by hand, one core): nothing to judge.
+  CHECK(ruler_window_step(3.4, 0, false) == Step::keep);
+  CHECK(ruler_window_step(0, 0, true) == Step::keep);
 }
 
 // A paired timing with a steady clock, two instructions per cycle and every sample undisturbed.

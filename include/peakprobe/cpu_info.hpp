@@ -56,7 +56,8 @@ struct CpuInfo {
   // core's quietest moment when the cores were ranked at the start (harness/quiet_core.hpp), indexed
   // by CPU id, 0 where not measured; empty without a ranking (one core, or --cpu given by hand). A
   // runner whose own ruler later learns a clearly lower rate on that core learned it while something
-  // ran beside it.
+  // ran beside it. A runner started later in a long command still judges by this first ranking (its
+  // own re-rankings update only its copy): a core that turned busier since is judged the more strictly.
   std::vector<double> wide_rate_seen;
   std::vector<CacheLevel> caches;
   double tsc_hz = 0.0;           // measured against CLOCK_MONOTONIC_RAW

@@ -19,7 +19,7 @@ constexpr int kRounds = 7;
 // At most this many tries in the first calibration's window (ClockCalibrator::kRatioWindowSeconds),
 // and how many other tries must confirm the best ratio among that many (two odd tries among
 // thousands can agree by chance).
-constexpr int kMaxFirstTries = 4000;
+constexpr int kMaxFirstTries = 4000;  // per kRatioWindowSeconds of window
 constexpr size_t kWindowConfirmations = 4;
 }  // namespace
 
@@ -137,7 +137,10 @@ ClockSample ClockCalibrator::measure() {
     if (first) window_taken_ = true;
     const uint64_t window_start = tsc_now();
     const double window_ticks = first ? ratio_window_seconds_ * tsc_hz_ : 0.0;
-    for (int i = 0; i < 7 || (double(tsc_now() - window_start) < window_ticks && i < kMaxFirstTries); ++i) {
+    // The cap on tries grows with the window, so that a longer window lasts as long as it says (a try is
+    // about 15 us on the Zen 3 VM: 4000 end a window after some 60 ms).
+    const int max_tries = int(kMaxFirstTries * std::max(1.0, ratio_window_seconds_ / kRatioWindowSeconds));
+    for (int i = 0; i < 7 || (double(tsc_now() - window_start) < window_ticks && i < max_tries); ++i) {
       Try t;
       ruler_.chain(1, ruler_.buffer, ruler_.consts);
       uint64_t t0 = counter_.now();

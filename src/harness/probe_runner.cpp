@@ -686,13 +686,14 @@ Expected<std::unique_ptr<ProbeRunner>> ProbeRunner::create(const CpuInfo& cpu, c
   impl->clock = std::move(cal.value());
   ClockSample s = impl->clock->warm_up();
   if (s.ghz <= 0) return make_error("clock calibration failed: the add chain could not be timed");
-  impl->start.source = impl->counter.source();
-  impl->start.ghz = impl->start.ghz_before = impl->start.ghz_after = s.ghz;
   impl->note_calibration(s);
   // A core found shared right after the ranking: move now rather than measure there (a move measures
   // the issue width on the new core).
   const bool moved = !impl->check_ruler_window() && impl->move_to_quieter_core("its reference window ran shared");
   if (!moved) impl->measure_issue_width();
+  // The clock of the core the runner measures on, after any retaken window or move.
+  impl->start.source = impl->counter.source();
+  impl->start.ghz = impl->start.ghz_before = impl->start.ghz_after = impl->last_calibration.ghz;
   spdlog::debug("clock {:.3f} GHz on CPU {} ({})", impl->last_calibration.ghz, impl->pinned_cpu, impl->counter.source());
   return std::unique_ptr<ProbeRunner>(new ProbeRunner(std::move(impl)));
 }
@@ -708,8 +709,11 @@ int ProbeRunner::threads() const { return impl_->options.threads; }
 // one such instruction, and the instruction faults). That is a fact of this machine, not a failed
 // measurement.
 namespace detail {
-bool window_learned_while_shared(double learned, double ranked) {
-  return learned > 0 && ranked > 0 && learned < ranked * (1 - kSharedWindowGap);
+RulerWindowStep ruler_window_step(double learned, double ranked, bool retaken) {
+  if (ranked <= 0) return RulerWindowStep::keep;
+  const bool short_of_ranking = learned < ranked * (1 - kSharedWindowGap);
+  if (!retaken) return learned > 0 && short_of_ranking ? RulerWindowStep::retake : RulerWindowStep::keep;
+  return short_of_ranking ? RulerWindowStep::assume : RulerWindowStep::keep;
 }
 
 bool chains_bind(double recip_throughput, int k, double latency_cycles) {
@@ -972,31 +976,34 @@ bool ProbeRunner::Impl::repin(int to, std::string* error) {
 }
 
 bool ProbeRunner::Impl::check_ruler_window() {
+  using detail::RulerWindowStep;
   const double ranked = quiet_wide_rate(cpu, pinned_cpu);
   const double first = clock->learned_wide_rate();
   spdlog::trace("CPU {}: the ruler's window learned a wide stream of {:.2f} adds a cycle; {:.2f} quiet at the ranking",
                 pinned_cpu, first, ranked);
-  if (!detail::window_learned_while_shared(first, ranked)) return true;
+  if (detail::ruler_window_step(first, ranked, false) != RulerWindowStep::retake) return true;
   spdlog::debug("CPU {}: the ruler learned a wide stream of {:.2f} adds a cycle against {:.2f} at the ranking; taking "
                 "its window again over {:.2f} s",
                 pinned_cpu, first, ranked, ClockCalibrator::kLongRatioWindowSeconds);
   const ClockCalibrator::Learned was = clock->relearn();
   clock->set_ratio_window(ClockCalibrator::kLongRatioWindowSeconds);
+  const auto window_start = std::chrono::steady_clock::now();
   const ClockSample s = clock->warm_up();
+  const double window_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - window_start).count();
   clock->set_ratio_window(ClockCalibrator::kRatioWindowSeconds);
-  if (s.ghz > 0) {
-    note_calibration(s);
-  } else {
-    clock->restore(was);  // keep the first window's lessons rather than none
-  }
-  const double second = clock->learned_wide_rate();
-  if (!detail::window_learned_while_shared(second, ranked)) return true;
+  const double second = s.ghz > 0 ? clock->learned_wide_rate() : 0.0;
+  if (s.ghz > 0) note_calibration(s);
+  if (detail::ruler_window_step(second, ranked, true) == RulerWindowStep::keep) return true;
+  // The first window's lessons rather than none where the second learned nothing (its chain-side ratios,
+  // from a shared window too, stand: the wide ratio below now marks the shared samples, and a runner
+  // just started moves away).
+  if (second <= 0) clock->restore(was);
   clock->assume_wide_rate(ranked);
-  spdlog::info("CPU {}: its wide reference stream ran at {:.2f} adds a cycle for {:.2f} s, against {:.2f} on a quiet "
-               "core of its kind when the cores were ranked a moment before: something runs beside it (its other "
-               "hardware thread, or the host); its samples are judged against the ranking's rate, so they read as "
-               "slowed",
-               pinned_cpu, std::max(first, second), ClockCalibrator::kLongRatioWindowSeconds, ranked);
+  spdlog::info("CPU {}: its wide reference stream ran at {} over {:.2f} s, against {:.2f} adds a cycle on a quiet "
+               "core of its kind at the ranking: something runs beside it (its other hardware thread, or the host); "
+               "its samples are judged against the ranking's rate, so they read as slowed",
+               pinned_cpu, second > 0 ? fmt::format("{:.2f} adds a cycle", second) : std::string("no confirmed rate"),
+               window_seconds, ranked);
   return false;
 }
 

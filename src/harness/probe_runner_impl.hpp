@@ -323,9 +323,13 @@ ProbeResult skip_if_blocked(ProbeResult r);
 // a busy sibling takes 10-50%. As wide as the judge's own limit (kRulerCleanLimit): a window 10% low
 // still passed samples slowed by 15% (on the Emerald Rapids VM, once, the add at 0.257 `ok`).
 inline constexpr double kSharedWindowGap = 0.05;
-// `learned` (ClockCalibrator::learned_wide_rate) below `ranked` (CpuInfo::wide_rate_seen of the same
-// CPU) by more than kSharedWindowGap; false when either is unknown (0).
-bool window_learned_while_shared(double learned, double ranked);
+// What a runner does with the rate its ruler's window learned (`learned`, ClockCalibrator::learned_wide_rate;
+// 0: the window confirmed none) against the core's quiet rate at the ranking (`ranked`, quiet_wide_rate;
+// 0: no ranking): keep it; take the window again (a first window more than kSharedWindowGap below);
+// or assume the ranking's rate (a second window, `retaken`, that is still below or confirmed none:
+// without a rate the ratio would be learned later from a probe's samples, after its code).
+enum class RulerWindowStep { keep, retake, assume };
+RulerWindowStep ruler_window_step(double learned, double ranked, bool retaken);
 
 }  // namespace peakprobe::detail
 
@@ -425,7 +429,7 @@ struct ProbeRunner::Impl {
   int busy_streak = 0;
   detail::RecentMoves moves;
   // After the ruler learned its core (a warm-up on a new core): when the rate it learned is clearly below
-  // the one the core showed at the ranking (detail::window_learned_while_shared), the window is taken
+  // the one the core showed at the ranking (detail::ruler_window_step), the window is taken
   // again over kLongRatioWindowSeconds; when that one still falls short, the ranking's rate is assumed,
   // so that the samples read as slowed, as they are. False in that last case.
   bool check_ruler_window();

@@ -194,10 +194,10 @@ std::string order_cores_quietest_first(CpuInfo& cpu) {
     return fmt::format("CPU {} is among the quietest of {} cores (wide/chain reference ratio {:.3f}; {:.3f}-{:.3f} "
                        "over all; its wide stream at {:.2f} adds a cycle at its quietest)",
                        before, q.size(), first->wide_ratio, *lo, *hi, first->widest);
-  return fmt::format("measuring on CPU {}, the quietest of {} cores: its wide/chain reference ratio {:.3f} against "
-                     "{:.3f} on CPU {} (something else runs beside that one; --cpu N picks a core by hand; its wide "
-                     "stream at {:.2f} adds a cycle at its quietest)",
-                     chosen->cpu, q.size(), chosen->wide_ratio, first->wide_ratio, before, chosen->widest);
+  return fmt::format("measuring on CPU {}, the quietest of {} cores (its wide stream at {:.2f} adds a cycle at its "
+                     "quietest): its wide/chain reference ratio {:.3f} against {:.3f} on CPU {} (something else runs "
+                     "beside that one; --cpu N picks a core by hand)",
+                     chosen->cpu, q.size(), chosen->widest, chosen->wide_ratio, first->wide_ratio, before);
 }
 
 }  // namespace peakprobe

@@ -96,7 +96,7 @@ void Ruler::teach_wide_ratio(double seen) const {
 
 double Ruler::wide_rate(double wide_ratio) const {
   // Each call's fixed cost (a few hundred cycles of tens of thousands) is left in: it shifts the rate by
-  // well under the gaps the rate is compared with (see detail::window_learned_while_shared).
+  // well under the gaps the rate is compared with (see detail::ruler_window_step).
   return wide_ratio > 0 && chain_units > 0 && wide_units > 0 ? wide_units / chain_units / wide_ratio : 0.0;
 }
 
