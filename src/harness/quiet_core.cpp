@@ -152,7 +152,9 @@ std::vector<CoreQuietness> measure_core_quietness(const CpuInfo& cpu, double sec
 }
 
 double quiet_wide_rate(const CpuInfo& cpu, int here) {
-  const auto seen = [&](int c) { return c >= 0 && size_t(c) < cpu.wide_rate_seen.size() ? cpu.wide_rate_seen[size_t(c)] : 0.0; };
+  const auto seen = [&](int c) {
+    return c >= 0 && size_t(c) < cpu.wide_rate_seen.size() ? cpu.wide_rate_seen[size_t(c)] : 0.0;
+  };
   // Every core one kind (0) when no kinds are named; -1: a CPU the kinds leave out, compared with nobody.
   const auto kind = [&](int c) {
     if (cpu.cpu_kind.empty()) return 0;
