@@ -75,8 +75,8 @@ int quieter_core(const std::vector<CoreQuietness>& cores, int here);
 std::vector<CoreQuietness> measure_core_quietness(const CpuInfo& cpu, double seconds_per_core = 0.002);
 
 // Reorders cpu.core_order quietest core first (quiet_cores_first) when there is more than one core to
-// choose from, and keeps each measured core's widest rate in cpu.wide_rate_seen. Returns a line for the log that says what was measured and chosen ("" when there was
-// no choice).
+// choose from, and keeps each measured core's widest rate in cpu.wide_rate_seen. Returns a line for
+// the log that says what was measured and chosen ("" when there was no choice).
 std::string order_cores_quietest_first(CpuInfo& cpu);
 
 // The wide rate that CPU `here` should reach when nothing runs beside it, from the ranking
