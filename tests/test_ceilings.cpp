@@ -39,6 +39,63 @@ TEST_CASE("ceilings: a row's all-cores figure sets a ceiling only when its threa
   CHECK(doubted[0].gops == 64);
 }
 
+TEST_CASE("ceilings: an all-cores rate per cycle is each thread's in its own cycles, not the total over the one-core clock", "[roofline]") {
+  // A row whose threads ran at a higher clock than its one-core timing: each thread 0.25 cycles for 16
+  // ops (64 a cycle), the threads at 4.4 GHz, the one-core row at 4.0.
+  ProbeResult row = probe("vpaddw zmm, zmm, zmm", "i16", 256);
+  row.group = "vec.int.add";
+  row.threads = 2;
+  row.per_thread_recip_throughput = {0.25, 0.25};
+  row.total_gops = 2 * 64 * 4.4;
+  const auto c = compute_ceilings({row});
+  REQUIRE(c.size() == 2);
+  const auto& all = c[0].threads == 2 ? c[0] : c[1];
+  CHECK(all.gops == Approx(2 * 64 * 4.4));
+  CHECK(all.ops_per_cycle == Approx(64));      // the total over the one-core clock: 70.4
+  CHECK(all.clock_ghz == Approx(4.4));
+  CHECK(all.gops == Approx(all.ops_per_cycle * all.clock_ghz * all.threads));
+  // Threads at unlike rates: the mean of their ops per cycle.
+  row.per_thread_recip_throughput = {0.25, 0.5};
+  row.total_gops = 64 * 4.4 + 32 * 4.0;
+  const auto unlike = compute_ceilings({row});
+  const auto& both = unlike[0].threads == 2 ? unlike[0] : unlike[1];
+  CHECK(both.ops_per_cycle == Approx(48));
+  CHECK(both.gops == Approx(both.ops_per_cycle * both.clock_ghz * 2));
+  // An older document without the threads' cycles, or with a missing one: the one-core clock.
+  for (const std::vector<double>& cycles : {std::vector<double>{}, std::vector<double>{0.25, 0.0}}) {
+    row.per_thread_recip_throughput = cycles;
+    const auto old = compute_ceilings({row});
+    const auto& o = old[0].threads == 2 ? old[0] : old[1];
+    CHECK(o.ops_per_cycle == Approx(*row.total_gops / 4.0 / 2));
+    CHECK(o.clock_ghz == Approx(4.0));
+  }
+}
+
+TEST_CASE("ceilings: an all-cores FLOP mix per cycle comes from each core's cycles per group", "[roofline]") {
+  FlopMixSearch s;
+  s.a = "vfmadd231ps zmm, zmm, zmm";
+  s.b = "vaddps zmm, zmm, zmm";
+  s.best_a = s.best_b = 1;
+  s.best_flops_per_cycle = 48;
+  MixResult m;
+  m.parts = {MixPart{s.a, 1, 32, "f32"}, MixPart{s.b, 1, 16, "f32"}};
+  m.flops_per_cycle = 48;
+  m.gflops = 192;
+  m.clock.ghz = 4;
+  s.tried = {m};
+  MixResult all = m;
+  all.threads = 2;
+  all.per_thread_cycles_per_group = {1.0, 1.0};  // 48 FLOP a cycle on each core
+  all.total_gflops = 2 * 48 * 4.2;               // at 4.2 GHz
+  s.best_all_threads = all;
+  const auto c = compute_ceilings({probe("vfmadd231ps zmm, zmm, zmm", "f32", 128)}, {s});
+  REQUIRE(c.size() == 2);
+  const auto& both = c[0].threads == 2 ? c[0] : c[1];
+  CHECK(both.source.find("mix 1:1") == 0);
+  CHECK(both.ops_per_cycle == Approx(48));
+  CHECK(both.clock_ghz == Approx(4.2));
+}
+
 TEST_CASE("ceilings: a FLOP mix that beats the single instruction replaces it", "[roofline]") {
   FlopMixSearch s;
   s.a = "vfmadd231ps zmm, zmm, zmm";

@@ -30,6 +30,7 @@ struct MixResult {
   // threaded run was disturbed.
   int threads = 1;
   std::optional<double> total_gflops, total_gops;
+  std::vector<double> per_thread_cycles_per_group;  // each core's own cycles per group, with threads > 1
   int rounds = 0;                          // groups per copy: each part has weight x rounds instances, on as many chains unless its MixSpec limits them
   Stats stats;                             // cycles per group
   ClockReading clock;

@@ -213,6 +213,7 @@ MixResult ProbeRunner::Impl::run_mix_once(const std::vector<MixSpec>& parts, boo
       r.threads = all.threads;
       r.total_gflops = all.total_gflops;
       r.total_gops = all.total_gops;
+      for (double c : all.per_thread_recip_throughput) r.per_thread_cycles_per_group.push_back(c * group);
     } else {
       spdlog::warn("no {}-core ceiling from the mix {} (run with --threads {}): {} ({})", options.threads, r.repro,
                    options.threads, to_string(all.threads_status), all.threads_reason);

@@ -55,6 +55,9 @@ json to_json(const MixResult& m) {
     j["threads"] = m.threads;
     j["total_gflops"] = json_number(m.total_gflops);
     j["total_gops"] = json_number(m.total_gops);
+    json cycles = json::array();
+    for (double c : m.per_thread_cycles_per_group) cycles.push_back(json_number(c));
+    j["per_thread_cycles_per_group"] = cycles;
   }
   return j;
 }

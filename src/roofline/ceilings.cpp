@@ -45,6 +45,25 @@ bool sets_a_roof(const ProbeResult& r) {
 
 }  // namespace
 
+ThreadedRate threaded_rate(double total, int threads, double ops_per_unit, const std::vector<double>& per_thread_cycles,
+                           double one_core_ghz) {
+  ThreadedRate t;
+  if (threads <= 0 || !(total > 0)) return t;
+  double sum = 0;
+  const bool cycles_known = ops_per_unit > 0 && per_thread_cycles.size() == size_t(threads) &&
+                            std::all_of(per_thread_cycles.begin(), per_thread_cycles.end(),
+                                        [](double c) { return c > 0 && std::isfinite(c); });
+  if (cycles_known) {
+    for (double c : per_thread_cycles) sum += ops_per_unit / c;
+    t.ops_per_cycle = sum / threads;
+    t.clock_ghz = total / threads / t.ops_per_cycle;
+  } else if (one_core_ghz > 0) {
+    t.ops_per_cycle = total / one_core_ghz / threads;
+    t.clock_ghz = one_core_ghz;
+  }
+  return t;
+}
+
 bool is_float_dtype(const std::string& d) { return d == "f64" || d == "f32" || d == "f16" || d == "bf16"; }
 
 std::string isa_of_instruction(const std::string& text) { return isa::host_target().width_class(text); }
@@ -79,7 +98,10 @@ std::vector<ComputeCeiling> compute_ceilings(const std::vector<ProbeResult>& res
     if (r.threads > 1 && total && r.threads_status == Status::ok) {
       c.threads = r.threads;
       c.gops = *total;
-      c.ops_per_cycle = *total / r.clock.ghz / r.threads;
+      const ThreadedRate t =
+          threaded_rate(*total, r.threads, r.ops_per_instruction, r.per_thread_recip_throughput, r.clock.ghz);
+      c.ops_per_cycle = t.ops_per_cycle;
+      c.clock_ghz = t.clock_ghz;
       offer(c);
     }
   }
@@ -114,8 +136,13 @@ std::vector<ComputeCeiling> compute_ceilings(const std::vector<ProbeResult>& res
       c.isa = isa_of_instruction(mix.a);
       c.threads = all->threads;
       c.gops = *all->total_gflops;
-      c.ops_per_cycle = *all->total_gflops / all->clock.ghz / all->threads;
-      c.clock_ghz = all->clock.ghz;
+      double flops_per_group = 0;
+      for (const auto& p : all->parts)
+        if (is_float_dtype(p.dtype)) flops_per_group += p.weight * p.ops_per_instruction;
+      const ThreadedRate t = threaded_rate(*all->total_gflops, all->threads, flops_per_group,
+                                           all->per_thread_cycles_per_group, all->clock.ghz);
+      c.ops_per_cycle = t.ops_per_cycle;
+      c.clock_ghz = t.clock_ghz;
       c.source = mix_source(mix);
       if (one_core && clears_margin(c)) offer(c);
     }
