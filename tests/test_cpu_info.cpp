@@ -140,3 +140,13 @@ TEST_CASE("identity is filled", "[cpu_info][hw]") {
   CHECK_FALSE(cpu.vendor.empty());
   CHECK(cpu.family > 0);
 }
+
+TEST_CASE("core kinds: info names each kind with its runs of CPUs, and nothing when the cores are alike", "[cpu]") {
+  CHECK(peakprobe::core_kinds_text({}).empty());
+  CHECK(peakprobe::core_kinds_text({0, 0, 0, 0}).empty());
+  CHECK(peakprobe::core_kinds_text({0, 0, -1}).empty());  // one kind named: nothing to tell apart
+  CHECK(peakprobe::core_kinds_text({1, 1, 1, 1, 0, 0, 0, 0}) == "2: kind 0 on CPUs 4-7, kind 1 on CPUs 0-3");
+  // Hyperthreads of the performance cores numbered apart, a CPU of no named kind, a kind of one CPU.
+  CHECK(peakprobe::core_kinds_text({1, 1, 0, 0, 1, 1, -1, 2}) ==
+        "3: kind 0 on CPUs 2-3, kind 1 on CPUs 0-1,4-5, kind 2 on CPU 7, no kind named for CPU 6");
+}

@@ -51,7 +51,7 @@ TEST_CASE("JSON host carries every CpuInfo field", "[report]") {
   CHECK(keys(host) == std::set<std::string>{"vendor", "brand", "family", "model", "stepping", "hypervisor", "xcr0",
                                             "os_avx", "os_avx512", "os_amx", "features", "os_disabled",
                                             "logical_cpus", "physical_cores", "packages", "smt_per_core",
-                                            "core_order", "caches", "tsc_hz", "tsc_invariant"});
+                                            "core_order", "cpu_kind", "caches", "tsc_hz", "tsc_invariant"});
   REQUIRE(host["caches"].size() == 4);
   CHECK(keys(host["caches"][0]) == std::set<std::string>{"level", "type", "size_bytes", "line_bytes",
                                                          "associativity", "shared_by_cpus", "instances"});

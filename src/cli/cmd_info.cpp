@@ -35,6 +35,9 @@ void print_info(std::ostream& out, const CpuInfo& c, const ClockReading& clock, 
     out << fmt::format("           EMULATED: {} (code runs, timings mean nothing)\n", c.emulator);
   out << fmt::format("Topology   {} package(s), {} core(s), {} logical CPU(s), {} thread(s) per core\n",
                      c.packages, c.physical_cores, c.logical_cpus, c.smt_per_core);
+  // Hybrid CPUs: the quiet-core ranking compares a core's rates with those of its own kind only.
+  if (const std::string kinds = core_kinds_text(c.cpu_kind); !kinds.empty())
+    out << fmt::format("Core kinds {} (hwloc, least performant first)\n", kinds);
   for (const auto& l : c.caches)
     out << fmt::format("Cache      L{} {:<11} {:>8} x{:<3} line {} B, {}-way, shared by {} CPU(s)\n", l.level,
                        l.type, bytes(l.size_bytes), l.instances, l.line_bytes,

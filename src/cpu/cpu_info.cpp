@@ -5,12 +5,14 @@
 
 #include <hwloc.h>
 #include <sched.h>
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <exception>
+#include <map>
 #include <set>
 #include <utility>
 
@@ -296,6 +298,29 @@ double measure_tsc_hz() {
 std::string normalize_feature_name(const std::string& name) { return isa::normalize_feature_name(name); }
 
 std::vector<std::string> all_feature_names() { return isa::all_feature_names(); }
+
+std::string core_kinds_text(const std::vector<int>& cpu_kind) {
+  std::map<int, std::vector<int>> cpus;  // kind (-1: none named) -> its CPU ids, ascending
+  for (size_t id = 0; id < cpu_kind.size(); ++id) cpus[cpu_kind[id]].push_back(int(id));
+  int named = 0;
+  for (const auto& [kind, ids] : cpus) named += kind >= 0;
+  if (named < 2) return "";
+  auto ranges = [](const std::vector<int>& ids) {
+    std::vector<std::string> parts;
+    for (size_t i = 0; i < ids.size();) {
+      size_t j = i;
+      while (j + 1 < ids.size() && ids[j + 1] == ids[j] + 1) ++j;
+      parts.push_back(j == i ? std::to_string(ids[i]) : fmt::format("{}-{}", ids[i], ids[j]));
+      i = j + 1;
+    }
+    return fmt::format("{} {}", ids.size() == 1 ? "CPU" : "CPUs", fmt::join(parts, ","));
+  };
+  std::vector<std::string> kinds;
+  for (const auto& [kind, ids] : cpus)
+    if (kind >= 0) kinds.push_back(fmt::format("kind {} on {}", kind, ranges(ids)));
+  if (auto none = cpus.find(-1); none != cpus.end()) kinds.push_back("no kind named for " + ranges(none->second));
+  return fmt::format("{}: {}", named, fmt::join(kinds, ", "));
+}
 
 bool cpu_feature_known(const std::string& name) { return isa::feature_known(name); }
 

@@ -26,4 +26,9 @@ bool cpu_feature_known(const std::string& name);
 // Every feature name of the host ISA, canonical, in a stable order.
 std::vector<std::string> all_feature_names();
 
+// The core kinds of CpuInfo::cpu_kind as `info` prints them: "2: kind 0 on CPUs 8-15, kind 1 on CPUs
+// 0-7" (hwloc ranks the least performant kind first; runs of CPU ids joined), CPUs of no named kind
+// last; "" when every core is of one kind.
+std::string core_kinds_text(const std::vector<int>& cpu_kind);
+
 }  // namespace peakprobe

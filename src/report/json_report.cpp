@@ -60,6 +60,7 @@ json to_json(const CpuInfo& i) {
           {"packages", i.packages},
           {"smt_per_core", i.smt_per_core},
           {"core_order", i.core_order},
+          {"cpu_kind", i.cpu_kind},
           {"caches", caches(i.caches)},
           {"tsc_hz", number(i.tsc_hz)},
           {"tsc_invariant", i.tsc_invariant}};
