@@ -121,6 +121,27 @@ std::vector<Slot> classify(const InstForm& f) {
   return slots;
 }
 
+bool has_merge_mask(const InstForm& f);
+
+// Whether the form's one written operand is a register destination it does not read and writes
+// whole (a 32- or 64-bit general-purpose register, or a vector register of a VEX or EVEX form
+// without a merge mask, which zero what lies above), so that an instance waits for no earlier one
+// through it. An 8- or 16-bit write merges into the old register, and a legacy SSE write keeps the
+// upper lanes: both wait for the register's last writer.
+bool writes_whole_destination_of(const InstForm& f, const std::vector<Slot>& slots) {
+  int dest = -1;
+  for (size_t i = 0; i < slots.size(); ++i) {
+    const bool written = f.roles[i].write;
+    if (slots[i].kind == SlotKind::dest) dest = int(i);
+    else if (written) return false;  // a second result (clobbered or fixed register, memory)
+  }
+  if (dest < 0 || f.roles[size_t(dest)].read) return false;
+  const OperandKind& k = *slots[size_t(dest)].op;
+  if (k.cls == OpClass::gp) return k.bits >= 32;
+  if (k.cls == OpClass::vec) return !f.text.mnemonic.empty() && f.text.mnemonic[0] == 'v' && !has_merge_mask(f);
+  return false;
+}
+
 int widest_vector(const InstForm& f) {
   int bits = 0;
   for (const auto& k : f.text.operands) {
@@ -677,8 +698,11 @@ Expected<StreamPlan> plan_mix(const std::vector<MixEntry>& entries, int rounds, 
     bool writes_memory = false;
     for (size_t s = 0; s < m.slots.size(); ++s)
       if (m.slots[s].kind == SlotKind::mem && m.form->roles[s].write) writes_memory = true;
-    const int chains =
-        entries[i].chains > 0 && !writes_memory ? std::min(entries[i].chains, instances) : instances;
+    int chains = entries[i].chains > 0 && !writes_memory ? std::min(entries[i].chains, instances) : instances;
+    // A part that only writes its destination, whole, carries no chain: its instances need no
+    // registers of their own, and the registers go to the parts that chain (see writes_whole_destination).
+    if (entries[i].chains == 0 && entries.size() > 1 && writes_whole_destination_of(*m.form, m.slots))
+      chains = std::min(chains, kWholeWriteChains);
     const int lines = lines_for_chains(m, chains);
     for (int j = 0; j < chains; ++j)
       if (!allocate_chain(m, pools, plan, base, j, std::max(1, lines)))
@@ -735,6 +759,8 @@ int max_rounds(const std::vector<MixEntry>& entries) {
   }
   return lo;
 }
+
+bool writes_whole_destination(const InstForm& f) { return writes_whole_destination_of(f, classify(f)); }
 
 int max_chains(const InstForm& f) { return works_on_x87_stack_top(f) ? 1 : max_rounds({{&f, 1}}); }
 

@@ -116,9 +116,26 @@ int max_chains(const InstForm& form);
 // fchs, fsin): every instance of a stream chains through it. The stream starts with 1.0 there.
 bool works_on_x87_stack_top(const InstForm& form);
 
+// The chains a part of a mix of several gets when it only writes its destination, whole (a VEX
+// `vaddps ymm` beside a VEX FMA), and the caller set no limit: it carries no chain, so one
+// register per instance would only take the registers the chaining parts need. On a Zen 5 VM the
+// VEX ymm pair FMA + add got 7 rounds of 16 registers (the FMA 7 chains of its 4 cycles: 0.744
+// cycles a group, read as a shared pipe), where the same pair in EVEX encodings, 15 rounds, runs
+// 0.502, both at once. Four, not one: some cores wait on the old value of a register an instruction
+// only writes (a false dependency, as popcnt's on older Intel cores), and four such chains still
+// keep up with one instance a cycle of a 3-cycle wait.
+inline constexpr int kWholeWriteChains = 4;
+// Whether the form's one written operand is a register destination it does not read and writes
+// whole: a 32- or 64-bit general-purpose register, or the vector register of a VEX or EVEX form
+// without a merge mask (an 8- or 16-bit write merges into the old value, a legacy SSE write keeps the
+// upper lanes).
+bool writes_whole_destination(const InstForm& form);
+
 // Several forms interleaved in the ratio of their weights, `rounds` groups per copy: form i gets
 // weight_i x rounds independent chains (its `chains` where fewer, unless it writes memory: its
-// instances then rotate through them, instance j on chain j mod chains), no register written by one chain is read by any other
+// instances then rotate through them, instance j on chain j mod chains; a part that only writes its
+// destination, whole, at most kWholeWriteChains when it has no limit and the mix has several parts),
+// no register written by one chain is read by any other
 // (of the same form or another), and sources are shared read-only registers.
 // plan_throughput is the one-form case.
 Expected<StreamPlan> plan_mix(const std::vector<MixEntry>& entries, int rounds, const HostIsa& isa,

@@ -240,8 +240,12 @@ TEST_CASE("mix stream: parts interleaved in the asked ratio, no dependency acros
     // The asked ratio, exactly, over the whole body.
     CHECK(seen[0] * c.wb == seen[1] * c.wa);
     const int per_part[2] = {seen[0], seen[1]};
-    auto chains_of = [&](int limit, int w) { return limit > 0 ? std::min(limit, w * rounds) : w * rounds; };
-    const int chains[2] = {chains_of(c.la, c.wa), chains_of(c.lb, c.wb)};
+    // A part that only writes its whole destination rotates through kWholeWriteChains when unlimited.
+    auto chains_of = [&](int limit, int w, const x86::InstForm& f) {
+      if (limit > 0) return std::min(limit, w * rounds);
+      return x86::writes_whole_destination(f) ? std::min(x86::kWholeWriteChains, w * rounds) : w * rounds;
+    };
+    const int chains[2] = {chains_of(c.la, c.wa, fa.value()), chains_of(c.lb, c.wb, fb.value())};
     CHECK(plan->chains == chains[0] + chains[1]);
     for (size_t i = 0; i < body.size(); ++i) {
       if (part[i] < 0) continue;
