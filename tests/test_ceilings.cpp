@@ -58,13 +58,16 @@ TEST_CASE("ceilings: an all-cores rate per cycle is each thread's in its own cyc
   row.per_thread_recip_throughput = {0.25, 0.5};
   row.total_gops = 64 * 4.4 + 32 * 4.0;
   const auto unlike = compute_ceilings({row});
+  REQUIRE(unlike.size() == 2);
   const auto& both = unlike[0].threads == 2 ? unlike[0] : unlike[1];
   CHECK(both.ops_per_cycle == Approx(48));
   CHECK(both.gops == Approx(both.ops_per_cycle * both.clock_ghz * 2));
   // An older document without the threads' cycles, or with a missing one: the one-core clock.
-  for (const std::vector<double>& cycles : {std::vector<double>{}, std::vector<double>{0.25, 0.0}}) {
+  for (const std::vector<double>& cycles :
+       {std::vector<double>{}, std::vector<double>{0.25, 0.0}, std::vector<double>{0.25, 1e-320}}) {
     row.per_thread_recip_throughput = cycles;
     const auto old = compute_ceilings({row});
+    REQUIRE(old.size() == 2);
     const auto& o = old[0].threads == 2 ? old[0] : old[1];
     CHECK(o.ops_per_cycle == Approx(*row.total_gops / 4.0 / 2));
     CHECK(o.clock_ghz == Approx(4.0));

@@ -141,7 +141,7 @@ TEST_CASE("identity is filled", "[cpu_info][hw]") {
   CHECK(cpu.family > 0);
 }
 
-TEST_CASE("core kinds: info names each kind with its runs of CPUs, and nothing when the cores are alike", "[cpu]") {
+TEST_CASE("core kinds: info names each kind with its runs of CPUs, and nothing when the cores are alike", "[cpu_info]") {
   CHECK(peakprobe::core_kinds_text({}).empty());
   CHECK(peakprobe::core_kinds_text({0, 0, 0, 0}).empty());
   CHECK(peakprobe::core_kinds_text({0, 0, -1}).empty());  // one kind named: nothing to tell apart

@@ -149,3 +149,21 @@ TEST_CASE("pair report: a matrix lists its penalty pairs under the groups", "[re
   CHECK_THAT(md.str(), Catch::Contains("| penalty |"));
   CHECK(to_json(m)["pairs"][0]["classification"] == "penalty");
 }
+
+TEST_CASE("pair report: a mix run on several cores carries each core's cycles per group, one on one core none", "[report]") {
+  MixResult m;
+  m.parts = {MixPart{"a", 1, 32, "f32"}, MixPart{"b", 1, 16, "f32"}};
+  m.cycles_per_group = 1.0;
+  const json one = to_json(m);
+  CHECK_FALSE(one.contains("per_thread_cycles_per_group"));
+  CHECK_FALSE(one.contains("total_gflops"));
+  m.threads = 2;
+  m.total_gflops = 380;
+  m.per_thread_cycles_per_group = {1.01, 0.99};
+  const json two = to_json(m);
+  REQUIRE(two.contains("per_thread_cycles_per_group"));
+  REQUIRE(two["per_thread_cycles_per_group"].size() == 2);
+  CHECK(two["per_thread_cycles_per_group"][0].get<double>() == Approx(1.01));
+  CHECK(two["per_thread_cycles_per_group"][1].get<double>() == Approx(0.99));
+  CHECK(two["threads"] == 2);
+}

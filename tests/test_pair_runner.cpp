@@ -142,6 +142,10 @@ TEST_CASE("hw: a mix run on every core at once sums to at most the cores times o
   // second core adds something.
   CHECK(*m.total_gflops <= 2 * *m.gflops * 1.10);
   CHECK(*m.total_gflops > *m.gflops);
+  // Each core's own cycles per group, beside the one-core figure (the all-cores ceiling's per-cycle rate).
+  REQUIRE(m.per_thread_cycles_per_group.size() == 2);
+  REQUIRE(m.cycles_per_group);
+  for (double c : m.per_thread_cycles_per_group) CHECK(c == Approx(*m.cycles_per_group).epsilon(0.15));
   // Without on_all_threads, a runner with two threads still measures one core only.
   MixResult one = (*two)->run_mix(parts);
   CHECK(one.threads == 1);

@@ -37,7 +37,7 @@ void print_info(std::ostream& out, const CpuInfo& c, const ClockReading& clock, 
                      c.packages, c.physical_cores, c.logical_cpus, c.smt_per_core);
   // Hybrid CPUs: the quiet-core ranking compares a core's rates with those of its own kind only.
   if (const std::string kinds = core_kinds_text(c.cpu_kind); !kinds.empty())
-    out << fmt::format("Core kinds {} (hwloc, least performant first)\n", kinds);
+    out << fmt::format("Core kinds {} (hwloc; kind 0 the least performant where hwloc can rank them)\n", kinds);
   for (const auto& l : c.caches)
     out << fmt::format("Cache      L{} {:<11} {:>8} x{:<3} line {} B, {}-way, shared by {} CPU(s)\n", l.level,
                        l.type, bytes(l.size_bytes), l.instances, l.line_bytes,

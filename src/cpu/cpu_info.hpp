@@ -27,8 +27,8 @@ bool cpu_feature_known(const std::string& name);
 std::vector<std::string> all_feature_names();
 
 // The core kinds of CpuInfo::cpu_kind as `info` prints them: "2: kind 0 on CPUs 8-15, kind 1 on CPUs
-// 0-7" (hwloc ranks the least performant kind first; runs of CPU ids joined), CPUs of no named kind
-// last; "" when every core is of one kind.
+// 0-7" (runs of CPU ids joined; hwloc puts the least performant kind first where it can rank them,
+// in no given order where it cannot), CPUs of no named kind last; "" when every core is of one kind.
 std::string core_kinds_text(const std::vector<int>& cpu_kind);
 
 }  // namespace peakprobe

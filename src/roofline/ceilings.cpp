@@ -57,7 +57,10 @@ ThreadedRate threaded_rate(double total, int threads, double ops_per_unit, const
     for (double c : per_thread_cycles) sum += ops_per_unit / c;
     t.ops_per_cycle = sum / threads;
     t.clock_ghz = total / threads / t.ops_per_cycle;
-  } else if (one_core_ghz > 0) {
+    if (std::isfinite(t.ops_per_cycle) && std::isfinite(t.clock_ghz) && t.clock_ghz > 0) return t;
+    t = ThreadedRate{};
+  }
+  if (one_core_ghz > 0) {
     t.ops_per_cycle = total / one_core_ghz / threads;
     t.clock_ghz = one_core_ghz;
   }

@@ -26,8 +26,9 @@ bool is_float_dtype(const std::string& dtype);
 // ops per cycle, and the clock is the one that turns it back into the total. Dividing the total by the
 // one-core row's clock instead mixes two moments of a moving clock: on a Zen 5 VM the 2-thread ceiling
 // of the 512-bit 16-bit integer add read 131.04 ops a cycle a core on a core that does 128 (the
-// threads 0.2506 and 0.2511 cycles at about 3.75 GHz, the one-core row at 3.66 GHz). Without the
-// threads' cycles (an older document): the one-core clock, as before.
+// threads 0.2506 and 0.2511 cycles at about 3.75 GHz, the one-core row at 3.66 GHz). Without a
+// usable cycle count for every thread (a result built by hand, a broken threaded run): the one-core
+// clock, as before.
 struct ThreadedRate {
   double ops_per_cycle = 0;  // per core
   double clock_ghz = 0;
