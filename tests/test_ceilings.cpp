@@ -74,31 +74,6 @@ TEST_CASE("ceilings: an all-cores rate per cycle is each thread's in its own cyc
   }
 }
 
-TEST_CASE("ceilings: an all-cores FLOP mix per cycle comes from each core's cycles per group", "[roofline]") {
-  FlopMixSearch s;
-  s.a = "vfmadd231ps zmm, zmm, zmm";
-  s.b = "vaddps zmm, zmm, zmm";
-  s.best_a = s.best_b = 1;
-  s.best_flops_per_cycle = 48;
-  MixResult m;
-  m.parts = {MixPart{s.a, 1, 32, "f32"}, MixPart{s.b, 1, 16, "f32"}};
-  m.flops_per_cycle = 48;
-  m.gflops = 192;
-  m.clock.ghz = 4;
-  s.tried = {m};
-  MixResult all = m;
-  all.threads = 2;
-  all.per_thread_cycles_per_group = {1.0, 1.0};  // 48 FLOP a cycle on each core
-  all.total_gflops = 2 * 48 * 4.2;               // at 4.2 GHz
-  s.best_all_threads = all;
-  const auto c = compute_ceilings({probe("vfmadd231ps zmm, zmm, zmm", "f32", 128)}, {s});
-  REQUIRE(c.size() == 2);
-  const auto& both = c[0].threads == 2 ? c[0] : c[1];
-  CHECK(both.source.find("mix 1:1") == 0);
-  CHECK(both.ops_per_cycle == Approx(48));
-  CHECK(both.clock_ghz == Approx(4.2));
-}
-
 TEST_CASE("ceilings: a FLOP mix that beats the single instruction replaces it", "[roofline]") {
   FlopMixSearch s;
   s.a = "vfmadd231ps zmm, zmm, zmm";
@@ -173,6 +148,21 @@ FlopMixSearch mix_search(const std::string& a, const std::string& b, const std::
 }
 
 }  // namespace
+
+TEST_CASE("ceilings: an all-cores FLOP mix per cycle comes from each core's cycles per group", "[roofline]") {
+  auto s = mix_search("vfmadd231ps zmm, zmm, zmm", "vaddps zmm, zmm, zmm", "f32", 1, 1, 48);
+  MixResult all = s.tried.front();
+  all.threads = 2;
+  all.per_thread_cycles_per_group = {3 / 48.0, 3 / 48.0};  // 3 FLOP a group: 48 FLOP a cycle on each core
+  all.total_gflops = 2 * 48 * 4.2;                         // at 4.2 GHz
+  s.best_all_threads = all;
+  const auto c = compute_ceilings({probe("vfmadd231ps zmm, zmm, zmm", "f32", 128)}, {s});
+  REQUIRE(c.size() == 2);
+  const auto& both = c[0].threads == 2 ? c[0] : c[1];
+  CHECK(both.source.find("mix 1:1") == 0);
+  CHECK(both.ops_per_cycle == Approx(48));
+  CHECK(both.clock_ghz == Approx(4.2));
+}
 
 TEST_CASE("ceilings: each type's FLOP mix sets its own ceiling, a search won by one instruction sets none", "[roofline]") {
   // f32 and f64 FMAs at 32 and 16 FLOP/cycle alone (4 GHz); their mixes with the add ran 1.5 times
