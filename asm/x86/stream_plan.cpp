@@ -121,7 +121,19 @@ std::vector<Slot> classify(const InstForm& f) {
   return slots;
 }
 
-bool has_merge_mask(const InstForm& f);
+int widest_vector(const InstForm& f) {
+  int bits = 0;
+  for (const auto& k : f.text.operands) {
+    if (k.cls == OpClass::vec) bits = std::max(bits, k.bits);
+    if (k.cls == OpClass::vmem) bits = std::max(bits, k.index_bits);
+  }
+  return bits;
+}
+
+bool has_merge_mask(const InstForm& f) {
+  return std::any_of(f.text.operands.begin(), f.text.operands.end(),
+                     [](const OperandKind& k) { return k.merge_mask; });
+}
 
 // Whether the form's one written operand is a register destination it does not read and writes
 // whole (a 32- or 64-bit general-purpose register, or a vector register of a VEX or EVEX form
@@ -140,20 +152,6 @@ bool writes_whole_destination_of(const InstForm& f, const std::vector<Slot>& slo
   if (k.cls == OpClass::gp) return k.bits >= 32;
   if (k.cls == OpClass::vec) return !f.text.mnemonic.empty() && f.text.mnemonic[0] == 'v' && !has_merge_mask(f);
   return false;
-}
-
-int widest_vector(const InstForm& f) {
-  int bits = 0;
-  for (const auto& k : f.text.operands) {
-    if (k.cls == OpClass::vec) bits = std::max(bits, k.bits);
-    if (k.cls == OpClass::vmem) bits = std::max(bits, k.index_bits);
-  }
-  return bits;
-}
-
-bool has_merge_mask(const InstForm& f) {
-  return std::any_of(f.text.operands.begin(), f.text.operands.end(),
-                     [](const OperandKind& k) { return k.merge_mask; });
 }
 
 PlannedInst make_inst(InstId id, std::vector<Operand> ops, PlannedInst::Role role) {
