@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <thread>
 
@@ -97,6 +98,27 @@ TEST_CASE("hw: several threads add bandwidth and report each thread", "[hw][mem_
   CHECK(scales);
   CHECK(two.imbalance >= 0);
   CHECK(two.imbalance < 0.5);
+  // Each thread's core clock was read around its own run, and the bytes per cycle divide by their sum.
+  REQUIRE(two.per_thread_ghz.size() == 2);
+  CHECK(two.per_thread_ghz[0] > 0);
+  CHECK(two.per_thread_ghz[1] > 0);
+  REQUIRE(two.bytes_per_cycle);
+  CHECK(*two.bytes_per_cycle == Approx(*two.gbps / (two.per_thread_ghz[0] + two.per_thread_ghz[1])));
+  // A core with another streaming beside it on its own L1 can load no more per cycle than alone (10%
+  // for the spread); the best of a few single-thread readings, since a disturbance only slows one.
+  double alone = one.bytes_per_cycle.value_or(0);
+  for (int i = 0; i < 3; ++i) alone = std::max(alone, runner().bandwidth({"load", 0, 64 << 10, 1}).bytes_per_cycle.value_or(0));
+  CHECK(*two.bytes_per_cycle <= alone * 1.1);
+}
+
+TEST_CASE("bytes per core cycle divide by the sum of the threads' clocks when each is known", "[mem_runner]") {
+  // Two cores at 3 and 4 GHz together give 7e9 cycles a second: 700 GB/s is 100 bytes a core cycle.
+  CHECK(*bytes_per_core_cycle(700, 3.0, 2, {3.0, 4.0}) == Approx(100.0));
+  // An unknown clock: n times the first core's clock.
+  CHECK(*bytes_per_core_cycle(700, 3.5, 2, {3.0, 0.0}) == Approx(100.0));
+  CHECK(*bytes_per_core_cycle(600, 3.0, 2, {}) == Approx(100.0));
+  CHECK(*bytes_per_core_cycle(300, 3.0, 1, {}) == Approx(100.0));
+  CHECK_FALSE(bytes_per_core_cycle(300, 0.0, 1, {}));
 }
 
 TEST_CASE("hw: bad memory requests are errors, not crashes", "[hw][mem_runner]") {

@@ -20,6 +20,7 @@ struct BandwidthResult {
   std::optional<double> bytes_per_cycle;  // per core, at the measured clock
   Stats gbps_stats;                // over repetitions (min/median/max of GB/s; spread = (max - median)/median)
   std::vector<double> per_thread_gbps;    // each thread's own rate (imbalance check)
+  std::vector<double> per_thread_ghz;     // each thread's core clock around its run (threads > 1 and all known)
   double imbalance = 0;            // (fastest - slowest) / fastest thread
   ClockReading clock;
   Status status = Status::ok;

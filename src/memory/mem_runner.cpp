@@ -48,6 +48,17 @@ std::string repro_bw(const BandwidthRequest& r, int width, int cpu) {
 
 }  // namespace
 
+std::optional<double> bytes_per_core_cycle(double gbps, double first_ghz, int threads,
+                                           const std::vector<double>& per_thread_ghz) {
+  double sum = 0;
+  for (double g : per_thread_ghz) sum += g;
+  const bool each_known = int(per_thread_ghz.size()) == threads &&
+                          std::all_of(per_thread_ghz.begin(), per_thread_ghz.end(), [](double g) { return g > 0; });
+  if (each_known) return gbps / sum;
+  if (first_ghz > 0 && threads > 0) return gbps / first_ghz / double(threads);
+  return std::nullopt;
+}
+
 struct MemRunner::Impl {
   CpuInfo cpu;
   int first_cpu = 0;
@@ -160,6 +171,10 @@ BandwidthResult MemRunner::bandwidth(const BandwidthRequest& req) {
   std::atomic<uint64_t> passes{1};
   std::atomic<bool> stop{false};
   ClockSample before, after;
+  // Each thread's core clock around its repetitions (thread 0's is before/after): the cores of a
+  // shared host run at clocks of their own, so the all-cores bytes per cycle divides by their sum,
+  // not by n times the first core's clock.
+  std::vector<double> thread_ghz(static_cast<size_t>(n), 0.0);
   int reps_done = 0;
 
   auto worker = [&](int t) {
@@ -178,6 +193,13 @@ BandwidthResult MemRunner::bandwidth(const BandwidthRequest& req) {
     }
     uint8_t* b = arr[1] ? arr[1] : arr[0];
     uint8_t* c = arr[2] ? arr[2] : b;
+    // Its own ruler on its own core (thread 0 uses the runner's); none is no error: that thread's
+    // clock is then unknown and the bytes per cycle fall back to the first core's clock.
+    CycleCounter own_counter;  // a counter of its own: with perf cycles, a counter counts one thread
+    std::unique_ptr<ClockCalibrator> own_clock;
+    if (t > 0 && n > 1)
+      if (auto made = ClockCalibrator::create(own_counter, m.cpu.tsc_hz, m.cpu)) own_clock = std::move(made.value());
+    ClockSample own_before;
     sync.arrive_and_wait();
     const bool ok = times[size_t(t)].error.empty();
     // Warm-up pass and sizing: thread 0 picks the passes per call for everyone.
@@ -192,6 +214,7 @@ BandwidthResult MemRunner::bandwidth(const BandwidthRequest& req) {
       passes = std::max<uint64_t>(1, uint64_t(kTargetCallSeconds / std::max(secs, 1e-9)));
       before = m.clock->measure();
     }
+    if (own_clock) own_before = own_clock->measure();
     sync.arrive_and_wait();
     for (int rep = 0; rep < kMaxReps; ++rep) {
       // Read before the barrier: a thread that waits for its CPU once the barrier lets it go starts
@@ -216,6 +239,10 @@ BandwidthResult MemRunner::bandwidth(const BandwidthRequest& req) {
       }
     }
     if (t == 0) after = m.clock->measure();
+    if (own_clock) {
+      const ClockSample own_after = own_clock->measure();
+      if (own_before.ghz > 0 && own_after.ghz > 0) thread_ghz[size_t(t)] = 0.5 * (own_before.ghz + own_after.ghz);
+    }
   };
   // Before the threads: each owns its slot. Slots of threads this request does not start are unmapped.
   m.buffers.resize(size_t(n));
@@ -268,7 +295,11 @@ BandwidthResult MemRunner::bandwidth(const BandwidthRequest& req) {
   const auto [lo, hi] = std::minmax_element(thread_best.begin(), thread_best.end());
   r.imbalance = *hi > 0 ? (*hi - *lo) / *hi : 0.0;
   r.clock = clock_reading(m.counter.source(), before, after);
-  if (r.clock.ghz > 0) r.bytes_per_cycle = *r.gbps / r.clock.ghz / double(n);
+  if (n > 1) {
+    thread_ghz[0] = r.clock.ghz;
+    if (std::all_of(thread_ghz.begin(), thread_ghz.end(), [](double g) { return g > 0; })) r.per_thread_ghz = thread_ghz;
+  }
+  r.bytes_per_cycle = bytes_per_core_cycle(*r.gbps, r.clock.ghz, n, r.per_thread_ghz);
   if (!m.cpu.emulator.empty()) {
     r.status = Status::mistrusted;
     r.reason = "emulated: " + m.cpu.emulator;

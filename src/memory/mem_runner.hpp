@@ -3,7 +3,9 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "peakprobe/cpu_info.hpp"
 #include "peakprobe/expected.hpp"
@@ -24,6 +26,12 @@ struct LatencyRequest {
   std::string pages = "4k";     // 4k | 2m
   int chains = 1;
 };
+
+// Bytes per cycle of one core from an all-threads rate: gbps over the sum of the threads' own clocks
+// (each core's cycles in the common span) when every one is known, else over `threads` times the
+// first core's clock; none without a clock.
+std::optional<double> bytes_per_core_cycle(double gbps, double first_ghz, int threads,
+                                           const std::vector<double>& per_thread_ghz);
 
 class MemRunner {
  public:

@@ -20,6 +20,8 @@ std::string opt(const std::optional<double>& v, int decimals) {
 json to_json(const BandwidthResult& r) {
   json per_thread = json::array();
   for (double g : r.per_thread_gbps) per_thread.push_back(json_number(g));
+  json thread_clocks = json::array();
+  for (double g : r.per_thread_ghz) thread_clocks.push_back(json_number(g));
   return {{"kernel", r.kernel},
           {"isa", r.isa},
           {"size_bytes", r.size_bytes},
@@ -29,6 +31,7 @@ json to_json(const BandwidthResult& r) {
           {"bytes_per_cycle", json_number(r.bytes_per_cycle)},
           {"stats", to_json(r.gbps_stats)},
           {"per_thread_gbps", per_thread},
+          {"per_thread_ghz", thread_clocks},
           {"imbalance", json_number(r.imbalance)},
           {"clock", to_json(r.clock)},
           {"clock_ghz", json_number(r.clock.ghz)},
