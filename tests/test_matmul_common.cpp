@@ -201,6 +201,17 @@ TEST_CASE("matmul score: a compute roof is taken to the clock the product ran at
   score_matmul(team, team_roof, machine);
   CHECK(*team.ceiling_gflops == Approx(200));
   CHECK(team.ceiling_clock_ghz == Approx(4.0));
+  // With the team's own clock known, that is the roof's clock, and still nothing is scaled.
+  team_roof.team_clock_ghz = 4.2;
+  score_matmul(team, team_roof, machine);
+  CHECK(*team.ceiling_gflops == Approx(200));
+  CHECK(team.ceiling_clock_ghz == Approx(4.2));
+  // One thread keeps its probe's clock whatever the field holds.
+  MatmulRoof one_roof = roof;
+  one_roof.team_clock_ghz = 4.2;
+  MatmulResult alone = square;
+  score_matmul(alone, one_roof, machine);
+  CHECK(alone.ceiling_clock_ghz == Approx(4.0));
 }
 
 TEST_CASE("matmul score: a product under a compute roof is also judged without the interruptions it spans",

@@ -21,6 +21,7 @@
 #include "asm/target.hpp"
 #include "matmul/reference.hpp"
 #include "memory/sizes.hpp"
+#include "roofline/ceilings.hpp"
 
 namespace peakprobe::cli {
 
@@ -92,6 +93,9 @@ MatmulRoof measure_roof(const GlobalOptions& g, const CpuInfo& cpu, MatmulDtype 
   const auto total = dtype == MatmulDtype::i8 ? p.total_gops : p.total_gflops;
   roof.gflops = threads > 1 ? total : per_core;
   if (!roof.gflops) roof.missing = s.text + " gave no rate";
+  else if (threads > 1 && p.per_thread_recip_throughput.size() == size_t(threads))
+    roof.team_clock_ghz =
+        threaded_rate(*total, threads, p.ops_per_instruction, p.per_thread_recip_throughput, 0.0).clock_ghz;
   return roof;
 }
 
@@ -243,7 +247,8 @@ void score_matmul(MatmulResult& r, const MatmulRoof& roof, const MachineModel& m
   r.ceiling_source = roof.source;
   r.ceiling_gflops = roof.gflops;
   r.ceiling_measured_gflops = roof.gflops;
-  r.ceiling_clock_ghz = roof.gflops ? roof.clock.ghz : 0.0;
+  // Several threads: the clock of the team's run (the mean of their own), not the first thread's alone.
+  r.ceiling_clock_ghz = !roof.gflops ? 0.0 : roof.threads > 1 && roof.team_clock_ghz > 0 ? roof.team_clock_ghz : roof.clock.ghz;
   r.ceiling_missing = roof.gflops ? "" : roof.missing;
   // The compute roof at the clock the product ran at: the roof probe read its own clock moments
   // before, and the clock moves under load (Zen 5 VM, 1024^3 f32 on one core: 3.52-3.70 GHz right
