@@ -119,12 +119,26 @@ int mem_operand(const InstForm& f) {
 
 int max_chains(const InstForm& form) { return max_rounds({{&form, 1}}); }
 
+bool writes_whole_destination(const InstForm& f) {
+  int written = 0;
+  for (size_t i = 0; i < f.ops.size(); ++i) written += f.writes[i] ? 1 : 0;
+  const int d = first_written(f);
+  if (written != 1 || d < 0 || f.reads[size_t(d)]) return false;
+  const OpKind kind = f.ops[size_t(d)].kind;
+  if (kind != OpKind::gp && kind != OpKind::fpr && kind != OpKind::vec) return false;
+  const std::string& m = f.mnemonic;
+  const bool narrows_high = m.size() > 2 && m.compare(m.size() - 2, 2, "n2") == 0;
+  return !narrows_high && m != "tbx" && m != "sri" && m != "sli";
+}
+
 namespace {
 
-// Chains entry e rotates its instances through at `rounds` rounds.
-int chains_at(const MixEntry& e, int rounds) {
+// Chains entry e rotates its instances through at `rounds` rounds, in a mix of `parts` entries.
+int chains_at(const MixEntry& e, int rounds, size_t parts) {
   const int instances = e.weight * rounds;
-  return e.chains > 0 ? std::min(e.chains, instances) : instances;
+  if (e.chains > 0) return std::min(e.chains, instances);
+  if (parts > 1 && writes_whole_destination(*e.form)) return std::min(kWholeWriteChains, instances);
+  return instances;
 }
 
 }  // namespace
@@ -135,7 +149,7 @@ int max_rounds(const std::vector<MixEntry>& entries) {
     Needs total;
     for (const auto& e : entries) {
       const Needs n = needs_of(*e.form);
-      const int chains = chains_at(e, rounds);
+      const int chains = chains_at(e, rounds, entries.size());
       total.gp_src += n.gp_src;
       total.v_src += n.v_src;
       total.gp_write += n.gp_write * chains;
@@ -191,7 +205,7 @@ Expected<StreamPlan> plan_mix(const std::vector<MixEntry>& entries, int rounds) 
   for (int r = 0; r < rounds; ++r)
     for (size_t e = 0; e < entries.size(); ++e) {
       const InstForm& f = *entries[e].form;
-      const size_t count = size_t(chains_at(entries[e], rounds));
+      const size_t count = size_t(chains_at(entries[e], rounds, entries.size()));
       for (int w = 0; w < entries[e].weight; ++w) {
         const size_t chain = size_t(r * entries[e].weight + w) % count;
         if (chain == chains[e].size()) {

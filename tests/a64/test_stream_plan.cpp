@@ -3,6 +3,7 @@
 // it measures, and a load into a 64-bit register chases pointers.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <set>
 
 #include <asmjit/arm.h>
@@ -21,6 +22,22 @@ a64::InstForm form(const std::string& text) {
 }
 
 uint32_t reg_id(const Operand& op) { return op.as<BaseReg>().id(); }
+
+// The registers a mix's instances write: every instance of the form the copy starts with, in order,
+// and the set the other forms write.
+struct Written {
+  std::vector<uint32_t> first;
+  std::set<uint32_t> others;
+  bool first_distinct() const { return std::set<uint32_t>(first.begin(), first.end()).size() == first.size(); }
+};
+Written written_by(const a64::StreamPlan& plan) {
+  Written w;
+  for (const auto& p : plan.copy) {
+    if (p.inst_id == plan.copy.front().inst_id) w.first.push_back(reg_id(p.ops[0]));
+    else w.others.insert(reg_id(p.ops[0]));
+  }
+  return w;
+}
 
 }  // namespace
 
@@ -94,8 +111,55 @@ TEST_CASE("a64 stream plan: a mix interleaves its forms in the ratio of their we
   auto plan = a64::plan_mix(mix, rounds);
   REQUIRE(plan.ok());
   CHECK(plan->measured_per_form == std::vector<int>{2 * rounds, rounds});
-  std::set<uint32_t> written;
-  for (const auto& p : plan->copy) CHECK(written.insert(reg_id(p.ops[0])).second);
+  // Every fmla its own accumulator; the loads, which only write theirs, rotate through four.
+  const Written w = written_by(*plan);
+  CHECK(w.first_distinct());
+  CHECK(int(w.first.size()) == 2 * rounds);
+  CHECK(int(w.others.size()) == std::min(rounds, a64::kWholeWriteChains));
+  for (uint32_t id : w.first) CHECK_FALSE(w.others.count(id));
+}
+
+TEST_CASE("a64 stream plan: which forms write their whole destination and nothing else", "[a64][stream_plan]") {
+  for (const char* text : {"fadd v.4s, v.4s, v.4s", "add x, x, x", "add w, w, w", "fcvtzs w, s", "ldr q, [x]",
+                           "uzp2 v.4s, v.4s, v.4s", "fcvtl2 v.2d, v.4s", "dup v.4s, v.s[1]"}) {
+    INFO(text);
+    CHECK(a64::writes_whole_destination(form(text)));
+  }
+  // Accumulators read their destination; an element, a narrowing into the upper half, tbx and sri
+  // keep part of the old value; a pair load writes two registers; a store and a compare none.
+  for (const char* text : {"fmla v.4s, v.4s, v.4s", "movk x, #imm", "mov v.s[1], w", "xtn2 v.16b, v.8h",
+                           "addhn2 v.16b, v.8h, v.8h", "fcvtn2 v.4s, v.2d", "tbx v.16b, {v.16b}, v.16b",
+                           "sri v.4s, v.4s, #imm", "ldp q, q, [x]", "str q, [x]", "cmp x, x"}) {
+    INFO(text);
+    CHECK_FALSE(a64::writes_whole_destination(form(text)));
+  }
+}
+
+TEST_CASE("a64 stream plan: in a mix, a part that writes its whole destination leaves the registers to the chaining part",
+          "[a64][stream_plan]") {
+  const auto fmla = form("fmla v.4s, v.4s, v.4s");
+  const auto fadd = form("fadd v.4s, v.4s, v.4s");
+  const std::vector<a64::MixEntry> mix = {{&fmla, 1}, {&fadd, 1}};
+  const int rounds = a64::max_rounds(mix);
+  // One register per fadd instance would allow 14 rounds of 32 registers: fewer fmla chains
+  // than four pipes of a 4-cycle multiply-add need.
+  CHECK(rounds >= 16);
+  auto plan = a64::plan_mix(mix, rounds);
+  REQUIRE(plan.ok());
+  const Written w = written_by(*plan);
+  CHECK(w.first_distinct());
+  CHECK(int(w.first.size()) == rounds);
+  CHECK(int(w.others.size()) == a64::kWholeWriteChains);
+  // The fadd reads only shared sources: no register it writes is read by any instance.
+  for (const auto& p : plan->copy)
+    for (size_t i = 1; i < p.ops.size(); ++i)
+      if (p.ops[i].isReg()) CHECK_FALSE(w.others.count(reg_id(p.ops[i])));
+  // Alone, the same form keeps a register per chain.
+  auto alone = a64::plan_throughput(fadd, 8);
+  REQUIRE(alone.ok());
+  std::set<uint32_t> own;
+  for (const auto& p : alone->copy) own.insert(reg_id(p.ops[0]));
+  CHECK(own.size() == 8);
 }
 
 TEST_CASE("a64 stream plan: a number in the text is the offset used, and the zero register carries nothing", "[a64][stream_plan]") {
@@ -112,9 +176,11 @@ TEST_CASE("a64 stream plan: a number in the text is the offset used, and the zer
 
 TEST_CASE("a64 stream plan: a part with a chain limit rotates its instances through that many chains", "[a64][stream_plan]") {
   const auto fmla = form("fmla v.4s, v.4s, v.4s");
-  const auto add = form("add x, x, x");
+  // movk keeps the rest of its register: a part that chains (an add, which writes its whole
+  // register, would rotate through four registers in a mix anyway).
+  const auto add = form("movk x, #imm");
   const int plain = a64::max_rounds({{&add, 5}, {&fmla, 1}});
-  // Five adds a group take five registers a round; limited to eight chains they leave the rest.
+  // Five movk a group take five registers a round; limited to eight chains they leave the rest.
   const std::vector<a64::MixEntry> mix = {{&add, 5, 8}, {&fmla, 1, 6}};
   const int rounds = a64::max_rounds(mix);
   CHECK(rounds > plain);
