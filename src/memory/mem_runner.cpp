@@ -7,6 +7,7 @@
 #include <barrier>
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -193,13 +194,18 @@ BandwidthResult MemRunner::bandwidth(const BandwidthRequest& req) {
     }
     uint8_t* b = arr[1] ? arr[1] : arr[0];
     uint8_t* c = arr[2] ? arr[2] : b;
-    // Its own ruler on its own core (thread 0 uses the runner's); none is no error: that thread's
-    // clock is then unknown and the bytes per cycle fall back to the first core's clock.
-    CycleCounter own_counter;  // a counter of its own: with perf cycles, a counter counts one thread
+    // The clock of its own core, read by a ruler of its own: a perf cycle counter counts only the
+    // thread that opened it, so the runner's (opened by the thread that made the runner) serves
+    // thread 0 only with the TSC. A ruler that cannot be built is no error: that thread's clock is
+    // then unknown, and the bytes per cycle fall back to the first core's clock.
+    std::optional<CycleCounter> own_counter;
     std::unique_ptr<ClockCalibrator> own_clock;
-    if (t > 0 && n > 1)
-      if (auto made = ClockCalibrator::create(own_counter, m.cpu.tsc_hz, m.cpu)) own_clock = std::move(made.value());
-    ClockSample own_before;
+    if (t > 0 || m.counter.counts_cycles()) {
+      own_counter.emplace();
+      if (auto made = ClockCalibrator::create(*own_counter, m.cpu.tsc_hz, m.cpu)) own_clock = std::move(made.value());
+    }
+    ClockCalibrator* clock = own_clock ? own_clock.get() : t == 0 ? m.clock.get() : nullptr;
+    ClockSample clock_before;
     sync.arrive_and_wait();
     const bool ok = times[size_t(t)].error.empty();
     // Warm-up pass and sizing: thread 0 picks the passes per call for everyone.
@@ -212,9 +218,8 @@ BandwidthResult MemRunner::bandwidth(const BandwidthRequest& req) {
       fn(1, iterations, arr[0], b, c);
       const double secs = double(tsc_now() - t0) / m.cpu.tsc_hz;
       passes = std::max<uint64_t>(1, uint64_t(kTargetCallSeconds / std::max(secs, 1e-9)));
-      before = m.clock->measure();
     }
-    if (own_clock) own_before = own_clock->measure();
+    if (ok && clock) clock_before = clock->measure();
     sync.arrive_and_wait();
     for (int rep = 0; rep < kMaxReps; ++rep) {
       // Read before the barrier: a thread that waits for its CPU once the barrier lets it go starts
@@ -238,11 +243,10 @@ BandwidthResult MemRunner::bandwidth(const BandwidthRequest& req) {
         if (spared_reps >= kMinReps && spent / m.cpu.tsc_hz > kRepBudgetSeconds) stop = true;
       }
     }
-    if (t == 0) after = m.clock->measure();
-    if (own_clock) {
-      const ClockSample own_after = own_clock->measure();
-      if (own_before.ghz > 0 && own_after.ghz > 0) thread_ghz[size_t(t)] = 0.5 * (own_before.ghz + own_after.ghz);
-    }
+    const ClockSample clock_after = ok && clock ? clock->measure() : ClockSample{};
+    if (t == 0) before = clock_before, after = clock_after;
+    else if (clock_before.ghz > 0 && clock_after.ghz > 0)
+      thread_ghz[size_t(t)] = 0.5 * (clock_before.ghz + clock_after.ghz);
   };
   // Before the threads: each owns its slot. Slots of threads this request does not start are unmapped.
   m.buffers.resize(size_t(n));
