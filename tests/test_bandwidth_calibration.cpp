@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
+#include "harness/pin.hpp"
 #include "harness/quiet_core.hpp"
 #include "hw_fixture.hpp"
 #include "matmul/bandwidth_calibration.hpp"
@@ -122,6 +123,7 @@ TEST_CASE("hw: bandwidth calibration: on two threads each thread's share is stor
   // fastest of these readings.
   const uint64_t set = bandwidth_sets(machine, 2).l2;
   auto alone_on_either = [&] {
+    AffinityGuard caller_affinity;  // a runner pins this thread to its first CPU
     double best = 0;
     for (size_t i = 0; i < 2; ++i) {
       // A runner's threads start at the first CPU of its core order, as with --cpu.

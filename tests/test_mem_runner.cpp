@@ -119,6 +119,7 @@ TEST_CASE("bytes per core cycle divide by the sum of the threads' clocks when ea
   CHECK(*bytes_per_core_cycle(600, 3.0, 2, {}) == Approx(100.0));
   CHECK(*bytes_per_core_cycle(300, 3.0, 1, {}) == Approx(100.0));
   CHECK_FALSE(bytes_per_core_cycle(300, 0.0, 1, {}));
+  CHECK_FALSE(bytes_per_core_cycle(300, 3.0, 0, {}));
 }
 
 TEST_CASE("hw: bad memory requests are errors, not crashes", "[hw][mem_runner]") {

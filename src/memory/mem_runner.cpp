@@ -53,9 +53,9 @@ std::optional<double> bytes_per_core_cycle(double gbps, double first_ghz, int th
                                            const std::vector<double>& per_thread_ghz) {
   double sum = 0;
   for (double g : per_thread_ghz) sum += g;
-  const bool each_known = int(per_thread_ghz.size()) == threads &&
+  const bool each_known = threads > 0 && int(per_thread_ghz.size()) == threads &&
                           std::all_of(per_thread_ghz.begin(), per_thread_ghz.end(), [](double g) { return g > 0; });
-  if (each_known) return gbps / sum;
+  if (each_known && sum > 0) return gbps / sum;
   if (first_ghz > 0 && threads > 0) return gbps / first_ghz / double(threads);
   return std::nullopt;
 }
@@ -202,9 +202,14 @@ BandwidthResult MemRunner::bandwidth(const BandwidthRequest& req) {
     std::unique_ptr<ClockCalibrator> own_clock;
     if (t > 0 || m.counter.counts_cycles()) {
       own_counter.emplace();
-      if (auto made = ClockCalibrator::create(*own_counter, m.cpu.tsc_hz, m.cpu)) own_clock = std::move(made.value());
+      if (auto made = ClockCalibrator::create(*own_counter, m.cpu.tsc_hz, m.cpu)) {
+        own_clock = std::move(made.value());
+        own_clock->set_ratio_window(0);  // only the clock is read: no 30 ms window of reference tries
+      }
     }
-    ClockCalibrator* clock = own_clock ? own_clock.get() : t == 0 ? m.clock.get() : nullptr;
+    ClockCalibrator* clock = own_clock                                      ? own_clock.get()
+                             : t == 0 && !m.counter.counts_cycles() ? m.clock.get()
+                                                                    : nullptr;
     ClockSample clock_before;
     sync.arrive_and_wait();
     const bool ok = times[size_t(t)].error.empty();
@@ -219,6 +224,9 @@ BandwidthResult MemRunner::bandwidth(const BandwidthRequest& req) {
       const double secs = double(tsc_now() - t0) / m.cpu.tsc_hz;
       passes = std::max<uint64_t>(1, uint64_t(kTargetCallSeconds / std::max(secs, 1e-9)));
     }
+    // Every thread reads its clock at the same moment, each core running the same add chain, not
+    // beside another thread's kernel.
+    sync.arrive_and_wait();
     if (ok && clock) clock_before = clock->measure();
     sync.arrive_and_wait();
     for (int rep = 0; rep < kMaxReps; ++rep) {
@@ -300,7 +308,7 @@ BandwidthResult MemRunner::bandwidth(const BandwidthRequest& req) {
   r.imbalance = *hi > 0 ? (*hi - *lo) / *hi : 0.0;
   r.clock = clock_reading(m.counter.source(), before, after);
   if (n > 1) {
-    thread_ghz[0] = r.clock.ghz;
+    thread_ghz[0] = before.ghz > 0 && after.ghz > 0 ? r.clock.ghz : 0.0;
     if (std::all_of(thread_ghz.begin(), thread_ghz.end(), [](double g) { return g > 0; })) r.per_thread_ghz = thread_ghz;
   }
   r.bytes_per_cycle = bytes_per_core_cycle(*r.gbps, r.clock.ghz, n, r.per_thread_ghz);
