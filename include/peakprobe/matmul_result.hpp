@@ -86,7 +86,7 @@ struct MatmulResult {
   // figure (ceiling_measured_gflops, at ceiling_clock_ghz) times clock.ghz / ceiling_clock_ghz.
   std::optional<double> ceiling_gflops;
   std::optional<double> ceiling_measured_gflops;  // the compute roof as its probe measured it
-  double ceiling_clock_ghz = 0;                   // the roof probe's clock; 0 when not known
+  double ceiling_clock_ghz = 0;  // the roof probe's clock (several threads: their run's, docs/output.md); 0 when not known
   std::string ceiling_source;   // the probe behind the ceiling: the instruction text (Target::matmul_roof)
   std::string ceiling_missing;  // why ceiling_gflops is empty ("" when it is measured)
   std::string bound_by;         // "compute f32 512" or "memory DRAM"

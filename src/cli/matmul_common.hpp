@@ -27,9 +27,9 @@ struct MatmulRoof {
   double per_cycle = 1;          // instructions per cycle per core (1 / reciprocal throughput)
   double latency = 4;            // cycles
   ClockReading clock;             // the first thread's core, around the probe
-  // A roof of several threads: the mean of its threads' own clocks in the run of all of them (the
-  // clock at which their summed rate is the per-cycle rate times the threads, threaded_rate); 0 for
-  // one thread or when a thread's cycles are unknown.
+  // A roof of several threads: the clock of the run of all of them at which their summed rate is
+  // the mean per-cycle rate times the threads (threaded_rate; the threads' own clocks averaged with
+  // each thread's ops per cycle as weights); 0 for one thread or when a thread's cycles are unknown.
   double team_clock_ghz = 0;
   // Why gflops is empty: the probe's status and reason after its last attempt, or why it could not run.
   std::string missing;
