@@ -128,7 +128,10 @@ bool writes_whole_destination(const InstForm& f) {
   if (kind != OpKind::gp && kind != OpKind::fpr && kind != OpKind::vec) return false;
   const std::string& m = f.mnemonic;
   const bool narrows_high = m.size() > 2 && m.compare(m.size() - 2, 2, "n2") == 0;
-  return !narrows_high && m != "tbx" && m != "sri" && m != "sli";
+  const bool with_immediate =
+      std::any_of(f.ops.begin(), f.ops.end(), [](const OpSpec& op) { return op.kind == OpKind::imm; });
+  const bool merges_immediate = (m == "orr" || m == "bic") && kind == OpKind::vec && with_immediate;
+  return !narrows_high && !merges_immediate && m != "tbx" && m != "sri" && m != "sli";
 }
 
 namespace {

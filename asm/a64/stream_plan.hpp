@@ -54,7 +54,7 @@ inline constexpr int kMaxChains = 24;
 // What a part of a mix that only writes its destination, and writes it whole, rotates its instances
 // through (see writes_whole_destination), as on x86 (asm/x86/stream_plan.hpp): such a part carries
 // no chain, and the registers go to the parts that chain. With 32 vector registers a pair of a
-// 4-cycle FMA and an add at one register per instance gets about 13 rounds, fewer FMA chains than the
+// 4-cycle FMA and an add at one register per instance gets 14 rounds, fewer FMA chains than the
 // 16 a core with four FMA pipes needs. Four, not one: some cores wait on the old value of a register
 // an instruction only writes.
 inline constexpr int kWholeWriteChains = 4;
@@ -62,8 +62,9 @@ inline constexpr int kWholeWriteChains = 4;
 // Whether the form writes one register, which it does not read and writes whole: a general register
 // (a w write clears the upper half), a scalar SIMD&FP register or a vector (both clear what lies
 // above). Not an element (ins, lane loads), not a narrowing into the upper half (xtn2, shrn2,
-// addhn2, fcvtn2...), not tbx or sri, which keep part of the old value (asmjit's table marks some of
-// these write-only), and not a form with a second result.
+// addhn2, fcvtn2...), not tbx, sri or sli, and not the vector orr and bic with an immediate
+// (Vd = Vd | imm), which keep part of the old value or read it (asmjit's table marks some of these
+// write-only), and not a form with a second result.
 bool writes_whole_destination(const InstForm& form);
 
 struct MixEntry {

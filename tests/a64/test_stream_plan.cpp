@@ -125,11 +125,14 @@ TEST_CASE("a64 stream plan: which forms write their whole destination and nothin
     INFO(text);
     CHECK(a64::writes_whole_destination(form(text)));
   }
-  // Accumulators read their destination; an element, a narrowing into the upper half, tbx and sri
-  // keep part of the old value; a pair load writes two registers; a store and a compare none.
+  // Accumulators read their destination; an element, a narrowing into the upper half, tbx, sri, sli
+  // and the vector orr/bic with an immediate keep part of the old value; a pair load writes two
+  // registers; a store and a compare none.
   for (const char* text : {"fmla v.4s, v.4s, v.4s", "movk x, #imm", "mov v.s[1], w", "xtn2 v.16b, v.8h",
                            "addhn2 v.16b, v.8h, v.8h", "fcvtn2 v.4s, v.2d", "tbx v.16b, {v.16b}, v.16b",
-                           "sri v.4s, v.4s, #imm", "ldp q, q, [x]", "str q, [x]", "cmp x, x"}) {
+                           "sri v.4s, v.4s, #imm", "sli v.4s, v.4s, #imm", "shrn2 v.16b, v.8h, #imm",
+                           "sqxtn2 v.16b, v.8h", "raddhn2 v.16b, v.8h, v.8h", "orr v.4s, #imm", "bic v.4s, #imm",
+                           "ldp q, q, [x]", "str q, [x]", "cmp x, x"}) {
     INFO(text);
     CHECK_FALSE(a64::writes_whole_destination(form(text)));
   }
