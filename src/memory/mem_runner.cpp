@@ -172,7 +172,7 @@ BandwidthResult MemRunner::bandwidth(const BandwidthRequest& req) {
   std::atomic<uint64_t> passes{1};
   std::atomic<bool> stop{false};
   ClockSample before, after;
-  // Each thread's core clock around its repetitions (thread 0's is before/after): the cores of a
+  // Each thread's core clock around its repetitions (thread 0's also as before/after): the cores of a
   // shared host run at clocks of their own, so the all-cores bytes per cycle divides by their sum,
   // not by n times the first core's clock.
   std::vector<double> thread_ghz(static_cast<size_t>(n), 0.0);
@@ -253,8 +253,7 @@ BandwidthResult MemRunner::bandwidth(const BandwidthRequest& req) {
     }
     const ClockSample clock_after = ok && clock ? clock->measure() : ClockSample{};
     if (t == 0) before = clock_before, after = clock_after;
-    else if (clock_before.ghz > 0 && clock_after.ghz > 0)
-      thread_ghz[size_t(t)] = 0.5 * (clock_before.ghz + clock_after.ghz);
+    if (clock_before.ghz > 0 && clock_after.ghz > 0) thread_ghz[size_t(t)] = 0.5 * (clock_before.ghz + clock_after.ghz);
   };
   // Before the threads: each owns its slot. Slots of threads this request does not start are unmapped.
   m.buffers.resize(size_t(n));
@@ -307,10 +306,8 @@ BandwidthResult MemRunner::bandwidth(const BandwidthRequest& req) {
   const auto [lo, hi] = std::minmax_element(thread_best.begin(), thread_best.end());
   r.imbalance = *hi > 0 ? (*hi - *lo) / *hi : 0.0;
   r.clock = clock_reading(m.counter.source(), before, after);
-  if (n > 1) {
-    thread_ghz[0] = before.ghz > 0 && after.ghz > 0 ? r.clock.ghz : 0.0;
-    if (std::all_of(thread_ghz.begin(), thread_ghz.end(), [](double g) { return g > 0; })) r.per_thread_ghz = thread_ghz;
-  }
+  if (n > 1 && std::all_of(thread_ghz.begin(), thread_ghz.end(), [](double g) { return g > 0; }))
+    r.per_thread_ghz = thread_ghz;
   r.bytes_per_cycle = bytes_per_core_cycle(*r.gbps, r.clock.ghz, n, r.per_thread_ghz);
   if (!m.cpu.emulator.empty()) {
     r.status = Status::mistrusted;
