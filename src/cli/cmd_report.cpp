@@ -281,19 +281,25 @@ int run_report(GlobalOptions& g, ReportOptions o) {
   if (rc) return rc;
   rc = interrupted ? int(kExitInterrupted) : table_rc;
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  // The console gets the ceiling table; everything else is in the folder.
-  if (!g.out.writes_stdout()) write_ceilings_console(std::cout, doc);
-  if (!g.out.json.empty() || !g.out.csv.empty() || !g.out.markdown.empty()) {
-    OutputOptions extra = g.out;
-    extra.svg.clear();
-    rc = std::max(rc, emit_outputs(doc, extra));
-  }
+  rc = std::max(rc, emit_report_outputs(doc, g.out));
   spdlog::info("report written to {}/ in {:.0f} s (open report.html)", out_dir, secs);
   for (const RunDocument* d : {&doc, table ? &*table : nullptr})
     if (d)
       for (const auto& r : d->results)
         if (r.status == Status::error) return std::max(rc, int(kExitResultErrors));
   return rc;
+}
+
+int emit_report_outputs(const RunDocument& doc, const OutputOptions& out) {
+  // --json/--csv/--markdown: emit_outputs writes them and prints the console table itself (unless one
+  // of them goes to stdout), so it is printed here only when there is nothing else to write.
+  if (!out.json.empty() || !out.csv.empty() || !out.markdown.empty()) {
+    OutputOptions extra = out;
+    extra.svg.clear();  // the plots are in the folder
+    return emit_outputs(doc, extra);
+  }
+  if (!out.writes_stdout()) write_ceilings_console(std::cout, doc);
+  return kExitOk;
 }
 
 void add_report_command(CLI::App& app, GlobalOptions& g) {

@@ -81,6 +81,9 @@ struct ReportOptions {
   bool pipes = false;
 };
 int run_report(GlobalOptions& g, ReportOptions o);
+// The report's stdout and its --json/--csv/--markdown files (the folder is written before): the
+// ceiling table on the console once, and nothing on it when an output goes to stdout.
+int emit_report_outputs(const RunDocument& doc, const OutputOptions& out);
 // The whole table of this CPU, every form of the encoder's list, as `peakprobe table [--pipes]`
 // measures it, into `doc` (no resume, no checkpoint). Ctrl-C ends it early with the rows measured and
 // sets `interrupted`.
