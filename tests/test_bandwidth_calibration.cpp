@@ -110,6 +110,60 @@ TEST_CASE("hw: bandwidth calibration: L2 and L3 are measured, no faster than the
   CHECK(machine.l3_measured_set == sets.l3);
   CHECK(machine.l3_gbps > 0);
   CHECK(machine.l3_gbps <= machine.l2_gbps * 1.1);
+  // The L3 is cut to its reach only below what the OS reports, on a set that read below the rate
+  // held; a reach never undercuts the set L3 was measured on (one thread, one L3 share).
+  if (machine.l3_reported_bytes) {
+    CHECK(machine.l3_bytes < machine.l3_reported_bytes);
+    CHECK(machine.l3_bytes >= machine.l3_measured_set);
+    CHECK(machine.l3_reach_fell == 2 * machine.l3_bytes);  // one thread: the reach is its set, one doubling short
+    CHECK(machine.l3_reach_fell_gbps < kL3RateHeld * machine.l3_gbps);
+  } else {
+    CHECK(machine.l3_reach_fell == 0);
+  }
+}
+
+TEST_CASE("bandwidth calibration: the L3 reach doubles the set until its rate falls below the L3 rate held",
+          "[bandwidth_calibration]") {
+  std::vector<uint64_t> asked;
+  // A cache whose rate holds to 8 MiB and halves beyond it.
+  const auto curve = [&](uint64_t set) {
+    asked.push_back(set);
+    return set <= 8 * kMiB ? 100.0 : 50.0;
+  };
+  SECTION("it stops at the first set that falls") {
+    const L3Reach r = find_l3_reach(4 * kMiB, 256 * kMiB, 100.0, curve);
+    CHECK(r.held == 8 * kMiB);
+    CHECK(r.fell == 16 * kMiB);
+    CHECK(r.fell_gbps == 50.0);
+    CHECK(asked == std::vector<uint64_t>{8 * kMiB, 16 * kMiB});
+  }
+  SECTION("a rate just under the held share falls, one at it holds") {
+    const auto edge = [&](uint64_t set) { return set == 8 * kMiB ? 100.0 * kL3RateHeld : 100.0 * kL3RateHeld - 0.01; };
+    const L3Reach r = find_l3_reach(4 * kMiB, 64 * kMiB, 100.0, edge);
+    CHECK(r.held == 8 * kMiB);
+    CHECK(r.fell == 16 * kMiB);
+  }
+  SECTION("the first doubling falling leaves the measured set as the reach") {
+    const L3Reach r = find_l3_reach(16 * kMiB, 256 * kMiB, 100.0, curve);
+    CHECK(r.held == 16 * kMiB);
+    CHECK(r.fell == 32 * kMiB);
+  }
+  SECTION("nothing beyond the limit is read: every set up to it held") {
+    const L3Reach r = find_l3_reach(1 * kMiB, 8 * kMiB, 100.0, curve);
+    CHECK(r.held == 8 * kMiB);
+    CHECK(r.fell == 0);
+    CHECK(asked == std::vector<uint64_t>{2 * kMiB, 4 * kMiB, 8 * kMiB});
+  }
+  SECTION("a set with no trustworthy figure ends the probe with nothing fallen") {
+    const L3Reach r = find_l3_reach(4 * kMiB, 256 * kMiB, 100.0, [&](uint64_t set) { return set == 8 * kMiB ? 100.0 : 0.0; });
+    CHECK(r.held == 8 * kMiB);
+    CHECK(r.fell == 0);
+  }
+  SECTION("without an L3 rate or a set nothing is read") {
+    CHECK(find_l3_reach(4 * kMiB, 256 * kMiB, 0.0, curve).fell == 0);
+    CHECK(find_l3_reach(0, 256 * kMiB, 100.0, curve).held == 0);
+    CHECK(asked.empty());
+  }
 }
 
 TEST_CASE("hw: bandwidth calibration: on two threads each thread's share is stored, not their sum",

@@ -29,6 +29,23 @@ BandwidthSets bandwidth_sets(const MachineModel& machine, int threads) {
   return s;
 }
 
+L3Reach find_l3_reach(uint64_t from, uint64_t limit, double l3_gbps, const std::function<double(uint64_t)>& measure) {
+  L3Reach r;
+  r.held = from;
+  if (from == 0 || !(l3_gbps > 0)) return r;
+  for (uint64_t set = from * 2; set <= limit; set *= 2) {
+    const double gbps = measure(set);
+    if (!(gbps > 0)) return r;  // no figure: nothing known beyond what held
+    if (gbps < kL3RateHeld * l3_gbps) {
+      r.fell = set;
+      r.fell_gbps = gbps;
+      return r;
+    }
+    r.held = set;
+  }
+  return r;
+}
+
 std::string calibrate_bandwidth(MachineModel& machine, const CpuInfo& cpu, int threads) {
   // Under an emulator the probe's timings mean nothing (it says so, mistrusted): not worth its time.
   if (!cpu.emulator.empty()) return "bandwidth: under an emulator (" + cpu.emulator + "), timings mean nothing";
@@ -54,6 +71,24 @@ std::string calibrate_bandwidth(MachineModel& machine, const CpuInfo& cpu, int t
   };
   measure("L2", sets.l2, machine.l2_gbps, machine.l2_measured_set);
   measure("L3", sets.l3, machine.l3_gbps, machine.l3_measured_set);
+  if (machine.l3_measured_set) {
+    // Up to the thread's whole share of the reported L3, but no further than kReachL2s L2s: past
+    // that a set takes long to map and read, and the OS's figure is kept.
+    constexpr uint64_t kReachL2s = 16;
+    const int sharing = std::max(1, std::min(machine.l3_shared_by, threads));
+    const uint64_t share = machine.l3_bytes / uint64_t(sharing);
+    const L3Reach reach = find_l3_reach(machine.l3_measured_set, std::min(share, kReachL2s * machine.l2_bytes),
+                                        machine.l3_gbps, [&](uint64_t set) {
+      const BandwidthResult r = (*runner)->bandwidth({"load", 0, set * uint64_t(threads), threads});
+      return r.status == Status::ok && r.gbps ? *r.gbps / threads : 0.0;
+    });
+    if (reach.fell && reach.held * uint64_t(sharing) < machine.l3_bytes) {
+      machine.l3_reported_bytes = machine.l3_bytes;
+      machine.l3_bytes = reach.held * uint64_t(sharing);
+      machine.l3_reach_fell = reach.fell;
+      machine.l3_reach_fell_gbps = reach.fell_gbps;
+    }
+  }
   return missing;
 }
 

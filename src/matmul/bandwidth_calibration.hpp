@@ -4,9 +4,11 @@
 // run. Without it the model prices L2 at 32 and L3 at 12 bytes a cycle, guesses from older cores: on
 // a Zen 5 VM (3.7 GHz) the load probe read 225 GB/s from a 512 KiB set and 99 GB/s from a 4 MiB one,
 // where the guesses said 118 and 44. About 0.25 s (the runner's clock warm-up, then up to 25 timed
-// repetitions of 4 ms a level); nothing under an emulator.
+// repetitions of 4 ms a level), and as much again for each set of the L3 reach (find_l3_reach);
+// nothing under an emulator.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "matmul/cost_model.hpp"
@@ -26,11 +28,30 @@ struct BandwidthSets {
 };
 BandwidthSets bandwidth_sets(const MachineModel& machine, int threads);
 
+// How far a thread's L3 really reaches. The OS's L3 size can be far more than a thread gets: a VM
+// may hold a fraction of a shared L3 (the Zen 5 VM reports 508 MiB, its loads keep the L3 rate to
+// about 11 MiB and read 51 GB/s at 32 MiB against 91 at 4 MiB), and the model sizes B blocks from
+// it. Sets doubling from `from` (the set l3_gbps was measured on) up to `limit` are read with
+// `measure` (GB/s per thread; not above 0: no trustworthy figure) until one reads below
+// kL3RateHeld x l3_gbps. held: the largest set that kept the rate (`from` if the first doubling fell
+// already); fell: the first that did not, and its rate (0: every set up to `limit` held, or a
+// measurement failed, and nothing is known beyond `held`).
+constexpr double kL3RateHeld = 0.9;
+struct L3Reach {
+  uint64_t held = 0;
+  uint64_t fell = 0;
+  double fell_gbps = 0;
+};
+L3Reach find_l3_reach(uint64_t from, uint64_t limit, double l3_gbps, const std::function<double(uint64_t)>& measure);
+
 // Measures both levels with `threads` threads on the first cores of cpu.core_order and stores the
 // per-thread rates (total / threads) in machine.l2_gbps and l3_gbps, and the sets in
 // machine.l2_measured_set and l3_measured_set. A level whose probe gave no trustworthy figure keeps
-// its default; the reasons are returned ("" when both were measured). DRAM keeps its default: a set
-// beyond L3 takes seconds to map. The calling thread's CPU set is put back afterwards.
+// its default; the reasons are returned ("" when both were measured). With L3 measured, its reach is
+// probed (find_l3_reach, up to the thread's share of the reported L3): when a set within that share
+// left L3, machine.l3_bytes becomes the reach (the largest set that held, times the threads sharing
+// an L3 instance) and machine.l3_reach_fell / l3_reach_fell_gbps say what fell. DRAM keeps its
+// default: a set beyond L3 takes seconds to map. The calling thread's CPU set is put back afterwards.
 std::string calibrate_bandwidth(MachineModel& machine, const CpuInfo& cpu, int threads);
 
 }  // namespace peakprobe

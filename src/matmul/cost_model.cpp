@@ -943,7 +943,12 @@ void write_inputs(std::ostream& out, const MachineModel& machine, const MatmulPr
                      machine.issue_width);
   out << "  caches: L1d " << bytes_text(double(machine.l1_bytes)) << ", L2 " << bytes_text(double(machine.l2_bytes))
       << " per core; L3 " << bytes_text(double(machine.l3_bytes)) << " shared by " << machine.l3_shared_by
-      << " cores\n";
+      << " cores";
+  if (machine.l3_reported_bytes)
+    out << " (the OS reports " << bytes_text(double(machine.l3_reported_bytes)) << "; a thread's loads kept the L3 rate "
+        << "to " << bytes_text(double(machine.l3_bytes) / machine.l3_shared_by) << " a thread, "
+        << printf_text("%s read %.1f GB/s)", bytes_text(double(machine.l3_reach_fell)).c_str(), machine.l3_reach_fell_gbps);
+  out << "\n";
   auto source = [](uint64_t set) {
     return set ? "measured on " + bytes_text(double(set)) + " a thread" : std::string("default");
   };
