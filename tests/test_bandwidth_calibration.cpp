@@ -115,7 +115,8 @@ TEST_CASE("hw: bandwidth calibration: L2 and L3 are measured, no faster than the
   if (machine.l3_reported_bytes) {
     CHECK(machine.l3_bytes < machine.l3_reported_bytes);
     CHECK(machine.l3_bytes >= machine.l3_measured_set);
-    CHECK(machine.l3_reach_fell == 2 * machine.l3_bytes);  // one thread: the reach is its set, one doubling short
+    CHECK(machine.l3_bytes == machine.l3_reach_held);  // one thread: the reach is its own set
+    CHECK(machine.l3_reach_fell == 2 * machine.l3_reach_held);
     CHECK(machine.l3_reach_fell_gbps < kL3RateHeld * machine.l3_gbps);
   } else {
     CHECK(machine.l3_reach_fell == 0);
@@ -159,6 +160,16 @@ TEST_CASE("bandwidth calibration: the L3 reach doubles the set until its rate fa
     CHECK(r.held == 8 * kMiB);
     CHECK(r.fell == 0);
   }
+  SECTION("a limit near the top of the range ends the doubling instead of wrapping around") {
+    const auto flat = [&](uint64_t set) {
+      asked.push_back(set);
+      return 100.0;
+    };
+    const L3Reach r = find_l3_reach(uint64_t(1) << 60, ~uint64_t(0), 100.0, flat);
+    CHECK(r.held == uint64_t(1) << 63);
+    CHECK(r.fell == 0);
+    CHECK(asked == std::vector<uint64_t>{uint64_t(1) << 61, uint64_t(1) << 62, uint64_t(1) << 63});
+  }
   SECTION("without an L3 rate or a set nothing is read") {
     CHECK(find_l3_reach(4 * kMiB, 256 * kMiB, 0.0, curve).fell == 0);
     CHECK(find_l3_reach(0, 256 * kMiB, 100.0, curve).held == 0);
@@ -198,4 +209,37 @@ TEST_CASE("hw: bandwidth calibration: on two threads each thread's share is stor
   // A thread's share when two stream can be no faster than one thread alone (20% for the clocks and
   // the spread); the sum of both would read about twice as fast.
   CHECK(machine.l2_gbps <= alone * 1.2);
+}
+
+TEST_CASE("bandwidth calibration: the L3 reach is probed to half a thread's share and counts every thread of an L3",
+          "[bandwidth_calibration]") {
+  SECTION("one thread: half the reported L3, at most 16 L2s") {
+    const L3ReachPlan vm = l3_reach_plan(caches(1 * kMiB, 508 * kMiB, 1, 2), 1);
+    CHECK(vm.threads_per_l3 == 1);
+    CHECK(vm.limit == 16 * kMiB);
+    const L3ReachPlan small = l3_reach_plan(caches(1 * kMiB, 16 * kMiB, 8), 1);
+    CHECK(small.limit == 8 * kMiB);
+  }
+  SECTION("threads on the cores of one L3 split it") {
+    const L3ReachPlan p = l3_reach_plan(caches(1 * kMiB, 32 * kMiB, 8), 4);
+    CHECK(p.threads_per_l3 == 4);
+    CHECK(p.limit == 4 * kMiB);
+  }
+  SECTION("threads beyond an instance's cores are on other instances") {
+    const L3ReachPlan p = l3_reach_plan(caches(1 * kMiB, 32 * kMiB, 8), 16);
+    CHECK(p.threads_per_l3 == 8);
+    CHECK(p.limit == 2 * kMiB);
+  }
+  SECTION("SMT siblings share their core's L3 and its 16 L2s") {
+    const L3ReachPlan p = l3_reach_plan(caches(1 * kMiB, 64 * kMiB, 1, 1), 2);
+    CHECK(p.threads_per_l3 == 2);
+    CHECK(p.limit == 8 * kMiB);
+  }
+  SECTION("the cut is the set that held times the threads of an instance, only below the reported size") {
+    const MachineModel m = caches(1 * kMiB, 32 * kMiB, 8);
+    const L3ReachPlan p = l3_reach_plan(m, 4);
+    CHECK(l3_bytes_from_reach(m, p, {2 * kMiB, 4 * kMiB, 50.0}) == 8 * kMiB);
+    CHECK(l3_bytes_from_reach(m, p, {2 * kMiB, 0, 0.0}) == 0);      // nothing fell: the OS's size stays
+    CHECK(l3_bytes_from_reach(m, p, {8 * kMiB, 16 * kMiB, 50.0}) == 0);  // not below the reported 32 MiB
+  }
 }

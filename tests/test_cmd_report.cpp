@@ -76,3 +76,23 @@ TEST_CASE("report: with --json - stdout is the JSON document alone", "[report]")
   CHECK(count(e.out, "compute ceilings") == 0);
   CHECK(nlohmann::json::parse(e.out).contains("ceilings"));
 }
+
+TEST_CASE("report: a memory row in error gives the same exit code with or without output files", "[report]") {
+  RunDocument d = ceiling_document();
+  BandwidthResult bad;
+  bad.kernel = "load";
+  bad.status = Status::error;
+  bad.reason = "the probe faulted";
+  d.bandwidth.push_back(bad);
+  std::ostringstream captured;
+  auto* saved = std::cout.rdbuf(captured.rdbuf());
+  test::ScratchDir dir;
+  cli::OutputOptions to_file;
+  to_file.json = dir.file("r.json");
+  const int bare = cli::emit_report_outputs(d, {});
+  const int with_json = cli::emit_report_outputs(d, to_file);
+  std::cout.rdbuf(saved);
+  CHECK(bare == cli::kExitResultErrors);  // was 0: only the file path looked past the results
+  CHECK(with_json == cli::kExitResultErrors);
+  CHECK(emit({}).rc == cli::kExitOk);
+}

@@ -291,15 +291,14 @@ int run_report(GlobalOptions& g, ReportOptions o) {
 }
 
 int emit_report_outputs(const RunDocument& doc, const OutputOptions& out) {
+  OutputOptions files = out;
+  files.svg.clear();  // the plots are in the folder
   // --json/--csv/--markdown: emit_outputs writes them and prints the console table itself (unless one
-  // of them goes to stdout), so it is printed here only when there is nothing else to write.
-  if (!out.json.empty() || !out.csv.empty() || !out.markdown.empty()) {
-    OutputOptions extra = out;
-    extra.svg.clear();  // the plots are in the folder
-    return emit_outputs(doc, extra);
-  }
-  if (!out.writes_stdout()) write_ceilings_console(std::cout, doc);
-  return kExitOk;
+  // of them goes to stdout), so it is printed here only when there is nothing else to write. The
+  // exit code is the document's either way (a row in error: kExitResultErrors).
+  if (!files.json.empty() || !files.csv.empty() || !files.markdown.empty()) return emit_outputs(doc, files);
+  write_ceilings_console(std::cout, doc);
+  return document_exit_code(doc);
 }
 
 void add_report_command(CLI::App& app, GlobalOptions& g) {

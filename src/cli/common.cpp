@@ -171,6 +171,10 @@ int emit_outputs(const RunDocument& doc, const OutputOptions& o) {
     else if (doc.has_memory()) write_memory_console(std::cout, doc);
     else write_console(std::cout, doc, isatty(STDOUT_FILENO) != 0);
   }
+  return document_exit_code(doc);
+}
+
+int document_exit_code(const RunDocument& doc) {
   for (const auto& r : doc.results)
     if (r.status == Status::error || r.threads_status == Status::error) return kExitResultErrors;
   for (const auto& b : doc.bandwidth)

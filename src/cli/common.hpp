@@ -56,6 +56,9 @@ int refuse_outputs(const OutputOptions& o, const std::string& command, bool json
 int write_jobs(const std::vector<OutputJob>& jobs);
 // Writes every requested format; the console table goes to stdout unless stdout carries a file format.
 int emit_outputs(const RunDocument& doc, const OutputOptions& o);
+// kExitResultErrors when any row of the document (results, their multi-thread runs, bandwidth,
+// latency, mixes, pairs) has status error, else kExitOk: the exit code emit_outputs returns.
+int document_exit_code(const RunDocument& doc);
 RunDocument new_document(const CpuInfo& host, int argc, char** argv);
 // Progress line on stderr, only when stderr is a terminal and not --quiet.
 void progress(const OutputOptions& o, size_t done, size_t total, const std::string& what);

@@ -190,16 +190,17 @@ MatmulPlan plan_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulProblem& p,
     narrow_c.nc = int(std::min<int64_t>(n_all, std::max(narrow_c.nr, kNarrowNc / narrow_c.nr * narrow_c.nr)));
     add_unless_listed(narrow_c);
   }
-  // The first choice with kc doubled and nc halved: a B block of the same bytes, half the passes
-  // over C (each loads and stores all of the thread's C) for twice the packing of A. The model
-  // prices C's passes as streams the kernels hide, and a C far beyond L3 is not hidden: on the Zen 5
-  // VM at 2048^3 (f32, 1 thread) kc 1024 x nc 1024 ran 82-84 ms against 86 for the model's first
-  // choice, kc 512 x nc 2048, both a 4 MiB B block.
+  // The first choice with kc doubled and nc halved: a B block of the same bytes (fewer when K cuts
+  // kc short), half the passes over C (each loads and stores all of the thread's C), for twice the
+  // packing of A and an A block twice as deep. The model prices C's passes as streams the kernels
+  // hide, and a C far beyond L3 is not hidden: on the Zen 5 VM at 2048^3 (f32, 1 thread) kc 1024 x
+  // nc 1024 ran 82-84 ms against 86 for the model's first choice, kc 512 x nc 2048, both a 4 MiB B
+  // block. Not with K split among threads: each part's depth is its own.
   {
     const MatmulConfig first = shortlist.front();
     const int kg = gemm.micro_kernel_shape(first.mr, first.nv, !first.pack_a).k_group();
     const int64_t k_all = (p.k + kg - 1) / kg * kg;
-    if (first.kc < k_all && first.nc >= 2 * first.nr) {
+    if (first.k_threads == 1 && first.kc < k_all && first.nc >= 2 * first.nr) {
       MatmulConfig deep_k = first;
       deep_k.kc = int(std::min<int64_t>(k_all, int64_t(first.kc) * 2));
       deep_k.nc = first.nc / 2 / first.nr * first.nr;

@@ -33,7 +33,9 @@ L3Reach find_l3_reach(uint64_t from, uint64_t limit, double l3_gbps, const std::
   L3Reach r;
   r.held = from;
   if (from == 0 || !(l3_gbps > 0)) return r;
-  for (uint64_t set = from * 2; set <= limit; set *= 2) {
+  // Doubled only while the double stays within the limit: no wrap-around for any limit.
+  for (uint64_t set = from; set <= limit / 2;) {
+    set *= 2;
     const double gbps = measure(set);
     if (!(gbps > 0)) return r;  // no figure: nothing known beyond what held
     if (gbps < kL3RateHeld * l3_gbps) {
@@ -44,6 +46,28 @@ L3Reach find_l3_reach(uint64_t from, uint64_t limit, double l3_gbps, const std::
     r.held = set;
   }
   return r;
+}
+
+L3ReachPlan l3_reach_plan(const MachineModel& machine, int threads) {
+  L3ReachPlan plan;
+  threads = std::max(1, threads);
+  // As bandwidth_sets: threads beyond the cores sit on SMT siblings, per_core to a core.
+  const int cores = std::max(1, std::min(threads, machine.cores));
+  const int per_core = (threads + cores - 1) / cores;
+  plan.threads_per_l3 = std::max(1, std::min(std::max(1, machine.l3_shared_by) * per_core, threads));
+  // Half of a thread's share of the reported L3 (what the model ever budgets of it, kL3Fill), so a
+  // healthy L3 is never read full; and no more than kReachL2s L2s a core: past that a set takes long
+  // to map and read, and the OS's figure is kept.
+  constexpr uint64_t kReachL2s = 16;
+  const uint64_t half_share = machine.l3_bytes / uint64_t(plan.threads_per_l3) / 2;
+  plan.limit = std::min(half_share, kReachL2s * machine.l2_bytes / uint64_t(per_core));
+  return plan;
+}
+
+uint64_t l3_bytes_from_reach(const MachineModel& machine, const L3ReachPlan& plan, const L3Reach& reach) {
+  if (!reach.fell || reach.held == 0) return 0;
+  const uint64_t bytes = reach.held * uint64_t(plan.threads_per_l3);
+  return bytes < machine.l3_bytes ? bytes : 0;
 }
 
 std::string calibrate_bandwidth(MachineModel& machine, const CpuInfo& cpu, int threads) {
@@ -72,19 +96,15 @@ std::string calibrate_bandwidth(MachineModel& machine, const CpuInfo& cpu, int t
   measure("L2", sets.l2, machine.l2_gbps, machine.l2_measured_set);
   measure("L3", sets.l3, machine.l3_gbps, machine.l3_measured_set);
   if (machine.l3_measured_set) {
-    // Up to the thread's whole share of the reported L3, but no further than kReachL2s L2s: past
-    // that a set takes long to map and read, and the OS's figure is kept.
-    constexpr uint64_t kReachL2s = 16;
-    const int sharing = std::max(1, std::min(machine.l3_shared_by, threads));
-    const uint64_t share = machine.l3_bytes / uint64_t(sharing);
-    const L3Reach reach = find_l3_reach(machine.l3_measured_set, std::min(share, kReachL2s * machine.l2_bytes),
-                                        machine.l3_gbps, [&](uint64_t set) {
+    const L3ReachPlan plan = l3_reach_plan(machine, threads);
+    const L3Reach reach = find_l3_reach(machine.l3_measured_set, plan.limit, machine.l3_gbps, [&](uint64_t set) {
       const BandwidthResult r = (*runner)->bandwidth({"load", 0, set * uint64_t(threads), threads});
       return r.status == Status::ok && r.gbps ? *r.gbps / threads : 0.0;
     });
-    if (reach.fell && reach.held * uint64_t(sharing) < machine.l3_bytes) {
+    if (const uint64_t cut = l3_bytes_from_reach(machine, plan, reach)) {
       machine.l3_reported_bytes = machine.l3_bytes;
-      machine.l3_bytes = reach.held * uint64_t(sharing);
+      machine.l3_bytes = cut;
+      machine.l3_reach_held = reach.held;
       machine.l3_reach_fell = reach.fell;
       machine.l3_reach_fell_gbps = reach.fell_gbps;
     }

@@ -44,13 +44,27 @@ struct L3Reach {
 };
 L3Reach find_l3_reach(uint64_t from, uint64_t limit, double l3_gbps, const std::function<double(uint64_t)>& measure);
 
+// Where the reach probe of a `threads`-thread calibration stops: the threads that share one L3
+// instance (cores per instance, times the SMT siblings per core the threads take, at most all of
+// them), and the largest set per thread it reads: half a thread's share of the reported L3 (the
+// model budgets no more than kL3Fill of it, and a healthy L3 read whole may fall short), at most 16
+// L2s a core.
+struct L3ReachPlan {
+  int threads_per_l3 = 1;
+  uint64_t limit = 0;
+};
+L3ReachPlan l3_reach_plan(const MachineModel& machine, int threads);
+// The L3 size the model takes from a reach: the set that held times the threads of an instance, when
+// a set fell and that is less than the reported L3; 0 otherwise (the reported size stays).
+uint64_t l3_bytes_from_reach(const MachineModel& machine, const L3ReachPlan& plan, const L3Reach& reach);
+
 // Measures both levels with `threads` threads on the first cores of cpu.core_order and stores the
 // per-thread rates (total / threads) in machine.l2_gbps and l3_gbps, and the sets in
 // machine.l2_measured_set and l3_measured_set. A level whose probe gave no trustworthy figure keeps
 // its default; the reasons are returned ("" when both were measured). With L3 measured, its reach is
-// probed (find_l3_reach, up to the thread's share of the reported L3): when a set within that share
-// left L3, machine.l3_bytes becomes the reach (the largest set that held, times the threads sharing
-// an L3 instance) and machine.l3_reach_fell / l3_reach_fell_gbps say what fell. DRAM keeps its
+// probed (find_l3_reach within l3_reach_plan): when a set left L3, machine.l3_bytes becomes
+// l3_bytes_from_reach, l3_reported_bytes keeps the OS's figure, and l3_reach_held, l3_reach_fell and
+// l3_reach_fell_gbps say what held and what fell. DRAM keeps its
 // default: a set beyond L3 takes seconds to map. The calling thread's CPU set is put back afterwards.
 std::string calibrate_bandwidth(MachineModel& machine, const CpuInfo& cpu, int threads);
 

@@ -946,7 +946,7 @@ void write_inputs(std::ostream& out, const MachineModel& machine, const MatmulPr
       << " cores";
   if (machine.l3_reported_bytes)
     out << " (the OS reports " << bytes_text(double(machine.l3_reported_bytes)) << "; a thread's loads kept the L3 rate "
-        << "to " << bytes_text(double(machine.l3_bytes) / machine.l3_shared_by) << " a thread, "
+        << "to " << bytes_text(double(machine.l3_reach_held)) << " a thread, "
         << printf_text("%s read %.1f GB/s)", bytes_text(double(machine.l3_reach_fell)).c_str(), machine.l3_reach_fell_gbps);
   out << "\n";
   auto source = [](uint64_t set) {

@@ -67,9 +67,9 @@ struct MachineModel {
   // Working set per thread that l2_gbps and l3_gbps were measured on (matmul/bandwidth_calibration.hpp,
   // with every thread of the call streaming at once); 0: the figure is a default.
   uint64_t l2_measured_set = 0, l3_measured_set = 0;
-  // l3_bytes as the OS reported it, and the per-thread set whose loads fell below the L3 rate when
-  // calibrate_bandwidth cut l3_bytes to the reach it measured (0: l3_bytes is the OS's figure).
-  uint64_t l3_reported_bytes = 0, l3_reach_fell = 0;
+  // l3_bytes as the OS reported it, and the per-thread sets whose loads kept and fell below the L3
+  // rate, when calibrate_bandwidth cut l3_bytes to the reach it measured (0: l3_bytes is the OS's).
+  uint64_t l3_reported_bytes = 0, l3_reach_held = 0, l3_reach_fell = 0;
   double l3_reach_fell_gbps = 0;
   MeasuredCalls calls;              // measured call costs, when the caller has them
   // Bytes of A and of B (as the caller holds them) the packing code packs per second on one core,
