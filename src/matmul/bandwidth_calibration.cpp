@@ -11,13 +11,23 @@
 
 namespace peakprobe {
 
-BandwidthSets bandwidth_sets(const MachineModel& machine, int threads) {
-  BandwidthSets s;
-  // Threads beyond the physical cores run on SMT siblings, which share their core's L2 and its part
-  // of L3: each takes its share of the core's sets.
+namespace {
+
+// Threads a core runs: threads beyond the physical cores sit on SMT siblings, which share their core's
+// L2 and its part of L3.
+int threads_per_core(const MachineModel& machine, int threads) {
   threads = std::max(1, threads);
   const int cores = std::max(1, std::min(threads, machine.cores));
-  const uint64_t per_core = uint64_t((threads + cores - 1) / cores);
+  return (threads + cores - 1) / cores;
+}
+
+}  // namespace
+
+BandwidthSets bandwidth_sets(const MachineModel& machine, int threads) {
+  BandwidthSets s;
+  // Each thread takes its share of its core's sets.
+  threads = std::max(1, threads);
+  const uint64_t per_core = uint64_t(threads_per_core(machine, threads));
   s.l2 = uint64_t(l2_block_budget(machine)) / per_core;
   // Four L2s: well past what L2 holds, yet the size of the B blocks and C panels the model puts in
   // L3; smaller where the thread's L3 budget is smaller. Within twice L2 part of the set would hit
@@ -51,9 +61,7 @@ L3Reach find_l3_reach(uint64_t from, uint64_t limit, double l3_gbps, const std::
 L3ReachPlan l3_reach_plan(const MachineModel& machine, int threads) {
   L3ReachPlan plan;
   threads = std::max(1, threads);
-  // As bandwidth_sets: threads beyond the cores sit on SMT siblings, per_core to a core.
-  const int cores = std::max(1, std::min(threads, machine.cores));
-  const int per_core = (threads + cores - 1) / cores;
+  const int per_core = threads_per_core(machine, threads);
   plan.threads_per_l3 = std::max(1, std::min(std::max(1, machine.l3_shared_by) * per_core, threads));
   // Half of a thread's share of the reported L3 (what the model ever budgets of it, kL3Fill), so a
   // healthy L3 is never read full; and no more than kReachL2s L2s a core: past that a set takes long
