@@ -417,6 +417,49 @@ TEST_CASE("compare: Markdown has one row per delta, regressions first", "[compar
   CHECK(out.str().find("1 regression, 1 improvement") != std::string::npos);
 }
 
+TEST_CASE("compare: rows not ok alike on both sides are counted, not listed, unless asked", "[compare]") {
+  // Two skipped in both, one mistrusted in both, one that changed status, one regression.
+  json old_doc = document({{"results", {inst("s1", 1.0, "skipped"), inst("s2", 1.0, "skipped"),
+                                        inst("m1", 1.0, "mistrusted"), inst("c1", 1.0, "mistrusted"),
+                                        inst("r1", 1.0)}}});
+  json new_doc = document({{"results", {inst("s1", 1.0, "skipped"), inst("s2", 1.0, "skipped"),
+                                        inst("m1", 1.0, "mistrusted"), inst("c1", 1.0), inst("r1", 1.5)}}});
+  auto r = compare(old_doc, new_doc);
+  int unchanged = 0;
+  for (const auto& d : r.deltas) unchanged += unchanged_status(d);
+  CHECK(unchanged == 3);
+  // The JSON keeps every row.
+  CHECK(to_json(r)["deltas"].size() == r.deltas.size());
+
+  auto lines_naming = [](const std::string& text, const std::string& item) {
+    int n = 0;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);)
+      n += (line + "  ").find("  " + item + "  ") != std::string::npos || line.find("`" + item + "`") != std::string::npos;
+    return n;
+  };
+  std::ostringstream console, md;
+  write_compare_console(console, r, false);
+  write_compare_markdown(md, r);
+  for (const std::string& text : {console.str(), md.str()}) {
+    CHECK(lines_naming(text, "s1") == 0);
+    CHECK(lines_naming(text, "m1") == 0);
+    CHECK(lines_naming(text, "c1") == 1);  // its status changed: listed
+    CHECK(lines_naming(text, "r1") == 1);
+    CHECK(text.find("2 skipped on both sides, 1 mistrusted on both sides") != std::string::npos);
+    CHECK(text.find("--all") != std::string::npos);
+  }
+
+  std::ostringstream console_all, md_all;
+  write_compare_console(console_all, r, false, true);
+  write_compare_markdown(md_all, r, true);
+  for (const std::string& text : {console_all.str(), md_all.str()}) {
+    CHECK(lines_naming(text, "s1") == 1);
+    CHECK(lines_naming(text, "m1") == 1);
+    CHECK(text.find("on both sides") == std::string::npos);
+  }
+}
+
 TEST_CASE("compare: the largest change first within regressions and within improvements", "[compare]") {
   json old_doc = document({{"results", {inst("one", 1.0), inst("two", 1.0), inst("three", 1.0), inst("four", 1.0),
                                         inst("five", 1.0)}}});

@@ -24,6 +24,7 @@ struct CompareArgs {
   std::string old_path, new_path;
   double time_percent = 5.0, throughput_percent = 5.0;
   bool fixed_thresholds = false;
+  bool list_all = false;
 };
 
 std::string display_name(const std::string& path) { return path == "-" ? "standard input" : path; }
@@ -58,7 +59,7 @@ int write_outputs(const CompareReport& report, const CompareArgs& args, const Ou
                       out << json_text(j) << "\n";
                     }});
   if (!o.markdown.empty())
-    jobs.push_back({o.markdown, [&](std::ostream& out) { write_compare_markdown(out, report); }});
+    jobs.push_back({o.markdown, [&](std::ostream& out) { write_compare_markdown(out, report, args.list_all); }});
   if (int rc = write_jobs(jobs)) return rc;
   return kExitOk;
 }
@@ -92,7 +93,7 @@ int run_compare(const CompareArgs& args, const OutputOptions& o) {
   if (o.writes_stdout()) {
     for (const auto& w : report->warnings) spdlog::warn("{}", w);
   } else {
-    write_compare_console(std::cout, *report, isatty(STDOUT_FILENO) != 0);
+    write_compare_console(std::cout, *report, isatty(STDOUT_FILENO) != 0, args.list_all);
   }
   return report->regressions > 0 ? kExitRegression : kExitOk;
 }
@@ -122,13 +123,18 @@ void add_compare_command(CLI::App& app, GlobalOptions& g) {
                 "and on one machine a GFLOP/s or GOP/s change whose cycles held is the clock's, not a change)");
   cmd->footer(
       "Rows are matched by what they measure (instruction and threads, kernel and size, ...), not by\n"
-      "position. Rows not ok on either side are listed as not comparable, never as regressions.\n"
+      "position. Rows not ok on either side are not comparable, never regressions: those whose\n"
+      "status changed are listed, those not ok alike on both sides are counted (--all lists them).\n"
       "A change no larger than the thresholds plus both rows' spread for that metric is 'same'.\n"
       "Two documents of one CPU: a rate per second that moved only with the core clock (its cycles\n"
       "held) is 'same', with both clocks in the note.\n"
       "Exit codes: 0 no regression, 5 at least one regression, 2 unreadable or invalid input,\n"
       "3 output not writable. Example:\n"
       "  peakprobe compare baseline.json new.json --markdown compare.md\n");
+  cmd->add_flag("--all", args->list_all,
+                "List every row that is not comparable, also those with the same status on both sides\n"
+                "(skipped in both, mistrusted in both); by default the console and Markdown give those as\n"
+                "one count per status. The JSON lists every row either way");
   // Parsing only records the action; main() runs it once logging is set up.
   cmd->callback([&g, args] { g.action = [&g, args] { g.exit_code = run_compare(*args, g.out); }; });
 }

@@ -487,6 +487,21 @@ std::string counts_text(const CompareReport& r) {
   return text;
 }
 
+// "1474 skipped on both sides, 27 mistrusted on both sides", in the order the statuses first occur;
+// "" when every not-comparable row changed its status.
+std::string unchanged_status_text(const CompareReport& r) {
+  std::vector<std::pair<std::string, int>> by_status;
+  for (const auto& d : r.deltas) {
+    if (!unchanged_status(d)) continue;
+    auto it = std::find_if(by_status.begin(), by_status.end(), [&](const auto& p) { return p.first == d.old_status; });
+    if (it == by_status.end()) by_status.emplace_back(d.old_status, 1);
+    else ++it->second;
+  }
+  std::vector<std::string> parts;
+  for (const auto& [status, n] : by_status) parts.push_back(fmt::format("{} {} on both sides", n, status));
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
 // One table row always stays one row: '|' would split it, control characters would break the line.
 std::string md_escape(const std::string& s) {
   std::string out;
@@ -603,7 +618,12 @@ std::vector<MetricDelta> deltas_by_severity(const CompareReport& report) {
   return v;
 }
 
-void write_compare_markdown(std::ostream& out, const CompareReport& report) {
+bool unchanged_status(const MetricDelta& d) {
+  return d.verdict == Verdict::not_comparable && d.metric.empty() && !d.old_status.empty() &&
+         d.old_status == d.new_status;
+}
+
+void write_compare_markdown(std::ostream& out, const CompareReport& report, bool list_unchanged) {
   out << fmt::format("## peakprobe compare: {}, {}\n\n", counted(report.regressions, "regression"),
                      counted(report.improvements, "improvement"));
   out << "Thresholds: " << thresholds_text(report.options) << ". " << counts_text(report) << ".\n\n";
@@ -612,8 +632,13 @@ void write_compare_markdown(std::ostream& out, const CompareReport& report) {
     out << "No metrics to compare.\n";
     return;
   }
+  const std::string unchanged = list_unchanged ? "" : unchanged_status_text(report);
+  if (!unchanged.empty())
+    out << "Not listed, not comparable and unchanged: " << md_escape(unchanged)
+        << " (`peakprobe compare --all` lists them).\n\n";
   out << "| metric | old | new | change | verdict |\n|---|--:|--:|--:|---|\n";
   for (const auto& d : deltas_by_severity(report)) {
+    if (!list_unchanged && unchanged_status(d)) continue;
     std::string verdict = md_escape(verdict_text(d));
     if (d.verdict == Verdict::regression) verdict = "**" + verdict + "**";
     out << "| " << md_metric_cell(d) << " | " << side_text(d.old_value, d.old_status, d) << " | "
@@ -636,13 +661,13 @@ json to_json(const CompareReport& report) {
           {"deltas", deltas}};
 }
 
-void write_compare_console(std::ostream& out, const CompareReport& report, bool color) {
+void write_compare_console(std::ostream& out, const CompareReport& report, bool color, bool list_unchanged) {
   out << "peakprobe compare: " << thresholds_text(report.options) << "\n";
   for (const auto& w : report.warnings) out << "warning: " << w << "\n";
   out << "\n";
   bool any = false;
   for (const auto& d : deltas_by_severity(report)) {
-    if (d.verdict == Verdict::same) continue;
+    if (d.verdict == Verdict::same || (!list_unchanged && unchanged_status(d))) continue;
     if (!any) out << fmt::format("  {:<15}{:>8}  {:>12}  {:>12}  {}\n", "verdict", "change", "old", "new", "metric");
     any = true;
     std::string verdict = fmt::format("{:<15}", to_string(d.verdict));
@@ -654,6 +679,8 @@ void write_compare_console(std::ostream& out, const CompareReport& report, bool 
   }
   if (any) out << "\n";
   out << counts_text(report) << "\n";
+  if (const std::string unchanged = list_unchanged ? "" : unchanged_status_text(report); !unchanged.empty())
+    out << "not listed (not comparable, unchanged): " << unchanged << " (--all lists them)\n";
 }
 
 }  // namespace peakprobe

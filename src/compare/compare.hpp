@@ -89,10 +89,15 @@ std::vector<MetricDelta> deltas_by_severity(const CompareReport& report);
 
 // A heading with the counts, the warnings, and a GitHub table (metric, old, new, change, verdict)
 // with one row per delta, regressions first.
-void write_compare_markdown(std::ostream& out, const CompareReport& report);
+// A whole row that is not ok with the same status on both sides (skipped in both, mistrusted in
+// both) changed nothing a reviewer can act on: by default the writers give those as one count per
+// status instead of a line each (a table of 7800 forms has 1500 skipped ones); list_unchanged
+// lists them all. The JSON always has every delta.
+bool unchanged_status(const MetricDelta& d);
+void write_compare_markdown(std::ostream& out, const CompareReport& report, bool list_unchanged = false);
 // { schema: "peakprobe-compare/1", thresholds, regressions, improvements, warnings, deltas [...] }
 nlohmann::json to_json(const CompareReport& report);
 // Every delta except the unchanged ones, then one line of counts; color = ANSI colors for verdicts.
-void write_compare_console(std::ostream& out, const CompareReport& report, bool color);
+void write_compare_console(std::ostream& out, const CompareReport& report, bool color, bool list_unchanged = false);
 
 }  // namespace peakprobe
