@@ -70,6 +70,9 @@ void add_mix_command(CLI::App& app, GlobalOptions& g) {
   cmd->footer(
       "The parts are interleaved in the ratio of their weights with no dependency between or within\n"
       "them; reported: cycles per group, IPC, FLOP/cycle (or ops/cycle) and GFLOP/s of the mix.\n"
+      "Each part is first measured alone and its latency taken, so that a part with a long chain gets\n"
+      "the independent chains its rate needs (instances of the others share registers); a mix that\n"
+      "still runs at what its own chains allow is mistrusted, with why.\n"
       "Example: peakprobe mix " + isa::host_target().help_texts().mix_example + "\n");
   cmd->callback([&g, args] {
     g.action = [&g, args] {
@@ -91,13 +94,7 @@ void add_mix_command(CLI::App& app, GlobalOptions& g) {
         parts.push_back({spec.value(), w});
       }
       g.exit_code = measure_dual_issue(g, [&](ProbeRunner& r, RunDocument& doc, ProbeRunner*) {
-        MixResult m = r.run_mix(parts);
-        for (size_t i = 0; i < parts.size() && i < m.parts.size(); ++i) {
-          MixResult alone = measure_alone(r, parts[i].probe);
-          if (alone.status == Status::ok || alone.status == Status::mistrusted)
-            m.parts[i].alone_cycles = alone.cycles_per_group;
-        }
-        doc.mixes.push_back(std::move(m));
+        doc.mixes.push_back(measure_mix(r, parts));
       });
     };
   });

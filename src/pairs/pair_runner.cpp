@@ -9,6 +9,7 @@
 
 #include "pairs/classify.hpp"
 #include "pairs/cluster.hpp"
+#include "pairs/mix_layout.hpp"
 #include "pairs/pipe_groups.hpp"
 
 namespace peakprobe {
@@ -57,6 +58,59 @@ void classify(PairResult& p) {
   p.penalty = slower_than_serial(*m.cycles_per_group, a, b);
 }
 
+namespace {
+
+// The mix laid out for its parts' chains: `alone` holds each part's one-part mix (its cycles per
+// instruction); each part's chain latency comes from `inst`.
+MixResult run_laid_out(ProbeRunner& runner, const std::vector<MixSpec>& parts, const std::vector<const MixResult*>& alone) {
+  std::vector<int> weights;
+  std::vector<PartTiming> timings;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    weights.push_back(parts[i].weight);
+    PartTiming t;
+    if (i < alone.size() && alone[i] && measured(*alone[i])) t.recip = *alone[i]->cycles_per_group;
+    if (t.recip > 0) t.chain_latency = destination_chain_latency(runner.run(parts[i].probe));
+    timings.push_back(t);
+  }
+  const MixLayout layout = plan_mix_layout(weights, timings, [&](const std::vector<int>& chains) {
+    std::vector<MixSpec> limited = parts;
+    for (size_t i = 0; i < limited.size() && i < chains.size(); ++i) limited[i].chains = chains[i];
+    return runner.mix_rounds(limited);
+  });
+  std::vector<MixSpec> laid = parts;
+  for (size_t i = 0; i < laid.size() && i < layout.chains.size(); ++i) laid[i].chains = layout.chains[i];
+  std::vector<std::string> each;
+  for (size_t i = 0; i < parts.size(); ++i)
+    each.push_back(fmt::format("{} on {} chains ({:.2f} cycles each)", parts[i].probe.text,
+                               layout.chains.empty() || layout.chains[i] == 0 ? std::string("its own")
+                                                                              : std::to_string(layout.chains[i]),
+                               timings[i].chain_latency));
+  spdlog::debug("mix layout: {} rounds; {}; chain floor {:.3f} cycles a group", layout.rounds, fmt::join(each, ", "),
+                chain_floor(layout, weights, timings));
+  MixResult m = layout.rounds > 0 ? runner.run_mix_batch({laid}, {}, {}, {}, {layout.rounds}).at(0) : runner.run_mix(parts);
+  if (m.status == Status::ok && m.cycles_per_group)
+    if (auto doubt = chain_bound_doubt(layout, weights, timings, *m.cycles_per_group)) {
+      m.status = Status::mistrusted;
+      m.reason = *doubt;
+    }
+  return m;
+}
+
+}  // namespace
+
+MixResult measure_mix(ProbeRunner& runner, const std::vector<MixSpec>& parts) {
+  std::vector<MixResult> alone;
+  for (const auto& p : parts) alone.push_back(measure_alone(runner, p.probe));
+  std::vector<const MixResult*> refs;
+  for (const auto& a : alone) refs.push_back(&a);
+  MixResult m = run_laid_out(runner, parts, refs);
+  for (size_t i = 0; i < parts.size(); ++i) {
+    keep_faster(alone[i], measure_alone(runner, parts[i].probe));
+    if (i < m.parts.size() && measured(alone[i])) m.parts[i].alone_cycles = alone[i].cycles_per_group;
+  }
+  return m;
+}
+
 PairResult measure_pair(ProbeRunner& runner, const ProbeSpec& a, const ProbeSpec& b, int wa, int wb,
                         const MixResult* alone_a, const MixResult* alone_b) {
   MixResult own_a, own_b;
@@ -67,7 +121,7 @@ PairResult measure_pair(ProbeRunner& runner, const ProbeSpec& a, const ProbeSpec
     alone_a = &own_a;
     alone_b = &own_b;
   }
-  MixResult mix = runner.run_mix({{a, wa}, {b, wb}});
+  MixResult mix = run_laid_out(runner, {{a, wa}, {b, wb}}, {alone_a, alone_b});
   if (measure_own) {
     keep_faster(own_a, measure_alone(runner, a));
     keep_faster(own_b, measure_alone(runner, b));

@@ -16,7 +16,13 @@ using PairProgress = std::function<void(size_t done, size_t total, const std::st
 // the registers allow), so the comparison is like for like.
 MixResult measure_alone(ProbeRunner& runner, const ProbeSpec& spec);
 
-// A and B interleaved wa:wb; `alone_a`/`alone_b` reuse earlier alone measurements when given.
+// A mix of any parts as `peakprobe mix` measures it: each part alone (as a one-part mix, twice, the
+// faster kept) and its chain through the destination (as `inst` measures it), then the mix laid out
+// so that no part's own chains bind it where the registers allow (pairs/mix_layout.hpp). A mix that
+// still ran at its chains' floor is mistrusted, with why. Each part's alone_cycles is filled in.
+MixResult measure_mix(ProbeRunner& runner, const std::vector<MixSpec>& parts);
+
+// A and B interleaved wa:wb, laid out as measure_mix lays out a mix; `alone_a`/`alone_b` reuse earlier alone measurements when given.
 PairResult measure_pair(ProbeRunner& runner, const ProbeSpec& a, const ProbeSpec& b, int wa, int wb,
                         const MixResult* alone_a = nullptr, const MixResult* alone_b = nullptr);
 

@@ -20,27 +20,6 @@ namespace {
 // A pair is judged only when its shared floor stands at least this fraction of the faster part's
 // pipe time above its co-issue floor: a narrower gap is inside the run-to-run spread of one mix.
 constexpr double kMinJudgedGap = 0.25;
-// A part gets this many times the chains its latency and rate need in a pair (five adds a cycle on
-// six chains ran at 0.26 cycles each, on eight at 0.20); a part whose chains still bind is seen by
-// its fewest-chains reference.
-constexpr double kChainMargin = 1.5;
-
-// The chains a part with `weight` instances per group and a chain of `latency` cycles through its
-// destination needs when a group takes `group` cycles: latency x instances per cycle, with a margin;
-// 0 (one chain per instance) when it has no such chain.
-// Links per copy on the busiest chain of a part with `weight` x `rounds` instances rotating through
-// `limit` chains (0: one per instance).
-int busiest_chain_links(int limit, int weight, int rounds) {
-  const int instances = weight * rounds;
-  const int chains = limit > 0 ? std::min(limit, instances) : instances;
-  return (instances + chains - 1) / chains;
-}
-
-int chains_needed(double latency, int weight, double group) {
-  if (!(latency > 0) || !(group > 0) || !std::isfinite(latency)) return 0;
-  return std::max(1, int(std::ceil(kChainMargin * latency * weight / group)));
-}
-
 // A pair is `partial` from this share of the same-port measure a containment (the narrow part's pipes
 // all among the wide part's) would show, and never below kPartialFloor: two parts on separate pipes
 // measure 0.00-0.05, a one-pipe form among the integer adds' five 0.17-0.45 (Intel VM, held-out set).
@@ -320,22 +299,6 @@ struct Part {
   // the part needs in a pair.
   double latency = 0;
 };
-
-// The latency of the chain a throughput stream of the form carries: each instance reads the
-// destination the one before it on its chain wrote. 0 when the destination is only written (its
-// instances are independent whatever the chains: a load, a move out of a vector register) or
-// `inst` found no such chain.
-double destination_chain_latency(const ProbeResult& r) {
-  auto through_destination = [](const std::string& method) {
-    return method.rfind("chain through the destination", 0) == 0;  // the method text of both ISAs
-  };
-  double l = 0;
-  for (const auto& o : r.latencies)
-    if (through_destination(o.method)) l = o.cycles;
-  if (l <= 0 && r.latency_cycles && through_destination(r.latency_method)) l = *r.latency_cycles;
-  return std::isfinite(l) && l > 0 ? l : 0.0;
-}
-
 
 // Pairs measured the same way in both stages: every part alone as a one-part mix (all the chains
 // the registers allow, and again with the fewest chains any of its pairs gives it), every pair at

@@ -25,18 +25,14 @@
 #include <vector>
 
 #include "harness/probe_runner.hpp"
+#include "pairs/mix_layout.hpp"
 #include "peakprobe/pipe_result.hpp"
 #include "peakprobe/result.hpp"
 
 namespace peakprobe {
 
-// One part of a pair as measured alone, as a one-part mix: cycles per instruction with as many
-// chains as the registers allow, and the latency its chains add when they are few (measured with
-// the fewest chains any of its pairs gives it: 0 when that ran as fast as with all of them).
-struct PartTiming {
-  double recip = 0;
-  double chain_latency = 0;
-};
+// PartTiming (pairs/mix_layout.hpp): a pair's part alone, as a one-part mix; its chain latency is
+// measured with the fewest chains any of its pairs gives it (0 when that ran as fast as with all).
 
 // Weights a:b (each >= 1, a + b <= max_total) that make both parts take about the same time per group
 // (a x recip_a ~ b x recip_b): a balanced pair has the widest gap between its co-issue and shared
