@@ -418,12 +418,14 @@ TEST_CASE("compare: Markdown has one row per delta, regressions first", "[compar
 }
 
 TEST_CASE("compare: rows not ok alike on both sides are counted, not listed, unless asked", "[compare]") {
-  // Two skipped in both, one mistrusted in both, one that changed status, one regression.
+  // Two skipped in both, one mistrusted in both, one in error in both (always listed), one that
+  // changed status, one regression.
   json old_doc = document({{"results", {inst("s1", 1.0, "skipped"), inst("s2", 1.0, "skipped"),
-                                        inst("m1", 1.0, "mistrusted"), inst("c1", 1.0, "mistrusted"),
-                                        inst("r1", 1.0)}}});
+                                        inst("m1", 1.0, "mistrusted"), inst("e1", 1.0, "error"),
+                                        inst("c1", 1.0, "mistrusted"), inst("r1", 1.0)}}});
   json new_doc = document({{"results", {inst("s1", 1.0, "skipped"), inst("s2", 1.0, "skipped"),
-                                        inst("m1", 1.0, "mistrusted"), inst("c1", 1.0), inst("r1", 1.5)}}});
+                                        inst("m1", 1.0, "mistrusted"), inst("e1", 1.0, "error"),
+                                        inst("c1", 1.0), inst("r1", 1.5)}}});
   auto r = compare(old_doc, new_doc);
   int unchanged = 0;
   for (const auto& d : r.deltas) unchanged += unchanged_status(d);
@@ -445,6 +447,7 @@ TEST_CASE("compare: rows not ok alike on both sides are counted, not listed, unl
     CHECK(lines_naming(text, "s1") == 0);
     CHECK(lines_naming(text, "m1") == 0);
     CHECK(lines_naming(text, "c1") == 1);  // its status changed: listed
+    CHECK(lines_naming(text, "e1") == 1);  // an error in both: listed
     CHECK(lines_naming(text, "r1") == 1);
     CHECK(text.find("2 skipped on both sides, 1 mistrusted on both sides") != std::string::npos);
     CHECK(text.find("--all") != std::string::npos);
@@ -458,6 +461,15 @@ TEST_CASE("compare: rows not ok alike on both sides are counted, not listed, unl
     CHECK(lines_naming(text, "m1") == 1);
     CHECK(text.find("on both sides") == std::string::npos);
   }
+}
+
+TEST_CASE("compare: Markdown with every row counted has no empty table", "[compare]") {
+  auto r = compare(document({{"results", {inst("s1", 1.0, "skipped")}}}),
+                   document({{"results", {inst("s1", 1.0, "skipped")}}}));
+  std::ostringstream md;
+  write_compare_markdown(md, r);
+  CHECK(md.str().find("| metric |") == std::string::npos);
+  CHECK(md.str().find("1 skipped on both sides") != std::string::npos);
 }
 
 TEST_CASE("compare: the largest change first within regressions and within improvements", "[compare]") {

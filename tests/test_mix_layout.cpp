@@ -48,11 +48,22 @@ TEST_CASE("mix layout: a long chain beside parts that need no registers of their
 
   const MixLayout l = plan_mix_layout(w, t, std::ref(regs));
   REQUIRE(l.chains.size() == 2);
-  CHECK(l.chains[1] == 2);  // the loads rotate through two registers
-  CHECK(l.chains[0] == 10);  // the multiplies get what is left
-  CHECK(l.rounds == 10);     // 30 instances on 10 chains: three links each, no busier chain
-  CHECK(chain_floor(l, w, t) == Approx(0.9));
+  CHECK(l.chains[1] == 0);  // the loads keep what the planner gives them (4 registers)
+  CHECK(l.chains[0] == 8);  // the multiplies get what is left
+  CHECK(l.rounds == 8);     // 24 instances on 8 chains: three links each, no busier chain
+  CHECK(chain_floor(l, w, t) == Approx(1.125));
   CHECK(regs({l.chains[0], l.chains[1]}) >= l.rounds);
+
+  // A part whose limit the planner ignores (it writes memory) is never limited.
+  const MixLayout fixed = plan_mix_layout(w, t, std::ref(regs), {{true, 0}, {}});
+  CHECK(fixed.chains == std::vector<int>{0, 0});
+  CHECK(fixed.rounds == 2);
+
+  // Loads measured to keep their rate on two chains rotate through two: the multiplies get ten.
+  const MixLayout two = plan_mix_layout(w, t, std::ref(regs), {{}, {false, 2}});
+  CHECK(two.chains == std::vector<int>{10, 2});
+  CHECK(two.rounds == 10);  // 30 instances on 10 chains
+  CHECK(chain_floor(two, w, t) == Approx(0.9));
 }
 
 TEST_CASE("mix layout: two chained parts short of registers share them by what binds", "[mix]") {
@@ -105,18 +116,20 @@ TEST_CASE("mix layout: a mix slower than its parts and near its chains' floor is
   const std::vector<int> w = {3, 3};
   const std::vector<PartTiming> t = {{1.0 / 3, 3.0}, {0.25, 0}};
   const MixLayout plain{2, {0, 0}};  // floor 1.5 cycles a group, the parts allow 1.0
-  CHECK_FALSE(chain_bound_doubt(plain, w, t, 1.0));  // at its parts' rate
+  CHECK_FALSE(chain_bound_doubt(plain, w, t, 1.0));   // at its parts' rate
+  CHECK_FALSE(chain_bound_doubt(plain, w, t, 1.45));  // below its floor: the floor is wrong, not binding
+  CHECK_FALSE(chain_bound_doubt(plain, w, t, 1.51, 1.5));  // no more bound than a part's own stream alone
   const auto at_floor = chain_bound_doubt(plain, w, t, 1.51);
   REQUIRE(at_floor);
   CHECK(at_floor->find("part 1 has 6 chains of 3.00 cycles") != std::string::npos);
   CHECK(at_floor->find("1.500") != std::string::npos);
   CHECK(chain_bound_doubt(plain, w, t, 1.79));       // within 1.2 times its floor: chains may explain it
   CHECK_FALSE(chain_bound_doubt(plain, w, t, 1.81));  // beyond: something else (a shared pipe) bound it too
-  const MixLayout wide{10, {10, 2}};                 // floor 0.9: not covered with the margin (1.35)
+  const MixLayout wide{10, {10, 0}};                 // floor 0.9: not covered with the margin (1.35)
   CHECK_FALSE(chain_bound_doubt(wide, w, t, 1.02));  // ... but the mix ran at its parts' own rate
-  CHECK(chain_bound_doubt(wide, w, t, 1.08));
+  CHECK(chain_bound_doubt(wide, w, t, 1.07));
   CHECK_FALSE(chain_bound_doubt(wide, w, t, 1.09));
-  const MixLayout covered{20, {20, 2}};              // floor 0.45 x 1.5 below 1.0: covered
+  const MixLayout covered{20, {20, 0}};              // floor 0.45 x 1.5 below 1.0: covered
   CHECK_FALSE(chain_bound_doubt(covered, w, t, 1.2));
   CHECK_FALSE(chain_bound_doubt(MixLayout{}, w, t, 1.0));
 }

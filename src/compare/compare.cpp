@@ -619,8 +619,9 @@ std::vector<MetricDelta> deltas_by_severity(const CompareReport& report) {
 }
 
 bool unchanged_status(const MetricDelta& d) {
+  // An error stays listed: a form that fails in both runs is something to fix, not background.
   return d.verdict == Verdict::not_comparable && d.metric.empty() && !d.old_status.empty() &&
-         d.old_status == d.new_status;
+         d.old_status == d.new_status && d.old_status != "error";
 }
 
 void write_compare_markdown(std::ostream& out, const CompareReport& report, bool list_unchanged) {
@@ -636,9 +637,11 @@ void write_compare_markdown(std::ostream& out, const CompareReport& report, bool
   if (!unchanged.empty())
     out << "Not listed, not comparable and unchanged: " << md_escape(unchanged)
         << " (`peakprobe compare --all` lists them).\n\n";
-  out << "| metric | old | new | change | verdict |\n|---|--:|--:|--:|---|\n";
+  bool header = false;
   for (const auto& d : deltas_by_severity(report)) {
     if (!list_unchanged && unchanged_status(d)) continue;
+    if (!header) out << "| metric | old | new | change | verdict |\n|---|--:|--:|--:|---|\n";
+    header = true;
     std::string verdict = md_escape(verdict_text(d));
     if (d.verdict == Verdict::regression) verdict = "**" + verdict + "**";
     out << "| " << md_metric_cell(d) << " | " << side_text(d.old_value, d.old_status, d) << " | "

@@ -90,7 +90,7 @@ std::vector<MetricDelta> deltas_by_severity(const CompareReport& report);
 // A heading with the counts, the warnings, and a GitHub table (metric, old, new, change, verdict)
 // with one row per delta, regressions first.
 // A whole row that is not ok with the same status on both sides (skipped in both, mistrusted in
-// both) changed nothing a reviewer can act on: by default the writers give those as one count per
+// both; an error stays listed) changed nothing a reviewer can act on: by default the writers give those as one count per
 // status instead of a line each (a table of 7800 forms has 1500 skipped ones); list_unchanged
 // lists them all. The JSON always has every delta.
 bool unchanged_status(const MetricDelta& d);

@@ -189,7 +189,8 @@ MixResult ProbeRunner::Impl::run_mix_once(const std::vector<MixSpec>& parts, boo
     r.status = Status::mistrusted;
     r.reason = fmt::format("{}", fmt::join(doubts, "; "));
   }
-  // The repro line runs the most rounds with a chain per instance; a layout of its own is logged beside it.
+  // The repro line runs the mix as `peakprobe mix` lays it out (pairs/mix_layout.hpp); the rounds and
+  // chain limits this run used are logged beside it.
   std::string limits;
   for (size_t i = 0; i < parts.size(); ++i)
     if (parts[i].chains > 0) limits += fmt::format(", part {} on at most {} chains", i + 1, parts[i].chains);
@@ -223,8 +224,8 @@ MixResult ProbeRunner::Impl::run_mix_once(const std::vector<MixSpec>& parts, boo
   return r;
 }
 
-MixResult ProbeRunner::run_mix(const std::vector<MixSpec>& parts, bool on_all_threads) {
-  return measure_one_with_retries<MixResult>([&] { return impl_->run_mix_once(parts, on_all_threads); });
+MixResult ProbeRunner::run_mix(const std::vector<MixSpec>& parts, bool on_all_threads, int rounds) {
+  return measure_one_with_retries<MixResult>([&] { return impl_->run_mix_once(parts, on_all_threads, rounds); });
 }
 
 int ProbeRunner::mix_rounds(const std::vector<MixSpec>& parts) const {

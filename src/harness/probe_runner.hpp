@@ -27,7 +27,8 @@ struct MixSpec {
   ProbeSpec probe;
   int weight = 1;
   // Chains its instances rotate through (0: one per instance, weight x rounds): a part that needs
-  // few chains leaves registers to the others (src/pairs/pipe_groups.cpp sets it).
+  // few chains leaves registers to the others (src/pairs/pipe_groups.cpp and src/pairs/mix_layout.cpp
+  // choose it; a form that writes memory keeps an instance per chain on x86 whatever the limit).
   int chains = 0;
 };
 
@@ -50,7 +51,8 @@ class ProbeRunner {
   // measured here. Doubtful results are measured again (up to 4 attempts).
   // With `on_all_threads` and --threads above 1, an undisturbed mix is then run on every core at once
   // as well (total_gflops / total_gops).
-  MixResult run_mix(const std::vector<MixSpec>& parts, bool on_all_threads = false);
+  // `rounds` above 0 fixes the rounds (as run_mix_batch's `rounds`).
+  MixResult run_mix(const std::vector<MixSpec>& parts, bool on_all_threads = false, int rounds = 0);
   // Measures every mix in order, then the mistrusted ones again after the others, as run_batch
   // does: one pause per round for the whole batch instead of up to 1.3 s of pauses per mix.
   // `on_result` and `stop` as for run_batch. `rounds[i]`, where given and above 0, fixes the rounds

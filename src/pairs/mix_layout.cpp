@@ -11,14 +11,14 @@ namespace {
 // A mix within this fraction of what its parts alone allow ran at their rate (one mix's run-to-run
 // spread is a few percent).
 constexpr double kAtRate = 1.03;
-// Chains a part without a chain of its own keeps when registers are short: a false dependency on the
-// old destination of up to two cycles still leaves it one instance a cycle.
-constexpr int kUnchainedChains = 2;
 // A mix within this factor of its chain floor may be bound by its chains. Chains slow a stream
 // beyond their floor too (five adds a cycle on six chains ran 1.56 times theirs), but so does a
 // shared pipe: two 3-cycle multiplies a group on their three pipes ran 0.667 cycles, 1.33 times the
 // floor of their twelve chains, and are told apart by this bound.
 constexpr double kNearFloor = 1.2;
+// ... and from this factor of it: a mix well below its chains' floor was not bound by them (the floor
+// or a latency is wrong).
+constexpr double kBelowFloor = 0.97;
 // Floors this close count as equal (measured latencies carry a little noise): fewer rounds, and the
 // plain layout, win a tie.
 constexpr double kFloorTie = 0.01;
@@ -73,7 +73,8 @@ double chain_floor(const MixLayout& layout, const std::vector<int>& weights, con
 }
 
 MixLayout plan_mix_layout(const std::vector<int>& weights, const std::vector<PartTiming>& parts,
-                          const std::function<int(const std::vector<int>&)>& rounds_with) {
+                          const std::function<int(const std::vector<int>&)>& rounds_with,
+                          const std::vector<PartRules>& rules) {
   const size_t n = parts.size();
   MixLayout plain;
   plain.chains.assign(n, 0);
@@ -85,7 +86,8 @@ MixLayout plan_mix_layout(const std::vector<int>& weights, const std::vector<Par
 
   // What each chained part needs at the mix's rate; the rounds that give every chain about one link.
   std::vector<int> need(n, 0);
-  for (size_t i = 0; i < n; ++i) need[i] = chains_needed(parts[i].chain_latency, weights[i], group);
+  for (size_t i = 0; i < n; ++i)
+    need[i] = i < rules.size() && rules[i].fixed ? 0 : chains_needed(parts[i].chain_latency, weights[i], group);
   auto want_rounds = [&](const std::vector<int>& chains) {
     int r = 1;
     for (size_t i = 0; i < n; ++i)
@@ -96,12 +98,15 @@ MixLayout plan_mix_layout(const std::vector<int>& weights, const std::vector<Par
   MixLayout limited;
   limited.chains = need;
   if (!fits(limited.chains)) {
-    // The registers cannot hold them all. Parts without a chain give up theirs first; each chained
-    // part starts from one round's worth (its weight), and the next register goes to the part whose
-    // chains bind most (latency x weight / chains: its floor once the rounds are many), while it fits.
+    // The registers cannot hold them all. Each chained part starts from one round's worth (its
+    // weight), and the next register goes to the part whose chains bind most (latency x weight /
+    // chains: its floor once the rounds are many), while it fits. A part without a chain rotates
+    // through the fewest its stream was measured to keep its rate on; where not measured (or its
+    // chain is not known) it keeps what the planner gives it.
     std::vector<bool> done(n, false);
     for (size_t i = 0; i < n; ++i) {
-      limited.chains[i] = need[i] == 0 ? kUnchainedChains : std::min(need[i], weights[i]);
+      const int fewest = i < rules.size() && !rules[i].fixed ? rules[i].fewest : 0;
+      limited.chains[i] = need[i] == 0 ? fewest : std::min(need[i], weights[i]);
       done[i] = need[i] == 0 || limited.chains[i] >= need[i];
     }
     if (!fits(limited.chains)) return plain;
@@ -138,13 +143,15 @@ MixLayout plan_mix_layout(const std::vector<int>& weights, const std::vector<Par
 }
 
 std::optional<std::string> chain_bound_doubt(const MixLayout& layout, const std::vector<int>& weights,
-                                             const std::vector<PartTiming>& parts, double cycles_per_group) {
+                                             const std::vector<PartTiming>& parts, double cycles_per_group,
+                                             double alone_floor) {
   const double floor = chain_floor(layout, weights, parts);
   const double group = group_alone(weights, parts);
   if (!(floor > 0) || !(group > 0) || !(cycles_per_group > 0)) return std::nullopt;
   // Chains that cover the mix's rate with the margin do not bind; a mix at its parts' own rate was not
   // bound by them; one beyond the margin over its floor was bound by something else.
-  if (kChainMargin * floor <= group || cycles_per_group <= kAtRate * group || cycles_per_group > kNearFloor * floor)
+  if (kChainMargin * floor <= group || cycles_per_group <= kAtRate * group || cycles_per_group > kNearFloor * floor ||
+      cycles_per_group < kBelowFloor * floor || floor <= alone_floor * (1 + kFloorTie))
     return std::nullopt;
   // The part whose chains bind: the one with the highest floor.
   size_t worst = 0;
@@ -160,7 +167,7 @@ std::optional<std::string> chain_bound_doubt(const MixLayout& layout, const std:
   return fmt::format(
       "its own chains may bind it: part {} has {} chains of {:.2f} cycles for {} instances a copy of {} groups, at "
       "least {:.3f} cycles a group, and a stream that close to its chains' floor runs slower than it; its parts "
-      "alone allow {:.3f} (the registers hold no more chains)",
+      "alone allow {:.3f}",
       worst + 1, limit > 0 ? std::min(limit, instances) : instances, parts[worst].chain_latency, instances,
       layout.rounds, floor, group);
 }

@@ -44,7 +44,8 @@ int chains_needed(double latency, int weight, double group);
 // only written (a load, a move out of a vector register) or `inst` found no such chain.
 double destination_chain_latency(const ProbeResult& r);
 
-// Groups per copy and each part's chain limit (0: one chain per instance).
+// Groups per copy and each part's chain limit (0: as the planner gives it: one chain per instance, at
+// most 4 for a part that only writes its destination, whole).
 struct MixLayout {
   int rounds = 0;
   std::vector<int> chains;
@@ -54,24 +55,40 @@ struct MixLayout {
 // over the parts, of chain latency x links on the busiest chain / rounds.
 double chain_floor(const MixLayout& layout, const std::vector<int>& weights, const std::vector<PartTiming>& parts);
 
+// What the layout may do with one part's chains. `fixed`: it keeps one chain per instance whatever
+// its limit (the planner ignores a limit for a form that writes memory): never limited, its floor
+// its latency / rounds. `fewest`: for a part without a chain, the fewest chains its stream alone was
+// measured to run as fast on (0: not measured; it keeps what the planner gives it, as a latency not
+// known is not taken for none).
+struct PartRules {
+  bool fixed = false;
+  int fewest = 0;
+};
+
 // The layout of a mix of parts with these weights. `rounds_with(chains)` gives the most rounds the
 // registers allow with those chain limits (all 0: one chain per instance; 0 rounds: no plan).
 // Every instance on its own chain at the most rounds, while that covers each part's latency at the
 // mix's rate (the slowest part's weight x cycles alone) with the margin. Otherwise each chained part
-// gets the chains it needs; where the registers cannot hold them all, parts without a chain rotate
-// through two chains (not four or one per instance), each chained part starts from its weight and
-// the registers left go one at a time to the part whose chains bind most. Its rounds: the fewest, from one chain per instance on, that cover
-// the latencies with the margin, else those with the lowest floor (instances rotate unevenly where
-// the chains do not divide them). The result is the layout with the lower chain floor; the plain
-// one on a tie.
+// gets the chains it needs; where the registers cannot hold them all, each chained part starts from
+// its weight, a part without a chain rotates through its `fewest` where measured, and the registers
+// left go one at a time to the part whose chains bind most.
+// Its rounds: the fewest from those that give every limited part its chains, that cover the
+// latencies with the margin, else those with the lowest floor (instances rotate unevenly where the
+// chains do not divide them). The result is the layout with the lower chain floor; the plain one on
+// a tie (within 1%).
 MixLayout plan_mix_layout(const std::vector<int>& weights, const std::vector<PartTiming>& parts,
-                          const std::function<int(const std::vector<int>&)>& rounds_with);
+                          const std::function<int(const std::vector<int>&)>& rounds_with,
+                          const std::vector<PartRules>& rules = {});
 
 // Why a mix measured at `cycles_per_group` may show its own chains rather than the machine: its
 // chains do not cover its parts' rate with kChainMargin, and it ran slower than its parts alone allow
-// (by more than 3%) but within 1.2 times its chain floor, where its chains alone can explain it. (A
-// stream can run further above its chains' floor, but so does a pair on one pipe: not doubted.)
+// (by more than 3%) and from 0.97 to 1.2 times its chain floor, where its chains alone can explain it.
+// (A stream can run further above its chains' floor, but so does a pair on one pipe: not doubted;
+// below its floor the floor is wrong, not binding.) `alone_floor`: the highest chain floor of a
+// part's own stream alone (its latency / its rounds alone); a mix no more bound than that is
+// compared like with like and not doubted.
 std::optional<std::string> chain_bound_doubt(const MixLayout& layout, const std::vector<int>& weights,
-                                             const std::vector<PartTiming>& parts, double cycles_per_group);
+                                             const std::vector<PartTiming>& parts, double cycles_per_group,
+                                             double alone_floor = 0);
 
 }  // namespace peakprobe

@@ -60,40 +60,80 @@ void classify(PairResult& p) {
 
 namespace {
 
-// The mix laid out for its parts' chains: `alone` holds each part's one-part mix (its cycles per
-// instruction); each part's chain latency comes from `inst`.
-MixResult run_laid_out(ProbeRunner& runner, const std::vector<MixSpec>& parts, const std::vector<const MixResult*>& alone) {
+// Chains a part without a chain of its own is tried on alone before a layout may rotate it through
+// that few.
+constexpr int kFewChains = 2;
+
+// A mix laid out for its parts' chains (pairs/mix_layout.hpp), with what its doubt needs.
+struct LaidOut {
+  MixResult mix;
+  MixLayout layout;
   std::vector<int> weights;
   std::vector<PartTiming> timings;
+  double alone_floor = 0;  // the highest chain floor of a part's own stream alone
+};
+
+// The mix laid out for its parts' chains: `alone` holds each part's one-part mix (its cycles per
+// instruction); each part's chain latency comes from `inst`.
+LaidOut run_laid_out(ProbeRunner& runner, const std::vector<MixSpec>& parts, const std::vector<const MixResult*>& alone) {
+  LaidOut out;
+  std::vector<PartRules> rules(parts.size());
   for (size_t i = 0; i < parts.size(); ++i) {
-    weights.push_back(parts[i].weight);
+    out.weights.push_back(parts[i].weight);
     PartTiming t;
     if (i < alone.size() && alone[i] && measured(*alone[i])) t.recip = *alone[i]->cycles_per_group;
-    if (t.recip > 0) t.chain_latency = destination_chain_latency(runner.run(parts[i].probe));
-    timings.push_back(t);
+    if (t.recip > 0 && parts.size() > 1) t.chain_latency = destination_chain_latency(runner.run(parts[i].probe));
+    out.timings.push_back(t);
+    // A part whose chain limit the planner ignores (it writes memory) uses as many registers with a
+    // limit of one as without.
+    const int own = runner.mix_rounds({{parts[i].probe, 1}});
+    rules[i].fixed = t.chain_latency > 0 && runner.mix_rounds({{parts[i].probe, 1, 1}}) <= own;
+    if (own > 0) out.alone_floor = std::max(out.alone_floor, t.chain_latency / own);
   }
-  const MixLayout layout = plan_mix_layout(weights, timings, [&](const std::vector<int>& chains) {
-    std::vector<MixSpec> limited = parts;
-    for (size_t i = 0; i < limited.size() && i < chains.size(); ++i) limited[i].chains = chains[i];
-    return runner.mix_rounds(limited);
-  });
+  // A part without a chain beside one with a chain may give up registers: where its stream alone on
+  // kFewChains chains runs as fast (within 3%; a false dependency on the old destination would slow
+  // it), the layout may rotate it through that few.
+  const bool chained = std::any_of(out.timings.begin(), out.timings.end(), [](const PartTiming& t) { return t.chain_latency > 0; });
+  for (size_t i = 0; chained && i < parts.size(); ++i) {
+    if (out.timings[i].chain_latency > 0 || !(out.timings[i].recip > 0)) continue;
+    const MixResult few = runner.run_mix({{parts[i].probe, 1, kFewChains}});
+    if (few.status == Status::ok && few.cycles_per_group && *few.cycles_per_group <= 1.03 * out.timings[i].recip)
+      rules[i].fewest = kFewChains;
+  }
+  out.layout = plan_mix_layout(
+      out.weights, out.timings,
+      [&](const std::vector<int>& chains) {
+        std::vector<MixSpec> limited = parts;
+        for (size_t i = 0; i < limited.size() && i < chains.size(); ++i) limited[i].chains = chains[i];
+        return runner.mix_rounds(limited);
+      },
+      rules);
+  const bool plain = std::all_of(out.layout.chains.begin(), out.layout.chains.end(), [](int c) { return c == 0; });
   std::vector<MixSpec> laid = parts;
-  for (size_t i = 0; i < laid.size() && i < layout.chains.size(); ++i) laid[i].chains = layout.chains[i];
+  for (size_t i = 0; i < laid.size() && i < out.layout.chains.size(); ++i) laid[i].chains = out.layout.chains[i];
   std::vector<std::string> each;
-  for (size_t i = 0; i < parts.size(); ++i)
-    each.push_back(fmt::format("{} on {} chains ({:.2f} cycles each)", parts[i].probe.text,
-                               layout.chains.empty() || layout.chains[i] == 0 ? std::string("its own")
-                                                                              : std::to_string(layout.chains[i]),
-                               timings[i].chain_latency));
-  spdlog::debug("mix layout: {} rounds; {}; chain floor {:.3f} cycles a group", layout.rounds, fmt::join(each, ", "),
-                chain_floor(layout, weights, timings));
-  MixResult m = layout.rounds > 0 ? runner.run_mix_batch({laid}, {}, {}, {}, {layout.rounds}).at(0) : runner.run_mix(parts);
-  if (m.status == Status::ok && m.cycles_per_group)
-    if (auto doubt = chain_bound_doubt(layout, weights, timings, *m.cycles_per_group)) {
-      m.status = Status::mistrusted;
-      m.reason = *doubt;
-    }
-  return m;
+  for (size_t i = 0; i < parts.size() && i < out.layout.chains.size(); ++i)
+    each.push_back(fmt::format("{} on {} ({:.2f}-cycle chain)", parts[i].probe.text,
+                               out.layout.chains[i] == 0 ? std::string("the planner's chains")
+                                                         : fmt::format("{} chains", out.layout.chains[i]),
+                               out.timings[i].chain_latency));
+  spdlog::debug("mix layout: {} rounds; {}; chain floor {:.3f} cycles a group", out.layout.rounds, fmt::join(each, ", "),
+                chain_floor(out.layout, out.weights, out.timings));
+  out.mix = runner.run_mix(plain ? parts : laid, false, plain ? 0 : out.layout.rounds);
+  return out;
+}
+
+// Marks the mix mistrusted when its own chains may bind it, judged against the parts' final alone
+// figures (the faster of their two passes).
+void doubt_chains(LaidOut& l, const std::vector<const MixResult*>& alone) {
+  MixResult& m = l.mix;
+  if (m.status != Status::ok || !m.cycles_per_group) return;
+  for (size_t i = 0; i < l.timings.size() && i < alone.size(); ++i)
+    if (alone[i] && measured(*alone[i])) l.timings[i].recip = *alone[i]->cycles_per_group;
+  if (auto doubt = chain_bound_doubt(l.layout, l.weights, l.timings, *m.cycles_per_group, l.alone_floor)) {
+    m.status = Status::mistrusted;
+    m.reason = *doubt;
+  }
 }
 
 }  // namespace
@@ -103,12 +143,12 @@ MixResult measure_mix(ProbeRunner& runner, const std::vector<MixSpec>& parts) {
   for (const auto& p : parts) alone.push_back(measure_alone(runner, p.probe));
   std::vector<const MixResult*> refs;
   for (const auto& a : alone) refs.push_back(&a);
-  MixResult m = run_laid_out(runner, parts, refs);
-  for (size_t i = 0; i < parts.size(); ++i) {
-    keep_faster(alone[i], measure_alone(runner, parts[i].probe));
-    if (i < m.parts.size() && measured(alone[i])) m.parts[i].alone_cycles = alone[i].cycles_per_group;
-  }
-  return m;
+  LaidOut l = run_laid_out(runner, parts, refs);
+  for (size_t i = 0; i < parts.size(); ++i) keep_faster(alone[i], measure_alone(runner, parts[i].probe));
+  doubt_chains(l, refs);
+  for (size_t i = 0; i < parts.size() && i < l.mix.parts.size(); ++i)
+    if (measured(alone[i])) l.mix.parts[i].alone_cycles = alone[i].cycles_per_group;
+  return std::move(l.mix);
 }
 
 PairResult measure_pair(ProbeRunner& runner, const ProbeSpec& a, const ProbeSpec& b, int wa, int wb,
@@ -121,12 +161,13 @@ PairResult measure_pair(ProbeRunner& runner, const ProbeSpec& a, const ProbeSpec
     alone_a = &own_a;
     alone_b = &own_b;
   }
-  MixResult mix = run_laid_out(runner, {{a, wa}, {b, wb}}, {alone_a, alone_b});
+  LaidOut l = run_laid_out(runner, {{a, wa}, {b, wb}}, {alone_a, alone_b});
   if (measure_own) {
     keep_faster(own_a, measure_alone(runner, a));
     keep_faster(own_b, measure_alone(runner, b));
   }
-  return pair_from(std::move(mix), *alone_a, *alone_b);
+  doubt_chains(l, {alone_a, alone_b});
+  return pair_from(std::move(l.mix), *alone_a, *alone_b);
 }
 
 PairResult pair_from(MixResult mix, const MixResult& alone_a, const MixResult& alone_b) {
