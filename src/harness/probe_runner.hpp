@@ -28,7 +28,7 @@ struct MixSpec {
   int weight = 1;
   // Chains its instances rotate through (0: one per instance, weight x rounds): a part that needs
   // few chains leaves registers to the others (src/pairs/pipe_groups.cpp and src/pairs/mix_layout.cpp
-  // choose it; a form that writes memory keeps an instance per chain on x86 whatever the limit).
+  // choose it; the planner may keep an instance per chain whatever the limit, for a form that writes memory).
   int chains = 0;
 };
 
