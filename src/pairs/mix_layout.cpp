@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -80,8 +81,11 @@ MixLayout plan_mix_layout(const std::vector<int>& weights, const std::vector<Par
   plain.chains.assign(n, 0);
   plain.rounds = rounds_with(plain.chains);
   const double group = group_alone(weights, parts);
-  if (plain.rounds < 1 || n == 0 || weights.size() != n || !(group > 0)) return plain;
-  const double plain_floor = chain_floor(plain, weights, parts);
+  if (n == 0 || weights.size() != n || !(group > 0)) return plain;
+  // Without a plain plan (one round needs more registers than there are: sixteen multiplies and
+  // sixteen more a group) only rotating instances through fewer chains can run the mix.
+  const double plain_floor = plain.rounds < 1 ? std::numeric_limits<double>::infinity()
+                                              : chain_floor(plain, weights, parts);
   if (kChainMargin * plain_floor <= group) return plain;
 
   // What each chained part needs at the mix's rate; the rounds that give every chain about one link.
@@ -109,6 +113,10 @@ MixLayout plan_mix_layout(const std::vector<int>& weights, const std::vector<Par
       limited.chains[i] = need[i] == 0 ? fewest : std::min(need[i], weights[i]);
       done[i] = need[i] == 0 || limited.chains[i] >= need[i];
     }
+    // Where even one round's worth does not fit, from one chain each.
+    if (!fits(limited.chains))
+      for (size_t i = 0; i < n; ++i)
+        if (need[i] > 0) limited.chains[i] = 1, done[i] = need[i] <= 1;
     if (!fits(limited.chains)) return plain;
     for (;;) {
       size_t pick = n;

@@ -70,8 +70,9 @@ struct PartRules {
 // Every instance on its own chain at the most rounds, while that covers each part's latency at the
 // mix's rate (the slowest part's weight x cycles alone) with the margin. Otherwise each chained part
 // gets the chains it needs; where the registers cannot hold them all, each chained part starts from
-// its weight, a part without a chain rotates through its `fewest` where measured, and the registers
-// left go one at a time to the part whose chains bind most.
+// its weight (from one chain where even that does not fit: a mix whose one round needs more
+// registers than there are runs this way or not at all), a part without a chain rotates through its
+// `fewest` where measured, and the registers left go one at a time to the part whose chains bind most.
 // Its rounds: the fewest from those that give every limited part its chains, that cover the
 // latencies with the margin, else those with the lowest floor (instances rotate unevenly where the
 // chains do not divide them). The result is the layout with the lower chain floor; the plain one on
