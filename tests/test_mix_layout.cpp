@@ -128,7 +128,8 @@ TEST_CASE("mix layout: a mix slower than its parts and near its chains' floor is
   const MixLayout plain{2, {0, 0}};  // floor 1.5 cycles a group, the parts allow 1.0
   CHECK_FALSE(chain_bound_doubt(plain, w, t, 1.0));   // at its parts' rate
   CHECK_FALSE(chain_bound_doubt(plain, w, t, 1.45));  // below its floor: the floor is wrong, not binding
-  CHECK_FALSE(chain_bound_doubt(plain, w, t, 1.51, 1.5));  // no more bound than a part's own stream alone
+  // No more bound than the multiplies' own stream alone: 3 a group x 3 cycles / 6 rounds alone.
+  CHECK_FALSE(chain_bound_doubt(plain, w, t, 1.51, 1.5));
   const auto at_floor = chain_bound_doubt(plain, w, t, 1.51);
   REQUIRE(at_floor);
   CHECK(at_floor->find("part 1 has 6 chains of 3.00 cycles") != std::string::npos);

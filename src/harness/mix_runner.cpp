@@ -189,8 +189,9 @@ MixResult ProbeRunner::Impl::run_mix_once(const std::vector<MixSpec>& parts, boo
     r.status = Status::mistrusted;
     r.reason = fmt::format("{}", fmt::join(doubts, "; "));
   }
-  // The repro line runs the mix as `peakprobe mix` lays it out (pairs/mix_layout.hpp); the rounds and
-  // chain limits this run used are logged beside it.
+  // The repro line runs the parts as `peakprobe mix` does, which lays them out by their latencies
+  // (pairs/mix_layout.hpp): a mix run here with other rounds or limits (a pair matrix, flopmix, a
+  // table's pairs) may be laid out differently there; this run's are logged beside it.
   std::string limits;
   for (size_t i = 0; i < parts.size(); ++i)
     if (parts[i].chains > 0) limits += fmt::format(", part {} on at most {} chains", i + 1, parts[i].chains);

@@ -28,8 +28,9 @@ constexpr int kMostRounds = 32;
 
 bool positive(double x) { return x > 0 && std::isfinite(x); }
 
-// The mix's rate from its parts alone: the slowest part's weight x cycles per instruction.
-double group_alone(const std::vector<int>& weights, const std::vector<PartTiming>& parts) {
+}  // namespace
+
+double group_rate(const std::vector<int>& weights, const std::vector<PartTiming>& parts) {
   double g = 0;
   for (size_t i = 0; i < parts.size() && i < weights.size(); ++i) {
     if (!positive(parts[i].recip) || weights[i] < 1) return 0;
@@ -37,8 +38,6 @@ double group_alone(const std::vector<int>& weights, const std::vector<PartTiming
   }
   return g;
 }
-
-}  // namespace
 
 int busiest_chain_links(int limit, int weight, int rounds) {
   const int instances = weight * rounds;
@@ -80,7 +79,7 @@ MixLayout plan_mix_layout(const std::vector<int>& weights, const std::vector<Par
   MixLayout plain;
   plain.chains.assign(n, 0);
   plain.rounds = rounds_with(plain.chains);
-  const double group = group_alone(weights, parts);
+  const double group = group_rate(weights, parts);
   if (n == 0 || weights.size() != n || !(group > 0)) return plain;
   // Without a plain plan (one round needs more registers than there are: sixteen multiplies and
   // sixteen more a group) only rotating instances through fewer chains can run the mix.
@@ -105,8 +104,8 @@ MixLayout plan_mix_layout(const std::vector<int>& weights, const std::vector<Par
     // The registers cannot hold them all. Each chained part starts from one round's worth (its
     // weight), and the next register goes to the part whose chains bind most (latency x weight /
     // chains: its floor once the rounds are many), while it fits. A part without a chain rotates
-    // through the fewest its stream was measured to keep its rate on; where not measured (or its
-    // chain is not known) it keeps what the planner gives it.
+    // through the fewest its stream was measured to keep its rate on; where not measured it keeps
+    // what the planner gives it.
     std::vector<bool> done(n, false);
     for (size_t i = 0; i < n; ++i) {
       const int fewest = i < rules.size() && !rules[i].fixed ? rules[i].fewest : 0;
@@ -154,7 +153,7 @@ std::optional<std::string> chain_bound_doubt(const MixLayout& layout, const std:
                                              const std::vector<PartTiming>& parts, double cycles_per_group,
                                              double alone_floor) {
   const double floor = chain_floor(layout, weights, parts);
-  const double group = group_alone(weights, parts);
+  const double group = group_rate(weights, parts);
   if (!(floor > 0) || !(group > 0) || !(cycles_per_group > 0)) return std::nullopt;
   // Chains that cover the mix's rate with the margin do not bind; a mix at its parts' own rate was not
   // bound by them; one beyond the margin over its floor was bound by something else.

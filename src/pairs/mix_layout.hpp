@@ -51,6 +51,10 @@ struct MixLayout {
   std::vector<int> chains;
 };
 
+// What the parts alone allow a group: the slowest part's weight x cycles per instruction (0 when a
+// part has no timing).
+double group_rate(const std::vector<int>& weights, const std::vector<PartTiming>& parts);
+
 // The fewest cycles a group can take with this layout because of the parts' own chains: the most,
 // over the parts, of chain latency x links on the busiest chain / rounds.
 double chain_floor(const MixLayout& layout, const std::vector<int>& weights, const std::vector<PartTiming>& parts);
@@ -58,8 +62,8 @@ double chain_floor(const MixLayout& layout, const std::vector<int>& weights, con
 // What the layout may do with one part's chains. `fixed`: it keeps one chain per instance whatever
 // its limit (the planner ignores a limit for a form that writes memory): never limited, its floor
 // its latency / rounds. `fewest`: for a part without a chain, the fewest chains its stream alone was
-// measured to run as fast on (0: not measured; it keeps what the planner gives it, as a latency not
-// known is not taken for none).
+// measured to run as fast on (0: not measured, or its register use does not change with a limit;
+// it keeps what the planner gives it).
 struct PartRules {
   bool fixed = false;
   int fewest = 0;
@@ -86,8 +90,8 @@ MixLayout plan_mix_layout(const std::vector<int>& weights, const std::vector<Par
 // (by more than 3%) and from 0.97 to 1.2 times its chain floor, where its chains alone can explain it.
 // (A stream can run further above its chains' floor, but so does a pair on one pipe: not doubted;
 // below its floor the floor is wrong, not binding.) `alone_floor`: the highest chain floor of a
-// part's own stream alone (its latency / its rounds alone); a mix no more bound than that is
-// compared like with like and not doubted.
+// part's own stream alone, a group's worth (weight x latency / its rounds alone); a mix no more
+// bound than that is compared like with like and not doubted.
 std::optional<std::string> chain_bound_doubt(const MixLayout& layout, const std::vector<int>& weights,
                                              const std::vector<PartTiming>& parts, double cycles_per_group,
                                              double alone_floor = 0);

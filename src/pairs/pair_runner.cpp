@@ -63,6 +63,8 @@ namespace {
 // Chains a part without a chain of its own is tried on alone before a layout may rotate it through
 // that few.
 constexpr int kFewChains = 2;
+// The weight at which a part's rounds with and without a chain limit are compared.
+constexpr int kProbeWeight = 8;
 
 // A mix laid out for its parts' chains (pairs/mix_layout.hpp), with what its doubt needs.
 struct LaidOut {
@@ -84,30 +86,36 @@ LaidOut run_laid_out(ProbeRunner& runner, const std::vector<MixSpec>& parts, con
     if (i < alone.size() && alone[i] && measured(*alone[i])) t.recip = *alone[i]->cycles_per_group;
     if (t.recip > 0 && parts.size() > 1) t.chain_latency = destination_chain_latency(runner.run(parts[i].probe));
     out.timings.push_back(t);
-    // A part whose chain limit the planner ignores (it writes memory) uses as many registers with a
-    // limit of one as without.
-    const int own = runner.mix_rounds({{parts[i].probe, 1}});
-    rules[i].fixed = t.chain_latency > 0 && runner.mix_rounds({{parts[i].probe, 1, 1}}) <= own;
-    if (own > 0) out.alone_floor = std::max(out.alone_floor, t.chain_latency / own);
+    // A part whose chain limit the planner ignores (it writes memory) fits no more rounds with a
+    // limit of one than without. Asked at a weight of kProbeWeight, where one chain per instance
+    // cannot reach the planner's cap on rounds (24 on AArch64, where a part alone often reaches it).
+    rules[i].fixed = t.chain_latency > 0 && runner.mix_rounds({{parts[i].probe, kProbeWeight, 1}}) <=
+                                                runner.mix_rounds({{parts[i].probe, kProbeWeight}});
+    // Its own stream alone: latency / rounds a group of this part's weight.
+    if (const int own = runner.mix_rounds({{parts[i].probe, 1}}); own > 0)
+      out.alone_floor = std::max(out.alone_floor, parts[i].weight * t.chain_latency / own);
   }
-  // A part without a chain beside one with a chain may give up registers: where its stream alone on
+  auto rounds_with = [&](const std::vector<int>& chains) {
+    std::vector<MixSpec> limited = parts;
+    for (size_t i = 0; i < limited.size() && i < chains.size(); ++i) limited[i].chains = chains[i];
+    return runner.mix_rounds(limited);
+  };
+  out.layout = plan_mix_layout(out.weights, out.timings, rounds_with, rules);
+  // Still short of chains: a part without a chain may give up registers where its stream alone on
   // kFewChains chains runs as fast (within 3%; a false dependency on the old destination would slow
-  // it), the layout may rotate it through that few.
-  const bool chained = std::any_of(out.timings.begin(), out.timings.end(), [](const PartTiming& t) { return t.chain_latency > 0; });
-  for (size_t i = 0; chained && i < parts.size(); ++i) {
-    if (out.timings[i].chain_latency > 0 || !(out.timings[i].recip > 0)) continue;
-    const MixResult few = runner.run_mix({{parts[i].probe, 1, kFewChains}});
-    if (few.status == Status::ok && few.cycles_per_group && *few.cycles_per_group <= 1.03 * out.timings[i].recip)
-      rules[i].fewest = kFewChains;
+  // it). Asked only then, and only of a part whose register use a limit changes (not a store).
+  if (chain_floor(out.layout, out.weights, out.timings) * kChainMargin > group_rate(out.weights, out.timings)) {
+    bool asked = false;
+    for (size_t i = 0; i < parts.size(); ++i) {
+      if (out.timings[i].chain_latency > 0 || !(out.timings[i].recip > 0)) continue;
+      if (runner.mix_rounds({{parts[i].probe, 1, kFewChains}}) <= runner.mix_rounds({{parts[i].probe, 1}})) continue;
+      const MixResult few = runner.run_mix({{parts[i].probe, 1, kFewChains}});
+      asked = true;
+      if (few.status == Status::ok && few.cycles_per_group && *few.cycles_per_group <= 1.03 * out.timings[i].recip)
+        rules[i].fewest = kFewChains;
+    }
+    if (asked) out.layout = plan_mix_layout(out.weights, out.timings, rounds_with, rules);
   }
-  out.layout = plan_mix_layout(
-      out.weights, out.timings,
-      [&](const std::vector<int>& chains) {
-        std::vector<MixSpec> limited = parts;
-        for (size_t i = 0; i < limited.size() && i < chains.size(); ++i) limited[i].chains = chains[i];
-        return runner.mix_rounds(limited);
-      },
-      rules);
   const bool plain = std::all_of(out.layout.chains.begin(), out.layout.chains.end(), [](int c) { return c == 0; });
   std::vector<MixSpec> laid = parts;
   for (size_t i = 0; i < laid.size() && i < out.layout.chains.size(); ++i) laid[i].chains = out.layout.chains[i];

@@ -638,3 +638,14 @@ TEST_CASE("stream plan: x87 forms on the stack top are one chain through st(0), 
     CHECK_FALSE(x86::works_on_x87_stack_top(f.value()));
   }
 }
+
+TEST_CASE("mix plan: a chain limit frees registers of a register chain, not of a memory writer", "[stream_plan]") {
+  // `mix` and `pair` (src/pairs/pair_runner.cpp) never limit a part whose limit changes nothing at
+  // weight 8: the planner keeps an instance per chain for a form that writes memory.
+  auto mul = x86::resolve_inst("imul r64, r64");
+  auto rmw = x86::resolve_inst("add m64, r64");
+  REQUIRE(mul.ok());
+  REQUIRE(rmw.ok());
+  CHECK(x86::max_rounds({{&mul.value(), 8, 1}}) > x86::max_rounds({{&mul.value(), 8}}));
+  CHECK(x86::max_rounds({{&rmw.value(), 8, 1}}) == x86::max_rounds({{&rmw.value(), 8}}));
+}
