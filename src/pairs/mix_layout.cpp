@@ -45,6 +45,11 @@ int busiest_chain_links(int limit, int weight, int rounds) {
   return chains > 0 ? (instances + chains - 1) / chains : 0;
 }
 
+double part_chain_floor(double latency, int limit, int weight, int rounds) {
+  if (!positive(latency) || rounds < 1) return 0;
+  return latency * busiest_chain_links(limit, weight, rounds) / rounds;
+}
+
 int chains_needed(double latency, int weight, double group) {
   if (!(latency > 0) || !(group > 0) || !std::isfinite(latency)) return 0;
   return std::max(1, int(std::ceil(kChainMargin * latency * weight / group)));
@@ -64,11 +69,9 @@ double destination_chain_latency(const ProbeResult& r) {
 double chain_floor(const MixLayout& layout, const std::vector<int>& weights, const std::vector<PartTiming>& parts) {
   if (layout.rounds < 1) return 0;
   double f = 0;
-  for (size_t i = 0; i < parts.size() && i < weights.size(); ++i) {
-    if (!positive(parts[i].chain_latency)) continue;
-    const int limit = i < layout.chains.size() ? layout.chains[i] : 0;
-    f = std::max(f, parts[i].chain_latency * busiest_chain_links(limit, weights[i], layout.rounds) / layout.rounds);
-  }
+  for (size_t i = 0; i < parts.size() && i < weights.size(); ++i)
+    f = std::max(f, part_chain_floor(parts[i].chain_latency, i < layout.chains.size() ? layout.chains[i] : 0,
+                                     weights[i], layout.rounds));
   return f;
 }
 
@@ -165,8 +168,8 @@ std::optional<std::string> chain_bound_doubt(const MixLayout& layout, const std:
   double worst_floor = -1;
   for (size_t i = 0; i < parts.size() && i < weights.size(); ++i) {
     if (!positive(parts[i].chain_latency)) continue;
-    const int limit = i < layout.chains.size() ? layout.chains[i] : 0;
-    const double f = parts[i].chain_latency * busiest_chain_links(limit, weights[i], layout.rounds) / layout.rounds;
+    const double f = part_chain_floor(parts[i].chain_latency, i < layout.chains.size() ? layout.chains[i] : 0,
+                                      weights[i], layout.rounds);
     if (f > worst_floor) worst_floor = f, worst = i;
   }
   const int limit = worst < layout.chains.size() ? layout.chains[worst] : 0;

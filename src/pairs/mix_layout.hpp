@@ -34,6 +34,10 @@ inline constexpr double kChainMargin = 1.5;
 // `limit` chains (0: one per instance).
 int busiest_chain_links(int limit, int weight, int rounds);
 
+// The fewest cycles a group can take because of one part's chains: latency x links per copy on its
+// busiest chain / rounds (0 without a chain or a round).
+double part_chain_floor(double latency, int limit, int weight, int rounds);
+
 // The chains a part with `weight` instances per group and a chain of `latency` cycles needs when a
 // group takes `group` cycles: latency x instances per cycle, with kChainMargin; 0 (one chain per
 // instance) when it has no such chain.

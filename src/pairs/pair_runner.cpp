@@ -120,7 +120,7 @@ LaidOut run_laid_out(ProbeRunner& runner, const std::vector<MixSpec>& parts, con
   std::vector<MixSpec> laid = parts;
   for (size_t i = 0; i < laid.size() && i < out.layout.chains.size(); ++i) laid[i].chains = out.layout.chains[i];
   std::vector<std::string> each;
-  for (size_t i = 0; i < parts.size() && i < out.layout.chains.size(); ++i)
+  for (size_t i = 0; spdlog::should_log(spdlog::level::debug) && i < parts.size() && i < out.layout.chains.size(); ++i)
     each.push_back(fmt::format("{} on {} ({:.2f}-cycle chain)", parts[i].probe.text,
                                out.layout.chains[i] == 0 ? std::string("the planner's chains")
                                                          : fmt::format("{} chains", out.layout.chains[i]),

@@ -135,8 +135,8 @@ PipeVerdict judge_contention(double cycles_per_group, int rounds, int wa, int wb
   // Each part's weight x rounds instances per copy rotate through its chains (weight x rounds of
   // them unless the part has fewer): the busiest chain carries ceil(instances / chains) links a
   // copy, so a group takes at least chain latency x that / rounds, whatever the pipes do.
-  const double part_a = std::max(pipe_a, a.chain_latency * busiest_chain_links(chains_a, wa, rounds) / rounds);
-  const double part_b = std::max(pipe_b, b.chain_latency * busiest_chain_links(chains_b, wb, rounds) / rounds);
+  const double part_a = std::max(pipe_a, part_chain_floor(a.chain_latency, chains_a, wa, rounds));
+  const double part_b = std::max(pipe_b, part_chain_floor(b.chain_latency, chains_b, wb, rounds));
   const double width_floor = issue_width > 0 ? (wa + wb) / issue_width : 0.0;
   const double co_issue = std::max({part_a, part_b, width_floor});
   const double shared = std::max(co_issue, pipe_a + pipe_b);
