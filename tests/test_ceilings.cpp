@@ -499,3 +499,42 @@ TEST_CASE("score: out-of-range requests and ceilings that are not positive are r
   }
   CHECK(score_kernel(t, {"k", 1e24, 1e24, 1e-12, "f32", "", 1}).ok());  // the bounds themselves are fine
 }
+
+TEST_CASE("score: a kernel's own roof binds instead of the dtype's mix ceiling, and the peak is kept beside it", "[roofline]") {
+  // The table's f32 peak is a mix (96 a cycle) a matmul of multiply-adds (64 a cycle) cannot use.
+  auto t = make_ceiling_table({probe("vfmadd231ps zmm, zmm, zmm", "f32", 300)}, {}, {bw("load", 1ull << 30, 30)}, caches());
+  ScoreRequest q{"matmul", 2e9, 1.2e7, 0.01, "f32", "", 1};  // 200 GFLOP/s, AI 167
+  auto plain = score_kernel(t, q);
+  REQUIRE(plain.ok());
+  CHECK(plain->attainable_gflops == Approx(300));
+  CHECK(plain->bound_by == "compute f32 512");
+  q.roof_gflops = 210;
+  q.roof_name = "f32 512 multiply-add";
+  auto own = score_kernel(t, q);
+  REQUIRE(own.ok());
+  CHECK(own->attainable_gflops == Approx(210));
+  CHECK(own->efficiency == Approx(200.0 / 210));
+  CHECK(own->bound_by == "compute f32 512 multiply-add");
+  CHECK(own->peak_gflops == Approx(300));
+  CHECK(own->ridge_ai == Approx(210.0 / 30));
+  // A memory roof below the own roof still binds.
+  q.bytes = 2e9;  // AI 1: 30 GFLOP/s from DRAM
+  auto thin = score_kernel(t, q);
+  REQUIRE(thin.ok());
+  CHECK(thin->bound_by == "memory DRAM load");
+  // A table without the dtype scores against the own roof alone, with no peak.
+  q.bytes = 1.2e7;
+  q.dtype = "bf16";
+  auto lone = score_kernel(t, q);
+  REQUIRE(lone.ok());
+  CHECK(lone->peak_gflops == 0);
+  // A table whose peak is under the own roof lacks the kernel's width there: no peak, never a share above 100%.
+  q.dtype = "f32";
+  q.roof_gflops = 400;
+  CHECK(score_kernel(t, q)->peak_gflops == 0);
+  // An own roof that is not a number from 0 up is refused.
+  for (double bad : {-1.0, double(NAN), 1e30}) {
+    q.roof_gflops = bad;
+    CHECK_FALSE(score_kernel(t, q).ok());
+  }
+}

@@ -363,3 +363,25 @@ TEST_CASE("HTML report has a section per OpenCL GPU with its roofline tables", "
   // After the CPU's ceilings, before the plots.
   CHECK(html.find("id=\"ceilings\"") < at);
 }
+
+TEST_CASE("html report: scored kernels get their own section with efficiency and share of the dtype's peak", "[report]") {
+  RunDocument d;
+  CHECK(html_report(d, {}, {}, nullptr).find("Kernels on the roofline") == std::string::npos);
+  KernelScore k;
+  k.name = "matmul f32 1024x1024x1024, 1 thread";
+  k.ai = 171;
+  k.achieved_gflops = 211.4;
+  k.attainable_gflops = 233.3;
+  k.efficiency = 211.4 / 233.3;
+  k.bound_by = "compute f32 512 the multiply-add";
+  k.peak_gflops = 347.3;
+  d.scores = {k};
+  const std::string html = html_report(d, {}, {}, nullptr);
+  CHECK(html.find("Kernels on the roofline") != std::string::npos);
+  CHECK(html.find("matmul f32 1024x1024x1024, 1 thread") != std::string::npos);
+  CHECK(html.find("90.6%") != std::string::npos);  // of the roof that binds
+  CHECK(html.find("60.9%") != std::string::npos);  // of the dtype's peak
+  k.peak_gflops = 0;  // no peak: a dash, never a share
+  d.scores = {k};
+  CHECK(html_report(d, {}, {}, nullptr).find("60.9%") == std::string::npos);
+}

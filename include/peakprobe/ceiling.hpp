@@ -45,14 +45,19 @@ struct CeilingTable {
 // A kernel placed on the roofline.
 struct KernelScore {
   std::string name;
+  std::string dtype = "f32";          // whose compute ceilings apply
   double flops = 0, bytes = 0, seconds = 0;
   int threads = 1;
   std::string level;                  // the memory level its bytes come from ("" = every level tried)
   double ai = 0;                      // flops / bytes
   double achieved_gflops = 0;
   double attainable_gflops = 0;       // min(peak compute, ai x bandwidth) of the binding ceiling
-  std::string bound_by;               // "compute f32 512" or "memory DRAM load"
+  std::string bound_by;               // "compute f32 512" or "memory DRAM load" (a kernel's own roof: its name)
   double efficiency = 0;              // achieved / attainable
+  // The table's highest ceiling of the dtype at these threads (0: none). Against a kernel's own
+  // compute roof (ScoreRequest::roof_gflops) it can be higher: the dtype's ceiling may be an FMA:add
+  // mix that a kernel of multiply-adds alone cannot use. achieved / peak_gflops is the share of it.
+  double peak_gflops = 0;
   double ridge_ai = 0;                // of the binding memory level's pairing with the compute peak
   double distance_to_ridge = 0;       // ai / ridge_ai: below 1 memory-bound side, above compute-bound
 };

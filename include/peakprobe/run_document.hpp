@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "peakprobe/gpu_result.hpp"
+#include "peakprobe/matmul_result.hpp"
 #include "peakprobe/ceiling.hpp"
 #include "peakprobe/core_availability.hpp"
 #include "peakprobe/cpu_info.hpp"
@@ -45,6 +46,8 @@ struct RunDocument {
   std::optional<CeilingTable> ceilings;
   std::vector<KernelScore> scores;
   bool has_roofline() const { return ceilings.has_value() || !scores.empty(); }
+  // The full report: the bundled matmul on one core and on all (its scores are among `scores`).
+  std::vector<MatmulResult> matmuls;
   // The full report: every OpenCL GPU, measured briefly (docs/gpu.md); each with its own ceilings.
   std::vector<GpuReport> gpus;
 };

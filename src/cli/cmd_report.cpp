@@ -16,6 +16,7 @@
 #include "cli/catalog_loading.hpp"
 #include "cli/commands.hpp"
 #include "cli/measure.hpp"
+#include "cli/report_kernels.hpp"
 #include "cpu/cpu_info.hpp"
 #include "gpu/gpu_worker.hpp"
 #include "harness/core_availability.hpp"
@@ -29,6 +30,7 @@
 #include "report/html_report.hpp"
 #include "report/json_report.hpp"
 #include "report/markdown_report.hpp"
+#include "report/matmul_report.hpp"
 #include "report/mem_report.hpp"
 #include "report/output_file.hpp"
 #include "report/pair_report.hpp"
@@ -167,6 +169,10 @@ int write_folder(const std::string& dir, const RunDocument& doc, const RunDocume
       {dir + "/summary.md", [&](std::ostream& o) {
          write_ceilings_markdown(o, doc);
          o << "\n";
+         if (!doc.matmuls.empty()) {
+           write_matmul_markdown(o, doc.matmuls);
+           o << "\n";
+         }
          write_memory_markdown(o, doc);
          o << "\n";
          write_markdown(o, doc);
@@ -237,6 +243,9 @@ int run_report(GlobalOptions& g, ReportOptions o) {
   uint64_t last_level_end = 0;
   if (int rc = measure_roofline(g, cpu, doc, quick, true, &last_level_end)) return rc;
   laps.lap("instructions, FLOP mixes and ceilings");
+  // The bundled matmul on the roofline just measured, before the long sweeps move the clock and caches.
+  measure_report_kernels(g, cpu, quick, doc);
+  laps.lap("the bundled matmul");
   // The cores probes run on (the first few of the core order, or --cpu), each scanned for the share
   // of wall time it gives a thread: what a timing of milliseconds loses there (docs/method.md).
   if (cpu.emulator.empty() && cpu.tsc_hz > 0) {
@@ -287,6 +296,8 @@ int run_report(GlobalOptions& g, ReportOptions o) {
     if (d)
       for (const auto& r : d->results)
         if (r.status == Status::error) return std::max(rc, int(kExitResultErrors));
+  for (const MatmulResult& m : doc.matmuls)
+    if (m.status == Status::error) return std::max(rc, int(kExitResultErrors));
   return rc;
 }
 
@@ -319,7 +330,8 @@ void add_report_command(CLI::App& app, GlobalOptions& g) {
       ->needs(table);
   cmd->footer(
       "Runs: CPU description and clock, every catalog instruction, the best FMA:add mix of each\n"
-      "floating-point type and width, the ceiling table at one and all cores, the bandwidth and latency\n"
+      "floating-point type and width, the ceiling table at one and all cores, the bundled f32 matmul\n"
+      "(1024^3, 512^3 with --quick) on one and all cores scored on the roofline, the bandwidth and latency\n"
       "sweeps with cache levels, the FP pair matrix, and for\n"
       "every OpenCL GPU its compute and memory roofs (as `gpu --quick`; CPU devices such as PoCL are left\n"
       "out). Writes report.json, instructions.csv, ceilings.csv, memory.csv, summary.md, SVG plots\n"

@@ -185,6 +185,8 @@ int document_exit_code(const RunDocument& doc) {
     if (m.status == Status::error) return kExitResultErrors;
   for (const auto& p : doc.pairs)
     if (p.mix.status == Status::error) return kExitResultErrors;
+  for (const auto& m : doc.matmuls)  // a wrong result of the report's matmul
+    if (m.status == Status::error) return kExitResultErrors;
   return kExitOk;
 }
 

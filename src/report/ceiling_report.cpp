@@ -71,11 +71,12 @@ json to_json(const CeilingTable& t) {
 }
 
 json to_json(const KernelScore& s) {
-  return {{"name", s.name}, {"flops", s.flops}, {"bytes", s.bytes}, {"seconds", s.seconds}, {"threads", s.threads},
+  return {{"name", s.name}, {"dtype", s.dtype}, {"flops", s.flops}, {"bytes", s.bytes}, {"seconds", s.seconds}, {"threads", s.threads},
           {"level", s.level}, {"ai", json_number(s.ai)}, {"achieved_gflops", json_number(s.achieved_gflops)},
           {"attainable_gflops", json_number(s.attainable_gflops)}, {"bound_by", s.bound_by},
           {"efficiency", json_number(s.efficiency)}, {"ridge_ai", json_number(s.ridge_ai)},
-          {"distance_to_ridge", json_number(s.distance_to_ridge)}};
+          {"distance_to_ridge", json_number(s.distance_to_ridge)},
+          {"peak_gflops", s.peak_gflops > 0 ? json_number(s.peak_gflops) : json(nullptr)}};
 }
 
 Expected<CeilingTable> ceilings_from_json(const json& doc) {
@@ -162,6 +163,13 @@ void write_ceilings_csv(std::ostream& out, const RunDocument& d) {
                        s.achieved_gflops, s.efficiency, csv_field(s.bound_by));
 }
 
+namespace {
+// A score's share of the table's highest ceiling of its dtype: "61.2%", "-" when the table has none.
+std::string share_of_peak(const KernelScore& s) {
+  return s.peak_gflops > 0 ? fmt::format("{:.1f}%", 100 * s.achieved_gflops / s.peak_gflops) : "-";
+}
+}  // namespace
+
 std::string core_availability_text(const CoreAvailability& a) {
   std::string text = a.cpu >= 0 ? fmt::format("CPU {} ", a.cpu) : std::string();
   text += fmt::format("{:.1f}% of {:.0f} ms ({} interruption{}", 100 * a.share, a.scanned_ms, a.interruptions,
@@ -191,10 +199,11 @@ void write_ceilings_markdown(std::ostream& out, const RunDocument& d) {
                          m.bytes_per_cycle, format_bytes(m.size_bytes));
   }
   if (!d.scores.empty()) {
-    out << "\n| kernel | AI | GFLOP/s | attainable | efficiency | bound by |\n|---|---:|---:|---:|---:|---|\n";
+    out << "\n| kernel | AI | GFLOP/s | attainable | efficiency | bound by | of the dtype's peak |\n"
+           "|---|---:|---:|---:|---:|---|---:|\n";
     for (const auto& s : d.scores)
-      out << fmt::format("| {} | {:.3g} | {:.1f} | {:.1f} | {:.0f}% | {} |\n", s.name, s.ai, s.achieved_gflops,
-                         s.attainable_gflops, s.efficiency * 100, s.bound_by);
+      out << fmt::format("| {} | {:.3g} | {:.1f} | {:.1f} | {:.1f}% | {} | {} |\n", s.name, s.ai, s.achieved_gflops,
+                         s.attainable_gflops, s.efficiency * 100, s.bound_by, share_of_peak(s));
   }
 }
 
@@ -213,11 +222,16 @@ void write_ceilings_console(std::ostream& out, const RunDocument& d) {
     for (const auto& r : d.ceilings->ridges)
       out << fmt::format("  {:<5} {:>6} x {:<5} {:>3}T  {:>8.3f}\n", r.dtype, r.isa, r.level, r.threads, r.ai);
   }
-  for (const auto& s : d.scores)
-    out << fmt::format("\n{}: AI {:.3g} FLOP/byte, {:.2f} GFLOP/s of {:.2f} attainable ({:.0f}%), bound by {}, "
-                       "{:.2f}x the ridge point ({:.3g})\n",
+  for (const auto& s : d.scores) {
+    out << fmt::format("\n{}: AI {:.3g} FLOP/byte, {:.2f} GFLOP/s of {:.2f} attainable ({:.1f}%), bound by {}, "
+                       "{:.2f}x the ridge point ({:.3g})",
                        s.name, s.ai, s.achieved_gflops, s.attainable_gflops, s.efficiency * 100, s.bound_by,
                        s.distance_to_ridge, s.ridge_ai);
+    // Scored against its own roof, the dtype's ceiling may be higher (a mix it cannot use): say both.
+    if (s.peak_gflops > s.attainable_gflops * 1.005)
+      out << fmt::format("; {} of the table's {} peak, {:.1f}", share_of_peak(s), s.dtype, s.peak_gflops);
+    out << "\n";
+  }
 }
 
 }  // namespace peakprobe

@@ -3,6 +3,7 @@
 #include "gpu/gpu_json.hpp"
 #include "report/ceiling_report.hpp"
 #include "roofline/gpu_ceilings.hpp"
+#include "report/matmul_report.hpp"
 #include "report/mem_report.hpp"
 #include "report/pair_report.hpp"
 #include "report/pipe_report.hpp"
@@ -162,6 +163,11 @@ json to_json(const RunDocument& d) {
   add_dual_issue(doc, d);  // mixes, pairs, matrix, flop_mixes: present only when measured
   add_memory(doc, d);      // bandwidth, latency, levels: present only when measured
   add_roofline(doc, d);    // ceilings, scores
+  if (!d.matmuls.empty()) {  // the key `matmul` writes, so that `compare` pairs the rows alike
+    json rows = json::array();
+    for (const MatmulResult& r : d.matmuls) rows.push_back(to_json(r));
+    doc["matmul"] = std::move(rows);
+  }
   if (!d.gpus.empty()) {
     json gpus = json::array();
     for (const GpuReport& r : d.gpus) gpus.push_back(gpu_device_json(r));

@@ -367,8 +367,14 @@ std::string score_request_problem(const ScoreRequest& req) {
   if (req.seconds < kMinScoreSeconds || req.seconds > kMaxScoreSeconds)
     return fmt::format("--seconds must be from {:g} to {:g}", kMinScoreSeconds, kMaxScoreSeconds);
   if (req.threads < 1) return fmt::format("threads {}: must be 1 or more", req.threads);
+  if (!(req.roof_gflops >= 0) || req.roof_gflops > kMaxScoreCount)
+    return fmt::format("a kernel's own roof must be from 0 (none: the table's) to {:g} G/s", kMaxScoreCount);
   return "";
 }
+
+// The table's peak may read this much under a kernel's own roof of the same instruction (two
+// measurements of one rate) and still be taken for the dtype's peak.
+constexpr double kOwnRoofAgreement = 0.95;
 
 Expected<KernelScore> score_kernel(const CeilingTable& t, const ScoreRequest& req) {
   if (std::string why = score_request_problem(req); !why.empty()) return make_error(why);
@@ -384,8 +390,10 @@ Expected<KernelScore> score_kernel(const CeilingTable& t, const ScoreRequest& re
   const ComputeCeiling* peak = nullptr;
   for (const auto& c : t.compute)
     if (c.dtype == req.dtype && c.threads == req.threads && (!peak || c.gops > peak->gops)) peak = &c;
-  if (!peak)
+  if (!peak && req.roof_gflops <= 0)
     return make_error(fmt::format("no {} compute ceiling for {} thread(s) in the table", req.dtype, req.threads));
+  const bool own_roof = req.roof_gflops > 0;
+  const double compute_roof = own_roof ? req.roof_gflops : peak->gops;
   const std::string level = req.level.empty() ? "DRAM" : req.level;
   const MemoryCeiling* bw = nullptr;
   for (const auto& m : t.memory)
@@ -395,6 +403,7 @@ Expected<KernelScore> score_kernel(const CeilingTable& t, const ScoreRequest& re
   if (!bw) return make_error(fmt::format("no {} memory ceiling for {} thread(s) in the table", level, req.threads));
   KernelScore s;
   s.name = req.name;
+  s.dtype = req.dtype;
   s.flops = req.flops;
   s.bytes = req.bytes;
   s.seconds = req.seconds;
@@ -403,11 +412,16 @@ Expected<KernelScore> score_kernel(const CeilingTable& t, const ScoreRequest& re
   s.ai = req.flops / req.bytes;
   s.achieved_gflops = req.flops / req.seconds / 1e9;
   const double memory_roof = s.ai * bw->gbps;
-  s.attainable_gflops = std::min(peak->gops, memory_roof);
-  s.bound_by = memory_roof < peak->gops ? fmt::format("memory {} {}", bw->level, bw->kernel)
-                                        : fmt::format("compute {} {}", peak->dtype, peak->isa);
+  s.attainable_gflops = std::min(compute_roof, memory_roof);
+  s.bound_by = memory_roof < compute_roof ? fmt::format("memory {} {}", bw->level, bw->kernel)
+               : own_roof                 ? "compute " + (req.roof_name.empty() ? req.dtype : req.roof_name)
+                                          : fmt::format("compute {} {}", peak->dtype, peak->isa);
   s.efficiency = s.achieved_gflops / s.attainable_gflops;
-  s.ridge_ai = peak->gops / bw->gbps;
+  // A table whose highest ceiling of the dtype is under the kernel's own roof lacks the ceiling of
+  // the kernel's width at these threads (an all-core run mistrusted on a busy host): no peak then,
+  // rather than a share of it above 100%.
+  s.peak_gflops = peak && (!own_roof || peak->gops >= kOwnRoofAgreement * compute_roof) ? peak->gops : 0;
+  s.ridge_ai = compute_roof / bw->gbps;
   s.distance_to_ridge = s.ai / s.ridge_ai;
   return s;
 }

@@ -121,6 +121,12 @@ struct ScoreRequest {
   std::string dtype = "f32";
   std::string level;  // "" = DRAM
   int threads = 1;
+  // A kernel's own compute roof instead of the dtype's highest ceiling in the table (0: the table's):
+  // the rate of the instruction the kernel is made of, measured on the same cores, which no kernel of
+  // that instruction can beat. A matmul is multiply-adds only; the dtype's ceiling may be an FMA:add
+  // mix it cannot use (Zen 5, f32 512: 96 FLOP a cycle for the mix, 64 for the multiply-add alone).
+  double roof_gflops = 0;
+  std::string roof_name;  // what that roof is, for bound_by: "f32 512 <the instruction>"
 };
 // Bounds of a score request: flops and bytes up to 1e24, seconds from 1 ps to 1e9 s; beyond them
 // no kernel exists and the derived rates would not print.
@@ -130,7 +136,8 @@ inline constexpr double kMinScoreSeconds = 1e-12, kMaxScoreSeconds = 1e9;
 // table is measured.
 std::string score_request_problem(const ScoreRequest& req);
 // Fails on a request out of those bounds or with threads < 1, on a table with a ceiling that is not
-// a positive finite number, and when the table has no ceiling for the dtype, level and threads.
+// a positive finite number, and when the table has no ceiling for the dtype (unless the request
+// brings its own roof), level and threads.
 Expected<KernelScore> score_kernel(const CeilingTable& table, const ScoreRequest& req);
 
 }  // namespace peakprobe

@@ -1,0 +1,57 @@
+// The full report's matmul on the roofline: how a finished matmul row becomes a score request.
+#include <catch2/catch.hpp>
+
+#include "cli/report_kernels.hpp"
+#include "matmul/matmul_run.hpp"
+
+using namespace peakprobe;
+
+namespace {
+MatmulResult row(MatmulDtype dtype, int threads) {
+  MatmulResult r;
+  r.m = 1024, r.n = 512, r.k = 256, r.batch = 1, r.dtype = dtype, r.threads = threads;
+  r.timing.min_ms = 2.0;
+  r.gflops = 2.0 * 1024 * 512 * 256 / 2e-3 / 1e9;
+  r.ceiling_gflops = 150;
+  r.ceiling_measured_gflops = 148;
+  r.ceiling_source = "the multiply-add";
+  r.bound_by = "compute f32 512";
+  return r;
+}
+}  // namespace
+
+TEST_CASE("report kernels: a matmul row's score request counts its FLOPs, compulsory bytes and fastest call", "[report]") {
+  const MatmulResult r = row(MatmulDtype::f32, 1);
+  const ScoreRequest q = cli::matmul_score_request(r);
+  CHECK(q.name == "matmul f32 1024x512x256, 1 thread");
+  CHECK(q.dtype == "f32");
+  CHECK(q.flops == Approx(2.0 * 1024 * 512 * 256));
+  CHECK(q.bytes == Approx(matmul_bytes(1024, 512, 256, 1, MatmulDtype::f32)));
+  CHECK(q.bytes == Approx(4.0 * (1024 * 256 + 256 * 512 + 1024 * 512)));
+  CHECK(q.seconds == Approx(2e-3));
+  CHECK(q.threads == 1);
+  CHECK(q.level.empty());  // against DRAM
+  // Its own roof: the row's compute ceiling at the product's clock, named by width and instruction.
+  CHECK(q.roof_gflops == Approx(150));
+  CHECK(q.roof_name == "f32 512 the multiply-add");
+  CHECK(score_request_problem(q).empty());
+}
+
+TEST_CASE("report kernels: int8 is the table's i8, several threads and a batch are named, a memory roof is not the kernel's own", "[report]") {
+  MatmulResult r = row(MatmulDtype::i8, 2);
+  r.batch = 3;
+  ScoreRequest q = cli::matmul_score_request(r);
+  CHECK(q.dtype == "i8");
+  CHECK(q.name == "matmul int8 1024x512x256 batch 3, 2 threads");
+  CHECK(q.flops == Approx(3 * 2.0 * 1024 * 512 * 256));
+  CHECK(q.threads == 2);
+  r = row(MatmulDtype::f32, 1);
+  r.bound_by = "memory DRAM";
+  r.ceiling_source = "DRAM 20 GB/s (model estimate) x AI 3";
+  q = cli::matmul_score_request(r);
+  CHECK(q.roof_gflops == 0);  // the table's own roofs judge it
+  CHECK(q.roof_name.empty());
+  r = row(MatmulDtype::f32, 1);
+  r.ceiling_gflops.reset();  // the roof was not measured
+  CHECK(cli::matmul_score_request(r).roof_gflops == 0);
+}
