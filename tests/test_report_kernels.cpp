@@ -35,6 +35,10 @@ TEST_CASE("report kernels: a matmul row's score request counts its FLOPs, compul
   CHECK(q.roof_gflops == Approx(150));
   CHECK(q.roof_name == "f32 512 the multiply-add");
   CHECK(score_request_problem(q).empty());
+  // A row with its own name: the score carries it, to match the row in report.json.
+  MatmulResult named = r;
+  named.name = matmul_name(1024, 512, 256, 1, MatmulDtype::f32, 1, ColdCacheMode::none);
+  CHECK(cli::matmul_score_request(named).name == named.name);
 }
 
 TEST_CASE("report kernels: int8 is the table's i8, several threads and a batch are named, a memory roof is not the kernel's own", "[report]") {

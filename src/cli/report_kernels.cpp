@@ -13,7 +13,8 @@ namespace peakprobe::cli {
 
 ScoreRequest matmul_score_request(const MatmulResult& r) {
   ScoreRequest q;
-  q.name = fmt::format("matmul {} {}x{}x{}{}, {} thread{}", to_string(r.dtype), r.m, r.n, r.k,
+  // The row's own name, so that a score and its row in report.json's `matmul` match.
+  q.name = !r.name.empty() ? r.name : fmt::format("matmul {} {}x{}x{}{}, {} thread{}", to_string(r.dtype), r.m, r.n, r.k,
                        r.batch > 1 ? fmt::format(" batch {}", r.batch) : "", r.threads, r.threads == 1 ? "" : "s");
   q.dtype = r.dtype == MatmulDtype::i8 ? "i8" : to_string(r.dtype);
   q.flops = 2.0 * double(r.m) * double(r.n) * double(r.k) * double(r.batch);
@@ -63,7 +64,12 @@ bool measure_one(const GlobalOptions& g, const CpuInfo& cpu, int64_t size, int t
   score_matmul(*r, roof, machine);
   if (r->status == Status::error) spdlog::error("{}", r->reason);
   doc.matmuls.push_back(*r);
-  if (r->status != Status::ok || !doc.ceilings || !(r->timing.min_ms > 0)) return true;
+  if (r->status != Status::ok) {
+    spdlog::info("{}: not placed on the roofline: {}{}", r->name, to_string(r->status),
+                 r->reason.empty() ? "" : " (" + r->reason + ")");
+    return true;
+  }
+  if (!doc.ceilings || !(r->timing.min_ms > 0)) return true;
   auto score = score_kernel(*doc.ceilings, matmul_score_request(*r));
   if (!score) {
     spdlog::warn("{}: not placed on the roofline: {}", r->name, score.error());

@@ -419,8 +419,10 @@ Expected<KernelScore> score_kernel(const CeilingTable& t, const ScoreRequest& re
   s.efficiency = s.achieved_gflops / s.attainable_gflops;
   // A table whose highest ceiling of the dtype is under the kernel's own roof lacks the ceiling of
   // the kernel's width at these threads (an all-core run mistrusted on a busy host): no peak then,
-  // rather than a share of it above 100%.
-  s.peak_gflops = peak && (!own_roof || peak->gops >= kOwnRoofAgreement * compute_roof) ? peak->gops : 0;
+  // rather than a share of it above 100%; so also when the kernel beat it (two moments of a clock).
+  s.peak_gflops = peak && peak->gops >= s.achieved_gflops && (!own_roof || peak->gops >= kOwnRoofAgreement * compute_roof)
+                      ? peak->gops
+                      : 0;
   s.ridge_ai = compute_roof / bw->gbps;
   s.distance_to_ridge = s.ai / s.ridge_ai;
   return s;
