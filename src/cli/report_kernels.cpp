@@ -34,13 +34,13 @@ ScoreRequest matmul_score_request(const MatmulResult& r) {
 namespace {
 
 // One thread count: the roof, the model fed with this core's figures, the plan, the checked and
-// timed run, its score. Returns false (logged) when nothing was measured.
-bool measure_one(const GlobalOptions& g, const CpuInfo& cpu, int64_t size, int threads, bool quick, RunDocument& doc) {
+// timed run, its score; what is not measured or not scored is logged.
+void measure_one(const GlobalOptions& g, const CpuInfo& cpu, int64_t size, int threads, bool quick, RunDocument& doc) {
   const MatmulDtype dtype = MatmulDtype::f32;
   const MatmulRoof roof = measure_roof(g, cpu, dtype, threads);
   if (!roof.gflops) {
     spdlog::warn("no matmul on the {}-thread roofline: its roof was not measured ({})", threads, roof.missing);
-    return false;
+    return;
   }
   const CpuInfo on_roof = led_by_roof_core(cpu, roof);  // the product runs where its roof was measured
   Gemm gemm(on_roof, dtype);
@@ -59,7 +59,7 @@ bool measure_one(const GlobalOptions& g, const CpuInfo& cpu, int64_t size, int t
   auto r = run_matmul(on_roof, gemm, rq);
   if (!r) {
     spdlog::warn("no matmul on the {}-thread roofline: {}", threads, r.error());
-    return false;
+    return;
   }
   score_matmul(*r, roof, machine);
   if (r->status == Status::error) spdlog::error("{}", r->reason);
@@ -67,16 +67,15 @@ bool measure_one(const GlobalOptions& g, const CpuInfo& cpu, int64_t size, int t
   if (r->status != Status::ok) {
     spdlog::info("{}: not placed on the roofline: {}{}", r->name, to_string(r->status),
                  r->reason.empty() ? "" : " (" + r->reason + ")");
-    return true;
+    return;
   }
-  if (!doc.ceilings || !(r->timing.min_ms > 0)) return true;
+  if (!doc.ceilings || !(r->timing.min_ms > 0)) return;
   auto score = score_kernel(*doc.ceilings, matmul_score_request(*r));
   if (!score) {
     spdlog::warn("{}: not placed on the roofline: {}", r->name, score.error());
-    return true;
+    return;
   }
   doc.scores.push_back(*score);
-  return true;
 }
 
 }  // namespace
