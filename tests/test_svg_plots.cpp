@@ -311,6 +311,45 @@ TEST_CASE("Roofline draws the kernels run with its thread count", "[plots]") {
   CHECK(count(svg, "r=\"4.0\" stroke=\"#ffffff\" stroke-width=\"1.5\" fill=\"#222222\"") == 3);
 }
 
+// A GEMM of multiply-adds scored against the FMA alone (118), below its dtype's FMA:add roof (177).
+KernelScore own_roof_kernel(const std::string& name, double roof, double ai, double gflops) {
+  KernelScore k = kernel(name, ai, gflops);
+  k.dtype = "f32";
+  k.bound_by = "compute f32 512 vfmadd231ps zmm, zmm, zmm";
+  k.attainable_gflops = roof;
+  k.efficiency = gflops / roof;
+  return k;
+}
+
+TEST_CASE("Roofline draws a kernel's own compute roof when none of its roofs is it", "[plots]") {
+  std::vector<KernelScore> ks = kernels();
+  ks.push_back(own_roof_kernel("sgemm", 118, 40, 100));
+  ks.push_back(own_roof_kernel("sgemm again", 118.2, 128, 90));  // the same roof: drawn once
+  KernelScore on_table = own_roof_kernel("on the table's roof", 177, 2, 30);
+  on_table.bound_by = "compute f32 512";
+  ks.push_back(on_table);
+  const std::string svg = roofline_svg(ceilings(), ks, 1, "own roof");
+  check_document(svg);
+  CHECK(count(svg, ">vfmadd231ps 118 GFLOP/s</text>") == 1);
+  CHECK(has_text(svg, "a kernel's own roof"));
+  // One dotted roof in the f32 colour (the legend's swatch is ink).
+  CHECK(count(svg, "stroke=\"#882255\" stroke-width=\"1.5\" fill=\"none\" stroke-dasharray=\"2 3\"") == 1);
+  const json doc = metadata(svg, "peakprobe-roofline");
+  REQUIRE(doc["kernel_roofs"].size() == 1);
+  CHECK(doc["kernel_roofs"][0]["gops"] == 118);
+  CHECK(doc["kernel_roofs"][0]["name"] == "f32 512 vfmadd231ps zmm, zmm, zmm");
+  CHECK(doc["kernel_roofs"][0]["kernel"] == "sgemm");
+  CHECK(doc["kernel_roofs"][0]["label"] == "vfmadd231ps 118 GFLOP/s");
+  // 4 compute roofs, the kernel's, 4 memory roofs, 4 ridges, 6 kernels.
+  check_labels_clear(svg, 19);
+}
+
+TEST_CASE("Roofline draws no own roof for kernels on the table's roofs or memory-bound", "[plots]") {
+  const std::string svg = roofline();
+  CHECK_FALSE(has_text(svg, "a kernel's own roof"));
+  CHECK(metadata(svg, "peakprobe-roofline")["kernel_roofs"].empty());
+}
+
 TEST_CASE("Roofline labels stay inside the plot and clear of each other", "[plots]") {
   // 4 compute roofs, 4 memory roofs, 4 ridges, 3 kernels.
   check_labels_clear(roofline(), 15);

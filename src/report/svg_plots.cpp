@@ -6,6 +6,7 @@
 #include <map>
 #include <numbers>
 #include <optional>
+#include <string_view>
 #include <tuple>
 #include <utility>
 
@@ -308,6 +309,17 @@ std::string roof_label(const ComputeCeiling& c) {
   return fmt::format("{} {} {}", roof_name(c), fmt_si(c.gops), c.integer ? "GOP/s" : "GFLOP/s");
 }
 
+// A kernel's own roof (RoofModel::kernel_roofs) by its instruction's mnemonic and rate, short enough
+// to sit next to its line where a kernel's dot and the other roofs crowd: "vfmadd231ps 233 GFLOP/s"
+// (its colour gives the dtype; the metadata keeps the whole name).
+std::string kernel_roof_label(const ComputeCeiling& c) {
+  // c.isa is "f32 512 vfmadd231ps zmm, zmm, zmm": the dtype, the width, then the instruction.
+  std::string_view name = c.isa;
+  for (int skip = 0; skip < 2 && name.find(' ') != std::string_view::npos; ++skip) name.remove_prefix(name.find(' ') + 1);
+  name = name.substr(0, name.find(' '));
+  return fmt::format("{} {} {}", name, fmt_si(c.gops), c.integer ? "GOP/s" : "GFLOP/s");
+}
+
 // "L1 222 GB/s"; a roof that is not the load kernel says which one it is.
 std::string roof_label(const MemoryCeiling& m) {
   std::string s = fmt::format("{} {} GB/s", m.level, fmt_si(m.gbps));
@@ -327,6 +339,10 @@ struct RoofModel {
   std::vector<ComputeCeiling> compute;  // best per dtype: floating ones first, each part by falling rate
   std::vector<MemoryCeiling> memory;    // one per level, nearest the core first
   std::vector<KernelScore> kernels;
+  // Roofs a kernel was scored against that are none of the drawn ones (ScoreRequest::roof_gflops:
+  // a matmul's multiply-add alone below its dtype's FMA:add mix): without them the dot would sit at
+  // a share of the drawn roof that is not its efficiency. isa holds the roof's name.
+  std::vector<ComputeCeiling> kernel_roofs;
   double peak = 0;                      // the highest floating roof (integer when there is none)
   std::string peak_dtype, peak_isa;
   double top_bandwidth = 0;
@@ -388,9 +404,11 @@ void set_ranges(RoofModel& m) {
   }
   m.x_lo = pow2_floor(x_lo);
   m.x_hi = pow2_ceil(x_hi);
-  for (const auto& c : m.compute) {
-    rate_hi = std::max(rate_hi, c.gops);
-    rate_lo = std::min(rate_lo, c.gops / 2);
+  for (const auto* roofs : {&m.compute, &m.kernel_roofs}) {
+    for (const auto& c : *roofs) {
+      rate_hi = std::max(rate_hi, c.gops);
+      rate_lo = std::min(rate_lo, c.gops / 2);
+    }
   }
   for (const auto& r : m.memory) {
     rate_lo = std::min(rate_lo, r.gbps * m.x_lo);
@@ -400,6 +418,29 @@ void set_ranges(RoofModel& m) {
   m.y_hi = nice_ceil(rate_hi * 1.6);
   // Six decades at most: a roof starting far below the rest would squash everything else.
   m.y_lo = std::max(nice_floor(rate_lo), m.y_hi * 1e-6);
+}
+
+// The compute roof a kernel's score is bound by when it is none of the drawn roofs (no drawn roof
+// within kSameRoof of its attainable rate), each roof once. Its name is bound_by's text after
+// "compute ": the dtype, width and instruction of the kernel's own roof.
+constexpr double kSameRoof = 0.005;
+std::vector<ComputeCeiling> kernel_roofs(const std::vector<ComputeCeiling>& drawn, const std::vector<KernelScore>& kernels) {
+  constexpr std::string_view kCompute = "compute ";
+  auto near = [](double a, double b) { return std::abs(a - b) <= kSameRoof * std::max(a, b); };
+  std::vector<ComputeCeiling> roofs;
+  for (const auto& k : kernels) {
+    if (!k.bound_by.starts_with(kCompute) || !usable(k.attainable_gflops)) continue;
+    auto same = [&](const ComputeCeiling& c) { return near(c.gops, k.attainable_gflops); };
+    if (std::any_of(drawn.begin(), drawn.end(), same) || std::any_of(roofs.begin(), roofs.end(), same)) continue;
+    ComputeCeiling c;
+    c.dtype = k.dtype;
+    c.isa = k.bound_by.substr(kCompute.size());
+    c.threads = k.threads;
+    c.gops = k.attainable_gflops;
+    c.source = k.name;
+    roofs.push_back(std::move(c));
+  }
+  return roofs;
 }
 
 RoofModel make_model(const CeilingTable& t, const std::vector<KernelScore>& kernels, int threads) {
@@ -418,6 +459,7 @@ RoofModel make_model(const CeilingTable& t, const std::vector<KernelScore>& kern
     m.peak_isa = m.compute.front().isa;
   }
   for (const auto& r : m.memory) m.top_bandwidth = std::max(m.top_bandwidth, r.gbps);
+  m.kernel_roofs = kernel_roofs(m.compute, m.kernels);
   set_ranges(m);
   return m;
 }
@@ -486,6 +528,7 @@ std::vector<LegendEntry> roofline_legend(const RoofModel& m) {
     entries.push_back({roof_name(c) + unit, compute_pen(c, spare), Symbol::line});
   }
   for (const auto& r : m.memory) entries.push_back({r.level + " " + r.kernel, memory_pen(r.level), Symbol::line});
+  if (!m.kernel_roofs.empty()) entries.push_back({"a kernel's own roof", {kInk, kDotted, 1.5}, Symbol::line});
   if (m.peak > 0 && !m.memory.empty()) entries.push_back({"ridge (FLOP/byte)", {kInk, "", 1.5}, Symbol::ring});
   if (!m.kernels.empty()) entries.push_back({"kernel", {kInk, "", 1.5}, Symbol::dot});
   return entries;
@@ -554,16 +597,27 @@ std::vector<Label> ridge_label_candidates(double cx, double cy, const std::strin
   return c;
 }
 
+// Next to the dot first; then rows further above and below it, where a roof label or another
+// kernel's took the places beside it (a kernel just under its own roof meets that roof's label).
 std::vector<Label> point_label_candidates(double cx, double cy, const std::string& text) {
   const double mid = cy + kFont * 0.35;
-  return {{cx + 7, mid, text, "start"},
-          {cx - 7, mid, text, "end"},
-          {cx, cy - 8, text, "middle"},
-          {cx, cy + 8 + kFont * kAscentEm, text, "middle"},
-          {cx + 5, cy - 6, text, "start"},
-          {cx + 5, cy + 6 + kFont * kAscentEm, text, "start"},
-          {cx - 5, cy - 6, text, "end"},
-          {cx - 5, cy + 6 + kFont * kAscentEm, text, "end"}};
+  std::vector<Label> c = {{cx + 7, mid, text, "start"},
+                          {cx - 7, mid, text, "end"},
+                          {cx, cy - 8, text, "middle"},
+                          {cx, cy + 8 + kFont * kAscentEm, text, "middle"},
+                          {cx + 5, cy - 6, text, "start"},
+                          {cx + 5, cy + 6 + kFont * kAscentEm, text, "start"},
+                          {cx - 5, cy - 6, text, "end"},
+                          {cx - 5, cy + 6 + kFont * kAscentEm, text, "end"}};
+  const double row = kFont + 2;
+  for (int k = 1; k <= 3; ++k) {
+    for (const auto& anchor : {"middle", "start", "end"}) {
+      const double dx = std::string_view(anchor) == "start" ? 5 : std::string_view(anchor) == "end" ? -5 : 0;
+      c.push_back({cx + dx, cy + 8 + kFont * kAscentEm + k * row, text, anchor});
+      c.push_back({cx + dx, cy - 8 - k * row, text, anchor});
+    }
+  }
+  return c;
 }
 
 // ---- roofline drawing ----
@@ -594,6 +648,15 @@ RoofPieces layout_roofs(const Frame& f, const RoofModel& m, RoofDrawing& d) {
     d.lines += line_element(s.x1, s.y1, s.x2, s.y2, pen);
     p.compute.push_back({s, {0, 0, roof_label(c), "end", 0, kFont, pen.colour}});
   }
+  // A kernel's own roof: dotted, in its dtype's colour, labelled like a compute roof.
+  for (const auto& c : m.kernel_roofs) {
+    Pen pen = compute_pen(c, spare);
+    pen.dash = kDotted;
+    pen.width = 1.5;
+    const PixelSegment s = to_pixels(f, compute_segment(m, c));
+    d.lines += line_element(s.x1, s.y1, s.x2, s.y2, pen);
+    p.compute.push_back({s, {0, 0, kernel_roof_label(c), "end", 0, kFont, pen.colour}});
+  }
   for (const auto& r : m.memory) {
     const auto seg = memory_segment(m, r);
     if (!seg) continue;
@@ -613,7 +676,7 @@ RoofPieces layout_roofs(const Frame& f, const RoofModel& m, RoofDrawing& d) {
 }
 
 // Every line and mark is placed first, so no label covers one; then the labels with the fewest
-// choices (horizontal roofs, ridges) go before the ones that can move further (diagonals, kernels).
+// choices (ridges, kernels) go before the ones that can move further (horizontal roofs, diagonals).
 std::vector<Label> place_roof_labels(const Frame& f, const RoofModel& m, const RoofPieces& p) {
   LabelPlacer placer = plot_placer(f);
   for (const auto& [s, l] : p.compute) placer.block(segment_box(s.x1, s.y1, s.x2, s.y2), Obstacle::line);
@@ -621,13 +684,15 @@ std::vector<Label> place_roof_labels(const Frame& f, const RoofModel& m, const R
   for (const auto& r : p.ridges) placer.block({r.x, r.y, 5, 5, 0}, Obstacle::mark);
   for (const auto& [x, y] : p.kernels) placer.block({x, y, 5, 5, 0}, Obstacle::mark);
   std::vector<Label> labels;
-  for (const auto& [s, l] : p.compute) labels.push_back(place(placer, compute_label_candidates(f, s, l.text, l.colour)));
   for (const auto& r : p.ridges) labels.push_back(place(placer, ridge_label_candidates(r.x, r.y, r.text)));
-  for (const auto& [s, l] : p.memory) labels.push_back(place(placer, memory_label_candidates(s, l.text, l.colour)));
+  // A kernel's name stays next to its dot, where the roofs' labels crowd when it runs near a roof
+  // (a GEMM): it goes before them, as they can still slide along their lines.
   for (std::size_t i = 0; i < p.kernels.size(); ++i) {
     const auto [x, y] = p.kernels[i];
     labels.push_back(place(placer, point_label_candidates(x, y, m.kernels[i].name)));
   }
+  for (const auto& [s, l] : p.compute) labels.push_back(place(placer, compute_label_candidates(f, s, l.text, l.colour)));
+  for (const auto& [s, l] : p.memory) labels.push_back(place(placer, memory_label_candidates(s, l.text, l.colour)));
   return labels;
 }
 
@@ -641,7 +706,10 @@ RoofDrawing draw_roofs(const Frame& f, const RoofModel& m) {
 }
 
 json roofline_json(const RoofModel& m, const std::string& title, const json& ridges) {
-  json compute = json::array(), memory = json::array(), kernels = json::array();
+  json compute = json::array(), memory = json::array(), kernels = json::array(), kernel_roofs = json::array();
+  for (const auto& c : m.kernel_roofs)
+    kernel_roofs.push_back({{"dtype", c.dtype}, {"name", c.isa}, {"gops", number(c.gops)}, {"kernel", c.source},
+                            {"label", kernel_roof_label(c)}});
   for (const auto& c : m.compute)
     compute.push_back({{"dtype", c.dtype}, {"isa", c.isa}, {"gops", number(c.gops)}, {"integer", c.integer},
                        {"unit", c.integer ? "GOP/s" : "GFLOP/s"}, {"source", c.source}, {"label", roof_label(c)}});
@@ -660,7 +728,8 @@ json roofline_json(const RoofModel& m, const std::string& title, const json& rid
           {"compute", compute},
           {"memory", memory},
           {"ridges", ridges},
-          {"kernels", kernels}};
+          {"kernels", kernels},
+          {"kernel_roofs", kernel_roofs}};
 }
 
 // ===================================================================================================

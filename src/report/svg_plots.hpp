@@ -19,7 +19,9 @@ namespace peakprobe {
 // (FLOP/byte), y GFLOP/s. One horizontal roof per floating-point dtype (its best ceiling) and one
 // dashed roof per integer dtype (GOP/s); one diagonal roof per memory level (its "load" ceiling,
 // else its first), cut where it meets the highest floating-point roof; the ridge points there, and
-// the kernels run with `threads` threads as labelled dots.
+// the kernels run with `threads` threads as labelled dots. A kernel scored against a compute roof of
+// its own (ScoreRequest::roof_gflops, none of the drawn roofs) gets that roof as a dotted line, so
+// the dot's height under it reads as the efficiency the tables print.
 std::string roofline_svg(const CeilingTable& t, const std::vector<KernelScore>& kernels, int threads,
                          const std::string& title);
 
