@@ -61,6 +61,27 @@ TEST_CASE("hw: latency grows with the working set and L1 latency is a few cycles
   CHECK(l1.pages_granted == "4k");
 }
 
+TEST_CASE("hw: a working set in the first bytes of a sweep's kept mapping reads as its own level", "[hw][mem_runner]") {
+  // set_latency_top: the first request maps the top, the smaller ones chase through its first bytes.
+  auto made = MemRunner::create(cpu(), -1);
+  REQUIRE(made);
+  MemRunner& r = *made.value();
+  r.set_latency_top(128ull << 20);
+  LatencyResult l1 = r.latency({16 << 10, "random", "4k", 1});
+  LatencyResult big = r.latency({128ull << 20, "random", "4k", 1});
+  LatencyResult l1_again = r.latency({16 << 10, "random", "4k", 1});
+  INFO(l1.reason << " / " << big.reason << " / " << l1_again.reason);
+  REQUIRE(l1.latency_cycles);
+  REQUIRE(l1_again.latency_cycles);
+  REQUIRE(big.latency_ns);
+  for (const LatencyResult* small : {&l1, &l1_again}) {
+    CHECK(*small->latency_cycles >= 2.5);
+    CHECK(*small->latency_cycles <= 7.5);
+    CHECK(*big.latency_ns > 4 * *small->latency_ns);
+    CHECK(small->pages_granted == "4k");
+  }
+}
+
 TEST_CASE("hw: independent chains overlap their misses", "[hw][mem_runner]") {
   // Best of a few attempts, as for bandwidth below: a co-tenant on the host slowed the four-chain run
   // alone to 1.7x the single chain once (264 against 157 ns, in a CI run on a shared Zen 3 VM).

@@ -221,6 +221,7 @@ void add_latency_command(CLI::App& app, GlobalOptions& g) {
       RunDocument doc;
       if (int rc = start_memory(g, cpu, runner, doc)) return void(g.exit_code = rc);
       size_t done = 0;
+      if (!chosen->empty()) runner->set_latency_top(*std::max_element(chosen->begin(), chosen->end()));
       for (uint64_t s : chosen.value()) {
         progress(g.out, ++done, chosen->size(), format_bytes(s));
         doc.latency.push_back(runner->latency({s, *mode, *pages, *chains}));

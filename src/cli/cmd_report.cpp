@@ -94,6 +94,7 @@ void measure_memory_curves(GlobalOptions& g, const CpuInfo& cpu, RunDocument& do
   // Latency: 2 points per octave are enough to see every level's step (1 past 64 MiB, as above).
   const auto lat_sizes =
       tapered_sweep_sizes(4096, fine_to, dense_to, std::min<uint64_t>(top, 512ull << 20), quick ? 1 : 2);
+  if (!lat_sizes.empty()) (*mem)->set_latency_top(lat_sizes.back());
   i = 0;
   for (uint64_t s : lat_sizes) {
     progress(g.out, ++i, lat_sizes.size(), "latency " + format_bytes(s));

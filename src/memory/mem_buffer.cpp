@@ -6,6 +6,11 @@
 #include <fstream>
 #include <sstream>
 
+// Linux 5.14; an older kernel refuses it and the pages fault in on first touch, as without it.
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+
 namespace peakprobe {
 namespace {
 constexpr size_t kHuge = 2u << 20;
@@ -23,6 +28,10 @@ MemBuffer::MemBuffer(size_t bytes, Pages pages) : bytes_(bytes), pages_(pages) {
   uintptr_t aligned = (reinterpret_cast<uintptr_t>(map_) + kHuge - 1) & ~uintptr_t(kHuge - 1);
   data_ = reinterpret_cast<uint8_t*>(aligned);
   madvise(data_, bytes_, pages == Pages::huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
+  // 4 KiB pages are faulted in by one call rather than one fault each: 0.7 instead of 1.3 s for
+  // 512 MiB on the Zen 5 VM. Huge pages fault in fast on touch (36 ms for 512 MiB there; populated
+  // up front, 0.2-0.9 s), and a failure only leaves the faults to the first touch.
+  if (pages == Pages::small) madvise(data_, bytes_, MADV_POPULATE_WRITE);
 }
 
 MemBuffer::~MemBuffer() {

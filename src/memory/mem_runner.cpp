@@ -72,6 +72,9 @@ struct MemRunner::Impl {
   // memory on first touch).
   std::vector<std::unique_ptr<MemBuffer>> buffers;
   uint64_t last_level_end = 0;  // set_last_level_end
+  // The pointer chase's buffer, kept from one latency request to the next (set_latency_top).
+  std::unique_ptr<MemBuffer> chase;
+  uint64_t latency_top = 0;
 };
 
 
@@ -79,6 +82,7 @@ MemRunner::MemRunner(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 MemRunner::~MemRunner() = default;
 const ClockReading& MemRunner::start_clock() const { return impl_->start; }
 void MemRunner::set_last_level_end(uint64_t bytes) { impl_->last_level_end = bytes; }
+void MemRunner::set_latency_top(uint64_t bytes) { impl_->latency_top = bytes; }
 
 Expected<std::unique_ptr<MemRunner>> MemRunner::create(const CpuInfo& cpu, int first_cpu) {
   auto impl = std::make_unique<Impl>();
@@ -97,6 +101,7 @@ Expected<std::unique_ptr<MemRunner>> MemRunner::create(const CpuInfo& cpu, int f
 
 BandwidthResult MemRunner::bandwidth(const BandwidthRequest& req) {
   Impl& m = *impl_;
+  m.chase.reset();  // as latency() unmaps the bandwidth buffers: one sweep's top held at a time
   BandwidthResult r;
   r.kernel = req.kernel;
   r.size_bytes = req.size_bytes;
@@ -348,7 +353,15 @@ LatencyResult MemRunner::latency(const LatencyRequest& req) {
   // The bandwidth runs' kept buffers are not this one's: unmapped, so that a latency sweep after a
   // bandwidth sweep does not hold both tops at once.
   m.buffers.clear();
-  MemBuffer buf(r.size_bytes, req.pages == "2m" ? MemBuffer::Pages::huge : MemBuffer::Pages::small);
+  // A smaller working set lies in the first bytes of the kept mapping: its lines are as random in
+  // physical memory as those of a mapping of its own.
+  const MemBuffer::Pages pages = req.pages == "2m" ? MemBuffer::Pages::huge : MemBuffer::Pages::small;
+  if (!m.chase || !m.chase->ok() || m.chase->pages() != pages || m.chase->size() < r.size_bytes) {
+    m.chase.reset();
+    m.chase = std::make_unique<MemBuffer>(std::max<uint64_t>(r.size_bytes, m.latency_top), pages);
+    if (!m.chase->ok() && m.latency_top > r.size_bytes) m.chase = std::make_unique<MemBuffer>(r.size_bytes, pages);
+  }
+  MemBuffer& buf = *m.chase;
   if (!buf.ok()) {
     r.status = Status::error;
     r.reason = "cannot map " + format_bytes(r.size_bytes);

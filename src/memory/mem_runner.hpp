@@ -44,6 +44,12 @@ class MemRunner {
   // reported). The latency warm-up then evicts what that cache holds, not what the OS says it could.
   void set_last_level_end(uint64_t bytes);
 
+  // The largest working set the coming latency requests ask for (0: none known). The first request
+  // then maps that much and the others chase through the first bytes of the same mapping: every new
+  // mapping of 4 KiB pages is faulted in anew (in a VM whose host takes freed pages back, 1.3 s per
+  // 512 MiB), so a sweep that mapped each size afresh paid for about twice its largest size.
+  void set_latency_top(uint64_t bytes);
+
  private:
   struct Impl;
   explicit MemRunner(std::unique_ptr<Impl> impl);
