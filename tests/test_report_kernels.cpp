@@ -1,8 +1,13 @@
 // The full report's matmul on the roofline: how a finished matmul row becomes a score request.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include "cli/report_kernels.hpp"
+#include "cpu/cpu_info.hpp"
+#include "matmul/gemm.hpp"
 #include "matmul/matmul_run.hpp"
+#include "skip.hpp"
 
 using namespace peakprobe;
 
@@ -58,4 +63,39 @@ TEST_CASE("report kernels: int8 is the table's i8, several threads and a batch a
   r = row(MatmulDtype::f32, 1);
   r.ceiling_gflops.reset();  // the roof was not measured
   CHECK(cli::matmul_score_request(r).roof_gflops == 0);
+}
+
+TEST_CASE("hw: the report's matmul runs on one core and on all, each row scored against its own roof", "[hw][report]") {
+  const CpuInfo cpu = detect_cpu_info();
+  if (!cpu.emulator.empty()) PP_SKIP("under an emulator the report runs no matmul (its timings mean nothing)");
+  if (std::string why = gemm_unsupported(cpu, MatmulDtype::f32); !why.empty()) PP_SKIP("no bundled matmul here: " << why);
+  const int all = int(cpu.core_order.size());
+  RunDocument doc;
+  // A table with DRAM roofs only: the compute roof that binds is the rows' own (the multiply-add on
+  // the same cores), and there is no f32 peak to take a share of.
+  CeilingTable table;
+  for (int threads : {1, all}) table.memory.push_back({"DRAM", "load", threads, 10.0 * threads, 3, 1ull << 30});
+  doc.ceilings = table;
+  cli::GlobalOptions g;
+  cli::measure_report_kernels(g, cpu, true, doc);
+  REQUIRE(doc.matmuls.size() == (all > 1 ? 2u : 1u));
+  CHECK(doc.matmuls[0].threads == 1);
+  if (all > 1) CHECK(doc.matmuls[1].threads == all);
+  for (const MatmulResult& r : doc.matmuls) {
+    INFO(r.name << ": " << to_string(r.status) << " " << r.reason);
+    CHECK(r.m == cli::kReportMatmulQuickSize);
+    CHECK(r.status != Status::error);
+    CHECK(r.max_rel_error < 1e-4);
+    if (r.status != Status::ok) continue;  // a mistrusted row (a busy host) is left off the roofline
+    auto score = std::find_if(doc.scores.begin(), doc.scores.end(), [&](const KernelScore& s) { return s.name == r.name; });
+    REQUIRE(score != doc.scores.end());
+    CHECK(score->threads == r.threads);
+    CHECK(score->bound_by.rfind("compute f32", 0) == 0);
+    CHECK(score->peak_gflops == 0);
+    // Against the roof of its own instruction on the same cores at the same clock: a share, at most
+    // a little above one where the clock moved between the roof's probe and the product.
+    CHECK(score->efficiency > 0.05);
+    CHECK(score->efficiency < 1.05);
+    CHECK(score->attainable_gflops == Approx(*r.ceiling_gflops));
+  }
 }
