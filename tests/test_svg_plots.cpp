@@ -344,6 +344,15 @@ TEST_CASE("Roofline draws a kernel's own compute roof when none of its roofs is 
   check_labels_clear(svg, 19);
 }
 
+TEST_CASE("Roofline gives an integer kernel's own roof in GOP/s", "[plots]") {
+  KernelScore k = own_roof_kernel("igemm", 300, 64, 280);
+  k.dtype = "i8";
+  k.bound_by = "compute i8 512 vpdpbusd zmm, zmm, zmm";
+  const std::string svg = roofline_svg(ceilings(), {k}, 1, "integer");
+  CHECK(count(svg, ">vpdpbusd 300 GOP/s</text>") == 1);
+  CHECK(metadata(svg, "peakprobe-roofline")["kernel_roofs"][0]["dtype"] == "i8");
+}
+
 TEST_CASE("Roofline draws no own roof for kernels on the table's roofs or memory-bound", "[plots]") {
   const std::string svg = roofline();
   CHECK_FALSE(has_text(svg, "a kernel's own roof"));

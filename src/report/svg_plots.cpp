@@ -15,6 +15,7 @@
 
 #include "memory/sizes.hpp"
 #include "report/svg_util.hpp"
+#include "roofline/ceilings.hpp"
 
 namespace peakprobe {
 
@@ -434,6 +435,7 @@ std::vector<ComputeCeiling> kernel_roofs(const std::vector<ComputeCeiling>& draw
     if (std::any_of(drawn.begin(), drawn.end(), same) || std::any_of(roofs.begin(), roofs.end(), same)) continue;
     ComputeCeiling c;
     c.dtype = k.dtype;
+    c.integer = !is_float_dtype(k.dtype);  // an int8 kernel's roof is in GOP/s
     c.isa = k.bound_by.substr(kCompute.size());
     c.threads = k.threads;
     c.gops = k.attainable_gflops;
