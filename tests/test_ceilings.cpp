@@ -548,3 +548,46 @@ TEST_CASE("score: a kernel's own roof binds instead of the dtype's mix ceiling, 
     CHECK_FALSE(score_kernel(t, q).ok());
   }
 }
+
+namespace {
+ComputeCeiling ceiling(const std::string& dtype, const std::string& width, int threads, double per_cycle) {
+  ComputeCeiling c;
+  c.dtype = dtype;
+  c.isa = width;
+  c.threads = threads;
+  c.ops_per_cycle = per_cycle;
+  c.gops = per_cycle * 3.5;
+  c.clock_ghz = 3.5;
+  return c;
+}
+}  // namespace
+
+TEST_CASE("ceilings: a narrow width read below a wider one's rate per lane is named, with the wider one", "[roofline]") {
+  // f32 128 at 22.0 FLOP a cycle (5.5 a lane) beside 256 at 47.6 (5.95) and 512 at 94.8 (5.93).
+  const std::vector<ComputeCeiling> t = {ceiling("f32", "128", 1, 22.0), ceiling("f32", "256", 1, 47.6),
+                                         ceiling("f32", "512", 1, 94.8), ceiling("f32", "scalar", 1, 4.0)};
+  const auto short_ones = narrow_ceilings_short_of_wider(t, 1);
+  REQUIRE(short_ones.size() == 1);
+  CHECK(short_ones[0].narrow == 0);
+  CHECK(short_ones[0].wide == 1);
+  CHECK(short_ones[0].shortfall == Approx(1 - 5.5 / 5.95));
+}
+
+TEST_CASE("ceilings: widths within the allowance, a slower wide width, scalar, other dtypes and threads are not named", "[roofline]") {
+  // Each 128-bit lane 2.5% below the 256-bit one's: within kNarrowShortfall.
+  CHECK(narrow_ceilings_short_of_wider({ceiling("f64", "128", 1, 11.7), ceiling("f64", "256", 1, 24.0)}, 1).empty());
+  // A 512-bit form split in two halves runs half the rate per lane: the narrow one is faster.
+  CHECK(narrow_ceilings_short_of_wider({ceiling("f32", "256", 1, 32), ceiling("f32", "512", 1, 32)}, 1).empty());
+  // Scalar forms run on other pipes: never compared with a vector width.
+  CHECK(narrow_ceilings_short_of_wider({ceiling("i64", "scalar", 1, 1), ceiling("i64", "128", 1, 8)}, 1).empty());
+  // Another dtype, another thread count: not compared.
+  CHECK(narrow_ceilings_short_of_wider({ceiling("f32", "128", 1, 16), ceiling("f64", "256", 1, 32)}, 1).empty());
+  CHECK(narrow_ceilings_short_of_wider({ceiling("f32", "128", 1, 16), ceiling("f32", "256", 2, 96)}, 1).empty());
+  // The same two on two threads are compared there, not on one.
+  const std::vector<ComputeCeiling> two = {ceiling("i8", "128", 2, 40), ceiling("i8", "256", 2, 126)};
+  CHECK(narrow_ceilings_short_of_wider(two, 1).empty());
+  CHECK(narrow_ceilings_short_of_wider(two, 2).size() == 1);
+  // Nothing to divide: a rate that is not a positive number, a width that is not one.
+  CHECK(narrow_ceilings_short_of_wider({ceiling("f32", "128", 1, std::nan("")), ceiling("f32", "256", 1, 48)}, 1).empty());
+  CHECK(narrow_ceilings_short_of_wider({ceiling("f32", "tile", 1, 1), ceiling("f32", "256", 1, 48)}, 1).empty());
+}

@@ -311,10 +311,10 @@ std::string roof_label(const ComputeCeiling& c) {
 }
 
 // A kernel's own roof (RoofModel::kernel_roofs) by its instruction's mnemonic and rate, short enough
-// to sit next to its line where a kernel's dot and the other roofs crowd: "vfmadd231ps 233 GFLOP/s"
+// to sit next to its line where a kernel's dot and the other roofs crowd: "<mnemonic> 233 GFLOP/s"
 // (its colour gives the dtype; the metadata keeps the whole name).
 std::string kernel_roof_label(const ComputeCeiling& c) {
-  // c.isa is "f32 512 vfmadd231ps zmm, zmm, zmm": the dtype, the width, then the instruction.
+  // c.isa is "f32 512 <instruction text>": the dtype, the width, then the instruction.
   std::string_view name = c.isa;
   for (int skip = 0; skip < 2 && name.find(' ') != std::string_view::npos; ++skip) name.remove_prefix(name.find(' ') + 1);
   name = name.substr(0, name.find(' '));

@@ -349,6 +349,50 @@ std::vector<RidgePoint> ridge_points(const std::vector<ComputeCeiling>& compute,
   return out;
 }
 
+namespace {
+// Bits of one element of a ceiling's dtype; 0 for a name it does not know.
+int element_bits(const std::string& dtype) {
+  if (dtype == "f64" || dtype == "i64") return 64;
+  if (dtype == "f32" || dtype == "i32") return 32;
+  if (dtype == "f16" || dtype == "bf16" || dtype == "i16") return 16;
+  if (dtype == "i8" || dtype == "u8") return 8;
+  return 0;
+}
+
+// The vector width in bits of a ceiling's isa ("128", "256", "512"); 0 for "scalar" and other names.
+int vector_bits(const std::string& isa) {
+  if (isa.empty() || !std::all_of(isa.begin(), isa.end(), [](char ch) { return ch >= '0' && ch <= '9'; })) return 0;
+  return isa.size() > 5 ? 0 : std::stoi(isa);
+}
+}  // namespace
+
+std::vector<NarrowShortfall> narrow_ceilings_short_of_wider(const std::vector<ComputeCeiling>& compute, int threads) {
+  auto per_lane = [](const ComputeCeiling& c) {
+    const int bits = element_bits(c.dtype), width = vector_bits(c.isa);
+    return bits > 0 && width >= bits && std::isfinite(c.ops_per_cycle) && c.ops_per_cycle > 0
+               ? c.ops_per_cycle / double(width / bits)
+               : 0.0;
+  };
+  std::vector<NarrowShortfall> out;
+  for (size_t i = 0; i < compute.size(); ++i) {
+    const ComputeCeiling& n = compute[i];
+    const double narrow = per_lane(n);
+    if (n.threads != threads || narrow <= 0) continue;
+    // The wider ceiling of the dtype that shows this one shortest.
+    NarrowShortfall worst{i, i, 0};
+    for (size_t j = 0; j < compute.size(); ++j) {
+      const ComputeCeiling& w = compute[j];
+      const double wide = per_lane(w);
+      if (j == i || w.threads != threads || w.dtype != n.dtype || wide <= 0 || vector_bits(w.isa) <= vector_bits(n.isa))
+        continue;
+      const double shortfall = 1 - narrow / wide;
+      if (shortfall > worst.shortfall) worst = {i, j, shortfall};
+    }
+    if (worst.shortfall > kNarrowShortfall) out.push_back(worst);
+  }
+  return out;
+}
+
 CeilingTable make_ceiling_table(const std::vector<ProbeResult>& results, const std::vector<FlopMixSearch>& mixes,
                                 const std::vector<BandwidthResult>& bandwidth, const std::vector<CacheLevel>& caches) {
   CeilingTable t;
