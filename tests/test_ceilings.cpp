@@ -550,44 +550,48 @@ TEST_CASE("score: a kernel's own roof binds instead of the dtype's mix ceiling, 
 }
 
 namespace {
-ComputeCeiling ceiling(const std::string& dtype, const std::string& width, int threads, double per_cycle) {
-  ComputeCeiling c;
-  c.dtype = dtype;
-  c.isa = width;
-  c.threads = threads;
-  c.ops_per_cycle = per_cycle;
-  c.gops = per_cycle * 3.5;
-  c.clock_ghz = 3.5;
-  return c;
+WidthRate rate(const std::string& family, const std::string& dtype, const std::string& width, double per_cycle) {
+  return {family, dtype, width, per_cycle};
 }
 }  // namespace
 
-TEST_CASE("ceilings: a narrow width read below a wider one's rate per lane is named, with the wider one", "[roofline]") {
-  // f32 128 at 22.0 FLOP a cycle (5.5 a lane) beside 256 at 47.6 (5.95) and 512 at 94.8 (5.93).
-  const std::vector<ComputeCeiling> t = {ceiling("f32", "128", 1, 22.0), ceiling("f32", "256", 1, 47.6),
-                                         ceiling("f32", "512", 1, 94.8), ceiling("f32", "scalar", 1, 4.0)};
-  const auto short_ones = narrow_ceilings_short_of_wider(t, 1);
+TEST_CASE("width rates: the same instructions read below their wider form per lane are named, with it", "[roofline]") {
+  // The f32 FMA:add mix at 128 bits at 22.0 FLOP a cycle (5.5 a lane) beside the 256-bit mix at 47.6
+  // (5.95) and the 512-bit one at 94.8 (5.93); the scalar mix is not a vector width.
+  const std::string mix = "vfmadd231ps + vaddps";
+  const std::vector<WidthRate> t = {rate(mix, "f32", "128", 22.0), rate(mix, "f32", "256", 47.6),
+                                    rate(mix, "f32", "512", 94.8), rate(mix, "f32", "scalar", 4.0)};
+  const auto short_ones = narrow_rates_short_of_wider(t);
   REQUIRE(short_ones.size() == 1);
   CHECK(short_ones[0].narrow == 0);
   CHECK(short_ones[0].wide == 1);
   CHECK(short_ones[0].shortfall == Approx(1 - 5.5 / 5.95));
 }
 
-TEST_CASE("ceilings: widths within the allowance, a slower wide width, scalar, other dtypes and threads are not named", "[roofline]") {
+TEST_CASE("width rates: other instructions, the allowance, a slower wide form, scalar and other dtypes are not named", "[roofline]") {
+  // Other instructions at the wider width: a 52-bit multiply-add (from 256 bits only) against the
+  // 128-bit adds, a matrix multiply against 64-bit dot products.
+  CHECK(narrow_rates_short_of_wider({rate("vpaddq", "i64", "128", 6), rate("vpmadd52luq", "i64", "256", 16)}).empty());
+  CHECK(narrow_rates_short_of_wider({rate("sdot", "i8", "64", 16), rate("smmla", "i8", "128", 64)}).empty());
   // Each 128-bit lane 2.5% below the 256-bit one's: within kNarrowShortfall.
-  CHECK(narrow_ceilings_short_of_wider({ceiling("f64", "128", 1, 11.7), ceiling("f64", "256", 1, 24.0)}, 1).empty());
+  CHECK(narrow_rates_short_of_wider({rate("vfmadd231pd", "f64", "128", 7.8), rate("vfmadd231pd", "f64", "256", 16)}).empty());
   // A 512-bit form split in two halves runs half the rate per lane: the narrow one is faster.
-  CHECK(narrow_ceilings_short_of_wider({ceiling("f32", "256", 1, 32), ceiling("f32", "512", 1, 32)}, 1).empty());
+  CHECK(narrow_rates_short_of_wider({rate("vaddps", "f32", "256", 16), rate("vaddps", "f32", "512", 16)}).empty());
   // Scalar forms run on other pipes: never compared with a vector width.
-  CHECK(narrow_ceilings_short_of_wider({ceiling("i64", "scalar", 1, 1), ceiling("i64", "128", 1, 8)}, 1).empty());
-  // Another dtype, another thread count: not compared.
-  CHECK(narrow_ceilings_short_of_wider({ceiling("f32", "128", 1, 16), ceiling("f64", "256", 1, 32)}, 1).empty());
-  CHECK(narrow_ceilings_short_of_wider({ceiling("f32", "128", 1, 16), ceiling("f32", "256", 2, 96)}, 1).empty());
-  // The same two on two threads are compared there, not on one.
-  const std::vector<ComputeCeiling> two = {ceiling("i8", "128", 2, 40), ceiling("i8", "256", 2, 126)};
-  CHECK(narrow_ceilings_short_of_wider(two, 1).empty());
-  CHECK(narrow_ceilings_short_of_wider(two, 2).size() == 1);
-  // Nothing to divide: a rate that is not a positive number, a width that is not one.
-  CHECK(narrow_ceilings_short_of_wider({ceiling("f32", "128", 1, std::nan("")), ceiling("f32", "256", 1, 48)}, 1).empty());
-  CHECK(narrow_ceilings_short_of_wider({ceiling("f32", "tile", 1, 1), ceiling("f32", "256", 1, 48)}, 1).empty());
+  CHECK(narrow_rates_short_of_wider({rate("imul", "i64", "scalar", 1), rate("imul", "i64", "128", 8)}).empty());
+  // Another dtype of the same mnemonic text: not compared.
+  CHECK(narrow_rates_short_of_wider({rate("vpmul", "i16", "128", 8), rate("vpmul", "i32", "256", 32)}).empty());
+  // Nothing to divide: a rate that is not a positive number, a width that is not one, no family.
+  CHECK(narrow_rates_short_of_wider({rate("vaddps", "f32", "128", std::nan("")), rate("vaddps", "f32", "256", 16)}).empty());
+  CHECK(narrow_rates_short_of_wider({rate("vaddps", "f32", "tile", 1), rate("vaddps", "f32", "256", 16)}).empty());
+  CHECK(narrow_rates_short_of_wider({rate("", "f32", "128", 1), rate("", "f32", "256", 16)}).empty());
+  // The same family short at two narrower widths: each named once, against the wider form that
+  // shows it shortest.
+  const auto both = narrow_rates_short_of_wider({rate("vpaddd", "i32", "128", 6), rate("vpaddd", "i32", "256", 14),
+                                                 rate("vpaddd", "i32", "512", 32)});
+  REQUIRE(both.size() == 2);
+  CHECK(both[0].narrow == 0);
+  CHECK(both[0].wide == 2);
+  CHECK(both[1].narrow == 1);
+  CHECK(both[1].wide == 2);
 }

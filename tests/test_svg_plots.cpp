@@ -347,10 +347,16 @@ TEST_CASE("Roofline draws a kernel's own compute roof when none of its roofs is 
 TEST_CASE("Roofline gives an integer kernel's own roof in GOP/s", "[plots]") {
   KernelScore k = own_roof_kernel("igemm", 300, 64, 280);
   k.dtype = "i8";
-  k.bound_by = "compute i8 512 vpdpbusd zmm, zmm, zmm";
+  k.bound_by = "compute i8 256 {vex} vpdpbusd ymm, ymm, ymm";  // an encoding prefix is not the name
   const std::string svg = roofline_svg(ceilings(), {k}, 1, "integer");
   CHECK(count(svg, ">vpdpbusd 300 GOP/s</text>") == 1);
   CHECK(metadata(svg, "peakprobe-roofline")["kernel_roofs"][0]["dtype"] == "i8");
+}
+
+TEST_CASE("Roofline draws a kernel's own roof that lies on another dtype's roof", "[plots]") {
+  // An f32 kernel's own roof at the i8 roof's 473: not the f32 roof, so it is drawn.
+  const std::string svg = roofline_svg(ceilings(), {own_roof_kernel("sgemm", 473, 64, 400)}, 1, "on another dtype's roof");
+  CHECK(count(svg, ">vfmadd231ps 473 GFLOP/s</text>") == 1);
 }
 
 TEST_CASE("Roofline draws no own roof for kernels on the table's roofs or memory-bound", "[plots]") {

@@ -37,59 +37,66 @@ std::vector<ProbeSpec> arithmetic_rows(const std::vector<ProbeSpec>& catalog) {
   return out;
 }
 
-// A row's or a search's rate in its dtype's unit (GFLOP/s or GOP/s); 0 where it has none.
-double rate_of(const ProbeResult& r) {
-  if (r.status != Status::ok) return 0;
-  return (is_float_dtype(r.dtype) ? r.gflops : r.gops).value_or(0);
-}
-
-// The ceiling table's name for a row's dtype ("u8" rows set the i8 ceilings).
+// The ceiling table's name for a dtype ("u8" rows set the i8 ceilings).
 std::string ceiling_dtype(const std::string& dtype) { return dtype == "u8" ? "i8" : dtype; }
 
-// One-core ceilings that read below a wider width's of their dtype per lane (narrow_ceilings_short_of_wider:
-// measured in a slowed moment, a busy host) get their rows and FLOP mixes measured once more, the
-// faster of the two readings kept; a width still short after that is said. `results[i]` is
-// `measured[i]`'s, `searches[i]` is `flop_pairs[i]`'s. A report on the Zen 5 VM with its host busy
-// read f32 and f64 128 at 7.5% and 6.5% under 256's rate per lane, both `ok`.
-void remeasure_short_widths(GlobalOptions& g, ProbeRunner& runner, const std::vector<ProbeSpec>& measured,
-                            std::vector<ProbeResult>& results,
+// The best one-core FLOP mix of each type and width (the target's FMA and add: register forms, the
+// same pair of instructions at every width), as narrow_rates_short_of_wider compares them; `of[k]`
+// lists the searches behind rates[k]. The best of a width, not each search: a width may be searched
+// in two encodings with different register files (16 and 32 vector registers below 512 bits), and
+// the one with fewer registers runs slower for that reason alone. Catalog rows are not compared: a row
+// at one width may be a memory form and its wider namesake a register form, which the load ports
+// do not limit alike.
+struct MixRates {
+  std::vector<WidthRate> rates;
+  std::vector<std::vector<size_t>> of;
+};
+MixRates mix_rates(const std::vector<std::pair<ProbeSpec, ProbeSpec>>& flop_pairs, const std::vector<FlopMixSearch>& searches) {
+  MixRates out;
+  for (size_t i = 0; i < flop_pairs.size() && i < searches.size(); ++i) {
+    const std::string dtype = ceiling_dtype(flop_pairs[i].first.dtype);
+    const std::string width = isa::host_target().width_class(flop_pairs[i].first.text);
+    size_t k = 0;
+    while (k < out.rates.size() && (out.rates[k].dtype != dtype || out.rates[k].width != width)) ++k;
+    if (k == out.rates.size()) {
+      out.rates.push_back({"FMA:add mix", dtype, width, 0});
+      out.of.emplace_back();
+    }
+    out.rates[k].ops_per_cycle = std::max(out.rates[k].ops_per_cycle, searches[i].best_flops_per_cycle);
+    out.of[k].push_back(i);
+  }
+  return out;
+}
+
+// A one-core FLOP mix of a type and width that reads below the same type's mix at a wider width, per
+// lane (narrow_rates_short_of_wider: measured in a slowed moment, a busy host), is searched once
+// more, each search of that width, the faster of the two kept (by FLOP per cycle, as it was judged);
+// a width still short after that is said. `searches[i]` is `flop_pairs[i]`'s. A report on the Zen 5
+// VM with its host busy read the f32 and f64 128-bit mixes 7.5% and 6.5% under the 256-bit ones per
+// lane, both `ok`, and they set those ceilings.
+void remeasure_short_widths(GlobalOptions& g, ProbeRunner& runner,
                             const std::vector<std::pair<ProbeSpec, ProbeSpec>>& flop_pairs,
                             std::vector<FlopMixSearch>& searches) {
-  const isa::Target& target = isa::host_target();
-  const auto ceilings = [&] { return make_ceiling_table(results, searches, {}, {}).compute; };
-  const std::vector<ComputeCeiling> before = ceilings();
-  const auto short_ones = narrow_ceilings_short_of_wider(before, 1);
+  const MixRates before = mix_rates(flop_pairs, searches);
+  const auto short_ones = narrow_rates_short_of_wider(before.rates);
+  if (short_ones.empty()) return;
   for (const NarrowShortfall& s : short_ones) {
-    const ComputeCeiling& n = before[s.narrow];
-    const ComputeCeiling& w = before[s.wide];
-    spdlog::info("{} {} (one core) read {:.1f}% below {} {} per lane: measured again (a busy moment of the host?)",
-                 n.dtype, n.isa, s.shortfall * 100, w.dtype, w.isa);
-    auto same_width = [&](const std::string& dtype, const std::string& text) {
-      return ceiling_dtype(dtype) == n.dtype && target.width_class(text) == n.isa;
-    };
-    std::vector<size_t> rows;
-    for (size_t i = 0; i < results.size() && i < measured.size(); ++i)
-      if (same_width(results[i].dtype, results[i].instruction)) rows.push_back(i);
-    std::vector<ProbeSpec> specs;
-    for (size_t i : rows) specs.push_back(measured[i]);
-    const std::vector<ProbeResult> again = runner.run_batch(specs, [&](size_t k, const ProbeSpec& spec) {
-      progress(g.out, k + 1, specs.size(), "again: instruction " + spec.text);
-    });
-    for (size_t k = 0; k < again.size() && k < rows.size(); ++k)
-      if (rate_of(again[k]) > rate_of(results[rows[k]])) results[rows[k]] = again[k];
-    for (size_t i = 0; i < flop_pairs.size() && i < searches.size(); ++i) {
-      if (!same_width(flop_pairs[i].first.dtype, flop_pairs[i].first.text)) continue;
-      progress(g.out, i + 1, flop_pairs.size(), "again: FLOP mix " + flop_pairs[i].first.text);
-      FlopMixSearch redo = search_flop_mix(runner, flop_pairs[i].first, flop_pairs[i].second, false);
+    const WidthRate& n = before.rates[s.narrow];
+    spdlog::info("the {} {} FMA:add mix (one core) read {:.1f}% below the {}-bit one per lane: searched again (a busy "
+                 "moment of the host?)", n.dtype, n.width, s.shortfall * 100, before.rates[s.wide].width);
+    size_t done = 0;
+    for (size_t i : before.of[s.narrow]) {
+      const auto& [a, b] = flop_pairs[i];
+      progress(g.out, ++done, before.of[s.narrow].size(), "again: FLOP mix " + a.text);
+      FlopMixSearch redo = search_flop_mix(runner, a, b, false);
       if (redo.best_flops_per_cycle > searches[i].best_flops_per_cycle) searches[i] = std::move(redo);
     }
   }
-  if (short_ones.empty()) return;
-  const std::vector<ComputeCeiling> after = ceilings();
-  for (const NarrowShortfall& s : narrow_ceilings_short_of_wider(after, 1))
-    spdlog::warn("{} {} (one core) still reads {:.1f}% below {} {} per lane, measured twice: its ceiling may be low "
-                 "(the host busy both times)",
-                 after[s.narrow].dtype, after[s.narrow].isa, s.shortfall * 100, after[s.wide].dtype, after[s.wide].isa);
+  const MixRates after = mix_rates(flop_pairs, searches);
+  for (const NarrowShortfall& s : narrow_rates_short_of_wider(after.rates))
+    spdlog::warn("the {} {} FMA:add mix (one core) still reads {:.1f}% below the {}-bit one per lane, searched twice: "
+                 "that ceiling may be low (the host busy both times)",
+                 after.rates[s.narrow].dtype, after.rates[s.narrow].width, s.shortfall * 100, after.rates[s.wide].width);
 }
 
 }  // namespace
@@ -135,7 +142,7 @@ int measure_roofline(GlobalOptions& g, const CpuInfo& cpu, RunDocument& doc, boo
     searches.push_back(search_flop_mix(**runner, flop_pairs[i].first, flop_pairs[i].second, false));
   }
   laps.lap("FLOP mixes");
-  remeasure_short_widths(g, **runner, measured, results, flop_pairs, searches);
+  remeasure_short_widths(g, **runner, flop_pairs, searches);
   // All cores: the best single-core row of each dtype and width, run on every core at once.
   if (all > 1) {
     CeilingTable single = make_ceiling_table(results, {}, {}, cpu.caches);

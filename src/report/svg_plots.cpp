@@ -317,6 +317,8 @@ std::string kernel_roof_label(const ComputeCeiling& c) {
   // c.isa is "f32 512 <instruction text>": the dtype, the width, then the instruction.
   std::string_view name = c.isa;
   for (int skip = 0; skip < 2 && name.find(' ') != std::string_view::npos; ++skip) name.remove_prefix(name.find(' ') + 1);
+  // An encoding prefix in braces ("{...} <mnemonic> ...") is not the instruction's name.
+  while (name.starts_with('{') && name.find(' ') != std::string_view::npos) name.remove_prefix(name.find(' ') + 1);
   name = name.substr(0, name.find(' '));
   return fmt::format("{} {} {}", name, fmt_si(c.gops), c.integer ? "GOP/s" : "GFLOP/s");
 }
@@ -431,7 +433,7 @@ std::vector<ComputeCeiling> kernel_roofs(const std::vector<ComputeCeiling>& draw
   std::vector<ComputeCeiling> roofs;
   for (const auto& k : kernels) {
     if (!k.bound_by.starts_with(kCompute) || !usable(k.attainable_gflops)) continue;
-    auto same = [&](const ComputeCeiling& c) { return near(c.gops, k.attainable_gflops); };
+    auto same = [&](const ComputeCeiling& c) { return c.dtype == k.dtype && near(c.gops, k.attainable_gflops); };
     if (std::any_of(drawn.begin(), drawn.end(), same) || std::any_of(roofs.begin(), roofs.end(), same)) continue;
     ComputeCeiling c;
     c.dtype = k.dtype;
@@ -677,8 +679,9 @@ RoofPieces layout_roofs(const Frame& f, const RoofModel& m, RoofDrawing& d) {
   return p;
 }
 
-// Every line and mark is placed first, so no label covers one; then the labels with the fewest
-// choices (ridges, kernels) go before the ones that can move further (horizontal roofs, diagonals).
+// Every line and mark is placed first, so no label covers one; then the ridges' labels, then the
+// kernels' (a name belongs next to its dot, and a roof's label can still slide along its line), then
+// the horizontal roofs' and the diagonals'.
 std::vector<Label> place_roof_labels(const Frame& f, const RoofModel& m, const RoofPieces& p) {
   LabelPlacer placer = plot_placer(f);
   for (const auto& [s, l] : p.compute) placer.block(segment_box(s.x1, s.y1, s.x2, s.y2), Obstacle::line);

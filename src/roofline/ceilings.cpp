@@ -366,24 +366,23 @@ int vector_bits(const std::string& isa) {
 }
 }  // namespace
 
-std::vector<NarrowShortfall> narrow_ceilings_short_of_wider(const std::vector<ComputeCeiling>& compute, int threads) {
-  auto per_lane = [](const ComputeCeiling& c) {
-    const int bits = element_bits(c.dtype), width = vector_bits(c.isa);
-    return bits > 0 && width >= bits && std::isfinite(c.ops_per_cycle) && c.ops_per_cycle > 0
-               ? c.ops_per_cycle / double(width / bits)
+std::vector<NarrowShortfall> narrow_rates_short_of_wider(const std::vector<WidthRate>& rates) {
+  auto per_lane = [](const WidthRate& r) {
+    const int bits = element_bits(r.dtype), width = vector_bits(r.width);
+    return bits > 0 && width >= bits && std::isfinite(r.ops_per_cycle) && r.ops_per_cycle > 0
+               ? r.ops_per_cycle / double(width / bits)
                : 0.0;
   };
   std::vector<NarrowShortfall> out;
-  for (size_t i = 0; i < compute.size(); ++i) {
-    const ComputeCeiling& n = compute[i];
+  for (size_t i = 0; i < rates.size(); ++i) {
+    const WidthRate& n = rates[i];
     const double narrow = per_lane(n);
-    if (n.threads != threads || narrow <= 0) continue;
-    // The wider ceiling of the dtype that shows this one shortest.
+    if (narrow <= 0 || n.family.empty()) continue;
     NarrowShortfall worst{i, i, 0};
-    for (size_t j = 0; j < compute.size(); ++j) {
-      const ComputeCeiling& w = compute[j];
+    for (size_t j = 0; j < rates.size(); ++j) {
+      const WidthRate& w = rates[j];
       const double wide = per_lane(w);
-      if (j == i || w.threads != threads || w.dtype != n.dtype || wide <= 0 || vector_bits(w.isa) <= vector_bits(n.isa))
+      if (j == i || w.family != n.family || w.dtype != n.dtype || wide <= 0 || vector_bits(w.width) <= vector_bits(n.width))
         continue;
       const double shortfall = 1 - narrow / wide;
       if (shortfall > worst.shortfall) worst = {i, j, shortfall};

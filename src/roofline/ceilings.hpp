@@ -112,22 +112,32 @@ std::vector<MemoryCeiling> memory_ceilings(const std::vector<BandwidthResult>& r
 std::vector<RidgePoint> ridge_points(const std::vector<ComputeCeiling>& compute,
                                      const std::vector<MemoryCeiling>& memory);
 
-// A vector width's compute ceiling that reads below a wider width's of the same dtype, per lane: a
-// narrower vector runs the same instructions on at least the pipes of a wider one (every pipe that
-// takes a 256- or 512-bit form takes its 128-bit form too, on the cores this ran on, which split a
-// wide form or run it on the same pipes), so its operations per cycle per lane are at least the
-// wider one's; a ceiling more than kNarrowShortfall under that was measured in
-// a slowed moment (a busy host: on the Zen 5 VM a report read f32 128 at 22.0 FLOP a cycle, 5.5 a
-// lane, beside 256's 47.6, 5.95 a lane, both `ok`). Widths are the numeric ones ("128", "256",
-// "512"): a scalar ceiling runs on other pipes (general registers) and is not compared. Each entry
-// names the narrow ceiling and the wider one that shows it short, as indices into `compute`, for
-// the ceilings of `threads` threads.
+// One rate that a vector width reached on one core, named by what ran (the family), so that the same
+// instructions at two widths can be told from different ones.
+struct WidthRate {
+  std::string family;
+  std::string dtype;          // as the ceilings name it ("i8" for u8 rows)
+  std::string width;          // the ceiling's width name; only "128", "256", "512"... are compared
+  double ops_per_cycle = 0;
+};
+// A rate that reads below the same family's rate at a wider width of its dtype, per lane: the same
+// instructions at a narrower width run on at least the pipes of the wider ones (every pipe that takes
+// their 256- or 512-bit form takes the 128-bit form too, on the cores this ran on, which split a
+// wide form or run it on the same pipes), so their operations per cycle per lane are at least the
+// wider ones'. One more than kNarrowShortfall under that was measured in a slowed moment (a busy
+// host: on the Zen 5 VM a report read the f32 128-bit FMA:add mix at 22.0 FLOP a cycle, 5.5 a lane,
+// beside the 256-bit mix's 47.6, 5.95 a lane, both `ok`). Different families are not compared: a
+// wider width may have an instruction with more operations a lane that the narrower lacks (a 52-bit
+// multiply-add only from 256 bits, a matrix multiply-accumulate at 128 bits beside 64-bit dot
+// products). Widths that are not a number of bits (scalar: general registers, other pipes) are not
+// compared. Each entry names the narrow rate and the wider one that shows it shortest, as indices
+// into `rates`.
 inline constexpr double kNarrowShortfall = 0.03;
 struct NarrowShortfall {
   size_t narrow = 0, wide = 0;
   double shortfall = 0;  // 1 - the narrow's per-lane rate / the wide's
 };
-std::vector<NarrowShortfall> narrow_ceilings_short_of_wider(const std::vector<ComputeCeiling>& compute, int threads);
+std::vector<NarrowShortfall> narrow_rates_short_of_wider(const std::vector<WidthRate>& rates);
 
 CeilingTable make_ceiling_table(const std::vector<ProbeResult>& results, const std::vector<FlopMixSearch>& mixes,
                                 const std::vector<BandwidthResult>& bandwidth, const std::vector<CacheLevel>& caches);
