@@ -37,9 +37,6 @@ std::vector<ProbeSpec> arithmetic_rows(const std::vector<ProbeSpec>& catalog) {
   return out;
 }
 
-// The ceiling table's name for a dtype ("u8" rows set the i8 ceilings).
-std::string ceiling_dtype(const std::string& dtype) { return dtype == "u8" ? "i8" : dtype; }
-
 // The best one-core FLOP mix of each type and width (the target's FMA and add: register forms, the
 // same pair of instructions at every width), as narrow_rates_short_of_wider compares them; `of[k]`
 // lists the searches behind rates[k]. The best of a width, not each search: a width may be searched
@@ -54,7 +51,7 @@ struct MixRates {
 MixRates mix_rates(const std::vector<std::pair<ProbeSpec, ProbeSpec>>& flop_pairs, const std::vector<FlopMixSearch>& searches) {
   MixRates out;
   for (size_t i = 0; i < flop_pairs.size() && i < searches.size(); ++i) {
-    const std::string dtype = ceiling_dtype(flop_pairs[i].first.dtype);
+    const std::string& dtype = flop_pairs[i].first.dtype;  // a floating-point type: the ceilings' name
     const std::string width = isa::host_target().width_class(flop_pairs[i].first.text);
     size_t k = 0;
     while (k < out.rates.size() && (out.rates[k].dtype != dtype || out.rates[k].width != width)) ++k;

@@ -615,8 +615,7 @@ std::vector<Label> point_label_candidates(double cx, double cy, const std::strin
                           {cx - 5, cy + 6 + kFont * kAscentEm, text, "end"}};
   const double row = kFont + 2;
   for (int k = 1; k <= 3; ++k) {
-    for (const auto& anchor : {"middle", "start", "end"}) {
-      const double dx = std::string_view(anchor) == "start" ? 5 : std::string_view(anchor) == "end" ? -5 : 0;
+    for (const auto& [anchor, dx] : {std::pair{"middle", 0.0}, std::pair{"start", 5.0}, std::pair{"end", -5.0}}) {
       c.push_back({cx + dx, cy + 8 + kFont * kAscentEm + k * row, text, anchor});
       c.push_back({cx + dx, cy - 8 - k * row, text, anchor});
     }
