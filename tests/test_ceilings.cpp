@@ -265,6 +265,39 @@ TEST_CASE("ceilings: DRAM's working set follows where the last level ends as mea
   CHECK(dram_working_set({}, 1, 0) == 512 * MiB);
 }
 
+TEST_CASE("ceilings: the caches as one core showed them set more cores' plans, DRAM's working set and level names", "[roofline]") {
+  constexpr uint64_t MiB = 1ull << 20;
+  // A VM that reports a 508 MiB L3 for each core and holds 16 MiB for one.
+  std::vector<CacheLevel> vm = caches();
+  vm.back().size_bytes = 508 * MiB;
+  vm.back().shared_by_cpus = 1;
+  vm.back().instances = 2;
+  CHECK(level_sizes(vm, 2)[2] == std::make_pair(std::string("L3"), uint64_t(508 * MiB)));
+  CHECK(level_for_size(512 * MiB, vm, 2) == "L3");  // so DRAM's rows were measured past 1 GiB
+  const std::vector<CacheLevel> shown = caches_as_shown(vm, "L3", 16 * MiB);
+  CHECK(level_for_size(8 * MiB, shown, 1) == "L3");
+  CHECK(level_for_size(17 * MiB, shown, 1) == "DRAM");
+  const auto two = level_sizes(shown, 2);
+  REQUIRE(two.size() == 4);
+  CHECK(two[2] == std::make_pair(std::string("L3"), uint64_t(16 * MiB)));  // half of the two shares
+  CHECK(two[3] == std::make_pair(std::string("DRAM"), uint64_t(512 * MiB)));
+  CHECK(level_for_size(512 * MiB, shown, 2) == "DRAM");
+  CHECK(dram_working_set(shown, 1, 16 * MiB) == 512 * MiB);
+  CHECK(level_floor("L3", shown, 2) == level_floor("L3", vm, 2));  // the levels before are as reported
+  // A cache shared by the cores (the fixture's 32 MiB L3): one share for any number of threads.
+  const std::vector<CacheLevel> shared = caches_as_shown(caches(), "L3", 8 * MiB);
+  CHECK(level_for_size(8 * MiB, shared, 1) == "L3");
+  CHECK(level_for_size(8 * MiB + 4096, shared, 2) == "DRAM");
+  // Nothing sooner than reported, no end, or another level's name: unchanged.
+  for (const auto& same : {caches_as_shown(caches(), "L3", 64 * MiB), caches_as_shown(caches(), "L3", 0),
+                           caches_as_shown(caches(), "L4", 8 * MiB)})
+    for (size_t i = 0; i < same.size(); ++i) CHECK(same[i].size_bytes == caches()[i].size_bytes);
+  // The instruction cache of a level is never a data level's share.
+  const auto l1 = caches_as_shown(caches(), "L1", 16 << 10);
+  CHECK(l1[0].size_bytes == 16 << 10);
+  CHECK(l1[1].size_bytes == 32 << 10);
+}
+
 TEST_CASE("ceilings: a level's working set is halved until it reads on the level's plateau", "[roofline]") {
   constexpr uint64_t MiB = 1ull << 20;
   // A machine whose last level holds 116 MiB (30 GB/s) and reports 480 MiB: past the edge, memory's
@@ -462,6 +495,22 @@ TEST_CASE("ceilings: emulated bandwidth sets no memory roof, unsteady bandwidth 
   auto m = memory_ceilings({emulated, unsteady}, caches());
   REQUIRE(m.size() == 1);
   CHECK(m[0].gbps == 30);
+}
+
+TEST_CASE("ceilings: a row whose threads waited for their CPUs in every repetition sets no memory roof", "[roofline]") {
+  // Another program beside the second thread: the L1 copy row read a third of its rate. A row that
+  // left out the repetitions with waits and kept a few still bounds memory.
+  BandwidthResult spoiled = bw("copy", 48 << 10, 285, 2), few_spared = bw("load", 48 << 10, 834, 2);
+  spoiled.status = few_spared.status = Status::mistrusted;
+  spoiled.reason = "its threads waited for their CPUs in every repetition (up to 2.8 ms of 4.0: another program ran there)";
+  spoiled.waited_every_repetition = true;
+  few_spared.reason = "only 2 of 25 repetitions ran without a thread waiting for its CPU (another program ran there)";
+  CHECK_FALSE(bounds_memory(spoiled));
+  CHECK(bounds_memory(few_spared));
+  auto m = memory_ceilings({spoiled, few_spared}, caches());
+  REQUIRE(m.size() == 1);
+  CHECK(m[0].kernel == "load");
+  CHECK(m[0].gbps == 834);
 }
 
 TEST_CASE("ceilings: ridge points are peak / bandwidth", "[roofline]") {

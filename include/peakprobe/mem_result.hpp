@@ -26,7 +26,20 @@ struct BandwidthResult {
   Status status = Status::ok;
   std::string reason;
   std::string repro;
+  // A thread waited for its CPU (another program ran there) in every repetition: the rate is the
+  // share of CPU time the threads got, not what memory gives (status mistrusted, the reason says so).
+  bool waited_every_repetition = false;
 };
+
+// Whether a row bounds what memory gives, so that it may set a ceiling, a point of a curve or a
+// level: it has a rate, was neither refused nor failed, and measured memory, not an emulator
+// (reason "emulated: ...") nor the CPU time another program left it. An unsteady row still
+// bounds memory: its best repetition ran at that rate.
+inline bool bounds_memory(const BandwidthResult& r) {
+  if (r.status == Status::error || r.status == Status::skipped || !r.gbps || !(*r.gbps > 0)) return false;
+  if (r.status == Status::mistrusted && r.reason.rfind("emulated", 0) == 0) return false;
+  return !r.waited_every_repetition;
+}
 
 struct LatencyResult {
   std::string mode;                // random, page-local

@@ -179,7 +179,8 @@ void add_mem_command(CLI::App& app, GlobalOptions& g) {
       if (*sweep) {
         std::vector<CurvePoint> curve;
         for (const auto& b : doc.bandwidth)
-          if (b.kernel == names.front() && b.isa == doc.bandwidth.front().isa && b.gbps) curve.push_back({b.size_bytes, *b.gbps});
+          if (b.kernel == names.front() && b.isa == doc.bandwidth.front().isa && b.gbps && !b.waited_every_repetition)
+            curve.push_back({b.size_bytes, *b.gbps});
         doc.levels = match_levels(detect_levels(curve), cpu.caches, g.threads);
       }
       g.exit_code = emit_outputs(doc, g.out);

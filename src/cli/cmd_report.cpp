@@ -87,7 +87,7 @@ void measure_memory_curves(GlobalOptions& g, const CpuInfo& cpu, RunDocument& do
   }
   std::vector<CurvePoint> curve;
   for (const auto& b : sweep)
-    if (b.gbps) curve.push_back({b.size_bytes, *b.gbps});
+    if (b.gbps && !b.waited_every_repetition) curve.push_back({b.size_bytes, *b.gbps});  // see bounds_memory
   doc.levels = match_levels(detect_levels(curve), cpu.caches, 1);
   doc.bandwidth.insert(doc.bandwidth.begin(), sweep.begin(), sweep.end());
   laps.lap(fmt::format("bandwidth curve of {} points", bw_sizes.size()));

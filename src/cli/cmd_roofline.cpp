@@ -18,6 +18,7 @@
 #include "harness/probe_runner.hpp"
 #include "memory/mem_runner.hpp"
 #include "memory/sizes.hpp"
+#include "memory/wait_retries.hpp"
 #include "pairs/pair_runner.hpp"
 #include "report/ceiling_report.hpp"
 #include "report/input_file.hpp"
@@ -156,13 +157,28 @@ int measure_roofline(GlobalOptions& g, const CpuInfo& cpu, RunDocument& doc, boo
       progress(g.out, i + 1, best.size(), fmt::format("compute x{} {}", all, s.text));
     });
     // A row that stays doubtful after its retries sets no all-cores ceiling: say which, and why, rather
-    // than leave the table a row short (a busy host slows both vCPUs of a 2-core VM for seconds).
+    // than leave the table a row short (a busy host slows both vCPUs of a 2-core VM for seconds). One
+    // row's reason is in its warning; several rows share one warning that names them (a busy host left
+    // 7-25 rows so, each warning two lines long), their reasons at -v and in the JSON rows.
+    std::vector<std::pair<std::string, std::string>> short_rows;  // instruction, why
     for (const ProbeResult& r : multi)
       if (r.status != Status::ok)
-        spdlog::warn("no {}-core ceiling from {}: {} ({})", all, r.instruction, to_string(r.status), r.reason);
+        short_rows.emplace_back(r.instruction, fmt::format("{} ({})", to_string(r.status), r.reason));
       else if (r.threads_status != Status::ok)
-        spdlog::warn("no {}-core ceiling from {}: the {}-thread run is {} ({})", all, r.instruction, all,
-                     to_string(r.threads_status), r.threads_reason);
+        short_rows.emplace_back(r.instruction, fmt::format("the {}-thread run is {} ({})", all,
+                                                           to_string(r.threads_status), r.threads_reason));
+    if (short_rows.size() == 1)
+      spdlog::warn("no {}-core ceiling from {}: {}", all, short_rows[0].first, short_rows[0].second);
+    if (short_rows.size() > 1) {
+      std::vector<std::string> names;
+      for (const auto& [text, why] : short_rows) {
+        spdlog::debug("no {}-core ceiling from {}: {}", all, text, why);
+        names.push_back(text);
+      }
+      spdlog::warn("no {}-core ceiling from {} of {} rows, doubtful after their retries (the host or another "
+                   "program was busy; -v gives each reason): {}",
+                   all, short_rows.size(), multi.size(), fmt::join(names, "; "));
+    }
     results.insert(results.end(), multi.begin(), multi.end());
     // Each FLOP mix that sets a one-core ceiling, on every core too: its all-cores ceiling measured,
     // not scaled from one core. (A search won by one instruction alone has that row among `best`;
@@ -188,24 +204,31 @@ int measure_roofline(GlobalOptions& g, const CpuInfo& cpu, RunDocument& doc, boo
   std::vector<int> thread_counts = {1};
   if (all > 1) thread_counts.push_back(all);
   size_t done = 0;
+  // The caches as the one-core searches showed them (caches_as_shown): the plans of more cores, DRAM's
+  // working sets and the ceilings' level names follow from them.
+  std::vector<CacheLevel> shown = cpu.caches;
   for (int t : thread_counts) {
+    // Rows whose threads waited for their CPUs in every repetition are measured again (WaitRetries),
+    // and those that stay so set no ceiling (bounds_memory): one warning names them.
+    WaitRetries retries;
+    std::vector<std::string> spoiled;
     // Where the level before ends as measured, when sooner than reported (2 x its plateau size): the
     // last cache level's sets DRAM's working set.
     uint64_t ended_at = 0;
-    for (auto [level, size] : level_sizes(cpu.caches, t)) {
+    for (auto [level, size] : level_sizes(shown, t)) {
       if (level == "DRAM" && ended_at > 0) {
-        size = dram_working_set(cpu.caches, t, ended_at);
+        size = dram_working_set(shown, t, ended_at);
         if (t == 1 && last_level_end) *last_level_end = ended_at;
       }
       ended_at = 0;
       // Past the first level: where the level really ends on this machine (plateau_size). Not under
       // an emulator, whose rates say nothing about caches.
-      const uint64_t floor = level_floor(level, cpu.caches, t);
+      const uint64_t floor = level_floor(level, shown, t);
       if (floor > 0 && cpu.emulator.empty()) {
         progress(g.out, done, 0, fmt::format("memory {} x{}: where the level ends", level, t));
         const PlateauSearch p = plateau_size(size, floor, [&](uint64_t s) {
-          const BandwidthResult r = (*mem)->bandwidth({"load", 0, s, t});
-          return r.status != Status::error && r.status != Status::skipped && r.gbps ? *r.gbps : 0.0;
+          const BandwidthResult r = retries.measure([&] { return (*mem)->bandwidth({"load", 0, s, t}); });
+          return bounds_memory(r) ? *r.gbps : 0.0;
         });
         if (p.past_end) ended_at = 2 * p.size;
         if (p.past_end)
@@ -217,18 +240,26 @@ int measure_roofline(GlobalOptions& g, const CpuInfo& cpu, RunDocument& doc, boo
           spdlog::debug("memory {} x{}: {} reads {:.1f} GB/s, {} {:.1f}: measured at {}, inside the level's plateau", level,
                         t, format_bytes(size), p.tried.front().second, format_bytes(p.size), p.gbps,
                         format_bytes(p.size));
-        if (level_for_size(p.size, cpu.caches, t) == level) size = p.size;
+        if (level_for_size(p.size, shown, t) == level) size = p.size;
+        if (t == 1 && p.past_end) shown = caches_as_shown(shown, level, ended_at);
       }
       for (const char* k : kMemKernels) {
         if (quick && std::string(k) != "load") continue;
         progress(g.out, ++done, 0, fmt::format("memory {} {} x{}", level, k, t));
-        doc.bandwidth.push_back((*mem)->bandwidth({k, 0, size, t}));
+        doc.bandwidth.push_back(retries.measure([&] { return (*mem)->bandwidth({k, 0, size, t}); }));
+        if (doc.bandwidth.back().waited_every_repetition) spoiled.push_back(fmt::format("{} {}", level, k));
       }
     }
+    if (!spoiled.empty())
+      spdlog::warn("no {}-core memory ceiling for {}: {} in every repetition, also when measured again "
+                   "(another program ran there); run again when {} idle",
+                   t, fmt::join(spoiled, ", "),
+                   t == 1 ? "the thread waited for its CPU" : "the threads waited for their CPUs",
+                   t == 1 ? "its core is" : "the cores are");
   }
   progress_done(g.out);
   laps.lap("memory ceilings");
-  doc.ceilings = make_ceiling_table(doc.results, doc.flop_mixes, doc.bandwidth, cpu.caches);
+  doc.ceilings = make_ceiling_table(doc.results, doc.flop_mixes, doc.bandwidth, shown);
   return kExitOk;
 }
 

@@ -319,6 +319,7 @@ BandwidthResult MemRunner::bandwidth(const BandwidthRequest& req) {
     r.reason = "emulated: " + m.cpu.emulator;
   } else if (every_rep_waited) {
     r.status = Status::mistrusted;
+    r.waited_every_repetition = true;
     r.reason = fmt::format("its threads waited for their CPUs in every repetition (up to {:.1f} ms of {:.1f}: "
                            "another program ran there)",
                            most_waited_ms, its_span_ms);

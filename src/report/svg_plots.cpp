@@ -961,7 +961,9 @@ std::string bandwidth_svg(const std::vector<BandwidthResult>& rows, const std::v
         return std::pair{fmt::format("{} {}, {}", r.kernel, r.isa, threads_text(r.threads)),
                          json{{"kernel", r.kernel}, {"isa", r.isa}, {"threads", r.threads}}};
       },
-      [](const BandwidthResult& r) { return r.gbps; });
+      // A row whose threads waited for their CPUs in every repetition measured another program's
+      // share of the CPU, not memory: no point of its curve.
+      [](const BandwidthResult& r) { return r.waited_every_repetition ? std::nullopt : r.gbps; });
   double lo = HUGE_VAL, hi = 0;
   for (const auto& s : p.series) {
     for (const auto& [x, y] : s.points) lo = std::min(lo, y), hi = std::max(hi, y);

@@ -68,6 +68,16 @@ std::vector<std::pair<std::string, uint64_t>> level_sizes(const std::vector<Cach
 // reports 480 MiB of L3 and holds about 60-120 MiB: 4 x 480 MiB cost the full report 15 s of
 // 46 (allocating, touching and streaming 1.9 GiB per kernel), and read what 512 MiB reads.
 uint64_t dram_working_set(const std::vector<CacheLevel>& caches, int threads, uint64_t last_level_end = 0);
+// The caches as this machine showed them: `level`'s capacity for one thread cut to `one_thread_end`
+// (where the one-core search found the level ending, sooner than the OS reports), each instance then
+// holding that much; unchanged when it is not sooner. More threads get the level as many instances
+// give them (a bound: each thread's own share at most, a shared cache's one share at most), so
+// their plan starts inside what one thread showed, not at the OS's size, and a size past the level
+// names the next one (level_for_size, dram_working_set). On the Zen 5 VM, which reports 508 MiB of
+// L3 a core and holds about 8 MiB: the 2-core search began at 508 MiB (11 sizes, 2.4 s), and DRAM's
+// 2-core rows were measured at 1.1 GiB, past twice the reported size so as to be named DRAM (3.1 s).
+std::vector<CacheLevel> caches_as_shown(std::vector<CacheLevel> caches, const std::string& level,
+                                        uint64_t one_thread_end);
 // Twice the capacity the threads get from the level before `level` ("L3": twice the L2s), the
 // smallest working set that is clearly out of it; 0 for the first level and for names not reported.
 uint64_t level_floor(const std::string& level, const std::vector<CacheLevel>& caches, int threads);
