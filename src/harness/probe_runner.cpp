@@ -22,6 +22,7 @@
 #include "harness/probe_buffer.hpp"
 #include "harness/stats.hpp"
 #include "harness/quiet_core.hpp"
+#include "harness/run_delay.hpp"
 #include "harness/timing.hpp"
 
 namespace peakprobe {
@@ -932,13 +933,39 @@ bool ProbeRunner::Impl::move_to_quieter_core(const std::string& why_move) {
   forget_calibration_moment();  // the ranking ran on every core
   note_widest_rates(q, cpu);  // the new core's window is judged against this ranking
   const auto here = std::find_if(q.begin(), q.end(), [&](const CoreQuietness& c) { return c.cpu == pinned_cpu; });
-  const int to = quieter_core(q, pinned_cpu);
+  const auto taken = [](int c) {
+    const auto share = taken_share(c);
+    return share && *share > kRunDelayLimit;
+  };
+  int to = quieter_core(q, pinned_cpu);
+  // No core reads quieter, but another program may take turns on this one, which the ratios miss
+  // (taken_share): then the quietest other core where none does.
+  if (to < 0 && taken(pinned_cpu)) {
+    std::vector<int> order;
+    std::vector<double> ratio;
+    for (const auto& c : q) order.push_back(c.cpu), ratio.push_back(c.cpu == pinned_cpu ? 0.0 : c.wide_ratio);
+    const std::vector<int> ranked = quiet_cores_first(order, order.size(), ratio);
+    for (int c : ranked)
+      if (c != pinned_cpu && !taken(c)) {
+        to = c;
+        break;
+      }
+    if (to >= 0) spdlog::debug("CPU {}: another program takes turns on it; CPU {} is free", pinned_cpu, to);
+  }
   const auto best = std::find_if(q.begin(), q.end(), [&](const CoreQuietness& c) { return c.cpu == to; });
   const int from = pinned_cpu;
   if (to < 0 || best == q.end()) {
     // No quieter core: the ranking is not a move (a busy machine stays where it is at the cost of a
     // ranking every kBusyStreak slowed probes, a few ms).
     spdlog::debug("CPU {} {}; no clearly quieter core to move to", pinned_cpu, why_move);
+    return false;
+  }
+  // Quieter by its ratio, but another program may take turns there (taken_share): stay then.
+  if (const auto share = taken_share(best->cpu); share && *share > kRunDelayLimit) {
+    spdlog::debug("CPU {} {}; CPU {} reads quieter ({:.3f} against {:.3f}) but another program takes turns there (a "
+                  "thread spinning there waited {:.0f}% of {:.0f} ms), staying",
+                  pinned_cpu, why_move, best->cpu, best->wide_ratio, here != q.end() ? here->wide_ratio : 0.0,
+                  *share * 100, kTakenWindowSeconds * 1e3);
     return false;
   }
   if (std::string why; !repin(best->cpu, &why)) {

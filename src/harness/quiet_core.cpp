@@ -1,6 +1,7 @@
 #include "harness/quiet_core.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <numeric>
 #include <set>
 
@@ -10,6 +11,7 @@
 #include "harness/clock.hpp"
 #include "harness/cycle_counter.hpp"
 #include "harness/pin.hpp"
+#include "harness/run_delay.hpp"
 #include "harness/stats.hpp"
 
 namespace peakprobe {
@@ -168,6 +170,42 @@ double quiet_wide_rate(const CpuInfo& cpu, int here) {
   return std::max(own, peers.empty() ? 0.0 : median(peers));
 }
 
+std::optional<double> taken_share(int cpu, double seconds) {
+  AffinityGuard restore;
+  if (!pin_current_thread(cpu)) return std::nullopt;
+  const int tid = current_tid();
+  const auto before = run_delay_ns(tid);
+  if (!before) return std::nullopt;
+  const auto start = std::chrono::steady_clock::now();
+  volatile uint64_t spin = 0;
+  while (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < seconds) spin = spin + 1;
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const auto after = run_delay_ns(tid);
+  if (!after || wall <= 0) return std::nullopt;
+  return double(*after - *before) * 1e-9 / wall;
+}
+
+std::vector<int> free_core_first(const std::vector<int>& order, size_t n, const std::function<bool(int)>& taken,
+                                 std::vector<int>* found) {
+  n = std::min(n, order.size());
+  std::vector<int> busy;
+  for (size_t i = 0; i < n; ++i) {
+    if (taken(order[i])) {
+      busy.push_back(order[i]);
+      continue;
+    }
+    if (found) found->insert(found->end(), busy.begin(), busy.end());
+    std::vector<int> out{order[i]};
+    for (size_t j = 0; j < n; ++j)
+      if (j != i && std::find(busy.begin(), busy.end(), order[j]) == busy.end()) out.push_back(order[j]);
+    out.insert(out.end(), busy.begin(), busy.end());
+    out.insert(out.end(), order.begin() + long(n), order.end());
+    return out;
+  }
+  if (found) found->insert(found->end(), busy.begin(), busy.end());
+  return order;
+}
+
 void note_widest_rates(const std::vector<CoreQuietness>& cores, CpuInfo& cpu) {
   for (const CoreQuietness& c : cores) {
     if (c.cpu < 0 || c.widest <= 0) continue;
@@ -185,21 +223,44 @@ std::string order_cores_quietest_first(CpuInfo& cpu) {
   for (const auto& c : q) ratio.push_back(c.wide_ratio);
   const int before = cpu.core_order.front();
   cpu.core_order = quiet_cores_first(cpu.core_order, q.size(), ratio);
+  // The quietest by the ratios, unless another program takes it by turns: then the next one free.
+  std::vector<int> taken;
+  std::vector<std::string> taken_said;
+  cpu.core_order = free_core_first(
+      cpu.core_order, q.size(),
+      [&](int c) {
+        const auto share = taken_share(c);
+        if (!share || *share <= kRunDelayLimit) return false;
+        taken_said.push_back(fmt::format("CPU {} {:.0f}%", c, *share * 100));
+        return true;
+      },
+      &taken);
+  const std::string taken_note =
+      taken.empty() ? ""
+                    : fmt::format("; another program takes turns on {} (the share of {:.0f} ms a thread spinning there "
+                                  "waited for it: {}), measured there last",
+                                  taken.size() == 1 ? "that core" : "those cores", kTakenWindowSeconds * 1e3,
+                                  fmt::join(taken_said, ", "));
   const auto chosen = std::find_if(q.begin(), q.end(), [&](const CoreQuietness& c) { return c.cpu == cpu.core_order.front(); });
   const auto first = std::find_if(q.begin(), q.end(), [&](const CoreQuietness& c) { return c.cpu == before; });
   std::vector<double> measured;
   for (double x : ratio)
     if (x > 0) measured.push_back(x);
-  if (measured.empty()) return "";
+  if (measured.empty() || chosen == q.end() || first == q.end()) return "";
   const auto [lo, hi] = std::minmax_element(measured.begin(), measured.end());
   if (cpu.core_order.front() == before)
     return fmt::format("CPU {} is among the quietest of {} cores (wide/chain reference ratio {:.3f}; {:.3f}-{:.3f} "
-                       "over all; its wide stream at {:.2f} adds a cycle at its quietest)",
-                       before, q.size(), first->wide_ratio, *lo, *hi, first->widest);
+                       "over all; its wide stream at {:.2f} adds a cycle at its quietest){}",
+                       before, q.size(), first->wide_ratio, *lo, *hi, first->widest, taken_note);
+  if (std::find(taken.begin(), taken.end(), before) != taken.end())
+    return fmt::format("measuring on CPU {} (its wide stream at {:.2f} adds a cycle at its quietest): another program "
+                       "takes turns on CPU {} (the share of {:.0f} ms a thread spinning there waited for it: {}); --cpu N "
+                       "picks a core by hand",
+                       chosen->cpu, chosen->widest, before, kTakenWindowSeconds * 1e3, fmt::join(taken_said, ", "));
   return fmt::format("measuring on CPU {}, the quietest of {} cores (its wide stream at {:.2f} adds a cycle at its "
                      "quietest): its wide/chain reference ratio {:.3f} against {:.3f} on CPU {} (something else runs "
-                     "beside that one; --cpu N picks a core by hand)",
-                     chosen->cpu, q.size(), chosen->widest, chosen->wide_ratio, first->wide_ratio, before);
+                     "beside that one; --cpu N picks a core by hand){}",
+                     chosen->cpu, q.size(), chosen->widest, chosen->wide_ratio, first->wide_ratio, before, taken_note);
 }
 
 }  // namespace peakprobe

@@ -11,6 +11,7 @@
 // the chain, one add per cycle, barely notices it, so their ratio is low where nobody else runs.
 #pragma once
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -74,9 +75,30 @@ int quieter_core(const std::vector<CoreQuietness>& cores, int here);
 // Empty when the streams cannot be built.
 std::vector<CoreQuietness> measure_core_quietness(const CpuInfo& cpu, double seconds_per_core = 0.002);
 
-// Reorders cpu.core_order quietest core first (quiet_cores_first) when there is more than one core to
-// choose from, and keeps each measured core's widest rate in cpu.wide_rate_seen. Returns a line for
-// the log that says what was measured and chosen ("" when there was no choice).
+// Another program on a core, sharing its CPU by turns, is what the ratios cannot see: both reference
+// streams wait alike, or a chain call that waited makes the core look quieter. With a busy loop
+// pinned to CPU 1 of the Zen 5 VM, a run moved there at ratio 0.736 (CPU 0: 0.964), and its catalog
+// rows took 26.8 s instead of 6.6. So the core chosen is also checked: the calling thread spins
+// there for kTakenWindowSeconds and reads how long it waited for the CPU (harness/run_delay.hpp); a
+// core where it waited more than kRunDelayLimit of that is taken. The window outlasts the scheduler's
+// first turn for a thread that just arrived (up to 8 ms on the Zen 5 VM; then about half of every
+// 10 ms went to the busy loop).
+inline constexpr double kTakenWindowSeconds = 0.012;
+// The share of `seconds` the calling thread waited for CPU `cpu` while spinning there, its affinity
+// restored after; nullopt when it cannot be pinned there or the kernel keeps no run delays.
+std::optional<double> taken_share(int cpu, double seconds = kTakenWindowSeconds);
+
+// `order` with the first of its first `n` entries that `taken` does not call taken moved to the front,
+// the ones found taken before it moved behind the first n's others; `taken` is asked in order until
+// a free one is found (each check spins a window), and the CPUs found taken are added to `found`.
+// `order` unchanged when all n are taken.
+std::vector<int> free_core_first(const std::vector<int>& order, size_t n, const std::function<bool(int)>& taken,
+                                 std::vector<int>* found = nullptr);
+
+// Reorders cpu.core_order quietest core first (quiet_cores_first), a core another program takes behind
+// the others (free_core_first), when there is more than one core to choose from, and keeps each
+// measured core's widest rate in cpu.wide_rate_seen. Returns a line for the log that says what was
+// measured and chosen ("" when there was no choice).
 std::string order_cores_quietest_first(CpuInfo& cpu);
 
 // The wide rate that CPU `here` should reach when nothing runs beside it, from the ranking
