@@ -71,7 +71,8 @@ Expected<std::unique_ptr<ClockCalibrator>> ClockCalibrator::create(const CycleCo
   return c;
 }
 
-ClockSample ClockCalibrator::measure() {
+ClockSample ClockCalibrator::measure(int rounds) {
+  if (rounds <= 0) rounds = kRounds;
   // Several short rounds; each round's estimate comes from its best calls (an interrupt or a stolen
   // time slice only ever adds time), and the clock is the median across rounds, so one disturbed
   // round cannot move it.
@@ -81,7 +82,7 @@ ClockSample ClockCalibrator::measure() {
   budget.max_samples = 8;
   budget.max_ticks = 6e5;
   std::vector<double> tpc, tsc_per_cycle, fixed, iters;
-  for (int round = 0; round < kRounds; ++round) {
+  for (int round = 0; round < rounds; ++round) {
     PairTiming t;
     std::string err;
     if (!time_pair(short_.fn(), long_.fn(), kShortCopies, 2 * kShortCopies, buffer_.data(), &consts_, counter_,
@@ -256,8 +257,8 @@ ClockSample ClockCalibrator::measure() {
   }
   const double tsc_cycle = median(tsc_per_cycle);
   s.ghz = tsc_cycle > 0 ? tsc_hz_ / tsc_cycle / 1e9 : 0.0;
-  Stats rounds = summarize(tpc);
-  s.spread = rounds.min > 0 ? (rounds.max - rounds.min) / rounds.min : 0.0;
+  Stats per_round = summarize(tpc);
+  s.spread = per_round.min > 0 ? (per_round.max - per_round.min) / per_round.min : 0.0;
   return s;
 }
 

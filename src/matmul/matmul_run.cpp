@@ -17,6 +17,7 @@
 
 #include "asm/target.hpp"
 #include "harness/clock.hpp"
+#include "matmul/call_clock.hpp"
 #include "harness/core_availability.hpp"
 #include "harness/cycle_counter.hpp"
 #include "harness/pin.hpp"
@@ -119,7 +120,7 @@ struct Timed {
   TimingSummary timing;
   double max_rel_error = 0;
   int64_t rows_checked = 0;
-  ClockReading clock;  // the caller's core, right before the first and right after the last timed call
+  ClockReading clock;  // the caller's core, read right before and after the fastest call's segment (CallClock)
   // The caller's core (a team: the core whose stops cost the fastest call the most), the quieter of
   // a scan before the warm-up and one after.
   CoreAvailability availability;
@@ -136,8 +137,9 @@ struct TimingPlace {
 // CPU set back after, so threads a BLAS library starts later are not born on one core.
 // `at_timing_start`, when given, is called right before the first timed repetition (after the check
 // and the warm-up), and `at_timing_end` right after the last, to watch the timed stretch only. With `clock`, the caller's core clock is
-// calibrated right before the first timed repetition (the warm-up has loaded the core) and right
-// after the last: the clock the product ran at, which its compute roof is scaled to (score_matmul).
+// calibrated right before the first timed repetition (the warm-up has loaded the core), read between
+// the calls every kClockSegmentMs of them, and calibrated after the last: the clock around the
+// fastest call, which its compute roof is scaled to (score_matmul; matmul/call_clock.hpp).
 // With `scan_availability`, the product's cores are scanned for interruptions before the warm-up and
 // after the clock's last calibration (score_matmul: efficiency while running).
 Expected<Timed> time_calls(const TimingPlace& place, Operands& op, const MatmulRequest& rq, const Call& call,
@@ -163,13 +165,18 @@ Expected<Timed> time_calls(const TimingPlace& place, Operands& op, const MatmulR
   // pile and TLB walk took ~15 ms a repetition against 0.02 ms of product, and a budget of product
   // time alone ran 10000 repetitions (157 s for one 29x70x33 batch).
   double spent_ms = 0;
-  ClockSample before;
+  CallClock call_clock;  // the clock between the timed calls: the fastest one's is scored
+  bool clock_ok = false;
   std::vector<CoreAvailability> scans_before;  // one a thread of the product, in team order
   for (int i = 0; i < rq.warmup + rq.max_repetitions; ++i) {
     // Before the warm-up: the scan idles the vector units, and the clock read after the warm-up
     // must find the core loaded.
     if (i == 0 && scan_availability) scans_before = scan_availability();
-    if (i == rq.warmup && clock) before = clock->measure();
+    if (i == rq.warmup && clock) {
+      const ClockSample before = clock->measure();
+      clock_ok = before.ghz > 0;
+      call_clock.start(before);
+    }
     if (i == rq.warmup && at_timing_start) at_timing_start();
     const auto prepared = std::chrono::steady_clock::now();
     const auto& p = cache->next();
@@ -184,12 +191,18 @@ Expected<Timed> time_calls(const TimingPlace& place, Operands& op, const MatmulR
     if (i < rq.warmup) continue;
     ms.push_back(t);
     spent_ms += std::chrono::duration<double, std::milli>(t1 - prepared).count();
-    if (int(ms.size()) >= rq.min_repetitions && spent_ms >= rq.min_seconds * 1e3) break;
+    const bool last = int(ms.size()) >= rq.min_repetitions && spent_ms >= rq.min_seconds * 1e3;
+    if (clock_ok) {
+      call_clock.add_call(t);
+      // One short round between calls (about 0.2 ms); the last call's segment is closed below.
+      if (call_clock.due() && !last && i + 1 < rq.warmup + rq.max_repetitions) call_clock.read(clock->measure(1));
+    }
+    if (last) break;
   }
   if (at_timing_end && !ms.empty()) at_timing_end();
-  if (clock && before.ghz > 0) {
-    const ClockSample after = clock->measure();
-    if (after.ghz > 0) out.clock = clock_reading(clock->source(), before, after);
+  if (clock_ok) {
+    call_clock.read(clock->measure());
+    out.clock = call_clock.fastest(clock->source());
   }
   out.timing = summarize_times(ms, rq.warmup);
   if (scan_availability && !ms.empty()) {
