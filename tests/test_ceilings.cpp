@@ -288,6 +288,20 @@ TEST_CASE("ceilings: the caches as one core showed them set more cores' plans, D
   const std::vector<CacheLevel> shared = caches_as_shown(caches(), "L3", 8 * MiB);
   CHECK(level_for_size(8 * MiB, shared, 1) == "L3");
   CHECK(level_for_size(8 * MiB + 4096, shared, 2) == "DRAM");
+  // A multi-die L3 (8 instances of 32 MiB, each shared by 16 CPUs): one thread shows about one
+  // instance, and all of them stay the level's for every thread count.
+  std::vector<CacheLevel> dies = caches();
+  dies.back().shared_by_cpus = 16;
+  dies.back().instances = 8;
+  const std::vector<CacheLevel> dies_shown = caches_as_shown(dies, "L3", 32 * MiB);
+  CHECK(dies_shown.back().size_bytes == 32 * MiB);
+  CHECK(dies_shown.back().instances == 8);
+  CHECK(level_for_size(200 * MiB, dies_shown, 128) == "L3");
+  // Its instances holding less than reported: each cut, none lost.
+  const std::vector<CacheLevel> dies_cut = caches_as_shown(dies, "L3", 16 * MiB);
+  CHECK(dies_cut.back().size_bytes == 16 * MiB);
+  CHECK(dies_cut.back().instances == 8);
+  CHECK(level_sizes(dies_cut, 128)[2].first == "L3");
   // Nothing sooner than reported, no end, or another level's name: unchanged.
   for (const auto& same : {caches_as_shown(caches(), "L3", 64 * MiB), caches_as_shown(caches(), "L3", 0),
                            caches_as_shown(caches(), "L4", 8 * MiB)})

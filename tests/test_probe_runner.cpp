@@ -509,6 +509,38 @@ TEST_CASE("retries: every item once, then the doubtful ones in rounds, and a sto
   CHECK(calls == std::vector<int>{1, 1, 0, 0});
 }
 
+TEST_CASE("retries of one item: after items in a row stayed doubtful, one retry each until one is trusted", "[probe_runner]") {
+  struct Row {
+    Status status = Status::ok;
+    std::string reason;
+  };
+  detail::RetryMemory memory;
+  int calls = 0;
+  auto always_doubtful = [&] {
+    ++calls;
+    return Row{Status::mistrusted, "slowed"};
+  };
+  for (int i = 0; i < detail::kPersistentSingleItems; ++i) {
+    calls = 0;
+    detail::measure_one_with_retries<Row>(always_doubtful, detail::kAttempts, &memory);
+    CHECK(calls == detail::kAttempts);
+  }
+  CHECK(memory.exhausted_in_a_row == detail::kPersistentSingleItems);
+  // Lasting: fewer attempts.
+  calls = 0;
+  CHECK(detail::measure_one_with_retries<Row>(always_doubtful, detail::kAttempts, &memory).reason ==
+        "slowed (" + std::to_string(detail::kPersistentSingleAttempts) + " attempts)");
+  CHECK(calls == detail::kPersistentSingleAttempts);
+  // A trusted item ends it: the next doubtful one gets every attempt again.
+  calls = 0;
+  detail::measure_one_with_retries<Row>([&] { ++calls; return Row{}; }, detail::kAttempts, &memory);
+  CHECK(calls == 1);
+  CHECK(memory.exhausted_in_a_row == 0);
+  calls = 0;
+  detail::measure_one_with_retries<Row>(always_doubtful, detail::kAttempts, &memory);
+  CHECK(calls == detail::kAttempts);
+}
+
 TEST_CASE("retries of one item: again while doubtful, pausing first, attempts counted, an error not retried", "[probe_runner]") {
   struct Row {
     Status status = Status::ok;

@@ -242,11 +242,19 @@ int measure_roofline(GlobalOptions& g, const CpuInfo& cpu, RunDocument& doc, boo
                         format_bytes(p.size));
         if (level_for_size(p.size, shown, t) == level) size = p.size;
         if (t == 1 && p.past_end) shown = caches_as_shown(shown, level, ended_at);
+        // Every size the search tried spoiled by another program: where the level ends is not known,
+        // and rows at the planned size (the OS's) may read the next level under this one's name.
+        if (retries.spoiled_in_a_row() > 0 &&
+            std::all_of(p.tried.begin(), p.tried.end(), [](const auto& tried) { return tried.second <= 0; })) {
+          spoiled.push_back(fmt::format("{} (every size of the search for where it ends)", level));
+          continue;
+        }
       }
       for (const char* k : kMemKernels) {
         if (quick && std::string(k) != "load") continue;
         progress(g.out, ++done, 0, fmt::format("memory {} {} x{}", level, k, t));
-        doc.bandwidth.push_back(retries.measure([&] { return (*mem)->bandwidth({k, 0, size, t}); }));
+        const uint64_t at = size;  // a structured binding: clang before 16 cannot capture it
+        doc.bandwidth.push_back(retries.measure([&] { return (*mem)->bandwidth({k, 0, at, t}); }));
         if (doc.bandwidth.back().waited_every_repetition) spoiled.push_back(fmt::format("{} {}", level, k));
       }
     }

@@ -210,7 +210,7 @@ MixResult ProbeRunner::Impl::run_mix_once(const std::vector<MixSpec>& parts, boo
       return one;
     };
     // (Under an emulator no one-core mix is ok, so this never runs there.)
-    const ProbeResult all = measure_one_with_retries<ProbeResult>(threaded);
+    const ProbeResult all = measure_one_with_retries<ProbeResult>(threaded, kAttempts, &single_retries);
     if (all.threads_status == Status::ok && (all.total_gflops || all.total_gops)) {
       r.threads = all.threads;
       r.total_gflops = all.total_gflops;
@@ -226,7 +226,8 @@ MixResult ProbeRunner::Impl::run_mix_once(const std::vector<MixSpec>& parts, boo
 }
 
 MixResult ProbeRunner::run_mix(const std::vector<MixSpec>& parts, bool on_all_threads, int rounds) {
-  return measure_one_with_retries<MixResult>([&] { return impl_->run_mix_once(parts, on_all_threads, rounds); });
+  return measure_one_with_retries<MixResult>([&] { return impl_->run_mix_once(parts, on_all_threads, rounds); },
+                                             detail::kAttempts, &impl_->single_retries);
 }
 
 int ProbeRunner::mix_rounds(const std::vector<MixSpec>& parts) const {

@@ -929,43 +929,43 @@ bool ProbeRunner::Impl::move_to_quieter_core(const std::string& why_move) {
                   kCoreMoveWindowSeconds);
     return false;
   }
+  if (now - fruitless_ranking_at < kFruitlessRankingPauseSeconds) return false;  // ranked a moment ago, in vain
   const std::vector<CoreQuietness> q = measure_core_quietness(cpu);
   forget_calibration_moment();  // the ranking ran on every core
   note_widest_rates(q, cpu);  // the new core's window is judged against this ranking
   const auto here = std::find_if(q.begin(), q.end(), [&](const CoreQuietness& c) { return c.cpu == pinned_cpu; });
-  const auto taken = [](int c) {
+  // Another program taking turns on a CPU is what the ratios miss (taken_share): a core quieter by
+  // its ratio but taken is no move; this core taken, the quietest other core that is free is.
+  std::vector<int> taken;
+  const auto is_taken = [&](int c) {
     const auto share = taken_share(c);
+    if (share && *share > kRunDelayLimit) taken.push_back(c);
     return share && *share > kRunDelayLimit;
   };
   int to = quieter_core(q, pinned_cpu);
-  // No core reads quieter, but another program may take turns on this one, which the ratios miss
-  // (taken_share): then the quietest other core where none does.
-  if (to < 0 && taken(pinned_cpu)) {
+  if (to >= 0 && is_taken(to)) to = -1;
+  if (to < 0 && is_taken(pinned_cpu)) {
     std::vector<int> order;
     std::vector<double> ratio;
-    for (const auto& c : q) order.push_back(c.cpu), ratio.push_back(c.cpu == pinned_cpu ? 0.0 : c.wide_ratio);
+    for (const auto& c : q)
+      if (c.cpu != pinned_cpu && std::find(taken.begin(), taken.end(), c.cpu) == taken.end())
+        order.push_back(c.cpu), ratio.push_back(c.wide_ratio);
     const std::vector<int> ranked = quiet_cores_first(order, order.size(), ratio);
-    for (int c : ranked)
-      if (c != pinned_cpu && !taken(c)) {
-        to = c;
-        break;
-      }
-    if (to >= 0) spdlog::debug("CPU {}: another program takes turns on it; CPU {} is free", pinned_cpu, to);
+    // At most kTakenChecks more: each check spins a window. All of them taken: the order stands.
+    const std::vector<int> free = free_core_first(ranked, kTakenChecks, is_taken);
+    if (!free.empty() && std::find(taken.begin(), taken.end(), free.front()) == taken.end()) to = free.front();
   }
   const auto best = std::find_if(q.begin(), q.end(), [&](const CoreQuietness& c) { return c.cpu == to; });
   const int from = pinned_cpu;
   if (to < 0 || best == q.end()) {
-    // No quieter core: the ranking is not a move (a busy machine stays where it is at the cost of a
-    // ranking every kBusyStreak slowed probes, a few ms).
-    spdlog::debug("CPU {} {}; no clearly quieter core to move to", pinned_cpu, why_move);
-    return false;
-  }
-  // Quieter by its ratio, but another program may take turns there (taken_share): stay then.
-  if (const auto share = taken_share(best->cpu); share && *share > kRunDelayLimit) {
-    spdlog::debug("CPU {} {}; CPU {} reads quieter ({:.3f} against {:.3f}) but another program takes turns there (a "
-                  "thread spinning there waited {:.0f}% of {:.0f} ms), staying",
-                  pinned_cpu, why_move, best->cpu, best->wide_ratio, here != q.end() ? here->wide_ratio : 0.0,
-                  *share * 100, kTakenWindowSeconds * 1e3);
+    // No quieter core that is free: the ranking is not a move (a busy machine stays where it is at
+    // the cost of a ranking, and of up to kTakenChecks + 1 windows of taken_share, every kBusyStreak
+    // slowed probes).
+    spdlog::debug("CPU {} {}; no clearly quieter core to move to{}; the next ranking in {:.0f} s at the soonest",
+                  pinned_cpu, why_move,
+                  taken.empty() ? "" : fmt::format(" (another program takes turns on CPU {})", fmt::join(taken, ", ")),
+                  kFruitlessRankingPauseSeconds);
+    fruitless_ranking_at = now;
     return false;
   }
   if (std::string why; !repin(best->cpu, &why)) {
@@ -973,8 +973,10 @@ bool ProbeRunner::Impl::move_to_quieter_core(const std::string& why_move) {
     return false;
   }
   moves.record(now);
-  spdlog::info("CPU {} {} (wide/chain reference ratio {:.3f}); moving to CPU {} ({:.3f})", from, why_move,
-               here != q.end() ? here->wide_ratio : 0.0, best->cpu, best->wide_ratio);
+  spdlog::info("CPU {} {} (wide/chain reference ratio {:.3f}{}); moving to CPU {} ({:.3f})", from, why_move,
+               here != q.end() ? here->wide_ratio : 0.0,
+               std::find(taken.begin(), taken.end(), from) != taken.end() ? "; another program takes turns on it" : "",
+               best->cpu, best->wide_ratio);
   return true;
 }
 

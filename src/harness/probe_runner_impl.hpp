@@ -117,8 +117,22 @@ std::vector<Result> measure_with_retries(size_t n, const std::function<Result(si
 // before each retry (kRetryPauseMs: 30 ms, 250 ms, 1 s). Alone, an item has no batch between its
 // attempts to let a burst pass, so the pauses come first; an error is not retried (it would recur).
 // A result still doubtful at the end counts its attempts in its reason, as in a batch.
+// Items alone have no round of many to tell a lasting disturbance from a burst; `memory` tells it
+// across them: once kPersistentSingleItems items in a row stayed doubtful through all their
+// attempts, each further one gets kPersistentSingleAttempts (one retry, after the first pause) until
+// one comes out trusted. With the Zen 5 VM's other vCPU busy all along, a roofline's FLOP-mix
+// searches (about ten mixes each, every one doubtful) took 49.7 s instead of 0.4, 1.28 s of pauses
+// a mix.
+inline constexpr int kPersistentSingleItems = 3;
+inline constexpr int kPersistentSingleAttempts = 2;
+struct RetryMemory {
+  int exhausted_in_a_row = 0;  // items in a row that stayed doubtful after all their attempts
+};
 template <class Result>
-Result measure_one_with_retries(const std::function<Result()>& once, int attempts = kAttempts) {
+Result measure_one_with_retries(const std::function<Result()>& once, int attempts = kAttempts,
+                                RetryMemory* memory = nullptr) {
+  if (memory && memory->exhausted_in_a_row >= kPersistentSingleItems)
+    attempts = std::min(attempts, kPersistentSingleAttempts);
   Result r = once();
   for (int attempt = 2; attempt <= attempts && doubtful(r); ++attempt) {
     std::this_thread::sleep_for(std::chrono::milliseconds(kRetryPauseMs[attempt - 2]));
@@ -126,6 +140,7 @@ Result measure_one_with_retries(const std::function<Result()>& once, int attempt
     if (doubtful(again)) count_attempts(again, attempt);
     r = std::move(again);
   }
+  if (memory) memory->exhausted_in_a_row = doubtful(r) ? memory->exhausted_in_a_row + 1 : 0;
   return r;
 }
 // How often the runner may move to a quieter core: at most kMaxCoreMoves in any kCoreMoveWindowSeconds
@@ -428,6 +443,9 @@ struct ProbeRunner::Impl {
   // moves to a quieter one (with a fresh calibration); the retries then measure the doubtful rows there.
   int busy_streak = 0;
   detail::RecentMoves moves;
+  // When a ranking last found no free, clearly quieter core (steady-clock seconds; none yet: -inf).
+  double fruitless_ranking_at = -1e300;
+  detail::RetryMemory single_retries;  // of the items measured alone (mixes, their all-threads runs)
   // After the ruler learned its core (a warm-up on a new core): when the rate it learned is clearly below
   // the one the core showed at the ranking (detail::ruler_window_step), the window is taken
   // again over kLongRatioWindowSeconds; when that one still falls short, the ranking's rate is assumed,
@@ -443,6 +461,10 @@ struct ProbeRunner::Impl {
 
 // Probes in a row that ran mostly slowed before the runner looks for a quieter core.
 inline constexpr int kBusyStreak = 3;
+// After a ranking that found no core to move to, the next waits this long: a core slowed for the
+// whole run (its host's other hardware thread busy) ranked every 3 probes, each ranking with its
+// checks for other programs (taken_share) 60 ms, about 190 times in one roofline on the Zen 5 VM.
+inline constexpr double kFruitlessRankingPauseSeconds = 5;
 
 
 }  // namespace peakprobe

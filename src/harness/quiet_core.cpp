@@ -182,7 +182,7 @@ std::optional<double> taken_share(int cpu, double seconds) {
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const auto after = run_delay_ns(tid);
   if (!after || wall <= 0) return std::nullopt;
-  return double(*after - *before) * 1e-9 / wall;
+  return *after > *before ? double(*after - *before) * 1e-9 / wall : 0.0;
 }
 
 std::vector<int> free_core_first(const std::vector<int>& order, size_t n, const std::function<bool(int)>& taken,
@@ -227,7 +227,7 @@ std::string order_cores_quietest_first(CpuInfo& cpu) {
   std::vector<int> taken;
   std::vector<std::string> taken_said;
   cpu.core_order = free_core_first(
-      cpu.core_order, q.size(),
+      cpu.core_order, std::min(q.size(), kTakenChecks),
       [&](int c) {
         const auto share = taken_share(c);
         if (!share || *share <= kRunDelayLimit) return false;
@@ -235,12 +235,17 @@ std::string order_cores_quietest_first(CpuInfo& cpu) {
         return true;
       },
       &taken);
+  // Every core checked taken: the order stands, and the note says so.
+  const bool all_taken = taken.size() == std::min(q.size(), kTakenChecks);
   const std::string taken_note =
       taken.empty() ? ""
                     : fmt::format("; another program takes turns on {} (the share of {:.0f} ms a thread spinning there "
-                                  "waited for it: {}), measured there last",
-                                  taken.size() == 1 ? "that core" : "those cores", kTakenWindowSeconds * 1e3,
-                                  fmt::join(taken_said, ", "));
+                                  "waited for its CPU: {}){}",
+                                  all_taken && taken.size() > 1 ? std::string("every core checked")
+                                  : taken.size() == 1           ? fmt::format("CPU {}", taken.front())
+                                                                : fmt::format("CPUs {}", fmt::join(taken, ", ")),
+                                  kTakenWindowSeconds * 1e3, fmt::join(taken_said, ", "),
+                                  all_taken ? "" : ", measured there last");
   const auto chosen = std::find_if(q.begin(), q.end(), [&](const CoreQuietness& c) { return c.cpu == cpu.core_order.front(); });
   const auto first = std::find_if(q.begin(), q.end(), [&](const CoreQuietness& c) { return c.cpu == before; });
   std::vector<double> measured;
@@ -254,8 +259,8 @@ std::string order_cores_quietest_first(CpuInfo& cpu) {
                        before, q.size(), first->wide_ratio, *lo, *hi, first->widest, taken_note);
   if (std::find(taken.begin(), taken.end(), before) != taken.end())
     return fmt::format("measuring on CPU {} (its wide stream at {:.2f} adds a cycle at its quietest): another program "
-                       "takes turns on CPU {} (the share of {:.0f} ms a thread spinning there waited for it: {}); --cpu N "
-                       "picks a core by hand",
+                       "takes turns on CPU {} (the share of {:.0f} ms a thread spinning there waited for its CPU: {}); "
+                       "--cpu N picks a core by hand",
                        chosen->cpu, chosen->widest, before, kTakenWindowSeconds * 1e3, fmt::join(taken_said, ", "));
   return fmt::format("measuring on CPU {}, the quietest of {} cores (its wide stream at {:.2f} adds a cycle at its "
                      "quietest): its wide/chain reference ratio {:.3f} against {:.3f} on CPU {} (something else runs "

@@ -81,9 +81,12 @@ std::vector<CoreQuietness> measure_core_quietness(const CpuInfo& cpu, double sec
 // rows took 26.8 s instead of 6.6. So the core chosen is also checked: the calling thread spins
 // there for kTakenWindowSeconds and reads how long it waited for the CPU (harness/run_delay.hpp); a
 // core where it waited more than kRunDelayLimit of that is taken. The window outlasts the scheduler's
-// first turn for a thread that just arrived (up to 8 ms on the Zen 5 VM; then about half of every
-// 10 ms went to the busy loop).
-inline constexpr double kTakenWindowSeconds = 0.012;
+// first turn for a thread that just arrived: up to 8 ms on the 2-vCPU Zen 5 VM (then about half of
+// every 10 ms went to the busy loop), and the scheduler's turns grow with the CPU count (Linux's CFS
+// up to four times at 8 CPUs and more). At most kTakenChecks cores are checked a ranking: a machine
+// where every core is taken pays for that many windows, not one a core.
+inline constexpr double kTakenWindowSeconds = 0.025;
+inline constexpr size_t kTakenChecks = 4;
 // The share of `seconds` the calling thread waited for CPU `cpu` while spinning there, its affinity
 // restored after; nullopt when it cannot be pinned there or the kernel keeps no run delays.
 std::optional<double> taken_share(int cpu, double seconds = kTakenWindowSeconds);

@@ -204,9 +204,9 @@ std::vector<CacheLevel> caches_as_shown(std::vector<CacheLevel> caches, const st
                                         uint64_t one_thread_end) {
   for (auto& c : caches) {
     if (c.type == "instruction" || "L" + std::to_string(c.level) != level) continue;
-    if (one_thread_end == 0 || one_thread_end >= capacity(c, 1)) continue;
-    // capacity(c, 1) is one instance, or every instance of a cache shared by several CPUs.
-    c.size_bytes = c.shared_by_cpus <= 1 ? one_thread_end : std::max<uint64_t>(1, one_thread_end / std::max(1, c.instances));
+    // One thread fills one instance, whatever the instances and the CPUs sharing each: that instance
+    // holds what it showed. (A shared cache of several instances, a multi-die L3, keeps its count.)
+    if (one_thread_end > 0 && one_thread_end < c.size_bytes) c.size_bytes = one_thread_end;
   }
   return caches;
 }

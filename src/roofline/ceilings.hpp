@@ -68,12 +68,13 @@ std::vector<std::pair<std::string, uint64_t>> level_sizes(const std::vector<Cach
 // reports 480 MiB of L3 and holds about 60-120 MiB: 4 x 480 MiB cost the full report 15 s of
 // 46 (allocating, touching and streaming 1.9 GiB per kernel), and read what 512 MiB reads.
 uint64_t dram_working_set(const std::vector<CacheLevel>& caches, int threads, uint64_t last_level_end = 0);
-// The caches as this machine showed them: `level`'s capacity for one thread cut to `one_thread_end`
-// (where the one-core search found the level ending, sooner than the OS reports), each instance then
-// holding that much; unchanged when it is not sooner. More threads get the level as many instances
-// give them (a bound: each thread's own share at most, a shared cache's one share at most), so
+// The caches as this machine showed them: each instance of `level` cut to `one_thread_end` (where the
+// one-core search found the level ending: one thread fills one instance), when that is less than an
+// instance's reported size; unchanged otherwise. More threads get the level as its instances give
+// them (each thread's own share of a private cache at most, the instances of a shared one), so
 // their plan starts inside what one thread showed, not at the OS's size, and a size past the level
-// names the next one (level_for_size, dram_working_set). On the Zen 5 VM, which reports 508 MiB of
+// names the next one (level_for_size, dram_working_set). A real multi-die L3 (instances of 32 MiB
+// each shared by 16 CPUs) shows about one instance to one thread and is left as it is. On the Zen 5 VM, which reports 508 MiB of
 // L3 a core and holds about 8 MiB: the 2-core search began at 508 MiB (11 sizes, 2.4 s), and DRAM's
 // 2-core rows were measured at 1.1 GiB, past twice the reported size so as to be named DRAM (3.1 s).
 std::vector<CacheLevel> caches_as_shown(std::vector<CacheLevel> caches, const std::string& level,
