@@ -57,6 +57,13 @@ TEST_CASE("call clock: short calls share a segment until it lasts its time", "[c
   CHECK(r.ghz_after == 3.6);
 }
 
+TEST_CASE("call clock: a short call whose preparation takes long closes its segment by wall time", "[call_clock]") {
+  CallClock c;
+  c.start(at(3.5));
+  c.add_call(0.02, kClockSegmentMs);  // a cold-cache call: 0.02 ms of product, the rest preparing
+  CHECK(c.due());
+}
+
 TEST_CASE("call clock: no known clock for a segment with a failed reading, an open one, or no call", "[call_clock]") {
   CallClock none;
   CHECK(none.fastest("test").ghz == 0);
@@ -68,7 +75,17 @@ TEST_CASE("call clock: no known clock for a segment with a failed reading, an op
   failed.start(at(3.5));
   failed.add_call(10);
   failed.read(at(0));
-  CHECK(failed.fastest("test").ghz == 0);
+  CHECK(failed.fastest("test").ghz == 0);  // no reading after it
+  // A failed reading stands aside for the nearest good one on its side.
+  CallClock gap;
+  gap.start(at(3.4));
+  gap.add_call(10);
+  gap.read(at(0));  // failed
+  gap.add_call(9);  // the fastest
+  gap.read(at(3.6));
+  const ClockReading around = gap.fastest("test");
+  CHECK(around.ghz_before == 3.4);
+  CHECK(around.ghz_after == 3.6);
   CallClock open;
   open.start(at(3.5));
   open.add_call(1);

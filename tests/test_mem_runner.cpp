@@ -1,12 +1,6 @@
 // Hardware tests for memory probes: physical invariants of any cache hierarchy, with tolerances.
 #include <catch2/catch.hpp>
 
-#include <sched.h>
-#include <signal.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <thread>
@@ -14,6 +8,7 @@
 #include "cpu/cpu_info.hpp"
 #include "harness/run_delay.hpp"
 #include "memory/mem_runner.hpp"
+#include "busy_loop_child.hpp"
 #include "skip.hpp"
 
 using namespace peakprobe;
@@ -160,26 +155,8 @@ TEST_CASE("hw: a program beside a bandwidth timing is left out or said, never re
   const BandwidthResult quiet = runner().bandwidth({"load", 0, 4 << 20, 1});
   if (quiet.status != Status::ok || !quiet.gbps) PP_SKIP("the quiet reading is not ok: " + quiet.reason);
   const int where = cpu().core_order.front();
-  // Another program, as a user's would be: a child process pinned there that spins until killed.
-  const pid_t child = ::fork();
-  REQUIRE(child >= 0);
-  if (child == 0) {
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlives the test
-    cpu_set_t one;
-    CPU_ZERO(&one);
-    CPU_SET(where, &one);
-    ::sched_setaffinity(0, sizeof one, &one);
-    volatile uint64_t n = 0;
-    for (;;) n = n + 1;
-  }
-  struct Reaper {  // the child goes whatever happens here
-    pid_t pid;
-    ~Reaper() {
-      ::kill(pid, SIGKILL);
-      ::waitpid(pid, nullptr, 0);
-    }
-  } reaper{child};
-  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  const test::BusyLoopChild busy(where);
+  REQUIRE(busy.started());
   const BandwidthResult beside = runner().bandwidth({"load", 0, 4 << 20, 1});
   INFO("quiet " << *quiet.gbps << " GB/s; beside a busy loop " << beside.gbps.value_or(0) << " GB/s, "
                 << to_string(beside.status) << ": " << beside.reason);

@@ -1,18 +1,11 @@
 #include <catch2/catch.hpp>
 
-#include <sched.h>
-#include <signal.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <chrono>
-#include <thread>
 
 #include "cpu/cpu_info.hpp"
 #include "harness/quiet_core.hpp"
 #include "harness/run_delay.hpp"
+#include "busy_loop_child.hpp"
 #include "skip.hpp"
 
 using namespace peakprobe;
@@ -207,26 +200,8 @@ TEST_CASE("hw: a CPU another program spins on is taken, by the share its thread 
   if (const auto s = sched_stat(current_tid()); !s || s->on_cpu_ns == 0)
     PP_SKIP("this kernel keeps no scheduler accounts (/proc/self/task/TID/schedstat)");
   if (!taken_share(where, 0.001)) PP_SKIP("CPU " + std::to_string(where) + " cannot be pinned");
-  // Another program, as a user's would be: a child process pinned there that spins until killed.
-  const pid_t child = ::fork();
-  REQUIRE(child >= 0);
-  if (child == 0) {
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlives the test
-    cpu_set_t one;
-    CPU_ZERO(&one);
-    CPU_SET(where, &one);
-    ::sched_setaffinity(0, sizeof one, &one);
-    volatile uint64_t n = 0;
-    for (;;) n = n + 1;
-  }
-  struct Reaper {  // the child goes whatever happens here
-    pid_t pid;
-    ~Reaper() {
-      ::kill(pid, SIGKILL);
-      ::waitpid(pid, nullptr, 0);
-    }
-  } reaper{child};
-  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  const test::BusyLoopChild busy(where);
+  REQUIRE(busy.started());
   // One default window, as the runner takes it.
   const double share = taken_share(where).value_or(0);
   INFO("CPU " << where << ": waited " << share * 100 << "% beside a busy loop");

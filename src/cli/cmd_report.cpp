@@ -87,7 +87,9 @@ void measure_memory_curves(GlobalOptions& g, const CpuInfo& cpu, RunDocument& do
   }
   std::vector<CurvePoint> curve;
   for (const auto& b : sweep)
-    if (b.gbps && !b.waited_every_repetition) curve.push_back({b.size_bytes, *b.gbps});  // see bounds_memory
+    // Not a row another program's share of the CPU set (bounds_memory); an emulator's rows stay, their
+    // curve drawn and its levels named as `mem --sweep` does there, every row mistrusted.
+    if (b.gbps && !b.waited_every_repetition) curve.push_back({b.size_bytes, *b.gbps});
   doc.levels = match_levels(detect_levels(curve), cpu.caches, 1);
   doc.bandwidth.insert(doc.bandwidth.begin(), sweep.begin(), sweep.end());
   laps.lap(fmt::format("bandwidth curve of {} points", bw_sizes.size()));

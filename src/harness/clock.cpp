@@ -71,7 +71,7 @@ Expected<std::unique_ptr<ClockCalibrator>> ClockCalibrator::create(const CycleCo
   return c;
 }
 
-ClockSample ClockCalibrator::measure(int rounds) {
+ClockSample ClockCalibrator::measure(int rounds, bool clock_only) {
   if (rounds <= 0) rounds = kRounds;
   // Several short rounds; each round's estimate comes from its best calls (an interrupt or a stolen
   // time slice only ever adds time), and the clock is the median across rounds, so one disturbed
@@ -117,7 +117,7 @@ ClockSample ClockCalibrator::measure(int rounds) {
       ruler_.wide_units = wide_long_units_ * double(ruler_.wide_iters);
     }
   }
-  if (ruler_.wide_iters > 0) {
+  if (ruler_.wide_iters > 0 && !clock_only) {
     // The undisturbed ratios of the reference calls: a few tries, each the three calls back to back
     // as time_pair takes them (each warmed by an untimed call).
     struct Try {

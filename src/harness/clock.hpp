@@ -33,8 +33,10 @@ class ClockCalibrator {
   static Expected<std::unique_ptr<ClockCalibrator>> create(const CycleCounter& counter, double tsc_hz,
                                                            const CpuInfo& cpu);
   // The clock now: the median of `rounds` short rounds of the chain (0: the default 7, about 1-2 ms;
-  // one round, about 0.2 ms, reads the clock between a product's timed calls, matmul/call_clock.hpp).
-  ClockSample measure(int rounds = 0);
+  // one round, about 0.1 ms, reads the clock between a product's timed calls, matmul/call_clock.hpp),
+  // then a few tries of the ruler's reference calls that teach it the core's undisturbed ratios;
+  // `clock_only` leaves the tries out (half of a one-round reading).
+  ClockSample measure(int rounds = 0, bool clock_only = false);
   // Runs the chain until two successive readings agree within 1% (the core has left its idle
   // frequency) or `max_seconds` pass, then (the first time) learns the ruler's undisturbed ratios
   // over a window of tries: the reading returned.

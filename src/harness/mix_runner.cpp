@@ -210,7 +210,7 @@ MixResult ProbeRunner::Impl::run_mix_once(const std::vector<MixSpec>& parts, boo
       return one;
     };
     // (Under an emulator no one-core mix is ok, so this never runs there.)
-    const ProbeResult all = measure_one_with_retries<ProbeResult>(threaded, kAttempts, &single_retries);
+    const ProbeResult all = measure_one_with_retries<ProbeResult>(threaded, kAttempts, &threaded_retries);
     if (all.threads_status == Status::ok && (all.total_gflops || all.total_gops)) {
       r.threads = all.threads;
       r.total_gflops = all.total_gflops;

@@ -929,7 +929,11 @@ bool ProbeRunner::Impl::move_to_quieter_core(const std::string& why_move) {
                   kCoreMoveWindowSeconds);
     return false;
   }
-  if (now - fruitless_ranking_at < kFruitlessRankingPauseSeconds) return false;  // ranked a moment ago, in vain
+  if (now - fruitless_ranking_at < kFruitlessRankingPauseSeconds) {  // ranked a moment ago, in vain
+    spdlog::trace("CPU {} {}; the last ranking found no core to move to {:.1f} s ago, staying", pinned_cpu, why_move,
+                  now - fruitless_ranking_at);
+    return false;
+  }
   const std::vector<CoreQuietness> q = measure_core_quietness(cpu);
   forget_calibration_moment();  // the ranking ran on every core
   note_widest_rates(q, cpu);  // the new core's window is judged against this ranking
@@ -959,8 +963,8 @@ bool ProbeRunner::Impl::move_to_quieter_core(const std::string& why_move) {
   const int from = pinned_cpu;
   if (to < 0 || best == q.end()) {
     // No quieter core that is free: the ranking is not a move (a busy machine stays where it is at
-    // the cost of a ranking, and of up to kTakenChecks + 1 windows of taken_share, every kBusyStreak
-    // slowed probes).
+    // the cost of a ranking, and of up to kTakenChecks + 2 windows of taken_share, at most every
+    // kFruitlessRankingPauseSeconds).
     spdlog::debug("CPU {} {}; no clearly quieter core to move to{}; the next ranking in {:.0f} s at the soonest",
                   pinned_cpu, why_move,
                   taken.empty() ? "" : fmt::format(" (another program takes turns on CPU {})", fmt::join(taken, ", ")),

@@ -445,7 +445,9 @@ struct ProbeRunner::Impl {
   detail::RecentMoves moves;
   // When a ranking last found no free, clearly quieter core (steady-clock seconds; none yet: -inf).
   double fruitless_ranking_at = -1e300;
-  detail::RetryMemory single_retries;  // of the items measured alone (mixes, their all-threads runs)
+  // Of the items measured alone: mixes, and apart from them their all-threads runs (another program
+  // on another core spoils those alone: one memory would be reset by each trusted one-core mix).
+  detail::RetryMemory single_retries, threaded_retries;
   // After the ruler learned its core (a warm-up on a new core): when the rate it learned is clearly below
   // the one the core showed at the ranking (detail::ruler_window_step), the window is taken
   // again over kLongRatioWindowSeconds; when that one still falls short, the ranking's rate is assumed,

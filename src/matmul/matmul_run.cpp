@@ -193,9 +193,11 @@ Expected<Timed> time_calls(const TimingPlace& place, Operands& op, const MatmulR
     spent_ms += std::chrono::duration<double, std::milli>(t1 - prepared).count();
     const bool last = int(ms.size()) >= rq.min_repetitions && spent_ms >= rq.min_seconds * 1e3;
     if (clock_ok) {
-      call_clock.add_call(t);
-      // One short round between calls (about 0.2 ms); the last call's segment is closed below.
-      if (call_clock.due() && !last && i + 1 < rq.warmup + rq.max_repetitions) call_clock.read(clock->measure(1));
+      call_clock.add_call(t, std::chrono::duration<double, std::milli>(t1 - prepared).count());
+      // One short round between calls (about 0.1 ms), the clock alone; the last call's segment is
+      // closed below. A wait for the CPU during it counts in the run-queue watch as the product's.
+      if (call_clock.due() && !last && i + 1 < rq.warmup + rq.max_repetitions)
+        call_clock.read(clock->measure(1, true));
     }
     if (last) break;
   }
@@ -535,8 +537,8 @@ Expected<MatmulResult> run_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulRe
   r.timing = ours.timed.timing;
   r.clock = ours.timed.clock;
   if (r.clock.ghz > 0)
-    spdlog::debug("{}: clock {:.3f} GHz on CPU {} ({:.3f} before the timed calls, {:.3f} after)", r.name, r.clock.ghz,
-                  place.pin_cpu, r.clock.ghz_before, r.clock.ghz_after);
+    spdlog::debug("{}: clock {:.3f} GHz on CPU {} ({:.3f} before the fastest call's segment of calls, {:.3f} after)",
+                  r.name, r.clock.ghz, place.pin_cpu, r.clock.ghz_before, r.clock.ghz_after);
   r.availability = ours.timed.availability;
   if (r.availability.scanned_ms > 0)
     spdlog::debug("{}: CPU {} ran {} {:.1f}% of {:.0f} ms scanned beside the timed calls ({} interruptions, "

@@ -74,9 +74,10 @@ uint64_t dram_working_set(const std::vector<CacheLevel>& caches, int threads, ui
 // them (each thread's own share of a private cache at most, the instances of a shared one), so
 // their plan starts inside what one thread showed, not at the OS's size, and a size past the level
 // names the next one (level_for_size, dram_working_set). A real multi-die L3 (instances of 32 MiB
-// each shared by 16 CPUs) shows about one instance to one thread and is left as it is. On the Zen 5 VM, which reports 508 MiB of
-// L3 a core and holds about 8 MiB: the 2-core search began at 508 MiB (11 sizes, 2.4 s), and DRAM's
-// 2-core rows were measured at 1.1 GiB, past twice the reported size so as to be named DRAM (3.1 s).
+// each shared by 16 CPUs) shows about one instance to one thread and is left as it is. On the Zen 5
+// VM, which reports 508 MiB of L3 a core and holds about 8 MiB, the 2-core search had begun at
+// 508 MiB (11 sizes, 2.4 s), and DRAM's 2-core rows were measured at 1.1 GiB, past twice the
+// reported size so as to be named DRAM (3.1 s).
 std::vector<CacheLevel> caches_as_shown(std::vector<CacheLevel> caches, const std::string& level,
                                         uint64_t one_thread_end);
 // Twice the capacity the threads get from the level before `level` ("L3": twice the L2s), the
