@@ -22,7 +22,6 @@
 #include "harness/probe_buffer.hpp"
 #include "harness/stats.hpp"
 #include "harness/quiet_core.hpp"
-#include "harness/run_delay.hpp"
 #include "harness/timing.hpp"
 
 namespace peakprobe {
@@ -942,9 +941,9 @@ bool ProbeRunner::Impl::move_to_quieter_core(const std::string& why_move) {
   // its ratio but taken is no move; this core taken, the quietest other core that is free is.
   std::vector<int> taken;
   const auto is_taken = [&](int c) {
-    const auto share = taken_share(c);
-    if (share && *share > kRunDelayLimit) taken.push_back(c);
-    return share && *share > kRunDelayLimit;
+    if (!core_taken(c)) return false;
+    taken.push_back(c);
+    return true;
   };
   int to = quieter_core(q, pinned_cpu);
   if (to >= 0 && is_taken(to)) to = -1;

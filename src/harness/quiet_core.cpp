@@ -185,6 +185,12 @@ std::optional<double> taken_share(int cpu, double seconds) {
   return *after > *before ? double(*after - *before) * 1e-9 / wall : 0.0;
 }
 
+bool core_taken(int cpu, double* share) {
+  const auto waited = taken_share(cpu);
+  if (share) *share = waited.value_or(0);
+  return waited && *waited > kRunDelayLimit;
+}
+
 std::vector<int> free_core_first(const std::vector<int>& order, size_t n, const std::function<bool(int)>& taken,
                                  std::vector<int>* found) {
   n = std::min(n, order.size());
@@ -229,9 +235,9 @@ std::string order_cores_quietest_first(CpuInfo& cpu) {
   cpu.core_order = free_core_first(
       cpu.core_order, std::min(q.size(), kTakenChecks),
       [&](int c) {
-        const auto share = taken_share(c);
-        if (!share || *share <= kRunDelayLimit) return false;
-        taken_said.push_back(fmt::format("CPU {} {:.0f}%", c, *share * 100));
+        double share = 0;
+        if (!core_taken(c, &share)) return false;
+        taken_said.push_back(fmt::format("CPU {} {:.0f}%", c, share * 100));
         return true;
       },
       &taken);

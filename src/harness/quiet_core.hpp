@@ -90,6 +90,9 @@ inline constexpr size_t kTakenChecks = 4;
 // The share of `seconds` the calling thread waited for CPU `cpu` while spinning there, its affinity
 // restored after; nullopt when it cannot be pinned there or the kernel keeps no run delays.
 std::optional<double> taken_share(int cpu, double seconds = kTakenWindowSeconds);
+// Whether another program takes turns on CPU `cpu`: its taken_share is above kRunDelayLimit (the share
+// into `share` when given). A CPU that cannot be checked is not taken.
+bool core_taken(int cpu, double* share = nullptr);
 
 // `order` with the first of its first `n` entries that `taken` does not call taken moved to the front,
 // the ones found taken before it moved behind the first n's others; `taken` is asked in order until
