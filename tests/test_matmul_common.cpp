@@ -214,6 +214,55 @@ TEST_CASE("matmul score: a compute roof is taken to the clock the product ran at
   CHECK(alone.ceiling_clock_ghz == Approx(4.0));
 }
 
+TEST_CASE("matmul score: a roof that slows when run without pause is scaled by the share it keeps",
+          "[matmul_common]") {
+  const MachineModel machine = two_core_machine();
+  MatmulRoof roof = fma_roof(200);
+  roof.clock.ghz = 4.0;
+  roof.sustained.share = 0.9;
+  MatmulResult square = square_product(171);
+  square.clock.ghz = 4.0;
+  score_matmul(square, roof, machine);
+  CHECK(*square.ceiling_measured_gflops == Approx(200));
+  CHECK(*square.ceiling_gflops == Approx(180));
+  CHECK(*square.efficiency == Approx(0.95));
+  CHECK(square.ceiling_sustained_share == Approx(0.9));
+  // After the clock's scaling: the product's clock and the share both apply.
+  MatmulResult slower = square_product(171);
+  slower.clock.ghz = 3.8;
+  score_matmul(slower, roof, machine);
+  CHECK(*slower.ceiling_gflops == Approx(171));
+  // Within kSustainedDrop of 1 the roof keeps its rate (the noise of a run against a reading).
+  roof.sustained.share = 0.985;
+  MatmulResult kept = square_product(171);
+  kept.clock.ghz = 4.0;
+  score_matmul(kept, roof, machine);
+  CHECK(*kept.ceiling_gflops == Approx(200));
+  CHECK(kept.ceiling_sustained_share == Approx(0.985));
+  // Not measured: nothing changes, and the result says so (0).
+  roof.sustained = {};
+  MatmulResult unknown = square_product(171);
+  unknown.clock.ghz = 4.0;
+  score_matmul(unknown, roof, machine);
+  CHECK(*unknown.ceiling_gflops == Approx(200));
+  CHECK(unknown.ceiling_sustained_share == 0);
+  // Several threads: their cores slow alike, so the team's roof is scaled too.
+  MatmulRoof team_roof = fma_roof(400);
+  team_roof.threads = 2;
+  team_roof.sustained.share = 0.9;
+  MatmulResult team = square_product(171);
+  team.threads = 2;
+  score_matmul(team, team_roof, machine);
+  CHECK(*team.ceiling_gflops == Approx(360));
+  // A memory roof below the scaled compute roof binds as before.
+  MatmulResult thin;
+  thin.m = 65536, thin.n = 4, thin.k = 4096, thin.gflops = 30, thin.arithmetic_intensity = 2;
+  roof.sustained.share = 0.9;
+  score_matmul(thin, roof, machine);
+  CHECK(thin.bound_by == "memory DRAM");
+  CHECK(*thin.ceiling_gflops == Approx(40));
+}
+
 TEST_CASE("matmul score: a product under a compute roof is also judged without the interruptions it spans",
           "[matmul_common]") {
   const MachineModel machine = two_core_machine();

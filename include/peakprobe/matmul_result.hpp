@@ -83,10 +83,17 @@ struct MatmulResult {
   double gflops = 0;            // 2*M*N*K*batch / min time (GOP/s for int8)
   double arithmetic_intensity = 0;  // FLOP per byte of A, B and C moved once
   // The roof that binds. A compute roof is at the clock the product ran at (`clock`): the roof probe's
-  // figure (ceiling_measured_gflops, at ceiling_clock_ghz) times clock.ghz / ceiling_clock_ghz.
+  // figure (ceiling_measured_gflops, at ceiling_clock_ghz) times clock.ghz / ceiling_clock_ghz, and
+  // times ceiling_sustained_share where the core slows under a sustained load of the roof.
   std::optional<double> ceiling_gflops;
   std::optional<double> ceiling_measured_gflops;  // the compute roof as its probe measured it
   double ceiling_clock_ghz = 0;  // the roof probe's clock (several threads: their run's, docs/output.md); 0 when not known
+  // How much of its probed rate the roof instruction kept when run without pause on the first
+  // thread's core, against the clock read right after as the product's is (0: not measured). A compute
+  // roof is scaled by it where it lies more than 2% below 1: the core slows under such a load and is
+  // back at speed by the time the clock between the product's calls is read (a vector frequency
+  // licence; matmul/sustained_roof.hpp).
+  double ceiling_sustained_share = 0;
   std::string ceiling_source;   // the probe behind the ceiling: the instruction text (Target::matmul_roof)
   std::string ceiling_missing;  // why ceiling_gflops is empty ("" when it is measured)
   std::string bound_by;         // "compute f32 512" or "memory DRAM"

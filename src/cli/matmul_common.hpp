@@ -13,6 +13,7 @@
 #include "cli/commands.hpp"
 #include "matmul/cost_model.hpp"
 #include "matmul/gemm.hpp"
+#include "matmul/sustained_roof.hpp"
 #include "memory/cold_cache.hpp"
 #include "peakprobe/expected.hpp"
 #include "peakprobe/matmul_result.hpp"
@@ -41,6 +42,9 @@ struct MatmulRoof {
   // What the roof instruction computes when the kernels widen the dtype (Target::gemm_widened):
   // "f32" for bf16, "int16" for int8; empty when it is the dtype itself.
   std::string widened_to;
+  // How much of its probed rate the roof instruction keeps when run without pause on the first
+  // thread's core (matmul/sustained_roof.hpp): share 0 when not measured.
+  SustainedShare sustained;
 };
 
 // The dtype's instruction as the kernels use it (Target::matmul_roof): the widest multiply-add or dot product.

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "harness/core_availability.hpp"
+#include "matmul/sustained_roof.hpp"
 #include "report/csv_report.hpp"
 #include "report/json_read.hpp"
 #include "report/json_report.hpp"
@@ -340,6 +341,8 @@ json to_json(const MatmulResult& r) {
               {"ceiling_gflops", json_number(r.ceiling_gflops)},
               {"ceiling_measured_gflops", json_number(r.ceiling_measured_gflops)},
               {"ceiling_clock_ghz", r.ceiling_clock_ghz > 0 ? json_number(r.ceiling_clock_ghz) : json(nullptr)},
+              {"ceiling_sustained_share",
+               r.ceiling_sustained_share > 0 ? json_number(r.ceiling_sustained_share) : json(nullptr)},
               {"ceiling_source", r.ceiling_source},
               {"ceiling_missing", r.ceiling_missing.empty() ? json(nullptr) : json(r.ceiling_missing)},
               {"bound_by", r.bound_by},
@@ -382,6 +385,7 @@ MatmulResult matmul_from_json(const json& j) {
   r.ceiling_gflops = optional_at(j, "ceiling_gflops");
   r.ceiling_measured_gflops = optional_at(j, "ceiling_measured_gflops");
   if (auto ghz = optional_at(j, "ceiling_clock_ghz")) r.ceiling_clock_ghz = *ghz;
+  if (auto share = optional_at(j, "ceiling_sustained_share")) r.ceiling_sustained_share = *share;
   r.ceiling_source = text_at(j, "ceiling_source");
   r.ceiling_missing = text_at(j, "ceiling_missing");
   r.bound_by = text_at(j, "bound_by");
@@ -422,11 +426,14 @@ void write_matmul_console(std::ostream& out, const MatmulResult& r) {
       rate += fmt::format("{} ceiling {} {}", r.bound_by.empty() ? "," : ":", fixed(*r.ceiling_gflops, 1), unit);
       std::string source = r.ceiling_source;
       // A compute roof scaled to the product's clock (one thread: score_matmul) says from what.
-      if (r.threads == 1 && r.bound_by.rfind("compute", 0) == 0 && finite(r.ceiling_measured_gflops) &&
-          r.ceiling_clock_ghz > 0 && r.clock.ghz > 0)
+      const bool compute = r.bound_by.rfind("compute", 0) == 0;
+      if (r.threads == 1 && compute && finite(r.ceiling_measured_gflops) && r.ceiling_clock_ghz > 0 && r.clock.ghz > 0)
         source += fmt::format("{}{} measured at {} GHz, scaled to the product's {} GHz", source.empty() ? "" : ": ",
                               fixed(*r.ceiling_measured_gflops, 1), fixed(r.ceiling_clock_ghz, 2),
                               fixed(r.clock.ghz, 2));
+      if (compute && sustained_share_applies(r.ceiling_sustained_share))
+        source += fmt::format("{}x {} kept sustained", source.empty() ? "" : ", ",
+                              fixed(r.ceiling_sustained_share, 3));
       if (!source.empty()) rate += " (" + source + ")";
       if (finite(r.efficiency)) rate += fmt::format(", efficiency {}%", fixed(*r.efficiency * 100, 1));
       if (finite(r.efficiency_while_running)) {

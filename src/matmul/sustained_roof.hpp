@@ -1,0 +1,50 @@
+// How much of its probed rate the roof instruction keeps when it runs without pause, as a product's
+// calls do, against the clock read right after, as the clock between a product's calls is read
+// (matmul/call_clock.hpp). Some cores slow under a load of wide vector code (a vector frequency
+// licence, or issue held back) and are back at speed within microseconds once it stops. The roof's
+// probe sees the slower clock (its paired ruler runs right after its samples), the clock read
+// between the product's calls does not: the roof scaled to that reading overstates what the
+// product could reach. Measured on a Sapphire Rapids-class VM (family 6 model 167): the 512-bit f32
+// FMA's probe read 2.00 a cycle at 3.36 GHz; a stream of it ran 1.87 a cycle of the clock read
+// 0.1 ms after it (3.59 GHz), share 0.935; a dependent add chain timed beside the FMAs in one loop
+// ran at 3.35 GHz; the add chain right after such code ran at 3.4 GHz for 1.3-4 us, then one call
+// took 4-6 times as long (the change of clock) and the rest ran at 3.59; and the first microsecond
+// of such a stream was already as slow as the rest. (Not yet measured on AMD Zen cores, which
+// document no such licence: a share within kSustainedDrop of 1 leaves the roof as it is.)
+#pragma once
+#include <string>
+
+#include "peakprobe/cpu_info.hpp"
+
+namespace peakprobe {
+
+// Runs of this length are timed, kSustainedRuns of them, each followed by a clock reading as a
+// product's calls are; the best run counts, as the product's fastest call does (an interruption only
+// lowers a run's rate; on the Sapphire Rapids-class VM runs read 0.88-0.95 of the probed rate in
+// turn, the slowdown itself moving). Short enough that some runs fall between the host's stops (the
+// Zen 5 VM stops a vCPU for 25-60 us once or twice a millisecond, which would read as a share of
+// 0.95), long enough that the slowdown, which sets in within the first microsecond, rules the run.
+inline constexpr double kSustainedRunMs = 0.2;
+inline constexpr int kSustainedRuns = 15;
+// A share this far below 1 is the core's, not the noise of one run against one reading.
+inline constexpr double kSustainedDrop = 0.02;
+// Whether a roof is scaled by this share: known, and beyond kSustainedDrop.
+inline bool sustained_share_applies(double share) { return share > 0 && share < 1.0 - kSustainedDrop; }
+
+struct SustainedShare {
+  double share = 0;      // the best run's rate over (per_cycle x the clock read right after it), at most 1; 0 unknown
+  double measured = 0;   // the same before it is capped at 1 (above 1: the clock rose between run and reading)
+  double ghz_after = 0;  // that reading
+  double run_ms = 0;     // the best run's length
+  std::string missing;   // why share is 0
+  bool lowers_roof() const { return sustained_share_applies(share); }
+};
+
+// The throughput stream of `form` (its widest set of chains, at most kSustainedChains) run on the
+// calling thread's core (`pin_cpu` >= 0 pins it there first), against `per_cycle`, the probe's
+// instructions per cycle.
+inline constexpr int kSustainedChains = 24;
+SustainedShare measure_sustained_share(const CpuInfo& cpu, const std::string& form, const std::string& dtype,
+                                       double per_cycle, int pin_cpu);
+
+}  // namespace peakprobe
