@@ -184,6 +184,7 @@ TEST_CASE("matmul score: a compute roof is taken to the clock the product ran at
   MatmulRoof none;
   none.missing = "fma roof mistrusted: ...";
   none.clock.ghz = 3.9;  // a mistrusted probe still read its clock
+  none.sustained.share = 0.9;  // nor is a share reported beside no roof
   MatmulResult without;
   without.m = without.n = without.k = 1024, without.gflops = 171, without.arithmetic_intensity = 170;
   without.clock.ghz = 3.8;
@@ -192,6 +193,7 @@ TEST_CASE("matmul score: a compute roof is taken to the clock the product ran at
   CHECK_FALSE(without.ceiling_measured_gflops);
   CHECK_FALSE(without.efficiency);
   CHECK(without.ceiling_clock_ghz == 0);
+  CHECK(without.ceiling_sustained_share == 0);
   // Several threads: the roof sums each thread's clock in a run of all of them, while both clock
   // readings are one core's: not scaled.
   MatmulRoof team_roof = roof;
@@ -246,19 +248,29 @@ TEST_CASE("matmul score: a roof that slows when run without pause is scaled by t
   score_matmul(unknown, roof, machine);
   CHECK(*unknown.ceiling_gflops == Approx(200));
   CHECK(unknown.ceiling_sustained_share == 0);
-  // Several threads: their cores slow alike, so the team's roof is scaled too.
+  // Without the product's clock the roof stays at its probe's clock, the slower one under the load
+  // the share describes: not scaled by it either.
+  roof.sustained.share = 0.9;
+  MatmulResult unclocked = square_product(171);
+  score_matmul(unclocked, roof, machine);
+  CHECK(*unclocked.ceiling_gflops == Approx(200));
+  CHECK(unclocked.ceiling_sustained_share == Approx(0.9));
+  // Nor is the roof of several threads: each thread's rate is at its own clock in their run.
   MatmulRoof team_roof = fma_roof(400);
   team_roof.threads = 2;
+  team_roof.clock.ghz = 4.0;
   team_roof.sustained.share = 0.9;
   MatmulResult team = square_product(171);
   team.threads = 2;
+  team.clock.ghz = 4.0;
   score_matmul(team, team_roof, machine);
-  CHECK(*team.ceiling_gflops == Approx(360));
+  CHECK(*team.ceiling_gflops == Approx(400));
   // A memory roof below the scaled compute roof binds as before.
   MatmulResult thin;
   thin.m = 65536, thin.n = 4, thin.k = 4096, thin.gflops = 30, thin.arithmetic_intensity = 2;
-  roof.sustained.share = 0.9;
+  thin.clock.ghz = 4.0;
   score_matmul(thin, roof, machine);
+  CHECK(*thin.ceiling_measured_gflops == Approx(200));
   CHECK(thin.bound_by == "memory DRAM");
   CHECK(*thin.ceiling_gflops == Approx(40));
 }

@@ -27,6 +27,41 @@ TEST_CASE("signal guard: a fault in the body is an error naming the signal", "[s
   CHECK(error.find("SIGFPE") != std::string::npos);
 }
 
+// Found in review: a guard inside another cleared the thread's guard when it returned, and a fault
+// later in the outer body killed the process (a clock reading, which guards its own calls, between
+// the guarded runs of a stream).
+TEST_CASE("signal guard: guards nest, the outer one catching what follows the inner", "[signal_guard]") {
+  std::string outer_error, inner_error;
+  bool outer = true, inner = false;
+  std::thread([&] {
+    outer = run_guarded(
+        [&] {
+          inner = run_guarded([] {}, inner_error);
+          std::raise(SIGSEGV);
+        },
+        outer_error);
+  }).join();
+  CHECK(inner);
+  CHECK_FALSE(outer);
+  CHECK(outer_error.find("SIGSEGV") != std::string::npos);
+  // A fault in the inner body is the inner guard's; the outer body goes on.
+  bool after = false;
+  outer_error.clear();
+  std::thread([&] {
+    outer = run_guarded(
+        [&] {
+          inner = run_guarded([] { std::raise(SIGFPE); }, inner_error);
+          after = true;
+        },
+        outer_error);
+  }).join();
+  CHECK(outer);
+  CHECK_FALSE(inner);
+  CHECK(after);
+  CHECK(inner_error.find("SIGFPE") != std::string::npos);
+  CHECK(outer_error.empty());
+}
+
 namespace {
 
 // Constructed before the guard's per-thread stack, so destroyed after it: it sees what the thread's

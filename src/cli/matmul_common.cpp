@@ -89,13 +89,15 @@ MatmulRoof measure_roof(const GlobalOptions& g, const CpuInfo& cpu, MatmulDtype 
     spdlog::warn("no ceiling: {}", roof.missing);
     return roof;
   }
-  // Its rate over runs as long as a product's calls, read against the clock as the product's calls
-  // are (score_matmul scales the roof by it where the core slows under such a load).
-  roof.sustained = measure_sustained_share(cpu, s.text, s.dtype, roof.per_cycle, p.cpu);
   const auto per_core = dtype == MatmulDtype::i8 ? p.gops : p.gflops;
   const auto total = dtype == MatmulDtype::i8 ? p.total_gops : p.total_gflops;
   roof.gflops = threads > 1 ? total : per_core;
   if (!roof.gflops) roof.missing = s.text + " gave no rate";
+  // One thread: its rate when run without pause, read against the clock as the product's calls are
+  // (score_matmul scales the roof by it where the core slows under such a load). A roof of several
+  // threads is never scaled to the product's clock, so it is not needed there.
+  if (roof.gflops && threads == 1)
+    roof.sustained = measure_sustained_share(cpu, s.text, s.dtype, roof.per_cycle, p.cpu);
   else if (threads > 1 && p.per_thread_recip_throughput.size() == size_t(threads))
     roof.team_clock_ghz =
         threaded_rate(*total, threads, p.ops_per_instruction, p.per_thread_recip_throughput, 0.0).clock_ghz;
@@ -275,14 +277,16 @@ void score_matmul(MatmulResult& r, const MatmulRoof& roof, const MachineModel& m
   // before the timed calls, 3.46-3.49 right after, the roof read at 3.44-3.51). One thread only: a
   // roof of several threads sums each thread's own clock in the run of all of them, while its
   // clock reading is the first thread's alone, and the product's is the caller's core alone.
-  if (roof.gflops && roof.threads == 1 && r.threads == 1 && roof.clock.ghz > 0 && r.clock.ghz > 0)
+  // Scaled, it is also scaled by what the roof instruction keeps when run without pause, against a
+  // clock read as the product's is: where the core slows under that load (Sapphire Rapids-class VM:
+  // share 0.94 for the 512-bit FMA), the probe read its rate at the slower clock, but the clock
+  // between the calls is read after the core is back at speed. Unscaled (several threads, a clock
+  // unknown), the roof stays at its probe's clock, the slower one, and the share is not applied.
+  r.ceiling_sustained_share = roof.gflops ? roof.sustained.share : 0.0;
+  if (roof.gflops && roof.threads == 1 && r.threads == 1 && roof.clock.ghz > 0 && r.clock.ghz > 0) {
     r.ceiling_gflops = *roof.gflops * r.clock.ghz / roof.clock.ghz;
-  // What the roof instruction keeps when run without pause, against a clock read as the product's
-  // is: where the core slows under that load, neither the probe's microsecond samples nor the clock
-  // read between the calls see it (Sapphire Rapids-class VM: share 0.94 for the 512-bit FMA). The
-  // roof of several threads too: each of their cores slows alike (measured on the first).
-  r.ceiling_sustained_share = roof.sustained.share;
-  if (roof.gflops && roof.sustained.lowers_roof()) *r.ceiling_gflops *= roof.sustained.share;
+    if (roof.sustained.lowers_roof()) *r.ceiling_gflops *= roof.sustained.share;
+  }
   const int bits = roof.vector_bits > 0 ? roof.vector_bits : machine.vector_bits;
   r.bound_by = fmt::format("compute {} {}", roof.widened_to.empty() ? to_string(r.dtype) : roof.widened_to,
                            roof.tiles ? isa::host_target().tiles_name() : std::to_string(bits));

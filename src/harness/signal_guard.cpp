@@ -88,15 +88,18 @@ bool is_illegal_instruction(const std::string& error) { return error.find(kIlleg
 
 bool run_guarded(const std::function<void()>& body, std::string& error) {
   install_handlers();
+  // A guard inside another (a clock reading's inside a stream's run) hands the thread back to the
+  // outer one when it ends: clearing it would leave the rest of the outer body unguarded.
+  sigjmp_buf* const outer = t_jump;
   sigjmp_buf jump;
   if (sigsetjmp(jump, 1) != 0) {
-    t_jump = nullptr;
+    t_jump = outer;
     error = describe(t_signal);
     return false;
   }
   t_jump = &jump;
   body();
-  t_jump = nullptr;
+  t_jump = outer;
   return true;
 }
 

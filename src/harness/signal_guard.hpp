@@ -7,6 +7,7 @@
 namespace peakprobe {
 
 // Returns true when `body` ran to completion; otherwise false with the signal named in `error`.
+// Guards nest: a fault after an inner guard has returned is the outer one's.
 bool run_guarded(const std::function<void()>& body, std::string& error);
 
 // True when `error` (from run_guarded, possibly with a prefix) names an illegal-instruction fault.

@@ -39,8 +39,8 @@ SustainedShare measure_sustained_share(const CpuInfo& cpu, const std::string& fo
   if (!plan) return fail(plan.error());
   const int per_copy = plan.value()->measured_per_copy();
   if (per_copy <= 0) return fail("the stream measures no instruction");
-  // About 64 instructions a loop, as a probe's stream has at this many chains.
-  const int copies = std::max(1, 64 / (chains * per_copy) + (64 % (chains * per_copy) ? 1 : 0));
+  // About 64 instructions a loop, as a probe's stream has (a copy holds one of each chain).
+  const int copies = std::max(1, (64 + per_copy - 1) / per_copy);
   auto code = plan.value()->compile(copies);
   if (!code) return fail(code.error());
   isa::ProbeConstants consts;
@@ -54,35 +54,41 @@ SustainedShare measure_sustained_share(const CpuInfo& cpu, const std::string& fo
   const isa::ProbeFn fn = code.value().fn();
   const double per_loop = double(copies) * per_copy;
 
+  // Each stream call guarded on its own: a clock reading guards its own calls, and a guard inside
+  // another leaves the outer one's calls after it unguarded (one guard a thread).
   std::string err;
+  uint64_t t0 = 0, t1 = 0;  // around the stream's call, inside the guard
+  auto call = [&](uint64_t loops) {
+    return run_guarded(
+        [&] {
+          t0 = tsc_now();
+          fn(loops, buffer.data(), &consts);
+          t1 = tsc_now();
+        },
+        err);
+  };
+  // The calibrator is new: its first reading also sizes its references, so it is taken before.
+  if (clock.value()->measure(1, true).ghz <= 0) return fail("the clock could not be read");
+  // Sized by first calls (about 0.01 ms, then the run's length), which also bring the vector unit up.
+  uint64_t loops = 1000;
+  for (int sizing = 0; sizing < 3; ++sizing) {
+    if (!call(loops)) return fail(err);
+    const double ms = double(t1 - t0) / cpu.tsc_hz * 1e3;
+    if (ms <= 0) break;
+    loops = std::max<uint64_t>(1, uint64_t(double(loops) * kSustainedRunMs / ms));
+  }
   double best = 0;
-  bool ran = run_guarded(
-      [&] {
-        // Sized by first calls (about 0.01 ms, then the run's length), which also bring the vector unit up.
-        uint64_t loops = 1000;
-        for (int sizing = 0; sizing < 3; ++sizing) {
-          const uint64_t t0 = tsc_now();
-          fn(loops, buffer.data(), &consts);
-          const double ms = double(tsc_now() - t0) / cpu.tsc_hz * 1e3;
-          if (ms <= 0) break;
-          loops = std::max<uint64_t>(1, uint64_t(double(loops) * kSustainedRunMs / ms));
-        }
-        for (int run = 0; run < kSustainedRuns; ++run) {
-          const uint64_t t0 = tsc_now();
-          fn(loops, buffer.data(), &consts);
-          const uint64_t t1 = tsc_now();
-          // Read as a product's calls are read: right after, over about 0.1 ms (CallClock).
-          const ClockSample after = clock.value()->measure(1, true);
-          if (after.ghz <= 0 || t1 <= t0) continue;
-          const double seconds = double(t1 - t0) / cpu.tsc_hz;
-          const double share = double(loops) * per_loop / (seconds * after.ghz * 1e9) / per_cycle;
-          spdlog::trace("sustained roof {}: {:.3f} ms at {:.3f} a cycle of {:.3f} GHz read after: share {:.4f}",
-                        form_text, seconds * 1e3, share * per_cycle, after.ghz, share);
-          if (share > best) best = share, out.ghz_after = after.ghz, out.run_ms = seconds * 1e3;
-        }
-      },
-      err);
-  if (!ran) return fail(err);
+  for (int run = 0; run < kSustainedRuns; ++run) {
+    if (!call(loops)) return fail(err);
+    // Read as a product's calls are read: right after, one short round (CallClock).
+    const ClockSample after = clock.value()->measure(1, true);
+    if (after.ghz <= 0 || t1 <= t0) continue;
+    const double seconds = double(t1 - t0) / cpu.tsc_hz;
+    const double share = double(loops) * per_loop / (seconds * after.ghz * 1e9) / per_cycle;
+    spdlog::trace("sustained roof {}: {:.3f} ms at {:.3f} a cycle of {:.3f} GHz read after: share {:.4f}", form_text,
+                  seconds * 1e3, share * per_cycle, after.ghz, share);
+    if (share > best) best = share, out.ghz_after = after.ghz, out.run_ms = seconds * 1e3;
+  }
   if (best <= 0) return fail("no run could be read against the clock");
   // A share above 1 is the clock moving up between a run and its reading: the roof keeps its rate.
   out.measured = best;
