@@ -19,7 +19,9 @@ RunDocument roofline_document() {
   CeilingTable t;
   t.compute = {{"f32", "512", 1, 177.3, false, 48.0, 3.694, "mix 1:1 of vfmadd231ps zmm, zmm, zmm + vaddps zmm, zmm, zmm"},
                {"f32", "512", 2, 236.4, false, 32.0, 3.694, "vfmadd231ps zmm, zmm, zmm"},
-               {"i8", "512", 1, 473.4, true, 128.1, 3.694, "vpdpbusd zmm, zmm, zmm"}};
+               // Each row at its own probe's clock; a probe that read none prints "-".
+               {"i8", "512", 1, 473.4, true, 128.1, 3.512, "vpdpbusd zmm, zmm, zmm"},
+               {"i8", "256", 1, 236.2, true, 64.0, 0.0, "vpdpbusd ymm, ymm, ymm"}};
   t.memory = {{"L1", "load", 1, 224.3, 60.7, 16384}, {"DRAM", "load", 1, 24.0, 6.5, 536870912}};
   t.ridges = {{"f32", "512", "L1", "load", 1, 177.3 / 224.3}, {"f32", "512", "DRAM", "load", 1, 177.3 / 24.0}};
   d.ceilings = t;
@@ -52,11 +54,17 @@ TEST_CASE("ceiling CSV and Markdown match the golden files", "[report]") {
   test::check_golden("ceilings.md", md.str());
 }
 
+TEST_CASE("ceiling console table matches the golden file", "[report]") {
+  std::ostringstream out;
+  write_ceilings_console(out, roofline_document());
+  test::check_golden("ceilings_console.txt", out.str());
+}
+
 TEST_CASE("ceiling JSON carries schema, conventions and every row", "[report]") {
   const auto j = to_json(*roofline_document().ceilings);
   CHECK(j["schema"] == kCeilingSchema);
   for (const char* k : {"flops", "bytes", "intensity"}) CHECK(j["conventions"].contains(k));
-  REQUIRE(j["compute"].size() == 3);
+  REQUIRE(j["compute"].size() == 4);
   CHECK(j["compute"][0]["gflops"].get<double>() == Approx(177.3));
   CHECK(j["compute"][2].contains("gops"));  // integer roofs count operations, not FLOPs
   CHECK_FALSE(j["compute"][2].contains("gflops"));
