@@ -93,14 +93,14 @@ MatmulRoof measure_roof(const GlobalOptions& g, const CpuInfo& cpu, MatmulDtype 
   const auto total = dtype == MatmulDtype::i8 ? p.total_gops : p.total_gflops;
   roof.gflops = threads > 1 ? total : per_core;
   if (!roof.gflops) roof.missing = s.text + " gave no rate";
+  else if (threads > 1 && p.per_thread_recip_throughput.size() == size_t(threads))
+    roof.team_clock_ghz =
+        threaded_rate(*total, threads, p.ops_per_instruction, p.per_thread_recip_throughput, 0.0).clock_ghz;
   // One thread: its rate when run without pause, read against the clock as the product's calls are
   // (score_matmul scales the roof by it where the core slows under such a load). A roof of several
   // threads is never scaled to the product's clock, so it is not needed there.
   if (roof.gflops && threads == 1)
     roof.sustained = measure_sustained_share(cpu, s.text, s.dtype, roof.per_cycle, p.cpu);
-  else if (threads > 1 && p.per_thread_recip_throughput.size() == size_t(threads))
-    roof.team_clock_ghz =
-        threaded_rate(*total, threads, p.ops_per_instruction, p.per_thread_recip_throughput, 0.0).clock_ghz;
   return roof;
 }
 
@@ -282,9 +282,10 @@ void score_matmul(MatmulResult& r, const MatmulRoof& roof, const MachineModel& m
   // share 0.94 for the 512-bit FMA), the probe read its rate at the slower clock, but the clock
   // between the calls is read after the core is back at speed. Unscaled (several threads, a clock
   // unknown), the roof stays at its probe's clock, the slower one, and the share is not applied.
-  r.ceiling_sustained_share = roof.gflops ? roof.sustained.share : 0.0;
+  r.ceiling_sustained_share = 0;
   if (roof.gflops && roof.threads == 1 && r.threads == 1 && roof.clock.ghz > 0 && r.clock.ghz > 0) {
     r.ceiling_gflops = *roof.gflops * r.clock.ghz / roof.clock.ghz;
+    r.ceiling_sustained_share = roof.sustained.share;
     if (roof.sustained.lowers_roof()) *r.ceiling_gflops *= roof.sustained.share;
   }
   const int bits = roof.vector_bits > 0 ? roof.vector_bits : machine.vector_bits;

@@ -88,8 +88,9 @@ bool is_illegal_instruction(const std::string& error) { return error.find(kIlleg
 
 bool run_guarded(const std::function<void()>& body, std::string& error) {
   install_handlers();
-  // A guard inside another (a clock reading's inside a stream's run) hands the thread back to the
-  // outer one when it ends: clearing it would leave the rest of the outer body unguarded.
+  // A guard inside another hands the thread back to the outer one when it ends: clearing it would
+  // leave the rest of the outer body unguarded (a clock reading, which guards its own calls, inside
+  // a guarded body once did).
   sigjmp_buf* const outer = t_jump;
   sigjmp_buf jump;
   if (sigsetjmp(jump, 1) != 0) {

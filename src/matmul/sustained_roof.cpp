@@ -54,8 +54,7 @@ SustainedShare measure_sustained_share(const CpuInfo& cpu, const std::string& fo
   const isa::ProbeFn fn = code.value().fn();
   const double per_loop = double(copies) * per_copy;
 
-  // Each stream call guarded on its own: a clock reading guards its own calls, and a guard inside
-  // another leaves the outer one's calls after it unguarded (one guard a thread).
+  // Each stream call guarded on its own, the clock readings (which guard their own calls) outside.
   std::string err;
   uint64_t t0 = 0, t1 = 0;  // around the stream's call, inside the guard
   auto call = [&](uint64_t loops) {
