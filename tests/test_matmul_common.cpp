@@ -127,6 +127,14 @@ MatmulResult square_product(double gflops) {
   r.m = r.n = r.k = 1024, r.gflops = gflops, r.arithmetic_intensity = 170;
   return r;
 }
+
+// 65536 x 4 x 4096 at 30 GFLOP/s, AI 2: 1 GB of A, too thin to reuse it, so the model's DRAM figure
+// (20 GB/s x AI 2 = 40 GFLOP/s) binds below any compute roof here.
+MatmulResult thin_product() {
+  MatmulResult r;
+  r.m = 65536, r.n = 4, r.k = 4096, r.gflops = 30, r.arithmetic_intensity = 2;
+  return r;
+}
 }  // namespace
 
 TEST_CASE("matmul score: compute roof for reuse-rich shapes, memory roof for thin ones", "[matmul_common]") {
@@ -140,8 +148,7 @@ TEST_CASE("matmul score: compute roof for reuse-rich shapes, memory roof for thi
   CHECK(square.bound_by == "compute f32 512");
   CHECK(*square.efficiency == Approx(0.9));
   // 65536 x 4 x 4096: 1 GB of A, AI about 2: 20 GB/s x 2 = 40 GFLOP/s is the roof.
-  MatmulResult thin;
-  thin.m = 65536, thin.n = 4, thin.k = 4096, thin.gflops = 30, thin.arithmetic_intensity = 2;
+  MatmulResult thin = thin_product();
   score_matmul(thin, roof, machine);
   CHECK(thin.bound_by == "memory DRAM");
   CHECK(*thin.ceiling_gflops == Approx(40));
@@ -174,8 +181,7 @@ TEST_CASE("matmul score: a compute roof is taken to the clock the product ran at
   CHECK(*square2.ceiling_gflops == Approx(200));
   CHECK(square2.ceiling_clock_ghz == 0);
   // A memory roof is bandwidth, not cycles: not scaled (65536 x 4 x 4096 at AI 2: 20 GB/s x 2).
-  MatmulResult thin;
-  thin.m = 65536, thin.n = 4, thin.k = 4096, thin.gflops = 30, thin.arithmetic_intensity = 2;
+  MatmulResult thin = thin_product();
   thin.clock.ghz = 3.8;
   score_matmul(thin, roof, machine);
   CHECK(thin.bound_by == "memory DRAM");
@@ -267,8 +273,7 @@ TEST_CASE("matmul score: a roof that slows when run without pause is scaled by t
   CHECK(*team.ceiling_gflops == Approx(400));
   CHECK(team.ceiling_sustained_share == 0);
   // A memory roof below the scaled compute roof binds as before.
-  MatmulResult thin;
-  thin.m = 65536, thin.n = 4, thin.k = 4096, thin.gflops = 30, thin.arithmetic_intensity = 2;
+  MatmulResult thin = thin_product();
   thin.clock.ghz = 4.0;
   score_matmul(thin, roof, machine);
   CHECK(*thin.ceiling_measured_gflops == Approx(200));
@@ -319,8 +324,7 @@ TEST_CASE("matmul score: a product under a compute roof is also judged without t
   CHECK(crowded.efficiency);
   CHECK_FALSE(crowded.efficiency_while_running);
   // A memory roof was measured over long runs that paid the same interruptions.
-  MatmulResult thin;
-  thin.m = 65536, thin.n = 4, thin.k = 4096, thin.gflops = 30, thin.arithmetic_intensity = 2;
+  MatmulResult thin = thin_product();
   thin.availability = square.availability;
   score_matmul(thin, roof, machine);
   CHECK(thin.bound_by == "memory DRAM");
