@@ -327,6 +327,56 @@ TEST_CASE("throughput sweep: only copies that chain are bound by the latency, an
   CHECK_FALSE(limited_by_registers(1, 1, false, 6.0, 4.0));    // one chain, held by its pipe, not its latency
 }
 
+TEST_CASE("throughput sweep: the fastest K beyond its chain bound gives way to more chains the bound explains",
+          "[probe_runner]") {
+  using peakprobe::detail::beyond_chain_bound;
+  using peakprobe::detail::chosen_sweep_point;
+  using peakprobe::detail::SweepPoint;
+  // 10 chains of a 5-cycle link run at 0.5 an instruction at most: 0.49 is beyond, 0.5 is not.
+  CHECK(beyond_chain_bound(0.49, 10, 5.0));
+  CHECK_FALSE(beyond_chain_bound(0.5, 10, 5.0));
+  CHECK_FALSE(beyond_chain_bound(0.497, 10, 5.0));  // within the noise of a chain at its bound
+  CHECK_FALSE(beyond_chain_bound(0.49, 10, 0.0));   // no latency known: no bound
+  const auto points = [](std::vector<std::pair<int, double>> kr, double latency) {
+    std::vector<SweepPoint> p;
+    for (auto [k, recip] : kr) p.push_back({k, recip, beyond_chain_bound(recip, k, latency), 0.002});
+    return p;
+  };
+  // The sweep of a 512-bit FP16 FMA on the Sapphire Rapids-class VM (the impossible K left out):
+  // 10 chains at 0.491 beat their bound, 12 and 16 ran 2% slower within it: 12 is reported.
+  const auto fp16 = points({{3, 1.7468}, {10, 0.4908}, {12, 0.5008}, {16, 0.5005}}, 5.21);
+  CHECK(chosen_sweep_point(fp16) == 2);
+  CHECK(chosen_sweep_point(fp16, false) == 1);  // the fastest
+  // A fastest K within its bound stays, however close a larger K comes.
+  CHECK(chosen_sweep_point(points({{8, 0.5}, {10, 0.501}, {12, 0.502}}, 4.0)) == 0);
+  // A larger K more than kExplainedLimit slower is no explanation: the fastest stays.
+  CHECK(chosen_sweep_point(points({{3, 0.3254}, {4, 0.3425}, {6, 0.36}}, 1.004)) == 0);
+  // Of several that qualify, the fewest chains; a larger K itself beyond its bound does not qualify.
+  CHECK(chosen_sweep_point(points({{3, 0.3254}, {6, 0.3346}, {8, 0.3340}}, 1.004)) == 1);
+  CHECK(chosen_sweep_point(points({{8, 0.46}, {10, 0.47}, {12, 0.475}}, 5.21)) == 2);
+  // The fastest beyond its bound with nothing to give way to stays.
+  CHECK(chosen_sweep_point(points({{3, 0.3254}, {4, 0.2480}, {6, 0.3346}}, 1.004)) == 1);
+  // No chains to bind (latency 0): the fastest.
+  CHECK(chosen_sweep_point(points({{2, 0.49}, {4, 0.5}}, 0.0)) == 0);
+  // Within its bound, but its N and 2N copies imply an overhead far above the others': its short
+  // calls ran slower per instruction than its long ones. The same sweep with a latency of 4.9.
+  auto odd = points({{3, 1.7468}, {10, 0.4908}, {12, 0.5008}, {16, 0.5005}}, 4.9);
+  REQUIRE_FALSE(odd[1].beyond_bound);
+  CHECK(chosen_sweep_point(odd) == 1);
+  odd[1].overhead = 0.024;
+  CHECK(chosen_sweep_point(odd) == 2);
+  odd[1].overhead = 0.002 + peakprobe::detail::kOverheadExcess * 0.9;  // within the excess
+  CHECK(chosen_sweep_point(odd) == 1);
+  // The lowest overhead of the K that compete is the reference, negative ones included; a K far
+  // slower (one chain's short loop) does not set it.
+  odd[1].overhead = 0.012;
+  odd[2].overhead = -0.006;
+  CHECK(chosen_sweep_point(odd) == 2);  // 12 chains at -0.6% set it: 10 chains at +1.2% are unexplained
+  odd[2].overhead = 0.002;
+  odd[0].overhead = -0.021;
+  CHECK(chosen_sweep_point(odd) == 1);
+}
+
 TEST_CASE("throughput sweep: K chains through the destination never beat one chain's latency over K",
           "[probe_runner]") {
   using peakprobe::detail::beats_chain_bound;

@@ -180,6 +180,12 @@ inline constexpr double kEliminatedLatency = 0.75;
 // K chains through the destination timed below this share of one chain's latency over K are
 // impossible (beats_chain_bound): undisturbed timings of K chains at their bound read within about 3%.
 inline constexpr double kChainBoundSlack = 0.93;
+// K chains timed below this share of one chain's latency over K are beyond their bound
+// (beyond_chain_bound): possible, but a larger K within kExplainedLimit that is not wins the sweep.
+inline constexpr double kChainBoundTrust = 0.99;
+inline constexpr double kExplainedLimit = 0.04;
+// An implied loop overhead this far above the lowest of its sweep leaves a K's figure unexplained.
+inline constexpr double kOverheadExcess = 0.015;
 // Two measurements of the chosen K whose minima differ by more than this are not reproducible.
 inline constexpr double kRepeatLimit = 0.03;
 // Timings of the same stream (three code layouts of the chosen K; a mix's two rounds) of which none
@@ -301,6 +307,36 @@ bool limited_by_registers(int chosen_k, int kmax, bool chain_bound, double recip
 // sample slowed, the implied loop overhead +57%), won the sweep and, outvoted by its two re-placed
 // layouts (1.48, 1.49), left the row `ok` at 1.48 where 3 chains give 1.0.
 bool beats_chain_bound(double recip_throughput, int k, double latency_cycles);
+// Whether K chains through the destination ran faster than one chain's latency allows by more than
+// kChainBoundTrust: not impossible (beats_chain_bound), since a chain can run faster inside a stream
+// than alone, but not explained by its chains either.
+bool beyond_chain_bound(double recip_throughput, int k, double latency_cycles);
+// One K of a throughput sweep that counted (not impossible): its chains, its figure, whether the
+// figure is beyond its chain bound (beyond_chain_bound), and the loop overhead its N and 2N copies
+// imply (PairTiming::overhead_fraction).
+struct SweepPoint {
+  int k = 0;
+  double recip = 0;
+  bool beyond_bound = false;
+  double overhead = 0;
+};
+// The K a sweep reports: the fastest, unless its figure is unexplained and a larger K whose figure
+// is explained ran within kExplainedLimit of it; then the fewest such chains. Unexplained: beyond
+// its chain bound, or an implied loop overhead more than kOverheadExcess above the sweep's lowest
+// (each K's copies hold about the same number of instructions, so their fixed cost is alike: a K
+// whose short calls ran slower per instruction than its long ones reads its difference too fast;
+// the lowest is taken over the K within kExplainedLimit of the fastest).
+// The chain bound is the only check a throughput figure has against the hardware without a pipe
+// count, and the fastest of several timings is where such a difference lands. On the Sapphire
+// Rapids-class VM a 512-bit FP16 FMA chain reads 5.0-5.2 cycles alone, while 2 chains run at 2.00
+// cycles an instruction (4.0 a link) and 3 at 1.75 (5.2): the one-chain latency is no proof there,
+// and kChainBoundSlack let 10 chains at 0.491 cycles pass (2.04 a cycle, beyond the core's two FMA
+// pipes; implied overhead +2.4%) where 12 and 16 chains read 0.501 (+0.3%); 36 rows of a whole
+// table, FP16 FMAs and a 512-bit VNNI dot product, read 2.02-2.04 a cycle that way, and 14
+// 128-bit integer and logic forms 3.04 a cycle from 3 chains (+3.0%; 6 chains 0.334, +0.2%) on its
+// three vector ALUs.
+// `prefer_explained` false: the fastest, whatever it implies. `points` must not be empty.
+size_t chosen_sweep_point(const std::vector<SweepPoint>& points, bool prefer_explained = true);
 // The latency chain timed twice: the headline latency (`latency_method`) and an operand latency built
 // the same way (same method, no bridge of unknown latency) are two timings of one chain, so a
 // disagreement beyond kRepeatLimit is a doubt, with both figures. Seen on a Sapphire Rapids-class VM:
