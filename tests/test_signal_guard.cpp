@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <csignal>
+#include <stdexcept>
 #include <string>
 #include <thread>
 
@@ -60,6 +61,29 @@ TEST_CASE("signal guard: guards nest, the outer one catching what follows the in
   CHECK(after);
   CHECK(inner_error.find("SIGFPE") != std::string::npos);
   CHECK(outer_error.empty());
+}
+
+// Found in review: a body that threw left the thread's guard pointing at the returned guard's jump
+// buffer, and a later fault under an outer guard jumped into that dead frame instead of the outer
+// guard's.
+TEST_CASE("signal guard: a body that throws hands the thread back to the outer guard", "[signal_guard]") {
+  std::string outer_error, inner_error;
+  bool outer = true, caught = false;
+  std::thread([&] {
+    outer = run_guarded(
+        [&] {
+          try {
+            run_guarded([] { throw std::runtime_error("thrown by the body"); }, inner_error);
+          } catch (const std::runtime_error&) {
+            caught = true;
+          }
+          std::raise(SIGSEGV);
+        },
+        outer_error);
+  }).join();
+  CHECK(caught);
+  CHECK_FALSE(outer);
+  CHECK(outer_error.find("SIGSEGV") != std::string::npos);
 }
 
 namespace {

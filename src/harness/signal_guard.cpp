@@ -91,16 +91,21 @@ bool run_guarded(const std::function<void()>& body, std::string& error) {
   // A guard inside another hands the thread back to the outer one when it ends: clearing it would
   // leave the rest of the outer body unguarded (a clock reading, which guards its own calls, inside
   // a guarded body once did).
-  sigjmp_buf* const outer = t_jump;
+  // The hand-back is an object made before the jump point, so that it runs however the body ends:
+  // returning, faulting (back here through siglongjmp, in this frame) or throwing. A body that
+  // threw once left the thread pointing at this frame's dead jump buffer, and the next fault
+  // anywhere on the thread jumped into it.
+  struct HandBack {
+    sigjmp_buf* outer;
+    ~HandBack() { t_jump = outer; }
+  } const hand_back{t_jump};
   sigjmp_buf jump;
   if (sigsetjmp(jump, 1) != 0) {
-    t_jump = outer;
     error = describe(t_signal);
     return false;
   }
   t_jump = &jump;
   body();
-  t_jump = outer;
   return true;
 }
 
