@@ -240,7 +240,7 @@ struct Column {
   Cell cell;
 };
 
-constexpr int kMs = 4, kRate = 2, kIntensity = 3, kFraction = 4, kGhz = 3, kError = 3, kSpeedup = 3;
+constexpr int kMs = 4, kRate = 2, kIntensity = 3, kFraction = 4, kGhz = 3, kError = 3, kSpeedup = 3, kShare = 3;
 
 std::string csv_fixed(double v, int decimals) { return fixed(v, decimals, ""); }
 std::string when_timed(const MatmulResult& r, double v, int decimals) { return timed(r) ? csv_fixed(v, decimals) : ""; }
@@ -284,6 +284,11 @@ constexpr Column kCells[] = {
     {"ceiling_gflops",
      [](const MatmulResult& r) { return r.ceiling_gflops ? csv_fixed(*r.ceiling_gflops, kRate) : ""; }},
     {"ceiling_source", [](const MatmulResult& r) { return r.ceiling_source; }},
+    // Empty where the roof was not cut (the JSON's null): the share is recorded only where it was.
+    {"ceiling_sustained_share",
+     [](const MatmulResult& r) {
+       return r.ceiling_sustained_share > 0 ? csv_fixed(r.ceiling_sustained_share, kShare) : "";
+     }},
     {"bound_by", [](const MatmulResult& r) { return r.bound_by; }},
     {"efficiency",
      [](const MatmulResult& r) { return timed(r) && r.efficiency ? csv_fixed(*r.efficiency, kFraction) : ""; }},
