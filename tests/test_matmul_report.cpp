@@ -375,8 +375,8 @@ TEST_CASE("matmul outputs of a run that failed before timing", "[matmul_report]"
   CHECK(md.str().find("| 64x64x64 | bf16 | 1 | 1 | - | - | - | - | - | - | error |\n") != std::string::npos);
   CHECK(md.str().find("- 64x64x64 bf16 (error): needs avx512_bf16\n") != std::string::npos);
   write_matmul_csv(csv, {r});
-  // Nothing after cold_cache but the status and the reason: 29 empty fields in between.
-  const std::string line = "\"matmul bf16 64x64x64 batch 1, 1 thread\",64,64,64,1,bf16,1,none" + std::string(30, ',') +
+  // Nothing after cold_cache but the status and the reason: 30 empty fields in between.
+  const std::string line = "\"matmul bf16 64x64x64 batch 1, 1 thread\",64,64,64,1,bf16,1,none" + std::string(31, ',') +
                            "error,needs avx512_bf16\n";
   CHECK(csv.str().find("\n" + line) != std::string::npos);
   std::ostringstream none;
