@@ -35,6 +35,13 @@ inline int registers_needed(const MicroKernelShape& s) {
   return s.mr * s.nv + s.nv + 1 + (s.widened && s.dtype == MatmulDtype::i8 ? 1 : 0);
 }
 
+// k steps an iteration of a kernel's loop (1 << kKernelUnrollShift) where B is packed: the pointer
+// adds and the loop branch run once for them all, each step reads its operands at a displacement.
+// A tail loop of one step an iteration takes the k steps left over; in-place B (b_direct), which
+// moves by a register, keeps one step an iteration.
+inline constexpr int kKernelUnrollShift = 2;
+inline constexpr int kKernelUnroll = 1 << kKernelUnrollShift;
+
 // "" when the shape can be generated for a CPU with these vector registers, else why not.
 std::string check_shape(const MicroKernelShape& s, int vector_registers);
 
