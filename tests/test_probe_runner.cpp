@@ -343,16 +343,16 @@ TEST_CASE("throughput sweep: the fastest K beyond its chain bound gives way to m
     return p;
   };
   // The sweep of a 512-bit FP16 FMA on the Sapphire Rapids-class VM (the impossible K left out):
-  // 10 chains at 0.491 beat their bound, 12 and 16 ran 2% slower within it: 12 is reported.
+  // 10 chains at 0.491 beat their bound, 12 and 16 ran 2% slower within it: the faster of those.
   const auto fp16 = points({{3, 1.7468}, {10, 0.4908}, {12, 0.5008}, {16, 0.5005}}, 5.21);
-  CHECK(chosen_sweep_point(fp16) == 2);
+  CHECK(chosen_sweep_point(fp16) == 3);         // 16 chains, the faster of the two
   CHECK(chosen_sweep_point(fp16, false) == 1);  // the fastest
   // A fastest K within its bound stays, however close a larger K comes.
   CHECK(chosen_sweep_point(points({{8, 0.5}, {10, 0.501}, {12, 0.502}}, 4.0)) == 0);
   // A larger K more than kExplainedLimit slower is no explanation: the fastest stays.
   CHECK(chosen_sweep_point(points({{3, 0.3254}, {4, 0.3425}, {6, 0.36}}, 1.004)) == 0);
-  // Of several that qualify, the fewest chains; a larger K itself beyond its bound does not qualify.
-  CHECK(chosen_sweep_point(points({{3, 0.3254}, {6, 0.3346}, {8, 0.3340}}, 1.004)) == 1);
+  // Of several that qualify, the fastest; a larger K itself beyond its bound does not qualify.
+  CHECK(chosen_sweep_point(points({{3, 0.3254}, {6, 0.3346}, {8, 0.3340}}, 1.004)) == 2);
   CHECK(chosen_sweep_point(points({{8, 0.46}, {10, 0.47}, {12, 0.475}}, 5.21)) == 2);
   // The fastest beyond its bound with nothing to give way to stays.
   CHECK(chosen_sweep_point(points({{3, 0.3254}, {4, 0.2480}, {6, 0.3346}}, 1.004)) == 1);
@@ -364,17 +364,41 @@ TEST_CASE("throughput sweep: the fastest K beyond its chain bound gives way to m
   REQUIRE_FALSE(odd[1].beyond_bound);
   CHECK(chosen_sweep_point(odd) == 1);
   odd[1].overhead = 0.024;
-  CHECK(chosen_sweep_point(odd) == 2);
+  CHECK(chosen_sweep_point(odd) == 3);
   odd[1].overhead = 0.002 + peakprobe::detail::kOverheadExcess * 0.9;  // within the excess
   CHECK(chosen_sweep_point(odd) == 1);
-  // The lowest overhead of the K that compete is the reference, negative ones included; a K far
-  // slower (one chain's short loop) does not set it.
+  // The lowest overhead of the K that compete is the reference, but never below zero: a negative
+  // fixed cost is the odd one (its long calls ran faster per instruction), not the others.
   odd[1].overhead = 0.012;
-  odd[2].overhead = -0.006;
-  CHECK(chosen_sweep_point(odd) == 2);  // 12 chains at -0.6% set it: 10 chains at +1.2% are unexplained
+  odd[2].overhead = -0.015;
+  CHECK(chosen_sweep_point(odd) == 1);
+  odd[1].overhead = 0.017;
+  CHECK(chosen_sweep_point(odd) == 3);  // 1.7 points above zero: 16 chains (+0.2%) are explained
+  // A K far slower (one chain's short loop) does not compete, and does not set the reference.
+  odd[1].overhead = 0.012;
   odd[2].overhead = 0.002;
   odd[0].overhead = -0.021;
   CHECK(chosen_sweep_point(odd) == 1);
+  odd[0].overhead = 0.002;
+  odd[1].overhead = 0.024;
+  odd[2].overhead = 0.024;
+  CHECK(chosen_sweep_point(odd) == 3);
+  // The reference is the lowest of the K that compete, however high it is.
+  odd[3].overhead = 0.024;
+  odd[2].overhead = 0.024;
+  odd[1].overhead = 0.060;
+  CHECK(chosen_sweep_point(odd) == 3);  // 16 chains at +2.4% are within 1.5 points of the lowest
+  // No other K is explained: the fastest stays.
+  odd[3].beyond_bound = odd[2].beyond_bound = true;
+  CHECK(chosen_sweep_point(odd) == 1);
+  // The three layouts of a chosen K, judged alike: 10 chains of a 512-bit FP16 FMA at 0.501
+  // (+0.6%), and two layouts in the short calls' slow mode.
+  using peakprobe::detail::explained_points;
+  const std::vector<SweepPoint> layouts = {{10, 0.5010, beyond_chain_bound(0.5010, 10, 4.927), 0.006},
+                                           {10, 0.4954, beyond_chain_bound(0.4954, 10, 4.927), 0.024},
+                                           {10, 0.4875, beyond_chain_bound(0.4875, 10, 4.927), 0.025}};
+  CHECK(explained_points(layouts) == std::vector<bool>{true, false, false});
+  CHECK(explained_points({}).empty());
 }
 
 TEST_CASE("throughput sweep: K chains through the destination never beat one chain's latency over K",

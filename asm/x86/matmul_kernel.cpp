@@ -161,7 +161,7 @@ Error emit_kernel(ax::Assembler& e, const MicroKernelShape& s, int rows, int col
       e.add(b, Imm(4 * s.nr() * steps_done));
     }
   };
-  Label loop = e.newLabel(), done = e.newLabel(), store = e.newLabel(), out = e.newLabel();
+  Label done = e.newLabel(), store = e.newLabel(), out = e.newLabel();
   e.test(steps, steps);
   e.jz(done);
   // kKernelUnroll k steps an iteration. Scalar adds can issue on the vector pipes' ports and take
@@ -191,6 +191,7 @@ Error emit_kernel(ax::Assembler& e, const MicroKernelShape& s, int rows, int col
     e.dec(rest);
     e.jnz(tail_loop);
   } else {
+    Label loop = e.newLabel();
     e.align(AlignMode::kCode, 64);
     e.bind(loop);
     emit_step(0);

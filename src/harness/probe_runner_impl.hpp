@@ -320,12 +320,12 @@ struct SweepPoint {
   bool beyond_bound = false;
   double overhead = 0;
 };
-// The K a sweep reports: the fastest, unless its figure is unexplained and a larger K whose figure
-// is explained ran within kExplainedLimit of it; then the fewest such chains. Unexplained: beyond
-// its chain bound, or an implied loop overhead more than kOverheadExcess above the sweep's lowest
-// (each K's copies hold about the same number of instructions, so their fixed cost is alike: a K
-// whose short calls ran slower per instruction than its long ones reads its difference too fast;
-// the lowest is taken over the K within kExplainedLimit of the fastest).
+// The K a sweep reports: the fastest, unless its figure is unexplained and another K whose figure
+// is explained ran within kExplainedLimit of it; then the fastest such K. Unexplained: beyond its
+// chain bound, or an implied loop overhead more than kOverheadExcess above the lowest of the K
+// within kExplainedLimit of the fastest (taken as 0 where that is negative). Each K's copies hold
+// about the same number of instructions, so their fixed cost is alike: a K whose short calls ran
+// slower per instruction than its long ones implies a larger one and reads its difference too fast.
 // The chain bound is the only check a throughput figure has against the hardware without a pipe
 // count, and the fastest of several timings is where such a difference lands. On the Sapphire
 // Rapids-class VM a 512-bit FP16 FMA chain reads 5.0-5.2 cycles alone, while 2 chains run at 2.00
@@ -337,6 +337,9 @@ struct SweepPoint {
 // three vector ALUs.
 // `prefer_explained` false: the fastest, whatever it implies. `points` must not be empty.
 size_t chosen_sweep_point(const std::vector<SweepPoint>& points, bool prefer_explained = true);
+// Which of `points` are explained, as chosen_sweep_point judges them (also the layouts of the
+// chosen K: an unexplained one is left out of their median while another is explained).
+std::vector<bool> explained_points(const std::vector<SweepPoint>& points);
 // The latency chain timed twice: the headline latency (`latency_method`) and an operand latency built
 // the same way (same method, no bridge of unknown latency) are two timings of one chain, so a
 // disagreement beyond kRepeatLimit is a doubt, with both figures. Seen on a Sapphire Rapids-class VM:

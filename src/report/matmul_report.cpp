@@ -284,7 +284,7 @@ constexpr Column kCells[] = {
     {"ceiling_gflops",
      [](const MatmulResult& r) { return r.ceiling_gflops ? csv_fixed(*r.ceiling_gflops, kRate) : ""; }},
     {"ceiling_source", [](const MatmulResult& r) { return r.ceiling_source; }},
-    // Empty where the roof was not cut (the JSON's null): the share is recorded only where it was.
+    // Empty where the JSON has null: not measured, or the roof was not scaled to the product's clock.
     {"ceiling_sustained_share",
      [](const MatmulResult& r) {
        return r.ceiling_sustained_share > 0 ? csv_fixed(r.ceiling_sustained_share, kShare) : "";
