@@ -362,7 +362,7 @@ bool ProbeRunner::Impl::measure_throughput(const isa::ProbeForm& form, const std
   }
   if (!counted.empty()) {
     const size_t pick = chosen_sweep_point(points);
-    const size_t fastest = chosen_sweep_point(points, false);
+    const size_t fastest = fastest_point(points);
     if (pick != fastest)
       spdlog::debug("  K={:<2} {:.4f} cycles/inst (overhead {:+.1f}%) is not what {} chains of {:.3f} cycles explain; "
                     "K={} ({:.4f}, {:+.1f}%, overhead {:+.1f}%) is",
@@ -437,7 +437,7 @@ bool ProbeRunner::Impl::measure_throughput(const isa::ProbeForm& form, const std
       lp.push_back({r.accumulators, x.t.value, beyond_chain_bound(x.t.value, r.accumulators, bound_latency),
                     x.t.overhead_fraction});
     const std::vector<bool> explained = explained_points(lp);
-    if (std::count(explained.begin(), explained.end(), true) > 0) {
+    if (std::find(explained.begin(), explained.end(), true) != explained.end()) {
       std::vector<Timed> kept;
       for (size_t i = 0; i < timed.size(); ++i)
         if (explained[i]) kept.push_back(std::move(timed[i]));
@@ -787,11 +787,16 @@ bool beyond_chain_bound(double recip_throughput, int k, double latency_cycles) {
   return latency_cycles > 0 && recip_throughput > 0 && k > 0 && recip_throughput * k < kChainBoundTrust * latency_cycles;
 }
 
-std::vector<bool> explained_points(const std::vector<SweepPoint>& points) {
-  if (points.empty()) return {};
+size_t fastest_point(const std::vector<SweepPoint>& points) {
   size_t fastest = 0;
   for (size_t i = 1; i < points.size(); ++i)
     if (points[i].recip < points[fastest].recip) fastest = i;
+  return fastest;
+}
+
+std::vector<bool> explained_points(const std::vector<SweepPoint>& points) {
+  if (points.empty()) return {};
+  const size_t fastest = fastest_point(points);
   // The overhead of the K that compete: the lowest, but not below zero. One chain's short loop, far
   // slower, implies its own (-2.1% beside +0.3% for the rest, a 512-bit FP16 FMA) and does not
   // compete; a negative fixed cost is itself odd (its long calls ran faster per instruction), and a
@@ -806,9 +811,7 @@ std::vector<bool> explained_points(const std::vector<SweepPoint>& points) {
 }
 
 size_t chosen_sweep_point(const std::vector<SweepPoint>& points, bool prefer_explained) {
-  size_t fastest = 0;
-  for (size_t i = 1; i < points.size(); ++i)
-    if (points[i].recip < points[fastest].recip) fastest = i;
+  const size_t fastest = fastest_point(points);
   const std::vector<bool> explained = explained_points(points);
   if (!prefer_explained || explained[fastest]) return fastest;
   std::optional<size_t> pick;

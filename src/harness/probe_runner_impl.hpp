@@ -337,6 +337,8 @@ struct SweepPoint {
 // three vector ALUs.
 // `prefer_explained` false: the fastest, whatever it implies. `points` must not be empty.
 size_t chosen_sweep_point(const std::vector<SweepPoint>& points, bool prefer_explained = true);
+// The index of the fastest of `points` (not empty).
+size_t fastest_point(const std::vector<SweepPoint>& points);
 // Which of `points` are explained, as chosen_sweep_point judges them (also the layouts of the
 // chosen K: an unexplained one is left out of their median while another is explained).
 std::vector<bool> explained_points(const std::vector<SweepPoint>& points);
