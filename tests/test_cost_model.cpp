@@ -732,6 +732,40 @@ TEST_CASE("a measured barrier replaces the round-trip price, once per shared B b
         std::string::npos);
 }
 
+TEST_CASE("the first call on a B micro-panel from a B block beyond L2 waits for it as long as the level is slow",
+          "[cost_model]") {
+  MachineModel m = laptop();
+  const MatmulProblem p = problem(2048, 2048, 2048, 1);
+  // 8x3 blocks: a k step reads 8 + 24 words in 24 FMA cycles, about 30 GB/s of B at 3.7 GHz.
+  const MatmulConfig in_l3 = config(8, 3, 48, 256, 2064, 1, 1);  // 2 MiB B block: beyond the 1 MiB L2
+  const MatmulConfig in_l2 = config(8, 3, 48, 256, 240, 1, 1);   // 240 KiB B block
+  const CandidateCost l3_fast = predict(m, p, in_l3), l2_fast = predict(m, p, in_l2);
+  m.l3_gbps = 10;
+  const CandidateCost l3_slow = predict(m, p, in_l3), l2_slow = predict(m, p, in_l2);
+  CHECK(l3_slow.compute_seconds > l3_fast.compute_seconds * 1.1);  // the first calls wait
+  CHECK(l3_slow.kernel_efficiency < l3_fast.kernel_efficiency);
+  CHECK(l2_slow.compute_seconds == Approx(l2_fast.compute_seconds));  // its B block is in L2
+  // At 44 GB/s the panels arrive faster than the calls consume them: nothing to wait for.
+  MachineModel fast = laptop();
+  fast.l3_gbps = 440;
+  CHECK(predict(fast, p, in_l3).compute_seconds == Approx(l3_fast.compute_seconds));
+}
+
+TEST_CASE("a K split's sums are priced where its region lies and at the hand-off rate, each part adding its share",
+          "[cost_model]") {
+  MachineModel m = laptop();
+  const MatmulProblem p = problem(1024, 1024, 4096, 2);
+  MatmulConfig split = config(8, 3, 256, 512, 1056, 1, 1);
+  split.k_threads = 2, split.threads = 2;
+  const CandidateCost unmeasured = predict(m, p, split);
+  m.handoff_gbps = 10;
+  const CandidateCost measured = predict(m, p, split);
+  // Each part adds half of the 4 MiB region (beyond L2, in L3 at 44 GB/s): of what it reads, one half
+  // was written by the other core and comes at the hand-off rate instead.
+  const double slice = 1024.0 * 1024 * 4 / 2;
+  CHECK(measured.pack_seconds - unmeasured.pack_seconds == Approx(slice / 10e9 - slice / 44e9));
+}
+
 TEST_CASE("a small product runs on fewer threads when waking all of them costs more than it saves", "[cost_model]") {
   MachineModel costly = server();
   // Twice the time of a whole 64^3 product on one core of this machine (0.52 MFLOP at 384 GFLOP/s: 1.4 us).

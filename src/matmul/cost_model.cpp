@@ -405,6 +405,12 @@ Placement place(const Geometry& g, const Budgets& b) {
   return pl;
 }
 
+// Whether the first call of each ic block on a B micro-panel reads it from beyond L2 (the B block
+// lives in L3 or DRAM). That call cannot run faster than the level delivers the panel, and nothing
+// fetches the panel ahead of it: a stall in the kernel (evaluate). The same bytes stay in the
+// traffic the kernels overlap (kernel_memory_seconds): they share the level's bandwidth with it.
+bool first_calls_stream_b(const Placement& pl) { return pl.b_block == Level::l3 || pl.b_block == Level::dram; }
+
 // The slower of two levels (they are declared fastest first). Packed buffers are written at no more
 // than L2 speed, even when they would fit L1.
 Level slower(Level a, Level b) { return std::max(a, b); }
@@ -427,7 +433,8 @@ double kernel_memory_seconds(const MachineModel& machine, const MatmulConfig& c,
   // lives (the read packing would have done), overlapped with the kernels.
   if (!c.pack_b) s += transfer_seconds(machine, b, g.cols * g.k * ab, b.source);
   // A B micro-panel comes from the B block once per ic block (its first call); the other calls of
-  // that ic block find it in L1, or re-read it from where it fits when L1 cannot hold it.
+  // that ic block find it in L1, or re-read it from where it fits when L1 cannot hold it. (From
+  // beyond L2 the first calls also wait for it: evaluate.)
   s += transfer_seconds(machine, b, double(g.n_ic) * double(g.cols_pad) * k * pb, pl.b_block);
   // Re-reads from L2 are in the kernel's own time where they were measured (evaluate).
   if (pl.b_panel != Level::l2 || b_panel_l2_wait(machine, g.dt) < 0)
@@ -519,6 +526,21 @@ std::string notes_of(const MatmulConfig& c, const Geometry& g, const Placement& 
   return out;
 }
 
+// The K parts' reduction, between two barriers of the parts: each part adds the others' sums into
+// its share of the region's rows (gemm.cpp). Of the slices it reads, k_threads - 1 were written by
+// other cores (the other parts' buffers, and C for all but the first part), at the measured hand-off
+// rate; its own slice is read and C's written where the region fits. Priced from L2 for any region,
+// the sums of a 2048^3 f32 product split in two (16 MiB a part) cost 0.35 ms, where the split ran
+// 4.3 ms behind a 1x2 grid on the Sapphire Rapids-class VM.
+double k_sum_seconds(const MachineModel& machine, const Budgets& b, const Geometry& g, int k_threads) {
+  const double region = g.rows * g.cols * g.dt.c_bytes, slice = region / k_threads;
+  const Level level = region <= b.l2 ? Level::l2 : region <= b.l3_thread ? Level::l3 : Level::dram;
+  const double others = slice * (k_threads - 1);
+  const double from_others = machine.handoff_gbps > 0 ? others / (machine.handoff_gbps * kGiga)
+                                                      : transfer_seconds(machine, b, others, level);
+  return from_others + transfer_seconds(machine, b, 2 * slice, level) + 2 * barrier_seconds(machine, k_threads);
+}
+
 CandidateCost evaluate(const MachineModel& machine, const MatmulProblem& problem, const MatmulConfig& config) {
   CandidateCost r;
   r.config = normalized(machine, problem, config);
@@ -563,17 +585,22 @@ CandidateCost evaluate(const MachineModel& machine, const MatmulProblem& problem
   const double b_rereads = g.b_panel_rereads() * double(g.kpad) * c.nr * g.dt.packed_bytes;
   if (pl.b_panel == Level::l2 && b_wait > 0) cycles += b_rereads * b_wait;
   if (pl.b_panel == Level::l2 && b_wait >= 0) cycles = std::max(cycles, transfer_seconds(machine, b, b_rereads, Level::l2) * hz);
+  // The first call of each ic block on a B micro-panel streams it from a B block beyond L2 and runs
+  // no faster than that level delivers it. Priced as overlapped traffic instead, a 2x1 grid whose
+  // 2 MiB B block (kc 256) sat in L3 looked as fast as one whose B block fit L2, and ran 7% slower
+  // (2048^3 f32 on 2 threads of the Sapphire Rapids-class VM: 63.3 against 58.9 ms); the model's
+  // kc 1024 picks, with their 192 KiB panels, were the slowest of the configurations it checked.
+  if (first_calls_stream_b(pl)) {
+    const double calls = double(g.n_ic) * double(g.tiles_n_t);
+    const double bytes = calls * double(g.kpad) * c.nr * g.dt.packed_bytes;
+    const double busy = calls * double(g.ksteps) * kt.step;
+    cycles += std::max(0.0, transfer_seconds(machine, b, bytes, pl.b_block) * hz - busy);
+  }
   r.kernel_efficiency = ideal / cycles;
   r.compute_seconds = cycles / hz * batch;
   r.memory_seconds = kernel_memory_seconds(machine, c, g, b, pl) * batch;
   r.pack_seconds = pack_seconds(machine, c, g, b, pl) * batch;
-  if (c.k_threads > 1) {
-    // The first K part adds the others' sums into C (a read of each and a read and write of C, from
-    // L2), between two barriers of the K parts.
-    const double sums = double(c.k_threads - 1) * g.rows * g.cols * g.dt.c_bytes * 3;
-    const double barriers = 2 * barrier_seconds(machine, c.k_threads);
-    r.pack_seconds += (sums / (std::max(machine.l2_gbps, 1e-3) * kGiga) + barriers) * batch;
-  }
+  if (c.k_threads > 1) r.pack_seconds += k_sum_seconds(machine, b, g, c.k_threads) * batch;
   // One wake-up and join of the team per call: a batch is one run of it (gemm.cpp).
   r.team_seconds = fork_join_cost(machine, c.threads);
   r.seconds = soft_max(r.compute_seconds, r.memory_seconds, kOverlapSoftness) + r.pack_seconds + r.team_seconds;

@@ -400,14 +400,19 @@ Expected<bool> Gemm::run_batch(const GemmArgs& x, int64_t batch, const BatchStri
         }
       }
       if (tk_count > 1) {
-        // The first K part adds the others' sums into C once all are done; they wait, so that none
-        // writes the next item into its buffer before it was read.
+        // Once all K parts are done, each adds the others' sums into C for its own share of the
+        // region's rows (in the same order as one thread would: bit for bit the same C). The first
+        // part alone took the whole reduction before: on a 2048^3 f32 product split in two, 48 MiB
+        // read and written by one core while the other waited. They wait again, so that none writes
+        // the next item into its buffer before it was read.
         SpinBarrier& kb = *k_barriers[size_t(group * grid + cell)];
         kb.wait();
-        if (tk == 0)
-          for (int other = 1; other < tk_count; ++other)
-            add_part(reinterpret_cast<uint32_t*>(c_item) + r0 * x.ldc + c0, x.ldc,
-                     ws.partial[size_t(group * per_item + other * grid + cell)].get(), r1 - r0, c1 - c0, is_int);
+        const int64_t height = r1 - r0, width = c1 - c0;
+        const int64_t s0 = r0 + height * tk / tk_count, s1 = r0 + height * (tk + 1) / tk_count;
+        for (int other = 1; other < tk_count && s1 > s0; ++other)
+          add_part(reinterpret_cast<uint32_t*>(c_item) + s0 * x.ldc + c0, x.ldc,
+                   ws.partial[size_t(group * per_item + other * grid + cell)].get() + (s0 - r0) * width, s1 - s0,
+                   width, is_int);
         kb.wait();
       }
     }
