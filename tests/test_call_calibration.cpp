@@ -118,6 +118,31 @@ TEST_CASE("hw: call calibration: the k loop runs no faster than the multiply-add
   CHECK(calls->call_l1 < 128 * calls->step_cycles);
 }
 
+TEST_CASE("hw: call calibration: the kernel's k loop timed alone runs no faster than the multiply-add ports allow",
+          "[call_calibration][hw]") {
+  const CpuInfo& cpu = test::this_cpu();
+  if (const std::string why = gemm_unsupported(cpu, MatmulDtype::f32); !why.empty()) PP_SKIP(why);
+  MachineModel machine;
+  if (const std::string why = measure_machine(cpu, machine); !why.empty()) PP_SKIP(why);
+  Gemm gemm(cpu, MatmulDtype::f32);
+  for (auto [mr, nv] : {calibration_block(machine, MatmulDtype::f32), std::pair{2, 1}}) {
+    auto step = measure_step_seconds(gemm, mr, nv);
+    REQUIRE(step.ok());
+    // Seconds at the roof's clock: 5% for the clock's own reading, as for measure_calls.
+    const double cycles = *step * machine.ghz * 1e9, ports = double(mr * nv) / machine.fma_per_cycle;
+    WARN(mr << "x" << nv << " block alone: k step " << cycles << " cycles at " << machine.ghz << " GHz");
+    CHECK(cycles >= ports * 0.95);
+    // A 2x1 block's step is a chain of its two multiply-adds' latency, no faster: 2 accumulators.
+    // 10%: the roof's clock is read under a stream of wide multiply-adds, which some cores run at a
+    // lower clock than two chains (Sapphire Rapids-class VM: 3.36 against 3.6 GHz, this step 3.69
+    // cycles of the slower clock).
+    if (mr * nv == 2) CHECK(cycles >= machine.fma_latency * 0.9);
+    CHECK(cycles < std::max(ports, machine.fma_latency) * 20);
+  }
+  // A block the registers cannot hold is an error, not a figure.
+  CHECK_FALSE(measure_step_seconds(gemm, 60, 4).ok());
+}
+
 TEST_CASE("hw: call calibration: packing rates are measured and calibrate_machine fills the model", "[call_calibration][hw]") {
   const CpuInfo& cpu = test::this_cpu();
   if (const std::string why = gemm_unsupported(cpu, MatmulDtype::f32); !why.empty()) PP_SKIP(why);

@@ -69,6 +69,7 @@ MatmulResult f32_with_baselines() {
   blis.speedup = 23.500 / 20.150;
   r.baselines = {openblas, blis};
   r.model_gap = 0.042;  // --autotune found a tiling 4.2% faster than the model's first choice
+  r.kernel_l1_gflops = 112.6;  // the 6x64 kernel's k loop alone, in L1
   return r;
 }
 
@@ -259,6 +260,8 @@ TEST_CASE("matmul JSON rows match the golden file", "[matmul_report]") {
   CHECK(a[0]["efficiency_while_running"].get<double>() == Approx(*f32_with_baselines().efficiency_while_running));
   CHECK(a[1]["core_availability"].is_null());
   CHECK(a[1]["efficiency_while_running"].is_null());
+  CHECK(a[0]["kernel_l1_gflops"].get<double>() == Approx(112.6));
+  CHECK(a[1]["kernel_l1_gflops"].is_null());
   // A team's scan is its least available core; a call shorter than one period of its stops gets no
   // second efficiency.
   CHECK(a[2]["core_availability"]["cpu"] == 1);
@@ -284,6 +287,7 @@ TEST_CASE("matmul JSON reads back as it was written", "[matmul_report]") {
     CHECK(back.clock.ghz_after == r.clock.ghz_after);
     CHECK(back.efficiency.has_value() == r.efficiency.has_value());
     CHECK(back.efficiency_while_running == r.efficiency_while_running);
+    CHECK(back.kernel_l1_gflops == r.kernel_l1_gflops);
     CHECK(back.availability.share == r.availability.share);
     CHECK(back.availability.interruptions == r.availability.interruptions);
     CHECK(back.availability.longest_interruption_us == r.availability.longest_interruption_us);
@@ -375,8 +379,8 @@ TEST_CASE("matmul outputs of a run that failed before timing", "[matmul_report]"
   CHECK(md.str().find("| 64x64x64 | bf16 | 1 | 1 | - | - | - | - | - | - | error |\n") != std::string::npos);
   CHECK(md.str().find("- 64x64x64 bf16 (error): needs avx512_bf16\n") != std::string::npos);
   write_matmul_csv(csv, {r});
-  // Nothing after cold_cache but the status and the reason: 30 empty fields in between.
-  const std::string line = "\"matmul bf16 64x64x64 batch 1, 1 thread\",64,64,64,1,bf16,1,none" + std::string(31, ',') +
+  // Nothing after cold_cache but the status and the reason: 31 empty fields in between.
+  const std::string line = "\"matmul bf16 64x64x64 batch 1, 1 thread\",64,64,64,1,bf16,1,none" + std::string(32, ',') +
                            "error,needs avx512_bf16\n";
   CHECK(csv.str().find("\n" + line) != std::string::npos);
   std::ostringstream none;

@@ -236,6 +236,30 @@ Expected<MeasuredCalls> measure_calls(Gemm& gemm, const MachineModel& machine, i
   return m;
 }
 
+Expected<double> measure_step_seconds(Gemm& gemm, int mr, int nv, int cpu) {
+  const isa::MicroKernelShape shape = gemm.micro_kernel_shape(mr, nv, false);
+  if (shape.tiles) return make_error("tile kernels are not timed alone");
+  auto fn = gemm.tile_kernel(mr, nv);
+  if (!fn) return make_error(fn.error());
+  const int nr = shape.nr();
+  Words a = zeroed_words(size_t(kLongSteps * mr));
+  Words b = zeroed_words(size_t(b_panel_words(kLongSteps, nr, gemm.b_panels_have_sums())));
+  auto c = c_region(0, mr, nr);
+  if (!a || !b) return make_error("cannot allocate the panels of the kernel's timing");
+  if (!c) return make_error(c.error());
+  AffinityGuard caller_affinity;
+  if (cpu >= 0) pin_current_thread(cpu);
+  else pin_to_first_core(gemm);
+  double short_best = 1e300, long_best = 1e300;
+  for (int round = 0; round < kRepeats; ++round) {
+    short_best = std::min(short_best, call_timing(*fn, kShortSteps, a.get(), b.get(), *c, mr, nr));
+    long_best = std::min(long_best, call_timing(*fn, kLongSteps, a.get(), b.get(), *c, mr, nr));
+  }
+  const double step = (long_best - short_best) / double(kLongSteps - kShortSteps);
+  if (!(step > 0)) return make_error("the kernel's long calls ran no longer than its short ones");
+  return step;
+}
+
 Expected<double> measure_handoff(Gemm& gemm) {
   // A shared B block's slice: 128 KiB, in the writer's L2 and far from filling it.
   constexpr size_t kBytes = 128 << 10, kLine = 64, kWords = kBytes / 8, kWordsPerLine = kLine / 8;

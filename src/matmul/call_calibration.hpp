@@ -17,6 +17,14 @@ namespace peakprobe {
 // larger than a few L2s) stays 0. Runs on the first core of the CPU's core order, as the GEMM does.
 Expected<MeasuredCalls> measure_calls(Gemm& gemm, const MachineModel& machine, int mr, int nv);
 
+// Seconds a k step of the mr x nv block's packed kernel takes with its A and B panels and its C tile
+// in L1, on logical CPU `cpu` (below 0: the first core of the core order): what the kernel's own
+// instructions allow on this core before memory, packing and threads take their share. The
+// difference of 128- and 16-step calls, each the fastest of 7 timings, taken in turn. Wall seconds,
+// whatever the clock did: the product's rate is wall time too. An error for tile kernels (their
+// calls need the tile state the GEMM sets up around them) and blocks the registers cannot hold.
+Expected<double> measure_step_seconds(Gemm& gemm, int mr, int nv, int cpu = -1);
+
 // k steps of the deep loop that times a B micro-panel streaming from L2 (MeasuredCalls::
 // step_cycles_b_l2) for a block nr columns wide: the fewest whole 128-step loops whose packed panel
 // (with its sums, if the target packs them) fills more than twice L1, so that every call streams it

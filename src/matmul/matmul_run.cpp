@@ -24,6 +24,7 @@
 #include "harness/run_delay.hpp"
 #include "matmul/baseline_worker.hpp"
 #include "matmul/blas_baseline.hpp"
+#include "matmul/call_calibration.hpp"
 #include "matmul/reference.hpp"
 #include "matmul/retime_while_crowded.hpp"
 #include "matmul/team_witness.hpp"
@@ -386,6 +387,18 @@ Expected<MatmulResult> run_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulRe
   OursRound ours = std::move(*first);
   const bool judged = !emulated && ours.timed.max_rel_error <= matmul_error_limit(rq.dtype);
   const int witness_threads = team_shares_cores(cpu, product_threads) ? 1 : product_threads;
+  // The plan's block alone, its k loop in L1, where the product's first thread ran, once the product
+  // is known right: the ceiling of the kernel's own instructions (MatmulResult::kernel_l1_gflops).
+  if (judged) {
+    const isa::MicroKernelShape shape = gemm.micro_kernel_shape(rq.config.mr, rq.config.nv, false);
+    if (auto step = measure_step_seconds(gemm, rq.config.mr, rq.config.nv, place.pin_cpu); step.ok()) {
+      const double ops = 2.0 * shape.mr * shape.nr() * shape.k_group();
+      r.kernel_l1_gflops = ops / *step / 1e9 * product_threads;
+    } else {
+      spdlog::debug("matmul: the {}x{} kernel's k loop in L1 was not timed: {}", rq.config.mr, rq.config.nv,
+                    step.error());
+    }
+  }
   const double ours_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - ours_start).count();
 

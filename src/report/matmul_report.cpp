@@ -296,6 +296,8 @@ constexpr Column kCells[] = {
      [](const MatmulResult& r) {
        return timed(r) && finite(r.efficiency_while_running) ? csv_fixed(*r.efficiency_while_running, kFraction) : "";
      }},
+    {"kernel_l1_gflops",
+     [](const MatmulResult& r) { return finite(r.kernel_l1_gflops) ? csv_fixed(*r.kernel_l1_gflops, kRate) : ""; }},
     {"clock_ghz", [](const MatmulResult& r) { return r.clock.ghz > 0 ? csv_fixed(r.clock.ghz, kGhz) : ""; }},
     {"core_share",
      [](const MatmulResult& r) { return r.availability.scanned_ms > 0 ? csv_fixed(r.availability.share, kFraction) : ""; }},
@@ -353,6 +355,7 @@ json to_json(const MatmulResult& r) {
               {"bound_by", r.bound_by},
               {"efficiency", json_number(r.efficiency)},
               {"efficiency_while_running", json_number(r.efficiency_while_running)},
+              {"kernel_l1_gflops", json_number(r.kernel_l1_gflops)},
               {"clock", to_json(r.clock)},
               {"core_availability", to_json(r.availability)},
               {"status", to_string(r.status)}};
@@ -396,6 +399,7 @@ MatmulResult matmul_from_json(const json& j) {
   r.bound_by = text_at(j, "bound_by");
   r.efficiency = optional_at(j, "efficiency");
   r.efficiency_while_running = optional_at(j, "efficiency_while_running");
+  r.kernel_l1_gflops = optional_at(j, "kernel_l1_gflops");
   if (const json* clock = member(j, "clock")) r.clock = clock_from(*clock);
   if (const json* a = member(j, "core_availability"); a != nullptr && a->is_object()) r.availability = availability_from(*a);
   if (const json* baselines = member(j, "baselines"); baselines != nullptr && baselines->is_array())
@@ -452,6 +456,15 @@ void write_matmul_console(std::ostream& out, const MatmulResult& r) {
       if (!r.ceiling_missing.empty()) rate += " (" + r.ceiling_missing + ")";
     }
     out << rate << '\n';
+    if (finite(r.kernel_l1_gflops) && *r.kernel_l1_gflops > 0) {
+      std::string line = fmt::format("  the {}x{} kernel's k loop alone, in L1: {} {}", r.config.mr, r.config.nr,
+                                     fixed(*r.kernel_l1_gflops, 1), unit);
+      if (r.config.threads > 1) line += fmt::format(" (one core's, times the plan's {} threads)", r.config.threads);
+      if (finite(r.ceiling_gflops) && *r.ceiling_gflops > 0 && r.bound_by.rfind("compute", 0) == 0)
+        line += fmt::format(", {}% of the ceiling", fixed(*r.kernel_l1_gflops / *r.ceiling_gflops * 100, 1));
+      line += fmt::format("; the product reached {}% of it", fixed(r.gflops / *r.kernel_l1_gflops * 100, 1));
+      out << line << '\n';
+    }
   }
   if (r.availability.scanned_ms > 0 && r.availability.interruptions > 0)
     out << fmt::format("  {}: {} interruption{} in {} ms scanned beside the timed calls, median {} us, longest {} us\n",
