@@ -736,7 +736,7 @@ TEST_CASE("the first call on a B micro-panel from a B block beyond L2 waits for 
           "[cost_model]") {
   MachineModel m = laptop();
   const MatmulProblem p = problem(2048, 2048, 2048, 1);
-  // 8x3 blocks: a k step reads 8 + 24 words in 24 FMA cycles, about 30 GB/s of B at 3.7 GHz.
+  // 8x3 blocks of 16 lanes: a k step reads 48 words of B in 24 FMA cycles, about 30 GB/s at 3.7 GHz.
   const MatmulConfig in_l3 = config(8, 3, 48, 256, 2064, 1, 1);  // 2 MiB B block: beyond the 1 MiB L2
   const MatmulConfig in_l2 = config(8, 3, 48, 256, 240, 1, 1);   // 240 KiB B block
   const CandidateCost l3_fast = predict(m, p, in_l3), l2_fast = predict(m, p, in_l2);
@@ -745,7 +745,7 @@ TEST_CASE("the first call on a B micro-panel from a B block beyond L2 waits for 
   CHECK(l3_slow.compute_seconds > l3_fast.compute_seconds * 1.1);  // the first calls wait
   CHECK(l3_slow.kernel_efficiency < l3_fast.kernel_efficiency);
   CHECK(l2_slow.compute_seconds == Approx(l2_fast.compute_seconds));  // its B block is in L2
-  // At 44 GB/s the panels arrive faster than the calls consume them: nothing to wait for.
+  // Faster than the calls consume them (44 GB/s already is): nothing to wait for.
   MachineModel fast = laptop();
   fast.l3_gbps = 440;
   CHECK(predict(fast, p, in_l3).compute_seconds == Approx(l3_fast.compute_seconds));
@@ -764,6 +764,9 @@ TEST_CASE("a K split's sums are priced where its region lies and at the hand-off
   // was written by the other core and comes at the hand-off rate instead.
   const double slice = 1024.0 * 1024 * 4 / 2;
   CHECK(measured.pack_seconds - unmeasured.pack_seconds == Approx(slice / 10e9 - slice / 44e9));
+  // A hand-off faster than that level does not make the region's slices arrive faster.
+  m.handoff_gbps = 100;
+  CHECK(predict(m, p, split).pack_seconds == Approx(unmeasured.pack_seconds));
 }
 
 TEST_CASE("a small product runs on fewer threads when waking all of them costs more than it saves", "[cost_model]") {

@@ -528,16 +528,17 @@ std::string notes_of(const MatmulConfig& c, const Geometry& g, const Placement& 
 
 // The K parts' reduction, between two barriers of the parts: each part adds the others' sums into
 // its share of the region's rows (gemm.cpp). Of the slices it reads, k_threads - 1 were written by
-// other cores (the other parts' buffers, and C for all but the first part), at the measured hand-off
-// rate; its own slice is read and C's written where the region fits. Priced from L2 for any region,
+// other cores (the other parts' buffers, and C for all but the first part): at the measured hand-off
+// rate, and no faster than the level where the region fits (the hand-off is measured on lines still
+// in the writer's L2; a region beyond L2 has left it); its own slice is read and C's written there. Priced from L2 for any region,
 // the sums of a 2048^3 f32 product split in two (16 MiB a part) cost 0.35 ms, where the split ran
 // 4.3 ms behind a 1x2 grid on the Sapphire Rapids-class VM.
 double k_sum_seconds(const MachineModel& machine, const Budgets& b, const Geometry& g, int k_threads) {
   const double region = g.rows * g.cols * g.dt.c_bytes, slice = region / k_threads;
   const Level level = region <= b.l2 ? Level::l2 : region <= b.l3_thread ? Level::l3 : Level::dram;
   const double others = slice * (k_threads - 1);
-  const double from_others = machine.handoff_gbps > 0 ? others / (machine.handoff_gbps * kGiga)
-                                                      : transfer_seconds(machine, b, others, level);
+  double from_others = transfer_seconds(machine, b, others, level);
+  if (machine.handoff_gbps > 0) from_others = std::max(from_others, others / (machine.handoff_gbps * kGiga));
   return from_others + transfer_seconds(machine, b, 2 * slice, level) + 2 * barrier_seconds(machine, k_threads);
 }
 

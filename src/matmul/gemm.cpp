@@ -401,7 +401,7 @@ Expected<bool> Gemm::run_batch(const GemmArgs& x, int64_t batch, const BatchStri
       }
       if (tk_count > 1) {
         // Once all K parts are done, each adds the others' sums into C for its own share of the
-        // region's rows (in the same order as one thread would: bit for bit the same C). The first
+        // region's rows (in the order the first part alone added them before: bit for bit the same C). The first
         // part alone took the whole reduction before: on a 2048^3 f32 product split in two, 48 MiB
         // read and written by one core while the other waited. They wait again, so that none writes
         // the next item into its buffer before it was read.

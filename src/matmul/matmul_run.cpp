@@ -387,20 +387,22 @@ Expected<MatmulResult> run_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulRe
   OursRound ours = std::move(*first);
   const bool judged = !emulated && ours.timed.max_rel_error <= matmul_error_limit(rq.dtype);
   const int witness_threads = team_shares_cores(cpu, product_threads) ? 1 : product_threads;
+  const double ours_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - ours_start).count();
   // The plan's block alone, its k loop in L1, where the product's first thread ran, once the product
-  // is known right: the ceiling of the kernel's own instructions (MatmulResult::kernel_l1_gflops).
-  if (judged) {
+  // is known right: the ceiling of the kernel's own instructions (MatmulResult::kernel_l1_gflops),
+  // one core's times the threads the product started. Not where those threads share cores: one
+  // core's loop times its threads is then no ceiling.
+  if (judged && !team_shares_cores(cpu, started)) {
     const isa::MicroKernelShape shape = gemm.micro_kernel_shape(rq.config.mr, rq.config.nv, false);
     if (auto step = measure_step_seconds(gemm, rq.config.mr, rq.config.nv, place.pin_cpu); step.ok()) {
       const double ops = 2.0 * shape.mr * shape.nr() * shape.k_group();
-      r.kernel_l1_gflops = ops / *step / 1e9 * product_threads;
+      r.kernel_l1_gflops = ops / *step / 1e9 * started;
     } else {
       spdlog::debug("matmul: the {}x{} kernel's k loop in L1 was not timed: {}", rq.config.mr, rq.config.nv,
                     step.error());
     }
   }
-  const double ours_seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - ours_start).count();
 
   // The libraries this dtype can be compared with, each timed in a worker process.
   std::vector<std::string> libraries;

@@ -459,8 +459,10 @@ void write_matmul_console(std::ostream& out, const MatmulResult& r) {
     if (finite(r.kernel_l1_gflops) && *r.kernel_l1_gflops > 0) {
       std::string line = fmt::format("  the {}x{} kernel's k loop alone, in L1: {} {}", r.config.mr, r.config.nr,
                                      fixed(*r.kernel_l1_gflops, 1), unit);
-      if (r.config.threads > 1) line += fmt::format(" (one core's, times the plan's {} threads)", r.config.threads);
-      if (finite(r.ceiling_gflops) && *r.ceiling_gflops > 0 && r.bound_by.rfind("compute", 0) == 0)
+      if (r.config.threads > 1) line += " (one core's, times the threads)";
+      // Against the ceiling only where both count the same threads (a plan may use fewer than --threads).
+      if (finite(r.ceiling_gflops) && *r.ceiling_gflops > 0 && r.bound_by.rfind("compute", 0) == 0 &&
+          r.config.threads == r.threads)
         line += fmt::format(", {}% of the ceiling", fixed(*r.kernel_l1_gflops / *r.ceiling_gflops * 100, 1));
       line += fmt::format("; the product reached {}% of it", fixed(r.gflops / *r.kernel_l1_gflops * 100, 1));
       out << line << '\n';
