@@ -143,6 +143,28 @@ TEST_CASE("hw: call calibration: the kernel's k loop timed alone runs no faster 
   CHECK_FALSE(measure_step_seconds(gemm, 60, 4).ok());
 }
 
+TEST_CASE("hw: call calibration: the tile kernels' k loop is timed alone too", "[call_calibration][hw]") {
+  const CpuInfo& cpu = test::this_cpu();
+  int timed = 0;
+  for (MatmulDtype dtype : {MatmulDtype::bf16, MatmulDtype::i8}) {
+    if (!gemm_unsupported(cpu, dtype).empty()) continue;
+    const MachineModel machine = machine_model_from(cpu, 3.0, 1.0, 4.0, dtype);
+    if (!machine.tiles) continue;
+    Gemm gemm(cpu, dtype);
+    const auto [mr, nv] = calibration_block(machine, dtype);
+    INFO(to_string(dtype) << " " << mr << "x" << nv);
+    auto step = measure_step_seconds(gemm, mr, nv);
+    REQUIRE(step.ok());
+    // Each call loads and releases its tile configuration, the same in both lengths: what is left is
+    // a step of tile products, nanoseconds; under a microsecond is no timer that stood still and no
+    // unit read a thousand times too large.
+    CHECK(*step > 0);
+    CHECK(*step < 1e-6);
+    ++timed;
+  }
+  if (timed == 0) PP_SKIP("this CPU runs no tile kernels");
+}
+
 TEST_CASE("hw: call calibration: packing rates are measured and calibrate_machine fills the model", "[call_calibration][hw]") {
   const CpuInfo& cpu = test::this_cpu();
   if (const std::string why = gemm_unsupported(cpu, MatmulDtype::f32); !why.empty()) PP_SKIP(why);

@@ -107,8 +107,8 @@ struct MatmulResult {
   // the product's first thread ran on, in GFLOP/s (GOP/s for int8) of wall time, times the threads
   // the product started (one core's loop, not all of them at once). What the kernel's own
   // instructions allow on this core before memory, packing and threads take their share: gflops
-  // over it is the share of that ceiling the product reached. Empty where not measured (tile
-  // kernels, an emulator, a wrong product, threads that share cores, a timing that failed).
+  // over it is the share of that ceiling the product reached. Empty where not measured (an
+  // emulator, a wrong product, threads that share cores, a timing that failed).
   std::optional<double> kernel_l1_gflops;
   // With --autotune (matmul) or --model-gap (bench matmul): how much slower the cost model's first
   // choice ran than the fastest tiling the search measured (0.05 = 5% slower).

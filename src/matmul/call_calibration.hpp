@@ -21,8 +21,9 @@ Expected<MeasuredCalls> measure_calls(Gemm& gemm, const MachineModel& machine, i
 // in L1, on logical CPU `cpu` (below 0: the first core of the core order): what the kernel's own
 // instructions allow on this core before memory, packing and threads take their share. The
 // difference of 128- and 16-step calls, each the fastest of 7 timings, taken in turn. Wall seconds,
-// whatever the clock did: the product's rate is wall time too. An error for tile kernels (their
-// calls need the tile state the GEMM sets up around them) and blocks the registers cannot hold.
+// whatever the clock did: the product's rate is wall time too. Tile kernels too (each call loads
+// and releases its own tile configuration: the difference leaves that out). An error for blocks the
+// registers (or tiles) cannot hold.
 Expected<double> measure_step_seconds(Gemm& gemm, int mr, int nv, int cpu = -1);
 
 // k steps of the deep loop that times a B micro-panel streaming from L2 (MeasuredCalls::
