@@ -530,9 +530,10 @@ std::string notes_of(const MatmulConfig& c, const Geometry& g, const Placement& 
 // its share of the region's rows (gemm.cpp). Of the slices it reads, k_threads - 1 were written by
 // other cores (the other parts' buffers, and C for all but the first part): at the measured hand-off
 // rate, and no faster than the level where the region fits (the hand-off is measured on lines still
-// in the writer's L2; a region beyond L2 has left it); its own slice is read and C's written there. Priced from L2 for any region,
-// the sums of a 2048^3 f32 product split in two (16 MiB a part) cost 0.35 ms, where the split ran
-// 4.3 ms behind a 1x2 grid on the Sapphire Rapids-class VM.
+// in the writer's L2; a region beyond L2 has left it). Its own slice is read and C's written there.
+// Priced from L2 for any region, the sums of a 2048^3 f32 product split in two (16 MiB a part) cost
+// 0.35 ms, where the split (the first part adding alone, then) ran 4.3 ms behind a 1x2 grid on the
+// Sapphire Rapids-class VM.
 double k_sum_seconds(const MachineModel& machine, const Budgets& b, const Geometry& g, int k_threads) {
   const double region = g.rows * g.cols * g.dt.c_bytes, slice = region / k_threads;
   const Level level = region <= b.l2 ? Level::l2 : region <= b.l3_thread ? Level::l3 : Level::dram;
@@ -589,8 +590,8 @@ CandidateCost evaluate(const MachineModel& machine, const MatmulProblem& problem
   // The first call of each ic block on a B micro-panel streams it from a B block beyond L2 and runs
   // no faster than that level delivers it. Priced as overlapped traffic instead, a 2x1 grid whose
   // 2 MiB B block (kc 256) sat in L3 looked as fast as one whose B block fit L2, and ran 7% slower
-  // (2048^3 f32 on 2 threads of the Sapphire Rapids-class VM: 63.3 against 58.9 ms); the model's
-  // kc 1024 picks, with their 192 KiB panels, were the slowest of the configurations it checked.
+  // (2048^3 f32 on 2 threads of the Sapphire Rapids-class VM, 7x48 blocks, mc 49: 63.3 against
+  // 58.9 ms; this prices about 4.7 ms).
   if (first_calls_stream_b(pl)) {
     const double calls = double(g.n_ic) * double(g.tiles_n_t);
     const double bytes = calls * double(g.kpad) * c.nr * g.dt.packed_bytes;
