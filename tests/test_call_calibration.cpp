@@ -15,8 +15,8 @@ namespace {
 
 // The model's machine as `matmul` builds it: clock, issue rate and latency of the kernels' own
 // multiply-add, measured here by the shared probe runner. Returns why not, "" when measured.
-std::string measure_machine(const CpuInfo& cpu, MachineModel& out) {
-  const isa::MatmulRoof roof = test::target().matmul_roof(cpu, MatmulDtype::f32);
+std::string measure_machine(const CpuInfo& cpu, MachineModel& out, MatmulDtype dtype = MatmulDtype::f32) {
+  const isa::MatmulRoof roof = test::target().matmul_roof(cpu, dtype);
   const ProbeSpec madd = test::spec(roof.instruction, roof.ops, roof.dtype);
   // A mistrusted reading is taken again, as `matmul` does (a busy moment of the host).
   ProbeResult r = test::shared_runner().run_batch({madd}).front();
@@ -25,7 +25,7 @@ std::string measure_machine(const CpuInfo& cpu, MachineModel& out) {
   if (r.status != Status::ok) return "the roof instruction's reading is " + std::string(to_string(r.status)) + ": " + r.reason;
   if (!r.recip_throughput_cycles || *r.recip_throughput_cycles <= 0 || !r.latency_cycles || r.clock.ghz <= 0)
     return "the roof instruction's reading has no rate, latency or clock";
-  out = machine_model_from(cpu, r.clock.ghz, 1.0 / *r.recip_throughput_cycles, *r.latency_cycles);
+  out = machine_model_from(cpu, r.clock.ghz, 1.0 / *r.recip_throughput_cycles, *r.latency_cycles, dtype);
   return "";
 }
 
@@ -148,18 +148,25 @@ TEST_CASE("hw: call calibration: the tile kernels' k loop is timed alone too", "
   int timed = 0;
   for (MatmulDtype dtype : {MatmulDtype::bf16, MatmulDtype::i8}) {
     if (!gemm_unsupported(cpu, dtype).empty()) continue;
-    const MachineModel machine = machine_model_from(cpu, 3.0, 1.0, 4.0, dtype);
-    if (!machine.tiles) continue;
+    if (!machine_model_from(cpu, 3.0, 1.0, 4.0, dtype).tiles) continue;
+    // The tile product's own issue rate and clock, measured here.
+    MachineModel machine;
+    if (const std::string why = measure_machine(cpu, machine, dtype); !why.empty()) PP_SKIP(why);
     Gemm gemm(cpu, dtype);
     const auto [mr, nv] = calibration_block(machine, dtype);
     INFO(to_string(dtype) << " " << mr << "x" << nv);
     auto step = measure_step_seconds(gemm, mr, nv);
     REQUIRE(step.ok());
     // Each call loads and releases its tile configuration, the same in both lengths: what is left is
-    // a step of tile products, nanoseconds; under a microsecond is no timer that stood still and no
-    // unit read a thousand times too large.
-    CHECK(*step > 0);
-    CHECK(*step < 1e-6);
+    // the tile products, one per C tile every kTileDepthSteps steps, no faster than the measured issue
+    // rate allows (10%: the roof's clock against the loop's, as above; a loop that ran fewer blocks
+    // than its steps ask would be far faster).
+    const double products = double(mr / isa::MicroKernelShape::kTileRows * nv) / isa::MicroKernelShape::kTileDepthSteps;
+    const double cycles = *step * machine.ghz * 1e9, least = products / machine.fma_per_cycle;
+    WARN(to_string(dtype) << " " << mr << "x" << nv << " tile block alone: k step " << cycles << " cycles, at least "
+                          << least);
+    CHECK(cycles >= least * 0.9);
+    CHECK(cycles < least * 20);
     ++timed;
   }
   if (timed == 0) PP_SKIP("this CPU runs no tile kernels");

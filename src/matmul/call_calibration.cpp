@@ -44,6 +44,9 @@ void pin_to_first_core(const Gemm& gemm) {
 // at about 150 cycles a call after 64-step loops, 290-340 after 128-step ones; stand-alone loops of
 // 128 and of 512 steps read the same wait).
 constexpr int64_t kShortSteps = 16, kLongSteps = 128;
+// Tile kernels run whole blocks of steps and drop what is left: both lengths must be whole blocks.
+static_assert(kShortSteps % isa::MicroKernelShape::kTileDepthSteps == 0 &&
+              kLongSteps % isa::MicroKernelShape::kTileDepthSteps == 0);
 // Each timing runs calls for at least this long, and the fastest of kRepeats timings is kept.
 constexpr double kMinSeconds = 3e-3;
 constexpr int kRepeats = 7;
