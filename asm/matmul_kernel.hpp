@@ -63,9 +63,13 @@ std::string b_direct_dtype_refusal(const MicroKernelShape& shape);
 
 // C[rows x cols] (+)= A panel x B panel over k_steps steps; accumulate 0 stores, 1 adds to C.
 // lda_bytes is read only by a_direct kernels; ldb_bytes and b_out (the packed panel written) only
-// by b_direct ones.
+// by b_direct ones. `panels` is read only by tile kernels (MicroKernelShape::tiles): they run that
+// many B panels in a row against the same A panel, the panels one after another in the packed B
+// block (k_steps x nr words each) and C's tile nr columns on for each; 0 runs none. Every other
+// kernel runs the one panel at b, and its callers pass 1.
 using MicroKernelFn = void (*)(uint64_t k_steps, const void* a, const void* b, void* c, uint64_t ldc_bytes,
-                               uint64_t accumulate, uint64_t lda_bytes, uint64_t ldb_bytes, void* b_out);
+                               uint64_t accumulate, uint64_t lda_bytes, uint64_t ldb_bytes, void* b_out,
+                               uint64_t panels);
 
 // The kernels of one shape, compiled on first use (every edge tile its own kernel) and kept; safe to
 // call from several threads.

@@ -45,6 +45,10 @@ TEST_CASE("call calibration: a machine without a clock or a block the registers 
   auto too_big = measure_calls(gemm, machine, 60, 4);
   REQUIRE_FALSE(too_big.ok());
   CHECK(too_big.error().find("register") != std::string::npos);
+  // The tile rows' measurement times tile kernels only: an f32 block is refused, not timed.
+  auto not_tiles = measure_tile_rows(gemm, machine, 4, 2);
+  REQUIRE_FALSE(not_tiles.ok());
+  CHECK(not_tiles.error().find("tile") != std::string::npos);
 }
 
 TEST_CASE("call calibration: the reference block is one this CPU's kernels run, for every dtype it has",
@@ -167,6 +171,59 @@ TEST_CASE("hw: call calibration: the tile kernels' k loop is timed alone too", "
                           << least);
     CHECK(cycles >= least * 0.9);
     CHECK(cycles < least * 20);
+    ++timed;
+  }
+  if (timed == 0) PP_SKIP("this CPU runs no tile kernels");
+}
+
+TEST_CASE("call calibration: a tile row's 16-step panels fill twice L1, its 128-step ones at most half of L2",
+          "[call_calibration]") {
+  MachineModel m;
+  m.l1_bytes = 48 << 10;
+  m.l2_bytes = 2 << 20;
+  // 32 columns: 2 KiB a 16-step panel, 48 of them fill 96 KiB; 48 128-step panels are 768 KiB.
+  CHECK(tile_row_panels(m, 32) == 48);
+  // 16 columns: 96 panels of 1 KiB; their 128-step ones make 768 KiB, within half of L2.
+  CHECK(tile_row_panels(m, 16) == 96);
+  // A 1 MiB L2: 48 128-step panels of 32 columns would pass half of it; 32 of them.
+  m.l2_bytes = 1 << 20;
+  CHECK(tile_row_panels(m, 32) == 32);
+  // A tiny L2 still leaves a row of two panels.
+  m.l2_bytes = 64 << 10;
+  CHECK(tile_row_panels(m, 32) == 2);
+}
+
+TEST_CASE("hw: call calibration: a tile row streaming B from L2 runs no faster than the tile products allow",
+          "[call_calibration][hw]") {
+  const CpuInfo& cpu = test::this_cpu();
+  int timed = 0;
+  for (MatmulDtype dtype : {MatmulDtype::bf16, MatmulDtype::i8}) {
+    if (!gemm_unsupported(cpu, dtype).empty()) continue;
+    if (!machine_model_from(cpu, 3.0, 1.0, 4.0, dtype).tiles) continue;
+    MachineModel machine;
+    if (const std::string why = measure_machine(cpu, machine, dtype); !why.empty()) PP_SKIP(why);
+    Gemm gemm(cpu, dtype);
+    const auto [mr, nv] = calibration_block(machine, dtype);
+    INFO(to_string(dtype) << " " << mr << "x" << nv);
+    auto calls = measure_tile_rows(gemm, machine, mr, nv);
+    REQUIRE(calls.ok());
+    const double products = double(mr / isa::MicroKernelShape::kTileRows * nv) / isa::MicroKernelShape::kTileDepthSteps;
+    const double least = products / machine.fma_per_cycle;
+    WARN(to_string(dtype) << " tile row: k step " << calls->step_cycles_b_l2 << " cycles and " << calls->row_panel_cycles
+                          << " a panel (in L1: " << calls->step_cycles << " and " << calls->call_l1 << "), at least "
+                          << least << " a step");
+    // A 128-step panel of the row takes at least its tile products (10%: the roof's clock against
+    // the row's), whatever way the two rows' difference splits it between step and panel.
+    const double long_panel = 128 * calls->step_cycles_b_l2 + calls->row_panel_cycles;
+    CHECK(long_panel >= 128 * least * 0.9);
+    CHECK(calls->step_cycles >= least * 0.9);
+    // Each panel loads and stores its C tiles: a row's panel costs something beyond its k loop.
+    CHECK(calls->row_panel_cycles > 0);
+    // calibrate_machine fills the model from the rows, and the tile packing's rates.
+    MachineModel calibrated = machine;
+    CHECK(calibrate_machine(calibrated, gemm) == "");
+    CHECK(calibrated.calls.row_panel_cycles > 0);
+    CHECK(calibrated.pack_a_gbps > 0);
     ++timed;
   }
   if (timed == 0) PP_SKIP("this CPU runs no tile kernels");

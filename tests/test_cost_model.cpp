@@ -801,3 +801,74 @@ TEST_CASE("the explanation says which cache bandwidths were measured, and on wha
   for (const MatmulConfig& c : {config(8, 3, 256, 256, 528, 1, 1), config(8, 3, 512, 1024, 528, 1, 1)})
     CHECK(predict(m, p, c).seconds <= predict(slow, p, c).seconds);
 }
+
+namespace {
+
+// A matrix unit like the tile products': one 16 x 16 x 16-step product every 16 cycles, 16 cycles of
+// latency, bf16 (two k values a word).
+MachineModel tile_machine() {
+  MachineModel m = server();
+  m.tiles = true;
+  m.fma_per_cycle = 1.0 / 16;
+  m.fma_latency = 16;
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("tile rows load their configuration once a row, whatever its panels", "[cost_model]") {
+  const MachineModel m = tile_machine();
+  const MatmulProblem p = problem(512, 512, 256, 1, MatmulDtype::bf16);
+  // kc = K: one row a row block and jc block. nc 32 (one panel a row) makes 16 jc blocks, nc 64
+  // makes 8, nc 512 one: 15 and 7 more rows per row block than the widest, each paying the same
+  // configuration (the B block stays in L2 in all three).
+  const double c32 = predict(m, p, config(32, 2, 512, 256, 32, 1, 1)).compute_seconds;
+  const double c64 = predict(m, p, config(32, 2, 512, 256, 64, 1, 1)).compute_seconds;
+  const double c512 = predict(m, p, config(32, 2, 512, 256, 512, 1, 1)).compute_seconds;
+  CHECK(c64 > c512);
+  CHECK(c32 - c512 == Approx((c64 - c512) * 15.0 / 7.0));
+}
+
+TEST_CASE("a measured tile row prices B streaming from L2 per byte, and A panels that leave L1", "[cost_model]") {
+  const MatmulProblem p = problem(1024, 1024, 512, 1, MatmulDtype::bf16);
+  const MachineModel plain = tile_machine();
+  // One block of rows packed right before its row, A panels of 32 rows x 256 steps (32 KiB: in L1's
+  // budget), B blocks of 512 KiB in L2.
+  const MatmulConfig row_block = config(32, 2, 32, 512, 512, 1, 1);
+  // Measured: 4 cycles a step in L1; rows whose k step is 4, 6 or 8 cycles from L2, 500 a panel.
+  MachineModel level = plain;
+  level.calls = {32, 2, 4.0, 300.0, 0.0, 0.0, 4.0, 500.0};
+  MachineModel slow = level, slower = level;
+  slow.calls.step_cycles_b_l2 = 6.0;
+  slower.calls.step_cycles_b_l2 = 8.0;
+  REQUIRE(b_panel_l2_measured(level));
+  // The panels' own cost is there at any step: the measured row costs more than the formula alone.
+  CHECK(predict(level, p, row_block).compute_seconds > predict(plain, p, row_block).compute_seconds);
+  const double slow_added = predict(slow, p, row_block).compute_seconds - predict(level, p, row_block).compute_seconds;
+  const double slower_added = predict(slower, p, row_block).compute_seconds - predict(level, p, row_block).compute_seconds;
+  CHECK(slow_added > 0);
+  CHECK(slower_added == Approx(2 * slow_added));
+  // Two more cycles a step on every step of every panel (all of B streams), at the model's clock.
+  const double steps = 1024.0 / 32 * 1024 / 32 * (512 / 2);  // row blocks x panels x k steps
+  CHECK(slow_added == Approx(steps * 2 / (plain.ghz * 1e9)));
+  // A block of many rows: each row's first A panel comes from the A block, and waits as B's bytes do.
+  const MatmulConfig many_rows = config(32, 2, 256, 512, 512, 1, 1);
+  CHECK(predict(slow, p, many_rows).compute_seconds > predict(slow, p, row_block).compute_seconds);
+  // A panels too deep for L1 (kc 1024: 64 KiB) wait for A on every panel of the row too; B blocks of
+  // 512 and 256 KiB, in L2 both.
+  const MatmulProblem deep_p = problem(1024, 1024, 1024, 1, MatmulDtype::bf16);
+  const MatmulConfig deep = config(32, 2, 32, 1024, 256, 1, 1), shallow = config(32, 2, 32, 512, 256, 1, 1);
+  const double deep_added = predict(slow, deep_p, deep).compute_seconds - predict(level, deep_p, deep).compute_seconds;
+  const double shallow_added = predict(slow, deep_p, shallow).compute_seconds - predict(level, deep_p, shallow).compute_seconds;
+  CHECK(deep_added > 1.5 * shallow_added);
+  CHECK(explanation(slow, p).find("a tile row streaming its B panels from L2: k step 6.00 cycles") != std::string::npos);
+}
+
+TEST_CASE("the model tries one block of rows per A block for tile kernels only", "[cost_model]") {
+  const MatmulProblem tiles_p = problem(1024, 1024, 1024, 1, MatmulDtype::bf16);
+  bool row_block = false;
+  for (const CandidateCost& c : rank_configs(tile_machine(), tiles_p)) row_block = row_block || c.config.mc == c.config.mr;
+  CHECK(row_block);
+  const MatmulProblem p = problem(2048, 2048, 2048);
+  for (const CandidateCost& c : rank_configs(server(), p)) CHECK(c.config.mc > c.config.mr);
+}

@@ -15,6 +15,7 @@ constexpr int kTiles = 8;             // tmm0..tmm7
 constexpr int kTileRowBytes = 64;     // 16 words of k (A, B) or 16 columns (C)
 constexpr int kRows = isa::MicroKernelShape::kTileRows;
 constexpr int kDepth = isa::MicroKernelShape::kTileDepthSteps;
+constexpr int kPrefetchBlocks = 4;  // how far ahead B's lines are prefetched, in k blocks
 
 // Palette 1 configuration: byte 0 the palette, bytes 16 + 2t the bytes per row of tile t, byte 48 + t
 // its rows; unused tiles stay zero (the CPU refuses a configuration with reserved bytes set).
@@ -70,28 +71,41 @@ Error emit_tile_kernel(ax::Assembler& e, const isa::MicroKernelShape& s, int row
   for (int j = 0; j < col_tiles; ++j) cfg.set(c_count + row_tiles + j, kDepth, std::min(s.lanes(), cols - j * s.lanes()) * 4);
 
   // rdi k steps (then blocks left), rsi A's block, rdx B, rcx C rows 0-15, r8 C's row stride,
-  // r9 accumulate (then C rows 16-31), r10 A's row stride (64 bytes: a block's rows lie one after
-  // another, pack_a_tile_blocks), rax B's row stride.
+  // r9 accumulate, r11 C rows 16-31, r10 A's row stride (64 bytes: a block's rows lie one after
+  // another, pack_a_tile_blocks), rax B's row stride. The 10th argument, the panels of the row, is
+  // on the stack; the first panel's A and the k steps are kept in saved registers, as each panel
+  // starts them again.
   const ax::Gp steps = ax::rdi, a = ax::rsi, b = ax::rdx, c0 = ax::rcx, ldc = ax::r8, accumulate = ax::r9;
-  const ax::Gp c1 = ax::r9, lda = ax::r10, ldb = ax::rax;
-  Label config = e.newLabel(), loop = e.newLabel(), done = e.newLabel(), zero = e.newLabel(), run = e.newLabel();
+  const ax::Gp c1 = ax::r11, lda = ax::r10, ldb = ax::rax;
+  const ax::Gp panels = ax::rbx, a_first = ax::r12, steps_first = ax::r13;
+  Label config = e.newLabel(), panel = e.newLabel(), finish = e.newLabel();
+  Label loop = e.newLabel(), done = e.newLabel(), zero = e.newLabel(), run = e.newLabel();
+  e.push(panels);
+  e.push(a_first);
+  e.push(steps_first);
+  e.mov(panels, ax::qword_ptr(ax::rsp, 3 * 8 + 32));  // past the 3 saved registers and 4 slots
+  e.mov(a_first, a);
+  e.mov(steps_first, steps);
+  // Once per row: on a Sapphire Rapids-class VM loading the configuration and releasing the tiles
+  // took about 70 ns a call, a quarter of a 128-step call's time.
   e.ldtilecfg(ax::ptr(config));
   e.mov(lda, Imm(kTileRowBytes));
   e.mov(ldb, Imm(s.nr() * 4));
-  // c + 16 ldc (an address scales by 8 at most); c1 takes accumulate's register once it is tested.
-  auto c_second_rows = [&] {
-    e.mov(c1, ldc);
-    e.shl(c1, 4);
-    e.add(c1, c0);
-  };
+  e.test(panels, panels);
+  e.jz(finish);
+  e.bind(panel);
+  e.mov(a, a_first);
+  e.mov(steps, steps_first);
+  // c + 16 ldc (an address scales by 8 at most).
+  e.mov(c1, ldc);
+  e.shl(c1, 4);
+  e.add(c1, c0);
   e.test(accumulate, accumulate);
   e.jz(zero);
-  c_second_rows();
   for (int i = 0; i < row_tiles; ++i)
     for (int j = 0; j < col_tiles; ++j) e.tileloadd(c_tile(i, j), ax::ptr(i == 0 ? c0 : c1, ldc, 0, j * kTileRowBytes));
   e.jmp(run);
   e.bind(zero);
-  c_second_rows();
   for (int i = 0; i < row_tiles; ++i)
     for (int j = 0; j < col_tiles; ++j) e.tilezero(c_tile(i, j));
   e.bind(run);
@@ -109,15 +123,29 @@ Error emit_tile_kernel(ax::Assembler& e, const isa::MicroKernelShape& s, int row
       e.emit(dot_id(s.dtype), c_tile(i, j), a_tile(i), b_tile(j));
     }
   }
+  // B streams from L2 along the row (A stays in L1), and tile loads do not seem to draw the
+  // hardware prefetchers: every line of the B block kPrefetchBlocks ahead is asked for now. On a
+  // Sapphire Rapids-class VM 1024^3 bf16 ran 5-15% faster with 3-4 blocks ahead than without
+  // (2 to 16 tried).
+  const int b_block_bytes = kDepth * s.nr() * 4;
+  for (int line = 0; line < b_block_bytes / 64; ++line)
+    e.prefetcht0(ax::ptr(b, kPrefetchBlocks * b_block_bytes + line * 64));
   e.add(a, Imm(s.mr * kTileRowBytes));  // the next block: mr rows of 64 bytes (edge rows zero)
-  e.add(b, Imm(kDepth * s.nr() * 4));
+  e.add(b, Imm(b_block_bytes));  // after the last one, b is the next panel's start
   e.dec(steps);
   e.jnz(loop);
   e.bind(done);
   for (int i = 0; i < row_tiles; ++i)
     for (int j = 0; j < col_tiles; ++j)
       e.tilestored(ax::ptr(i == 0 ? c0 : c1, ldc, 0, j * kTileRowBytes), c_tile(i, j));
+  e.add(c0, Imm(s.nr() * 4));  // the next panel's C: nr columns on
+  e.dec(panels);
+  e.jnz(panel);
+  e.bind(finish);
   e.tilerelease();
+  e.pop(steps_first);
+  e.pop(a_first);
+  e.pop(panels);
   e.ret();
   e.align(AlignMode::kData, 64);
   e.bind(config);

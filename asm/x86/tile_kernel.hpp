@@ -10,9 +10,13 @@
 //
 // k_steps is a whole number of 16-step blocks (the packing pads with zeros). Edge tiles are kernels
 // of their own whose tile configuration has fewer rows or columns, so C is read and written only
-// where the tile lies. Each call loads its configuration and releases the tiles before it returns:
-// the kernel owns the tile state for exactly as long as it runs, and nothing else in the process
-// has to know about it (measured cost: see docs/matmul.md).
+// where the tile lies.
+//
+// A call runs a row of `panels` B panels (MicroKernelFn) against its A panel: one panel after
+// another, C's tile nr columns on for each. It loads its configuration once and releases the tiles
+// before it returns: the kernel owns the tile state for exactly as long as it runs, and nothing else
+// in the process has to know about it. A row pays for the configuration once instead of once a
+// panel, and keeps the A panel in L1 while the B panels stream past it (measured: docs/matmul.md).
 #pragma once
 #include <asmjit/x86.h>
 

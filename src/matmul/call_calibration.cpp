@@ -100,7 +100,7 @@ double call_timing(isa::MicroKernelFn fn, int64_t steps, const uint32_t* a, cons
   auto sweep = [&] {
     for (int64_t j = 0; j < c.across; ++j)
       for (int64_t i = 0; i < c.down; ++i)
-        fn(uint64_t(steps), a, b, c.words.get() + i * mr * c.ldc_words + j * nr, ldc_bytes, 1, 0, 0, nullptr);
+        fn(uint64_t(steps), a, b, c.words.get() + i * mr * c.ldc_words + j * nr, ldc_bytes, 1, 0, 0, nullptr, 1);
   };
   sweep();  // warm: the region where it lives now
   const double per_run = one_timing([&] {
@@ -126,12 +126,13 @@ Expected<MeasuredPacking> measure_packing(Gemm& gemm, const MachineModel& machin
   constexpr int64_t kSourceColumns = 1024, kKc = 256, kMc = 96, kNc = 512;
   const int es = element_bytes(gemm.dtype());
   const bool widened = gemm.packs_widened(), sums = gemm.b_panels_have_sums();
-  const int nr = gemm.micro_kernel_shape(mr, nv, false).nr();
+  const isa::MicroKernelShape shape = gemm.micro_kernel_shape(mr, nv, false);
+  const int nr = shape.nr(), step_block = shape.step_block();
   // Whole panels per B block: nc a multiple of nr (48 columns do not divide 512).
   const int64_t nc = std::max<int64_t>(nr, kNc / nr * nr);
   const int64_t rows = std::max<int64_t>(kKc, int64_t(machine.l2_bytes * 4 / (kSourceColumns * es)) / kKc * kKc);
   Words source = zeroed_words(size_t(rows * kSourceColumns * es / 4));
-  const int64_t steps = k_steps(kKc, es, widened);
+  const int64_t steps = k_steps(kKc, es, widened, step_block);
   const int64_t mc = std::max<int64_t>(mr, kMc / mr * mr);
   Words a_out = zeroed_words(size_t(steps * mc));
   Words b_out = zeroed_words(size_t(b_panel_words(steps, nr, sums) * (nc / nr)));
@@ -143,14 +144,18 @@ Expected<MeasuredPacking> measure_packing(Gemm& gemm, const MachineModel& machin
   const double a_seconds = seconds_per_pass([&] {
     for (int64_t kb = 0; kb < kSourceColumns; kb += kKc)
       for (int64_t r0 = 0; r0 + mc <= rows; r0 += mc)
-        pack_a(src + (r0 * kSourceColumns + kb) * es, kSourceColumns, mc, kKc, es, mr, a_out.get(), sums, widened);
+        if (shape.tiles)  // blocks of a tile depth, a block's rows one after another (gemm.cpp)
+          pack_a_tile_blocks(src + (r0 * kSourceColumns + kb) * es, kSourceColumns, mc, kKc, es, mr, steps, step_block,
+                             a_out.get());
+        else
+          pack_a(src + (r0 * kSourceColumns + kb) * es, kSourceColumns, mc, kKc, es, mr, a_out.get(), sums, widened);
   });
   // B: kc rows x nc at a time, across, then the next kc rows.
   const double b_seconds = seconds_per_pass([&] {
     for (int64_t kb = 0; kb + kKc <= rows; kb += kKc)
       for (int64_t j0 = 0; j0 + nc <= kSourceColumns; j0 += nc)
         pack_b(src + (kb * kSourceColumns + j0) * es, kSourceColumns, kKc, nc, es, nr, 0, nc / nr, b_out.get(),
-               sums, widened);
+               sums, widened, step_block);
   });
   const double a_bytes = double(rows / mc * mc) * kSourceColumns * es;
   const double b_bytes = double(rows) * double(kSourceColumns / nc * nc) * es;
@@ -237,6 +242,63 @@ Expected<MeasuredCalls> measure_calls(Gemm& gemm, const MachineModel& machine, i
   // is the k loop with B and A coming from L2 (the deep A panel does not stay in L1 beside B).
   if (deep_in_l2) m.step_cycles_b_l2 = std::max(0.0, (timings[deep_index].best * hz - m.call_l1) / double(deep_steps));
   return m;
+}
+
+Expected<MeasuredCalls> measure_tile_rows(Gemm& gemm, const MachineModel& machine, int mr, int nv) {
+  if (machine.ghz <= 0) return make_error("no clock to convert the call timings to cycles");
+  const isa::MicroKernelShape shape = gemm.micro_kernel_shape(mr, nv, false);
+  if (!shape.tiles) return make_error("not a tile kernel");
+  auto fn = gemm.tile_kernel(mr, nv);
+  if (!fn) return make_error(fn.error());
+  const int nr = shape.nr();
+  // Rows of short and of long panels, as many of each: the same C tiles, B blocks that L2 holds and
+  // L1 does not.
+  const int64_t panels = tile_row_panels(machine, nr);
+  struct Row {
+    int64_t steps, panels;
+    Words b, c;
+    double best = 1e300;
+  };
+  std::array<Row, 2> rows = {Row{kShortSteps, panels, {}, {}}, Row{kLongSteps, panels, {}, {}}};
+  for (Row& r : rows) {
+    r.b = zeroed_words(size_t(r.panels * b_panel_words(r.steps, nr, false)));
+    r.c = zeroed_words(size_t(int64_t(mr) * r.panels * nr));
+    if (!r.b || !r.c) return make_error("cannot allocate the panels of the tile row timing");
+  }
+  Words a = zeroed_words(size_t(kLongSteps * mr)), b = zeroed_words(size_t(b_panel_words(kLongSteps, nr, false)));
+  auto in_l1 = c_region(0, mr, nr);
+  if (!a || !b) return make_error("cannot allocate the panels of the tile row timing");
+  if (!in_l1) return make_error(in_l1.error());
+  AffinityGuard caller_affinity;
+  pin_to_first_core(gemm);
+  const auto run_row = [&](const Row& r) {
+    (*fn)(uint64_t(r.steps), a.get(), r.b.get(), r.c.get(), uint64_t(r.panels) * uint64_t(nr) * 4, 1, 0, 0, nullptr,
+          uint64_t(r.panels));
+  };
+  for (const Row& r : rows) run_row(r);  // warm: the B blocks into L2
+  double short_best = 1e300, long_best = 1e300;
+  for (int round = 0; round < kRepeats; ++round) {
+    short_best = std::min(short_best, call_timing(*fn, kShortSteps, a.get(), b.get(), *in_l1, mr, nr));
+    long_best = std::min(long_best, call_timing(*fn, kLongSteps, a.get(), b.get(), *in_l1, mr, nr));
+    for (Row& r : rows) r.best = std::min(r.best, one_timing([&] { run_row(r); }) / double(r.panels));
+  }
+  const double hz = machine.ghz * 1e9;
+  MeasuredCalls m;
+  m.mr = mr;
+  m.nv = nv;
+  m.step_cycles = std::max(0.0, (long_best - short_best) * hz / double(kLongSteps - kShortSteps));
+  m.call_l1 = std::max(0.0, long_best * hz - double(kLongSteps) * m.step_cycles);
+  // A panel of a row, per step and beyond its k loop: the difference of the two rows' panels.
+  m.step_cycles_b_l2 = std::max(0.0, (rows[1].best - rows[0].best) * hz / double(kLongSteps - kShortSteps));
+  m.row_panel_cycles = std::max(0.0, rows[1].best * hz - double(kLongSteps) * m.step_cycles_b_l2);
+  return m;
+}
+
+int64_t tile_row_panels(const MachineModel& machine, int nr) {
+  const uint64_t step_bytes = uint64_t(std::max(nr, 1)) * 4;
+  const int64_t past_l1 = int64_t((2 * machine.l1_bytes + kShortSteps * step_bytes - 1) / (kShortSteps * step_bytes));
+  const int64_t in_l2 = int64_t(machine.l2_bytes / 2 / (kLongSteps * step_bytes));
+  return std::max<int64_t>(2, std::min(past_l1, in_l2));
 }
 
 Expected<double> measure_step_seconds(Gemm& gemm, int mr, int nv, int cpu) {
@@ -338,7 +400,7 @@ Expected<double> measure_barrier(Gemm& gemm, const MachineModel& machine) {
   auto calls_of = [&](int t, int64_t calls) {
     const Panels& p = panels[size_t(t)];
     for (int64_t i = 0; i < calls; ++i)
-      (*fn)(uint64_t(kLongSteps), p.a.get(), p.b.get(), p.c.get(), uint64_t(nr) * 4, 1, 0, 0, nullptr);
+      (*fn)(uint64_t(kLongSteps), p.a.get(), p.b.get(), p.c.get(), uint64_t(nr) * 4, 1, 0, 0, nullptr, 1);
   };
   // Calls a block: scaled from timed runs of calls, the fastest of a few.
   constexpr int64_t kProbeCalls = 256;
@@ -395,10 +457,10 @@ std::string calibrate_team(MachineModel& machine, Gemm& gemm, int threads) {
 }
 
 std::string calibrate_machine(MachineModel& machine, Gemm& gemm) {
-  if (machine.tiles) return "";
   const auto [mr, nv] = calibration_block(machine, gemm.dtype());
   std::string missing;
-  if (auto calls = measure_calls(gemm, machine, mr, nv)) machine.calls = *calls;
+  if (auto calls = machine.tiles ? measure_tile_rows(gemm, machine, mr, nv) : measure_calls(gemm, machine, mr, nv))
+    machine.calls = *calls;
   else missing = "calls: " + calls.error();
   if (auto packing = measure_packing(gemm, machine, mr, nv)) {
     machine.pack_a_gbps = packing->a_gbps;

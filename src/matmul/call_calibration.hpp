@@ -26,6 +26,17 @@ Expected<MeasuredCalls> measure_calls(Gemm& gemm, const MachineModel& machine, i
 // registers (or tiles) cannot hold.
 Expected<double> measure_step_seconds(Gemm& gemm, int mr, int nv, int cpu = -1);
 
+// For tile kernels, which run a row of B panels a call with their A panel in L1 (tile_kernel.hpp):
+// the k step and the call of the mr x nv block's kernel with one panel in L1, as measure_calls, and
+// rows of 16- and of 128-step panels (tile_row_panels of each) whose B blocks L2 holds and L1 does
+// not, C beside them: their difference gives a row's k step (MeasuredCalls::step_cycles_b_l2) and
+// what each panel costs beyond it (row_panel_cycles). Each the fastest of 7 timings, taken in turn.
+// About 0.15 s.
+Expected<MeasuredCalls> measure_tile_rows(Gemm& gemm, const MachineModel& machine, int mr, int nv);
+// Panels of each measured tile row for a block nr columns wide: enough that the 16-step panels fill
+// twice L1, unless the 128-step ones would then fill more than half of L2; at least 2.
+int64_t tile_row_panels(const MachineModel& machine, int nr);
+
 // k steps of the deep loop that times a B micro-panel streaming from L2 (MeasuredCalls::
 // step_cycles_b_l2) for a block nr columns wide: the fewest whole 128-step loops whose packed panel
 // (with its sums, if the target packs them) fills more than twice L1, so that every call streams it
@@ -34,7 +45,9 @@ Expected<double> measure_step_seconds(Gemm& gemm, int mr, int nv, int cpu = -1);
 int64_t deep_panel_steps(const MachineModel& machine, int nr, bool sums);
 
 // Bytes of A and of B per second that the packing code packs on this core (MachineModel::pack_a_gbps,
-// pack_b_gbps), blocks of a typical size taken in turn from a matrix that only L3 holds.
+// pack_b_gbps), blocks of a typical size taken in turn from a matrix that only L3 holds; in tile
+// blocks where the block runs on tiles (pack_a_tile_blocks: on the Sapphire Rapids-class VM about
+// 10 GB/s, a fraction of the row-by-row packing's rate, which the model had assumed).
 struct MeasuredPacking {
   double a_gbps = 0, b_gbps = 0;
 };
@@ -72,7 +85,7 @@ std::string calibrate_team(MachineModel& machine, Gemm& gemm, int threads);
 
 // Both, for the reference block (calibration_block), into `machine` (calls, pack_a_gbps, pack_b_gbps).
 // Returns what could not be measured, "" when everything was; the model prices that part by its
-// formula. Nothing is measured for tile kernels (their calls are priced by a constant).
+// formula. Tile kernels' calls are measured as rows (measure_tile_rows).
 std::string calibrate_machine(MachineModel& machine, Gemm& gemm);
 
 }  // namespace peakprobe

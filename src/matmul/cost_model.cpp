@@ -55,10 +55,11 @@ constexpr double kOverlapSoftness = 2.0;
 // Cycles per micro-kernel call besides the k loop and the C update: the k loop's mispredicted exit
 // (about 15 cycles on recent cores) plus pointer and mask set-up.
 constexpr double kCallOverheadCycles = 16.0;
-// A tile kernel's call beyond its loop and its C tiles: loading the tile configuration, releasing the
-// tiles and the pipeline drain between them. On a Sapphire Rapids-class VM (4.1 GHz) a 32 x 32 bf16
-// block ran 545 GFLOP/s at kc 128 (256 cycles of tile multiplies a call) and 1060 at kc 256: a call
-// costs a few hundred cycles beyond its multiplies.
+// A tile kernel's call beyond its panels' loops and C tiles: loading the tile configuration,
+// releasing the tiles and the pipeline drain between them. On a Sapphire Rapids-class VM (4.1 GHz) a
+// 32 x 32 bf16 block ran 545 GFLOP/s at kc 128 (256 cycles of tile multiplies a call) and 1060 at
+// kc 256: a call costs a few hundred cycles beyond its multiplies. Timed directly there (3.6 GHz):
+// 16-step calls of one panel took 156 ns, the same panels run 8 to a call 83 ns each.
 constexpr double kTileCallCycles = 250.0;
 
 // A barrier among the threads that share a packed B block is a tree of cache-line hand-offs between
@@ -70,8 +71,11 @@ constexpr int kBarriersPerBBlock = 2;
 // kc in k values: BLIS kernels use 128..512; 64 and 96 keep a wide B micro-panel (64 f32 columns)
 // in a 32 KiB L1, 1024 suits narrow blocks. Each is clamped to K (rounded up to kgroup).
 constexpr std::array<int, 8> kKcTargets = {64, 96, 128, 192, 256, 384, 512, 1024};
-// mc as fractions of the L2 budget of the A block: all of it, or half to leave room for the rest.
-constexpr std::array<double, 2> kMcFills = {0.5, 1.0};
+// mc as fractions of the L2 budget of the A block: all of it, or half to leave room for the rest; for
+// tile kernels also none, that is one block of mr rows: the packing then leaves the A panel in L1
+// for the row of panels right after it (1024^3 bf16 on the Sapphire Rapids-class VM at kc 256: mc
+// 32 ran 2.13 ms, mc 1024 2.37).
+constexpr std::array<double, 3> kMcFills = {0.0, 0.5, 1.0};
 // What bounds nc: the B block in all or half of its L3 budget, or the thread's C panel (its rows x nc,
 // swept between two visits of a C tile) in its L3 share or in the L2 room the A block leaves. A smaller
 // nc keeps C close at the price of packing A once more per extra jc.
@@ -79,7 +83,7 @@ enum class NcRule { b_block_full, b_block_half, c_panel_l3, c_panel_l2 };
 constexpr std::array<NcRule, 4> kNcRules = {NcRule::b_block_full, NcRule::b_block_half, NcRule::c_panel_l3,
                                             NcRule::c_panel_l2};
 // Register block x thread grid pairs kept after the first, coarse pass; the second pass tries every
-// kc / mc / nc on each, so the total stays within 32 x 9 x 2 x 4 = 2304 candidates (kc_targets: the
+// kc / mc / nc on each, so the total stays within 32 x 9 x 3 x 4 = 3456 candidates (kc_targets: the
 // targets and the L1-fitting kc).
 constexpr size_t kPairsKept = 32;
 static_assert(kPairsKept * (kKcTargets.size() + 1) * kMcFills.size() * kNcRules.size() <= kMaxRankedConfigs,
@@ -250,11 +254,29 @@ struct Geometry {
   double rows = 0, cols = 0;             // ... without padding
   int64_t mc = 0, nc = 0;                // blocks clamped to the thread's share
   int64_t n_ic = 0, n_jc = 0;            // ic and jc iterations
-  double a_block = 0, b_block = 0, b_panel = 0, c_panel = 0;  // bytes
+  double a_block = 0, b_block = 0, b_panel = 0, c_panel = 0, a_panel = 0;  // bytes
+  // Tile kernels run a row of B panels a call against one A panel (gemm.cpp): each row block of A
+  // streams every B panel of the block from the B block, and keeps its A panel in L1 along the row.
+  bool tiles = false;
 
   double tiles_t() const { return double(tiles_m_t) * double(tiles_n_t); }
+  // Passes over the thread's B panels that read them from the B block: the first call of each ic
+  // block on a panel (the others find it in L1 or re-read it: b_panel_rereads), or, for tiles, every
+  // row block's.
+  double b_block_passes() const { return double(tiles ? tiles_m_t : n_ic); }
+  double b_block_calls() const { return b_block_passes() * double(tiles_n_t); }
   // Calls that use a B micro-panel already used in the same ic block.
-  double b_panel_rereads() const { return double(tiles_m_t - n_ic) * double(tiles_n_t); }
+  double b_panel_rereads() const { return tiles ? 0.0 : double(tiles_m_t - n_ic) * double(tiles_n_t); }
+  // Calls that read their A micro-panel from the A block: every call, or, for tiles whose A panel
+  // stays in L1 along the row, the first of each row in each jc block.
+  double a_block_calls(bool a_panel_in_l1) const {
+    return tiles && a_panel_in_l1 ? double(tiles_m_t) * double(n_jc) : tiles_t();
+  }
+  // Tile kernel calls, each loading the tile configuration once: a row per row block, jc and kc
+  // block, and one more where the thread's columns end in a narrower panel (its own kernel).
+  double tile_rows() const {
+    return tiles ? double(tiles_m_t) * double(kblocks) * double(n_jc + (edge_vectors > 0 ? 1 : 0)) : 0.0;
+  }
 };
 
 Geometry geometry_of(const MachineModel& machine, const MatmulProblem& p, const MatmulConfig& c) {
@@ -265,6 +287,7 @@ Geometry geometry_of(const MachineModel& machine, const MatmulProblem& p, const 
   g.ksteps = g.kpad / g.dt.kgroup;
   g.kc = std::min<int64_t>(c.kc, g.kpad);
   g.kblocks = ceil_div(g.ksteps, g.kc / g.dt.kgroup);
+  g.tiles = machine.tiles;
   if (machine.tiles) {
     // Every kc block is padded to whole tile depths: the last, shorter one too.
     const int64_t block = g.kc / g.dt.kgroup, depth = isa::MicroKernelShape::kTileDepthSteps;
@@ -290,6 +313,7 @@ Geometry geometry_of(const MachineModel& machine, const MatmulProblem& p, const 
   g.a_block = double(g.mc) * double(g.kc) * g.dt.packed_bytes;
   g.b_block = double(g.kc) * double(g.nc) * g.dt.packed_bytes;
   g.b_panel = double(g.kc) * double(c.nr) * g.dt.packed_bytes;
+  g.a_panel = double(g.kc) * double(c.mr) * g.dt.packed_bytes;
   g.c_panel = double(g.rows_pad) * double(g.nc) * g.dt.c_bytes;
   return g;
 }
@@ -304,8 +328,8 @@ struct KernelTiming {
 
 // A tile block: mr/16 x nv C tiles, one tile multiply each per tile depth of k steps; per depth the
 // A and B tiles are loaded (16 lines of 64 bytes each), and each C tile is a chain of one multiply
-// per depth. Per call C's tiles are loaded (or zeroed) and stored, and the configuration loaded and
-// released.
+// per depth. Per call C's tiles are loaded (or zeroed) and stored; the configuration is loaded and
+// released once per row of panels (Geometry::tile_rows, evaluate).
 KernelTiming tile_kernel_timing(const MachineModel& machine, int mr, int nv) {
   constexpr double kMinRate = 1e-6;
   constexpr double depth = isa::MicroKernelShape::kTileDepthSteps, rows = isa::MicroKernelShape::kTileRows;
@@ -317,7 +341,7 @@ KernelTiming tile_kernel_timing(const MachineModel& machine, int mr, int nv) {
   t.ideal_step = c_tiles / rate / depth;
   const double load_cycles = in_tiles * rows / load_rate / depth;
   t.step = std::max(soft_max(t.ideal_step, load_cycles, kPortSoftness), machine.fma_latency / depth);
-  t.call = c_tiles * rows * (1 / load_rate + 1 / store_rate) + kTileCallCycles;
+  t.call = c_tiles * rows * (1 / load_rate + 1 / store_rate);
   return t;
 }
 
@@ -367,7 +391,7 @@ double c_line_wait(const MachineModel& machine, const DtypeTraits& dt, Level lev
 
 bool b_panel_l2_measured(const MachineModel& machine) {
   const MeasuredCalls& m = machine.calls;
-  return m.mr > 0 && m.nv > 0 && m.step_cycles > 0 && m.step_cycles_b_l2 > 0 && !machine.tiles;
+  return m.mr > 0 && m.nv > 0 && m.step_cycles > 0 && m.step_cycles_b_l2 > 0;
 }
 
 namespace {
@@ -375,12 +399,14 @@ namespace {
 // Cycles per byte of B micro-panel that a call waits when the panel streams from L2 rather than L1:
 // the measured block's deep k step (MeasuredCalls::step_cycles_b_l2) beyond its L1 step, per byte
 // one step reads from L2 there: its B and its A (the deep A panel left L1 too; the memory term
-// already prices A's stream from the A block, so only B's share is charged). Negative when not
-// measured: the bandwidth formula prices those bytes instead.
+// already prices A's stream from the A block, so only B's share is charged). A tile row keeps its A
+// panel in L1: all of its wait is B's. Negative when not measured: the bandwidth formula prices
+// those bytes instead.
 double b_panel_l2_wait(const MachineModel& machine, const DtypeTraits& dt) {
   if (!b_panel_l2_measured(machine)) return -1;
   const MeasuredCalls& m = machine.calls;
-  const double bytes_per_step = (double(m.mr) + double(m.nv) * lanes_of(machine)) * dt.kgroup * dt.packed_bytes;
+  const double a_rows = machine.tiles ? 0.0 : double(m.mr);
+  const double bytes_per_step = (a_rows + double(m.nv) * lanes_of(machine)) * dt.kgroup * dt.packed_bytes;
   return std::max(0.0, m.step_cycles_b_l2 - m.step_cycles) / bytes_per_step;
 }
 
@@ -388,6 +414,7 @@ double b_panel_l2_wait(const MachineModel& machine, const DtypeTraits& dt) {
 
 struct Placement {
   Level a_block, b_block, b_panel, c_panel, a_slice;
+  bool a_panel_in_l1;  // an A micro-panel fits L1's budget (a tile row keeps it there)
 };
 
 Placement place(const Geometry& g, const Budgets& b) {
@@ -397,6 +424,7 @@ Placement place(const Geometry& g, const Budgets& b) {
   // A B micro-panel that L1 cannot hold is re-read by every further call of its ic block, from the
   // half of L2 the A block leaves free if it fits there.
   pl.b_panel = g.b_panel <= b.l1 ? Level::l1 : g.b_panel <= b.l2 ? Level::l2 : pl.b_block;
+  pl.a_panel_in_l1 = g.a_panel <= b.l1;
   // Between two visits of a C tile (consecutive pc), the thread sweeps its whole C panel.
   pl.c_panel = g.c_panel + g.a_block <= b.l2 ? Level::l2 : g.c_panel <= b.l3_thread ? Level::l3 : Level::dram;
   // A is re-packed for every jc: the thread's rows of A come back from wherever they fit.
@@ -411,6 +439,12 @@ Placement place(const Geometry& g, const Budgets& b) {
 // traffic the kernels overlap (kernel_memory_seconds): they share the level's bandwidth with it.
 bool first_calls_stream_b(const Placement& pl) { return pl.b_block == Level::l3 || pl.b_block == Level::dram; }
 
+// Whether the tile rows' B stream from the B block is priced in the kernel's time (evaluate): the B
+// block is in L2 and the tile row was measured there (measure_tile_rows).
+bool tile_b_stream_in_kernel(const MachineModel& machine, const Geometry& g, const Placement& pl) {
+  return g.tiles && pl.b_block == Level::l2 && b_panel_l2_wait(machine, g.dt) >= 0;
+}
+
 // The slower of two levels (they are declared fastest first). Packed buffers are written at no more
 // than L2 speed, even when they would fit L1.
 Level slower(Level a, Level b) { return std::max(a, b); }
@@ -419,8 +453,8 @@ Level slower(Level a, Level b) { return std::max(a, b); }
 double kernel_memory_seconds(const MachineModel& machine, const MatmulConfig& c, const Geometry& g,
                              const Budgets& b, const Placement& pl) {
   const double k = double(g.kpad), ab = g.dt.ab_bytes, pb = g.dt.packed_bytes, cb = g.dt.c_bytes;
-  // Every call streams its A micro-panel (mr x kc) from the A block.
-  const double a_bytes = g.tiles_t() * k * c.mr * (c.pack_a ? pb : ab);
+  // A call streams its A micro-panel (mr x kc) from the A block (a tile row, its first call).
+  const double a_bytes = g.a_block_calls(pl.a_panel_in_l1) * k * c.mr * (c.pack_a ? pb : ab);
   double s = transfer_seconds(machine, b, a_bytes, pl.a_block);
   // A read in place is not packed, but each jc pass still brings the thread's rows of A in from
   // where they live (the traffic packing would have had), now overlapped with the kernels.
@@ -433,9 +467,11 @@ double kernel_memory_seconds(const MachineModel& machine, const MatmulConfig& c,
   // lives (the read packing would have done), overlapped with the kernels.
   if (!c.pack_b) s += transfer_seconds(machine, b, g.cols * g.k * ab, b.source);
   // A B micro-panel comes from the B block once per ic block (its first call); the other calls of
-  // that ic block find it in L1, or re-read it from where it fits when L1 cannot hold it. (From
-  // beyond L2 the first calls also wait for it: evaluate.)
-  s += transfer_seconds(machine, b, double(g.n_ic) * double(g.cols_pad) * k * pb, pl.b_block);
+  // that ic block find it in L1, or re-read it from where it fits when L1 cannot hold it. Tile rows
+  // read it from the B block every row block. (From beyond L2 those calls also wait for it: evaluate.)
+  // A tile row's stream from a B block in L2 is in the kernel's own time where it was measured.
+  if (!tile_b_stream_in_kernel(machine, g, pl))
+    s += transfer_seconds(machine, b, g.b_block_passes() * double(g.cols_pad) * k * pb, pl.b_block);
   // Re-reads from L2 are in the kernel's own time where they were measured (evaluate).
   if (pl.b_panel != Level::l2 || b_panel_l2_wait(machine, g.dt) < 0)
     s += transfer_seconds(machine, b, g.b_panel_rereads() * k * c.nr * pb, pl.b_panel);
@@ -588,17 +624,33 @@ CandidateCost evaluate(const MachineModel& machine, const MatmulProblem& problem
   const double b_rereads = g.b_panel_rereads() * double(g.kpad) * c.nr * g.dt.packed_bytes;
   if (pl.b_panel == Level::l2 && b_wait > 0) cycles += b_rereads * b_wait;
   if (pl.b_panel == Level::l2 && b_wait >= 0) cycles = std::max(cycles, transfer_seconds(machine, b, b_rereads, Level::l2) * hz);
-  // The first call of each ic block on a B micro-panel streams it from a B block beyond L2 and runs
-  // no faster than that level delivers it. Priced as overlapped traffic instead, a 2x1 grid whose
+  // Tile rows stream every B panel from the B block: from L2 they wait as the measured rows did, per
+  // byte of B and per panel (its C tiles and first tiles). On the Sapphire Rapids-class VM a row of
+  // 128-step panels took about twice its multiplies' time; the bandwidth formula, at the L2 rate
+  // vector loads reach, hid all of it under compute.
+  if (tile_b_stream_in_kernel(machine, g, pl)) {
+    cycles += g.b_block_passes() * double(g.cols_pad) * double(g.kpad) * g.dt.packed_bytes * b_wait;
+    // A panels read from the A block wait as B's bytes do: on every panel when the A panel is too
+    // deep for L1 (1024^3 bf16 at kc 1024, 64 KiB A panels: 3.5-3.7 ms against 2.3 at kc 512), else
+    // on each row's first, unless the row block was packed right before it (mc = mr leaves the
+    // packed panel in L1: at kc 256, mc 32 ran 2.13 ms where mc 1024 ran 2.37).
+    if (!pl.a_panel_in_l1 || g.mc > c.mr)
+      cycles += g.a_block_calls(pl.a_panel_in_l1) * double(g.kpad) * c.mr * g.dt.packed_bytes * b_wait;
+    cycles += g.b_block_calls() * double(g.kblocks) * std::max(0.0, machine.calls.row_panel_cycles - kt.call);
+  }
+  // The first call of each ic block on a B micro-panel (a tile kernel's every call: b_block_calls)
+  // streams it from a B block beyond L2 and runs no faster than that level delivers it. Priced as overlapped traffic instead, a 2x1 grid whose
   // 2 MiB B block (kc 256) sat in L3 looked as fast as one whose B block fit L2, and ran 7% slower
   // (2048^3 f32 on 2 threads of the Sapphire Rapids-class VM, 7x48 blocks, mc 49: 63.3 against
   // 58.9 ms; this prices about 4.7 ms).
   if (first_calls_stream_b(pl)) {
-    const double calls = double(g.n_ic) * double(g.tiles_n_t);
+    const double calls = g.b_block_calls();
     const double bytes = calls * double(g.kpad) * c.nr * g.dt.packed_bytes;
     const double busy = calls * double(g.ksteps) * kt.step;
     cycles += std::max(0.0, transfer_seconds(machine, b, bytes, pl.b_block) * hz - busy);
   }
+  // Tile kernels load the tile configuration and release the tiles once a call, a row of panels.
+  cycles += g.tile_rows() * kTileCallCycles;
   r.kernel_efficiency = ideal / cycles;
   r.compute_seconds = cycles / hz * batch;
   r.memory_seconds = kernel_memory_seconds(machine, c, g, b, pl) * batch;
@@ -903,6 +955,7 @@ std::vector<CandidateCost> rank_configs(const MachineModel& machine, const Matmu
     for (int kc : kc_targets(machine, problem, pair.config))
       for (double mc_fill : kMcFills)
         for (NcRule nc_rule : kNcRules) {
+          if (mc_fill == 0.0 && !machine.tiles) continue;
           const MatmulConfig c = with_blocks(machine, problem, pair.config, kc, mc_fill, nc_rule);
           if (seen.insert(config_key(c)).second) out.push_back(evaluate(machine, problem, c));
         }
@@ -989,15 +1042,19 @@ void write_inputs(std::ostream& out, const MachineModel& machine, const MatmulPr
                      source(machine.l3_measured_set).c_str(), machine.dram_gbps, machine.dram_total_gbps);
   out << printf_text("  peak %.1f %s per core (%s: %.0f per instruction, %d k per lane)\n", peak,
                      rate_unit(problem.dtype), to_string(problem.dtype), flop_per_instruction, dt.kgroup);
-  if (const MeasuredCalls& m = machine.calls; m.mr > 0 && !machine.tiles)
+  if (const MeasuredCalls& m = machine.calls; m.mr > 0)
     out << printf_text("  calls measured (%dx%d block): k step %.2f cycles (formula %.2f); beyond the k loop %.0f "
                        "cycles with C in L1, %.0f in L2, %.0f in L3 (formula %.0f)\n",
                        m.mr, m.nv * lanes_of(machine), m.step_cycles, kernel_timing(machine, m.mr, m.nv, dt).step, m.call_l1, m.call_l2,
                        m.call_l3, kernel_timing(machine, m.mr, m.nv, dt).call);
   if (const MeasuredCalls& m = machine.calls; b_panel_l2_measured(machine))
-    out << printf_text("  k step with the B micro-panel streaming from L2: %.2f cycles (from L1 %.2f); B panels re-read "
-                       "from L2 are priced at that, not by the L2 bandwidth\n",
-                       m.step_cycles_b_l2, m.step_cycles);
+    out << (machine.tiles
+                ? printf_text("  a tile row streaming its B panels from L2: k step %.2f cycles (from L1 %.2f), %.0f cycles a "
+                              "panel beyond it; rows whose B block is in L2 are priced at that, not by the L2 bandwidth\n",
+                              m.step_cycles_b_l2, m.step_cycles, m.row_panel_cycles)
+                : printf_text("  k step with the B micro-panel streaming from L2: %.2f cycles (from L1 %.2f); B panels "
+                              "re-read from L2 are priced at that, not by the L2 bandwidth\n",
+                              m.step_cycles_b_l2, m.step_cycles));
   if (machine.pack_a_gbps > 0 || machine.pack_b_gbps > 0)
     out << printf_text("  packing measured: A %.1f GB/s, B %.1f GB/s of source, from L3\n", machine.pack_a_gbps,
                        machine.pack_b_gbps);

@@ -33,6 +33,10 @@ struct MeasuredCalls {
   // ran 0.69 (the load probe read L2 at 60 bytes a cycle, the model's default 32 bytes a cycle).
   // 0: not measured.
   double step_cycles_b_l2 = 0;
+  // Tile kernels (measure_tile_rows), which run a row of B panels a call: the cycles each panel of a
+  // row streaming B from L2 costs beyond its k loop (its C tiles, the first tiles' wait). The row's
+  // k step is step_cycles_b_l2. 0: not measured.
+  double row_panel_cycles = 0;
 };
 
 // What the model knows of the machine. Bandwidths in GB/s, per core unless named total.
@@ -156,7 +160,7 @@ std::vector<std::tuple<int, int, int, int>> thread_splits_up_to(int threads, int
 // Every candidate on a grid (register blocks x kc x mc x nc x thread grids), cheapest first. A coarse
 // pass keeps the best register block x thread grid pairs, and the fine pass tries every kc, mc and nc
 // on those only, so at most this many candidates come out whatever the problem (a few ms of work).
-inline constexpr size_t kMaxRankedConfigs = 2304;
+inline constexpr size_t kMaxRankedConfigs = 3456;
 std::vector<CandidateCost> rank_configs(const MachineModel& machine, const MatmulProblem& problem);
 
 // The cheapest candidate (rank_configs().front()).

@@ -378,6 +378,30 @@ Expected<bool> Gemm::run_batch(const GemmArgs& x, int64_t batch, const BatchStri
             const int64_t mc = std::min<int64_t>(g.mc, r1 - ic);
             if (tiles_) pack_a_tile_blocks(a + (ic * x.lda + pc) * es, x.lda, mc, kc, es, mr, steps, step_block, ap);
             else if (!direct) pack_a(a + (ic * x.lda + pc) * es, x.lda, mc, kc, es, mr, ap, signed_a_, widened_);
+            if (tiles_) {
+              // Tile kernels run a row of panels a call (tile_kernel.hpp): each row block of A against
+              // the block's whole-width panels from this thread's diagonal start, wrapping round, then
+              // the narrower edge panel alone. The A panel stays in L1 while the B panels stream past:
+              // 1024^3 bf16 on a Sapphire Rapids-class VM ran 25-40% faster this way than with a call
+              // per panel, B's panel kept in L1 across the row blocks (docs/matmul.md).
+              const int64_t whole = nc / nr, first = std::min(start, whole);
+              const int64_t panel_words = b_panel_words(steps, nr, signed_a_);
+              for (int64_t ir = 0; ir < mc; ir += mr) {
+                const int rows = int(std::min<int64_t>(mr, mc - ir));
+                const uint32_t* apanel = ap + ir * steps;
+                uint8_t* c_row = c + ((ic + ir - row0) * ldc + jc - col0) * 4;
+                const auto row_of = [&](int64_t p0, int64_t p1, int cols) {
+                  if (p1 > p0)
+                    table[size_t(rows * (nr + 1) + cols)](uint64_t(steps), apanel, bp + p0 * panel_words,
+                                                          c_row + p0 * nr * 4, uint64_t(ldc) * 4, accumulate, 0, 0,
+                                                          nullptr, uint64_t(p1 - p0));
+                };
+                row_of(first, whole, nr);
+                row_of(0, first, nr);
+                row_of(whole, panels, int(nc - whole * nr));
+              }
+              continue;
+            }
             for (int64_t q = 0; q < panels; ++q) {
               const int64_t jp = (q + start) % panels, jr = jp * nr;
               const int cols = int(std::min<int64_t>(nr, nc - jr));
@@ -390,10 +414,10 @@ Expected<bool> Gemm::run_batch(const GemmArgs& x, int64_t batch, const BatchStri
                 if (b_direct && cols == nr && ic == r0 && ir == 0)  // reads B in place, leaves bpanel packed
                   table_in_place[size_t(rows * (nr + 1) + cols)](uint64_t(steps), apanel, b + (pc * x.ldb + jc + jr) * es, cp,
                                                                  uint64_t(ldc) * 4, accumulate, uint64_t(x.lda) * 4,
-                                                                 uint64_t(x.ldb) * uint64_t(es), bpanel);
+                                                                 uint64_t(x.ldb) * uint64_t(es), bpanel, 1);
                 else
                   table[size_t(rows * (nr + 1) + cols)](uint64_t(steps), apanel, bpanel, cp, uint64_t(ldc) * 4,
-                                                        accumulate, uint64_t(x.lda) * 4, 0, nullptr);
+                                                        accumulate, uint64_t(x.lda) * 4, 0, nullptr, 1);
               }
             }
           }

@@ -77,7 +77,7 @@ Expected<TeamWitness> witness_team(Gemm& gemm, int mr, int nv, int threads, doub
     double s = 0;
     do {
       for (int i = 0; i < kCallsPerCheck; ++i)
-        kernel(uint64_t(kSteps), p.a.get(), p.b.get(), p.c.get(), uint64_t(nr) * 4, 1, 0, 0, nullptr);
+        kernel(uint64_t(kSteps), p.a.get(), p.b.get(), p.c.get(), uint64_t(nr) * 4, 1, 0, 0, nullptr, 1);
       calls += kCallsPerCheck;
       s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     } while (s < window_seconds);

@@ -80,8 +80,8 @@ void check_tile(const MicroKernelShape& s, int rows, int cols, int k_steps) {
   REQUIRE(fn.ok());
   const void* a = s.a_direct ? static_cast<const void*>(a_rows.data()) : a_panel.data();
   const uint64_t ldb_bytes = uint64_t(ldb_words) * 4;
-  (*fn)(uint64_t(k_steps), a, b, c.data(), uint64_t(ldc) * 4, 0, uint64_t(lda_words) * 4, ldb_bytes, b_out.data());
-  (*fn)(uint64_t(k_steps), a, b, c.data(), uint64_t(ldc) * 4, 1, uint64_t(lda_words) * 4, ldb_bytes, b_out.data());
+  (*fn)(uint64_t(k_steps), a, b, c.data(), uint64_t(ldc) * 4, 0, uint64_t(lda_words) * 4, ldb_bytes, b_out.data(), 1);
+  (*fn)(uint64_t(k_steps), a, b, c.data(), uint64_t(ldc) * 4, 1, uint64_t(lda_words) * 4, ldb_bytes, b_out.data(), 1);
   if (s.b_direct)
     for (int w = 0; w < k_steps * nr; ++w) CHECK(b_out[size_t(w)] == b_panel[size_t(w)]);
   for (int i = 0; i < s.mr; ++i)

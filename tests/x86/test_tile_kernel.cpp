@@ -1,12 +1,21 @@
 // The AMX micro-kernels' code, instruction by instruction: one configuration load and one release
-// per call, A and B tiles loaded once per k block and multiplied into every C tile, C loaded or
-// zeroed, then stored; edge tiles configured with fewer rows and columns, not more instructions.
+// per call (a row of B panels), A and B tiles loaded once per k block and multiplied into every C
+// tile, C loaded or zeroed, then stored, for each panel; edge tiles configured with fewer rows and
+// columns, not more instructions. Where the CPU has AMX: a row of panels in one call computes what
+// a call per panel does.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cstring>
+#include <random>
 #include <string>
+#include <vector>
 
 #include "asm/x86/matmul_kernel.hpp"
 #include "asm/x86/tile_kernel.hpp"
+#include "cpu/cpu_info.hpp"
+#include "matmul/gemm.hpp"
+#include "skip.hpp"
 
 using namespace peakprobe;
 using isa::MicroKernelShape;
@@ -42,6 +51,47 @@ TEST_CASE("tile kernel: a 2 x 2 block loads two A and two B tiles per k block an
     // Each multiply reads one A and one B tile into a C tile: tmm0-3 C, tmm4-5 A, tmm6-7 B.
     CHECK(count(*text, "tmm0, tmm4, tmm6") == 1);
     CHECK(count(*text, "tmm3, tmm5, tmm7") == 1);
+    // Two loops: the k blocks of a panel, and the panels of the row.
+    CHECK(count(*text, "jnz") == 2);
+    // Every line of the B block some k blocks ahead is prefetched: 16 steps x 32 columns x 4 bytes.
+    CHECK(count(*text, "prefetcht0") == 16 * 32 * 4 / 64);
+  }
+}
+
+TEST_CASE("tile kernel: a row of B panels in one call computes what a call per panel does", "[tile_kernel][hw]") {
+  CpuInfo cpu = detect_cpu_info();
+  for (MatmulDtype dt : {MatmulDtype::bf16, MatmulDtype::i8}) {
+    Gemm gemm(cpu, dt);
+    if (!gemm.micro_kernel_shape(32, 2, false).tiles) PP_SKIP("this CPU (or its OS) gives no AMX tiles for " << to_string(dt));
+    auto fn = gemm.tile_kernel(32, 2);
+    REQUIRE(fn);
+    INFO(to_string(dt));
+    // 3 panels of 32 k steps x 32 columns after one another, an A panel of 32 rows x 32 steps; C is
+    // 32 rows of 3 x 32 columns. Words of small values, so that every sum is exact in f32 as in s32
+    // (bf16 words 0x3f80 + low bits: 1 to 1.5; int8 bytes 0..3).
+    constexpr int kSteps = 32, kRows = 32, kCols = 32, kPanels = 3, kLdc = kPanels * kCols;
+    std::mt19937 rng(7);
+    auto words = [&](size_t n) {
+      std::vector<uint32_t> w(n);
+      for (auto& x : w)
+        x = dt == MatmulDtype::bf16 ? 0x3f803f80u | (rng() & 0x003f003fu) : rng() & 0x03030303u;
+      return w;
+    };
+    const std::vector<uint32_t> a = words(kRows * kSteps), b = words(size_t(kPanels) * kSteps * kCols);
+    std::vector<uint32_t> row(kRows * kLdc, 0), each(kRows * kLdc, 0);
+    for (int accumulate : {0, 1}) {
+      (*fn)(kSteps, a.data(), b.data(), row.data(), kLdc * 4, uint64_t(accumulate), 0, 0, nullptr, kPanels);
+      for (int p = 0; p < kPanels; ++p)
+        (*fn)(kSteps, a.data(), b.data() + p * kSteps * kCols, each.data() + p * kCols, kLdc * 4,
+              uint64_t(accumulate), 0, 0, nullptr, 1);
+      CHECK(std::memcmp(row.data(), each.data(), row.size() * 4) == 0);
+    }
+    // The sums are not all zero (a kernel that wrote nothing would pass the comparison).
+    CHECK(std::count(row.begin(), row.end(), 0u) == 0);
+    // No panels: C is left as it was.
+    const std::vector<uint32_t> before = row;
+    (*fn)(kSteps, a.data(), b.data(), row.data(), kLdc * 4, 0, 0, 0, nullptr, 0);
+    CHECK(row == before);
   }
 }
 
