@@ -16,6 +16,10 @@ constexpr int kTileRowBytes = 64;     // 16 words of k (A, B) or 16 columns (C)
 constexpr int kRows = isa::MicroKernelShape::kTileRows;
 constexpr int kDepth = isa::MicroKernelShape::kTileDepthSteps;
 constexpr int kPrefetchBlocks = 4;  // how far ahead B's lines are prefetched, in k blocks
+// Tiles of C rows a block may have: 3 x 1 (3 C, 3 A and 1 B tile) is the tallest block the eight
+// tiles hold; a row streaming its B panels then reads a third of a tile of B per tile product, where
+// 2 x 2 reads half of one.
+constexpr int kMaxRowTiles = 3;
 
 // Palette 1 configuration: byte 0 the palette, bytes 16 + 2t the bytes per row of tile t, byte 48 + t
 // its rows; unused tiles stay zero (the CPU refuses a configuration with reserved bytes set).
@@ -48,9 +52,9 @@ std::string check_tile_shape(const isa::MicroKernelShape& s) {
   if (c_tiles + s.mr / kRows + s.nv > kTiles)
     return fmt::format("tile block {}x{} needs {} tiles ({} of C, {} of A, {} of B), the CPU has {}", s.mr, s.nr(),
                        c_tiles + s.mr / kRows + s.nv, c_tiles, s.mr / kRows, s.nv, kTiles);
-  if (s.mr > 2 * kRows)
-    return fmt::format("tile block {}x{}: at most {} rows (the kernel addresses two tiles of rows)", s.mr, s.nr(),
-                       2 * kRows);
+  if (s.mr > kMaxRowTiles * kRows)
+    return fmt::format("tile block {}x{}: at most {} rows (the kernel addresses {} tiles of rows)", s.mr, s.nr(),
+                       kMaxRowTiles * kRows, kMaxRowTiles);
   return "";
 }
 
@@ -71,19 +75,22 @@ Error emit_tile_kernel(ax::Assembler& e, const isa::MicroKernelShape& s, int row
   for (int j = 0; j < col_tiles; ++j) cfg.set(c_count + row_tiles + j, kDepth, std::min(s.lanes(), cols - j * s.lanes()) * 4);
 
   // rdi k steps (then blocks left), rsi A's block, rdx B, rcx C rows 0-15, r8 C's row stride,
-  // r9 accumulate, r11 C rows 16-31, r10 A's row stride (64 bytes: a block's rows lie one after
-  // another, pack_a_tile_blocks), rax B's row stride. The 10th argument, the panels of the row, is
-  // on the stack; the first panel's A and the k steps are kept in saved registers, as each panel
-  // starts them again.
+  // r9 accumulate, r11 C rows 16-31, r14 rows 32-47, r10 A's row stride (64 bytes: a block's rows
+  // lie one after another, pack_a_tile_blocks), rax B's row stride. The 10th argument, the panels
+  // of the row, is on the stack; the first panel's A and the k steps are kept in saved registers,
+  // as each panel starts them again.
   const ax::Gp steps = ax::rdi, a = ax::rsi, b = ax::rdx, c0 = ax::rcx, ldc = ax::r8, accumulate = ax::r9;
-  const ax::Gp c1 = ax::r11, lda = ax::r10, ldb = ax::rax;
+  const ax::Gp c1 = ax::r11, lda = ax::r10, ldb = ax::rax, c2 = ax::r14;
+  // C's rows of tile row i: c0, c0 + 16 ldc, c0 + 32 ldc (an address scales by 8 at most).
+  const std::array<ax::Gp, kMaxRowTiles> c_rows = {c0, c1, c2};
   const ax::Gp panels = ax::rbx, a_first = ax::r12, steps_first = ax::r13;
   Label config = e.newLabel(), panel = e.newLabel(), finish = e.newLabel();
   Label loop = e.newLabel(), done = e.newLabel(), zero = e.newLabel(), run = e.newLabel();
   e.push(panels);
   e.push(a_first);
   e.push(steps_first);
-  e.mov(panels, ax::qword_ptr(ax::rsp, 3 * 8 + 32));  // past the 3 saved registers and 4 slots
+  e.push(c2);
+  e.mov(panels, ax::qword_ptr(ax::rsp, 4 * 8 + 32));  // past the 4 saved registers and 4 slots
   e.mov(a_first, a);
   e.mov(steps_first, steps);
   // Once per row: on a Sapphire Rapids-class VM loading the configuration and releasing the tiles
@@ -96,14 +103,14 @@ Error emit_tile_kernel(ax::Assembler& e, const isa::MicroKernelShape& s, int row
   e.bind(panel);
   e.mov(a, a_first);
   e.mov(steps, steps_first);
-  // c + 16 ldc (an address scales by 8 at most).
   e.mov(c1, ldc);
-  e.shl(c1, 4);
+  e.shl(c1, 4);                   // 16 ldc
+  e.lea(c2, ax::ptr(c0, c1, 1));  // c0 + 32 ldc
   e.add(c1, c0);
   e.test(accumulate, accumulate);
   e.jz(zero);
   for (int i = 0; i < row_tiles; ++i)
-    for (int j = 0; j < col_tiles; ++j) e.tileloadd(c_tile(i, j), ax::ptr(i == 0 ? c0 : c1, ldc, 0, j * kTileRowBytes));
+    for (int j = 0; j < col_tiles; ++j) e.tileloadd(c_tile(i, j), ax::ptr(c_rows[size_t(i)], ldc, 0, j * kTileRowBytes));
   e.jmp(run);
   e.bind(zero);
   for (int i = 0; i < row_tiles; ++i)
@@ -137,12 +144,13 @@ Error emit_tile_kernel(ax::Assembler& e, const isa::MicroKernelShape& s, int row
   e.bind(done);
   for (int i = 0; i < row_tiles; ++i)
     for (int j = 0; j < col_tiles; ++j)
-      e.tilestored(ax::ptr(i == 0 ? c0 : c1, ldc, 0, j * kTileRowBytes), c_tile(i, j));
+      e.tilestored(ax::ptr(c_rows[size_t(i)], ldc, 0, j * kTileRowBytes), c_tile(i, j));
   e.add(c0, Imm(s.nr() * 4));  // the next panel's C: nr columns on
   e.dec(panels);
   e.jnz(panel);
   e.bind(finish);
   e.tilerelease();
+  e.pop(c2);
   e.pop(steps_first);
   e.pop(a_first);
   e.pop(panels);

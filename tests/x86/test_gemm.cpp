@@ -111,10 +111,11 @@ TEST_CASE("gemm: on AMX, bf16 and int8 run on tiles and stay exact at every edge
     Gemm gemm(c, dt);
     if (!gemm.micro_kernel_shape(32, 2, false).tiles) PP_SKIP("this CPU (or its OS) gives no AMX tiles for " << to_string(dt));
     // Edges in rows (past 16 and 32), columns (past 16), k (not a tile depth, one value) and blocks
-    // of several k parts; 16-row blocks and 1-tile-wide blocks too.
+    // of several k parts; 16-row blocks, 1-tile-wide blocks and the 3 x 1 tile block (rows past 32
+    // and 48) too.
     for (auto [m, n, k] : {std::tuple{37, 70, 67}, std::tuple{32, 32, 32}, std::tuple{1, 3, 131}, std::tuple{17, 16, 1},
                            std::tuple{100, 100, 300}, std::tuple{64, 33, 1030}}) {
-      for (auto [mr, nv] : {std::pair{32, 2}, std::pair{16, 1}, std::pair{16, 3}}) {
+      for (auto [mr, nv] : {std::pair{32, 2}, std::pair{16, 1}, std::pair{16, 3}, std::pair{48, 1}}) {
         INFO(to_string(dt) << " " << m << "x" << n << "x" << k << " block " << mr << "x" << nv);
         MatmulConfig g = default_config(c, dt, m, n, k, 1 + k % 2);
         g.mr = mr, g.nv = nv, g.nr = 16 * nv, g.mc = 2 * mr, g.nc = 4 * g.nr;
