@@ -29,6 +29,34 @@ std::string measure_machine(const CpuInfo& cpu, MachineModel& out, MatmulDtype d
   return "";
 }
 
+// Runs `check(dtype, machine, gemm, mr, nv)` for each dtype this CPU runs on tiles: the model's
+// machine with the tile product's own issue rate and clock, measured here, and the reference block.
+// Skips the test where there is none.
+template <typename Check>
+void for_each_tile_dtype(const Check& check) {
+  const CpuInfo& cpu = test::this_cpu();
+  int timed = 0;
+  for (MatmulDtype dtype : {MatmulDtype::bf16, MatmulDtype::i8}) {
+    if (!gemm_unsupported(cpu, dtype).empty()) continue;
+    if (!machine_model_from(cpu, 3.0, 1.0, 4.0, dtype).tiles) continue;
+    MachineModel machine;
+    if (const std::string why = measure_machine(cpu, machine, dtype); !why.empty()) PP_SKIP(why);
+    Gemm gemm(cpu, dtype);
+    const std::pair<int, int> block = calibration_block(machine, dtype);
+    INFO(to_string(dtype) << " " << block.first << "x" << block.second);
+    check(dtype, machine, gemm, block.first, block.second);
+    ++timed;
+  }
+  if (timed == 0) PP_SKIP("this CPU runs no tile kernels");
+}
+
+// Cycles a k step of an mr x nv tile block takes at least: one tile product per C tile every
+// kTileDepthSteps steps, at the measured issue rate.
+double tile_step_floor(const MachineModel& machine, int mr, int nv) {
+  const double products = double(mr / isa::MicroKernelShape::kTileRows * nv) / isa::MicroKernelShape::kTileDepthSteps;
+  return products / machine.fma_per_cycle;
+}
+
 }  // namespace
 
 TEST_CASE("call calibration: a machine without a clock or a block the registers cannot hold is an error",
@@ -137,10 +165,11 @@ TEST_CASE("hw: call calibration: the kernel's k loop timed alone runs no faster 
     WARN(mr << "x" << nv << " block alone: k step " << cycles << " cycles at " << machine.ghz << " GHz");
     CHECK(cycles >= ports * 0.95);
     // A 2x1 block's step is a chain of its two multiply-adds' latency, no faster: 2 accumulators.
-    // 10%: the roof's clock is read under a stream of wide multiply-adds, which some cores run at a
-    // lower clock than two chains (Sapphire Rapids-class VM: 3.36 against 3.6 GHz, this step 3.69
-    // cycles of the slower clock).
-    if (mr * nv == 2) CHECK(cycles >= machine.fma_latency * 0.9);
+    // 20%: the roof's clock is read under a stream of wide multiply-adds, which some cores run at a
+    // lower clock than two chains (Sapphire Rapids-class VM: 3.24-3.36 against 3.6 GHz; this step
+    // read 3.60-3.69 cycles of the slower clock, and failed a 10% margin once). A loop that ran half
+    // its steps would read about 2.
+    if (mr * nv == 2) CHECK(cycles >= machine.fma_latency * 0.8);
     CHECK(cycles < std::max(ports, machine.fma_latency) * 20);
   }
   // A block the registers cannot hold is an error, not a figure.
@@ -148,32 +177,18 @@ TEST_CASE("hw: call calibration: the kernel's k loop timed alone runs no faster 
 }
 
 TEST_CASE("hw: call calibration: the tile kernels' k loop is timed alone too", "[call_calibration][hw]") {
-  const CpuInfo& cpu = test::this_cpu();
-  int timed = 0;
-  for (MatmulDtype dtype : {MatmulDtype::bf16, MatmulDtype::i8}) {
-    if (!gemm_unsupported(cpu, dtype).empty()) continue;
-    if (!machine_model_from(cpu, 3.0, 1.0, 4.0, dtype).tiles) continue;
-    // The tile product's own issue rate and clock, measured here.
-    MachineModel machine;
-    if (const std::string why = measure_machine(cpu, machine, dtype); !why.empty()) PP_SKIP(why);
-    Gemm gemm(cpu, dtype);
-    const auto [mr, nv] = calibration_block(machine, dtype);
-    INFO(to_string(dtype) << " " << mr << "x" << nv);
+  for_each_tile_dtype([](MatmulDtype dtype, const MachineModel& machine, Gemm& gemm, int mr, int nv) {
     auto step = measure_step_seconds(gemm, mr, nv);
     REQUIRE(step.ok());
     // Each call loads and releases its tile configuration, the same in both lengths: what is left is
-    // the tile products, one per C tile every kTileDepthSteps steps, no faster than the measured issue
-    // rate allows (10%: the roof's clock against the loop's, as above; a loop that ran fewer blocks
-    // than its steps ask would be far faster).
-    const double products = double(mr / isa::MicroKernelShape::kTileRows * nv) / isa::MicroKernelShape::kTileDepthSteps;
-    const double cycles = *step * machine.ghz * 1e9, least = products / machine.fma_per_cycle;
+    // the tile products, no faster than the measured issue rate allows (10%: the roof's clock against
+    // the loop's, as above; a loop that ran fewer blocks than its steps ask would be far faster).
+    const double cycles = *step * machine.ghz * 1e9, least = tile_step_floor(machine, mr, nv);
     WARN(to_string(dtype) << " " << mr << "x" << nv << " tile block alone: k step " << cycles << " cycles, at least "
                           << least);
     CHECK(cycles >= least * 0.9);
     CHECK(cycles < least * 20);
-    ++timed;
-  }
-  if (timed == 0) PP_SKIP("this CPU runs no tile kernels");
+  });
 }
 
 TEST_CASE("call calibration: a tile row's 16-step panels fill twice L1, its 128-step ones at most half of L2",
@@ -195,23 +210,13 @@ TEST_CASE("call calibration: a tile row's 16-step panels fill twice L1, its 128-
 
 TEST_CASE("hw: call calibration: a tile row streaming B from L2 runs no faster than the tile products allow",
           "[call_calibration][hw]") {
-  const CpuInfo& cpu = test::this_cpu();
-  int timed = 0;
-  for (MatmulDtype dtype : {MatmulDtype::bf16, MatmulDtype::i8}) {
-    if (!gemm_unsupported(cpu, dtype).empty()) continue;
-    if (!machine_model_from(cpu, 3.0, 1.0, 4.0, dtype).tiles) continue;
-    MachineModel machine;
-    if (const std::string why = measure_machine(cpu, machine, dtype); !why.empty()) PP_SKIP(why);
-    Gemm gemm(cpu, dtype);
-    const auto [mr, nv] = calibration_block(machine, dtype);
-    INFO(to_string(dtype) << " " << mr << "x" << nv);
+  for_each_tile_dtype([](MatmulDtype dtype, const MachineModel& machine, Gemm& gemm, int mr, int nv) {
     auto calls = measure_tile_rows(gemm, machine, mr, nv);
     REQUIRE(calls.ok());
-    const double products = double(mr / isa::MicroKernelShape::kTileRows * nv) / isa::MicroKernelShape::kTileDepthSteps;
-    const double least = products / machine.fma_per_cycle;
-    WARN(to_string(dtype) << " tile row: k step " << calls->step_cycles_b_l2 << " cycles and " << calls->row_panel_cycles
-                          << " a panel (in L1: " << calls->step_cycles << " and " << calls->call_l1 << "), at least "
-                          << least << " a step");
+    const double least = tile_step_floor(machine, mr, nv);
+    WARN(to_string(dtype) << " tile row: k step " << calls->step_cycles_b_l2 << " cycles and "
+                          << calls->row_panel_cycles << " a panel (in L1: " << calls->step_cycles << " and "
+                          << calls->call_l1 << "), at least " << least << " a step");
     // A 128-step panel of the row takes at least its tile products (10%: the roof's clock against
     // the row's), whatever way the two rows' difference splits it between step and panel.
     const double long_panel = 128 * calls->step_cycles_b_l2 + calls->row_panel_cycles;
@@ -224,9 +229,7 @@ TEST_CASE("hw: call calibration: a tile row streaming B from L2 runs no faster t
     CHECK(calibrate_machine(calibrated, gemm) == "");
     CHECK(calibrated.calls.row_panel_cycles > 0);
     CHECK(calibrated.pack_a_gbps > 0);
-    ++timed;
-  }
-  if (timed == 0) PP_SKIP("this CPU runs no tile kernels");
+  });
 }
 
 TEST_CASE("hw: call calibration: packing rates are measured and calibrate_machine fills the model", "[call_calibration][hw]") {

@@ -844,8 +844,10 @@ TEST_CASE("a measured tile row prices B streaming from L2 per byte, and A panels
   REQUIRE(b_panel_l2_measured(level));
   // The panels' own cost is there at any step: the measured row costs more than the formula alone.
   CHECK(predict(level, p, row_block).compute_seconds > predict(plain, p, row_block).compute_seconds);
-  const double slow_added = predict(slow, p, row_block).compute_seconds - predict(level, p, row_block).compute_seconds;
-  const double slower_added = predict(slower, p, row_block).compute_seconds - predict(level, p, row_block).compute_seconds;
+  const auto added = [&](const MachineModel& m, const MatmulProblem& q, const MatmulConfig& c) {
+    return predict(m, q, c).compute_seconds - predict(level, q, c).compute_seconds;
+  };
+  const double slow_added = added(slow, p, row_block), slower_added = added(slower, p, row_block);
   CHECK(slow_added > 0);
   CHECK(slower_added == Approx(2 * slow_added));
   // Two more cycles a step on every step of every panel (all of B streams), at the model's clock.
@@ -858,16 +860,15 @@ TEST_CASE("a measured tile row prices B streaming from L2 per byte, and A panels
   // 512 and 256 KiB, in L2 both.
   const MatmulProblem deep_p = problem(1024, 1024, 1024, 1, MatmulDtype::bf16);
   const MatmulConfig deep = config(32, 2, 32, 1024, 256, 1, 1), shallow = config(32, 2, 32, 512, 256, 1, 1);
-  const double deep_added = predict(slow, deep_p, deep).compute_seconds - predict(level, deep_p, deep).compute_seconds;
-  const double shallow_added = predict(slow, deep_p, shallow).compute_seconds - predict(level, deep_p, shallow).compute_seconds;
-  CHECK(deep_added > 1.5 * shallow_added);
-  CHECK(explanation(slow, p).find("a tile row streaming its B panels from L2: k step 6.00 cycles") != std::string::npos);
+  CHECK(added(slow, deep_p, deep) > 1.5 * added(slow, deep_p, shallow));
+  CHECK_THAT(explanation(slow, p), Catch::Contains("a tile row streaming its B panels from L2: k step 6.00 cycles"));
 }
 
 TEST_CASE("the model tries one block of rows per A block for tile kernels only", "[cost_model]") {
   const MatmulProblem tiles_p = problem(1024, 1024, 1024, 1, MatmulDtype::bf16);
   bool row_block = false;
-  for (const CandidateCost& c : rank_configs(tile_machine(), tiles_p)) row_block = row_block || c.config.mc == c.config.mr;
+  for (const CandidateCost& c : rank_configs(tile_machine(), tiles_p))
+    row_block = row_block || c.config.mc == c.config.mr;
   CHECK(row_block);
   const MatmulProblem p = problem(2048, 2048, 2048);
   for (const CandidateCost& c : rank_configs(server(), p)) CHECK(c.config.mc > c.config.mr);

@@ -110,7 +110,8 @@ Error emit_tile_kernel(ax::Assembler& e, const isa::MicroKernelShape& s, int row
   e.test(accumulate, accumulate);
   e.jz(zero);
   for (int i = 0; i < row_tiles; ++i)
-    for (int j = 0; j < col_tiles; ++j) e.tileloadd(c_tile(i, j), ax::ptr(c_rows[size_t(i)], ldc, 0, j * kTileRowBytes));
+    for (int j = 0; j < col_tiles; ++j)
+      e.tileloadd(c_tile(i, j), ax::ptr(c_rows[size_t(i)], ldc, 0, j * kTileRowBytes));
   e.jmp(run);
   e.bind(zero);
   for (int i = 0; i < row_tiles; ++i)

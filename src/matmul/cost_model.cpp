@@ -639,8 +639,9 @@ CandidateCost evaluate(const MachineModel& machine, const MatmulProblem& problem
     cycles += g.b_block_calls() * double(g.kblocks) * std::max(0.0, machine.calls.row_panel_cycles - kt.call);
   }
   // The first call of each ic block on a B micro-panel (a tile kernel's every call: b_block_calls)
-  // streams it from a B block beyond L2 and runs no faster than that level delivers it. Priced as overlapped traffic instead, a 2x1 grid whose
-  // 2 MiB B block (kc 256) sat in L3 looked as fast as one whose B block fit L2, and ran 7% slower
+  // streams it from a B block beyond L2 and runs no faster than that level delivers it. Priced as
+  // overlapped traffic instead, a 2x1 grid whose 2 MiB B block (kc 256) sat in L3 looked as fast as
+  // one whose B block fit L2, and ran 7% slower
   // (2048^3 f32 on 2 threads of the Sapphire Rapids-class VM, 7x48 blocks, mc 49: 63.3 against
   // 58.9 ms; this prices about 4.7 ms).
   if (first_calls_stream_b(pl)) {
@@ -1049,8 +1050,9 @@ void write_inputs(std::ostream& out, const MachineModel& machine, const MatmulPr
                        m.call_l3, kernel_timing(machine, m.mr, m.nv, dt).call);
   if (const MeasuredCalls& m = machine.calls; b_panel_l2_measured(machine))
     out << (machine.tiles
-                ? printf_text("  a tile row streaming its B panels from L2: k step %.2f cycles (from L1 %.2f), %.0f cycles a "
-                              "panel beyond it; rows whose B block is in L2 are priced at that, not by the L2 bandwidth\n",
+                ? printf_text("  a tile row streaming its B panels from L2: k step %.2f cycles (from L1 %.2f), "
+                              "%.0f cycles a panel beyond it; rows whose B block is in L2 are priced at that, "
+                              "not by the L2 bandwidth\n",
                               m.step_cycles_b_l2, m.step_cycles, m.row_panel_cycles)
                 : printf_text("  k step with the B micro-panel streaming from L2: %.2f cycles (from L1 %.2f); B panels "
                               "re-read from L2 are priced at that, not by the L2 bandwidth\n",

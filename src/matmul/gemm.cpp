@@ -425,10 +425,10 @@ Expected<bool> Gemm::run_batch(const GemmArgs& x, int64_t batch, const BatchStri
       }
       if (tk_count > 1) {
         // Once all K parts are done, each adds the others' sums into C for its own share of the
-        // region's rows (in the order the first part alone added them before: bit for bit the same C). The first
-        // part alone took the whole reduction before: on a 2048^3 f32 product split in two, 48 MiB
-        // read and written by one core while the other waited. They wait again, so that none writes
-        // the next item into its buffer before it was read.
+        // region's rows, in the order one part used to add them all: bit for bit the same C, without
+        // one core reading and writing it all while the others wait (48 MiB on a 2048^3 f32
+        // product split in two). They wait again, so that none writes the next item into its
+        // buffer before it was read.
         SpinBarrier& kb = *k_barriers[size_t(group * grid + cell)];
         kb.wait();
         const int64_t height = r1 - r0, width = c1 - c0;
