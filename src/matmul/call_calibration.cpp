@@ -109,6 +109,18 @@ double call_timing(isa::MicroKernelFn fn, int64_t steps, const uint32_t* a, cons
   return per_run / double(sweeps_per_check * calls_per_sweep);
 }
 
+// A k step and what a call costs beyond its k loop (any unit), from the fastest short and long calls:
+// the calls' difference, per step, and the long call less its steps. Never below 0.
+struct StepAndCall {
+  double step = 0, call = 0;
+};
+StepAndCall step_and_call(double short_call, double long_call) {
+  StepAndCall r;
+  r.step = std::max(0.0, (long_call - short_call) / double(kLongSteps - kShortSteps));
+  r.call = std::max(0.0, long_call - double(kLongSteps) * r.step);
+  return r;
+}
+
 // Fastest seconds per pass of kRepeats timings of `pass`, warmed by one first.
 template <typename Pass>
 double seconds_per_pass(const Pass& pass) {
@@ -232,8 +244,9 @@ Expected<MeasuredCalls> measure_calls(Gemm& gemm, const MachineModel& machine, i
   MeasuredCalls m;
   m.mr = mr;
   m.nv = nv;
-  m.step_cycles = std::max(0.0, (long_l1 - short_l1) / double(kLongSteps - kShortSteps));
-  m.call_l1 = std::max(0.0, long_l1 - double(kLongSteps) * m.step_cycles);
+  const StepAndCall l1 = step_and_call(short_l1, long_l1);
+  m.step_cycles = l1.step;
+  m.call_l1 = l1.call;
   // The further levels add to L1's call what their calls take longer, timings of the same length
   // compared: the step's own error, 128 times over, stays out of the difference.
   m.call_l2 = m.call_l1 + std::max(0.0, timings[2].best * hz - long_l1);
@@ -286,11 +299,13 @@ Expected<MeasuredCalls> measure_tile_rows(Gemm& gemm, const MachineModel& machin
   MeasuredCalls m;
   m.mr = mr;
   m.nv = nv;
-  m.step_cycles = std::max(0.0, (long_best - short_best) * hz / double(kLongSteps - kShortSteps));
-  m.call_l1 = std::max(0.0, long_best * hz - double(kLongSteps) * m.step_cycles);
+  const StepAndCall l1 = step_and_call(short_best * hz, long_best * hz);
+  m.step_cycles = l1.step;
+  m.call_l1 = l1.call;
   // A panel of a row, per step and beyond its k loop: the difference of the two rows' panels.
-  m.step_cycles_b_l2 = std::max(0.0, (rows[1].best - rows[0].best) * hz / double(kLongSteps - kShortSteps));
-  m.row_panel_cycles = std::max(0.0, rows[1].best * hz - double(kLongSteps) * m.step_cycles_b_l2);
+  const StepAndCall row = step_and_call(rows[0].best * hz, rows[1].best * hz);
+  m.step_cycles_b_l2 = row.step;
+  m.row_panel_cycles = row.call;
   return m;
 }
 
@@ -319,7 +334,7 @@ Expected<double> measure_step_seconds(Gemm& gemm, int mr, int nv, int cpu) {
     short_best = std::min(short_best, call_timing(*fn, kShortSteps, a.get(), b.get(), *c, mr, nr));
     long_best = std::min(long_best, call_timing(*fn, kLongSteps, a.get(), b.get(), *c, mr, nr));
   }
-  const double step = (long_best - short_best) / double(kLongSteps - kShortSteps);
+  const double step = step_and_call(short_best, long_best).step;
   if (!(step > 0)) return make_error("the kernel's long calls ran no longer than its short ones");
   return step;
 }
