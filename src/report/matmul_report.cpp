@@ -217,7 +217,16 @@ std::string efficiency_cell(const MatmulResult& r) {
   return text;
 }
 
-void write_markdown_row(std::ostream& out, const MatmulResult& r, const std::vector<std::string>& libs, bool gaps) {
+// The kernel-alone cell: the block's k loop timed alone in L1, and the share of it the product reached.
+std::string kernel_alone_cell(const MatmulResult& r) {
+  if (!timed(r) || !finite(r.kernel_l1_gflops) || *r.kernel_l1_gflops <= 0) return std::string(kMissing);
+  return fmt::format("{} ({}%)", fixed(*r.kernel_l1_gflops, 1), fixed(r.gflops / *r.kernel_l1_gflops * 100, 1));
+}
+
+bool has_kernel_alone(const MatmulResult& r) { return finite(r.kernel_l1_gflops) && *r.kernel_l1_gflops > 0; }
+
+void write_markdown_row(std::ostream& out, const MatmulResult& r, const std::vector<std::string>& libs, bool gaps,
+                        bool kernel_alone) {
   std::string problem = shape_text(r);
   if (cold(r)) problem += ", cold cache " + r.cold_cache;
   const bool t = timed(r);
@@ -229,6 +238,7 @@ void write_markdown_row(std::ostream& out, const MatmulResult& r, const std::vec
                      r.bound_by.empty() ? kMissing : cell(r.bound_by), markdown_config(r));
   for (const auto& lib : libs) out << ' ' << markdown_baseline(r, lib) << " |";
   if (gaps) out << ' ' << (r.model_gap && std::isfinite(*r.model_gap) ? fixed(*r.model_gap * 100, 1) + "%" : kMissing) << " |";
+  if (kernel_alone) out << ' ' << kernel_alone_cell(r) << " |";
   out << ' ' << to_string(r.status) << " |\n";
 }
 
@@ -524,14 +534,21 @@ void write_matmul_markdown(std::ostream& out, const std::vector<MatmulResult>& r
   if (std::any_of(results.begin(), results.end(), [](const MatmulResult& r) { return finite(r.efficiency_while_running); }))
     out << " An efficiency in brackets leaves out the interruptions of its core (several threads: of their least "
            "available core) that the fastest call spans, their rate and length scanned beside the timed calls.";
+  const bool kernel_alone = std::any_of(results.begin(), results.end(), has_kernel_alone);
+  if (kernel_alone)
+    out << " The kernel alone is the rate of the configuration's register block timed alone with its panels in L1 "
+           "(its k loop, on as many threads as the product started), and in brackets the share of it the product "
+           "reached.";
   out << "\n\n| shape | dtype | batch | threads | min ms | mean ms ± std | GFLOP/s | efficiency | bound by | config |";
   for (const auto& lib : libs) out << ' ' << cell(lib) << " |";
   if (gaps) out << " model gap |";
+  if (kernel_alone) out << " kernel alone |";
   out << " status |\n|---|---|--:|--:|--:|--:|--:|--:|---|---|";
   for (std::size_t i = 0; i < libs.size(); ++i) out << "--:|";
   if (gaps) out << "--:|";
+  if (kernel_alone) out << "--:|";
   out << "---|\n";
-  for (const auto& r : results) write_markdown_row(out, r, libs, gaps);
+  for (const auto& r : results) write_markdown_row(out, r, libs, gaps, kernel_alone);
   const bool any =
       std::any_of(results.begin(), results.end(), [](const MatmulResult& r) { return r.status != Status::ok; });
   if (!any) return;
