@@ -85,7 +85,6 @@ TEST_CASE("call calibration: the reference block is one this CPU's kernels run, 
   for (MatmulDtype dtype : {MatmulDtype::f32, MatmulDtype::bf16, MatmulDtype::i8}) {
     if (!gemm_unsupported(cpu, dtype).empty()) continue;
     const MachineModel machine = machine_model_from(cpu, 3.0, 2.0, 4.0, dtype);
-    if (machine.tiles) continue;  // tile calls are not calibrated
     const auto [mr, nv] = calibration_block(machine, dtype);
     INFO(to_string(dtype) << " " << mr << "x" << nv);
     Gemm gemm(cpu, dtype);

@@ -864,6 +864,36 @@ TEST_CASE("a measured tile row prices B streaming from L2 per byte, and A panels
   CHECK_THAT(explanation(slow, p), Catch::Contains("a tile row streaming its B panels from L2: k step 6.00 cycles"));
 }
 
+TEST_CASE("a measured tile row's costs hold wherever B lives, and a panel's costs go with its C tiles",
+          "[cost_model]") {
+  const MatmulProblem p = problem(1024, 1024, 1024, 1, MatmulDtype::bf16);
+  MachineModel level = tile_machine();
+  level.calls = {32, 2, 4.0, 300.0, 0.0, 0.0, 4.0, 500.0};
+  MachineModel slow = level;
+  slow.calls.step_cycles_b_l2 = 6.0;
+  // kc 1024 and nc 1024: a 2 MiB B block, beyond the L2 budget. Its bytes still wait at least as the
+  // measured rows' did: with an L3 fast enough not to bind, the slower row costs more there too; with
+  // a slow one, the L3's rate binds whatever the row's wait.
+  const MatmulConfig far_b = config(32, 2, 32, 1024, 1024, 1, 1);
+  MachineModel fast_l3 = level, fast_l3_slow = slow;
+  fast_l3.l3_gbps = fast_l3_slow.l3_gbps = 10000;
+  CHECK(predict(fast_l3_slow, p, far_b).compute_seconds > predict(fast_l3, p, far_b).compute_seconds);
+  MachineModel slow_l3 = level, slow_l3_slow = slow;
+  slow_l3.l3_gbps = slow_l3_slow.l3_gbps = 5;
+  CHECK(predict(slow_l3_slow, p, far_b).compute_seconds == Approx(predict(slow_l3, p, far_b).compute_seconds));
+  CHECK(predict(slow_l3, p, far_b).compute_seconds > predict(fast_l3, p, far_b).compute_seconds);
+  // A panel's measured cost beyond the C update grows with its C tiles: the same product in 16 x 16
+  // blocks has four times the panels of 32 x 32 ones, each a quarter of the C tiles, and pays the same.
+  MachineModel dear = level;
+  dear.calls.row_panel_cycles = 900.0;
+  const auto panel_cost = [&](const MatmulConfig& c) {
+    return predict(dear, p, c).compute_seconds - predict(level, p, c).compute_seconds;
+  };
+  const double big = panel_cost(config(32, 2, 32, 512, 512, 1, 1)), small = panel_cost(config(16, 1, 16, 512, 512, 1, 1));
+  CHECK(big > 0);
+  CHECK(small == Approx(big));
+}
+
 TEST_CASE("the model tries one block of rows per A block for tile kernels only", "[cost_model]") {
   const MatmulProblem tiles_p = problem(1024, 1024, 1024, 1, MatmulDtype::bf16);
   bool row_block = false;

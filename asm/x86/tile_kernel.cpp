@@ -52,6 +52,7 @@ std::string check_tile_shape(const isa::MicroKernelShape& s) {
   if (c_tiles + s.mr / kRows + s.nv > kTiles)
     return fmt::format("tile block {}x{} needs {} tiles ({} of C, {} of A, {} of B), the CPU has {}", s.mr, s.nr(),
                        c_tiles + s.mr / kRows + s.nv, c_tiles, s.mr / kRows, s.nv, kTiles);
+  // Past the tile count's check, a guard for the kernel's row pointers (c_rows).
   if (s.mr > kMaxRowTiles * kRows)
     return fmt::format("tile block {}x{}: at most {} rows (the kernel addresses {} tiles of rows)", s.mr, s.nr(),
                        kMaxRowTiles * kRows, kMaxRowTiles);

@@ -124,7 +124,13 @@ MachineModel machine_for(const CpuInfo& cpu, const MatmulRoof& roof, Gemm& gemm)
     spdlog::debug("matmul team on {} threads: wake-up and join {:.2f} us", roof.threads,
                   fork_join_cost(machine, roof.threads) * 1e6);
   }
-  if (const MeasuredCalls& c = machine.calls; c.mr > 0)
+  const MeasuredCalls& c = machine.calls;
+  if (c.mr > 0 && machine.tiles)
+    spdlog::debug("matmul tile calls of the {}x{} block: k step {:.2f} cycles in L1, {:.0f} a call beyond it; a row "
+                  "streaming B from L2 {:.2f} a step and {:.0f} a panel; packing A {:.1f} GB/s, B {:.1f} GB/s",
+                  c.mr, c.nv * machine.vector_bits / 32, c.step_cycles, c.call_l1, c.step_cycles_b_l2,
+                  c.row_panel_cycles, machine.pack_a_gbps, machine.pack_b_gbps);
+  else if (c.mr > 0)
     spdlog::debug("matmul calls of the {}x{} block: k step {:.2f} cycles ({} with B from L2); beyond the k loop "
                   "{:.0f} cycles with C in L1, {:.0f} in L2, {:.0f} in L3; packing A {:.1f} GB/s, B {:.1f} GB/s",
                   c.mr, c.nv * machine.vector_bits / 32, c.step_cycles,

@@ -439,10 +439,18 @@ Placement place(const Geometry& g, const Budgets& b) {
 // traffic the kernels overlap (kernel_memory_seconds): they share the level's bandwidth with it.
 bool first_calls_stream_b(const Placement& pl) { return pl.b_block == Level::l3 || pl.b_block == Level::dram; }
 
-// Whether the tile rows' B stream from the B block is priced in the kernel's time (evaluate): the B
-// block is in L2 and the tile row was measured there (measure_tile_rows).
-bool tile_b_stream_in_kernel(const MachineModel& machine, const Geometry& g, const Placement& pl) {
-  return g.tiles && pl.b_block == Level::l2 && b_panel_l2_wait(machine, g.dt) >= 0;
+// Whether the tile rows' B stream from the B block is priced in the kernel's time (evaluate): the
+// tile rows were measured (measure_tile_rows). From a B block in L2 at the measured rows' wait; from
+// beyond L2 at least that, and no faster than the level delivers it (first_calls_stream_b).
+bool tile_b_stream_in_kernel(const MachineModel& machine, const Geometry& g) {
+  return g.tiles && b_panel_l2_wait(machine, g.dt) >= 0;
+}
+
+// Whether a tile row's A panels come from the A block beyond L1 and wait for it (evaluate): on every
+// panel when the A panel is too deep for L1, else on each row's first unless the A block is the
+// row's own block, packed right before it (mc = mr leaves the packed panel in L1).
+bool tile_a_waits(const Geometry& g, const MatmulConfig& c, const Placement& pl) {
+  return g.tiles && (!pl.a_panel_in_l1 || g.mc > c.mr);
 }
 
 // The slower of two levels (they are declared fastest first). Packed buffers are written at no more
@@ -453,9 +461,12 @@ Level slower(Level a, Level b) { return std::max(a, b); }
 double kernel_memory_seconds(const MachineModel& machine, const MatmulConfig& c, const Geometry& g,
                              const Budgets& b, const Placement& pl) {
   const double k = double(g.kpad), ab = g.dt.ab_bytes, pb = g.dt.packed_bytes, cb = g.dt.c_bytes;
-  // A call streams its A micro-panel (mr x kc) from the A block (a tile row, its first call).
+  // A call streams its A micro-panel (mr x kc) from the A block (a tile row, its first call), unless
+  // the tile rows' measured wait prices that read in the kernel's time (evaluate).
   const double a_bytes = g.a_block_calls(pl.a_panel_in_l1) * k * c.mr * (c.pack_a ? pb : ab);
-  double s = transfer_seconds(machine, b, a_bytes, pl.a_block);
+  const bool a_in_kernel = tile_b_stream_in_kernel(machine, g) && tile_a_waits(g, c, pl) &&
+                           b_panel_l2_wait(machine, g.dt) > 0;
+  double s = a_in_kernel ? 0.0 : transfer_seconds(machine, b, a_bytes, pl.a_block);
   // A read in place is not packed, but each jc pass still brings the thread's rows of A in from
   // where they live (the traffic packing would have had), now overlapped with the kernels.
   if (!c.pack_a) {
@@ -470,7 +481,7 @@ double kernel_memory_seconds(const MachineModel& machine, const MatmulConfig& c,
   // that ic block find it in L1, or re-read it from where it fits when L1 cannot hold it. Tile rows
   // read it from the B block every row block. (From beyond L2 those calls also wait for it: evaluate.)
   // A tile row's stream from a B block in L2 is in the kernel's own time where it was measured.
-  if (!tile_b_stream_in_kernel(machine, g, pl))
+  if (!tile_b_stream_in_kernel(machine, g))
     s += transfer_seconds(machine, b, g.b_block_passes() * double(g.cols_pad) * k * pb, pl.b_block);
   // Re-reads from L2 are in the kernel's own time where they were measured (evaluate).
   if (pl.b_panel != Level::l2 || b_panel_l2_wait(machine, g.dt) < 0)
@@ -624,20 +635,25 @@ CandidateCost evaluate(const MachineModel& machine, const MatmulProblem& problem
   const double b_rereads = g.b_panel_rereads() * double(g.kpad) * c.nr * g.dt.packed_bytes;
   if (pl.b_panel == Level::l2 && b_wait > 0) cycles += b_rereads * b_wait;
   if (pl.b_panel == Level::l2 && b_wait >= 0) cycles = std::max(cycles, transfer_seconds(machine, b, b_rereads, Level::l2) * hz);
-  // Tile rows stream every B panel from the B block: from L2 they wait as the measured rows did, per
-  // byte of B and per panel (its C tiles and first tiles). On the Sapphire Rapids-class VM a row of
-  // 128-step panels took about twice its multiplies' time; the bandwidth formula, at the L2 rate
-  // vector loads reach, hid all of it under compute.
-  if (tile_b_stream_in_kernel(machine, g, pl)) {
-    cycles += g.b_block_passes() * double(g.cols_pad) * double(g.kpad) * g.dt.packed_bytes * b_wait;
-    // A panels read from the A block wait as B's bytes do: on every panel when the A panel is too
-    // deep for L1 (1024^3 bf16 at kc 1024, 64 KiB A panels: 3.5-3.7 ms against 2.3 at kc 512), else
-    // on each row's first, unless the row block was packed right before it (mc = mr leaves the
-    // packed panel in L1: at kc 256, mc 32 ran 2.13 ms where mc 1024 ran 2.37).
-    if (!pl.a_panel_in_l1 || g.mc > c.mr)
-      cycles += g.a_block_calls(pl.a_panel_in_l1) * double(g.kpad) * c.mr * g.dt.packed_bytes * b_wait;
-    cycles += g.b_block_calls() * double(g.kblocks) * std::max(0.0, machine.calls.row_panel_cycles - kt.call);
+  // Tile rows stream every B panel from the B block and wait as the measured rows did, per byte of B
+  // and per panel (its C tiles and first tiles). On the Sapphire Rapids-class VM a row of 128-step
+  // panels took about twice its multiplies' time; the bandwidth formula, at the L2 rate vector loads
+  // reach, hid all of it under compute.
+  double tile_waits = 0;
+  if (tile_b_stream_in_kernel(machine, g)) {
+    tile_waits += g.b_block_passes() * double(g.cols_pad) * double(g.kpad) * g.dt.packed_bytes * b_wait;
+    // A panels read from the A block wait as B's bytes do (tile_a_waits): 1024^3 bf16 at kc 1024,
+    // whose 64 KiB A panels leave L1, ran 3.5-3.7 ms against 2.3 at kc 512; at kc 256, mc 32 ran
+    // 2.13 ms where mc 1024 ran 2.37.
+    if (tile_a_waits(g, c, pl))
+      tile_waits += g.a_block_calls(pl.a_panel_in_l1) * double(g.kpad) * c.mr * g.dt.packed_bytes * b_wait;
+    // Each panel costs what the measured block's panel cost beyond its own C update, in proportion
+    // to this block's C tiles (the C tiles' loads and stores, and the drain before them).
+    const MeasuredCalls& m = machine.calls;
+    const double excess = std::max(0.0, m.row_panel_cycles - kernel_timing(machine, m.mr, m.nv, g.dt).call);
+    tile_waits += g.b_block_calls() * double(g.kblocks) * excess * double(c.mr * c.nv) / double(m.mr * m.nv);
   }
+  cycles += tile_waits;
   // The first call of each ic block on a B micro-panel (a tile kernel's every call: b_block_calls)
   // streams it from a B block beyond L2 and runs no faster than that level delivers it. Priced as
   // overlapped traffic instead, a 2x1 grid whose 2 MiB B block (kc 256) sat in L3 looked as fast as
@@ -647,11 +663,13 @@ CandidateCost evaluate(const MachineModel& machine, const MatmulProblem& problem
   if (first_calls_stream_b(pl)) {
     const double calls = g.b_block_calls();
     const double bytes = calls * double(g.kpad) * c.nr * g.dt.packed_bytes;
-    const double busy = calls * double(g.ksteps) * kt.step;
+    const double busy = calls * double(g.ksteps) * kt.step + tile_waits;
     cycles += std::max(0.0, transfer_seconds(machine, b, bytes, pl.b_block) * hz - busy);
   }
-  // Tile kernels load the tile configuration and release the tiles once a call, a row of panels.
-  cycles += g.tile_rows() * kTileCallCycles;
+  // Tile kernels load the tile configuration and release the tiles once a call, a row of panels; a
+  // thread after the first of its column of threads starts its rows on its own diagonal panel
+  // (gemm.cpp), so that each row is two calls.
+  cycles += g.tile_rows() * (c.thread_rows > 1 ? 2.0 : 1.0) * kTileCallCycles;
   r.kernel_efficiency = ideal / cycles;
   r.compute_seconds = cycles / hz * batch;
   r.memory_seconds = kernel_memory_seconds(machine, c, g, b, pl) * batch;
@@ -862,7 +880,10 @@ bool b_in_place_pays(const MachineModel& machine, const MatmulProblem& problem, 
 
 std::vector<std::pair<int, int>> register_blocks(const MachineModel& machine, MatmulDtype dtype) {
   if (machine.tiles && dtype != MatmulDtype::f32) {
-    // Whole tiles: every block the target can generate (C, A and B tiles within the CPU's).
+    // Whole tiles: every block of one or two rows of tiles the target can generate (C, A and B tiles
+    // within the CPU's). Three rows (48 x 16) stream less B a tile product, but their panels are half
+    // as wide: 1024^3 bf16 ran slower with them on the Sapphire Rapids-class VM, and the formula,
+    // which sees only the streamed bytes, ranked them first (and calibrated on them). --config runs them.
     std::vector<std::pair<int, int>> blocks;
     for (int mr = isa::MicroKernelShape::kTileRows; mr <= 2 * isa::MicroKernelShape::kTileRows;
          mr += isa::MicroKernelShape::kTileRows)
@@ -1043,16 +1064,23 @@ void write_inputs(std::ostream& out, const MachineModel& machine, const MatmulPr
                      source(machine.l3_measured_set).c_str(), machine.dram_gbps, machine.dram_total_gbps);
   out << printf_text("  peak %.1f %s per core (%s: %.0f per instruction, %d k per lane)\n", peak,
                      rate_unit(problem.dtype), to_string(problem.dtype), flop_per_instruction, dt.kgroup);
-  if (const MeasuredCalls& m = machine.calls; m.mr > 0)
+  const MeasuredCalls& m = machine.calls;
+  const KernelTiming measured_formula = kernel_timing(machine, m.mr, m.nv, dt);
+  if (m.mr > 0 && !machine.tiles)
     out << printf_text("  calls measured (%dx%d block): k step %.2f cycles (formula %.2f); beyond the k loop %.0f "
                        "cycles with C in L1, %.0f in L2, %.0f in L3 (formula %.0f)\n",
-                       m.mr, m.nv * lanes_of(machine), m.step_cycles, kernel_timing(machine, m.mr, m.nv, dt).step, m.call_l1, m.call_l2,
-                       m.call_l3, kernel_timing(machine, m.mr, m.nv, dt).call);
-  if (const MeasuredCalls& m = machine.calls; b_panel_l2_measured(machine))
+                       m.mr, m.nv * lanes_of(machine), m.step_cycles, measured_formula.step, m.call_l1, m.call_l2,
+                       m.call_l3, measured_formula.call);
+  if (m.mr > 0 && machine.tiles)
+    out << printf_text("  tile calls measured (%dx%d block): k step %.2f cycles in L1 (formula %.2f); a call of one "
+                       "panel %.0f cycles beyond its k loop (formula %.0f for C, %.0f for the configuration)\n",
+                       m.mr, m.nv * lanes_of(machine), m.step_cycles, measured_formula.step, m.call_l1,
+                       measured_formula.call, kTileCallCycles);
+  if (b_panel_l2_measured(machine))
     out << (machine.tiles
                 ? printf_text("  a tile row streaming its B panels from L2: k step %.2f cycles (from L1 %.2f), "
-                              "%.0f cycles a panel beyond it; rows whose B block is in L2 are priced at that, "
-                              "not by the L2 bandwidth\n",
+                              "%.0f cycles a panel beyond it; tile rows are priced at that, not by the L2 "
+                              "bandwidth\n",
                               m.step_cycles_b_l2, m.step_cycles, m.row_panel_cycles)
                 : printf_text("  k step with the B micro-panel streaming from L2: %.2f cycles (from L1 %.2f); B panels "
                               "re-read from L2 are priced at that, not by the L2 bandwidth\n",

@@ -62,7 +62,8 @@ TEST_CASE("tile kernel: a row of B panels in one call computes what a call per p
   CpuInfo cpu = detect_cpu_info();
   for (MatmulDtype dt : {MatmulDtype::bf16, MatmulDtype::i8}) {
     Gemm gemm(cpu, dt);
-    if (!gemm.micro_kernel_shape(32, 2, false).tiles) PP_SKIP("this CPU (or its OS) gives no AMX tiles for " << to_string(dt));
+    if (!gemm.micro_kernel_shape(32, 2, false).tiles)
+      PP_SKIP("this CPU (or its OS) gives no AMX tiles for " << to_string(dt));
     auto fn = gemm.tile_kernel(32, 2);
     REQUIRE(fn);
     INFO(to_string(dt));
@@ -93,6 +94,27 @@ TEST_CASE("tile kernel: a row of B panels in one call computes what a call per p
     (*fn)(kSteps, a.data(), b.data(), row.data(), kLdc * 4, 0, 0, 0, nullptr, 0);
     CHECK(row == before);
   }
+}
+
+TEST_CASE("tile kernel: a row keeps the registers the ABI asks kept and reads its panels from the 10th argument",
+          "[tile_kernel]") {
+  // 48 x 16: three rows of C tiles, the third addressed through r14, which the kernel saves.
+  auto text = x86::micro_kernel_listing(tiles(48, 1, MatmulDtype::bf16), 48, 16);
+  REQUIRE(text);
+  INFO(*text);
+  CHECK(count(*text, "push ") == 4);
+  CHECK(count(*text, "pop ") == 4);
+  for (const char* reg : {"rbx", "r12", "r13", "r14"}) {
+    CHECK(count(*text, std::string("push ") + reg) == 1);
+    CHECK(count(*text, std::string("pop ") + reg) == 1);
+  }
+  // The 10th argument: past the four saved registers (32 bytes), the return address and the 7th to
+  // 9th arguments' slots (32 more).
+  CHECK(count(*text, "[rsp+64]") == 1);
+  CHECK(count(*text, "tilestored [r14+r8]") == 1);
+  CHECK(count(*text, "tdpbf16ps") == 3);
+  // No panels: straight to the release, past the loops.
+  CHECK(count(*text, "test rbx, rbx") == 1);
 }
 
 TEST_CASE("tile kernel: edge tiles use only the tiles they cover", "[tile_kernel]") {
