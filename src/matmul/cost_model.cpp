@@ -1065,7 +1065,7 @@ void write_inputs(std::ostream& out, const MachineModel& machine, const MatmulPr
   out << printf_text("  peak %.1f %s per core (%s: %.0f per instruction, %d k per lane)\n", peak,
                      rate_unit(problem.dtype), to_string(problem.dtype), flop_per_instruction, dt.kgroup);
   const MeasuredCalls& m = machine.calls;
-  const KernelTiming measured_formula = kernel_timing(machine, m.mr, m.nv, dt);
+  const KernelTiming measured_formula = m.mr > 0 ? kernel_timing(machine, m.mr, m.nv, dt) : KernelTiming{};
   if (m.mr > 0 && !machine.tiles)
     out << printf_text("  calls measured (%dx%d block): k step %.2f cycles (formula %.2f); beyond the k loop %.0f "
                        "cycles with C in L1, %.0f in L2, %.0f in L3 (formula %.0f)\n",

@@ -217,13 +217,13 @@ std::string efficiency_cell(const MatmulResult& r) {
   return text;
 }
 
+bool has_kernel_alone(const MatmulResult& r) { return finite(r.kernel_l1_gflops) && *r.kernel_l1_gflops > 0; }
+
 // The kernel-alone cell: the block's k loop timed alone in L1, and the share of it the product reached.
 std::string kernel_alone_cell(const MatmulResult& r) {
-  if (!timed(r) || !finite(r.kernel_l1_gflops) || *r.kernel_l1_gflops <= 0) return std::string(kMissing);
+  if (!timed(r) || !has_kernel_alone(r)) return std::string(kMissing);
   return fmt::format("{} ({}%)", fixed(*r.kernel_l1_gflops, 1), fixed(r.gflops / *r.kernel_l1_gflops * 100, 1));
 }
-
-bool has_kernel_alone(const MatmulResult& r) { return finite(r.kernel_l1_gflops) && *r.kernel_l1_gflops > 0; }
 
 void write_markdown_row(std::ostream& out, const MatmulResult& r, const std::vector<std::string>& libs, bool gaps,
                         bool kernel_alone) {
