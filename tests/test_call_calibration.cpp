@@ -159,16 +159,22 @@ TEST_CASE("hw: call calibration: the kernel's k loop timed alone runs no faster 
   for (auto [mr, nv] : {calibration_block(machine, MatmulDtype::f32), std::pair{2, 1}}) {
     auto step = measure_step_seconds(gemm, mr, nv);
     REQUIRE(step.ok());
-    // Seconds at the roof's clock: 5% for the clock's own reading, as for measure_calls.
-    const double cycles = *step * machine.ghz * 1e9, ports = double(mr * nv) / machine.fma_per_cycle;
-    WARN(mr << "x" << nv << " block alone: k step " << cycles << " cycles at " << machine.ghz << " GHz");
+    // Seconds at the roof's clock, read again right after: the faster of the two readings, for a
+    // host that moves the clock between states seconds apart (the Sapphire Rapids-class VM: 3.36 and
+    // 3.86 GHz under the roof's stream). 5% for the clock's own reading, as for measure_calls.
+    MachineModel after;
+    if (const std::string why = measure_machine(cpu, after); !why.empty()) PP_SKIP(why);
+    const double ghz = std::max(machine.ghz, after.ghz);
+    const double cycles = *step * ghz * 1e9, ports = double(mr * nv) / machine.fma_per_cycle;
+    WARN(mr << "x" << nv << " block alone: k step " << cycles << " cycles at " << ghz << " GHz");
     CHECK(cycles >= ports * 0.95);
     // A 2x1 block's step is a chain of its two multiply-adds' latency, no faster: 2 accumulators.
-    // 20%: the roof's clock is read under a stream of wide multiply-adds, which some cores run at a
-    // lower clock than two chains (Sapphire Rapids-class VM: 3.24-3.36 against 3.6 GHz; this step
-    // read 3.60-3.69 cycles of the slower clock, and failed a 10% margin once). A loop that ran half
-    // its steps would read about 2.
-    if (mr * nv == 2) CHECK(cycles >= machine.fma_latency * 0.8);
+    // 30%: the roof's clock is read under a stream of wide multiply-adds, which some cores run at a
+    // lower clock than two chains (Sapphire Rapids-class VM: 3.24-3.36 against 3.6 GHz), and the
+    // chains of one call overlap the next call's (each call starts its own). There this step read
+    // 3.60-3.69 cycles of the slower clock in 3 ms timings, and 3.24-3.64 in the windows that dodge
+    // the host's interruptions. A loop that ran half its steps would read about 2.
+    if (mr * nv == 2) CHECK(cycles >= machine.fma_latency * 0.7);
     CHECK(cycles < std::max(ports, machine.fma_latency) * 20);
   }
   // A block the registers cannot hold is an error, not a figure.

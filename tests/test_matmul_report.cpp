@@ -69,7 +69,8 @@ MatmulResult f32_with_baselines() {
   blis.speedup = 23.500 / 20.150;
   r.baselines = {openblas, blis};
   r.model_gap = 0.042;  // --autotune found a tiling 4.2% faster than the model's first choice
-  r.kernel_l1_gflops = 112.6;  // the 6x64 kernel's k loop alone, in L1
+  r.kernel_l1_gflops = 112.6;  // the 6x64 kernel's k loop alone, in L1, at the product's clock
+  r.kernel_l1_ghz = 3.412;     // the clock it was timed at
   return r;
 }
 
@@ -265,6 +266,8 @@ TEST_CASE("matmul JSON rows match the golden file", "[matmul_report]") {
   CHECK(a[1]["efficiency_while_running"].is_null());
   CHECK(a[0]["kernel_l1_gflops"].get<double>() == Approx(112.6));
   CHECK(a[1]["kernel_l1_gflops"].is_null());
+  CHECK(a[0]["kernel_l1_ghz"].get<double>() == Approx(3.412));
+  CHECK(a[1]["kernel_l1_ghz"].is_null());
   // A team's scan is its least available core; a call shorter than one period of its stops gets no
   // second efficiency.
   CHECK(a[2]["core_availability"]["cpu"] == 1);
@@ -291,6 +294,7 @@ TEST_CASE("matmul JSON reads back as it was written", "[matmul_report]") {
     CHECK(back.efficiency.has_value() == r.efficiency.has_value());
     CHECK(back.efficiency_while_running == r.efficiency_while_running);
     CHECK(back.kernel_l1_gflops == r.kernel_l1_gflops);
+    CHECK(back.kernel_l1_ghz == r.kernel_l1_ghz);
     CHECK(back.availability.share == r.availability.share);
     CHECK(back.availability.interruptions == r.availability.interruptions);
     CHECK(back.availability.longest_interruption_us == r.availability.longest_interruption_us);

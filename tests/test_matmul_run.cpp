@@ -91,6 +91,17 @@ TEST_CASE("matmul run: timing summaries and names", "[matmul_run]") {
   CHECK(matmul_error_limit(MatmulDtype::i8) == 0.0);
 }
 
+// The kernel alone's rate goes to the product's clock in proportion; a clock not read leaves it as
+// timed.
+TEST_CASE("matmul run: a core-bound rate is taken to another clock in proportion", "[matmul_run]") {
+  CHECK(rate_at_clock(200.0, 4.0, 3.6) == Approx(180.0));
+  CHECK(rate_at_clock(180.0, 3.6, 4.0) == Approx(200.0));
+  CHECK(rate_at_clock(200.0, 3.6, 3.6) == 200.0);
+  CHECK(rate_at_clock(200.0, 0.0, 3.6) == 200.0);
+  CHECK(rate_at_clock(200.0, 3.6, 0.0) == 200.0);
+  CHECK(rate_at_clock(200.0, -1.0, 3.6) == 200.0);
+}
+
 namespace {
 // A product small enough to time in a few milliseconds, for the baseline tests.
 MatmulRequest small_request(const CpuInfo& cpu) {

@@ -108,8 +108,14 @@ struct MatmulResult {
   // the product started (one core's loop, not all of them at once). What the kernel's own
   // instructions allow on this core before memory, packing and threads take their share: gflops
   // over it is the share of that ceiling the product reached. Empty where not measured (an
-  // emulator, a wrong product, threads that share cores, a timing that failed).
+  // emulator, a wrong product, threads that share cores, a timing that failed). Where the clock was
+  // read around both, the rate is at the clock of the product's fastest call (`clock.ghz`): the
+  // loop's wall-time rate times that clock over kernel_l1_ghz, the loop's own: a host may move the
+  // clock between them (3.6 and 4.2 GHz on the Sapphire Rapids-class VM, seconds apart).
   std::optional<double> kernel_l1_gflops;
+  // The caller's core clock around the kernel alone's timing (0: not read; kernel_l1_gflops is then
+  // the loop's wall-time rate as it ran).
+  double kernel_l1_ghz = 0;
   // With --autotune (matmul) or --model-gap (bench matmul): how much slower the cost model's first
   // choice ran than the fastest tiling the search measured (0.05 = 5% slower).
   std::optional<double> model_gap;

@@ -50,6 +50,9 @@ static_assert(kShortSteps % isa::MicroKernelShape::kTileDepthSteps == 0 &&
 // Each timing runs calls for at least this long, and the fastest of kRepeats timings is kept.
 constexpr double kMinSeconds = 3e-3;
 constexpr int kRepeats = 7;
+// The kernel alone's windows (measure_step_seconds): kStepWindows of each length, in turn, each of
+// kStepWindowCalls calls.
+constexpr int kStepWindows = 41, kStepWindowCalls = 32;
 // C tiles across one row of the C region: 16 tiles of a 64-column block put C rows 4 KiB apart, as in
 // a 1024-column C.
 constexpr int64_t kTilesAcross = 16;
@@ -316,6 +319,17 @@ int64_t tile_row_panels(const MachineModel& machine, int nr) {
   return std::max<int64_t>(2, std::min(past_l1, in_l2));
 }
 
+// Seconds per call of one window of kStepWindowCalls calls of the same tile, after one untimed call:
+// tens of microseconds, short enough to fall between the host's interruptions.
+double window_call_timing(isa::MicroKernelFn fn, int64_t steps, const uint32_t* a, const uint32_t* b, CRegion& c) {
+  const uint64_t ldc_bytes = uint64_t(c.ldc_words) * 4;
+  const auto call = [&] { fn(uint64_t(steps), a, b, c.words.get(), ldc_bytes, 1, 0, 0, nullptr, 1); };
+  call();
+  const auto t0 = Clock::now();
+  for (int i = 0; i < kStepWindowCalls; ++i) call();
+  return seconds_since(t0) / kStepWindowCalls;
+}
+
 Expected<double> measure_step_seconds(Gemm& gemm, int mr, int nv, int cpu) {
   const isa::MicroKernelShape shape = gemm.micro_kernel_shape(mr, nv, false);
   auto fn = gemm.tile_kernel(mr, nv);
@@ -330,9 +344,9 @@ Expected<double> measure_step_seconds(Gemm& gemm, int mr, int nv, int cpu) {
   if (cpu >= 0) pin_current_thread(cpu);
   else pin_to_first_core(gemm);
   double short_best = 1e300, long_best = 1e300;
-  for (int round = 0; round < kRepeats; ++round) {
-    short_best = std::min(short_best, call_timing(*fn, kShortSteps, a.get(), b.get(), *c, mr, nr));
-    long_best = std::min(long_best, call_timing(*fn, kLongSteps, a.get(), b.get(), *c, mr, nr));
+  for (int round = 0; round < kStepWindows; ++round) {
+    short_best = std::min(short_best, window_call_timing(*fn, kShortSteps, a.get(), b.get(), *c));
+    long_best = std::min(long_best, window_call_timing(*fn, kLongSteps, a.get(), b.get(), *c));
   }
   const double step = step_and_call(short_best, long_best).step;
   if (!(step > 0)) return make_error("the kernel's long calls ran no longer than its short ones");

@@ -222,6 +222,10 @@ Expected<Timed> time_calls(const TimingPlace& place, Operands& op, const MatmulR
 
 }  // namespace
 
+double rate_at_clock(double rate, double timed_ghz, double at_ghz) {
+  return timed_ghz > 0 && at_ghz > 0 ? rate * at_ghz / timed_ghz : rate;
+}
+
 TimingSummary summarize_times(const std::vector<double>& ms, int warmup) {
   TimingSummary t;
   t.repetitions = int(ms.size());
@@ -393,11 +397,21 @@ Expected<MatmulResult> run_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulRe
   // is known right: the ceiling of the kernel's own instructions (MatmulResult::kernel_l1_gflops),
   // one core's times the threads the product started. Not where those threads share cores: one
   // core's loop times its threads is then no ceiling.
+  // The clock is read on that core right before and after it: the loop's rate is taken to the clock
+  // of the product's fastest call once the rounds below have settled which call that is.
+  std::optional<double> kernel_wall_gflops;
+  double kernel_ghz = 0;
   if (judged && !team_shares_cores(cpu, started)) {
     const isa::MicroKernelShape shape = gemm.micro_kernel_shape(rq.config.mr, rq.config.nv, false);
-    if (auto step = measure_step_seconds(gemm, rq.config.mr, rq.config.nv, place.pin_cpu); step.ok()) {
+    AffinityGuard caller_affinity;
+    if (place.pin_cpu >= 0) pin_current_thread(place.pin_cpu);
+    const ClockSample before = calibrator ? calibrator->measure() : ClockSample{};
+    auto step = measure_step_seconds(gemm, rq.config.mr, rq.config.nv, place.pin_cpu);
+    const ClockSample after = before.ghz > 0 ? calibrator->measure() : ClockSample{};
+    if (step.ok()) {
       const double ops = 2.0 * shape.mr * shape.nr() * shape.k_group();
-      r.kernel_l1_gflops = ops / *step / 1e9 * started;
+      kernel_wall_gflops = ops / *step / 1e9 * started;
+      if (after.ghz > 0) kernel_ghz = clock_reading(calibrator->source(), before, after).ghz;
     } else {
       spdlog::debug("matmul: the {}x{} kernel's k loop in L1 was not timed: {}", rq.config.mr, rq.config.nv,
                     step.error());
@@ -551,6 +565,12 @@ Expected<MatmulResult> run_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulRe
 
   r.timing = ours.timed.timing;
   r.clock = ours.timed.clock;
+  if (kernel_wall_gflops) {
+    r.kernel_l1_ghz = kernel_ghz;
+    r.kernel_l1_gflops = rate_at_clock(*kernel_wall_gflops, kernel_ghz, r.clock.ghz);
+    spdlog::debug("{}: the kernel alone ran {:.1f} at {:.3f} GHz: {:.1f} at the fastest call's {:.3f} GHz", r.name,
+                  *kernel_wall_gflops, kernel_ghz, *r.kernel_l1_gflops, r.clock.ghz);
+  }
   if (r.clock.ghz > 0)
     spdlog::debug("{}: clock {:.3f} GHz on CPU {} ({:.3f} before the fastest call's segment of calls, {:.3f} after)",
                   r.name, r.clock.ghz, place.pin_cpu, r.clock.ghz_before, r.clock.ghz_after);

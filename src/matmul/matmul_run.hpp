@@ -67,6 +67,11 @@ size_t kept_library_round(const std::vector<RoundVerdict>& rounds, bool& doubted
 // periods each side, a small cost beside the half second of timed calls.
 inline constexpr double kAvailabilityScanMs = 10;
 
+// A core-bound rate (the kernel alone's k loop in L1) timed while the core ran at `timed_ghz`, as it
+// would be at `at_ghz` (the product's fastest call's clock): rate x at_ghz / timed_ghz. The rate as
+// timed where either clock is unknown (not positive).
+double rate_at_clock(double rate, double timed_ghz, double at_ghz);
+
 // Bytes of A, B and C of the whole batch.
 double matmul_bytes(int64_t m, int64_t n, int64_t k, int64_t batch, MatmulDtype dtype);
 // "matmul f32 1024x1024x1024 batch 1, 1 thread" (+ ", cold all" when cold, + ", isa LEVEL" when held

@@ -366,6 +366,7 @@ json to_json(const MatmulResult& r) {
               {"efficiency", json_number(r.efficiency)},
               {"efficiency_while_running", json_number(r.efficiency_while_running)},
               {"kernel_l1_gflops", json_number(r.kernel_l1_gflops)},
+              {"kernel_l1_ghz", r.kernel_l1_ghz > 0 ? json_number(r.kernel_l1_ghz) : json(nullptr)},
               {"clock", to_json(r.clock)},
               {"core_availability", to_json(r.availability)},
               {"status", to_string(r.status)}};
@@ -410,6 +411,7 @@ MatmulResult matmul_from_json(const json& j) {
   r.efficiency = optional_at(j, "efficiency");
   r.efficiency_while_running = optional_at(j, "efficiency_while_running");
   r.kernel_l1_gflops = optional_at(j, "kernel_l1_gflops");
+  if (auto ghz = optional_at(j, "kernel_l1_ghz")) r.kernel_l1_ghz = *ghz;
   if (const json* clock = member(j, "clock")) r.clock = clock_from(*clock);
   if (const json* a = member(j, "core_availability"); a != nullptr && a->is_object()) r.availability = availability_from(*a);
   if (const json* baselines = member(j, "baselines"); baselines != nullptr && baselines->is_array())
@@ -470,6 +472,8 @@ void write_matmul_console(std::ostream& out, const MatmulResult& r) {
       std::string line = fmt::format("  the {}x{} kernel's k loop alone, in L1: {} {}", r.config.mr, r.config.nr,
                                      fixed(*r.kernel_l1_gflops, 1), unit);
       if (r.config.threads > 1) line += " (one core's, times the threads)";
+      if (r.kernel_l1_ghz > 0 && r.clock.ghz > 0)
+        line += fmt::format(" at the product's {} GHz (timed at {} GHz)", fixed(r.clock.ghz, 2), fixed(r.kernel_l1_ghz, 2));
       // Against the ceiling only where both count the same threads (a plan may use fewer than --threads).
       if (finite(r.ceiling_gflops) && *r.ceiling_gflops > 0 && r.bound_by.rfind("compute", 0) == 0 &&
           r.config.threads == r.threads)
