@@ -41,8 +41,8 @@ TEST_CASE("matmul run: checked and timed as the spec asks", "[matmul_run][hw]") 
   CHECK(r->arithmetic_intensity == Approx(2.0 * 50 * 70 * 90 / (4.0 * (50 * 90 + 90 * 70 + 50 * 70))));
   CHECK(r->name == "matmul f32 50x70x90 batch 2, 1 thread, cold all");
   CHECK(r->cold_cache == "all");
-  // Its block's k loop alone, in L1: a rate the whole product (packing, edges, a cold cache) cannot
-  // beat, 10% left for the clock moving between the two.
+  // Its block's k loop alone, in L1, at the product's clock: a rate the whole product (packing,
+  // edges, a cold cache) cannot beat, 10% left for the two clock readings' error.
   if (cpu.emulator.empty()) {
     REQUIRE(r->kernel_l1_gflops.has_value());
     CHECK(*r->kernel_l1_gflops > 0);

@@ -21,8 +21,8 @@ Expected<MeasuredCalls> measure_calls(Gemm& gemm, const MachineModel& machine, i
 // in L1, on logical CPU `cpu` (below 0: the first core of the core order): what the kernel's own
 // instructions allow on this core before memory, packing and threads take their share. The
 // difference of 128- and 16-step calls, each the fastest of 41 windows of 32 calls, taken in turn:
-// a window of tens of microseconds falls between the host's interruptions, as the calls of a small
-// product do. Timings of 3 ms each (the call calibration's) spanned dozens of them on the Sapphire
+// a window of a few to tens of microseconds falls between the host's interruptions, as the calls of
+// a small product do. Timings of 3 ms each (the call calibration's) spanned dozens of them on the Sapphire
 // Rapids-class VM and read the 6x64 and 9x48 blocks' k steps 10-12% slower than such windows at the
 // same moments (4.40 against 3.86 ns), and products of 20 us calls then read 104-110% of their
 // kernel alone. Wall seconds at whatever clock ran (the caller reads it around). Tile kernels too

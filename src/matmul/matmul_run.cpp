@@ -405,6 +405,9 @@ Expected<MatmulResult> run_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulRe
     const isa::MicroKernelShape shape = gemm.micro_kernel_shape(rq.config.mr, rq.config.nv, false);
     AffinityGuard caller_affinity;
     if (place.pin_cpu >= 0) pin_current_thread(place.pin_cpu);
+    // A first, untimed measurement loads the core again after the scalar scan of its interruptions
+    // (10 ms): a core whose clock drops under wide vector work would read high right after it.
+    if (calibrator) (void)measure_step_seconds(gemm, rq.config.mr, rq.config.nv, place.pin_cpu);
     const ClockSample before = calibrator ? calibrator->measure() : ClockSample{};
     auto step = measure_step_seconds(gemm, rq.config.mr, rq.config.nv, place.pin_cpu);
     const ClockSample after = before.ghz > 0 ? calibrator->measure() : ClockSample{};
