@@ -66,6 +66,8 @@ Expected<JitFunction> add_to_runtime(asmjit::CodeHolder& code) {
   auto failed = [](asmjit::Error err) {
     return make_error(std::string("cannot map generated code: ") + asmjit::DebugUtils::errorAsString(err));
   };
+  if (const auto* errors = dynamic_cast<const EmitErrors*>(code.errorHandler()); errors && errors->failed())
+    return make_error("generated code could not be encoded: " + errors->message());
   std::lock_guard<std::mutex> lock(runtime_mutex());
   if (!t_page_aligned) {
     void* fn = nullptr;

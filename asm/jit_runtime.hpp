@@ -3,12 +3,34 @@
 #pragma once
 #include <asmjit/core.h>
 
+#include <string>
+
 #include "asm/jit.hpp"
 #include "peakprobe/expected.hpp"
 
 namespace peakprobe::isa {
 
-// Adds finished code to the runtime (thread-safe).
+// Records the first error an emitter reports while it writes into `code` (set on construction, for
+// the holder's life). Without a handler asmjit drops an instruction it cannot encode and goes on:
+// an AArch64 kernel's load whose offset no form encodes vanished, and the kernel would have
+// computed wrong sums. add_to_runtime refuses code whose handler recorded one.
+class EmitErrors final : public asmjit::ErrorHandler {
+ public:
+  explicit EmitErrors(asmjit::CodeHolder& code) { code.setErrorHandler(this); }
+  void handleError(asmjit::Error err, const char* message, asmjit::BaseEmitter*) override {
+    if (error_ != asmjit::kErrorOk) return;
+    error_ = err;
+    message_ = message ? message : asmjit::DebugUtils::errorAsString(err);
+  }
+  bool failed() const { return error_ != asmjit::kErrorOk; }
+  const std::string& message() const { return message_; }
+
+ private:
+  asmjit::Error error_ = asmjit::kErrorOk;
+  std::string message_;
+};
+
+// Adds finished code to the runtime (thread-safe). An error: code whose EmitErrors recorded one.
 Expected<JitFunction> add_to_runtime(asmjit::CodeHolder& code);
 // The environment code must be generated for: the host's.
 const asmjit::Environment& jit_environment();

@@ -4,6 +4,7 @@
 #include "asm/target.hpp"
 #include "harness/probe_buffer.hpp"
 #include "asm/jit.hpp"
+#include "asm/jit_runtime.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -132,4 +133,22 @@ TEST_CASE("jit: the data pattern holds 1 in every element of the dtype", "[jit]"
   }
   isa::fill_data_pattern(out, "-");  // bytes of 1, as address-free filler
   CHECK(std::count(out, out + 64, uint8_t{1}) == 64);
+}
+
+// An instruction the assembler cannot encode is reported, not dropped: the first error is kept and
+// the code never reaches the runtime (an AArch64 kernel's load with an offset no form encodes had
+// vanished from it without a word).
+TEST_CASE("jit: code whose emitter reported an error is refused with the first error", "[jit]") {
+  asmjit::CodeHolder code;
+  REQUIRE(code.init(isa::jit_environment()) == asmjit::kErrorOk);
+  isa::EmitErrors errors(code);
+  CHECK_FALSE(errors.failed());
+  REQUIRE(code.errorHandler() == &errors);
+  code.errorHandler()->handleError(asmjit::kErrorInvalidDisplacement, "invalid displacement", nullptr);
+  code.errorHandler()->handleError(asmjit::kErrorInvalidInstruction, "invalid instruction", nullptr);
+  CHECK(errors.failed());
+  CHECK(errors.message() == "invalid displacement");
+  auto fn = isa::add_to_runtime(code);
+  REQUIRE_FALSE(fn.ok());
+  CHECK_THAT(fn.error(), Catch::Contains("could not be encoded") && Catch::Contains("invalid displacement"));
 }

@@ -138,6 +138,7 @@ Expected<MemKernelCode> compile_mem_kernel(isa::MemKernel kernel, int w, std::st
 
   CodeHolder code;
   code.init(isa::jit_environment());
+  isa::EmitErrors errors(code);  // an instruction asmjit cannot encode fails the compile
   StringLogger logger;
   if (listing) code.setLogger(&logger);
   aj::Assembler a(&code);
@@ -183,6 +184,7 @@ Expected<isa::JitFunction> compile_chase(int chains, std::string* listing) {
     return make_error("chains must be between 1 and " + std::to_string(kMaxChaseChains));
   CodeHolder code;
   code.init(isa::jit_environment());
+  isa::EmitErrors errors(code);  // an instruction asmjit cannot encode fails the compile
   StringLogger logger;
   if (listing) code.setLogger(&logger);
   aj::Assembler a(&code);

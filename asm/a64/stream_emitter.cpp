@@ -56,6 +56,7 @@ Error emit_stream_function(aj::Assembler& a, const StreamPlan& plan, int copies)
 Expected<isa::JitFunction> compile_stream(const StreamPlan& plan, int copies, std::string* listing) {
   CodeHolder code;
   code.init(isa::jit_environment());
+  isa::EmitErrors errors(code);  // an instruction asmjit cannot encode fails the compile
   StringLogger logger;
   if (listing) code.setLogger(&logger);
   aj::Assembler a(&code);

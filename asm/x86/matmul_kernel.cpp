@@ -220,6 +220,7 @@ Expected<JitFunction> compile(const MicroKernelShape& s, int rows, int cols, std
   if (std::string why = isa::b_direct_tile_refusal(s, rows, cols); !why.empty()) return make_error(why);
   CodeHolder code;
   code.init(jit_environment());
+  isa::EmitErrors errors(code);  // an instruction asmjit cannot encode fails the compile
   StringLogger logger;
   if (listing) code.setLogger(&logger);
   ax::Assembler e(&code);

@@ -161,6 +161,7 @@ Expected<MemKernelCode> compile_mem_kernel(MemKernel kernel, int w, const HostIs
 
   CodeHolder code;
   code.init(jit_environment());
+  isa::EmitErrors errors(code);  // an instruction asmjit cannot encode fails the compile
   StringLogger logger;
   if (listing) code.setLogger(&logger);
   ax::Assembler e(&code);
@@ -209,6 +210,7 @@ Expected<JitFunction> compile_chase(int chains, std::string* listing) {
     return make_error("chains must be between 1 and " + std::to_string(kMaxChains));
   CodeHolder code;
   code.init(jit_environment());
+  isa::EmitErrors errors(code);  // an instruction asmjit cannot encode fails the compile
   StringLogger logger;
   if (listing) code.setLogger(&logger);
   ax::Assembler e(&code);

@@ -257,6 +257,7 @@ asmjit::Error emit_stream_function(ax::Emitter& e, const StreamPlan& plan, int c
 Expected<JitFunction> compile_stream(const StreamPlan& plan, int copies, const HostIsa& isa, std::string* listing) {
   CodeHolder code;
   code.init(jit_environment());
+  isa::EmitErrors errors(code);  // an instruction asmjit cannot encode fails the compile
   StringLogger logger;
   if (listing) code.setLogger(&logger);
   ax::Assembler a(&code);
