@@ -102,50 +102,96 @@ Error emit_kernel(aj::Assembler& a, const isa::MicroKernelShape& s, int rows, in
     a.mov(aj::x11, pa);
     for (int i = 1; i < rows; ++i) a.add(aj::x(11 + uint32_t(i)), aj::x(10 + uint32_t(i)), lda);
   }
-  Label loop = a.newLabel(), done = a.newLabel(), store = a.newLabel(), out = a.newLabel();
-  a.cbz(steps, done);
-  a.align(AlignMode::kCode, 64);
-  a.bind(loop);
-  if (s.a_direct) {
-    // The first row of a group is a whole-register load (ldr s zeroes the rest), so a lane insert
-    // never waits on the previous k step's register.
-    for (int i = 0; i < rows; ++i) {
-      const arm::Mem next = arm::ptr_post(aj::x(11 + uint32_t(i)), 4);
-      if (i % 4 == 0) a.ldr(aj::v(l.a0 + uint32_t(i / 4)).s(), next);
-      else a.emit(aj::Inst::kIdLd1_v, aj::v(l.a0 + uint32_t(i / 4)).s(uint32_t(i % 4)), next);
-    }
-  } else {
-    // A's words of this step: four rows per register, a partial group by a narrower load.
-    for (int g = 0; g < l.groups; ++g) {
-      const int words = std::min(4, s.mr - 4 * g);
-      const uint32_t r = l.a0 + uint32_t(g);
-      const int32_t off = 16 * g;
-      if (words == 4) a.ldr(aj::v(r).q(), arm::ptr(pa, off));
-      else if (words == 2) a.ldr(aj::v(r).d(), arm::ptr(pa, off));
-      else if (words == 1) a.ldr(aj::v(r).s(), arm::ptr(pa, off));
-      else {
-        a.ldr(aj::v(r).d(), arm::ptr(pa, off));
-        a.add(aj::x10, pa, Imm(off + 8));
-        a.emit(aj::Inst::kIdLd1_v, aj::v(r).s(2), arm::ptr(aj::x10));
+  // One k step, u steps past the pointers: packed A and B are read at a displacement (the pointers
+  // move once an iteration); in-place A by a post-indexed load per row (each moves its own pointer).
+  auto emit_step = [&](int u) {
+    if (s.a_direct) {
+      // The first row of a group is a whole-register load (ldr s zeroes the rest), so a lane insert
+      // never waits on the previous k step's register.
+      for (int i = 0; i < rows; ++i) {
+        const arm::Mem next = arm::ptr_post(aj::x(11 + uint32_t(i)), 4);
+        if (i % 4 == 0) a.ldr(aj::v(l.a0 + uint32_t(i / 4)).s(), next);
+        else a.emit(aj::Inst::kIdLd1_v, aj::v(l.a0 + uint32_t(i / 4)).s(uint32_t(i % 4)), next);
+      }
+    } else {
+      // A's words of this step: four rows per register, a partial group by a narrower load. A load
+      // encodes an offset that is a multiple of its size (scaled) or within -256..255 (unscaled):
+      // blocks of many rows with a step not a multiple of 16 bytes (19 x 1 at step 3: 292) take
+      // the address in x10 first.
+      const auto a_at = [&](int32_t off, int32_t bytes) -> arm::Mem {
+        if (off % bytes == 0 || off <= 255) return arm::ptr(pa, off);
+        a.add(aj::x10, pa, Imm(off));
+        return arm::ptr(aj::x10);
+      };
+      for (int g = 0; g < l.groups; ++g) {
+        const int words = std::min(4, s.mr - 4 * g);
+        const uint32_t r = l.a0 + uint32_t(g);
+        const int32_t off = 16 * g + 4 * s.mr * u;
+        if (words == 4) a.ldr(aj::v(r).q(), a_at(off, 16));
+        else if (words == 2) a.ldr(aj::v(r).d(), a_at(off, 8));
+        else if (words == 1) a.ldr(aj::v(r).s(), a_at(off, 4));
+        else {
+          a.ldr(aj::v(r).d(), a_at(off, 8));
+          a.add(aj::x10, pa, Imm(off + 8));
+          a.emit(aj::Inst::kIdLd1_v, aj::v(r).s(2), arm::ptr(aj::x10));
+        }
       }
     }
-  }
-  for (int j = 0; j + 1 < used; j += 2) a.ldp(aj::v(l.b0 + uint32_t(j)).q(), aj::v(l.b0 + uint32_t(j) + 1).q(), arm::ptr(pb, 16 * j));
-  if (used % 2) a.ldr(aj::v(l.b0 + uint32_t(used - 1)).q(), arm::ptr(pb, 16 * (used - 1)));
-  if (s.b_direct)
-    for (int j = 0; j < used; ++j) a.str(aj::v(l.b0 + uint32_t(j)).q(), arm::ptr(b_out, 16 * j));
-  for (int i = 0; i < rows; ++i)
-    for (int j = 0; j < used; ++j)
-      emit_dot(a, s.dtype, s.signed_a, l.acc0 + uint32_t(i * s.nv + j), l.b0 + uint32_t(j), l.a0 + uint32_t(i / 4), uint32_t(i % 4));
-  if (!s.a_direct) a.add(pa, pa, Imm(4 * s.mr));  // packed A keeps mr words per step, edge rows zero-padded
-  if (s.b_direct) {
-    a.add(pb, pb, ldb);  // in-place B: the next k row of B itself
-    a.add(b_out, b_out, Imm(4 * s.nr()));
+    const int32_t b_step = 4 * s.nr() * u;  // 0 for in-place B, which keeps one step an iteration
+    for (int j = 0; j + 1 < used; j += 2)
+      a.ldp(aj::v(l.b0 + uint32_t(j)).q(), aj::v(l.b0 + uint32_t(j) + 1).q(), arm::ptr(pb, b_step + 16 * j));
+    if (used % 2) a.ldr(aj::v(l.b0 + uint32_t(used - 1)).q(), arm::ptr(pb, b_step + 16 * (used - 1)));
+    if (s.b_direct)
+      for (int j = 0; j < used; ++j) a.str(aj::v(l.b0 + uint32_t(j)).q(), arm::ptr(b_out, 16 * j));
+    for (int i = 0; i < rows; ++i)
+      for (int j = 0; j < used; ++j)
+        emit_dot(a, s.dtype, s.signed_a, l.acc0 + uint32_t(i * s.nv + j), l.b0 + uint32_t(j), l.a0 + uint32_t(i / 4),
+                 uint32_t(i % 4));
+  };
+  // The pointers past `steps_done` k steps.
+  auto advance = [&](int steps_done) {
+    if (!s.a_direct) a.add(pa, pa, Imm(4 * s.mr * steps_done));  // packed A keeps mr words a step, edge rows zero-padded
+    if (s.b_direct) {
+      a.add(pb, pb, ldb);  // in-place B: the next k row of B itself
+      a.add(b_out, b_out, Imm(4 * s.nr()));
+    } else {
+      a.add(pb, pb, Imm(4 * s.nr() * steps_done));
+    }
+  };
+  Label done = a.newLabel(), store = a.newLabel(), out = a.newLabel();
+  a.cbz(steps, done);
+  // kKernelUnroll k steps an iteration where B is packed: the pointer adds and the loop's count and
+  // branch run once for them all (for an 8x12 f32 block they are 4 of 32 instructions a step one
+  // step an iteration); a tail loop takes the steps left over. In-place B moves by a register.
+  const int unroll = s.b_direct ? 1 : kKernelUnroll;
+  if (unroll > 1) {
+    const arm::GpX rest = aj::x17;  // a scratch register no argument or row pointer uses
+    Label big = a.newLabel(), tail = a.newLabel(), tail_loop = a.newLabel();
+    a.and_(rest, steps, Imm(unroll - 1));
+    a.lsr(steps, steps, Imm(kKernelUnrollShift));
+    a.cbz(steps, tail);
+    a.align(AlignMode::kCode, 64);
+    a.bind(big);
+    for (int u = 0; u < unroll; ++u) emit_step(u);
+    advance(unroll);
+    a.subs(steps, steps, Imm(1));
+    a.b_ne(big);
+    a.bind(tail);
+    a.cbz(rest, done);
+    a.bind(tail_loop);
+    emit_step(0);
+    advance(1);
+    a.subs(rest, rest, Imm(1));
+    a.b_ne(tail_loop);
   } else {
-    a.add(pb, pb, Imm(4 * s.nr()));
+    Label loop = a.newLabel();
+    a.align(AlignMode::kCode, 64);
+    a.bind(loop);
+    emit_step(0);
+    advance(1);
+    a.subs(steps, steps, Imm(1));
+    a.b_ne(loop);
   }
-  a.subs(steps, steps, Imm(1));
-  a.b_ne(loop);
   a.bind(done);
   if (s.signed_a) {
     // pb now points past the panel's k steps, at its row of 128 x column sums: added to every row.
@@ -172,6 +218,7 @@ Expected<isa::JitFunction> compile(const isa::MicroKernelShape& s, int rows, int
   if (std::string why = isa::b_direct_tile_refusal(s, rows, cols); !why.empty()) return make_error(why);
   CodeHolder code;
   code.init(isa::jit_environment());
+  isa::EmitErrors errors(code);  // an instruction asmjit cannot encode fails the compile
   StringLogger logger;
   if (listing) code.setLogger(&logger);
   aj::Assembler a(&code);

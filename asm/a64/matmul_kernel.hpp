@@ -22,6 +22,14 @@ namespace peakprobe::a64 {
 // Accumulators, B vectors, and the registers that hold A's words (four rows each).
 inline int registers_needed(int mr, int nv) { return mr * nv + nv + (mr + 3) / 4; }
 
+// k steps an iteration of a kernel's loop (1 << kKernelUnrollShift) where B is packed: the pointer
+// adds and the loop's count and branch run once for them all, packed operands are read at a
+// displacement, in-place A rows by post-indexed loads. A tail loop of one step an iteration takes
+// the k steps left over; in-place B (b_direct), which moves by a register, keeps one step an
+// iteration.
+inline constexpr int kKernelUnrollShift = 2;
+inline constexpr int kKernelUnroll = 1 << kKernelUnrollShift;
+
 std::string check_shape(const isa::MicroKernelShape& s, int vector_registers);
 
 class MicroKernels final : public isa::CachedMicroKernels {

@@ -2,6 +2,7 @@
 // tiles, packed and in-place A, in-place B (which leaves the packed panel behind), both the store and
 // the accumulate epilogue, against a plain loop.
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 #include <cstring>
 #include <vector>
@@ -112,6 +113,15 @@ void check_tiles(const MicroKernelShape& s) {
   check_tile(s, std::max(1, s.mr - 2), s.nr() - 1, 3);
   check_tile(s, 1, 1, 1);
   check_tile(s, s.mr, s.nr(), 0);
+  // Whole unrolled iterations alone, and with a tail (a64::kKernelUnroll steps an iteration).
+  check_tile(s, s.mr, s.nr(), 2 * a64::kKernelUnroll);
+  check_tile(s, std::max(1, s.mr - 1), s.nr(), 2 * a64::kKernelUnroll + 1);
+}
+
+size_t count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t pos = 0; (pos = text.find(what, pos)) != std::string::npos; pos += what.size()) ++n;
+  return n;
 }
 
 }  // namespace
@@ -132,6 +142,8 @@ TEST_CASE("a64 matmul kernel: every dtype, full and edge tiles, packed and in-pl
   REQUIRE(a64::check_shape(direct, 32).empty());
   check_tile(direct, 6, 16, 4);
   check_tile(direct, 5, 11, 2);
+  check_tile(direct, 6, 16, 2 * a64::kKernelUnroll + 3);
+  check_tile(direct, 5, 11, 2 * a64::kKernelUnroll + 1);
   // B in place (f32, whole-width tiles), with A packed or in place.
   for (bool a_in_place : {false, true})
     for (auto [mr, nv] : {std::pair{6, 4}, std::pair{4, 3}, std::pair{1, 1}}) {
@@ -162,9 +174,53 @@ TEST_CASE("a64 matmul kernel: shapes outside the register file or the ISA are re
   CHECK_FALSE(a64::micro_kernel_listing(b_in_place, 6, 15).ok());  // an edge panel is packed ahead
   b_in_place.dtype = MatmulDtype::bf16;
   CHECK_THAT(a64::check_shape(b_in_place, 32), Catch::Contains("in-place B"));
+}
+
+// The k loop takes kKernelUnroll steps an iteration where B is packed, each reading its operands at
+// its own displacement, the pointers moved once; a tail loop of one step takes the rest. In-place B
+// keeps one step an iteration.
+TEST_CASE("a64 matmul kernel: the k loop runs kKernelUnroll steps an iteration, each at its own displacement",
+          "[a64][matmul_kernel]") {
+  constexpr int kUnroll = a64::kKernelUnroll;
   auto text = a64::micro_kernel_listing(MicroKernelShape{8, 3, 128, MatmulDtype::f32}, 8, 12);
   REQUIRE(text.ok());
-  size_t fmla = 0;
-  for (size_t pos = 0; (pos = text->find("fmla", pos)) != std::string::npos; ++pos) ++fmla;
-  CHECK(fmla == 24);  // 8 rows x 3 vectors, one per accumulator per k step
+  INFO(*text);
+  // 8 rows x 3 vectors, one per accumulator per k step: kUnroll steps in the loop, one in the tail.
+  CHECK(count(*text, "fmla") == 24u * (kUnroll + 1));
+  // Step u: packed A's two registers of rows at 32 u and 32 u + 16 bytes on x1, packed B's three
+  // vectors at 48 u (a pair) and 48 u + 32 on x2. Step 0's twice: the tail's too.
+  for (int u = 0; u < kUnroll; ++u) {
+    INFO("step " << u);
+    const size_t copies = u == 0 ? 2 : 1;
+    const auto at = [](const char* reg, int off) {
+      return off ? fmt::format("[{}, {}]", reg, off) : fmt::format("[{}]", reg);
+    };
+    CHECK(count(*text, at("x1", 32 * u)) == copies);
+    CHECK(count(*text, at("x1", 32 * u + 16)) == copies);
+    CHECK(count(*text, at("x2", 48 * u + 32)) == copies);
+  }
+  CHECK(count(*text, fmt::format("add x1, x1, {}", 32 * kUnroll)) == 1);
+  CHECK(count(*text, fmt::format("add x2, x2, {}", 48 * kUnroll)) == 1);
+  CHECK(count(*text, "add x1, x1, 32") == 1);
+  CHECK(count(*text, "add x2, x2, 48") == 1);
+  CHECK(count(*text, fmt::format("lsr x0, x0, {}", a64::kKernelUnrollShift)) == 1);
+  // Every block the register file holds compiles, whatever its A step: a load's offset out of its
+  // encodable range (19 x 1: 292 bytes at step 3) takes its address in a register first.
+  for (MatmulDtype dt : {MatmulDtype::f32, MatmulDtype::bf16, MatmulDtype::i8})
+    for (bool signed_a : {false, true})
+      for (int nv = 1; nv <= 4; ++nv)
+        for (int mr = 1; mr <= 32; ++mr) {
+          const MicroKernelShape s{mr, nv, 128, dt, false, signed_a};
+          if (!a64::check_shape(s, 32).empty()) continue;
+          INFO(to_string(dt) << (signed_a ? " signed A " : " ") << mr << "x" << nv);
+          CHECK(a64::micro_kernel_listing(s, mr, s.nr()).ok());
+          CHECK(a64::micro_kernel_listing(s, std::max(1, mr - 1), s.nr() - 1).ok());
+        }
+  // In-place B: one step an iteration.
+  MicroKernelShape b_in_place{6, 4, 128, MatmulDtype::f32};
+  b_in_place.b_direct = true;
+  auto one_step = a64::micro_kernel_listing(b_in_place, 6, 16);
+  REQUIRE(one_step.ok());
+  CHECK(count(*one_step, "fmla") == 24u);
+  CHECK(count(*one_step, "lsr") == 0u);
 }
