@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cmath>
 #include <thread>
+#include <tuple>
 
 #include "asm/target.hpp"
 #include "cpu/cpu_info.hpp"
@@ -329,6 +330,7 @@ TEST_CASE("throughput sweep: only copies that chain are bound by the latency, an
 
 TEST_CASE("throughput sweep: the fastest K beyond its chain bound gives way to more chains the bound explains",
           "[probe_runner]") {
+  using peakprobe::detail::at_chain_bound;
   using peakprobe::detail::beyond_chain_bound;
   using peakprobe::detail::chosen_sweep_point;
   using peakprobe::detail::SweepPoint;
@@ -339,7 +341,8 @@ TEST_CASE("throughput sweep: the fastest K beyond its chain bound gives way to m
   CHECK_FALSE(beyond_chain_bound(0.49, 10, 0.0));   // no latency known: no bound
   const auto points = [](std::vector<std::pair<int, double>> kr, double latency) {
     std::vector<SweepPoint> p;
-    for (auto [k, recip] : kr) p.push_back({k, recip, beyond_chain_bound(recip, k, latency), 0.002});
+    for (auto [k, recip] : kr)
+      p.push_back({k, recip, beyond_chain_bound(recip, k, latency), 0.002, at_chain_bound(recip, k, latency)});
     return p;
   };
   // The sweep of a 512-bit FP16 FMA on the Sapphire Rapids-class VM (the impossible K left out):
@@ -347,8 +350,10 @@ TEST_CASE("throughput sweep: the fastest K beyond its chain bound gives way to m
   const auto fp16 = points({{3, 1.7468}, {10, 0.4908}, {12, 0.5008}, {16, 0.5005}}, 5.21);
   CHECK(chosen_sweep_point(fp16) == 3);         // 16 chains, the faster of the two
   CHECK(chosen_sweep_point(fp16, false) == 1);  // the fastest
-  // A fastest K within its bound stays, however close a larger K comes.
-  CHECK(chosen_sweep_point(points({{8, 0.5}, {10, 0.501}, {12, 0.502}}, 4.0)) == 0);
+  // A fastest K within its bound but without slack gives way to the fastest larger K with slack
+  // within kSlackLimit; with slack of its own it stays, however close a larger K comes.
+  CHECK(chosen_sweep_point(points({{8, 0.5}, {10, 0.501}, {12, 0.502}}, 4.0)) == 1);
+  CHECK(chosen_sweep_point(points({{8, 0.5}, {10, 0.501}, {12, 0.502}}, 3.5)) == 0);
   // A larger K more than kExplainedLimit slower is no explanation: the fastest stays.
   CHECK(chosen_sweep_point(points({{3, 0.3254}, {4, 0.3425}, {6, 0.36}}, 1.004)) == 0);
   // Of several that qualify, the fastest; a larger K itself beyond its bound does not qualify.
@@ -359,9 +364,11 @@ TEST_CASE("throughput sweep: the fastest K beyond its chain bound gives way to m
   // No chains to bind (latency 0): the fastest.
   CHECK(chosen_sweep_point(points({{2, 0.49}, {4, 0.5}}, 0.0)) == 0);
   // Within its bound, but its N and 2N copies imply an overhead far above the others': its short
-  // calls ran slower per instruction than its long ones. The same sweep with a latency of 4.9.
-  auto odd = points({{3, 1.7468}, {10, 0.4908}, {12, 0.5008}, {16, 0.5005}}, 4.9);
+  // calls ran slower per instruction than its long ones. The same sweep with a latency of 4.6
+  // (every K with slack, so that only the overhead decides).
+  auto odd = points({{3, 1.7468}, {10, 0.4908}, {12, 0.5008}, {16, 0.5005}}, 4.6);
   REQUIRE_FALSE(odd[1].beyond_bound);
+  REQUIRE_FALSE(odd[1].at_bound);
   CHECK(chosen_sweep_point(odd) == 1);
   odd[1].overhead = 0.024;
   CHECK(chosen_sweep_point(odd) == 3);
@@ -401,6 +408,37 @@ TEST_CASE("throughput sweep: the fastest K beyond its chain bound gives way to m
   CHECK(explained_points({}).empty());
 }
 
+
+TEST_CASE("throughput sweep: K chains at their bound give way to more chains with slack", "[probe_runner]") {
+  using peakprobe::detail::at_chain_bound;
+  using peakprobe::detail::beyond_chain_bound;
+  using peakprobe::detail::chosen_sweep_point;
+  using peakprobe::detail::kSlackLimit;
+  using peakprobe::detail::SweepPoint;
+  // K links per latency: 8 chains of a 4-cycle link at 0.5 have none to spare, 10 have a cycle.
+  CHECK(at_chain_bound(0.5, 8, 4.0));
+  CHECK(at_chain_bound(0.493, 8, 4.0));
+  CHECK_FALSE(at_chain_bound(0.5, 10, 4.0));
+  CHECK_FALSE(at_chain_bound(0.5, 8, 0.0));  // no latency known: no bound
+  const auto sweep = [](std::vector<std::tuple<int, double, double>> kro, double latency) {
+    std::vector<SweepPoint> p;
+    for (auto [k, recip, overhead] : kro)
+      p.push_back({k, recip, beyond_chain_bound(recip, k, latency), overhead, at_chain_bound(recip, k, latency)});
+    return p;
+  };
+  // Sweeps of the 512-bit FMA (latency 4.0) on the Sapphire Rapids-class VM in which 8 chains won
+  // and their other layouts read up to 4% slow: 10, then 12 chains instead.
+  CHECK(chosen_sweep_point(sweep({{8, 0.4992, 0.018}, {10, 0.4996, 0.005}, {12, 0.5063, 0.004}}, 4.007)) == 1);
+  CHECK(chosen_sweep_point(sweep({{8, 0.4997, 0.017}, {10, 0.5063, 0.003}, {12, 0.5060, 0.004}}, 4.007)) == 2);
+  // Not when the chains with slack ran more than kSlackLimit slower: the bound K stays.
+  const double slower = 0.5 * (1 + kSlackLimit) * 1.01;
+  CHECK(chosen_sweep_point(sweep({{8, 0.5, 0.002}, {10, slower, 0.002}}, 4.0)) == 0);
+  // Nor for a larger K whose overhead leaves it unexplained, or for fewer chains.
+  CHECK(chosen_sweep_point(sweep({{8, 0.5, 0.002}, {10, 0.501, 0.040}}, 4.0)) == 0);
+  CHECK(chosen_sweep_point(sweep({{6, 0.501, 0.002}, {8, 0.5, 0.002}}, 4.0)) == 1);
+  // The fastest, whatever it implies, when asked.
+  CHECK(chosen_sweep_point(sweep({{8, 0.4992, 0.018}, {10, 0.4996, 0.005}}, 4.007), false) == 0);
+}
 TEST_CASE("throughput sweep: K chains through the destination never beat one chain's latency over K",
           "[probe_runner]") {
   using peakprobe::detail::beats_chain_bound;

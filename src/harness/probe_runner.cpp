@@ -351,7 +351,8 @@ bool ProbeRunner::Impl::measure_throughput(const isa::ProbeForm& form, const std
     const double rt = t.value;
     const bool improved = rt < best_rt * 0.98;
     best_rt = std::min(best_rt, rt);
-    points.push_back({k, rt, beyond_chain_bound(rt, k, bound_latency), t.overhead_fraction});
+    points.push_back(
+        {k, rt, beyond_chain_bound(rt, k, bound_latency), t.overhead_fraction, at_chain_bound(rt, k, bound_latency)});
     counted.push_back({t, std::move(c.value()), k, copies});
     // Still bound by the chains means more chains may help, even when this step did not improve much.
     // (A load form without a latency stopped at 2 chains, 0.51 cycles, after one noisy step where 3
@@ -363,12 +364,17 @@ bool ProbeRunner::Impl::measure_throughput(const isa::ProbeForm& form, const std
   if (!counted.empty()) {
     const size_t pick = chosen_sweep_point(points);
     const size_t fastest = fastest_point(points);
-    if (pick != fastest)
-      spdlog::debug("  K={:<2} {:.4f} cycles/inst (overhead {:+.1f}%) is not what {} chains of {:.3f} cycles explain; "
-                    "K={} ({:.4f}, {:+.1f}%, overhead {:+.1f}%) is",
-                    points[fastest].k, points[fastest].recip, points[fastest].overhead * 100, points[fastest].k,
-                    bound_latency, points[pick].k, points[pick].recip,
-                    (points[pick].recip / points[fastest].recip - 1) * 100, points[pick].overhead * 100);
+    if (pick != fastest) {
+      // The fastest gave way for want of an explanation, or (explained) for want of slack.
+      const bool for_slack = explained_points(points)[fastest];
+      spdlog::debug("  K={:<2} {:.4f} cycles/inst (overhead {:+.1f}%) {} {} chains of {:.3f} cycles{}; K={} ({:.4f}, "
+                    "{:+.1f}%, overhead {:+.1f}%) {}",
+                    points[fastest].k, points[fastest].recip, points[fastest].overhead * 100,
+                    for_slack ? "runs at the bound of its" : "is not what", points[fastest].k, bound_latency,
+                    for_slack ? " (no slack)" : " explain", points[pick].k, points[pick].recip,
+                    (points[pick].recip / points[fastest].recip - 1) * 100, points[pick].overhead * 100,
+                    for_slack ? "has slack" : "is");
+    }
     SweptK& chosen = counted[pick];
     best_t = chosen.t;
     best = std::move(chosen.code);
@@ -783,6 +789,10 @@ bool beats_chain_bound(double recip_throughput, int k, double latency_cycles) {
   return latency_cycles > 0 && recip_throughput > 0 && k > 0 && recip_throughput * k < kChainBoundSlack * latency_cycles;
 }
 
+bool at_chain_bound(double recip_throughput, int k, double latency_cycles) {
+  return latency_cycles > 0 && recip_throughput > 0 && k > 0 && recip_throughput * k < kNoSlack * latency_cycles;
+}
+
 bool beyond_chain_bound(double recip_throughput, int k, double latency_cycles) {
   return latency_cycles > 0 && recip_throughput > 0 && k > 0 && recip_throughput * k < kChainBoundTrust * latency_cycles;
 }
@@ -813,13 +823,23 @@ std::vector<bool> explained_points(const std::vector<SweepPoint>& points) {
 size_t chosen_sweep_point(const std::vector<SweepPoint>& points, bool prefer_explained) {
   const size_t fastest = fastest_point(points);
   const std::vector<bool> explained = explained_points(points);
-  if (!prefer_explained || explained[fastest]) return fastest;
-  std::optional<size_t> pick;
+  if (!prefer_explained) return fastest;
+  size_t pick = fastest;
+  if (!explained[fastest]) {
+    std::optional<size_t> other;
+    for (size_t i = 0; i < points.size(); ++i)
+      if (i != fastest && explained[i] && points[i].recip <= points[fastest].recip * (1 + kExplainedLimit) &&
+          (!other || points[i].recip < points[*other].recip))
+        other = i;
+    pick = other.value_or(fastest);
+  }
+  if (!points[pick].at_bound) return pick;
+  std::optional<size_t> slack;
   for (size_t i = 0; i < points.size(); ++i)
-    if (i != fastest && explained[i] && points[i].recip <= points[fastest].recip * (1 + kExplainedLimit) &&
-        (!pick || points[i].recip < points[*pick].recip))
-      pick = i;
-  return pick.value_or(fastest);
+    if (points[i].k > points[pick].k && !points[i].at_bound && explained[i] &&
+        points[i].recip <= points[pick].recip * (1 + kSlackLimit) && (!slack || points[i].recip < points[*slack].recip))
+      slack = i;
+  return slack.value_or(pick);
 }
 
 bool sweep_goes_on(int k, bool improved, bool chain_bound, int steps_without_gain) {

@@ -186,6 +186,10 @@ inline constexpr double kChainBoundTrust = 0.99;
 inline constexpr double kExplainedLimit = 0.04;
 // An implied loop overhead this far above the lowest of its sweep leaves a K's figure unexplained.
 inline constexpr double kOverheadExcess = 0.015;
+// K chains that finish a link within this share above their latency have no slack (at_chain_bound);
+// a larger K with slack timed within kSlackLimit of such a K is the one a sweep reports.
+inline constexpr double kNoSlack = 1.05;
+inline constexpr double kSlackLimit = 0.02;
 // Two measurements of the chosen K whose minima differ by more than this are not reproducible.
 inline constexpr double kRepeatLimit = 0.03;
 // Timings of the same stream (three code layouts of the chosen K; a mix's two rounds) of which none
@@ -319,9 +323,20 @@ struct SweepPoint {
   double recip = 0;
   bool beyond_bound = false;
   double overhead = 0;
+  bool at_bound = false;  // at_chain_bound: no slack between its chains' rounds and its rate
 };
+// Whether K chains through the destination ran as fast as their latency lets them (each link
+// within kNoSlack of `latency_cycles`): no slack, so a link that waits a cycle for its pipe delays
+// its chain for good, and the stream's start and end, one latency long, weigh on its short calls
+// more than on its long ones. Seen on the Sapphire Rapids-class VM: 8 chains of the 4-cycle 512-bit
+// FMA read 0.493-0.503 cycles with an implied loop overhead of +1.5-2.0% (beyond the two FMA pipes'
+// 0.5), where 10 and 12 chains read 0.500-0.508 with +0.2-0.7%; in 6 of 30 runs 8 chains won the
+// sweep and their other code layouts read 0.504-0.520 (0.520 is 4% slow), with 10 or 12 at most 0.508.
+bool at_chain_bound(double recip_throughput, int k, double latency_cycles);
 // The K a sweep reports: the fastest, unless its figure is unexplained and another K whose figure
-// is explained ran within kExplainedLimit of it; then the fastest such K. Unexplained: beyond its
+// is explained ran within kExplainedLimit of it; then the fastest such K. A K so chosen that is at
+// its chain bound (at_chain_bound) gives way in turn to the fastest larger, explained K with slack
+// within kSlackLimit of it: the stream that measures the pipes, not the pipes and the chains at once. Unexplained: beyond its
 // chain bound, or an implied loop overhead more than kOverheadExcess above the lowest of the K
 // within kExplainedLimit of the fastest (taken as 0 where that is negative). Each K's copies hold
 // about the same number of instructions, so their fixed cost is alike: a K whose short calls ran
