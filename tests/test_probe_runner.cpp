@@ -284,6 +284,23 @@ TEST_CASE("a ruler window is judged against its core's rate at the ranking", "[p
   CHECK(ruler_window_step(0, 0, true) == Step::keep);
 }
 
+TEST_CASE("a ruler learned afresh where no core is quieter keeps a new steady state, not a shared core",
+          "[probe_runner]") {
+  using peakprobe::detail::keeps_new_steady_state;
+  using peakprobe::detail::kSteadyStateShift;
+  // Sapphire Rapids-class VM: 30-40 s into a whole table both cores' wide streams ran 4-6% slower
+  // for good; the ruler keeps the rate it learns then.
+  CHECK(keeps_new_steady_state(4.95, 4.95 * 0.95));
+  CHECK(keeps_new_steady_state(4.95, 5.1));  // faster again
+  CHECK(keeps_new_steady_state(4.95, 4.95 * (1 - kSteadyStateShift) * 1.01));
+  // A sibling's co-tenant takes 10-50% (an Emerald Rapids VM read 44% slowed): what was learned stands.
+  CHECK_FALSE(keeps_new_steady_state(4.95, 4.95 * (1 - kSteadyStateShift) * 0.99));
+  CHECK_FALSE(keeps_new_steady_state(4.95, 4.95 * 0.56));
+  // Nothing learned, before or after: nothing to keep.
+  CHECK_FALSE(keeps_new_steady_state(4.95, 0));
+  CHECK_FALSE(keeps_new_steady_state(0, 4.9));
+}
+
 // A paired timing with a steady clock, two instructions per cycle and every sample undisturbed.
 TEST_CASE("throughput sweep: chains bind near latency over K, and two steps without gain end a sweep",
           "[probe_runner]") {

@@ -757,6 +757,10 @@ int ProbeRunner::threads() const { return impl_->options.threads; }
 // one such instruction, and the instruction faults). That is a fact of this machine, not a failed
 // measurement.
 namespace detail {
+bool keeps_new_steady_state(double before, double after) {
+  return before > 0 && after > 0 && after >= before * (1 - kSteadyStateShift);
+}
+
 RulerWindowStep ruler_window_step(double learned, double ranked, bool retaken) {
   if (ranked <= 0) return RulerWindowStep::keep;
   const bool short_of_ranking = learned < ranked * (1 - kSharedWindowGap);
@@ -1018,10 +1022,31 @@ void ProbeRunner::Impl::note_probe_slowed(bool slowed) {
   busy_streak = slowed ? busy_streak + 1 : 0;
   if (busy_streak < kBusyStreak) return;
   busy_streak = 0;
-  move_to_quieter_core(fmt::format("ran slowed for {} probes in a row", kBusyStreak));
+  const std::string why = fmt::format("ran slowed for {} probes in a row", kBusyStreak);
+  if (!move_to_quieter_core(why) && ranked_in_vain) relearn_in_place(why);
+}
+
+void ProbeRunner::Impl::relearn_in_place(const std::string& why) {
+  const double before = clock->learned_wide_rate();
+  const ClockCalibrator::Learned was = clock->relearn();
+  const ClockSample s = clock->warm_up();
+  const double after = s.ghz > 0 ? clock->learned_wide_rate() : 0.0;
+  if (!detail::keeps_new_steady_state(before, after)) {
+    clock->restore(was);
+    spdlog::debug("CPU {} {}, and no core is quieter; learned afresh, its wide stream ran at {:.2f} adds a cycle "
+                  "against {:.2f}: something runs beside it, the ruler keeps what it had",
+                  pinned_cpu, why, after, before);
+    return;
+  }
+  note_calibration(s);
+  check_ruler_window();  // against the ranking just taken, as after a move
+  spdlog::info("CPU {} {}, and no core is quieter: the machine moved to another steady state, its wide reference "
+               "stream now {:.2f} adds a cycle against {:.2f} learned before ({:+.1f}%); the ruler learned it afresh",
+               pinned_cpu, why, after, before, (after / before - 1) * 100);
 }
 
 bool ProbeRunner::Impl::move_to_quieter_core(const std::string& why_move) {
+  ranked_in_vain = false;
   if (options.cpu >= 0) return false;  // pinned by hand
   const double now = std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
   if (!moves.room(now)) {  // moved enough for this minute
@@ -1070,6 +1095,7 @@ bool ProbeRunner::Impl::move_to_quieter_core(const std::string& why_move) {
                   taken.empty() ? "" : fmt::format(" (another program takes turns on CPU {})", fmt::join(taken, ", ")),
                   kFruitlessRankingPauseSeconds);
     fruitless_ranking_at = now;
+    ranked_in_vain = true;
     return false;
   }
   if (std::string why; !repin(best->cpu, &why)) {

@@ -401,6 +401,18 @@ inline constexpr double kSharedWindowGap = 0.05;
 // without a rate the ratio would be learned later from a probe's samples, after its code).
 enum class RulerWindowStep { keep, retake, assume };
 RulerWindowStep ruler_window_step(double learned, double ranked, bool retaken);
+// A wide rate this much below the one the ruler had learned is no new steady state of the machine
+// but a core shared with something else (a busy sibling takes 10-50%).
+inline constexpr double kSteadyStateShift = 0.10;
+// Whether a ruler that learned its core afresh after a ranking that found no quieter core keeps
+// what it learned (`after`, adds a cycle of its wide stream) in place of what it had (`before`):
+// both known, and `after` within kSteadyStateShift below `before` (or above it). Seen on the
+// Sapphire Rapids-class VM (2026-12-06): 30-40 s into a whole `table`, the wide stream read 4-6%
+// slower than the ruler had learned on both cores at once for the rest of the run; every later
+// probe was then `mistrusted` ("slowed in 54 of 54 samples") and retried, 3806-5026 of 7847 rows
+// in 3.5-4.5 min instead of about 65 s, while their figures stayed right (13 vector adds within 1%
+// of a fresh run's, slightly nearer their pipes; a register xor 0.2003 cycles on 5 ALUs).
+bool keeps_new_steady_state(double before, double after);
 
 }  // namespace peakprobe::detail
 
@@ -512,6 +524,11 @@ struct ProbeRunner::Impl {
   void note_probe_slowed(bool slowed);
   // `why_move`: what the log says of the core left ("ran slowed for 3 probes in a row").
   bool move_to_quieter_core(const std::string& why_move);
+  // Whether the last move_to_quieter_core ranked the cores and found none clearly quieter to go to.
+  bool ranked_in_vain = false;
+  // After such a ranking: the ruler learns this core afresh, and keeps it when the machine moved to a
+  // new steady state (detail::keeps_new_steady_state); else what it had learned stands.
+  void relearn_in_place(const std::string& why);
   // Pins the runner to logical CPU `to` and has its calibrator learn that core afresh; on failure it
   // stays where it was, with what was learned there (and says why in `error`, when given).
   bool repin(int to, std::string* error);
