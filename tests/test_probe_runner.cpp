@@ -453,6 +453,10 @@ TEST_CASE("throughput sweep: K chains at their bound give way to more chains wit
   // Nor for a larger K whose overhead leaves it unexplained, or for fewer chains.
   CHECK(chosen_sweep_point(sweep({{8, 0.5, 0.002}, {10, 0.501, 0.040}}, 4.0)) == 0);
   CHECK(chosen_sweep_point(sweep({{6, 0.501, 0.002}, {8, 0.5, 0.002}}, 4.0)) == 1);
+  // Two steps: the fastest beyond its bound gives way to an explained K at its bound, which gives way
+  // to one with slack; never further than kExplainedLimit from the fastest.
+  CHECK(chosen_sweep_point(sweep({{8, 0.485, 0.002}, {10, 0.500, 0.002}, {12, 0.502, 0.002}}, 5.0)) == 2);
+  CHECK(chosen_sweep_point(sweep({{8, 0.485, 0.002}, {10, 0.500, 0.002}, {12, 0.505, 0.002}}, 5.0)) == 1);
   // The fastest, whatever it implies, when asked.
   CHECK(chosen_sweep_point(sweep({{8, 0.4992, 0.018}, {10, 0.4996, 0.005}}, 4.007), false) == 0);
 }

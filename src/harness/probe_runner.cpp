@@ -402,7 +402,7 @@ bool ProbeRunner::Impl::measure_throughput(const isa::ProbeForm& form, const std
                            best.stream->copies_continue_chains() ? latency_cycles : 0.0);
   // The chosen K is timed twice more, from two other code layouts (3/4 and 1/2 of the copies,
   // placed afresh), and the median of the three timings is the figure. The sweep kept the fastest
-  // explained K of several, so an artefact of one layout can win it: on a Zen 3 VM one sweep timed 10 FMA chains
+  // explained K of several (or one with slack near it), so an artefact of one layout can win it: on a Zen 3 VM one sweep timed 10 FMA chains
   // at 0.466 cycles, every sample alike, where the hardware needs 0.5. A layout can also be really
   // slower (8 FMA chains at 12 copies ran at 0.635 in most runs, at 8 and 16 copies at 0.50). With
   // three layouts one odd one is outvoted; when no two agree, the row is doubted (timing_doubts).
@@ -838,10 +838,14 @@ size_t chosen_sweep_point(const std::vector<SweepPoint>& points, bool prefer_exp
     pick = other.value_or(fastest);
   }
   if (!points[pick].at_bound) return pick;
+  // Within kSlackLimit of the pick and, like the pick, within kExplainedLimit of the fastest: the
+  // two steps never take a K further than that from the fastest.
   std::optional<size_t> slack;
   for (size_t i = 0; i < points.size(); ++i)
     if (points[i].k > points[pick].k && !points[i].at_bound && explained[i] &&
-        points[i].recip <= points[pick].recip * (1 + kSlackLimit) && (!slack || points[i].recip < points[*slack].recip))
+        points[i].recip <= points[pick].recip * (1 + kSlackLimit) &&
+        points[i].recip <= points[fastest].recip * (1 + kExplainedLimit) &&
+        (!slack || points[i].recip < points[*slack].recip))
       slack = i;
   return slack.value_or(pick);
 }
@@ -1033,13 +1037,17 @@ void ProbeRunner::Impl::relearn_in_place(const std::string& why) {
   const double after = s.ghz > 0 ? clock->learned_wide_rate() : 0.0;
   if (!detail::keeps_new_steady_state(before, after)) {
     clock->restore(was);
-    spdlog::debug("CPU {} {}, and no core is quieter; learned afresh, its wide stream ran at {:.2f} adds a cycle "
-                  "against {:.2f}: something runs beside it, the ruler keeps what it had",
-                  pinned_cpu, why, after, before);
+    spdlog::debug("CPU {} {}, and no core is quieter; learned afresh, its wide stream {} against {:.2f}: "
+                  "the ruler keeps what it had",
+                  pinned_cpu, why,
+                  after > 0 ? fmt::format("ran at {:.2f} adds a cycle", after) : std::string("confirmed no rate"),
+                  before);
     return;
   }
   note_calibration(s);
-  check_ruler_window();  // against the ranking just taken, as after a move
+  // Judged against the ranking just taken, as after a move: a window well below it ran shared (that
+  // check then says so, and the samples read as slowed against the ranking's rate).
+  if (!check_ruler_window()) return;
   spdlog::info("CPU {} {}, and no core is quieter: the machine moved to another steady state, its wide reference "
                "stream now {:.2f} adds a cycle against {:.2f} learned before ({:+.1f}%); the ruler learned it afresh",
                pinned_cpu, why, after, before, (after / before - 1) * 100);
