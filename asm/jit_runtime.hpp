@@ -16,6 +16,7 @@ namespace peakprobe::isa {
 // computed wrong sums. add_to_runtime refuses code whose handler recorded one.
 class EmitErrors final : public asmjit::ErrorHandler {
  public:
+  EmitErrors() = default;  // set by hand (HostCode)
   explicit EmitErrors(asmjit::CodeHolder& code) { code.setErrorHandler(this); }
   void handleError(asmjit::Error err, const char* message, asmjit::BaseEmitter*) override {
     if (error_ != asmjit::kErrorOk) return;
@@ -34,5 +35,32 @@ class EmitErrors final : public asmjit::ErrorHandler {
 Expected<JitFunction> add_to_runtime(asmjit::CodeHolder& code);
 // The environment code must be generated for: the host's.
 const asmjit::Environment& jit_environment();
+
+// What every code generator starts from: a CodeHolder for the host's environment with an
+// EmitErrors set for its life and, where `listing` is given, a logger that writes the listing
+// there once the code is added. One place, so that no generator goes without the handler.
+class HostCode {
+ public:
+  explicit HostCode(std::string* listing = nullptr) : listing_(listing) {
+    code_.init(jit_environment());
+    code_.setErrorHandler(&errors_);
+    if (listing_) code_.setLogger(&logger_);
+  }
+  HostCode(const HostCode&) = delete;
+  HostCode& operator=(const HostCode&) = delete;
+  asmjit::CodeHolder* holder() { return &code_; }
+  // Adds the code to the runtime (add_to_runtime) and then writes the listing, if one was asked for.
+  Expected<JitFunction> finish() {
+    auto fn = add_to_runtime(code_);
+    if (fn && listing_) *listing_ = logger_.data();
+    return fn;
+  }
+
+ private:
+  std::string* listing_;
+  EmitErrors errors_;
+  asmjit::StringLogger logger_;
+  asmjit::CodeHolder code_;  // last: destroyed first, while its handler and logger still live
+};
 
 }  // namespace peakprobe::isa

@@ -152,3 +152,26 @@ TEST_CASE("jit: code whose emitter reported an error is refused with the first e
   REQUIRE_FALSE(fn.ok());
   CHECK_THAT(fn.error(), Catch::Contains("could not be encoded") && Catch::Contains("invalid displacement"));
 }
+
+// Every generator starts from HostCode: the handler is set for the code's life, an error reported
+// while emitting fails finish(), and the listing is written only for code that was added.
+TEST_CASE("jit: host code carries the error handler and writes the listing of code it adds", "[jit]") {
+  {
+    isa::HostCode code;
+    REQUIRE(code.holder()->errorHandler() != nullptr);
+    code.holder()->errorHandler()->handleError(asmjit::kErrorInvalidDisplacement, "invalid displacement", nullptr);
+    auto fn = code.finish();
+    REQUIRE_FALSE(fn.ok());
+    CHECK_THAT(fn.error(), Catch::Contains("invalid displacement"));
+  }
+  std::string listing = "untouched";
+  {
+    isa::HostCode code(&listing);
+    REQUIRE(code.holder()->logger() != nullptr);
+    code.holder()->errorHandler()->handleError(asmjit::kErrorInvalidInstruction, "invalid instruction", nullptr);
+    CHECK_FALSE(code.finish().ok());
+  }
+  CHECK(listing == "untouched");  // refused code leaves no listing
+  isa::HostCode without_listing;
+  CHECK(without_listing.holder()->logger() == nullptr);
+}

@@ -216,17 +216,11 @@ Expected<isa::JitFunction> compile(const isa::MicroKernelShape& s, int rows, int
   if (rows < 1 || rows > s.mr || cols < 1 || cols > s.nr())
     return make_error(fmt::format("micro-tile {}x{} outside the {}x{} block", rows, cols, s.mr, s.nr()));
   if (std::string why = isa::b_direct_tile_refusal(s, rows, cols); !why.empty()) return make_error(why);
-  CodeHolder code;
-  code.init(isa::jit_environment());
-  isa::EmitErrors errors(code);  // an instruction asmjit cannot encode fails the compile
-  StringLogger logger;
-  if (listing) code.setLogger(&logger);
-  aj::Assembler a(&code);
+  isa::HostCode code(listing);  // an instruction asmjit cannot encode fails the compile
+  aj::Assembler a(code.holder());
   if (Error err = emit_kernel(a, s, rows, cols))
     return make_error(std::string("micro-kernel: ") + DebugUtils::errorAsString(err));
-  auto fn = isa::add_to_runtime(code);
-  if (fn && listing) *listing = logger.data();
-  return fn;
+  return code.finish();
 }
 
 }  // namespace

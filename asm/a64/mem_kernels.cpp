@@ -136,12 +136,8 @@ Expected<MemKernelCode> compile_mem_kernel(isa::MemKernel kernel, int w, std::st
   out.array_step = w == kWidthX4 ? uint64_t(64) * kMemUnrollX4 : uint64_t(w / 8) * kMemUnroll;
   out.bytes_per_iteration = out.array_step * uint64_t(out.info.loads + out.info.stores);
 
-  CodeHolder code;
-  code.init(isa::jit_environment());
-  isa::EmitErrors errors(code);  // an instruction asmjit cannot encode fails the compile
-  StringLogger logger;
-  if (listing) code.setLogger(&logger);
-  aj::Assembler a(&code);
+  isa::HostCode code(listing);  // an instruction asmjit cannot encode fails the compile
+  aj::Assembler a(code.holder());
   // fn(passes x0, iterations x1, a x2, b x3, c x4); x5-x8 walk the arrays.
   const arm::GpX passes = aj::x0, iters = aj::x1, pa = aj::x5, pb = aj::x6, pc = aj::x7, count = aj::x8;
   emit_save_callee_saved(a);
@@ -172,9 +168,8 @@ Expected<MemKernelCode> compile_mem_kernel(isa::MemKernel kernel, int w, std::st
   if (out.info.nontemporal) a.dmb(Imm(0xB));  // dmb ish
   emit_restore_callee_saved(a);
   a.ret(aj::x30);
-  auto fn = isa::add_to_runtime(code);
+  auto fn = code.finish();
   if (!fn) return make_error(fn.error());
-  if (listing) *listing = logger.data();
   out.fn = std::move(fn.value());
   return out;
 }
@@ -182,12 +177,8 @@ Expected<MemKernelCode> compile_mem_kernel(isa::MemKernel kernel, int w, std::st
 Expected<isa::JitFunction> compile_chase(int chains, std::string* listing) {
   if (chains < 1 || chains > kMaxChaseChains)
     return make_error("chains must be between 1 and " + std::to_string(kMaxChaseChains));
-  CodeHolder code;
-  code.init(isa::jit_environment());
-  isa::EmitErrors errors(code);  // an instruction asmjit cannot encode fails the compile
-  StringLogger logger;
-  if (listing) code.setLogger(&logger);
-  aj::Assembler a(&code);
+  isa::HostCode code(listing);  // an instruction asmjit cannot encode fails the compile
+  aj::Assembler a(code.holder());
   // fn(iterations x0, starts x1); the chains live in x2..x17 (caller-saved).
   for (int c = 0; c < chains; ++c) a.ldr(aj::x(2 + uint32_t(c)), arm::ptr(aj::x1, 8 * c));
   Label loop = a.newLabel();
@@ -200,10 +191,7 @@ Expected<isa::JitFunction> compile_chase(int chains, std::string* listing) {
   a.b_ne(loop);
   for (int c = 0; c < chains; ++c) a.str(aj::x(2 + uint32_t(c)), arm::ptr(aj::x1, 8 * c));
   a.ret(aj::x30);
-  auto fn = isa::add_to_runtime(code);
-  if (!fn) return make_error(fn.error());
-  if (listing) *listing = logger.data();
-  return std::move(fn.value());
+  return code.finish();
 }
 
 }  // namespace peakprobe::a64

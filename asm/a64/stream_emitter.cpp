@@ -54,18 +54,11 @@ Error emit_stream_function(aj::Assembler& a, const StreamPlan& plan, int copies)
 }
 
 Expected<isa::JitFunction> compile_stream(const StreamPlan& plan, int copies, std::string* listing) {
-  CodeHolder code;
-  code.init(isa::jit_environment());
-  isa::EmitErrors errors(code);  // an instruction asmjit cannot encode fails the compile
-  StringLogger logger;
-  if (listing) code.setLogger(&logger);
-  aj::Assembler a(&code);
+  isa::HostCode code(listing);  // an instruction asmjit cannot encode fails the compile
+  aj::Assembler a(code.holder());
   if (Error err = emit_stream_function(a, plan, copies))
     return make_error(std::string("code generation failed: ") + DebugUtils::errorAsString(err));
-  auto fn = isa::add_to_runtime(code);
-  if (!fn) return make_error(fn.error());
-  if (listing) *listing = logger.data();
-  return std::move(fn.value());
+  return code.finish();
 }
 
 }  // namespace peakprobe::a64

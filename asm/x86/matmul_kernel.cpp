@@ -218,17 +218,11 @@ Expected<JitFunction> compile(const MicroKernelShape& s, int rows, int cols, std
   if (rows < 1 || rows > s.mr || cols < 1 || cols > s.nr())
     return make_error(fmt::format("micro-tile {}x{} outside the {}x{} block", rows, cols, s.mr, s.nr()));
   if (std::string why = isa::b_direct_tile_refusal(s, rows, cols); !why.empty()) return make_error(why);
-  CodeHolder code;
-  code.init(jit_environment());
-  isa::EmitErrors errors(code);  // an instruction asmjit cannot encode fails the compile
-  StringLogger logger;
-  if (listing) code.setLogger(&logger);
-  ax::Assembler e(&code);
+  isa::HostCode code(listing);  // an instruction asmjit cannot encode fails the compile
+  ax::Assembler e(code.holder());
   if (Error err = s.tiles ? emit_tile_kernel(e, s, rows, cols) : emit_kernel(e, s, rows, cols))
     return make_error(std::string("micro-kernel: ") + DebugUtils::errorAsString(err));
-  auto fn = add_to_runtime(code);
-  if (fn && listing) *listing = logger.data();
-  return fn;
+  return code.finish();
 }
 
 }  // namespace

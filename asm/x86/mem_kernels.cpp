@@ -159,12 +159,8 @@ Expected<MemKernelCode> compile_mem_kernel(MemKernel kernel, int w, const HostIs
   out.array_step = uint64_t(w / 8) * kMemUnroll;
   out.bytes_per_iteration = out.array_step * uint64_t(out.info.loads + out.info.stores);
 
-  CodeHolder code;
-  code.init(jit_environment());
-  isa::EmitErrors errors(code);  // an instruction asmjit cannot encode fails the compile
-  StringLogger logger;
-  if (listing) code.setLogger(&logger);
-  ax::Assembler e(&code);
+  isa::HostCode code(listing);  // an instruction asmjit cannot encode fails the compile
+  ax::Assembler e(code.holder());
   const Regs r;
   const ax::Gp saved[] = {ax::rbx, ax::rbp, ax::r12, ax::r13, ax::r14, ax::r15};
   for (const auto& g : saved) e.push(g);
@@ -198,9 +194,8 @@ Expected<MemKernelCode> compile_mem_kernel(MemKernel kernel, int w, const HostIs
   if (isa.avx) e.vzeroupper();
   for (int i = 5; i >= 0; --i) e.pop(saved[i]);
   e.ret();
-  auto fn = add_to_runtime(code);
+  auto fn = code.finish();
   if (!fn) return make_error(fn.error());
-  if (listing) *listing = logger.data();
   out.fn = std::move(fn.value());
   return out;
 }
@@ -208,12 +203,8 @@ Expected<MemKernelCode> compile_mem_kernel(MemKernel kernel, int w, const HostIs
 Expected<JitFunction> compile_chase(int chains, std::string* listing) {
   if (chains < 1 || chains > kMaxChains)
     return make_error("chains must be between 1 and " + std::to_string(kMaxChains));
-  CodeHolder code;
-  code.init(jit_environment());
-  isa::EmitErrors errors(code);  // an instruction asmjit cannot encode fails the compile
-  StringLogger logger;
-  if (listing) code.setLogger(&logger);
-  ax::Assembler e(&code);
+  isa::HostCode code(listing);  // an instruction asmjit cannot encode fails the compile
+  ax::Assembler e(code.holder());
   // rdi = iterations, rsi = starts; chains live in rax, rdx, rcx, r8..r11, rbx, rbp, r12.
   const ax::Gp regs[kMaxChains] = {ax::rax, ax::rdx, ax::rcx, ax::r8, ax::r9, ax::r10, ax::r11, ax::rbx, ax::rbp, ax::r12};
   const ax::Gp saved[] = {ax::rbx, ax::rbp, ax::r12};
@@ -230,10 +221,7 @@ Expected<JitFunction> compile_chase(int chains, std::string* listing) {
   for (int c = 0; c < chains; ++c) e.mov(ax::qword_ptr(ax::rsi, 8 * c), regs[c]);
   for (int i = 2; i >= 0; --i) e.pop(saved[i]);
   e.ret();
-  auto fn = add_to_runtime(code);
-  if (!fn) return make_error(fn.error());
-  if (listing) *listing = logger.data();
-  return std::move(fn.value());
+  return code.finish();
 }
 
 }  // namespace peakprobe::x86

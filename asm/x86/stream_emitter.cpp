@@ -255,18 +255,11 @@ asmjit::Error emit_stream_function(ax::Emitter& e, const StreamPlan& plan, int c
 }
 
 Expected<JitFunction> compile_stream(const StreamPlan& plan, int copies, const HostIsa& isa, std::string* listing) {
-  CodeHolder code;
-  code.init(jit_environment());
-  isa::EmitErrors errors(code);  // an instruction asmjit cannot encode fails the compile
-  StringLogger logger;
-  if (listing) code.setLogger(&logger);
-  ax::Assembler a(&code);
+  isa::HostCode code(listing);  // an instruction asmjit cannot encode fails the compile
+  ax::Assembler a(code.holder());
   if (asmjit::Error err = emit_stream_function(*a.as<ax::Emitter>(), plan, copies, isa))
     return make_error(std::string("code generation failed: ") + DebugUtils::errorAsString(err));
-  auto fn = add_to_runtime(code);
-  if (!fn) return make_error(fn.error());
-  if (listing) *listing = logger.data();
-  return std::move(fn.value());
+  return code.finish();
 }
 
 }  // namespace peakprobe::x86
