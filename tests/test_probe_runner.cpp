@@ -345,9 +345,21 @@ TEST_CASE("throughput sweep: only copies that chain are bound by the latency, an
   CHECK_FALSE(limited_by_registers(1, 1, false, 6.0, 4.0));    // one chain, held by its pipe, not its latency
 }
 
+namespace {
+// A throughput sweep's points from (K, cycles an instruction, implied loop overhead), judged against
+// a chain latency as measure_throughput judges them.
+std::vector<peakprobe::detail::SweepPoint> sweep_points(const std::vector<std::tuple<int, double, double>>& kro,
+                                                        double latency) {
+  std::vector<peakprobe::detail::SweepPoint> p;
+  for (const auto& [k, recip, overhead] : kro)
+    p.push_back({k, recip, peakprobe::detail::beyond_chain_bound(recip, k, latency), overhead,
+                 peakprobe::detail::at_chain_bound(recip, k, latency)});
+  return p;
+}
+}  // namespace
+
 TEST_CASE("throughput sweep: the fastest K beyond its chain bound gives way to more chains the bound explains",
           "[probe_runner]") {
-  using peakprobe::detail::at_chain_bound;
   using peakprobe::detail::beyond_chain_bound;
   using peakprobe::detail::chosen_sweep_point;
   using peakprobe::detail::SweepPoint;
@@ -356,11 +368,10 @@ TEST_CASE("throughput sweep: the fastest K beyond its chain bound gives way to m
   CHECK_FALSE(beyond_chain_bound(0.5, 10, 5.0));
   CHECK_FALSE(beyond_chain_bound(0.497, 10, 5.0));  // within the noise of a chain at its bound
   CHECK_FALSE(beyond_chain_bound(0.49, 10, 0.0));   // no latency known: no bound
-  const auto points = [](std::vector<std::pair<int, double>> kr, double latency) {
-    std::vector<SweepPoint> p;
-    for (auto [k, recip] : kr)
-      p.push_back({k, recip, beyond_chain_bound(recip, k, latency), 0.002, at_chain_bound(recip, k, latency)});
-    return p;
+  const auto points = [](const std::vector<std::pair<int, double>>& kr, double latency) {
+    std::vector<std::tuple<int, double, double>> kro;
+    for (const auto& [k, recip] : kr) kro.emplace_back(k, recip, 0.002);
+    return sweep_points(kro, latency);
   };
   // The sweep of a 512-bit FP16 FMA on the Sapphire Rapids-class VM (the impossible K left out):
   // 10 chains at 0.491 beat their bound, 12 and 16 ran 2% slower within it: the faster of those.
@@ -425,24 +436,16 @@ TEST_CASE("throughput sweep: the fastest K beyond its chain bound gives way to m
   CHECK(explained_points({}).empty());
 }
 
-
 TEST_CASE("throughput sweep: K chains at their bound give way to more chains with slack", "[probe_runner]") {
   using peakprobe::detail::at_chain_bound;
-  using peakprobe::detail::beyond_chain_bound;
   using peakprobe::detail::chosen_sweep_point;
   using peakprobe::detail::kSlackLimit;
-  using peakprobe::detail::SweepPoint;
   // K links per latency: 8 chains of a 4-cycle link at 0.5 have none to spare, 10 have a cycle.
   CHECK(at_chain_bound(0.5, 8, 4.0));
   CHECK(at_chain_bound(0.493, 8, 4.0));
   CHECK_FALSE(at_chain_bound(0.5, 10, 4.0));
   CHECK_FALSE(at_chain_bound(0.5, 8, 0.0));  // no latency known: no bound
-  const auto sweep = [](std::vector<std::tuple<int, double, double>> kro, double latency) {
-    std::vector<SweepPoint> p;
-    for (auto [k, recip, overhead] : kro)
-      p.push_back({k, recip, beyond_chain_bound(recip, k, latency), overhead, at_chain_bound(recip, k, latency)});
-    return p;
-  };
+  const auto sweep = sweep_points;
   // Sweeps of the 512-bit FMA (latency 4.0) on the Sapphire Rapids-class VM in which 8 chains won
   // and their other layouts read up to 4% slow: 10, then 12 chains instead.
   CHECK(chosen_sweep_point(sweep({{8, 0.4992, 0.018}, {10, 0.4996, 0.005}, {12, 0.5063, 0.004}}, 4.007)) == 1);
