@@ -336,9 +336,10 @@ bool at_chain_bound(double recip_throughput, int k, double latency_cycles);
 // The K a sweep reports: the fastest, unless its figure is unexplained and another K whose figure
 // is explained ran within kExplainedLimit of it; then the fastest such K. A K so chosen that is at
 // its chain bound (at_chain_bound) gives way in turn to the fastest larger, explained K with slack
-// within kSlackLimit of it: the stream that measures the pipes, not the pipes and the chains at once. Unexplained: beyond its
-// chain bound, or an implied loop overhead more than kOverheadExcess above the lowest of the K
-// within kExplainedLimit of the fastest (taken as 0 where that is negative). Each K's copies hold
+// within kSlackLimit of it (and within kExplainedLimit of the fastest): the stream that measures
+// the pipes, not the pipes and the chains at once. Unexplained: beyond its chain bound, or an
+// implied loop overhead more than kOverheadExcess above the lowest of the K within kExplainedLimit
+// of the fastest (taken as 0 where that is negative). Each K's copies hold
 // about the same number of instructions, so their fixed cost is alike: a K whose short calls ran
 // slower per instruction than its long ones implies a larger one and reads its difference too fast.
 // The chain bound is the only check a throughput figure has against the hardware without a pipe
