@@ -66,8 +66,13 @@ Expected<JitFunction> add_to_runtime(asmjit::CodeHolder& code) {
   auto failed = [](asmjit::Error err) {
     return make_error(std::string("cannot map generated code: ") + asmjit::DebugUtils::errorAsString(err));
   };
-  if (const auto* errors = dynamic_cast<const EmitErrors*>(code.errorHandler()); errors && errors->failed())
-    return make_error("generated code could not be encoded: " + errors->message());
+  // Without an EmitErrors no one would know whether asmjit dropped an instruction: such code is
+  // refused too (isa::HostCode sets one for every generator).
+  const auto* errors = dynamic_cast<const EmitErrors*>(code.errorHandler());
+  if (!errors)
+    return make_error("generated code without an error handler (isa::HostCode sets one): an instruction asmjit "
+                      "could not encode may be missing from it");
+  if (errors->failed()) return make_error("generated code could not be encoded: " + errors->message());
   std::lock_guard<std::mutex> lock(runtime_mutex());
   if (!t_page_aligned) {
     void* fn = nullptr;

@@ -31,7 +31,8 @@ class EmitErrors final : public asmjit::ErrorHandler {
   std::string message_;
 };
 
-// Adds finished code to the runtime (thread-safe). An error: code whose EmitErrors recorded one.
+// Adds finished code to the runtime (thread-safe). An error: code whose EmitErrors recorded one,
+// and code with no EmitErrors set (whether asmjit dropped an instruction would not be known).
 Expected<JitFunction> add_to_runtime(asmjit::CodeHolder& code);
 // The environment code must be generated for: the host's.
 const asmjit::Environment& jit_environment();

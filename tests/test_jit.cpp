@@ -175,3 +175,11 @@ TEST_CASE("jit: host code carries the error handler and writes the listing of co
   isa::HostCode without_listing;
   CHECK(without_listing.holder()->logger() == nullptr);
 }
+
+TEST_CASE("jit: code generated without an error handler is refused", "[jit]") {
+  asmjit::CodeHolder code;
+  REQUIRE(code.init(isa::jit_environment()) == asmjit::kErrorOk);
+  auto fn = isa::add_to_runtime(code);
+  REQUIRE_FALSE(fn.ok());
+  CHECK_THAT(fn.error(), Catch::Contains("without an error handler"));
+}

@@ -28,8 +28,6 @@ ConstantsLayout& fill_constants(isa::ProbeConstants& c, const std::string& dtype
 
 using isa::JitFunction;
 using isa::ProbeFn;
-using isa::add_to_runtime;
-using isa::jit_environment;
 
 // Emits the whole function into any asmjit emitter (an Assembler to run it, a Builder to inspect it).
 // The loop body sits between `loop` and the closing `dec rdi; jnz loop`.

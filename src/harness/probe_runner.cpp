@@ -404,9 +404,9 @@ bool ProbeRunner::Impl::measure_throughput(const isa::ProbeForm& form, const std
   // placed afresh), and the median of the three timings is the figure. The sweep kept the fastest
   // explained K of several (or one with slack near it), so an artefact of one layout can win it: on
   // a Zen 3 VM one sweep timed 10 FMA chains at 0.466 cycles, every sample alike, where the hardware
-  // needs 0.5. A layout can also be really
-  // slower (8 FMA chains at 12 copies ran at 0.635 in most runs, at 8 and 16 copies at 0.50). With
-  // three layouts one odd one is outvoted; when no two agree, the row is doubted (timing_doubts).
+  // needs 0.5. A layout can also be really slower (8 FMA chains at 12 copies ran at 0.635 in most
+  // runs, at 8 and 16 copies at 0.50). With three layouts one odd one is outvoted; when no two
+  // agree, the row is doubted (timing_doubts).
   struct Timed {
     PairTiming t;
     std::optional<Compiled> code;
