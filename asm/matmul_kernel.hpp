@@ -55,6 +55,14 @@ struct MicroKernelShape {
   }
 };
 
+// One instruction of a register block's k step (Target::kernel_step): its text as the catalog and
+// `mix` spell it, and how many of it one k step of the loop runs.
+struct StepInstruction {
+  std::string text;
+  int count = 0;
+  bool operator==(const StepInstruction& o) const { return text == o.text && count == o.count; }
+};
+
 // "" when a b_direct shape can have a rows x cols kernel, else why not: in-place B kernels are whole
 // nr columns wide. (Every ISA's compile() asks.)
 std::string b_direct_tile_refusal(const MicroKernelShape& shape, int rows, int cols);

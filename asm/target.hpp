@@ -118,6 +118,14 @@ class Target {
   virtual std::string check_kernel_shape(const MicroKernelShape& shape, int vector_registers) const = 0;
   // The micro-kernels of one shape (compiled on first use).
   virtual std::unique_ptr<MicroKernels> micro_kernels(const MicroKernelShape& shape) const = 0;
+  // The instructions one k step of the micro-kernel of `shape` runs (its loads, its spreading of
+  // A, its multiply-adds, and any address arithmetic inside the step; not the pointer adds and the
+  // branch that end the loop's iteration, once for kKernelUnroll steps where B is packed, once a
+  // step where it is read in place), in the order the kernel issues them. Run as a stream of
+  // independent instructions in that ratio (`mix`), what they allow on this core is the ceiling of
+  // the kernel's own code (`matmul`: kernel_mix_gflops). Empty where no mix of probe forms stands
+  // for the step (the matrix unit's tiles, which the stream harness does not load).
+  virtual std::vector<StepInstruction> kernel_step(const MicroKernelShape& shape) const = 0;
   // The name of the matrix unit in kernel names (MicroKernelShape::tiles).
   virtual std::string tiles_name() const = 0;
   // The name of a vector width in results, kernel names and options ("scalar" for 0 or 64 bits).

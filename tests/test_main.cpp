@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -272,6 +273,19 @@ TEST_CASE("cli: matmul checks its result and refuses bad input", "[main][hw]") {
       CHECK(mm["efficiency_while_running"].get<double>() > mm["efficiency"].get<double>());
   } else {
     CHECK(mm["core_availability"].is_null());
+  }
+  // The ceiling of the kernel's own instructions: measured together with the step it ran, never
+  // without the kernel alone, and its multiply-adds one per accumulator of the plan's block.
+  CHECK(mm["kernel_mix_gflops"].is_null() == mm["kernel_mix_step"].is_null());
+  CHECK(mm["kernel_mix_gflops"].is_null() == mm["kernel_mix_share"].is_null());
+  if (mm["kernel_mix_gflops"].is_number()) {
+    CHECK_FALSE(mm["kernel_l1_gflops"].is_null());
+    CHECK(mm["kernel_mix_share"].get<double>() > 0);
+    CHECK(mm["kernel_mix_gflops"].get<double>() ==
+          Approx(mm["ceiling_gflops"].get<double>() * mm["kernel_mix_share"].get<double>()));
+    int largest = 0;
+    for (const auto& part : mm["kernel_mix_step"]) largest = std::max(largest, part["per_step"].get<int>());
+    CHECK(largest == mm["config"]["mr"].get<int>() * mm["config"]["nv"].get<int>());
   }
 }
 

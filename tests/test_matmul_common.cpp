@@ -423,3 +423,37 @@ TEST_CASE("matmul roof core: a one-thread product runs on the core its roof was 
   roof.threads = 2;  // a team's roof ran on the order's first CPUs, like the team
   CHECK(led_by_roof_core(cpu, roof).core_order == cpu.core_order);
 }
+
+TEST_CASE("matmul kernel mix: the step's counts in their smallest whole ratio", "[matmul_common]") {
+  // A 9-row block of 3 vectors: 3 loads of B, 9 spreads of A, 27 multiply-adds a step.
+  const auto parts = cli::kernel_mix_parts({{"load", 3}, {"spread", 9}, {"madd", 27}});
+  CHECK(parts.divisor == 3);
+  CHECK(parts.weights == std::vector<std::pair<std::string, int>>{{"load", 1}, {"spread", 3}, {"madd", 9}});
+  // Coprime counts stay as they are; a part of none is left out; no step, no parts.
+  CHECK(cli::kernel_mix_parts({{"load", 4}, {"spread", 6}, {"madd", 24}, {"none", 0}}).weights ==
+        std::vector<std::pair<std::string, int>>{{"load", 2}, {"spread", 3}, {"madd", 12}});
+  CHECK(cli::kernel_mix_parts({{"a", 5}, {"b", 7}}).divisor == 1);
+  CHECK(cli::kernel_mix_parts({}).divisor == 0);
+  CHECK(cli::kernel_mix_parts({}).weights.empty());
+}
+
+TEST_CASE("matmul kernel mix: the stream's rate over the roof's at the same moments", "[matmul_common]") {
+  // A step of 9 x 48 f32 multiply-adds (864 FLOP) in 3 groups of 4.8 cycles at 3.0 GHz: 180 GFLOP/s,
+  // against a roof read 200 before and after.
+  const double ops = 2.0 * 9 * 48;
+  auto share = cli::kernel_mix_share(ops, 3, 4.8, 3.0, 200, 200);
+  REQUIRE(share);
+  CHECK(*share == Approx(0.9));
+  // The roof's two readings are averaged while they agree...
+  share = cli::kernel_mix_share(ops, 3, 4.8, 3.0, 198, 202);
+  REQUIRE(share);
+  CHECK(*share == Approx(0.9));
+  // ... and a clock that moved under the stream gives no share at all.
+  CHECK_FALSE(cli::kernel_mix_share(ops, 3, 4.8, 3.0, 200, 200 * (1 + 1.5 * cli::kMixRoofAgreement)));
+  CHECK_FALSE(cli::kernel_mix_share(ops, 3, 4.8, 3.0, 200 * (1 + 1.5 * cli::kMixRoofAgreement), 200));
+  // Nothing measured, nothing divided.
+  CHECK_FALSE(cli::kernel_mix_share(ops, 3, 0, 3.0, 200, 200));
+  CHECK_FALSE(cli::kernel_mix_share(ops, 3, 4.8, 0, 200, 200));
+  CHECK_FALSE(cli::kernel_mix_share(ops, 0, 4.8, 3.0, 200, 200));
+  CHECK_FALSE(cli::kernel_mix_share(ops, 3, 4.8, 3.0, 0, 200));
+}

@@ -71,6 +71,10 @@ MatmulResult f32_with_baselines() {
   r.model_gap = 0.042;  // --autotune found a tiling 4.2% faster than the model's first choice
   r.kernel_l1_gflops = 112.6;  // the 6x64 kernel's k loop alone, in L1, at the product's clock
   r.kernel_l1_ghz = 3.412;     // the clock it was timed at
+  // Its k step as a stream of its own instructions: 98.5% of the roof instruction's rate.
+  r.kernel_mix_share = 0.985;
+  r.kernel_mix_gflops = *r.ceiling_gflops * r.kernel_mix_share;
+  r.kernel_mix_step = {{"vmovups zmm, m512", 4}, {"vpbroadcastd zmm, m32", 6}, {"vfmadd231ps zmm, zmm, zmm", 24}};
   return r;
 }
 
@@ -268,6 +272,12 @@ TEST_CASE("matmul JSON rows match the golden file", "[matmul_report]") {
   CHECK(a[1]["kernel_l1_gflops"].is_null());
   CHECK(a[0]["kernel_l1_ghz"].get<double>() == Approx(3.412));
   CHECK(a[1]["kernel_l1_ghz"].is_null());
+  CHECK(a[0]["kernel_mix_gflops"].get<double>() == Approx(118.4 * 0.97 * 0.985));
+  CHECK(a[0]["kernel_mix_share"].get<double>() == Approx(0.985));
+  CHECK(a[0]["kernel_mix_step"][2] == json{{"instruction", "vfmadd231ps zmm, zmm, zmm"}, {"per_step", 24}});
+  CHECK(a[1]["kernel_mix_gflops"].is_null());
+  CHECK(a[1]["kernel_mix_share"].is_null());
+  CHECK(a[1]["kernel_mix_step"].is_null());
   // A team's scan is its least available core; a call shorter than one period of its stops gets no
   // second efficiency.
   CHECK(a[2]["core_availability"]["cpu"] == 1);
@@ -295,6 +305,9 @@ TEST_CASE("matmul JSON reads back as it was written", "[matmul_report]") {
     CHECK(back.efficiency_while_running == r.efficiency_while_running);
     CHECK(back.kernel_l1_gflops == r.kernel_l1_gflops);
     CHECK(back.kernel_l1_ghz == r.kernel_l1_ghz);
+    CHECK(back.kernel_mix_gflops == r.kernel_mix_gflops);
+    CHECK(back.kernel_mix_share == r.kernel_mix_share);
+    CHECK(back.kernel_mix_step == r.kernel_mix_step);
     CHECK(back.availability.share == r.availability.share);
     CHECK(back.availability.interruptions == r.availability.interruptions);
     CHECK(back.availability.longest_interruption_us == r.availability.longest_interruption_us);
@@ -386,8 +399,8 @@ TEST_CASE("matmul outputs of a run that failed before timing", "[matmul_report]"
   CHECK(md.str().find("| 64x64x64 | bf16 | 1 | 1 | - | - | - | - | - | - | error |\n") != std::string::npos);
   CHECK(md.str().find("- 64x64x64 bf16 (error): needs avx512_bf16\n") != std::string::npos);
   write_matmul_csv(csv, {r});
-  // Nothing after cold_cache but the status and the reason: 31 empty fields in between.
-  const std::string line = "\"matmul bf16 64x64x64 batch 1, 1 thread\",64,64,64,1,bf16,1,none" + std::string(32, ',') +
+  // Nothing after cold_cache but the status and the reason: 32 empty fields in between.
+  const std::string line = "\"matmul bf16 64x64x64 batch 1, 1 thread\",64,64,64,1,bf16,1,none" + std::string(33, ',') +
                            "error,needs avx512_bf16\n";
   CHECK(csv.str().find("\n" + line) != std::string::npos);
   std::ostringstream none;

@@ -1,5 +1,7 @@
 #include "asm/a64/matmul_kernel.hpp"
 
+#include <algorithm>
+
 #include <asmjit/arm.h>
 #include <asmjit/arm/a64assembler.h>
 #include <fmt/format.h>
@@ -224,6 +226,46 @@ Expected<isa::JitFunction> compile(const isa::MicroKernelShape& s, int rows, int
 }
 
 }  // namespace
+
+// What the step of compile() above emits (emit_dot for its multiply-adds), spelled as the catalog
+// spells it. A one-word load into a lane (ld1 {v.s}[i]: the third row of a group, in-place A's rows
+// after a group's first) has no catalog form: it is a load and a lane insert on the vector pipes,
+// and stands here as the two. A post-indexed load (in-place A) also moves its pointer: an add.
+std::vector<isa::StepInstruction> kernel_step_instructions(const isa::MicroKernelShape& s) {
+  if (s.tiles) return {};
+  std::vector<isa::StepInstruction> step;
+  const auto add = [&](const std::string& text, int count) {
+    if (count <= 0) return;
+    for (auto& i : step)
+      if (i.text == text) return void(i.count += count);
+    step.push_back({text, count});
+  };
+  const char* lane_insert = "ins v.s[1], v.s[0]";
+  if (s.a_direct) {
+    add("ldr s, [x]", s.mr);
+    add(lane_insert, s.mr - (s.mr + 3) / 4);
+    add("add x, x, #imm", s.mr);
+  } else {
+    for (int g = 0; 4 * g < s.mr; ++g) {
+      const int words = std::min(4, s.mr - 4 * g);
+      add(words == 4 ? "ldr q, [x]" : words == 1 ? "ldr s, [x]" : "ldr d, [x]", 1);
+      if (words == 3) {  // the third word at an address of its own
+        add("add x, x, #imm", 1);
+        add("ldr s, [x]", 1);
+        add(lane_insert, 1);
+      }
+    }
+  }
+  add("ldp q, q, [x]", s.nv / 2);
+  add("ldr q, [x]", s.nv % 2);
+  if (s.b_direct) add("str q, [x]", s.nv);
+  const char* dot = s.dtype == MatmulDtype::f32    ? "fmla v.4s, v.4s, v.s[1]"
+                    : s.dtype == MatmulDtype::bf16 ? "bfdot v.4s, v.8h, v.2h[1]"
+                    : s.signed_a                   ? "sdot v.4s, v.16b, v.4b[1]"
+                                                   : "sudot v.4s, v.16b, v.4b[1]";
+  add(dot, s.mr * s.nv);
+  return step;
+}
 
 std::string check_shape(const isa::MicroKernelShape& s, int vector_registers) {
   if (s.vec_bits != 128) return fmt::format("vector width {} bits: the AArch64 kernels are 128-bit (NEON)", s.vec_bits);

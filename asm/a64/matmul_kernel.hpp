@@ -12,6 +12,7 @@
 #include <mutex>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "asm/jit.hpp"
 #include "asm/matmul_kernel.hpp"
@@ -31,6 +32,8 @@ inline constexpr int kKernelUnrollShift = 2;
 inline constexpr int kKernelUnroll = 1 << kKernelUnrollShift;
 
 std::string check_shape(const isa::MicroKernelShape& s, int vector_registers);
+// The instructions one k step of the kernel of `s` runs (Target::kernel_step).
+std::vector<isa::StepInstruction> kernel_step_instructions(const isa::MicroKernelShape& s);
 
 class MicroKernels final : public isa::CachedMicroKernels {
  public:

@@ -84,6 +84,10 @@ std::string A64Target::check_kernel_shape(const isa::MicroKernelShape& shape, in
   return check_shape(shape, vector_registers);
 }
 
+std::vector<isa::StepInstruction> A64Target::kernel_step(const isa::MicroKernelShape& shape) const {
+  return kernel_step_instructions(shape);
+}
+
 std::unique_ptr<isa::MicroKernels> A64Target::micro_kernels(const isa::MicroKernelShape& shape) const {
   return std::make_unique<MicroKernels>(shape);
 }

@@ -23,6 +23,7 @@ class A64Target final : public isa::Target {
   int registers_needed(const isa::MicroKernelShape& shape) const override;
   std::string check_kernel_shape(const isa::MicroKernelShape& shape, int vector_registers) const override;
   std::unique_ptr<isa::MicroKernels> micro_kernels(const isa::MicroKernelShape& shape) const override;
+  std::vector<isa::StepInstruction> kernel_step(const isa::MicroKernelShape& shape) const override;
   // 512 names the memory kernels that move four q registers per ld1/st1 ("neon-x4"); no register is
   // that wide.
   std::string width_name(int vector_bits) const override {

@@ -227,6 +227,29 @@ Expected<JitFunction> compile(const MicroKernelShape& s, int rows, int cols, std
 
 }  // namespace
 
+// What the step of compile() above emits (emit_dot for its multiply-adds), spelled as the catalog
+// spells it.
+std::vector<isa::StepInstruction> kernel_step_instructions(const MicroKernelShape& s) {
+  if (s.tiles) return {};
+  const std::string w = s.vec_bits == 512 ? "zmm" : "ymm", m = s.vec_bits == 512 ? "m512" : "m256";
+  std::vector<isa::StepInstruction> step{{"vmovups " + w + ", " + m, s.nv}};
+  if (s.b_direct) step.push_back({"vmovups " + m + ", " + w, s.nv});
+  step.push_back({"vpbroadcastd " + w + ", m32", s.mr});
+  const int dots = s.mr * s.nv;
+  const auto three = [&](const std::string& mnemonic) { return mnemonic + " " + w + ", " + w + ", " + w; };
+  if (s.widened && s.dtype == MatmulDtype::i8) {
+    step.push_back({three("vpmaddwd"), dots});
+    step.push_back({three("vpaddd"), dots});
+  } else if (s.widened || s.dtype == MatmulDtype::f32) {
+    step.push_back({three("vfmadd231ps"), dots});
+  } else if (s.dtype == MatmulDtype::bf16) {
+    step.push_back({three("vdpbf16ps"), dots});
+  } else {
+    step.push_back({(s.vec_bits == 512 ? "" : "{vex} ") + three("vpdpbusd"), dots});
+  }
+  return step;
+}
+
 std::string check_shape(const MicroKernelShape& s, int vector_registers) {
   if (s.tiles) return check_tile_shape(s);
   if (s.vec_bits != 512 && s.vec_bits != 256) return fmt::format("vector width {} bits: only 256 and 512", s.vec_bits);

@@ -17,6 +17,7 @@
 #include <mutex>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "asm/matmul_kernel.hpp"
 #include "asm/x86/stream_emitter.hpp"
@@ -59,6 +60,9 @@ class MicroKernels final : public isa::CachedMicroKernels {
   // rows in 1..mr, cols in 1..nr.
   Expected<JitFunction> compile(int rows, int cols) const override;
 };
+
+// The instructions one k step of the kernel of `s` runs (Target::kernel_step); empty for tiles.
+std::vector<isa::StepInstruction> kernel_step_instructions(const MicroKernelShape& s);
 
 // The kernel's code as text (for tests and --explain).
 Expected<std::string> micro_kernel_listing(const MicroKernelShape& shape, int rows, int cols);

@@ -114,6 +114,10 @@ std::string X86Target::check_kernel_shape(const isa::MicroKernelShape& shape, in
   return check_shape(shape, vector_registers);
 }
 
+std::vector<isa::StepInstruction> X86Target::kernel_step(const isa::MicroKernelShape& shape) const {
+  return x86::kernel_step_instructions(shape);
+}
+
 std::unique_ptr<isa::MicroKernels> X86Target::micro_kernels(const isa::MicroKernelShape& shape) const {
   return std::make_unique<MicroKernels>(shape);
 }

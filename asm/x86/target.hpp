@@ -25,6 +25,7 @@ class X86Target final : public isa::Target {
   int registers_needed(const isa::MicroKernelShape& shape) const override;
   std::string check_kernel_shape(const isa::MicroKernelShape& shape, int vector_registers) const override;
   std::unique_ptr<isa::MicroKernels> micro_kernels(const isa::MicroKernelShape& shape) const override;
+  std::vector<isa::StepInstruction> kernel_step(const isa::MicroKernelShape& shape) const override;
   std::string width_name(int vector_bits) const override;
   isa::MatmulRoof matmul_roof(const CpuInfo& cpu, MatmulDtype dtype) const override;
   std::optional<isa::FlopPair> flop_pair(const CpuInfo& cpu, bool fused_only) const override;

@@ -116,6 +116,23 @@ struct MatmulResult {
   // The caller's core clock around the kernel alone's timing (0: not read; kernel_l1_gflops is then
   // the loop's wall-time rate as it ran).
   double kernel_l1_ghz = 0;
+  // The plan's k step as a stream of its own instructions (`mix` of the block's loads, spreads of A
+  // and multiply-adds in the kernel's counts, independent of each other), measured on the core the
+  // roof was, between two runs of the roof instruction: kernel_mix_share is the stream's rate in the
+  // product's operations over the roof instruction's, each at the clock of its own samples, and
+  // kernel_mix_gflops that share of the compute ceiling. What the kernel's instructions allow on
+  // this core whatever the code around them does: where the loop alone (kernel_l1_gflops) reaches
+  // it, the rest of the gap to the ceiling is the core's (a slower clock under loads, a port the
+  // loads share with the multiply-adds), not the kernel's scheduling. Empty where not measured (no
+  // kernel alone, tiles, a memory roof, a stream that could not be measured truthfully).
+  std::optional<double> kernel_mix_gflops;
+  double kernel_mix_share = 0;
+  struct StepPart {
+    std::string instruction;
+    int per_step = 0;  // instances in one k step of the loop
+    bool operator==(const StepPart& o) const { return instruction == o.instruction && per_step == o.per_step; }
+  };
+  std::vector<StepPart> kernel_mix_step;  // the step measured (empty when none was)
   // With --autotune (matmul) or --model-gap (bench matmul): how much slower the cost model's first
   // choice ran than the fastest tiling the search measured (0.05 = 5% slower).
   std::optional<double> model_gap;

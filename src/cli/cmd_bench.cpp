@@ -3,6 +3,7 @@
 // stored baseline (benchmarks/baselines/), and a Markdown table for people.
 #include <cmath>
 #include <iostream>
+#include <map>
 #include <optional>
 #include <sstream>
 
@@ -82,6 +83,7 @@ int run_bench(GlobalOptions& g, const BenchOptions& o) {
 
   std::vector<MatmulResult> results;
   size_t done = 0;
+  std::map<std::string, double> mix_shares;  // each block's instruction mix, measured once (measure_kernel_mix)
   const size_t total = shapes->size() * dtypes.size() * batches->size();
   // A row for a combination that was not measured: skipped or failed, with the reason.
   auto not_measured = [&](MatmulDtype dt, int64_t s, int64_t b, Status status, std::string reason) {
@@ -155,6 +157,8 @@ int run_bench(GlobalOptions& g, const BenchOptions& o) {
           continue;
         }
         score_matmul(*r, roof, machine);
+        measure_kernel_mix(g, on_roof, roof, gemm.micro_kernel_shape(r->config.mr, r->config.nv, false), *r,
+                           &mix_shares);
         r->model_gap = gap;
         spdlog::info("{}: {:.1f} G{}/s{}", name, r->gflops, dt == MatmulDtype::i8 ? "OP" : "FLOP",
                      r->efficiency ? fmt::format(", {:.1f}% of the roof", 100 * *r->efficiency) : "");

@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
+#include <numeric>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -320,6 +322,117 @@ void score_matmul(MatmulResult& r, const MatmulRoof& roof, const MachineModel& m
         r.efficiency_while_running = *r.efficiency * r.timing.min_ms / (r.timing.min_ms - stops.ms);
     }
   }
+}
+
+KernelMixParts kernel_mix_parts(const std::vector<isa::StepInstruction>& step) {
+  KernelMixParts parts;
+  for (const auto& i : step)
+    if (i.count > 0) parts.divisor = std::gcd(parts.divisor, i.count);
+  if (parts.divisor == 0) return parts;
+  for (const auto& i : step)
+    if (i.count > 0) parts.weights.push_back({i.text, i.count / parts.divisor});
+  return parts;
+}
+
+std::optional<double> kernel_mix_share(double ops_per_step, int divisor, double cycles_per_group, double mix_ghz,
+                                       double roof_before, double roof_after) {
+  if (!(ops_per_step > 0) || divisor < 1 || !(cycles_per_group > 0) || !(mix_ghz > 0) || !(roof_before > 0) ||
+      !(roof_after > 0))
+    return std::nullopt;
+  if (std::abs(roof_before / roof_after - 1) > kMixRoofAgreement) return std::nullopt;
+  // A k step is `divisor` groups: its operations over their seconds, in G a second.
+  const double rate = ops_per_step * mix_ghz / (divisor * cycles_per_group);
+  return rate / ((roof_before + roof_after) / 2);
+}
+
+void measure_kernel_mix(const GlobalOptions& g, const CpuInfo& cpu, const MatmulRoof& roof,
+                        const isa::MicroKernelShape& shape, MatmulResult& r, std::map<std::string, double>* shares) {
+  // Set against the ceiling as the kernel alone is: only where the plan runs the threads the ceiling counts.
+  if (!r.kernel_l1_gflops || !r.ceiling_gflops || r.bound_by.rfind("compute", 0) != 0 || roof.tiles ||
+      r.config.threads != r.threads)
+    return;
+  const std::vector<isa::StepInstruction> step = isa::host_target().kernel_step(shape);
+  const KernelMixParts parts = kernel_mix_parts(step);
+  if (parts.divisor == 0) return;
+  // The roof's core (one thread), else where the product's first thread ran: pinned by hand, so that
+  // the roof's two runs and the stream between them run on one core.
+  const int core = roof.cpu >= 0                ? roof.cpu
+                   : g.cpu >= 0                 ? g.cpu
+                   : !cpu.core_order.empty()    ? cpu.core_order.front()
+                                                : -1;
+  const std::string key = fmt::format("{} {}x{} {}{}{} on {}", to_string(shape.dtype), shape.mr, shape.nv,
+                                      shape.vec_bits, shape.widened ? " widened" : "", shape.signed_a ? " signed" : "",
+                                      core);
+  const auto keep = [&](double share) {
+    r.kernel_mix_share = share;
+    r.kernel_mix_gflops = *r.ceiling_gflops * share;
+    r.kernel_mix_step.clear();
+    for (const auto& i : step) r.kernel_mix_step.push_back({i.text, i.count});
+  };
+  if (shares != nullptr)
+    if (auto at = shares->find(key); at != shares->end()) return keep(at->second);
+
+  AffinityGuard caller_affinity;  // the runner pins this thread
+  ProbeOptions opt;
+  opt.cpu = core;
+  opt.threads = 1;
+  auto runner = ProbeRunner::create(cpu, opt);
+  if (!runner) return spdlog::info("matmul: the kernel's instruction mix was not measured: {}", runner.error());
+  const isa::MatmulRoof what = isa::host_target().matmul_roof(cpu, shape.dtype);
+  ProbeSpec roof_spec;
+  roof_spec.text = what.instruction;
+  roof_spec.ops_per_instruction = what.ops;
+  roof_spec.dtype = what.dtype;
+  roof_spec.origin = "matmul roof";
+  std::vector<MixSpec> mix_parts;
+  for (const auto& [text, weight] : parts.weights) {
+    ProbeSpec s;
+    s.text = text;
+    s.origin = "matmul kernel step";
+    mix_parts.push_back({s, weight});
+  }
+  const double ops_per_step = 2.0 * shape.mr * shape.nr() * shape.k_group();
+  const bool integer = shape.dtype == MatmulDtype::i8;
+  const auto rate = [&](const ProbeResult& p) {
+    const auto v = integer ? p.gops : p.gflops;
+    return p.status == Status::ok && v ? *v : 0.0;
+  };
+  // Twice at most: a host that moves the clock between the roof's two runs gets one more try.
+  constexpr int kAttempts = 2;
+  std::string why;
+  for (int attempt = 1; attempt <= kAttempts; ++attempt) {
+    const ProbeResult before = (*runner)->run(roof_spec);
+    const MixResult mix = (*runner)->run_mix(mix_parts);
+    const ProbeResult after = (*runner)->run(roof_spec);
+    if (mix.status != Status::ok || !mix.cycles_per_group) {
+      why = fmt::format("the stream {}: {}", to_string(mix.status), mix.reason);
+      continue;
+    }
+    const double r0 = rate(before), r1 = rate(after);
+    if (!(r0 > 0) || !(r1 > 0)) {
+      why = fmt::format("the roof instruction beside it: {}", r0 > 0 ? after.reason : before.reason);
+      continue;
+    }
+    if (!(mix.clock.ghz > 0)) {
+      why = "the stream's clock was not read";
+      continue;
+    }
+    if (before.cpu != mix.cpu || mix.cpu != after.cpu) {
+      why = fmt::format("the roof and the stream ran on different CPUs ({}, {}, {})", before.cpu, mix.cpu, after.cpu);
+      continue;
+    }
+    const auto share = kernel_mix_share(ops_per_step, parts.divisor, *mix.cycles_per_group, mix.clock.ghz, r0, r1);
+    if (!share) {
+      why = fmt::format("the roof read {:.1f} before the stream and {:.1f} after: the clock moved", r0, r1);
+      continue;
+    }
+    spdlog::debug("matmul: the {}x{} kernel's k step as a stream: {:.3f} cycles a group of 1/{} step at {:.3f} GHz, "
+                  "{:.1f}% of the roof instruction's rate ({:.1f} and {:.1f} around it)",
+                  shape.mr, shape.nr(), *mix.cycles_per_group, parts.divisor, mix.clock.ghz, 100 * *share, r0, r1);
+    if (shares != nullptr) (*shares)[key] = *share;
+    return keep(*share);
+  }
+  spdlog::info("matmul: the {}x{} kernel's instruction mix was not measured: {}", shape.mr, shape.nr(), why);
 }
 
 // The largest value a --config key (or a grid's thread count) may have.

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "asm/matmul_kernel.hpp"
 #include "cli/commands.hpp"
 #include "matmul/cost_model.hpp"
 #include "matmul/gemm.hpp"
@@ -82,6 +83,30 @@ MatmulPlan plan_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulProblem& prob
 // Ceiling, bound_by and efficiency: the compute roof, unless the arithmetic intensity times the
 // model's DRAM bandwidth is lower (then the memory roof binds).
 void score_matmul(MatmulResult& r, const MatmulRoof& roof, const MachineModel& machine);
+
+// The plan's k step as a stream of its own instructions (Target::kernel_step), run as a `mix` in
+// the smallest whole ratio of their counts on the roof's core, between two runs of the roof
+// instruction (MatmulResult::kernel_mix_gflops). Only where the kernel alone was measured under a
+// compute roof; about half a second. What cannot be measured truthfully is left empty and logged.
+// `shares` keeps what was measured for each block and core, for the other shapes of a command.
+void measure_kernel_mix(const GlobalOptions& g, const CpuInfo& cpu, const MatmulRoof& roof,
+                        const isa::MicroKernelShape& shape, MatmulResult& r,
+                        std::map<std::string, double>* shares = nullptr);
+// The parts of that stream: the step's counts over their greatest common divisor (`divisor`).
+struct KernelMixParts {
+  std::vector<std::pair<std::string, int>> weights;
+  int divisor = 0;  // 0: no step
+};
+KernelMixParts kernel_mix_parts(const std::vector<isa::StepInstruction>& step);
+// The stream's rate over the roof instruction's, both in the product's operations a second: one
+// group of the stream is 1/divisor of a k step of `ops_per_step` operations and ran
+// `cycles_per_group` cycles at `mix_ghz`; the roof ran `roof_before` and `roof_after` (GFLOP/s or
+// GOP/s at their own clocks) right before and after it. Empty when an input is missing or the two
+// roof runs disagree by more than kMixRoofAgreement: the clock moved under the stream, and a
+// share of a moving clock describes no one moment.
+inline constexpr double kMixRoofAgreement = 0.03;
+std::optional<double> kernel_mix_share(double ops_per_step, int divisor, double cycles_per_group, double mix_ghz,
+                                       double roof_before, double roof_after);
 
 // "--config mr=8,nv=3,mc=96,kc=256,nc=1536,grid=2x1": keys not given keep `base`'s values.
 Expected<MatmulConfig> parse_config(const std::string& text, const MatmulConfig& base, int vector_bits);

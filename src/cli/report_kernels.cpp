@@ -1,5 +1,7 @@
 #include "cli/report_kernels.hpp"
 
+#include <map>
+
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
@@ -35,7 +37,8 @@ namespace {
 
 // One thread count: the roof, the model fed with this core's figures, the plan, the checked and
 // timed run, its score; what is not measured or not scored is logged.
-void measure_one(const GlobalOptions& g, const CpuInfo& cpu, int64_t size, int threads, bool quick, RunDocument& doc) {
+void measure_one(const GlobalOptions& g, const CpuInfo& cpu, int64_t size, int threads, bool quick, RunDocument& doc,
+                 std::map<std::string, double>& mix_shares) {
   const MatmulDtype dtype = MatmulDtype::f32;
   const MatmulRoof roof = measure_roof(g, cpu, dtype, threads);
   if (!roof.gflops) {
@@ -62,6 +65,7 @@ void measure_one(const GlobalOptions& g, const CpuInfo& cpu, int64_t size, int t
     return;
   }
   score_matmul(*r, roof, machine);
+  measure_kernel_mix(g, on_roof, roof, gemm.micro_kernel_shape(r->config.mr, r->config.nv, false), *r, &mix_shares);
   if (r->status == Status::error) spdlog::error("{}", r->reason);
   doc.matmuls.push_back(*r);
   if (r->status != Status::ok) {
@@ -92,11 +96,12 @@ void measure_report_kernels(const GlobalOptions& g, const CpuInfo& cpu, bool qui
   const int64_t size = quick ? kReportMatmulQuickSize : kReportMatmulSize;
   const int all = int(cpu.core_order.size());
   progress(g.out, 1, all > 1 && g.cpu < 0 ? 2 : 1, fmt::format("matmul f32 {}^3, 1 thread", size));
-  measure_one(g, cpu, size, 1, quick, doc);
+  std::map<std::string, double> mix_shares;  // a block's instruction mix, measured once (measure_kernel_mix)
+  measure_one(g, cpu, size, 1, quick, doc, mix_shares);
   // --cpu pins the run to one core: the all-core row would not be on the cores asked for.
   if (all > 1 && g.cpu < 0) {
     progress(g.out, 2, 2, fmt::format("matmul f32 {}^3, {} threads", size, all));
-    measure_one(g, cpu, size, all, quick, doc);
+    measure_one(g, cpu, size, all, quick, doc, mix_shares);
   }
 }
 

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "harness/core_availability.hpp"
 #include "matmul/sustained_roof.hpp"
@@ -308,6 +309,8 @@ constexpr Column kCells[] = {
      }},
     {"kernel_l1_gflops",
      [](const MatmulResult& r) { return finite(r.kernel_l1_gflops) ? csv_fixed(*r.kernel_l1_gflops, kRate) : ""; }},
+    {"kernel_mix_gflops",
+     [](const MatmulResult& r) { return finite(r.kernel_mix_gflops) ? csv_fixed(*r.kernel_mix_gflops, kRate) : ""; }},
     {"clock_ghz", [](const MatmulResult& r) { return r.clock.ghz > 0 ? csv_fixed(r.clock.ghz, kGhz) : ""; }},
     {"core_share",
      [](const MatmulResult& r) { return r.availability.scanned_ms > 0 ? csv_fixed(r.availability.share, kFraction) : ""; }},
@@ -336,6 +339,16 @@ void write_csv_line(std::ostream& out, const std::vector<std::string>& fields) {
   out << '\n';
 }
 
+}  // namespace
+
+namespace {
+// The k step behind kernel_mix_gflops: [{"instruction", "per_step"}], null when none was measured.
+json kernel_step_json(const MatmulResult& r) {
+  if (r.kernel_mix_step.empty()) return nullptr;
+  json step = json::array();
+  for (const auto& part : r.kernel_mix_step) step.push_back({{"instruction", part.instruction}, {"per_step", part.per_step}});
+  return step;
+}
 }  // namespace
 
 json to_json(const MatmulResult& r) {
@@ -367,6 +380,9 @@ json to_json(const MatmulResult& r) {
               {"efficiency_while_running", json_number(r.efficiency_while_running)},
               {"kernel_l1_gflops", json_number(r.kernel_l1_gflops)},
               {"kernel_l1_ghz", r.kernel_l1_ghz > 0 ? json_number(r.kernel_l1_ghz) : json(nullptr)},
+              {"kernel_mix_gflops", json_number(r.kernel_mix_gflops)},
+              {"kernel_mix_share", r.kernel_mix_share > 0 ? json_number(r.kernel_mix_share) : json(nullptr)},
+              {"kernel_mix_step", kernel_step_json(r)},
               {"clock", to_json(r.clock)},
               {"core_availability", to_json(r.availability)},
               {"status", to_string(r.status)}};
@@ -412,6 +428,12 @@ MatmulResult matmul_from_json(const json& j) {
   r.efficiency_while_running = optional_at(j, "efficiency_while_running");
   r.kernel_l1_gflops = optional_at(j, "kernel_l1_gflops");
   if (auto ghz = optional_at(j, "kernel_l1_ghz")) r.kernel_l1_ghz = *ghz;
+  r.kernel_mix_gflops = optional_at(j, "kernel_mix_gflops");
+  if (auto share = optional_at(j, "kernel_mix_share")) r.kernel_mix_share = *share;
+  if (const json* step = member(j, "kernel_mix_step"); step != nullptr && step->is_array())
+    for (const auto& part : *step)
+      if (part.is_object())
+        r.kernel_mix_step.push_back({text_at(part, "instruction"), integer_at(part, "per_step", 0)});
   if (const json* clock = member(j, "clock")) r.clock = clock_from(*clock);
   if (const json* a = member(j, "core_availability"); a != nullptr && a->is_object()) r.availability = availability_from(*a);
   if (const json* baselines = member(j, "baselines"); baselines != nullptr && baselines->is_array())
@@ -480,6 +502,16 @@ void write_matmul_console(std::ostream& out, const MatmulResult& r) {
         line += fmt::format(", {}% of the ceiling", fixed(*r.kernel_l1_gflops / *r.ceiling_gflops * 100, 1));
       line += fmt::format("; the product reached {}% of it", fixed(r.gflops / *r.kernel_l1_gflops * 100, 1));
       out << line << '\n';
+      if (finite(r.kernel_mix_gflops) && *r.kernel_mix_gflops > 0 && !r.kernel_mix_step.empty() &&
+          r.config.threads == r.threads) {
+        std::vector<std::string> parts;
+        for (const auto& part : r.kernel_mix_step) parts.push_back(fmt::format("{} x {}", part.per_step, part.instruction));
+        std::string mix = fmt::format("  its k step's instructions as an independent stream ({} a step): {} {}",
+                                      fmt::join(parts, " + "), fixed(*r.kernel_mix_gflops, 1), unit);
+        if (r.kernel_mix_share > 0) mix += fmt::format(", {}% of the ceiling", fixed(r.kernel_mix_share * 100, 1));
+        mix += fmt::format("; the k loop alone reached {}% of it", fixed(*r.kernel_l1_gflops / *r.kernel_mix_gflops * 100, 1));
+        out << mix << '\n';
+      }
     }
   }
   if (r.availability.scanned_ms > 0 && r.availability.interruptions > 0)

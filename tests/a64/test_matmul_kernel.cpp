@@ -4,7 +4,11 @@
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
+#include <regex>
+#include <set>
+#include <sstream>
 #include <vector>
 
 #include "asm/a64/matmul_kernel.hpp"
@@ -223,4 +227,77 @@ TEST_CASE("a64 matmul kernel: the k loop runs kKernelUnroll steps an iteration, 
   REQUIRE(one_step.ok());
   CHECK(count(*one_step, "fmla") == 24u);
   CHECK(count(*one_step, "lsr") == 0u);
+}
+
+namespace {
+
+// The first unrolled iteration of a kernel's k loop (the lines after its label up to the packed
+// pointers' adds), each line spelled as a catalog form: registers by kind, a memory operand as
+// [x], a lane as [1], an immediate as #imm. A one-word lane load is the load and the lane insert
+// kernel_step stands it for, a post-indexed load the load and its pointer's add.
+std::multiset<std::string> loop_forms(const std::string& listing) {
+  std::multiset<std::string> forms;
+  std::istringstream in(listing);
+  bool in_loop = false, aligned = false;
+  const std::regex post_indexed(R"(\], \d+$)"), end_of_step(R"(^(add x[12], x[12], |subs |b\.))");
+  for (std::string line; std::getline(in, line);) {
+    if (!in_loop) {
+      if (line.rfind("align", 0) == 0) aligned = true;
+      else if (aligned && !line.empty() && line.back() == ':') in_loop = true;
+      continue;
+    }
+    if (line.empty() || line.back() == ':' || std::regex_search(line, end_of_step)) break;
+    if (std::regex_search(line, post_indexed)) forms.insert("add x, x, #imm");
+    if (line.rfind("ld1 ", 0) == 0) {
+      forms.insert("ldr s, [x]");
+      forms.insert("ins v.s[1], v.s[0]");
+      continue;
+    }
+    if (line.rfind("ldur ", 0) == 0) line = "ldr " + line.substr(5);
+    line = std::regex_replace(line, std::regex(R"(\[x\d+(, \d+)?\](, \d+)?)"), "[x]");
+    line = std::regex_replace(line, std::regex(R"(\b([qdsvxw])\d+\b)"), "$1");
+    line = std::regex_replace(line, std::regex(R"(\.(\d?[bhsd])\[\d+\])"), ".$1[1]");
+    // asmjit's logger cannot name the by-element operand of the dot products: a pair of bf16 lanes
+    // (bfdot, .2h[i]) or four bytes (sdot and sudot, .4b[i]).
+    line = std::regex_replace(line, std::regex(R"(\.<Unknown>)"), line.rfind("bfdot", 0) == 0 ? ".2h[1]" : ".4b[1]");
+    line = std::regex_replace(line, std::regex(R"(, \d+$)"), ", #imm");
+    forms.insert(line);
+  }
+  return forms;
+}
+
+}  // namespace
+
+// kernel_step is what `matmul` measures as the loop's own ceiling: it must be the loop's code, each
+// instruction spelled as the target resolves it.
+TEST_CASE("a64 matmul kernel: kernel_step names the instructions of the generated k step", "[a64][matmul_kernel]") {
+  std::vector<MicroKernelShape> shapes;
+  for (MatmulDtype dt : {MatmulDtype::f32, MatmulDtype::bf16, MatmulDtype::i8})
+    for (bool signed_a : {false, true})
+      for (auto [mr, nv] : {std::pair{8, 3}, std::pair{6, 4}, std::pair{7, 2}, std::pair{5, 1}})
+        if (!signed_a || dt == MatmulDtype::i8) shapes.push_back({mr, nv, 128, dt, false, signed_a});
+  MicroKernelShape a_in_place{6, 4, 128, MatmulDtype::f32, true};
+  MicroKernelShape b_in_place{6, 4, 128, MatmulDtype::f32};
+  b_in_place.b_direct = true;
+  shapes.push_back(a_in_place);
+  shapes.push_back(b_in_place);
+  for (const MicroKernelShape& s : shapes) {
+    INFO(to_string(s.dtype) << " " << s.mr << "x" << s.nv << (s.signed_a ? " signed A" : "")
+                            << (s.a_direct ? " A in place" : "") << (s.b_direct ? " B in place" : ""));
+    if (!a64::check_shape(s, 32).empty()) continue;
+    auto listing = a64::micro_kernel_listing(s, s.mr, s.nr());
+    REQUIRE(listing.ok());
+    INFO(*listing);
+    const int steps = s.b_direct ? 1 : a64::kKernelUnroll;  // in-place B runs one step an iteration
+    std::multiset<std::string> expected;
+    for (const auto& i : isa::host_target().kernel_step(s)) {
+      CHECK(i.count > 0);
+      auto form = isa::host_target().resolve(i.text);
+      REQUIRE(form.ok());
+      CHECK(form->display == i.text);
+      for (int n = 0; n < i.count * steps; ++n) expected.insert(i.text);
+    }
+    CHECK(loop_forms(*listing) == expected);
+  }
+  CHECK(isa::host_target().kernel_step(MicroKernelShape{2, 2, 512, MatmulDtype::bf16, false, false, false, true}).empty());
 }

@@ -4,8 +4,10 @@
 #include <catch2/catch.hpp>
 
 #include <regex>
+#include <sstream>
 #include <set>
 
+#include "asm/target.hpp"
 #include "asm/x86/matmul_kernel.hpp"
 
 using namespace peakprobe;
@@ -191,4 +193,66 @@ TEST_CASE("matmul kernel: int8 on ymm is AVX-VNNI's VEX vpdpbusd, no EVEX byte i
   CHECK(text->find("zmm") == std::string::npos);
   // asmjit's listing spells the VEX form with its encoding prefix.
   CHECK(count(*text, "{vex} vpdpbusd") == 12 * kStepCopies);
+}
+
+namespace {
+
+// The first unrolled iteration of a kernel's k loop, each line spelled as a form (registers by
+// class, a memory operand by its width): the lines after the loop's label up to its pointer adds.
+std::multiset<std::string> loop_forms(const std::string& listing) {
+  std::multiset<std::string> forms;
+  std::istringstream in(listing);
+  bool in_loop = false, aligned = false;
+  for (std::string line; std::getline(in, line);) {
+    if (!in_loop) {
+      if (line.rfind("align", 0) == 0) aligned = true;
+      else if (aligned && !line.empty() && line.back() == ':') in_loop = true;
+      continue;
+    }
+    if (line.rfind("add ", 0) == 0 || line.rfind("dec ", 0) == 0 || line.back() == ':') break;
+    const std::string width = line.find("zmm") != std::string::npos ? "m512" : "m256";
+    line = std::regex_replace(line, std::regex(R"(([xyz]mm)\d+)"), "$1");
+    line = std::regex_replace(line, std::regex(R"(dword ptr \[[^\]]*\])"), "m32");
+    line = std::regex_replace(line, std::regex(R"(\[[^\]]*\])"), width);
+    forms.insert(line);
+  }
+  return forms;
+}
+
+}  // namespace
+
+// kernel_step is what `matmul` measures as the loop's own ceiling: it must be the loop's code.
+TEST_CASE("matmul kernel: kernel_step names the instructions of the generated k step", "[matmul_kernel]") {
+  MicroKernelShape widened{4, 2, 256, MatmulDtype::i8};
+  widened.widened = true;
+  MicroKernelShape bf16_as_f32{6, 2, 256, MatmulDtype::bf16};
+  bf16_as_f32.widened = true;
+  MicroKernelShape b_in_place{6, 3, 512, MatmulDtype::f32};
+  b_in_place.b_direct = true;
+  for (const MicroKernelShape& s :
+       {MicroKernelShape{6, 4, 512, MatmulDtype::f32}, MicroKernelShape{9, 3, 512, MatmulDtype::f32},
+        MicroKernelShape{6, 2, 256, MatmulDtype::f32}, MicroKernelShape{6, 4, 512, MatmulDtype::bf16},
+        MicroKernelShape{6, 4, 512, MatmulDtype::i8}, MicroKernelShape{6, 2, 256, MatmulDtype::i8}, widened,
+        bf16_as_f32, b_in_place}) {
+    INFO(to_string(s.dtype) << " " << s.mr << "x" << s.nv << " " << s.vec_bits << (s.widened ? " widened" : "")
+                            << (s.b_direct ? " b_direct" : ""));
+    auto listing = x86::micro_kernel_listing(s, s.mr, s.nr());
+    REQUIRE(listing.ok());
+    INFO(*listing);
+    const int steps = s.b_direct ? 1 : x86::kKernelUnroll;  // in-place B runs one step an iteration
+    std::multiset<std::string> expected;
+    int dots = 0;
+    for (const auto& i : x86::kernel_step_instructions(s)) {
+      CHECK(i.count > 0);
+      // Spelled as the catalog and `mix` take it: the target resolves it to the same text.
+      auto form = isa::host_target().resolve(i.text);
+      REQUIRE(form.ok());
+      CHECK(form->display == i.text);
+      for (int n = 0; n < i.count * steps; ++n) expected.insert(i.text);
+      if (i.count == s.mr * s.nv) ++dots;
+    }
+    CHECK(dots >= 1);
+    CHECK(loop_forms(*listing) == expected);
+  }
+  CHECK(x86::kernel_step_instructions(MicroKernelShape{32, 2, 512, MatmulDtype::bf16, false, false, false, true}).empty());
 }
