@@ -226,8 +226,19 @@ std::string kernel_alone_cell(const MatmulResult& r) {
   return fmt::format("{} ({}%)", fixed(*r.kernel_l1_gflops, 1), fixed(r.gflops / *r.kernel_l1_gflops * 100, 1));
 }
 
+bool has_kernel_mix(const MatmulResult& r) {
+  return has_kernel_alone(r) && finite(r.kernel_mix_gflops) && *r.kernel_mix_gflops > 0 && r.config.threads == r.threads;
+}
+
+// The kernel's-instructions cell: their stream's rate, and the share of it the kernel alone reached.
+std::string kernel_mix_cell(const MatmulResult& r) {
+  if (!timed(r) || !has_kernel_mix(r)) return std::string(kMissing);
+  return fmt::format("{} ({}%)", fixed(*r.kernel_mix_gflops, 1),
+                     fixed(*r.kernel_l1_gflops / *r.kernel_mix_gflops * 100, 1));
+}
+
 void write_markdown_row(std::ostream& out, const MatmulResult& r, const std::vector<std::string>& libs, bool gaps,
-                        bool kernel_alone) {
+                        bool kernel_alone, bool kernel_mix) {
   std::string problem = shape_text(r);
   if (cold(r)) problem += ", cold cache " + r.cold_cache;
   const bool t = timed(r);
@@ -240,6 +251,7 @@ void write_markdown_row(std::ostream& out, const MatmulResult& r, const std::vec
   for (const auto& lib : libs) out << ' ' << markdown_baseline(r, lib) << " |";
   if (gaps) out << ' ' << (r.model_gap && std::isfinite(*r.model_gap) ? fixed(*r.model_gap * 100, 1) + "%" : kMissing) << " |";
   if (kernel_alone) out << ' ' << kernel_alone_cell(r) << " |";
+  if (kernel_mix) out << ' ' << kernel_mix_cell(r) << " |";
   out << ' ' << to_string(r.status) << " |\n";
 }
 
@@ -502,8 +514,7 @@ void write_matmul_console(std::ostream& out, const MatmulResult& r) {
         line += fmt::format(", {}% of the ceiling", fixed(*r.kernel_l1_gflops / *r.ceiling_gflops * 100, 1));
       line += fmt::format("; the product reached {}% of it", fixed(r.gflops / *r.kernel_l1_gflops * 100, 1));
       out << line << '\n';
-      if (finite(r.kernel_mix_gflops) && *r.kernel_mix_gflops > 0 && !r.kernel_mix_step.empty() &&
-          r.config.threads == r.threads) {
+      if (has_kernel_mix(r) && !r.kernel_mix_step.empty()) {
         std::vector<std::string> parts;
         for (const auto& part : r.kernel_mix_step) parts.push_back(fmt::format("{} x {}", part.per_step, part.instruction));
         std::string mix = fmt::format("  its k step's instructions as an independent stream ({} a step): {} {}",
@@ -575,16 +586,24 @@ void write_matmul_markdown(std::ostream& out, const std::vector<MatmulResult>& r
     out << " The kernel alone is the rate of the configuration's register block timed alone with its panels in L1 "
            "(its k loop, on as many threads as the product started), and in brackets the share of it the product "
            "reached.";
+  const bool kernel_mix = std::any_of(results.begin(), results.end(), has_kernel_mix);
+  if (kernel_mix)
+    out << " Its instructions is the rate the block's k step allows when its own loads and multiply-adds run as an "
+           "independent stream (their share of the roof instruction's rate on one core, times the ceiling), and in "
+           "brackets the share of it the kernel alone reached: what lies between it and the ceiling is the core's, "
+           "not the kernel's.";
   out << "\n\n| shape | dtype | batch | threads | min ms | mean ms ± std | GFLOP/s | efficiency | bound by | config |";
   for (const auto& lib : libs) out << ' ' << cell(lib) << " |";
   if (gaps) out << " model gap |";
   if (kernel_alone) out << " kernel alone |";
+  if (kernel_mix) out << " its instructions |";
   out << " status |\n|---|---|--:|--:|--:|--:|--:|--:|---|---|";
   for (std::size_t i = 0; i < libs.size(); ++i) out << "--:|";
   if (gaps) out << "--:|";
   if (kernel_alone) out << "--:|";
+  if (kernel_mix) out << "--:|";
   out << "---|\n";
-  for (const auto& r : results) write_markdown_row(out, r, libs, gaps, kernel_alone);
+  for (const auto& r : results) write_markdown_row(out, r, libs, gaps, kernel_alone, kernel_mix);
   const bool any =
       std::any_of(results.begin(), results.end(), [](const MatmulResult& r) { return r.status != Status::ok; });
   if (!any) return;
