@@ -4,7 +4,11 @@
 
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "cli_run.hpp"
+#include "cpu/cpu_info.hpp"
+#include "skip.hpp"
 
 namespace {
 
@@ -29,4 +33,26 @@ TEST_CASE("cli: x86 encoding prefixes and immediates the encoder cannot take exi
       {"inst \"{evex} add r64, r64\"", "no EVEX encoding"},
   };
   check_refused(cases);
+}
+
+// 24 dot products, 8 broadcasts and 3 loads a step take 35 vector registers as a stream of their own
+// with a chain each, of 32: the stream keeps the dot products' chains and runs the rest on fewer.
+TEST_CASE("cli: matmul measures the instructions of a block that fills the register file", "[main][hw]") {
+  if (!peakprobe::detect_cpu_info().has("avx512_vnni")) PP_SKIP("no 512-bit int8 dot product (avx512_vnni)");
+  Run r = run_peakprobe("matmul --shape 96,96,96 --dtype int8 --isa avx512 --config mr=8,nv=3 --baseline none --json -");
+  REQUIRE(r.rc == 0);
+  CHECK(r.err.find("not enough registers") == std::string::npos);
+  CHECK(r.err.find("registers left hold fewer") == std::string::npos);
+  const auto mm = nlohmann::json::parse(r.out)["matmul"][0];
+  CHECK(mm["config"]["mr"] == 8);
+  if (mm["kernel_mix_step"].is_array()) {
+    int dots = 0;
+    for (const auto& part : mm["kernel_mix_step"])
+      if (part["instruction"] == "vpdpbusd zmm, zmm, zmm") dots = part["per_step"].get<int>();
+    CHECK(dots == 24);
+  } else if (mm["kernel_l1_gflops"].is_number() && mm["ceiling_gflops"].is_number() &&
+             mm["bound_by"].get<std::string>().rfind("compute", 0) == 0) {
+    // Not measured for a reason the log names, never for want of registers.
+    CHECK(r.err.find("instruction mix was not measured") != std::string::npos);
+  }
 }
