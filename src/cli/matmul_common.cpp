@@ -396,23 +396,26 @@ void measure_kernel_mix(const GlobalOptions& g, const CpuInfo& cpu, const Matmul
   }
   // A block that fills the register file leaves no room for a chain per instance of every part (an
   // 8x48 int8 block: 24 dot products, 8 broadcasts and 3 loads a step, 35 registers of 32). The
-  // multiply-adds keep what their rate needs (latency x rate, as the roof measured them); the
-  // others, whose results the stream never reads again, go down to two chains first.
+  // multiply-adds (the parts of the most instances: a widened kernel's multiply and add alike) keep
+  // what their rate needs (the roof's latency x rate); the others, whose results the stream never
+  // reads again, go down to two chains first.
   if ((*runner)->mix_rounds(mix_parts) == 0) {
-    const auto dots = std::max_element(mix_parts.begin(), mix_parts.end(),
-                                       [](const MixSpec& x, const MixSpec& y) { return x.weight < y.weight; });
+    int most = 0;
+    for (const auto& part : mix_parts) most = std::max(most, part.weight);
     for (auto& part : mix_parts)
-      if (&part != &*dots) part.chains = std::min(part.weight, kFewStreamChains);
-    const int needed = int(std::ceil(roof.latency * roof.per_cycle));
-    for (int chains = dots->weight; (*runner)->mix_rounds(mix_parts) == 0; --chains) {
-      if (chains < std::max(1, needed))
+      if (part.weight < most) part.chains = std::min(part.weight, kFewStreamChains);
+    const int needed = std::max(1, int(std::ceil(roof.latency * roof.per_cycle)));
+    int chains = most;
+    for (; (*runner)->mix_rounds(mix_parts) == 0; --chains) {
+      if (chains - 1 < needed)
         return spdlog::info("matmul: the {}x{} kernel's instruction mix was not measured: its {} multiply-adds a "
                             "group need {} chains, and the registers left hold fewer",
-                            shape.mr, shape.nr(), dots->weight, needed);
-      dots->chains = chains;
+                            shape.mr, shape.nr(), most, needed);
+      for (auto& part : mix_parts)
+        if (part.weight == most) part.chains = chains - 1;
     }
     spdlog::debug("matmul: the {}x{} kernel's stream on fewer chains: {} for its multiply-adds, at most {} for the rest",
-                  shape.mr, shape.nr(), dots->chains, kFewStreamChains);
+                  shape.mr, shape.nr(), std::min(chains, most), kFewStreamChains);
   }
   const double ops_per_step = 2.0 * shape.mr * shape.nr() * shape.k_group();
   const bool integer = shape.dtype == MatmulDtype::i8;
