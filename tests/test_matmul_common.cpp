@@ -457,3 +457,11 @@ TEST_CASE("matmul kernel mix: the stream's rate over the roof's at the same mome
   CHECK_FALSE(cli::kernel_mix_share(ops, 0, 4.8, 3.0, 200, 200));
   CHECK_FALSE(cli::kernel_mix_share(ops, 3, 4.8, 3.0, 0, 200));
 }
+
+TEST_CASE("matmul kernel mix: a stream the loop itself beats is no ceiling", "[matmul_common]") {
+  CHECK(cli::stream_bounds_loop(200, 190));
+  CHECK(cli::stream_bounds_loop(200, 200 * (1 + cli::kLoopAboveStream)));  // within the two timings' error
+  CHECK_FALSE(cli::stream_bounds_loop(200, 200 * (1 + 1.5 * cli::kLoopAboveStream)));
+  CHECK_FALSE(cli::stream_bounds_loop(85.8, 115.4));  // a stream 25% below its own loop
+  CHECK_FALSE(cli::stream_bounds_loop(0, 100));
+}

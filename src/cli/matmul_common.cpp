@@ -348,6 +348,8 @@ std::optional<double> kernel_mix_share(double ops_per_step, int divisor, double 
 // Chains of the parts of a kernel's stream other than its multiply-adds where the registers run short.
 constexpr int kFewStreamChains = 2;
 
+bool stream_bounds_loop(double stream, double loop) { return stream > 0 && loop <= stream * (1 + kLoopAboveStream); }
+
 void measure_kernel_mix(const GlobalOptions& g, const CpuInfo& cpu, const MatmulRoof& roof,
                         const isa::MicroKernelShape& shape, MatmulResult& r, std::map<std::string, double>* shares) {
   // Set against the ceiling as the kernel alone is: only where the plan runs the threads the ceiling counts.
@@ -394,28 +396,37 @@ void measure_kernel_mix(const GlobalOptions& g, const CpuInfo& cpu, const Matmul
     s.origin = "matmul kernel step";
     mix_parts.push_back({s, weight});
   }
-  // A block that fills the register file leaves no room for a chain per instance of every part (an
-  // 8x48 int8 block: 24 dot products, 8 broadcasts and 3 loads a step, 35 registers of 32). The
-  // multiply-adds (the parts of the most instances: a widened kernel's multiply and add alike) keep
-  // what their rate needs (the roof's latency x rate); the others, whose results the stream never
-  // reads again, go down to two chains first.
-  if ((*runner)->mix_rounds(mix_parts) == 0) {
-    int most = 0;
-    for (const auto& part : mix_parts) most = std::max(most, part.weight);
+  // The multiply-adds (the parts of the most instances: a widened kernel's multiply and add alike)
+  // run at their rate only on as many independent chains as their latency times that rate, the
+  // roof's own figures (within 3%), and two more: a stream at its chain bound runs a few percent
+  // slower (the throughput sweep's kNoSlack). The kernel has them (its accumulators, a step apart);
+  // a stream of a few rounds may not: a 6x16 f32 block on 16 registers, 6 FMAs a group of 10
+  // instructions, ran one round as 6 chains of a 4-cycle FMA, 74% of the roof where the loop itself
+  // ran 100%. So the stream runs enough rounds for them, and where the registers run short the
+  // other parts, whose results the stream never reads again, go down to two chains, then the
+  // multiply-adds down to what their rate needs (an 8x48 int8 block: 24 dot products, 8 broadcasts
+  // and 3 loads a step, 35 registers of 32).
+  int most = 0;
+  for (const auto& part : mix_parts) most = std::max(most, part.weight);
+  const int needed = std::max(1, int(std::ceil(roof.latency * roof.per_cycle / 1.03)));
+  const int rounds = (needed + 2 + most - 1) / most;
+  int fixed_rounds = 0;  // 0: as many as the registers allow
+  if ((*runner)->mix_rounds(mix_parts) < rounds) {
     for (auto& part : mix_parts)
-      if (part.weight < most) part.chains = std::min(part.weight, kFewStreamChains);
-    const int needed = std::max(1, int(std::ceil(roof.latency * roof.per_cycle)));
-    int chains = most;
-    for (; (*runner)->mix_rounds(mix_parts) == 0; --chains) {
+      if (part.weight < most) part.chains = std::min(part.weight * rounds, kFewStreamChains);
+    int chains = most * rounds;
+    for (; (*runner)->mix_rounds(mix_parts) < rounds; --chains) {
       if (chains - 1 < needed)
-        return spdlog::info("matmul: the {}x{} kernel's instruction mix was not measured: its {} multiply-adds a "
-                            "group need {} chains, and the registers left hold fewer",
-                            shape.mr, shape.nr(), most, needed);
+        return spdlog::info("matmul: the {}x{} kernel's instruction mix was not measured: its multiply-adds need {} "
+                            "chains, and the registers left hold fewer",
+                            shape.mr, shape.nr(), needed);
       for (auto& part : mix_parts)
         if (part.weight == most) part.chains = chains - 1;
     }
-    spdlog::debug("matmul: the {}x{} kernel's stream on fewer chains: {} for its multiply-adds, at most {} for the rest",
-                  shape.mr, shape.nr(), std::min(chains, most), kFewStreamChains);
+    fixed_rounds = rounds;
+    spdlog::debug("matmul: the {}x{} kernel's stream: {} rounds, {} chains for its multiply-adds, at most {} for the "
+                  "rest",
+                  shape.mr, shape.nr(), rounds, chains, kFewStreamChains);
   }
   const double ops_per_step = 2.0 * shape.mr * shape.nr() * shape.k_group();
   const bool integer = shape.dtype == MatmulDtype::i8;
@@ -428,7 +439,7 @@ void measure_kernel_mix(const GlobalOptions& g, const CpuInfo& cpu, const Matmul
   std::string why;
   for (int attempt = 1; attempt <= kAttempts; ++attempt) {
     const ProbeResult before = (*runner)->run(roof_spec);
-    const MixResult mix = (*runner)->run_mix(mix_parts);
+    const MixResult mix = (*runner)->run_mix(mix_parts, false, fixed_rounds);
     const ProbeResult after = (*runner)->run(roof_spec);
     if (mix.status != Status::ok || !mix.cycles_per_group) {
       why = fmt::format("the stream {}: {}", to_string(mix.status), mix.reason);
@@ -455,6 +466,13 @@ void measure_kernel_mix(const GlobalOptions& g, const CpuInfo& cpu, const Matmul
     spdlog::debug("matmul: the {}x{} kernel's k step as a stream: {:.3f} cycles a group of 1/{} step at {:.3f} GHz, "
                   "{:.1f}% of the roof instruction's rate ({:.1f} and {:.1f} around it)",
                   shape.mr, shape.nr(), *mix.cycles_per_group, parts.divisor, mix.clock.ghz, 100 * *share, r0, r1);
+    // A ceiling the loop itself beats is none: the stream then does not stand for the loop on this
+    // core (nothing is kept for the command's other shapes either).
+    const double stream = *r.ceiling_gflops * *share;
+    if (!stream_bounds_loop(stream, *r.kernel_l1_gflops))
+      return spdlog::info("matmul: the {}x{} kernel's instruction mix is not reported: as a stream it ran {:.1f}, the "
+                          "kernel's own loop {:.1f} ({:+.1f}%), so the stream does not stand for the loop on this core",
+                          shape.mr, shape.nr(), stream, *r.kernel_l1_gflops, (*r.kernel_l1_gflops / stream - 1) * 100);
     if (shares != nullptr) (*shares)[key] = *share;
     return keep(*share);
   }

@@ -105,6 +105,14 @@ KernelMixParts kernel_mix_parts(const std::vector<isa::StepInstruction>& step);
 // roof runs disagree by more than kMixRoofAgreement: the clock moved under the stream, and a
 // share of a moving clock describes no one moment.
 inline constexpr double kMixRoofAgreement = 0.03;
+// Whether a kernel's instruction stream (GFLOP/s) is a ceiling for its loop alone (the same units):
+// the loop may beat it by kLoopAboveStream, the two being timed moments apart, each within a percent
+// or two (the loop read 97.0-101.8% of its stream on the Sapphire Rapids-class VM with 512-bit
+// blocks). Beyond that the stream does not stand for the loop on this core, and no ceiling is
+// reported: there the 256-bit blocks' streams, B's loads and A's broadcasts beside the FMAs, ran
+// 25-40% below the loop (two kinds of load in one stream lost a cycle in three; each alone, none).
+inline constexpr double kLoopAboveStream = 0.05;
+bool stream_bounds_loop(double stream, double loop);
 std::optional<double> kernel_mix_share(double ops_per_step, int divisor, double cycles_per_group, double mix_ghz,
                                        double roof_before, double roof_after);
 

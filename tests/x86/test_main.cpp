@@ -52,7 +52,8 @@ TEST_CASE("cli: matmul measures the instructions of a block that fills the regis
     CHECK(dots == 24);
   } else if (mm["kernel_l1_gflops"].is_number() && mm["ceiling_gflops"].is_number() &&
              mm["bound_by"].get<std::string>().rfind("compute", 0) == 0) {
-    // Not measured for a reason the log names, never for want of registers.
-    CHECK(r.err.find("instruction mix was not measured") != std::string::npos);
+    // Left out for a reason the log names, never for want of registers.
+    CHECK((r.err.find("instruction mix was not measured") != std::string::npos ||
+           r.err.find("instruction mix is not reported") != std::string::npos));
   }
 }
