@@ -60,7 +60,12 @@ struct MicroKernelShape {
 struct StepInstruction {
   std::string text;
   int count = 0;
-  bool operator==(const StepInstruction& o) const { return text == o.text && count == o.count; }
+  // The block's multiply-accumulate (one per accumulator a step; a widened kernel's multiply): the
+  // part whose independent chains set its rate, as the roof instruction's do.
+  bool multiply_add = false;
+  bool operator==(const StepInstruction& o) const {
+    return text == o.text && count == o.count && multiply_add == o.multiply_add;
+  }
 };
 
 // "" when a b_direct shape can have a rows x cols kernel, else why not: in-place B kernels are whole

@@ -465,3 +465,72 @@ TEST_CASE("matmul kernel mix: a stream the loop itself beats is no ceiling", "[m
   CHECK_FALSE(cli::stream_bounds_loop(85.8, 115.4));  // a stream 25% below its own loop
   CHECK_FALSE(cli::stream_bounds_loop(0, 100));
 }
+
+namespace {
+
+// A register file of `registers` for a stream of `parts`: each part takes a register per chain (its
+// instances, weight x rounds, or its chains where fewer), plus `shared` for the sources; the most
+// rounds that fit, as ProbeRunner::mix_rounds answers (0: not even one).
+std::function<int(const std::vector<MixSpec>&)> register_file(int registers, int shared) {
+  return [=](const std::vector<MixSpec>& parts) {
+    int best = 0;
+    for (int rounds = 1; rounds <= 32; ++rounds) {
+      int used = shared;
+      for (const auto& p : parts) used += p.chains > 0 ? std::min(p.chains, p.weight * rounds) : p.weight * rounds;
+      if (used > registers) break;
+      best = rounds;
+    }
+    return best;
+  };
+}
+
+std::vector<MixSpec> stream_of(const std::vector<int>& weights) {
+  std::vector<MixSpec> parts;
+  for (int w : weights) parts.push_back({ProbeSpec{}, w});
+  return parts;
+}
+
+}  // namespace
+
+TEST_CASE("matmul kernel mix: the multiply-adds get the chains their rate needs", "[matmul_common]") {
+  // One load, three spreads, six multiply-adds a group on 16 registers (2 for sources), the
+  // multiply-adds needing 8 chains: one round (6 chains) would run at 6/8 of their rate. Two
+  // rounds fit once the others go down to two chains each: 12 + 2 + 2 = 16.
+  auto parts = stream_of({1, 3, 6});
+  const std::vector<bool> madd = {false, false, true};
+  auto rounds = cli::stream_rounds(parts, madd, 8, register_file(16, 0));
+  REQUIRE(rounds);
+  CHECK(*rounds == 2);
+  CHECK(parts[0].chains == 2);
+  CHECK(parts[1].chains == 2);
+  CHECK(parts[2].chains == 12);
+  // With sources taking two registers, the multiply-adds go down to 10 chains: still their 8 and slack.
+  parts = stream_of({1, 3, 6});
+  rounds = cli::stream_rounds(parts, madd, 8, register_file(16, 2));
+  REQUIRE(rounds);
+  CHECK(*rounds == 2);
+  CHECK(parts[2].chains == 10);
+  // Never below what their rate needs: then nothing is measured.
+  parts = stream_of({1, 3, 6});
+  CHECK_FALSE(cli::stream_rounds(parts, madd, 8, register_file(10, 2)));
+  // A stream that fits as it comes is left alone (0: as many rounds as the registers allow).
+  parts = stream_of({2, 3, 12});
+  rounds = cli::stream_rounds(parts, {false, false, true}, 10, register_file(32, 0));
+  REQUIRE(rounds);
+  CHECK(*rounds == 0);
+  CHECK(parts[0].chains == 0);
+  CHECK(parts[2].chains == 0);
+  // The multiply-adds are the part named so, not the part of the most instances: one row of a wide
+  // block has as many loads as multiply-adds, and the loads still go down to two chains.
+  parts = stream_of({4, 1, 4});
+  rounds = cli::stream_rounds(parts, {false, false, true}, 8, register_file(14, 0));
+  REQUIRE(rounds);
+  CHECK(parts[0].chains == 2);
+  CHECK(parts[2].chains >= 8);
+  // A stream that does not plan even on one chain a part is not a matter of registers: run_mix
+  // refuses it with its own reason.
+  parts = stream_of({1, 3, 6});
+  rounds = cli::stream_rounds(parts, madd, 8, [](const std::vector<MixSpec>&) { return 0; });
+  REQUIRE(rounds);
+  CHECK(*rounds == 0);
+}

@@ -264,6 +264,7 @@ std::vector<isa::StepInstruction> kernel_step_instructions(const isa::MicroKerne
                     : s.signed_a                   ? "sdot v.4s, v.16b, v.4b[1]"
                                                    : "sudot v.4s, v.16b, v.4b[1]";
   add(dot, s.mr * s.nv);
+  step.back().multiply_add = true;
   return step;
 }
 

@@ -238,14 +238,14 @@ std::vector<isa::StepInstruction> kernel_step_instructions(const MicroKernelShap
   const int dots = s.mr * s.nv;
   const auto three = [&](const std::string& mnemonic) { return mnemonic + " " + w + ", " + w + ", " + w; };
   if (s.widened && s.dtype == MatmulDtype::i8) {
-    step.push_back({three("vpmaddwd"), dots});
+    step.push_back({three("vpmaddwd"), dots, true});
     step.push_back({three("vpaddd"), dots});
   } else if (s.widened || s.dtype == MatmulDtype::f32) {
-    step.push_back({three("vfmadd231ps"), dots});
+    step.push_back({three("vfmadd231ps"), dots, true});
   } else if (s.dtype == MatmulDtype::bf16) {
-    step.push_back({three("vdpbf16ps"), dots});
+    step.push_back({three("vdpbf16ps"), dots, true});
   } else {
-    step.push_back({(s.vec_bits == 512 ? "" : "{vex} ") + three("vpdpbusd"), dots});
+    step.push_back({(s.vec_bits == 512 ? "" : "{vex} ") + three("vpdpbusd"), dots, true});
   }
   return step;
 }

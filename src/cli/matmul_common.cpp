@@ -330,7 +330,10 @@ KernelMixParts kernel_mix_parts(const std::vector<isa::StepInstruction>& step) {
     if (i.count > 0) parts.divisor = std::gcd(parts.divisor, i.count);
   if (parts.divisor == 0) return parts;
   for (const auto& i : step)
-    if (i.count > 0) parts.weights.push_back({i.text, i.count / parts.divisor});
+    if (i.count > 0) {
+      parts.weights.push_back({i.text, i.count / parts.divisor});
+      parts.multiply_add.push_back(i.multiply_add);
+    }
   return parts;
 }
 
@@ -345,10 +348,29 @@ std::optional<double> kernel_mix_share(double ops_per_step, int divisor, double 
   return rate / ((roof_before + roof_after) / 2);
 }
 
-// Chains of the parts of a kernel's stream other than its multiply-adds where the registers run short.
-constexpr int kFewStreamChains = 2;
-
 bool stream_bounds_loop(double stream, double loop) { return stream > 0 && loop <= stream * (1 + kLoopAboveStream); }
+
+std::optional<int> stream_rounds(std::vector<MixSpec>& parts, const std::vector<bool>& multiply_add, int needed,
+                                 const std::function<int(const std::vector<MixSpec>&)>& rounds_for) {
+  int most = 0;
+  for (size_t i = 0; i < parts.size() && i < multiply_add.size(); ++i)
+    if (multiply_add[i]) most = std::max(most, parts[i].weight);
+  if (most == 0) return 0;  // no multiply-add named: the stream as it comes
+  needed = std::max(1, needed);
+  const int rounds = (needed + 2 + most - 1) / most;
+  if (rounds_for(parts) >= rounds) return 0;
+  std::vector<MixSpec> fewest = parts;
+  for (auto& part : fewest) part.chains = 1;
+  if (rounds_for(fewest) == 0) return 0;  // not a matter of registers: run_mix says what
+  for (size_t i = 0; i < parts.size(); ++i)
+    if (i >= multiply_add.size() || !multiply_add[i]) parts[i].chains = std::min(parts[i].weight * rounds, kFewStreamChains);
+  for (int chains = most * rounds; chains >= needed; --chains) {
+    for (size_t i = 0; i < parts.size() && i < multiply_add.size(); ++i)
+      if (multiply_add[i]) parts[i].chains = chains;
+    if (rounds_for(parts) >= rounds) return rounds;
+  }
+  return std::nullopt;
+}
 
 void measure_kernel_mix(const GlobalOptions& g, const CpuInfo& cpu, const MatmulRoof& roof,
                         const isa::MicroKernelShape& shape, MatmulResult& r, std::map<std::string, double>* shares) {
@@ -368,9 +390,15 @@ void measure_kernel_mix(const GlobalOptions& g, const CpuInfo& cpu, const Matmul
   const std::string key = fmt::format("{} {}x{} {}{}{} on {}", to_string(shape.dtype), shape.mr, shape.nv,
                                       shape.vec_bits, shape.widened ? " widened" : "", shape.signed_a ? " signed" : "",
                                       core);
+  // A ceiling the loop itself beats is none: the stream then does not stand for the loop on this core.
   const auto keep = [&](double share) {
+    const double stream = *r.ceiling_gflops * share;
+    if (!stream_bounds_loop(stream, *r.kernel_l1_gflops))
+      return spdlog::info("matmul: the {}x{} kernel's instruction mix is not reported: as a stream it ran {:.1f}, the "
+                          "kernel's own loop {:.1f} ({:+.1f}%), so the stream does not stand for the loop on this core",
+                          shape.mr, shape.nr(), stream, *r.kernel_l1_gflops, (*r.kernel_l1_gflops / stream - 1) * 100);
     r.kernel_mix_share = share;
-    r.kernel_mix_gflops = *r.ceiling_gflops * share;
+    r.kernel_mix_gflops = stream;
     r.kernel_mix_step.clear();
     for (const auto& i : step) r.kernel_mix_step.push_back({i.text, i.count});
   };
@@ -396,38 +424,18 @@ void measure_kernel_mix(const GlobalOptions& g, const CpuInfo& cpu, const Matmul
     s.origin = "matmul kernel step";
     mix_parts.push_back({s, weight});
   }
-  // The multiply-adds (the parts of the most instances: a widened kernel's multiply and add alike)
-  // run at their rate only on as many independent chains as their latency times that rate, the
-  // roof's own figures (within 3%), and two more: a stream at its chain bound runs a few percent
-  // slower (the throughput sweep's kNoSlack). The kernel has them (its accumulators, a step apart);
-  // a stream of a few rounds may not: a 6x16 f32 block on 16 registers, 6 FMAs a group of 10
-  // instructions, ran one round as 6 chains of a 4-cycle FMA, 74% of the roof where the loop itself
-  // ran 100%. So the stream runs enough rounds for them, and where the registers run short the
-  // other parts, whose results the stream never reads again, go down to two chains, then the
-  // multiply-adds down to what their rate needs (an 8x48 int8 block: 24 dot products, 8 broadcasts
-  // and 3 loads a step, 35 registers of 32).
-  int most = 0;
-  for (const auto& part : mix_parts) most = std::max(most, part.weight);
-  const int needed = std::max(1, int(std::ceil(roof.latency * roof.per_cycle / 1.03)));
-  const int rounds = (needed + 2 + most - 1) / most;
-  int fixed_rounds = 0;  // 0: as many as the registers allow
-  if ((*runner)->mix_rounds(mix_parts) < rounds) {
-    for (auto& part : mix_parts)
-      if (part.weight < most) part.chains = std::min(part.weight * rounds, kFewStreamChains);
-    int chains = most * rounds;
-    for (; (*runner)->mix_rounds(mix_parts) < rounds; --chains) {
-      if (chains - 1 < needed)
-        return spdlog::info("matmul: the {}x{} kernel's instruction mix was not measured: its multiply-adds need {} "
-                            "chains, and the registers left hold fewer",
-                            shape.mr, shape.nr(), needed);
-      for (auto& part : mix_parts)
-        if (part.weight == most) part.chains = chains - 1;
-    }
-    fixed_rounds = rounds;
-    spdlog::debug("matmul: the {}x{} kernel's stream: {} rounds, {} chains for its multiply-adds, at most {} for the "
-                  "rest",
-                  shape.mr, shape.nr(), rounds, chains, kFewStreamChains);
-  }
+  // The multiply-adds' chains: their latency times their rate, as the roof measured them (within 3%).
+  const int needed = int(std::ceil(roof.latency * roof.per_cycle / 1.03));
+  const auto fixed_rounds = stream_rounds(mix_parts, parts.multiply_add, needed, [&](const std::vector<MixSpec>& p) {
+    return (*runner)->mix_rounds(p);
+  });
+  if (!fixed_rounds)
+    return spdlog::info("matmul: the {}x{} kernel's instruction mix was not measured: its multiply-adds need {} chains, "
+                        "and the registers left hold fewer",
+                        shape.mr, shape.nr(), needed);
+  if (*fixed_rounds > 0)
+    spdlog::debug("matmul: the {}x{} kernel's stream on {} rounds, the parts but its multiply-adds on at most {} chains",
+                  shape.mr, shape.nr(), *fixed_rounds, kFewStreamChains);
   const double ops_per_step = 2.0 * shape.mr * shape.nr() * shape.k_group();
   const bool integer = shape.dtype == MatmulDtype::i8;
   const auto rate = [&](const ProbeResult& p) {
@@ -439,7 +447,7 @@ void measure_kernel_mix(const GlobalOptions& g, const CpuInfo& cpu, const Matmul
   std::string why;
   for (int attempt = 1; attempt <= kAttempts; ++attempt) {
     const ProbeResult before = (*runner)->run(roof_spec);
-    const MixResult mix = (*runner)->run_mix(mix_parts, false, fixed_rounds);
+    const MixResult mix = (*runner)->run_mix(mix_parts, false, *fixed_rounds);
     const ProbeResult after = (*runner)->run(roof_spec);
     if (mix.status != Status::ok || !mix.cycles_per_group) {
       why = fmt::format("the stream {}: {}", to_string(mix.status), mix.reason);
@@ -466,13 +474,6 @@ void measure_kernel_mix(const GlobalOptions& g, const CpuInfo& cpu, const Matmul
     spdlog::debug("matmul: the {}x{} kernel's k step as a stream: {:.3f} cycles a group of 1/{} step at {:.3f} GHz, "
                   "{:.1f}% of the roof instruction's rate ({:.1f} and {:.1f} around it)",
                   shape.mr, shape.nr(), *mix.cycles_per_group, parts.divisor, mix.clock.ghz, 100 * *share, r0, r1);
-    // A ceiling the loop itself beats is none: the stream then does not stand for the loop on this
-    // core (nothing is kept for the command's other shapes either).
-    const double stream = *r.ceiling_gflops * *share;
-    if (!stream_bounds_loop(stream, *r.kernel_l1_gflops))
-      return spdlog::info("matmul: the {}x{} kernel's instruction mix is not reported: as a stream it ran {:.1f}, the "
-                          "kernel's own loop {:.1f} ({:+.1f}%), so the stream does not stand for the loop on this core",
-                          shape.mr, shape.nr(), stream, *r.kernel_l1_gflops, (*r.kernel_l1_gflops / stream - 1) * 100);
     if (shares != nullptr) (*shares)[key] = *share;
     return keep(*share);
   }

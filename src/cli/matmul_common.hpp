@@ -12,6 +12,7 @@
 
 #include "asm/matmul_kernel.hpp"
 #include "cli/commands.hpp"
+#include "harness/probe_runner.hpp"
 #include "matmul/cost_model.hpp"
 #include "matmul/gemm.hpp"
 #include "matmul/sustained_roof.hpp"
@@ -95,7 +96,8 @@ void measure_kernel_mix(const GlobalOptions& g, const CpuInfo& cpu, const Matmul
 // The parts of that stream: the step's counts over their greatest common divisor (`divisor`).
 struct KernelMixParts {
   std::vector<std::pair<std::string, int>> weights;
-  int divisor = 0;  // 0: no step
+  std::vector<bool> multiply_add;  // of each weight: the block's multiply-accumulate
+  int divisor = 0;                 // 0: no step
 };
 KernelMixParts kernel_mix_parts(const std::vector<isa::StepInstruction>& step);
 // The stream's rate over the roof instruction's, both in the product's operations a second: one
@@ -113,6 +115,17 @@ inline constexpr double kMixRoofAgreement = 0.03;
 // 25-40% below the loop (two kinds of load in one stream lost a cycle in three; each alone, none).
 inline constexpr double kLoopAboveStream = 0.05;
 bool stream_bounds_loop(double stream, double loop);
+// The chains and rounds of a kernel's stream (`parts`, in the order of `multiply_add`): its
+// multiply-adds run at their rate only on `needed` independent chains (their latency times their
+// rate), and two more for slack; the stream runs as many rounds as that takes. `rounds_for` says the
+// most rounds a plan of the parts allows (ProbeRunner::mix_rounds). Where the registers run short,
+// the other parts, whose results the stream never reads again, go down to kFewStreamChains, then
+// the multiply-adds down to `needed`. Returns the rounds to run (0: as many as the registers allow,
+// the parts untouched), or empty when the multiply-adds cannot get `needed` chains. A stream that
+// plans with no chains at all (a form that cannot be planned) is left to run_mix to refuse.
+inline constexpr int kFewStreamChains = 2;
+std::optional<int> stream_rounds(std::vector<MixSpec>& parts, const std::vector<bool>& multiply_add, int needed,
+                                 const std::function<int(const std::vector<MixSpec>&)>& rounds_for);
 std::optional<double> kernel_mix_share(double ops_per_step, int divisor, double cycles_per_group, double mix_ghz,
                                        double roof_before, double roof_after);
 

@@ -290,13 +290,19 @@ TEST_CASE("a64 matmul kernel: kernel_step names the instructions of the generate
     INFO(*listing);
     const int steps = s.b_direct ? 1 : a64::kKernelUnroll;  // in-place B runs one step an iteration
     std::multiset<std::string> expected;
+    int dots = 0;
     for (const auto& i : isa::host_target().kernel_step(s)) {
       CHECK(i.count > 0);
       auto form = isa::host_target().resolve(i.text);
       REQUIRE(form.ok());
       CHECK(form->display == i.text);
       for (int n = 0; n < i.count * steps; ++n) expected.insert(i.text);
+      if (i.multiply_add) {
+        ++dots;
+        CHECK(i.count == s.mr * s.nv);  // one per accumulator a step
+      }
     }
+    CHECK(dots == 1);
     CHECK(loop_forms(*listing) == expected);
   }
   CHECK(isa::host_target().kernel_step(MicroKernelShape{2, 2, 512, MatmulDtype::bf16, false, false, false, true}).empty());

@@ -35,8 +35,9 @@ TEST_CASE("cli: x86 encoding prefixes and immediates the encoder cannot take exi
   check_refused(cases);
 }
 
-// 24 dot products, 8 broadcasts and 3 loads a step take 35 vector registers as a stream of their own
-// with a chain each, of 32: the stream keeps the dot products' chains and runs the rest on fewer.
+// 24 dot products, 8 broadcasts and 3 loads a step take more than the 32 vector registers as a
+// stream of their own on the chains a stream usually gives them: the stream keeps the dot products'
+// chains and runs the rest on fewer.
 TEST_CASE("cli: matmul measures the instructions of a block that fills the register file", "[main][hw]") {
   if (!peakprobe::detect_cpu_info().has("avx512_vnni")) PP_SKIP("no 512-bit int8 dot product (avx512_vnni)");
   Run r = run_peakprobe("matmul --shape 96,96,96 --dtype int8 --isa avx512 --config mr=8,nv=3 --baseline none --json -");
