@@ -13,6 +13,7 @@
 
 #include "asm/a64/matmul_kernel.hpp"
 #include "asm/target.hpp"
+#include "kernel_step_check.hpp"
 #include "cpu/cpu_info.hpp"
 
 using namespace peakprobe;
@@ -285,25 +286,7 @@ TEST_CASE("a64 matmul kernel: kernel_step names the instructions of the generate
     INFO(to_string(s.dtype) << " " << s.mr << "x" << s.nv << (s.signed_a ? " signed A" : "")
                             << (s.a_direct ? " A in place" : "") << (s.b_direct ? " B in place" : ""));
     if (!a64::check_shape(s, 32).empty()) continue;
-    auto listing = a64::micro_kernel_listing(s, s.mr, s.nr());
-    REQUIRE(listing.ok());
-    INFO(*listing);
-    const int steps = s.b_direct ? 1 : a64::kKernelUnroll;  // in-place B runs one step an iteration
-    std::multiset<std::string> expected;
-    int dots = 0;
-    for (const auto& i : isa::host_target().kernel_step(s)) {
-      CHECK(i.count > 0);
-      auto form = isa::host_target().resolve(i.text);
-      REQUIRE(form.ok());
-      CHECK(form->display == i.text);
-      for (int n = 0; n < i.count * steps; ++n) expected.insert(i.text);
-      if (i.multiply_add) {
-        ++dots;
-        CHECK(i.count == s.mr * s.nv);  // one per accumulator a step
-      }
-    }
-    CHECK(dots == 1);
-    CHECK(loop_forms(*listing) == expected);
+    test::check_loop_is_step(s, a64::micro_kernel_listing(s, s.mr, s.nr()), a64::kKernelUnroll, loop_forms);
   }
   CHECK(isa::host_target().kernel_step(MicroKernelShape{2, 2, 512, MatmulDtype::bf16, false, false, false, true}).empty());
 }
