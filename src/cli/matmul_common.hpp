@@ -112,7 +112,8 @@ inline constexpr double kMixRoofAgreement = 0.03;
 // or two (the loop read 97.0-101.8% of its stream on the Sapphire Rapids-class VM with 512-bit
 // blocks). Beyond that the stream does not stand for the loop on this core, and no ceiling is
 // reported: there the 256-bit blocks' streams, B's loads and A's broadcasts beside the FMAs, ran
-// 25-40% below the loop (two kinds of load in one stream lost a cycle in three; each alone, none).
+// 25-40% below the loop (such a stream's rate moved with the loop's length alone, 3.00-3.36 cycles a
+// group where the FMAs alone held 3.00, and the stream's loop is longer than the kernel's).
 inline constexpr double kLoopAboveStream = 0.05;
 bool stream_bounds_loop(double stream, double loop);
 // The chains and rounds of a kernel's stream (`parts`, in the order of `multiply_add`): its
