@@ -571,6 +571,47 @@ TEST_CASE("a latency chain whose N and 2N copies ran at different rates is doubt
   CHECK(detail::timing_doubts(in, options).empty());
 }
 
+TEST_CASE("a throughput stream whose short calls ran far slower than its long ones is doubted and does not count",
+          "[probe_runner]") {
+  ProbeOptions options;
+  detail::TrustInputs in = steady_paired_inputs();
+  in.overhead = 0.087;  // the far end of what a whole table's undisturbed loops imply
+  CHECK(detail::timing_doubts(in, options).empty());
+  CHECK_FALSE(detail::overhead_beyond_loop(in.overhead));
+  // Three chains of a 128-bit shift from memory: +40%, a difference no pair of pipes gives.
+  in.overhead = 0.40;
+  CHECK(detail::overhead_beyond_loop(in.overhead));
+  auto d = detail::timing_doubts(in, options);
+  REQUIRE(d.size() == 1);
+  CHECK(d[0].find("N and 2N copies disagree (implied loop overhead +40.0%: its short and long calls ran at different "
+                  "rates)") != std::string::npos);
+  // Below zero as before: the long calls ran slower per instruction.
+  in.overhead = -0.05;
+  d = detail::timing_doubts(in, options);
+  REQUIRE(d.size() == 1);
+  CHECK(d[0].find("implied loop overhead -5.0%") != std::string::npos);
+}
+
+TEST_CASE("throughput sweep: a step whose long calls ran slower than its short ones does not end the sweep",
+          "[probe_runner]") {
+  using peakprobe::detail::steps_without_gain;
+  using peakprobe::detail::sweep_goes_on;
+  CHECK(steps_without_gain(1, true, 0.002) == 0);    // it improved
+  CHECK(steps_without_gain(0, false, 0.002) == 1);   // an ordinary step without gain counts
+  CHECK(steps_without_gain(1, false, -0.14) == 1);   // long calls 14% slower per instruction: not counted
+  CHECK(steps_without_gain(1, false, -0.03) == 2);   // at the limit it still counts
+  // One chain at its latency, then 2 and 3 chains in a slow mode of their code: the sweep goes on.
+  int steps = 0;
+  steps = steps_without_gain(steps, false, -0.139);
+  CHECK(sweep_goes_on(2, false, false, steps));
+  steps = steps_without_gain(steps, false, -0.287);
+  CHECK(sweep_goes_on(3, false, false, steps));
+  // Two ordinary steps without gain still end it.
+  steps = steps_without_gain(steps, false, 0.001);
+  steps = steps_without_gain(steps, false, 0.002);
+  CHECK_FALSE(sweep_goes_on(6, false, false, steps));
+}
+
 TEST_CASE("under an emulator every figure is doubted first, whatever else holds", "[probe_runner]") {
   ProbeOptions options;
   detail::TrustInputs in = steady_paired_inputs();

@@ -208,17 +208,19 @@ asmjit::Error emit_stream_function(ax::Emitter& e, const StreamPlan& plan, int c
         e.bind(next);
         continue;
       }
-      if (plan.memory_stride_per_copy == 0 || c == 0) {
+      if ((plan.memory_stride_per_copy == 0 && p.line_step == 0) || c == 0) {
         if (asmjit::Error err = e.emitInst(p.inst, p.ops.data(), p.ops.size())) return err;
         continue;
       }
-      // This copy's own lines: buffer-relative operands move on by the plan's stride.
+      // This copy's own lines: buffer-relative operands move on by the plan's stride; loads that take
+      // turns over the places of their line go on to this copy's places.
+      const int64_t place = line_place(p.line_step, p.line_slot + c * p.line_period) - line_place(p.line_step, p.line_slot);
       std::vector<Operand> ops = p.ops;
       for (auto& op : ops)
         if (op.isMem()) {
           auto& m = op.as<ax::Mem>();
           if (m.hasBaseReg() && m.baseId() == ax::Gp::kIdSi && !m.hasIndex())
-            m.setOffset((m.offset() + int64_t(c) * plan.memory_stride_per_copy) % kMemorySpreadBytes);
+            m.setOffset((m.offset() + place + int64_t(c) * plan.memory_stride_per_copy) % kMemorySpreadBytes);
         }
       if (asmjit::Error err = e.emitInst(p.inst, ops.data(), ops.size())) return err;
     }

@@ -397,6 +397,8 @@ struct MixForm {
   SharedOperands sh;
   std::vector<InstanceRegs> chains;
   size_t next_chain = 0;
+  int32_t line_step = 0;  // see line_step below
+  int line_period = 0;    // its instances in one copy
 };
 
 // How many cache lines the chains of a form read and write (at `64 * (chain % lines)` past the form's
@@ -441,6 +443,29 @@ int lines_for_chains(const MixForm& m, int chains) {
   return definite && !(reads && writes) && !(writes && bypasses_caches(*m.form)) ? 1 : std::min(32, chains);
 }
 
+// The bytes between the places a form's loads take turns over inside its one line (0: every load
+// reads the same place). A core may read one address no faster than it reads a line: on the
+// Sapphire Rapids-class VM `mov r64, m64`, `vmovups xmm, m128` and `vmovups ymm, m256` all ran 0.503
+// cycles from one address and 0.333 from two naturally aligned places of a line (three load pipes;
+// the published rate), `vaddps ymm, ymm, m256` 0.537 against 0.500. Naturally aligned places (never
+// a line split: a 64-byte load at 32 bytes ran 0.78) at least 8 bytes apart, which all hold the same
+// data (the buffer repeats a pattern of at most 8-byte elements). Stores stay at one address: there
+// 256-bit stores ran 0.50 from one place and 1.13 over eight.
+int32_t line_step(const MixForm& m, int lines) {
+  if (lines != 1 || divides_by_memory(*m.form)) return 0;
+  int bytes = 0;
+  for (size_t s = 0; s < m.slots.size(); ++s) {
+    if (m.slots[s].kind != SlotKind::mem) continue;
+    if (m.form->roles[s].write) return 0;
+    const OperandKind& k = *m.slots[s].op;
+    bytes = std::max(bytes, (k.bcst_bits ? k.bcst_bits : k.bits) / 8);
+  }
+  if (bytes == 0) return 0;
+  int32_t step = 8;
+  while (step < bytes) step *= 2;
+  return step >= 64 ? 0 : step;
+}
+
 // `base`: where the form's lines start. Each form of a mix has lines of its own, right after the
 // previous form's: a store part and a load part touching the same lines made every load wait for a
 // store to forward (on the Zen 4 VM, `mov m32, r32` beside any load read "shared", 1.00).
@@ -472,7 +497,9 @@ bool allocate_chain(MixForm& m, Pools& pools, StreamPlan& plan, int32_t base, in
 }
 
 void emit_chain(MixForm& m, const HostIsa& isa, StreamPlan& plan) {
-  const InstanceRegs& r = m.chains[m.next_chain++ % m.chains.size()];
+  const int instance = int(m.next_chain++);
+  InstanceRegs r = m.chains[size_t(instance) % m.chains.size()];
+  r.disp += line_place(m.line_step, instance);
   for (size_t i = 0; i < m.slots.size(); ++i)
     if (m.slots[i].kind == SlotKind::clobbered) plan.copy.push_back(reset_inst(*m.slots[i].op, r.clobbered[i], isa));
   if (m.form->is_gather && has_merge_mask(*m.form)) {
@@ -482,7 +509,13 @@ void emit_chain(MixForm& m, const HostIsa& isa, StreamPlan& plan) {
   }
   for (const auto& s : m.slots)
     if (s.kind == SlotKind::fixed_written) plan.copy.push_back(reset_fixed(*s.op, byte_divide(*m.form)));
-  plan.copy.push_back(build_instance(*m.form, m.slots, m.sh, r));
+  PlannedInst p = build_instance(*m.form, m.slots, m.sh, r);
+  if (m.line_step > 0) {
+    p.line_step = m.line_step;
+    p.line_slot = instance;
+    p.line_period = m.line_period;
+  }
+  plan.copy.push_back(std::move(p));
 }
 
 // Smooth weighted round-robin: for weights 2:1 the order is A B A, spreading each form evenly.
@@ -702,6 +735,8 @@ Expected<StreamPlan> plan_mix(const std::vector<MixEntry>& entries, int rounds, 
     if (entries[i].chains == 0 && entries.size() > 1 && writes_whole_destination_of(*m.form, m.slots))
       chains = std::min(chains, kWholeWriteChains);
     const int lines = lines_for_chains(m, chains);
+    m.line_step = line_step(m, lines);
+    m.line_period = instances;
     for (int j = 0; j < chains; ++j)
       if (!allocate_chain(m, pools, plan, base, j, std::max(1, lines)))
         return make_error("not enough registers for " + std::to_string(rounds) + " round(s) of this mix");

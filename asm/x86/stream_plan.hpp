@@ -47,6 +47,14 @@ struct PlannedInst {
   asmjit::BaseInst inst;
   std::vector<asmjit::Operand> ops;
   Role role = Role::measured;
+  // Loads that take turns over the naturally aligned places of their line (see line_places in
+  // stream_plan.cpp): `line_step` bytes apart (0: the operand stays where it is), this instance the
+  // `line_slot`-th of its form in a copy, `line_period` of them in each copy. The plan's operand
+  // holds the place of the first copy; the emitter moves each further copy on, so that a form with
+  // one chain does not read one address again and again either.
+  int32_t line_step = 0;
+  int line_slot = 0;
+  int line_period = 0;
 };
 
 struct StreamPlan {
@@ -90,6 +98,10 @@ struct StreamPlan {
   double bridge_cycles = 0;            // latency of known 1-cycle helpers in the chain, to subtract
   bool upper_bound = false;            // the chain includes a helper of unknown latency
 };
+
+// The place in its line of the `slot`-th load of a form whose loads take turns `step` bytes apart
+// (PlannedInst::line_step), as a byte offset from the line's start.
+inline int32_t line_place(int32_t step, int slot) { return step > 0 ? (slot % (64 / step)) * step : 0; }
 
 // The L1-resident part of the probe buffer that per-copy memory offsets wrap within (every x86
 // core since 2011 has at least 32 KiB of L1 data cache).

@@ -38,7 +38,12 @@ inline constexpr int kMinCleanSamples = 5;
 // and 3.975-4.112, with the integer add and multiply rows as right (docs/method.md, "Paired ruler").
 inline bool ran_slowed(int clean_samples) { return clean_samples < kMinCleanSamples; }
 inline constexpr int kLatencyCopies = 48;
-inline constexpr int kThroughputUnits = 64;  // measured instructions per iteration of the short function
+// Measured instructions per iteration of a throughput stream's short function (the long one has
+// twice as many). Both loops of a pair must stream from the same part of the front end: on the
+// Sapphire Rapids-class VM loops of up to about 80 long vector instructions from memory ran 5-6%
+// faster than loops of 96 or more, and with 64 and 128 (until 2026-12-06) the two fell on either
+// side and disagreed (docs/method.md, "Loop overhead").
+inline constexpr int kThroughputUnits = 32;
 inline constexpr int kAttempts = 4;
 // A calibration this recent on the same core opens the next probe or mix (calibrate_before): a
 // mix's own timing lasts about 2 ms, so it stands as near the samples as one taken afresh.
@@ -175,6 +180,16 @@ inline constexpr double kMinOverheadFraction = -0.03;
 // 0.42 cycles with +58%, against 1.00 with +0.1-1.6%). Undisturbed latency chains of a whole table imply -3% to +5%
 // (eliminated moves +1.5%); a busy moment +12%.
 inline constexpr double kMaxLatencyOverheadFraction = 0.25;
+// The same for a throughput stream: its short and long calls ran at different rates, and the
+// difference of the two is no rate of the instruction. In a whole table on the Sapphire
+// Rapids-class VM, 99.5% of 31447 throughput timings implied at most +8.7%; the 128-bit vector
+// shifts and shuffles of the oldest vector extension, from memory, at 3 chains (work for two vector
+// pipes) implied +35% to +43% in every timing and read 0.37-0.43 cycles, where 6 chains read 0.50
+// with +0.3%.
+inline constexpr double kMaxOverheadFraction = 0.25;
+// Whether a throughput timing's implied loop overhead (PairTiming::overhead_fraction) is beyond
+// kMaxOverheadFraction: such a timing does not count in the sweep, and a figure made of one is doubted.
+inline bool overhead_beyond_loop(double overhead_fraction) { return overhead_fraction > kMaxOverheadFraction; }
 // A dependent chain faster than this per link can only be rename-time elimination.
 inline constexpr double kEliminatedLatency = 0.75;
 // K chains through the destination timed below this share of one chain's latency over K are
@@ -284,6 +299,13 @@ bool chains_bind(double recip_throughput, int k, double latency_cycles);
 // noisy step must not end the sweep (a slowed moment reads as "no gain, chains no longer bind"):
 // two in a row without gain do. `steps_without_gain` counts this one.
 bool sweep_goes_on(int k, bool improved, bool chain_bound, int steps_without_gain);
+// The steps without gain after a step that counted (`steps` before it): none after one that
+// improved, one more after one that did not, and as many as before after one whose long calls ran
+// slower per instruction than its short ones (an implied loop overhead below kMinOverheadFraction):
+// that step timed a mode of its code, not its chains. On the Sapphire Rapids-class VM a 64-bit
+// insert from memory into a vector lane read 1.02 cycles at 2 chains (-14%) and 1.16 at 3 (-28%)
+// after 1.01 at one, and the sweep ended there; 6 chains read 0.50 at every code length.
+int steps_without_gain(int steps, bool improved, double overhead_fraction);
 // Whether a sweep step ran more than 2% slower than the best of fewer chains (`best_so_far`, 1e300
 // before any): implausible for more independent chains, so the step is timed once more first.
 bool slower_than_fewer_chains(double recip_throughput, double best_so_far);

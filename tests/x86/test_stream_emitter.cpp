@@ -306,7 +306,7 @@ TEST_CASE("read-modify-write streams give every copy lines of its own, loads kee
   CHECK(lines.size() == 32);
 
   // A load forms no chain through memory: every chain of every copy reads the form's one line (see
-  // lines_for_chains in stream_plan.cpp).
+  // lines_for_chains in stream_plan.cpp), its loads taking turns over the 8 places of 8 bytes there.
   auto load = x86::resolve_inst("add r64, m64");
   REQUIRE(load.ok());
   auto lplan = x86::plan_throughput(load.value(), 4, full_isa(), "-");
@@ -314,7 +314,68 @@ TEST_CASE("read-modify-write streams give every copy lines of its own, loads kee
   CHECK(lplan->memory_stride_per_copy == 0);
   const auto loffsets = body_memory_offsets(lplan.value(), 8);
   CHECK(loffsets.size() == 32);
-  CHECK(std::set<int64_t>(loffsets.begin(), loffsets.end()).size() == 1);
+  const std::set<int64_t> lline(loffsets.begin(), loffsets.end());
+  CHECK(lline.size() == 8);
+  CHECK(*lline.rbegin() - *lline.begin() == 56);
+  CHECK(*lline.begin() % 64 == 0);
+}
+
+namespace {
+// Whether consecutive loads in `offsets` never repeat the place of the one before.
+bool never_twice_in_a_row(const std::vector<int64_t>& offsets) {
+  for (size_t i = 1; i < offsets.size(); ++i)
+    if (offsets[i] == offsets[i - 1]) return false;
+  return true;
+}
+}  // namespace
+
+TEST_CASE("loads take turns over the aligned places of their line, across copies too, and stores and full lines do not",
+          "[emitter]") {
+  // One chain: every instance in a copy is the same, so the copies themselves must move on (a core
+  // may read one address at 2 a cycle where it reads a line at 3).
+  auto ymm = x86::resolve_inst("vaddps ymm, ymm, m256");
+  REQUIRE(ymm.ok());
+  auto one = x86::plan_throughput(ymm.value(), 1, full_isa(), "f32");
+  REQUIRE(one.ok());
+  const auto one_offsets = body_memory_offsets(one.value(), 6);
+  REQUIRE(one_offsets.size() == 6);
+  CHECK(one_offsets == std::vector<int64_t>{0, 32, 0, 32, 0, 32});
+  // Three chains of 16-byte loads, 5 copies: places 0, 16, 32, 48 in turn, every one aligned.
+  auto xmm = x86::resolve_inst("vpaddd xmm, xmm, m128");
+  REQUIRE(xmm.ok());
+  auto three = x86::plan_throughput(xmm.value(), 3, full_isa(), "i32");
+  REQUIRE(three.ok());
+  const auto three_offsets = body_memory_offsets(three.value(), 5);
+  REQUIRE(three_offsets.size() == 15);
+  for (size_t i = 0; i < three_offsets.size(); ++i) CHECK(three_offsets[i] == int64_t(16 * (i % 4)));
+  // A broadcast reads its element, not the vector: 8 places of 8 bytes for a 4-byte element.
+  auto bcst = x86::resolve_inst("vfmadd231ps zmm, zmm, m32bcst");
+  REQUIRE(bcst.ok());
+  auto bplan = x86::plan_throughput(bcst.value(), 2, full_isa(), "f32");
+  REQUIRE(bplan.ok());
+  const auto boffsets = body_memory_offsets(bplan.value(), 6);
+  CHECK(std::set<int64_t>(boffsets.begin(), boffsets.end()).size() == 8);
+  CHECK(never_twice_in_a_row(boffsets));
+  // A full-line load has one place; a place past it would split lines.
+  auto zmm = x86::resolve_inst("vaddps zmm, zmm, m512");
+  REQUIRE(zmm.ok());
+  auto zplan = x86::plan_throughput(zmm.value(), 2, full_isa(), "f32");
+  REQUIRE(zplan.ok());
+  const auto zoffsets = body_memory_offsets(zplan.value(), 4);
+  CHECK(std::set<int64_t>(zoffsets.begin(), zoffsets.end()).size() == 1);
+  // Stores keep one address: they commit at the full rate there, and slower over a line's places.
+  auto store = x86::resolve_inst("vmovups m256, ymm");
+  REQUIRE(store.ok());
+  auto splan = x86::plan_throughput(store.value(), 2, full_isa(), "f32");
+  REQUIRE(splan.ok());
+  const auto soffsets = body_memory_offsets(splan.value(), 4);
+  CHECK(std::set<int64_t>(soffsets.begin(), soffsets.end()).size() == 1);
+  // A divide by memory reads its constant 1, not the buffer: it stays put.
+  auto div = x86::resolve_inst("div m64");
+  REQUIRE(div.ok());
+  auto dplan = x86::plan_throughput(div.value(), 1, full_isa(), "i64");
+  REQUIRE(dplan.ok());
+  for (const auto& p : dplan->copy) CHECK(p.line_step == 0);
 }
 
 TEST_CASE("call streams: every call goes to a lone ret after the function", "[emitter]") {
