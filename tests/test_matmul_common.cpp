@@ -492,6 +492,18 @@ std::vector<MixSpec> stream_of(const std::vector<int>& weights) {
 
 }  // namespace
 
+TEST_CASE("matmul kernel mix: the busiest chain's links must fit in a group at the rate", "[matmul_common]") {
+  using cli::chains_keep_up;
+  CHECK(chains_keep_up(12, 12, 8));        // one link each, 4 cycles in a group of 6
+  CHECK_FALSE(chains_keep_up(12, 10, 8));  // two chains with two links: 8 cycles in 6
+  CHECK(chains_keep_up(24, 10, 8));        // three links at most: 12 cycles in 12
+  CHECK_FALSE(chains_keep_up(24, 10, 10)); // no room for slack there
+  CHECK(chains_keep_up(27, 26, 10));       // the 512-bit 9x48 block: one chain with two links
+  CHECK_FALSE(chains_keep_up(6, 4, 8));    // fewer instances than the rate needs chains
+  CHECK_FALSE(chains_keep_up(0, 4, 8));
+  CHECK_FALSE(chains_keep_up(12, 0, 8));
+}
+
 TEST_CASE("matmul kernel mix: the multiply-adds get the chains their rate needs", "[matmul_common]") {
   // One load, three spreads, six multiply-adds a group on 16 registers (2 for sources), the
   // multiply-adds needing 8 chains: one round (6 chains) would run at 6/8 of their rate. Two
@@ -504,8 +516,18 @@ TEST_CASE("matmul kernel mix: the multiply-adds get the chains their rate needs"
   CHECK(parts[0].chains == 2);
   CHECK(parts[1].chains == 2);
   CHECK(parts[2].chains == 12);
-  // With sources taking two registers, the multiply-adds go down to 10 chains: still their 8 and slack.
+  // With sources taking two registers, the multiply-adds get 10 chains, and 2 rounds' 12 instances
+  // on them would leave two chains two links (8 cycles of latency in a group of 6): 3 rounds, 18
+  // instances, no chain more than two links (8 cycles in a group of 9).
   parts = stream_of({1, 3, 6});
+  rounds = cli::stream_rounds(parts, madd, 8, register_file(16, 2));
+  REQUIRE(rounds);
+  CHECK(*rounds == 3);
+  CHECK(parts[2].chains == 10);
+  CHECK(cli::chains_keep_up(6 * *rounds, parts[2].chains, 8));
+  // The 256-bit 4x24 block: 3 loads, 4 spreads, 12 FMAs a group, 16 registers less 2 shared. One
+  // round on 10 chains ran at 75% of the FMAs' rate; two rounds keep up at the bound.
+  parts = stream_of({3, 4, 12});
   rounds = cli::stream_rounds(parts, madd, 8, register_file(16, 2));
   REQUIRE(rounds);
   CHECK(*rounds == 2);

@@ -357,19 +357,34 @@ std::optional<int> stream_rounds(std::vector<MixSpec>& parts, const std::vector<
     if (multiply_add[i]) most = std::max(most, parts[i].weight);
   if (most == 0) return 0;  // no multiply-add named: the stream as it comes
   needed = std::max(1, needed);
-  const int rounds = (needed + 2 + most - 1) / most;
-  if (rounds_for(parts) >= rounds) return 0;
+  const int first = (needed + 2 + most - 1) / most;
+  if (rounds_for(parts) >= first) return 0;
   std::vector<MixSpec> fewest = parts;
   for (auto& part : fewest) part.chains = 1;
   if (rounds_for(fewest) == 0) return 0;  // not a matter of registers: run_mix says what
-  for (size_t i = 0; i < parts.size(); ++i)
-    if (i >= multiply_add.size() || !multiply_add[i]) parts[i].chains = std::min(parts[i].weight * rounds, kFewStreamChains);
-  for (int chains = most * rounds; chains >= needed; --chains) {
-    for (size_t i = 0; i < parts.size() && i < multiply_add.size(); ++i)
-      if (multiply_add[i]) parts[i].chains = chains;
-    if (rounds_for(parts) >= rounds) return rounds;
+  for (int rounds = first; rounds < first + kMoreStreamRounds; ++rounds) {
+    for (size_t i = 0; i < parts.size(); ++i)
+      if (i >= multiply_add.size() || !multiply_add[i])
+        parts[i].chains = std::min(parts[i].weight * rounds, kFewStreamChains);
+    // With slack first (the busiest chain's links leave room for two more chains' worth), then at
+    // the chains' bound, at the fewest rounds either allows: each round lengthens the loop.
+    for (const int room : {needed + 2, needed})
+      for (int chains = most * rounds; chains >= needed; --chains) {
+        if (!chains_keep_up(most * rounds, chains, room)) continue;
+        for (size_t i = 0; i < parts.size() && i < multiply_add.size(); ++i)
+          if (multiply_add[i]) parts[i].chains = chains;
+        if (rounds_for(parts) >= rounds) return rounds;
+      }
   }
   return std::nullopt;
+}
+
+bool chains_keep_up(int instances, int chains, int needed) {
+  if (instances < 1 || chains < 1 || needed < 1) return false;
+  // Instance j goes on chain j mod chains: the busiest chain has ceil(instances / chains) links a
+  // group, which must take no longer than the group at the rate (instances / needed latencies).
+  const int busiest = (instances + chains - 1) / chains;
+  return busiest * needed <= instances;
 }
 
 void measure_kernel_mix(const GlobalOptions& g, const CpuInfo& cpu, const MatmulRoof& roof,

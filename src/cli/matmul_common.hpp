@@ -111,9 +111,7 @@ inline constexpr double kMixRoofAgreement = 0.03;
 // the loop may beat it by kLoopAboveStream, the two being timed moments apart, each within a percent
 // or two (the loop read 97.0-101.8% of its stream on the Sapphire Rapids-class VM with 512-bit
 // blocks). Beyond that the stream does not stand for the loop on this core, and no ceiling is
-// reported: there the 256-bit blocks' streams, B's loads and A's broadcasts beside the FMAs, ran
-// 25-40% below the loop (such a stream's rate moved with the loop's length alone, 3.00-3.36 cycles a
-// group where the FMAs alone held 3.00, and the stream's loop is longer than the kernel's).
+// reported.
 inline constexpr double kLoopAboveStream = 0.05;
 bool stream_bounds_loop(double stream, double loop);
 // The chains and rounds of a kernel's stream (`parts`, in the order of `multiply_add`): its
@@ -121,12 +119,21 @@ bool stream_bounds_loop(double stream, double loop);
 // rate), and two more for slack; the stream runs as many rounds as that takes. `rounds_for` says the
 // most rounds a plan of the parts allows (ProbeRunner::mix_rounds). Where the registers run short,
 // the other parts, whose results the stream never reads again, go down to kFewStreamChains, then
-// the multiply-adds down to `needed`. Returns the rounds to run (0: as many as the registers allow,
-// the parts untouched), or empty when the multiply-adds cannot get `needed` chains. A stream that
-// plans with no chains at all (a form that cannot be planned) is left to run_mix to refuse.
+// the multiply-adds down to fewer chains, each count only where the chains keep up
+// (chains_keep_up: with slack first, then at their bound), over up to kMoreStreamRounds round
+// counts, the fewest first. Returns the rounds to run (0: as many as the registers allow, the parts
+// untouched), or empty when no such count fits. A stream that plans with no chains at all (a form
+// that cannot be planned) is left to run_mix to refuse.
 inline constexpr int kFewStreamChains = 2;
+inline constexpr int kMoreStreamRounds = 4;
 std::optional<int> stream_rounds(std::vector<MixSpec>& parts, const std::vector<bool>& multiply_add, int needed,
                                  const std::function<int(const std::vector<MixSpec>&)>& rounds_for);
+// Whether `instances` multiply-adds a group, instance j on chain j mod `chains`, keep up with their
+// rate, which takes `needed` chains: the busiest chain's links must fit in the group. Fewer chains
+// than instances that do not divide them leave some chains a link more: 12 a group on 10 chains
+// put 2 links of a 4-cycle latency (8 cycles) in a group of 6 at two a cycle, and the 256-bit 4x24
+// block's stream ran at 75% of its FMAs' rate on the Sapphire Rapids-class VM for it.
+bool chains_keep_up(int instances, int chains, int needed);
 std::optional<double> kernel_mix_share(double ops_per_step, int divisor, double cycles_per_group, double mix_ghz,
                                        double roof_before, double roof_after);
 
