@@ -571,8 +571,7 @@ TEST_CASE("a latency chain whose N and 2N copies ran at different rates is doubt
   CHECK(detail::timing_doubts(in, options).empty());
 }
 
-TEST_CASE("a throughput stream whose short calls ran far slower than its long ones is doubted and does not count",
-          "[probe_runner]") {
+TEST_CASE("a throughput timing whose short calls ran far slower than its long ones is doubted", "[probe_runner]") {
   ProbeOptions options;
   detail::TrustInputs in = steady_paired_inputs();
   in.overhead = 0.087;  // the far end of what a whole table's undisturbed loops imply
@@ -610,6 +609,34 @@ TEST_CASE("throughput sweep: a step whose long calls ran slower than its short o
   steps = steps_without_gain(steps, false, 0.001);
   steps = steps_without_gain(steps, false, 0.002);
   CHECK_FALSE(sweep_goes_on(6, false, false, steps));
+}
+
+TEST_CASE("throughput streams: short loops of whole copies, and two more layouts of the chosen K whatever its copies",
+          "[probe_runner]") {
+  using peakprobe::detail::kThroughputUnits;
+  using peakprobe::detail::layout_copies;
+  using peakprobe::detail::throughput_copies;
+  // Rounded down, so that the short loop never holds more than kThroughputUnits instructions.
+  CHECK(throughput_copies(1) == kThroughputUnits);
+  for (int per_copy = 1; per_copy <= 3 * kThroughputUnits; ++per_copy) {
+    const int copies = throughput_copies(per_copy);
+    CHECK(copies >= 1);
+    if (per_copy <= kThroughputUnits) CHECK(copies * per_copy <= kThroughputUnits);
+    if (per_copy <= kThroughputUnits) CHECK((copies + 1) * per_copy > kThroughputUnits);
+    if (per_copy > kThroughputUnits) CHECK(copies == 1);
+  }
+  CHECK(throughput_copies(0) == kThroughputUnits);  // a pattern of nothing measured: no division by zero
+  // 3/4 and 1/2 of the copies, never more; too few copies for two smaller counts: the same again.
+  CHECK(layout_copies(32) == std::vector<int>{24, 16});
+  CHECK(layout_copies(4) == std::vector<int>{3, 2});
+  CHECK(layout_copies(3) == std::vector<int>{2, 3});
+  CHECK(layout_copies(2) == std::vector<int>{1, 2});
+  CHECK(layout_copies(1) == std::vector<int>{1, 1});
+  for (int copies = 1; copies <= 40; ++copies) {
+    const auto l = layout_copies(copies);
+    REQUIRE(l.size() == 2);
+    for (int c : l) CHECK((c >= 1 && c <= copies));
+  }
 }
 
 TEST_CASE("under an emulator every figure is doubted first, whatever else holds", "[probe_runner]") {

@@ -219,8 +219,13 @@ asmjit::Error emit_stream_function(ax::Emitter& e, const StreamPlan& plan, int c
       for (auto& op : ops)
         if (op.isMem()) {
           auto& m = op.as<ax::Mem>();
-          if (m.hasBaseReg() && m.baseId() == ax::Gp::kIdSi && !m.hasIndex())
-            m.setOffset((m.offset() + place + int64_t(c) * plan.memory_stride_per_copy) % kMemorySpreadBytes);
+          if (m.hasBaseReg() && m.baseId() == ax::Gp::kIdSi && !m.hasIndex()) {
+            // The copy's lines wrap inside the spread (a read-modify-write plan's); a load's place
+            // moves inside its line, which the wrap keeps (both are multiples of 64).
+            int64_t at = m.offset();
+            if (plan.memory_stride_per_copy > 0) at = (at + int64_t(c) * plan.memory_stride_per_copy) % kMemorySpreadBytes;
+            m.setOffset(at + place);
+          }
         }
       if (asmjit::Error err = e.emitInst(p.inst, ops.data(), ops.size())) return err;
     }

@@ -452,7 +452,7 @@ int lines_for_chains(const MixForm& m, int chains) {
 // data (the buffer repeats a pattern of at most 8-byte elements). Stores stay at one address: there
 // 256-bit stores ran 0.50 from one place and 1.13 over eight.
 int32_t line_step(const MixForm& m, int lines) {
-  if (lines != 1 || divides_by_memory(*m.form)) return 0;
+  if (lines != 1 || controls_cache(*m.form) || divides_by_memory(*m.form)) return 0;
   int bytes = 0;
   for (size_t s = 0; s < m.slots.size(); ++s) {
     if (m.slots[s].kind != SlotKind::mem) continue;

@@ -47,7 +47,7 @@ struct PlannedInst {
   asmjit::BaseInst inst;
   std::vector<asmjit::Operand> ops;
   Role role = Role::measured;
-  // Loads that take turns over the naturally aligned places of their line (see line_places in
+  // Loads that take turns over the naturally aligned places of their line (see line_step in
   // stream_plan.cpp): `line_step` bytes apart (0: the operand stays where it is), this instance the
   // `line_slot`-th of its form in a copy, `line_period` of them in each copy. The plan's operand
   // holds the place of the first copy; the emitter moves each further copy on, so that a form with

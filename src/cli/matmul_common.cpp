@@ -382,7 +382,7 @@ std::optional<int> stream_rounds(std::vector<MixSpec>& parts, const std::vector<
 bool chains_keep_up(int instances, int chains, int needed) {
   if (instances < 1 || chains < 1 || needed < 1) return false;
   // Instance j goes on chain j mod chains: the busiest chain has ceil(instances / chains) links a
-  // group, which must take no longer than the group at the rate (instances / needed latencies).
+  // copy, which must take no longer than the copy at the rate (instances / needed latencies).
   const int busiest = (instances + chains - 1) / chains;
   return busiest * needed <= instances;
 }

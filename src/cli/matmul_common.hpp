@@ -128,11 +128,12 @@ inline constexpr int kFewStreamChains = 2;
 inline constexpr int kMoreStreamRounds = 4;
 std::optional<int> stream_rounds(std::vector<MixSpec>& parts, const std::vector<bool>& multiply_add, int needed,
                                  const std::function<int(const std::vector<MixSpec>&)>& rounds_for);
-// Whether `instances` multiply-adds a group, instance j on chain j mod `chains`, keep up with their
-// rate, which takes `needed` chains: the busiest chain's links must fit in the group. Fewer chains
-// than instances that do not divide them leave some chains a link more: 12 a group on 10 chains
-// put 2 links of a 4-cycle latency (8 cycles) in a group of 6 at two a cycle, and the 256-bit 4x24
-// block's stream ran at 75% of its FMAs' rate on the Sapphire Rapids-class VM for it.
+// Whether `instances` multiply-adds a copy of the stream (its rounds of groups), instance j on chain
+// j mod `chains`, keep up with their rate, which takes `needed` chains: the busiest chain's links
+// must fit in the copy's time at that rate. Fewer chains than instances that do not divide them
+// leave some chains a link more: 12 a copy on 10 chains put 2 links of a 4-cycle latency (8 cycles)
+// in a copy of 6 at two a cycle, and the 256-bit 4x24 block's stream ran at 75% of its FMAs' rate
+// on the Sapphire Rapids-class VM for it.
 bool chains_keep_up(int instances, int chains, int needed);
 std::optional<double> kernel_mix_share(double ops_per_step, int divisor, double cycles_per_group, double mix_ghz,
                                        double roof_before, double roof_after);

@@ -123,7 +123,7 @@ MixResult ProbeRunner::Impl::run_mix_once(const std::vector<MixSpec>& parts, boo
   }
   r.rounds = rounds;
   const int per_copy = plan.value()->measured_per_copy();
-  auto compiled = compile_pair(plan.value(), std::max(1, (kThroughputUnits + per_copy - 1) / per_copy));
+  auto compiled = compile_pair(plan.value(), throughput_copies(per_copy));
   if (!compiled) {
     r.status = Status::error;
     r.reason = compiled.error();

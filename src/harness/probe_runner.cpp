@@ -288,8 +288,9 @@ bool ProbeRunner::Impl::measure_throughput(const isa::ProbeForm& form, const std
     int k = 0, copies = 0;
   };
   std::optional<Impossible> impossible_best;
-  // The fastest K whose short and long calls ran at different rates (overhead_beyond_loop), for a
-  // sweep in which no K counted otherwise.
+  // Of the K whose short and long calls ran at different rates (overhead_beyond_loop), the one whose
+  // overhead was the least odd, for a sweep in which no K counted otherwise (its fastest timings are
+  // the most wrong: too fast).
   std::optional<Impossible> odd_best;
   bool chain_bound = false;
   int without_gain = 0;
@@ -304,7 +305,7 @@ bool ProbeRunner::Impl::measure_throughput(const isa::ProbeForm& form, const std
     // the next load), but its throughput copies each work on fresh lines: 2 chains ran 2.0 cycles
     // each, and the bound had every K "impossible" and the row mistrusted (Zen 5 VM, docs/method.md).
     if (!plan.value()->copies_continue_chains()) bound_latency = 0;
-    const int copies = std::max(1, (kThroughputUnits + k - 1) / k);
+    const int copies = throughput_copies(k);
     auto c = compile_pair(plan.value(), copies);
     if (!c) {
       r.status = Status::error;
@@ -365,7 +366,8 @@ bool ProbeRunner::Impl::measure_throughput(const isa::ProbeForm& form, const std
       spdlog::debug("  K={:<2} implies a loop overhead of {:+.1f}%; {}: {:.4f} cycles/inst, {:+.1f}%", k, odd * 100,
                     again ? "timed again" : "a second timing failed", t.value, t.overhead_fraction * 100);
       if (overhead_beyond_loop(t.overhead_fraction)) {
-        if (!odd_best || t.value < odd_best->t.value) odd_best = Impossible{t, std::move(c.value()), k, copies};
+        if (!odd_best || t.overhead_fraction < odd_best->t.overhead_fraction)
+          odd_best = Impossible{t, std::move(c.value()), k, copies};
         ++without_gain;
         if (!sweep_goes_on(k, false, chain_bound, without_gain)) break;
         continue;
@@ -405,18 +407,26 @@ bool ProbeRunner::Impl::measure_throughput(const isa::ProbeForm& form, const std
     best_copies = chosen.copies;
     best_rt = chosen.t.value;
   }
-  if (!best.stream && impossible_best) {
+  // No K counted: the least wrong of those that did not, and the row is doubted for it. Every K beat
+  // its chain bound, or (where some K did not) the K with the least odd overhead, doubted for that
+  // (timing_doubts).
+  const bool fallback = !best.stream && (impossible_best || odd_best);
+  if (!best.stream && impossible_best && !odd_best) {
     best_t = impossible_best->t;
     best = std::move(impossible_best->code);
     r.accumulators = impossible_best->k;
     best_copies = impossible_best->copies;
     every_k_beat_bound = true;
   }
-  if (!best.stream && odd_best) {  // doubted for its overhead (timing_doubts)
+  if (!best.stream && odd_best) {
     best_t = odd_best->t;
     best = std::move(odd_best->code);
     r.accumulators = odd_best->k;
     best_copies = odd_best->copies;
+  }
+  if (fallback) {
+    best_rt = best_t.value;
+    chain_bound = false;  // what the last counted K left says nothing of this one
   }
   if (!best.stream) {
     r.status = Status::error;
@@ -448,12 +458,7 @@ bool ProbeRunner::Impl::measure_throughput(const isa::ProbeForm& form, const std
   // 256-bit FP add from memory (9 bytes each) ran at 0.506 cycles with 32 copies of its 2 chains and at
   // 0.54-0.59 with 48 and 64 (1.5 and 2 times, the layouts until 2026-11-27), and 310 memory-operand
   // forms of the table were mistrusted for it ("N and 2N copies disagree").
-  std::vector<int> layouts;
-  for (int copies : {best_copies - std::max(1, best_copies / 4), best_copies - std::max(1, best_copies / 2)})
-    if (copies >= 1 && copies != best_copies &&
-        std::find(layouts.begin(), layouts.end(), copies) == layouts.end())
-      layouts.push_back(copies);
-  for (int copies : layouts) {
+  for (int copies : layout_copies(best_copies)) {
     auto c = compile_pair(best_stream, copies);
     PairTiming t;
     std::string err;
@@ -511,7 +516,11 @@ bool ProbeRunner::Impl::measure_throughput(const isa::ProbeForm& form, const std
   }
   const double line = theil_sen_slope(lengths);
   const double fig_two_point = timed[mid].t.fastest_ticks_per_unit * cycles_per_tick(timed[mid].t);
-  if (timed.size() >= 3 && line > 0 && fig_two_point > 0) length_disagreement = std::fabs(fig_two_point - line) / line;
+  // Three code lengths at least make a line that one odd length cannot move (a K of many chains has
+  // few copies: 2 copies and their layout of 1 time lengths of 1, 2 and 4).
+  std::set<double> distinct;
+  for (const auto& l : lengths) distinct.insert(l.first);
+  if (distinct.size() >= 3 && line > 0 && fig_two_point > 0) length_disagreement = std::fabs(fig_two_point - line) / line;
   // The figure (fastest calls over the fastest clock of its samples) against the same calls over their
   // median clock: they differ only when the clock moved during the timing (kPairedLimit).
   paired_disagreement = detail::chain_disagreement(timed[mid].t);
@@ -546,7 +555,7 @@ bool ProbeRunner::Impl::measure_balanced(const isa::ProbeForm& form, const isa::
     return false;
   }
   const int per_copy = plan.value()->measured_per_copy();
-  auto c = compile_pair(plan.value(), std::max(1, (kThroughputUnits + per_copy - 1) / per_copy));
+  auto c = compile_pair(plan.value(), throughput_copies(per_copy));
   if (!c) {
     r.status = Status::error;
     r.reason = c.error();
@@ -615,7 +624,7 @@ void ProbeRunner::Impl::measure_issue_width() {
     const int k = form.value()->max_chains();
     auto plan = form.value()->plan_throughput(k, "-");
     if (!plan) continue;
-    auto c = compile_pair(plan.value(), std::max(1, (kThroughputUnits + k - 1) / k));
+    auto c = compile_pair(plan.value(), throughput_copies(k));
     if (!c) continue;
     // Only an undisturbed timing may set the limit: a slowed one would make every later fast row
     // look impossible. With none, the limit stays unknown (0) and that check is skipped.
@@ -878,6 +887,14 @@ size_t chosen_sweep_point(const std::vector<SweepPoint>& points, bool prefer_exp
         (!slack || points[i].recip < points[*slack].recip))
       slack = i;
   return slack.value_or(pick);
+}
+
+std::vector<int> layout_copies(int copies) {
+  std::vector<int> out;
+  for (int c : {copies - std::max(1, copies / 4), copies - std::max(1, copies / 2)})
+    if (c >= 1 && c != copies && std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
+  while (out.size() < 2) out.push_back(std::max(1, copies));
+  return out;
 }
 
 int steps_without_gain(int steps, bool improved, double overhead_fraction) {

@@ -44,6 +44,15 @@ inline constexpr int kLatencyCopies = 48;
 // faster than loops of 96 or more, and with 64 and 128 (until 2026-12-06) the two fell on either
 // side and disagreed (docs/method.md, "Loop overhead").
 inline constexpr int kThroughputUnits = 32;
+// The copies of a pattern of `per_copy` measured instructions in a throughput stream's short
+// function: as many as kThroughputUnits hold, rounded down (a short loop of 45 instructions and a
+// long one of 90 would fall on either side of that front end's limit), at least one.
+inline int throughput_copies(int per_copy) { return std::max(1, kThroughputUnits / std::max(1, per_copy)); }
+// The copies of the two further layouts a chosen K is timed from (the sweep's own is `copies`):
+// 3/4 and 1/2 of them, never more, each a count of its own; where `copies` is too small for two
+// such counts, `copies` again, compiled and placed afresh, so that a median of three timings still
+// outvotes an odd one.
+std::vector<int> layout_copies(int copies);
 inline constexpr int kAttempts = 4;
 // A calibration this recent on the same core opens the next probe or mix (calibrate_before): a
 // mix's own timing lasts about 2 ms, so it stands as near the samples as one taken afresh.

@@ -370,6 +370,58 @@ TEST_CASE("loads take turns over the aligned places of their line, across copies
   REQUIRE(splan.ok());
   const auto soffsets = body_memory_offsets(splan.value(), 4);
   CHECK(std::set<int64_t>(soffsets.begin(), soffsets.end()).size() == 1);
+  // Every place is aligned to the load's size and inside its line, whatever the size: a 10-byte x87
+  // load takes places 16 bytes apart, a 4-byte broadcast places of 8 bytes.
+  auto check_in_line = [](const std::vector<int64_t>& offsets, int bytes, int align) {
+    for (int64_t o : offsets) {
+      CHECK(o % align == 0);
+      CHECK(o % 64 + bytes <= 64);
+    }
+  };
+  check_in_line(boffsets, 4, 8);
+  auto x87 = x86::resolve_inst("fld m80");
+  REQUIRE(x87.ok());
+  auto fplan = x86::plan_throughput(x87.value(), 1, full_isa(), "f64");
+  REQUIRE(fplan.ok());
+  const auto foffsets = body_memory_offsets(fplan.value(), 8);
+  REQUIRE(foffsets.size() == 8);
+  check_in_line(foffsets, 10, 16);
+  CHECK(std::set<int64_t>(foffsets.begin(), foffsets.end()).size() == 4);
+  // Cache control names a line, whatever size its text spells: it stays put even on one chain.
+  auto flush = x86::resolve_inst("clflush m8");
+  REQUIRE(flush.ok());
+  auto clplan = x86::plan_throughput(flush.value(), 1, full_isa(), "-");
+  REQUIRE(clplan.ok());
+  const auto cloffsets = body_memory_offsets(clplan.value(), 4);
+  CHECK(std::set<int64_t>(cloffsets.begin(), cloffsets.end()).size() == 1);
+  // A load beside a read-modify-write part: every copy moves on to lines of its own, and inside
+  // them the load still takes its turns.
+  auto rmw = x86::resolve_inst("add m64, r64");
+  auto ld = x86::resolve_inst("vaddps ymm, ymm, m256");
+  REQUIRE(rmw.ok());
+  REQUIRE(ld.ok());
+  auto both = x86::plan_mix({{&rmw.value(), 1}, {&ld.value(), 1}}, 1, full_isa(), "f32");
+  REQUIRE(both.ok());
+  REQUIRE(both->memory_stride_per_copy > 0);
+  std::vector<int64_t> loads;
+  {
+    EmittedStream emitted(both.value(), 4);
+    bool in_loop = false;
+    for (asmjit::BaseNode* n = emitted.b.firstNode(); n; n = n->next()) {
+      if (n->isLabel()) in_loop = true;
+      if (!in_loop || !n->isInst()) continue;
+      auto* in = n->as<asmjit::InstNode>();
+      if (in->id() == asmjit::x86::Inst::kIdDec) break;
+      if (in->id() == asmjit::x86::Inst::kIdVaddps) loads.push_back(in->op(2).as<asmjit::x86::Mem>().offset());
+    }
+  }
+  REQUIRE(loads.size() == 4);
+  std::set<int64_t> load_lines;
+  for (size_t c = 0; c < loads.size(); ++c) {
+    load_lines.insert(loads[c] / 64);
+    CHECK(loads[c] % 64 == int64_t(32 * (c % 2)));
+  }
+  CHECK(load_lines.size() == 4);
   // A divide by memory reads its constant 1, not the buffer: it stays put.
   auto div = x86::resolve_inst("div m64");
   REQUIRE(div.ok());
