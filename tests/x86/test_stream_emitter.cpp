@@ -331,45 +331,30 @@ bool never_twice_in_a_row(const std::vector<int64_t>& offsets) {
 
 TEST_CASE("loads take turns over the aligned places of their line, across copies too, and stores and full lines do not",
           "[emitter]") {
+  // The buffer offsets of a throughput stream of `text` on `chains` chains, `copies` copies.
+  auto offsets_of = [](const char* text, int chains, const char* dtype, int copies) {
+    auto form = x86::resolve_inst(text);
+    REQUIRE(form.ok());
+    auto plan = x86::plan_throughput(form.value(), chains, full_isa(), dtype);
+    REQUIRE(plan.ok());
+    return body_memory_offsets(plan.value(), copies);
+  };
+  auto distinct = [](const std::vector<int64_t>& v) { return std::set<int64_t>(v.begin(), v.end()).size(); };
   // One chain: every instance in a copy is the same, so the copies themselves must move on (a core
   // may read one address at 2 a cycle where it reads a line at 3).
-  auto ymm = x86::resolve_inst("vaddps ymm, ymm, m256");
-  REQUIRE(ymm.ok());
-  auto one = x86::plan_throughput(ymm.value(), 1, full_isa(), "f32");
-  REQUIRE(one.ok());
-  const auto one_offsets = body_memory_offsets(one.value(), 6);
-  REQUIRE(one_offsets.size() == 6);
-  CHECK(one_offsets == std::vector<int64_t>{0, 32, 0, 32, 0, 32});
+  CHECK(offsets_of("vaddps ymm, ymm, m256", 1, "f32", 6) == std::vector<int64_t>{0, 32, 0, 32, 0, 32});
   // Three chains of 16-byte loads, 5 copies: places 0, 16, 32, 48 in turn, every one aligned.
-  auto xmm = x86::resolve_inst("vpaddd xmm, xmm, m128");
-  REQUIRE(xmm.ok());
-  auto three = x86::plan_throughput(xmm.value(), 3, full_isa(), "i32");
-  REQUIRE(three.ok());
-  const auto three_offsets = body_memory_offsets(three.value(), 5);
-  REQUIRE(three_offsets.size() == 15);
-  for (size_t i = 0; i < three_offsets.size(); ++i) CHECK(three_offsets[i] == int64_t(16 * (i % 4)));
+  const auto three = offsets_of("vpaddd xmm, xmm, m128", 3, "i32", 5);
+  REQUIRE(three.size() == 15);
+  for (size_t i = 0; i < three.size(); ++i) CHECK(three[i] == int64_t(16 * (i % 4)));
   // A broadcast reads its element, not the vector: 8 places of 8 bytes for a 4-byte element.
-  auto bcst = x86::resolve_inst("vfmadd231ps zmm, zmm, m32bcst");
-  REQUIRE(bcst.ok());
-  auto bplan = x86::plan_throughput(bcst.value(), 2, full_isa(), "f32");
-  REQUIRE(bplan.ok());
-  const auto boffsets = body_memory_offsets(bplan.value(), 6);
-  CHECK(std::set<int64_t>(boffsets.begin(), boffsets.end()).size() == 8);
-  CHECK(never_twice_in_a_row(boffsets));
+  const auto bcst = offsets_of("vfmadd231ps zmm, zmm, m32bcst", 2, "f32", 6);
+  CHECK(distinct(bcst) == 8);
+  CHECK(never_twice_in_a_row(bcst));
   // A full-line load has one place; a place past it would split lines.
-  auto zmm = x86::resolve_inst("vaddps zmm, zmm, m512");
-  REQUIRE(zmm.ok());
-  auto zplan = x86::plan_throughput(zmm.value(), 2, full_isa(), "f32");
-  REQUIRE(zplan.ok());
-  const auto zoffsets = body_memory_offsets(zplan.value(), 4);
-  CHECK(std::set<int64_t>(zoffsets.begin(), zoffsets.end()).size() == 1);
+  CHECK(distinct(offsets_of("vaddps zmm, zmm, m512", 2, "f32", 4)) == 1);
   // Stores keep one address: they commit at the full rate there, and slower over a line's places.
-  auto store = x86::resolve_inst("vmovups m256, ymm");
-  REQUIRE(store.ok());
-  auto splan = x86::plan_throughput(store.value(), 2, full_isa(), "f32");
-  REQUIRE(splan.ok());
-  const auto soffsets = body_memory_offsets(splan.value(), 4);
-  CHECK(std::set<int64_t>(soffsets.begin(), soffsets.end()).size() == 1);
+  CHECK(distinct(offsets_of("vmovups m256, ymm", 2, "f32", 4)) == 1);
   // Every place is aligned to the load's size and inside its line, whatever the size: a 10-byte x87
   // load takes places 16 bytes apart, a 4-byte broadcast places of 8 bytes.
   auto check_in_line = [](const std::vector<int64_t>& offsets, int bytes, int align) {
@@ -378,22 +363,13 @@ TEST_CASE("loads take turns over the aligned places of their line, across copies
       CHECK(o % 64 + bytes <= 64);
     }
   };
-  check_in_line(boffsets, 4, 8);
-  auto x87 = x86::resolve_inst("fld m80");
-  REQUIRE(x87.ok());
-  auto fplan = x86::plan_throughput(x87.value(), 1, full_isa(), "f64");
-  REQUIRE(fplan.ok());
-  const auto foffsets = body_memory_offsets(fplan.value(), 8);
-  REQUIRE(foffsets.size() == 8);
-  check_in_line(foffsets, 10, 16);
-  CHECK(std::set<int64_t>(foffsets.begin(), foffsets.end()).size() == 4);
+  check_in_line(bcst, 4, 8);
+  const auto x87 = offsets_of("fld m80", 1, "f64", 8);
+  REQUIRE(x87.size() == 8);
+  check_in_line(x87, 10, 16);
+  CHECK(distinct(x87) == 4);
   // Cache control names a line, whatever size its text spells: it stays put even on one chain.
-  auto flush = x86::resolve_inst("clflush m8");
-  REQUIRE(flush.ok());
-  auto clplan = x86::plan_throughput(flush.value(), 1, full_isa(), "-");
-  REQUIRE(clplan.ok());
-  const auto cloffsets = body_memory_offsets(clplan.value(), 4);
-  CHECK(std::set<int64_t>(cloffsets.begin(), cloffsets.end()).size() == 1);
+  CHECK(distinct(offsets_of("clflush m8", 1, "-", 4)) == 1);
   // A load beside a read-modify-write part: every copy moves on to lines of its own, and inside
   // them the load still takes its turns.
   auto rmw = x86::resolve_inst("add m64, r64");
@@ -403,18 +379,11 @@ TEST_CASE("loads take turns over the aligned places of their line, across copies
   auto both = x86::plan_mix({{&rmw.value(), 1}, {&ld.value(), 1}}, 1, full_isa(), "f32");
   REQUIRE(both.ok());
   REQUIRE(both->memory_stride_per_copy > 0);
+  // In order: each copy's read-modify-write, then its load.
+  const auto all = body_memory_offsets(both.value(), 4);
+  REQUIRE(all.size() == 8);
   std::vector<int64_t> loads;
-  {
-    EmittedStream emitted(both.value(), 4);
-    bool in_loop = false;
-    for (asmjit::BaseNode* n = emitted.b.firstNode(); n; n = n->next()) {
-      if (n->isLabel()) in_loop = true;
-      if (!in_loop || !n->isInst()) continue;
-      auto* in = n->as<asmjit::InstNode>();
-      if (in->id() == asmjit::x86::Inst::kIdDec) break;
-      if (in->id() == asmjit::x86::Inst::kIdVaddps) loads.push_back(in->op(2).as<asmjit::x86::Mem>().offset());
-    }
-  }
+  for (size_t i = 1; i < all.size(); i += 2) loads.push_back(all[i]);
   REQUIRE(loads.size() == 4);
   std::set<int64_t> load_lines;
   for (size_t c = 0; c < loads.size(); ++c) {
