@@ -326,6 +326,34 @@ TEST_CASE("throughput sweep: chains bind near latency over K, and two steps with
   CHECK_FALSE(slower_than_fewer_chains(4.0, 1e300));  // the first step has nothing to be slower than
 }
 
+TEST_CASE("throughput sweep: a sweep that would end looks once at half as many chains again", "[probe_runner]") {
+  using peakprobe::detail::look_ahead_index;
+  const std::vector<int> ks = {1, 2, 3, 4, 6, 8, 10, 12, 16, 20, 24, 28, 32};
+  // Ended at 8 (index 5): 12 chains, skipping 10.
+  CHECK(look_ahead_index(ks, 5, 16) == 7);
+  // Ended at 4: 6 chains, the next step anyway.
+  CHECK(look_ahead_index(ks, 3, 16) == 4);
+  // Ended at 3: half again is 4.5, so 6.
+  CHECK(look_ahead_index(ks, 2, 16) == 4);
+  // Ended at 12: half again is 18, beyond the bound of 16, so the most chains within it.
+  CHECK(look_ahead_index(ks, 7, 16) == 8);
+  CHECK(look_ahead_index(ks, 7, 32) == 9);  // a higher bound: 20
+  // Ended at the bound: nothing beyond it.
+  CHECK(look_ahead_index(ks, 8, 16) == -1);
+  // The register file stops short of half again: its limit, the last K.
+  const std::vector<int> few = {1, 2, 3, 4, 6, 8, 9};
+  CHECK(look_ahead_index(few, 5, 16) == 6);
+  // Ended at the register file's limit, or past the list: nothing beyond.
+  CHECK(look_ahead_index(few, 6, 16) == -1);
+  CHECK(look_ahead_index(ks, 12, 64) == -1);
+  CHECK(look_ahead_index(ks, 40, 64) == -1);
+  // The look is a short timing, shorter than a sweep step's least.
+  using peakprobe::detail::look_ahead_budget;
+  using peakprobe::detail::probe_budget;
+  CHECK(look_ahead_budget().max_samples < probe_budget().min_samples);
+  CHECK(look_ahead_budget().min_clean_samples <= look_ahead_budget().min_samples);
+}
+
 TEST_CASE("throughput sweep: only copies that chain are bound by the latency, and the register limit names them",
           "[probe_runner]") {
   using namespace peakprobe::detail;
@@ -383,7 +411,10 @@ TEST_CASE("throughput sweep: the fastest K beyond its chain bound gives way to m
   CHECK(chosen_sweep_point(points({{8, 0.5}, {10, 0.501}, {12, 0.502}}, 4.0)) == 1);
   CHECK(chosen_sweep_point(points({{8, 0.5}, {10, 0.501}, {12, 0.502}}, 3.5)) == 0);
   // A larger K more than kExplainedLimit slower is no explanation: the fastest stays.
-  CHECK(chosen_sweep_point(points({{3, 0.3254}, {4, 0.3425}, {6, 0.36}}, 1.004)) == 0);
+  CHECK(chosen_sweep_point(points({{3, 0.3254}, {4, 0.3425}}, 1.004)) == 0);
+  // Unless two larger K both ran that much slower: more chains never slow a stream, so the fastest
+  // is a mode of its code (unconfirmed_by_more_chains), and the rest choose.
+  CHECK(chosen_sweep_point(points({{3, 0.3254}, {4, 0.3425}, {6, 0.36}}, 1.004)) == 1);
   // Of several that qualify, the fastest; a larger K itself beyond its bound does not qualify.
   CHECK(chosen_sweep_point(points({{3, 0.3254}, {6, 0.3346}, {8, 0.3340}}, 1.004)) == 2);
   CHECK(chosen_sweep_point(points({{8, 0.46}, {10, 0.47}, {12, 0.475}}, 5.21)) == 2);
@@ -434,6 +465,38 @@ TEST_CASE("throughput sweep: the fastest K beyond its chain bound gives way to m
                                            {10, 0.4875, beyond_chain_bound(0.4875, 10, 4.927), 0.025}};
   CHECK(explained_points(layouts) == std::vector<bool>{true, false, false});
   CHECK(explained_points({}).empty());
+}
+
+TEST_CASE("throughput sweep: a K faster than every larger K by more than the explained limit is passed over",
+          "[probe_runner]") {
+  using peakprobe::detail::chosen_sweep_point;
+  using peakprobe::detail::unconfirmed_by_more_chains;
+  const auto points = [](const std::vector<std::pair<int, double>>& kr) {
+    std::vector<std::tuple<int, double, double>> kro;
+    for (const auto& [k, recip] : kr) kro.emplace_back(k, recip, 0.004);
+    return sweep_points(kro, 1.004);
+  };
+  // The sweep of a 128-bit three-input logic form on the Zen 4 VM: a plateau at 4-8 chains, the
+  // pipes at 12, and 16 chains (two copies a loop) beyond the four pipes, which 20 and 24 chains do
+  // not confirm.
+  const auto tern = points({{4, 0.2846}, {6, 0.2809}, {8, 0.2843}, {12, 0.2499}, {16, 0.2381}, {20, 0.2510}, {24, 0.2498}});
+  CHECK(unconfirmed_by_more_chains(tern, 4));
+  CHECK_FALSE(unconfirmed_by_more_chains(tern, 3));  // 24 chains ran as fast
+  CHECK(chosen_sweep_point(tern) == 6);          // the fastest of the rest: 24 chains, 0.2498
+  CHECK(chosen_sweep_point(tern, false) == 4);  // the fastest, whatever it implies
+  // Within kExplainedLimit of a larger K: confirmed, and the fastest wins.
+  const auto close = points({{12, 0.2499}, {16, 0.2420}, {20, 0.2510}, {24, 0.2498}});
+  CHECK_FALSE(unconfirmed_by_more_chains(close, 1));
+  CHECK(chosen_sweep_point(close) == 1);
+  // One larger K is not enough to pass over it (a slowed moment), nor is the last K ever passed over.
+  const auto one = points({{12, 0.2499}, {16, 0.2381}, {20, 0.2510}});
+  CHECK_FALSE(unconfirmed_by_more_chains(one, 1));
+  CHECK(chosen_sweep_point(one) == 1);
+  CHECK_FALSE(unconfirmed_by_more_chains(tern, 6));
+  CHECK_FALSE(unconfirmed_by_more_chains(tern, 9));  // out of range
+  // Two passed over in turn: the next fastest is unconfirmed too.
+  const auto two = points({{8, 0.300}, {10, 0.240}, {12, 0.238}, {16, 0.2500}, {20, 0.2510}});
+  CHECK(chosen_sweep_point(two) == 3);
 }
 
 TEST_CASE("throughput sweep: K chains at their bound give way to more chains with slack", "[probe_runner]") {

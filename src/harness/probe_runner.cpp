@@ -42,6 +42,14 @@ TimingBudget probe_budget() {
   return b;
 }
 
+TimingBudget look_ahead_budget() {
+  TimingBudget b = probe_budget();
+  b.min_samples = 6;
+  b.max_samples = 8;
+  b.min_clean_samples = 3;
+  return b;
+}
+
 Expected<Compiled> compile_pair(const isa::StreamHandle& stream, int short_copies) {
   auto s = stream->compile(short_copies);
   if (!s) return make_error(s.error());
@@ -294,7 +302,24 @@ bool ProbeRunner::Impl::measure_throughput(const isa::ProbeForm& form, const std
   std::optional<Impossible> odd_best;
   bool chain_bound = false;
   int without_gain = 0;
-  for (int k : chain_candidates(kmax)) {
+  const std::vector<int> ks = chain_candidates(kmax);
+  // Whether the one look beyond a plateau was taken (look_ahead_index).
+  bool looked_ahead = false, quick_look = false;
+  size_t ki = 0;
+  // A sweep that would end at ks[ki] jumps once to the K beyond the plateau instead.
+  auto look_ahead = [&]() {
+    if (looked_ahead) return false;
+    looked_ahead = true;
+    const int next = look_ahead_index(ks, ki, kLookAheadChains);
+    if (next < 0) return false;
+    spdlog::debug("  K={:<2} no gain in {} steps: looking at {} chains before the sweep ends", ks[ki], without_gain,
+                  ks[size_t(next)]);
+    ki = size_t(next) - 1;  // the loop's ++ki lands on it
+    quick_look = true;
+    return true;
+  };
+  for (; ki < ks.size(); ++ki) {
+    const int k = ks[ki];
     auto plan = form.plan_throughput(k, dtype);
     if (!plan) {
       r.status = Status::error;
@@ -314,6 +339,19 @@ bool ProbeRunner::Impl::measure_throughput(const isa::ProbeForm& form, const std
     }
     PairTiming t;
     std::string err;
+    // The look beyond a plateau is a short timing first: most find nothing, and only one that gains
+    // is timed in full and counts (its full timing then judged as any step's).
+    if (quick_look) {
+      quick_look = false;
+      const TimingBudget quick = look_ahead_budget();
+      if (!time(c.value(), dtype, t, err, &quick) || !(t.value < best_rt * (1 - kSweepGain))) {
+        spdlog::debug("  K={:<2} a short look: {}; the sweep ends", k,
+                      err.empty() ? fmt::format("{:.4f} cycles/inst, no gain", t.value) : err);
+        break;
+      }
+      spdlog::debug("  K={:<2} a short look: {:.4f} cycles/inst, a gain: timed in full", k, t.value);
+      t = PairTiming{};
+    }
     if (!time(c.value(), dtype, t, err)) {
       r.status = Status::error;
       r.reason = "throughput stream: " + err;
@@ -352,7 +390,7 @@ bool ProbeRunner::Impl::measure_throughput(const isa::ProbeForm& form, const std
         if (!impossible_best || t.value * k > impossible_best->t.value * impossible_best->k)
           impossible_best = Impossible{t, std::move(c.value()), k, copies};
         ++without_gain;
-        if (!sweep_goes_on(k, false, chain_bound, without_gain)) break;
+        if (!sweep_goes_on(k, false, chain_bound, without_gain) && !look_ahead()) break;
         continue;
       }
     }
@@ -369,12 +407,12 @@ bool ProbeRunner::Impl::measure_throughput(const isa::ProbeForm& form, const std
         if (!odd_best || t.overhead_fraction < odd_best->t.overhead_fraction)
           odd_best = Impossible{t, std::move(c.value()), k, copies};
         ++without_gain;
-        if (!sweep_goes_on(k, false, chain_bound, without_gain)) break;
+        if (!sweep_goes_on(k, false, chain_bound, without_gain) && !look_ahead()) break;
         continue;
       }
     }
     const double rt = t.value;
-    const bool improved = rt < best_rt * 0.98;
+    const bool improved = rt < best_rt * (1 - kSweepGain);
     best_rt = std::min(best_rt, rt);
     points.push_back(
         {k, rt, beyond_chain_bound(rt, k, bound_latency), t.overhead_fraction, at_chain_bound(rt, k, bound_latency)});
@@ -384,12 +422,16 @@ bool ProbeRunner::Impl::measure_throughput(const isa::ProbeForm& form, const std
     // chains give 0.34: two steps without gain end a sweep.)
     chain_bound = chains_bind(rt, k, bound_latency);
     without_gain = steps_without_gain(without_gain, improved, t.overhead_fraction);
-    if (!sweep_goes_on(k, improved, chain_bound, without_gain)) break;
+    if (!sweep_goes_on(k, improved, chain_bound, without_gain) && !look_ahead()) break;
   }
   if (!counted.empty()) {
     const size_t pick = chosen_sweep_point(points);
     const size_t fastest = fastest_point(points);
-    if (pick != fastest) {
+    if (pick != fastest && unconfirmed_by_more_chains(points, fastest)) {
+      spdlog::debug("  K={:<2} {:.4f} cycles/inst is not what more chains ran (each of them {:.0f}% or more slower); K={} "
+                    "({:.4f}) is",
+                    points[fastest].k, points[fastest].recip, kExplainedLimit * 100, points[pick].k, points[pick].recip);
+    } else if (pick != fastest) {
       // The fastest gave way for want of an explanation, or (explained) for want of slack.
       const bool for_slack = explained_points(points)[fastest];
       spdlog::debug("  K={:<2} {:.4f} cycles/inst (overhead {:+.1f}%) {} {} chains of {:.3f} cycles{}; K={} ({:.4f}, "
@@ -863,7 +905,26 @@ std::vector<bool> explained_points(const std::vector<SweepPoint>& points) {
   return out;
 }
 
+bool unconfirmed_by_more_chains(const std::vector<SweepPoint>& points, size_t i) {
+  if (i >= points.size()) return false;
+  int larger = 0;
+  double least = 1e300;
+  for (const SweepPoint& p : points)
+    if (p.k > points[i].k) ++larger, least = std::min(least, p.recip);
+  return larger >= 2 && least > points[i].recip * (1 + kExplainedLimit);
+}
+
 size_t chosen_sweep_point(const std::vector<SweepPoint>& points, bool prefer_explained) {
+  if (prefer_explained && points.size() > 1 && unconfirmed_by_more_chains(points, fastest_point(points))) {
+    // The rest choose, and their choice is mapped back (each K counts once in a sweep).
+    std::vector<SweepPoint> rest;
+    const size_t drop = fastest_point(points);
+    for (size_t i = 0; i < points.size(); ++i)
+      if (i != drop) rest.push_back(points[i]);
+    const int k = rest[chosen_sweep_point(rest, true)].k;
+    for (size_t i = 0; i < points.size(); ++i)
+      if (points[i].k == k) return i;
+  }
   const size_t fastest = fastest_point(points);
   const std::vector<bool> explained = explained_points(points);
   if (!prefer_explained) return fastest;
@@ -905,6 +966,18 @@ int steps_without_gain(int steps, bool improved, double overhead_fraction) {
 bool sweep_goes_on(int k, bool improved, bool chain_bound, int steps_without_gain) {
   if (improved || chain_bound || k < 2) return true;
   return steps_without_gain < 2;
+}
+
+int look_ahead_index(const std::vector<int>& ks, size_t stopped, int max_k) {
+  if (stopped >= ks.size()) return -1;
+  const int wanted = (3 * ks[stopped] + 1) / 2;  // half again, rounded up
+  int last = -1;  // the most chains up to max_k beyond the stop
+  for (size_t i = stopped + 1; i < ks.size() && ks[i] <= max_k; ++i) {
+    if (ks[i] >= wanted) return int(i);
+    last = int(i);
+  }
+  // Fewer registers than that (or the bound first): the most chains left.
+  return last;
 }
 
 ProbeResult skip_if_blocked(ProbeResult r) {

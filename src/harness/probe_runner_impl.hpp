@@ -261,6 +261,10 @@ inline double fast_mode_gap(const PairTiming& t) {
 
 bool is_float(const std::string& dtype);
 TimingBudget probe_budget();
+// The short timing of a look beyond a plateau (look_ahead_index): 6-8 samples, 3 of them undisturbed.
+TimingBudget look_ahead_budget();
+// A sweep step that improves the best rate by this share (2%) is a gain.
+inline constexpr double kSweepGain = 0.02;
 
 struct Compiled {
   isa::JitFunction short_fn, long_fn;
@@ -308,6 +312,19 @@ bool chains_bind(double recip_throughput, int k, double latency_cycles);
 // noisy step must not end the sweep (a slowed moment reads as "no gain, chains no longer bind"):
 // two in a row without gain do. `steps_without_gain` counts this one.
 bool sweep_goes_on(int k, bool improved, bool chain_bound, int steps_without_gain);
+// Where a sweep that sweep_goes_on would end at `ks[stopped]` looks once more before it ends: the
+// index in `ks` (the K tried, in order) of the first K at least half as many chains again as the last
+// one tried, or the last K (the register file's limit) where that stops short; -1 when none is left
+// up to `max_k`. A core can hold a stream at a plateau that more chains lift: on the Zen 4 VM
+// 128-bit three-input bitwise logic ran 0.283-0.285 cycles at 4, 6 and 8 chains and 0.251 (its four
+// pipes) at 10 and 12; the sweep ended at 8 in about half of 60 runs, so the row read 0.28 or 0.25
+// from run to run, both `ok`. The look is a short timing (look_ahead_budget) that most sweeps end on;
+// one that gains kSweepGain is timed in full and counts as any step (the sweep goes on from there).
+// Not beyond `max_k` (kLookAheadChains): a stream of more chains
+// is one copy a loop, whose timings on the same VM read the four pipes at 0.217-0.233 cycles.
+int look_ahead_index(const std::vector<int>& ks, size_t stopped, int max_k);
+// The most chains a look beyond a plateau goes to: two copies of the stream in a loop.
+inline constexpr int kLookAheadChains = kThroughputUnits / 2;
 // The steps without gain after a step that counted (`steps` before it): none after one that
 // improved, one more after one that did not, and as many as before after one whose long calls ran
 // slower per instruction than its short ones (an implied loop overhead below kMinOverheadFraction):
@@ -384,6 +401,13 @@ bool at_chain_bound(double recip_throughput, int k, double latency_cycles);
 // three vector ALUs.
 // `prefer_explained` false: the fastest, whatever it implies. `points` must not be empty.
 size_t chosen_sweep_point(const std::vector<SweepPoint>& points, bool prefer_explained = true);
+// Whether the K of points[i] ran faster than every larger K of the sweep by more than
+// kExplainedLimit, with at least two of them timed. More independent chains never slow a stream, so
+// such a figure is a mode of its code, not a rate of its chains, and chosen_sweep_point passes over
+// it (the rest choose as before). On the Zen 4 VM (2026-12-06) 128-bit three-input bitwise logic read
+// 0.238-0.242 cycles at 16 chains (two copies a loop; the layout of one copy 0.249-0.260), beyond
+// its four pipes, where 12, 20 and 24 chains read 0.250-0.255.
+bool unconfirmed_by_more_chains(const std::vector<SweepPoint>& points, size_t i);
 // The index of the fastest of `points` (not empty).
 size_t fastest_point(const std::vector<SweepPoint>& points);
 // Which of `points` are explained, as chosen_sweep_point judges them (also the layouts of the
@@ -477,10 +501,11 @@ struct ProbeRunner::Impl {
 
   // Times the pair beside the ruler; `t.cycles` and `t.ghz` are always set (from the last
   // calibration when the ruler is not ready).
-  bool time(const Compiled& c, const std::string& dtype, PairTiming& t, std::string& err) {
+  bool time(const Compiled& c, const std::string& dtype, PairTiming& t, std::string& err,
+            const TimingBudget* budget = nullptr) {
     detail::prepare_data(c, dtype, consts, buffer);
     if (!time_pair(c.short_fn.fn(), c.long_fn.fn(), c.units_short, c.units_long, buffer.data(), &consts,
-                   counter, detail::probe_budget(), t, err, &clock->ruler(), cpu.tsc_hz))
+                   counter, budget ? *budget : detail::probe_budget(), t, err, &clock->ruler(), cpu.tsc_hz))
       return false;
     if (!t.paired && last_calibration.ticks_per_cycle > 0) {
       t.cycles = detail::to_cycles(t.per_unit, last_calibration.ticks_per_cycle);
