@@ -341,8 +341,10 @@ bool ProbeRunner::Impl::measure_throughput(const isa::ProbeForm& form, const std
     std::string err;
     // The look beyond a plateau is a short timing first: most find nothing, and only one that gains
     // is timed in full and counts (its full timing then judged as any step's).
-    if (quick_look) {
-      quick_look = false;
+    // (Nothing counted yet, best_rt 1e300: any look gains, so it is timed in full at once.)
+    const bool looking = quick_look;
+    quick_look = false;
+    if (looking && best_rt < 1e300) {
       const TimingBudget quick = look_ahead_budget();
       if (!time(c.value(), dtype, t, err, &quick) || !(t.value < best_rt * (1 - kSweepGain))) {
         spdlog::debug("  K={:<2} a short look: {}; the sweep ends", k,
@@ -353,6 +355,11 @@ bool ProbeRunner::Impl::measure_throughput(const isa::ProbeForm& form, const std
       t = PairTiming{};
     }
     if (!time(c.value(), dtype, t, err)) {
+      // A look beyond the sweep's end is optional: its failure ends the sweep, not the row.
+      if (looking) {
+        spdlog::debug("  K={:<2} the look beyond the plateau failed ({}); the sweep ends", k, err);
+        break;
+      }
       r.status = Status::error;
       r.reason = "throughput stream: " + err;
       return false;
@@ -419,7 +426,7 @@ bool ProbeRunner::Impl::measure_throughput(const isa::ProbeForm& form, const std
     counted.push_back({t, std::move(c.value()), k, copies});
     // Still bound by the chains means more chains may help, even when this step did not improve much.
     // (A load form without a latency stopped at 2 chains, 0.51 cycles, after one noisy step where 3
-    // chains give 0.34: two steps without gain end a sweep.)
+    // chains give 0.34: two steps without gain, and then one look beyond them, end a sweep.)
     chain_bound = chains_bind(rt, k, bound_latency);
     without_gain = steps_without_gain(without_gain, improved, t.overhead_fraction);
     if (!sweep_goes_on(k, improved, chain_bound, without_gain) && !look_ahead()) break;
@@ -428,7 +435,7 @@ bool ProbeRunner::Impl::measure_throughput(const isa::ProbeForm& form, const std
     const size_t pick = chosen_sweep_point(points);
     const size_t fastest = fastest_point(points);
     if (pick != fastest && unconfirmed_by_more_chains(points, fastest)) {
-      spdlog::debug("  K={:<2} {:.4f} cycles/inst is not what more chains ran (each of them {:.0f}% or more slower); K={} "
+      spdlog::debug("  K={:<2} {:.4f} cycles/inst is not what more chains ran (each of them more than {:.0f}% slower); K={} "
                     "({:.4f}) is",
                     points[fastest].k, points[fastest].recip, kExplainedLimit * 100, points[pick].k, points[pick].recip);
     } else if (pick != fastest) {
@@ -483,7 +490,8 @@ bool ProbeRunner::Impl::measure_throughput(const isa::ProbeForm& form, const std
                            best.stream->copies_continue_chains() ? latency_cycles : 0.0);
   // The chosen K is timed twice more, from two other code layouts (3/4 and 1/2 of the copies,
   // placed afresh), and the median of the three timings is the figure. The sweep kept the fastest
-  // explained K of several (or one with slack near it), so an artefact of one layout can win it: on
+  // explained K of several (or one with slack near it, or the fastest of the rest where more chains
+  // did not confirm the fastest), so an artefact of one layout can win it: on
   // a Zen 3 VM one sweep timed 10 FMA chains at 0.466 cycles, every sample alike, where the hardware
   // needs 0.5. A layout can also be really slower (8 FMA chains at 12 copies ran at 0.635 in most
   // runs, at 8 and 16 copies at 0.50). With three layouts one odd one is outvoted; when no two
@@ -908,22 +916,22 @@ std::vector<bool> explained_points(const std::vector<SweepPoint>& points) {
 bool unconfirmed_by_more_chains(const std::vector<SweepPoint>& points, size_t i) {
   if (i >= points.size()) return false;
   int larger = 0;
-  double least = 1e300;
+  double least = 1e300, most = 0;
   for (const SweepPoint& p : points)
-    if (p.k > points[i].k) ++larger, least = std::min(least, p.recip);
-  return larger >= 2 && least > points[i].recip * (1 + kExplainedLimit);
+    if (p.k > points[i].k) ++larger, least = std::min(least, p.recip), most = std::max(most, p.recip);
+  // The larger K agree among themselves (a rate, not a slowed stretch) and the K beats them all.
+  return larger >= 2 && most <= least * (1 + kExplainedLimit) && least > points[i].recip * (1 + kExplainedLimit);
 }
 
 size_t chosen_sweep_point(const std::vector<SweepPoint>& points, bool prefer_explained) {
   if (prefer_explained && points.size() > 1 && unconfirmed_by_more_chains(points, fastest_point(points))) {
-    // The rest choose, and their choice is mapped back (each K counts once in a sweep).
+    // The rest choose, and their choice is mapped back by position.
     std::vector<SweepPoint> rest;
+    std::vector<size_t> from;
     const size_t drop = fastest_point(points);
     for (size_t i = 0; i < points.size(); ++i)
-      if (i != drop) rest.push_back(points[i]);
-    const int k = rest[chosen_sweep_point(rest, true)].k;
-    for (size_t i = 0; i < points.size(); ++i)
-      if (points[i].k == k) return i;
+      if (i != drop) rest.push_back(points[i]), from.push_back(i);
+    return from[chosen_sweep_point(rest, true)];
   }
   const size_t fastest = fastest_point(points);
   const std::vector<bool> explained = explained_points(points);

@@ -314,12 +314,13 @@ bool chains_bind(double recip_throughput, int k, double latency_cycles);
 bool sweep_goes_on(int k, bool improved, bool chain_bound, int steps_without_gain);
 // Where a sweep that sweep_goes_on would end at `ks[stopped]` looks once more before it ends: the
 // index in `ks` (the K tried, in order) of the first K at least half as many chains again as the last
-// one tried, or the last K (the register file's limit) where that stops short; -1 when none is left
-// up to `max_k`. A core can hold a stream at a plateau that more chains lift: on the Zen 4 VM
+// one tried, or the largest K up to `max_k` where that stops short (the register file's limit, or
+// `max_k` itself); -1 when none is left up to `max_k`. A core can hold a stream at a plateau that more chains lift: on the Zen 4 VM
 // 128-bit three-input bitwise logic ran 0.283-0.285 cycles at 4, 6 and 8 chains and 0.251 (its four
 // pipes) at 10 and 12; the sweep ended at 8 in about half of 60 runs, so the row read 0.28 or 0.25
 // from run to run, both `ok`. The look is a short timing (look_ahead_budget) that most sweeps end on;
-// one that gains kSweepGain is timed in full and counts as any step (the sweep goes on from there).
+// one that gains kSweepGain is timed in full and counts as a step (the sweep goes on from there by the
+// usual rules, except that no second look follows: one more step without gain ends it).
 // Not beyond `max_k` (kLookAheadChains): a stream of more chains
 // is one copy a loop, whose timings on the same VM read the four pipes at 0.217-0.233 cycles.
 int look_ahead_index(const std::vector<int>& ks, size_t stopped, int max_k);
@@ -381,7 +382,8 @@ struct SweepPoint {
 // 0.5), where 10 and 12 chains read 0.500-0.508 with +0.2-0.7%; in 6 of 30 runs 8 chains won the
 // sweep and their other code layouts read 0.504-0.520 (0.520 is 4% slow), with 10 or 12 at most 0.508.
 bool at_chain_bound(double recip_throughput, int k, double latency_cycles);
-// The K a sweep reports: the fastest, unless its figure is unexplained and another K whose figure
+// The K a sweep reports (after passing over a fastest K that larger K do not confirm:
+// unconfirmed_by_more_chains): the fastest, unless its figure is unexplained and another K whose figure
 // is explained ran within kExplainedLimit of it; then the fastest such K. A K so chosen that is at
 // its chain bound (at_chain_bound) gives way in turn to the fastest larger, explained K with slack
 // within kSlackLimit of it (and within kExplainedLimit of the fastest): the stream that measures
@@ -402,9 +404,11 @@ bool at_chain_bound(double recip_throughput, int k, double latency_cycles);
 // `prefer_explained` false: the fastest, whatever it implies. `points` must not be empty.
 size_t chosen_sweep_point(const std::vector<SweepPoint>& points, bool prefer_explained = true);
 // Whether the K of points[i] ran faster than every larger K of the sweep by more than
-// kExplainedLimit, with at least two of them timed. More independent chains never slow a stream, so
-// such a figure is a mode of its code, not a rate of its chains, and chosen_sweep_point passes over
-// it (the rest choose as before). On the Zen 4 VM (2026-12-06) 128-bit three-input bitwise logic read
+// kExplainedLimit, with at least two of them timed and agreeing within kExplainedLimit among
+// themselves (a rate of the stream, not a slowed stretch of the host: each of them was timed again
+// already where it ran 2% slower than fewer chains). More independent chains never slow a stream,
+// so such a figure is a mode of its code, not a rate of its chains, and chosen_sweep_point passes
+// over it (the rest choose as before). On the Zen 4 VM (2026-12-06) 128-bit three-input bitwise logic read
 // 0.238-0.242 cycles at 16 chains (two copies a loop; the layout of one copy 0.249-0.260), beyond
 // its four pipes, where 12, 20 and 24 chains read 0.250-0.255.
 bool unconfirmed_by_more_chains(const std::vector<SweepPoint>& points, size_t i);
