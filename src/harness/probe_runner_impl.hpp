@@ -312,17 +312,17 @@ bool chains_bind(double recip_throughput, int k, double latency_cycles);
 // noisy step must not end the sweep (a slowed moment reads as "no gain, chains no longer bind"):
 // two in a row without gain do. `steps_without_gain` counts this one.
 bool sweep_goes_on(int k, bool improved, bool chain_bound, int steps_without_gain);
-// Where a sweep that sweep_goes_on would end at `ks[stopped]` looks once more before it ends: the
-// index in `ks` (the K tried, in order) of the first K at least half as many chains again as the last
-// one tried, or the largest K up to `max_k` where that stops short (the register file's limit, or
-// `max_k` itself); -1 when none is left up to `max_k`. A core can hold a stream at a plateau that more chains lift: on the Zen 4 VM
-// 128-bit three-input bitwise logic ran 0.283-0.285 cycles at 4, 6 and 8 chains and 0.251 (its four
-// pipes) at 10 and 12; the sweep ended at 8 in about half of 60 runs, so the row read 0.28 or 0.25
-// from run to run, both `ok`. The look is a short timing (look_ahead_budget) that most sweeps end on;
-// one that gains kSweepGain is timed in full and counts as a step (the sweep goes on from there by the
-// usual rules, except that no second look follows: one more step without gain ends it).
-// Not beyond `max_k` (kLookAheadChains): a stream of more chains
-// is one copy a loop, whose timings on the same VM read the four pipes at 0.217-0.233 cycles.
+// Where a sweep that sweep_goes_on would end at `ks[stopped]` looks once more before it ends: the index
+// in `ks` (the K tried, in order) of the first K at least half as many chains again as the last one
+// tried, or the largest K up to `max_k` where that stops short (the register file's limit, or `max_k`
+// itself); -1 when none is left up to `max_k`. A core can hold a stream at a plateau that more chains
+// lift: on the Zen 4 VM 128-bit three-input bitwise logic ran 0.283-0.285 cycles at 4, 6 and 8 chains
+// and 0.251 (its four pipes) at 10 and 12; the sweep ended at 8 in about half of 60 runs, so the row
+// read 0.28 or 0.25 from run to run, both `ok`. The look is a short timing (look_ahead_budget) that
+// most sweeps end on; one that gains kSweepGain is timed in full and counts as a step (the sweep goes
+// on from there by the usual rules, except that no second look follows: one more step without gain ends
+// it). Not beyond `max_k` (kLookAheadChains): a stream of more chains is one copy a loop, whose timings
+// on the same VM read the four pipes at 0.217-0.233 cycles.
 int look_ahead_index(const std::vector<int>& ks, size_t stopped, int max_k);
 // The most chains a look beyond a plateau goes to: two copies of the stream in a loop.
 inline constexpr int kLookAheadChains = kThroughputUnits / 2;
@@ -384,33 +384,32 @@ struct SweepPoint {
 bool at_chain_bound(double recip_throughput, int k, double latency_cycles);
 // The K a sweep reports (after passing over a fastest K that larger K do not confirm:
 // unconfirmed_by_more_chains): the fastest, unless its figure is unexplained and another K whose figure
-// is explained ran within kExplainedLimit of it; then the fastest such K. A K so chosen that is at
-// its chain bound (at_chain_bound) gives way in turn to the fastest larger, explained K with slack
-// within kSlackLimit of it (and within kExplainedLimit of the fastest): the stream that measures
-// the pipes, not the pipes and the chains at once. Unexplained: beyond its chain bound, or an
-// implied loop overhead more than kOverheadExcess above the lowest of the K within kExplainedLimit
-// of the fastest (taken as 0 where that is negative). Each K's copies hold
-// about the same number of instructions, so their fixed cost is alike: a K whose short calls ran
-// slower per instruction than its long ones implies a larger one and reads its difference too fast.
-// The chain bound is the only check a throughput figure has against the hardware without a pipe
-// count, and the fastest of several timings is where such a difference lands. On the Sapphire
-// Rapids-class VM a 512-bit FP16 FMA chain reads 5.0-5.2 cycles alone, while 2 chains run at 2.00
-// cycles an instruction (4.0 a link) and 3 at 1.75 (5.2): the one-chain latency is no proof there,
-// and kChainBoundSlack let 10 chains at 0.491 cycles pass (2.04 a cycle, beyond the core's two FMA
-// pipes; implied overhead +2.4%) where 12 and 16 chains read 0.501 (+0.3%); 36 rows of a whole
-// table, FP16 FMAs and a 512-bit VNNI dot product, read 2.02-2.04 a cycle that way, and 14
-// 128-bit integer and logic forms 3.04 a cycle from 3 chains (+3.0%; 6 chains 0.334, +0.2%) on its
-// three vector ALUs.
+// is explained ran within kExplainedLimit of it; then the fastest such K. A K so chosen that is at its
+// chain bound (at_chain_bound) gives way in turn to the fastest larger, explained K with slack within
+// kSlackLimit of it (and within kExplainedLimit of the fastest): the stream that measures the pipes,
+// not the pipes and the chains at once. Unexplained: beyond its chain bound, or an implied loop
+// overhead more than kOverheadExcess above the lowest of the K within kExplainedLimit of the fastest
+// (taken as 0 where that is negative). Each K's copies hold about the same number of instructions, so
+// their fixed cost is alike: a K whose short calls ran slower per instruction than its long ones
+// implies a larger one and reads its difference too fast. The chain bound is the only check a
+// throughput figure has against the hardware without a pipe count, and the fastest of several timings
+// is where such a difference lands. On the Sapphire Rapids-class VM a 512-bit FP16 FMA chain reads
+// 5.0-5.2 cycles alone, while 2 chains run at 2.00 cycles an instruction (4.0 a link) and 3 at 1.75
+// (5.2): the one-chain latency is no proof there, and kChainBoundSlack let 10 chains at 0.491 cycles
+// pass (2.04 a cycle, beyond the core's two FMA pipes; implied overhead +2.4%) where 12 and 16 chains
+// read 0.501 (+0.3%); 36 rows of a whole table, FP16 FMAs and a 512-bit VNNI dot product, read
+// 2.02-2.04 a cycle that way, and 14 128-bit integer and logic forms 3.04 a cycle from 3 chains (+3.0%;
+// 6 chains 0.334, +0.2%) on its three vector ALUs.
 // `prefer_explained` false: the fastest, whatever it implies. `points` must not be empty.
 size_t chosen_sweep_point(const std::vector<SweepPoint>& points, bool prefer_explained = true);
-// Whether the K of points[i] ran faster than every larger K of the sweep by more than
-// kExplainedLimit, with at least two of them timed and agreeing within kExplainedLimit among
-// themselves (a rate of the stream, not a slowed stretch of the host: each of them was timed again
-// already where it ran 2% slower than fewer chains). More independent chains never slow a stream,
-// so such a figure is a mode of its code, not a rate of its chains, and chosen_sweep_point passes
-// over it (the rest choose as before). On the Zen 4 VM (2026-12-06) 128-bit three-input bitwise logic read
-// 0.238-0.242 cycles at 16 chains (two copies a loop; the layout of one copy 0.249-0.260), beyond
-// its four pipes, where 12, 20 and 24 chains read 0.250-0.255.
+// Whether the K of points[i] ran faster than every larger K of the sweep by more than kExplainedLimit,
+// with at least two of them timed and agreeing within kExplainedLimit among themselves (a rate of the
+// stream, not a slowed stretch of the host: each of them was timed again already where it ran 2% slower
+// than fewer chains). More independent chains never slow a stream, so such a figure is a mode of its
+// code, not a rate of its chains, and chosen_sweep_point passes over it (the rest choose as before). On
+// the Zen 4 VM (2026-12-06) 128-bit three-input bitwise logic read 0.238-0.242 cycles at 16 chains (two
+// copies a loop; the layout of one copy 0.249-0.260), beyond its four pipes, where 12, 20 and 24 chains
+// read 0.250-0.255.
 bool unconfirmed_by_more_chains(const std::vector<SweepPoint>& points, size_t i);
 // The index of the fastest of `points` (not empty).
 size_t fastest_point(const std::vector<SweepPoint>& points);
