@@ -924,16 +924,15 @@ bool unconfirmed_by_more_chains(const std::vector<SweepPoint>& points, size_t i)
 }
 
 size_t chosen_sweep_point(const std::vector<SweepPoint>& points, bool prefer_explained) {
-  if (prefer_explained && points.size() > 1 && unconfirmed_by_more_chains(points, fastest_point(points))) {
+  const size_t fastest = fastest_point(points);
+  if (prefer_explained && points.size() > 1 && unconfirmed_by_more_chains(points, fastest)) {
     // The rest choose, and their choice is mapped back by position.
     std::vector<SweepPoint> rest;
     std::vector<size_t> from;
-    const size_t drop = fastest_point(points);
     for (size_t i = 0; i < points.size(); ++i)
-      if (i != drop) rest.push_back(points[i]), from.push_back(i);
+      if (i != fastest) rest.push_back(points[i]), from.push_back(i);
     return from[chosen_sweep_point(rest, true)];
   }
-  const size_t fastest = fastest_point(points);
   const std::vector<bool> explained = explained_points(points);
   if (!prefer_explained) return fastest;
   size_t pick = fastest;
