@@ -15,6 +15,17 @@ std::string b_direct_dtype_refusal(const MicroKernelShape& s) {
   return "in-place B needs f32 (bf16/int8 k groups need packing)";
 }
 
+std::string a_direct_refusal(const MicroKernelShape& s, int max_rows) {
+  if (!s.a_direct) return "";
+  if (s.widened) return "in-place A: widened elements are packed wider than A holds them";
+  if (s.signed_a) return "in-place A: int8 A is packed shifted by 128 (signed_a)";
+  if (s.tiles) return "in-place A: tile kernels read A packed in blocks of tile depth";
+  if (s.mr > max_rows)
+    return fmt::format("in-place A: the kernels keep row pointers for at most {} rows, the block has {}", max_rows,
+                       s.mr);
+  return "";
+}
+
 Expected<MicroKernelFn> CachedMicroKernels::get(int rows, int cols) {
   std::lock_guard<std::mutex> lock(mutex_);
   const auto key = std::make_pair(rows, cols);

@@ -73,6 +73,11 @@ struct StepInstruction {
 std::string b_direct_tile_refusal(const MicroKernelShape& shape, int rows, int cols);
 // "" when the dtype can read B in place, else why not (every ISA's check_shape asks).
 std::string b_direct_dtype_refusal(const MicroKernelShape& shape);
+// "" when an a_direct shape's kernels can read A in place, else why not (every ISA's check_shape
+// asks, with the tallest block its kernels keep row pointers for). A packed word of A holds one
+// row's k group, the same bytes as A's own row holds them, unless the packing changes them: widened
+// elements, int8 shifted by 128 (signed_a), tile blocks.
+std::string a_direct_refusal(const MicroKernelShape& shape, int max_rows);
 
 // C[rows x cols] (+)= A panel x B panel over k_steps steps; accumulate 0 stores, 1 adds to C.
 // lda_bytes is read only by a_direct kernels; ldb_bytes and b_out (the packed panel written) only

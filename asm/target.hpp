@@ -106,6 +106,9 @@ class Target {
   virtual bool gemm_widened(const CpuInfo& cpu, MatmulDtype dtype) const = 0;
   // Whether the kernels of `dtype` on this CPU run on its matrix unit (MicroKernelShape::tiles).
   virtual bool gemm_tiles(const CpuInfo& cpu, MatmulDtype dtype) const = 0;
+  // The tallest register block whose kernels read A in place (MicroKernelShape::a_direct), where
+  // a_direct_refusal lets the dtype's A be read in place at all.
+  virtual int a_in_place_rows() const = 0;
   // Architectural vector registers of one width (what a register block may use).
   virtual int vector_registers(int vector_bits) const = 0;
   // The widest vector the cost model plans with (the GEMM's width where it runs, else the widest

@@ -68,9 +68,19 @@ TEST_CASE("autotune: the model's best come with the operands it reads in place p
   CHECK(has(false, false));
   CHECK(has(true, false));
   CHECK(has(false, true));
-  // bf16 never, nor an f32 B that outgrows half of L2 and serves many row blocks.
+  // bf16 reads A in place too (its k pairs are words of A's rows), never B (only packing puts B's
+  // pairs together); nor A where K is not whole pairs, or where the dtype's A is always packed.
+  const auto packs_a = [](const MatmulConfig& c) { return c.pack_a; };
   const auto bf16 = autotune_grid(laptop(), MatmulProblem{96, 128, 128, 1, MatmulDtype::bf16, 1});
-  CHECK(std::all_of(bf16.begin(), bf16.end(), [](const MatmulConfig& c) { return c.pack_a && c.pack_b; }));
+  CHECK(std::all_of(bf16.begin(), bf16.end(), [](const MatmulConfig& c) { return c.pack_b; }));
+  CHECK_FALSE(std::all_of(bf16.begin(), bf16.end(), packs_a));
+  const auto odd = autotune_grid(laptop(), MatmulProblem{96, 128, 127, 1, MatmulDtype::bf16, 1});
+  CHECK(std::all_of(odd.begin(), odd.end(), packs_a));
+  MachineModel always_packed = laptop();
+  always_packed.a_in_place_rows = 0;
+  const auto packed = autotune_grid(always_packed, MatmulProblem{96, 128, 128, 1, MatmulDtype::bf16, 1});
+  CHECK(std::all_of(packed.begin(), packed.end(), packs_a));
+  // Nor an f32 B that outgrows half of L2 and serves many row blocks.
   const auto wide = autotune_grid(laptop(), MatmulProblem{1024, 4096, 1024, 1, MatmulDtype::f32, 1});
   CHECK(std::all_of(wide.begin(), wide.end(), [](const MatmulConfig& c) { return c.pack_b; }));
 }

@@ -153,6 +153,68 @@ TEST_CASE("gemm: f32 read in place (A, B or both) matches the reference at every
     }
 }
 
+TEST_CASE("gemm: A read in place matches the reference for every dtype packed as it is, up to the tallest block",
+          "[gemm]") {
+  // A packed word of A is one row's k group (an f32, a bf16 pair, an int8 quad): where the packing
+  // leaves it as it is, the kernels can read A's own rows instead, in blocks up to the tallest the
+  // target keeps row pointers for; K must then be whole k groups. At every ISA level the CPU reaches.
+  const isa::Target& t = isa::host_target();
+  std::vector<std::pair<std::string, CpuInfo>> cpus{{"widest", cpu()}};
+  for (const std::string& level : t.isa_levels())
+    if (auto limited = t.limit_isa(cpu(), level)) cpus.emplace_back(level, *limited);
+  int checked = 0;
+  for (const auto& [level, on] : cpus) {
+    const int regs = gemm_vector_registers(gemm_vector_bits(on));
+    for (MatmulDtype dt : {MatmulDtype::f32, MatmulDtype::bf16, MatmulDtype::i8}) {
+      if (!gemm_unsupported(on, dt).empty()) continue;
+      const int tallest = a_in_place_rows(on, dt);
+      MatmulConfig model = default_config(on, dt, 64, 64, 64, 1);
+      model.pack_a = false;
+      if (tallest == 0) {  // the packing changes A's words here: no kernel reads it in place
+        CHECK_FALSE(check_config(on, dt, model).empty());
+        continue;
+      }
+      Gemm gemm(on, dt);
+      for (int mr : {tallest, std::min(tallest, 7), 3, 1}) {
+        int nv = 4;
+        while (nv > 1 && !t.check_kernel_shape(gemm.micro_kernel_shape(mr, nv, true), regs).empty()) --nv;
+        REQUIRE(t.check_kernel_shape(gemm.micro_kernel_shape(mr, nv, true), regs).empty());
+        for (auto [m, n, k] : {std::tuple{127, 131, 136}, std::tuple{1, 513, 4}, std::tuple{200, 3, 8},
+                               std::tuple{7, 5, 1000}, std::tuple{97, 200, 60}})
+          for (auto [rows, cols, k_parts] :
+               {std::tuple{1, 1, 1}, std::tuple{2, 1, 1}, std::tuple{1, 2, 1}, std::tuple{1, 1, 2}}) {
+            MatmulConfig g = small_blocks(dt, mr, nv, rows, cols, on);
+            g.k_threads = k_parts;
+            g.threads = rows * cols * k_parts;
+            g.pack_a = false;
+            INFO(level << " " << to_string(dt) << " " << m << "x" << n << "x" << k << " block " << mr << "x" << nv
+                       << " grid " << rows << "x" << cols << " k parts " << k_parts);
+            REQUIRE(check_config(on, dt, g).empty());
+            CHECK(gemm_error(gemm, m, n, k, g) <= limit(dt));
+            ++checked;
+          }
+      }
+      // A block taller than the kernels keep row pointers for is refused, not run.
+      MatmulConfig taller = small_blocks(dt, tallest + 1, 1, 1, 1, on);
+      taller.pack_a = false;
+      CHECK_FALSE(check_config(on, dt, taller).empty());
+      // K that is not whole k groups: refused with the reason before anything runs (the last group
+      // of a row would read past it).
+      const int kg = gemm.micro_kernel_shape(1, 1, true).k_group();
+      if (kg > 1) {
+        const int64_t k = 4 * kg + 1;
+        CHECK_THAT(a_in_place_depth_refusal(on, dt, model, k), Catch::Contains("multiple of " + std::to_string(kg)));
+        std::vector<uint8_t> a(size_t(8 * k * 4)), b(size_t(k * 64 * 4)), c(size_t(8 * 64 * 4));
+        auto run = gemm.run(GemmArgs{8, 64, k, a.data(), k, b.data(), 64, c.data(), 64}, model);
+        REQUIRE_FALSE(run.ok());
+        CHECK_THAT(run.error(), Catch::Contains("pack_a=0"));
+        CHECK(a_in_place_depth_refusal(on, dt, model, k + kg - 1).empty());
+      }
+    }
+  }
+  if (checked == 0) PP_SKIP("this CPU runs no matmul kernels");
+}
+
 TEST_CASE("gemm: at every ISA level the CPU reaches, every dtype the level keeps matches the reference", "[gemm]") {
   // A level takes features away, and the kernels may change method with them (int8 may move to a
   // signed-by-signed dot product on A shifted by 128): each must still give the exact product.

@@ -9,7 +9,7 @@ using namespace peakprobe::cli;
 TEST_CASE("matmul options: --config keeps what is not given and follows a new block", "[matmul_common]") {
   MatmulConfig base;
   base.mr = 6, base.nv = 4, base.nr = 64, base.mc = 252, base.kc = 512, base.nc = 1024;
-  auto c = parse_config("mr=8,nv=3,kc=256,grid=2x1", base, 512);
+  auto c = parse_config("mr=8,nv=3,kc=256,grid=2x1", base, 512, 6);
   REQUIRE(c.ok());
   CHECK(c->mr == 8);
   CHECK(c->nr == 48);
@@ -19,52 +19,60 @@ TEST_CASE("matmul options: --config keeps what is not given and follows a new bl
   CHECK(c->threads == 2);
   CHECK(c->thread_rows == 2);
   CHECK(c->pack_a);
-  auto nr = parse_config("nr=32,pack_a=0", base, 512);
+  auto nr = parse_config("nr=32,pack_a=0", base, 512, 6);
   REQUIRE(nr.ok());
   CHECK(nr->nv == 2);
   CHECK_FALSE(nr->pack_a);
   CHECK(config_text(*nr) == "mr=6,nv=2,mc=252,kc=512,nc=1024,grid=1x1,pack_a=0");
   CHECK(c->pack_b);
-  auto b_in_place = parse_config("pack_b=0", base, 512);
+  auto b_in_place = parse_config("pack_b=0", base, 512, 6);
   REQUIRE(b_in_place.ok());
   CHECK(b_in_place->pack_a);
   CHECK_FALSE(b_in_place->pack_b);
   CHECK(config_text(*b_in_place) == "mr=6,nv=4,mc=252,kc=512,nc=1024,grid=1x1,pack_b=0");
-  auto b_back = parse_config(config_text(*b_in_place), base, 512);
+  auto b_back = parse_config(config_text(*b_in_place), base, 512, 6);
   REQUIRE(b_back.ok());
   CHECK_FALSE(b_back->pack_b);
   // A model config that reads both in place, given blocks that no longer allow it: a grid of two
   // rows packs B, a taller block packs A; what the user gives explicitly is kept (and checked later).
   MatmulConfig in_place = base;
   in_place.pack_a = in_place.pack_b = false;
-  auto rows2 = parse_config("grid=2x1", in_place, 512);
+  auto rows2 = parse_config("grid=2x1", in_place, 512, 6);
   REQUIRE(rows2.ok());
   CHECK(rows2->pack_b);
   CHECK_FALSE(rows2->pack_a);
-  auto tall = parse_config("mr=8,nv=3", in_place, 512);
+  auto tall = parse_config("mr=8,nv=3", in_place, 512, 6);
   REQUIRE(tall.ok());
   CHECK(tall->pack_a);
   CHECK_FALSE(tall->pack_b);
-  auto asked = parse_config("grid=2x1,pack_b=0", in_place, 512);
+  // The limit is the kernels' own: where they keep row pointers for 9 rows, 8 stay in place.
+  auto tall_within = parse_config("mr=8,nv=3", in_place, 512, 9);
+  REQUIRE(tall_within.ok());
+  CHECK_FALSE(tall_within->pack_a);
+  // Where the dtype's A is always packed (limit 0), any block packs it.
+  auto never = parse_config("nv=3", in_place, 512, 0);
+  REQUIRE(never.ok());
+  CHECK(never->pack_a);
+  auto asked = parse_config("grid=2x1,pack_b=0", in_place, 512, 6);
   REQUIRE(asked.ok());
   CHECK_FALSE(asked->pack_b);
   // Batch groups: alone they run each item on one thread; with a grid, each group runs on it.
-  auto spread = parse_config("batch_threads=2", base, 512);
+  auto spread = parse_config("batch_threads=2", base, 512, 6);
   REQUIRE(spread.ok());
   CHECK(spread->batch_threads == 2);
   CHECK(spread->thread_rows * spread->thread_cols == 1);
   CHECK(spread->threads == 2);
   CHECK(config_text(*spread) == "mr=6,nv=4,mc=252,kc=512,nc=1024,grid=1x1,batch_threads=2");
-  auto groups = parse_config("grid=2x1,batch_threads=4", base, 512);
+  auto groups = parse_config("grid=2x1,batch_threads=4", base, 512, 6);
   REQUIRE(groups.ok());
   CHECK(groups->threads == 8);
-  auto parts = parse_config("k_threads=3", base, 512);
+  auto parts = parse_config("k_threads=3", base, 512, 6);
   REQUIRE(parts.ok());
   CHECK(parts->k_threads == 3);
   CHECK(parts->threads == 3);
   CHECK(config_text(*parts) == "mr=6,nv=4,mc=252,kc=512,nc=1024,grid=1x1,k_threads=3");
   // A grid alone puts every item on it again, over all of K.
-  auto back = parse_config("grid=2x1", *groups, 512);
+  auto back = parse_config("grid=2x1", *groups, 512, 6);
   REQUIRE(back.ok());
   CHECK(back->batch_threads == 1);
   CHECK(back->threads == 2);
@@ -72,7 +80,7 @@ TEST_CASE("matmul options: --config keeps what is not given and follows a new bl
                           "batch_threads=0", "batch_threads=1048576,grid=2x1", "k_threads=0",
                           "k_threads=1024,batch_threads=1024,grid=2x1"}) {
     INFO(bad);
-    CHECK_FALSE(parse_config(bad, base, 512).ok());
+    CHECK_FALSE(parse_config(bad, base, 512, 6).ok());
   }
 }
 
@@ -84,11 +92,11 @@ TEST_CASE("matmul options: --config values too large to compute with are refused
   for (const char* bad : {"grid=65536x65536", "grid=2147483647x2", "grid=2048x1024", "mc=2147483647",
                           "mr=7,nc=2147483647", "nv=2147483647", "nr=2147483632", "kc=1048577"}) {
     INFO(bad);
-    auto c = parse_config(bad, base, 512);
+    auto c = parse_config(bad, base, 512, 6);
     REQUIRE_FALSE(c.ok());
     CHECK(c.error().find("--config") == 0);
   }
-  auto big = parse_config("grid=1024x1024,mc=1048576,kc=1048576,nc=1048576", base, 256);
+  auto big = parse_config("grid=1024x1024,mc=1048576,kc=1048576,nc=1048576", base, 256, 6);
   REQUIRE(big.ok());
   CHECK(big->threads == 1 << 20);
   CHECK(big->kc == 1 << 20);

@@ -272,8 +272,7 @@ std::string check_shape(const isa::MicroKernelShape& s, int vector_registers) {
   if (s.vec_bits != 128) return fmt::format("vector width {} bits: the AArch64 kernels are 128-bit (NEON)", s.vec_bits);
   if (s.signed_a && s.dtype != MatmulDtype::i8) return "A shifted by 128 (signed_a) is for int8 only";
   if (s.widened) return "widened elements: every AArch64 kernel runs on the dtype's own dot product";
-  if (s.a_direct && !a_in_place_possible(s.dtype, s.mr))
-    return "in-place A needs f32 and at most 6 rows (bf16/int8 k groups and more rows need packing)";
+  if (std::string why = isa::a_direct_refusal(s, kAInPlaceRows); !why.empty()) return why;
   if (std::string why = isa::b_direct_dtype_refusal(s); !why.empty()) return why;
   if (s.mr < 1 || s.nv < 1 || s.nv > 4)
     return fmt::format("register block {}x{} vectors: rows must be >= 1 and vectors 1..4", s.mr, s.nv);

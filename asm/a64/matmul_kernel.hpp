@@ -31,6 +31,9 @@ inline int registers_needed(int mr, int nv) { return mr * nv + nv + (mr + 3) / 4
 inline constexpr int kKernelUnrollShift = 2;
 inline constexpr int kKernelUnroll = 1 << kKernelUnrollShift;
 
+// The tallest block whose kernels read A in place: one row pointer a row (x11..x16).
+inline constexpr int kAInPlaceRows = 6;
+
 std::string check_shape(const isa::MicroKernelShape& s, int vector_registers);
 // The instructions one k step of the kernel of `s` runs (Target::kernel_step).
 std::vector<isa::StepInstruction> kernel_step_instructions(const isa::MicroKernelShape& s);

@@ -80,6 +80,8 @@ int A64Target::registers_needed(const isa::MicroKernelShape& shape) const {
   return a64::registers_needed(shape.mr, shape.nv);
 }
 
+int A64Target::a_in_place_rows() const { return a64::kAInPlaceRows; }
+
 std::string A64Target::check_kernel_shape(const isa::MicroKernelShape& shape, int vector_registers) const {
   return check_shape(shape, vector_registers);
 }

@@ -18,6 +18,7 @@ class A64Target final : public isa::Target {
   bool gemm_widened(const CpuInfo&, MatmulDtype) const override { return false; }
   bool gemm_tiles(const CpuInfo&, MatmulDtype) const override { return false; }  // SME: asmjit has no encoder
   std::string tiles_name() const override { return "sme"; }
+  int a_in_place_rows() const override;
   int vector_registers(int) const override { return 32; }
   int model_vector_bits(const CpuInfo&) const override { return 128; }
   int registers_needed(const isa::MicroKernelShape& shape) const override;

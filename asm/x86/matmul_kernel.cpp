@@ -83,9 +83,12 @@ Error emit_kernel(ax::Assembler& e, const MicroKernelShape& s, int rows, int col
   const ax::Gp steps = ax::rdi, a = ax::rsi, b = ax::rdx, c = ax::rcx, ldc = ax::r8, accumulate = ax::r9;
   // Widened int8's multiply-add writes a temporary, added to the accumulator after it.
   const uint32_t b0 = uint32_t(rows * used), bc = b0 + uint32_t(used), tmp = bc + 1;
-  // In-place B keeps the packed panel it writes in rbx (callee-saved): the stack arguments move by 8.
+  // In-place B keeps the packed panel it writes in rbx, and in-place A past six rows its third row
+  // pointer in r12 (both callee-saved): the stack arguments move by 8 for each.
+  const bool a6_used = s.a_direct && rows > 6;
   if (s.b_direct) e.push(ax::rbx);
-  const int32_t args = s.b_direct ? 8 : 0;
+  if (a6_used) e.push(ax::r12);
+  const int32_t args = 8 * ((s.b_direct ? 1 : 0) + (a6_used ? 1 : 0));
   // Ask for the C tile now: its lines arrive while the k loop runs instead of stalling the update.
   e.mov(ax::rax, c);
   const int row_bytes = cols * 4;
@@ -102,18 +105,24 @@ Error emit_kernel(ax::Assembler& e, const MicroKernelShape& s, int rows, int col
     e.mov(ldb, ax::qword_ptr(ax::rsp, 16 + args));
     e.mov(b_out, ax::qword_ptr(ax::rsp, 24 + args));
   }
-  // In-place A: rows 0-2 at a, a + lda, a + 2 lda; rows 3-5 the same from a3 = a + 3 lda.
-  const ax::Gp lda = ax::r11, a3 = ax::r10;
+  // In-place A: rows 0-2 at a, a + lda, a + 2 lda; rows 3-5 the same from a3 = a + 3 lda, rows 6-8
+  // from a6 = a + 6 lda.
+  const ax::Gp lda = ax::r11, a3 = ax::r10, a6 = ax::r12;
   if (s.a_direct) {
     e.mov(lda, ax::qword_ptr(ax::rsp, 8 + args));  // the 7th argument, on the stack
     e.lea(a3, ax::ptr(a, lda, 1));
     e.add(a3, lda);
+    if (a6_used) {
+      e.lea(a6, ax::ptr(a3, lda, 1));
+      e.add(a6, lda);
+    }
   }
   // Row i of A at k step u of an unrolled loop iteration: packed A holds mr words a step, in-place A
-  // one word a step along each row.
+  // one word a step along each row. A word is one k group of the dtype (an f32, a bf16 pair, an int8
+  // quad), which A's row holds in the same bytes: even for bf16 and int8 the kernel reads A's own rows.
   auto a_row = [&](int i, int u) -> ax::Mem {
     if (!s.a_direct) return ax::dword_ptr(a, 4 * i + 4 * s.mr * u);
-    const ax::Gp base = i < 3 ? a : a3;
+    const ax::Gp base = i < 3 ? a : i < 6 ? a3 : a6;
     const int r = i % 3;
     return r == 0 ? ax::dword_ptr(base, 4 * u) : ax::dword_ptr(base, lda, r == 1 ? 0u : 1u, 4 * u);
   };
@@ -151,6 +160,7 @@ Error emit_kernel(ax::Assembler& e, const MicroKernelShape& s, int rows, int col
     if (s.a_direct) {
       e.add(a, Imm(4 * steps_done));
       e.add(a3, Imm(4 * steps_done));
+      if (a6_used) e.add(a6, Imm(4 * steps_done));
     } else {
       e.add(a, Imm(4 * s.mr * steps_done));  // packed A keeps mr words per step even for edge rows (zero padded)
     }
@@ -207,6 +217,7 @@ Error emit_kernel(ax::Assembler& e, const MicroKernelShape& s, int rows, int col
   e.bind(store);
   emit_update(e, s, rows, used, tail, false);
   e.bind(out);
+  if (a6_used) e.pop(ax::r12);
   if (s.b_direct) e.pop(ax::rbx);
   e.vzeroupper();
   e.ret();
@@ -257,8 +268,7 @@ std::string check_shape(const MicroKernelShape& s, int vector_registers) {
     return "bf16 dot-product kernels need AVX-512 (vdpbf16ps on zmm); 256-bit ones widen";
   if (s.widened && s.dtype == MatmulDtype::f32) return "widened f32: f32 is as wide as it gets";
   if (s.signed_a) return "A shifted by 128 (signed_a): the x86 int8 kernels multiply unsigned A by signed B as they are";
-  if (s.a_direct && !a_in_place_possible(s.dtype, s.mr))
-    return "in-place A needs f32 and at most 6 rows (bf16/int8 k groups and more rows need packing)";
+  if (std::string why = isa::a_direct_refusal(s, kAInPlaceRows); !why.empty()) return why;
   if (std::string why = isa::b_direct_dtype_refusal(s); !why.empty()) return why;
   if (s.mr < 1 || s.nv < 1 || s.nv > 4)
     return fmt::format("register block {}x{} vectors: rows must be >= 1 and vectors 1..4", s.mr, s.nv);

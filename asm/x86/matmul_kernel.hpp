@@ -43,6 +43,10 @@ inline int registers_needed(const MicroKernelShape& s) {
 inline constexpr int kKernelUnrollShift = 2;
 inline constexpr int kKernelUnroll = 1 << kKernelUnrollShift;
 
+// The tallest block whose kernels read A in place: three row pointers (a, a + 3 lda, a + 6 lda),
+// each reaching two rows further through lda scaled by 1 and 2.
+inline constexpr int kAInPlaceRows = 9;
+
 // "" when the shape can be generated for a CPU with these vector registers, else why not.
 std::string check_shape(const MicroKernelShape& s, int vector_registers);
 

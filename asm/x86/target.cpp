@@ -110,6 +110,8 @@ int X86Target::model_vector_bits(const CpuInfo& cpu) const {
 // The x86 kernels broadcast one A element at a time into one register.
 int X86Target::registers_needed(const isa::MicroKernelShape& shape) const { return x86::registers_needed(shape); }
 
+int X86Target::a_in_place_rows() const { return x86::kAInPlaceRows; }
+
 std::string X86Target::check_kernel_shape(const isa::MicroKernelShape& shape, int vector_registers) const {
   return check_shape(shape, vector_registers);
 }

@@ -27,15 +27,12 @@ struct MatmulConfig {
   int threads = 1, thread_rows = 1, thread_cols = 1;
   int batch_threads = 1;
   int k_threads = 1;
-  bool pack_a = true;  // false: read A in place (only where a_in_place_possible says the kernels can)
+  bool pack_a = true;  // false: read A in place (blocks the kernels keep row pointers for, K whole k groups)
   bool pack_b = true;  // false: read B's whole-width panels in place (only where b_in_place_possible says so)
   bool operator==(const MatmulConfig&) const = default;
 };
 
-// The kernels read A in place for f32 blocks of up to 6 rows (two base pointers and lda); bf16/int8
-// k groups and taller blocks need packed panels.
-inline bool a_in_place_possible(MatmulDtype dtype, int mr) { return dtype == MatmulDtype::f32 && mr <= 6; }
-// And B in place for f32: a packed f32 micro-panel is B's rows cut to nr columns, so the kernel can
+// The kernels read B in place for f32: a packed f32 micro-panel is B's rows cut to nr columns, so the kernel can
 // step ldb through B itself; bf16/int8 words hold k groups that only packing puts together. Only on
 // one row of threads (thread_rows 1): threads that share a B block pack it ahead together.
 inline bool b_in_place_possible(MatmulDtype dtype, int thread_rows = 1) {

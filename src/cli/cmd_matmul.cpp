@@ -130,7 +130,7 @@ int run_matmul_command(GlobalOptions& g, const MatmulOptions& o) {
   };
   std::optional<AutotuneResult> tuned;
   if (!o.config.empty()) {
-    auto c = parse_config(o.config, config, gemm_vector_bits(cpu));
+    auto c = parse_config(o.config, config, gemm_vector_bits(cpu), a_in_place_rows(cpu, *dtype));
     if (!c) return spdlog::error("{}", c.error()), kExitUsage;
     if (c->threads > g.threads) {
       spdlog::error("--config grid {}x{}{}{} makes {} threads; --threads is {}", c->thread_rows, c->thread_cols,
@@ -139,6 +139,8 @@ int run_matmul_command(GlobalOptions& g, const MatmulOptions& o) {
       return kExitUsage;
     }
     if (std::string why = check_config(cpu, *dtype, *c); !why.empty())
+      return spdlog::error("--config: {}", why), kExitUsage;
+    if (std::string why = a_in_place_depth_refusal(cpu, *dtype, *c, problem.k); !why.empty())
       return spdlog::error("--config: {}", why), kExitUsage;
     // A group without an item would leave its threads idle while the result claimed them.
     if (c->batch_threads > o.batch)
@@ -223,8 +225,9 @@ void add_matmul_command(CLI::App& app, GlobalOptions& g) {
   cmd->add_option("--config", o->config,
                   "Tiling to use instead of the model's: key=value list of mr, nv (or nr), mc, kc, nc, grid=RxC,\n"
                   "batch_threads=N (N groups of threads, each on its own batch items), k_threads=N (K split into\n"
-                  "N parts whose sums are added), pack_a=0|1 and pack_b=0|1 (0: the kernels read that f32 operand in\n"
-                  "place); keys left out keep the model's values")
+                  "N parts whose sums are added), pack_a=0|1 and pack_b=0|1 (0: the kernels read that operand in\n"
+                  "place: A of any dtype they take as it is, with K whole k groups; B in f32); keys left out keep\n"
+                  "the model's values")
       ->type_name("LIST");
   cmd->add_option("--baseline", o->baselines, "Libraries to run the same problem: onednn (every dtype), openblas and blis (f32), a path, none")
       ->capture_default_str();

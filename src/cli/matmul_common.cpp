@@ -244,7 +244,10 @@ MatmulPlan plan_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulProblem& p,
     }
   }
   MatmulConfig analytic = default_config(cpu, p.dtype, p.m, p.n, p.k, p.threads);
-  analytic.pack_a = !a_in_place_possible(p.dtype, analytic.mr);  // in place measured faster here at every size
+  // A in place, where the kernels can read it so: measured faster here at every size (f32 on a Zen 4).
+  analytic.pack_a = false;
+  if (analytic.mr > a_in_place_rows(cpu, p.dtype) || !a_in_place_depth_refusal(cpu, p.dtype, analytic, p.k).empty())
+    analytic.pack_a = true;
   shortlist.push_back(analytic);
   // One thread has no team at all and every operand in its own caches: for the smallest problems it
   // can still win, so the first choice's block is checked on it too.
@@ -498,7 +501,8 @@ void measure_kernel_mix(const GlobalOptions& g, const CpuInfo& cpu, const Matmul
 // The largest value a --config key (or a grid's thread count) may have.
 constexpr int kMaxConfigValue = 1 << 20;
 
-Expected<MatmulConfig> parse_config(const std::string& text, const MatmulConfig& base, int vector_bits) {
+Expected<MatmulConfig> parse_config(const std::string& text, const MatmulConfig& base, int vector_bits,
+                                    int a_in_place_rows) {
   MatmulConfig c = base;
   std::stringstream in(text);
   std::string item;
@@ -567,7 +571,7 @@ Expected<MatmulConfig> parse_config(const std::string& text, const MatmulConfig&
   c.nr = c.nv * lanes;
   // Operands the model read in place where the blocks given no longer let them be (a taller block,
   // several rows of threads sharing B) are packed; what the user gave is checked as given.
-  if (!pack_a_given && !a_in_place_possible(MatmulDtype::f32, c.mr)) c.pack_a = true;
+  if (!pack_a_given && c.mr > a_in_place_rows) c.pack_a = true;
   if (!pack_b_given && !b_in_place_possible(MatmulDtype::f32, c.thread_rows)) c.pack_b = true;
   // Blocks the user did not give follow a changed register block: whole micro-panels.
   if (!mc_given) c.mc = std::max(c.mr, (c.mc + c.mr - 1) / c.mr * c.mr);

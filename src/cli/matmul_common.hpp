@@ -138,8 +138,11 @@ bool chains_keep_up(int instances, int chains, int needed);
 std::optional<double> kernel_mix_share(double ops_per_step, int divisor, double cycles_per_group, double mix_ghz,
                                        double roof_before, double roof_after);
 
-// "--config mr=8,nv=3,mc=96,kc=256,nc=1536,grid=2x1": keys not given keep `base`'s values.
-Expected<MatmulConfig> parse_config(const std::string& text, const MatmulConfig& base, int vector_bits);
+// "--config mr=8,nv=3,mc=96,kc=256,nc=1536,grid=2x1": keys not given keep `base`'s values. A base
+// that reads A in place packs it when the block given is taller than `a_in_place_rows` (the
+// kernels' limit, a_in_place_rows() of gemm.hpp) unless pack_a is given too.
+Expected<MatmulConfig> parse_config(const std::string& text, const MatmulConfig& base, int vector_bits,
+                                    int a_in_place_rows);
 std::string config_text(const MatmulConfig& c);
 
 Expected<MatmulDtype> parse_dtype(const std::string& text);

@@ -13,6 +13,7 @@
 #include "matmul/cost_model.hpp"
 
 #include "asm/target.hpp"
+#include "matmul/gemm.hpp"
 
 #include <algorithm>
 #include <array>
@@ -232,7 +233,7 @@ MatmulConfig normalized(const MachineModel& machine, const MatmulProblem& proble
   c.batch_threads = int(std::clamp<int64_t>(c.batch_threads, 1, std::max<int64_t>(problem.batch, 1)));
   c.k_threads = int(std::clamp<int64_t>(c.k_threads, 1, std::max<int64_t>(1, ceil_div(problem.k, dt.kgroup))));
   c.threads = c.batch_threads * c.k_threads * c.thread_rows * c.thread_cols;
-  if (!a_in_place_possible(problem.dtype, c.mr)) c.pack_a = true;  // the kernels cannot
+  if (!a_in_place_possible(machine, problem, c.mr)) c.pack_a = true;  // the kernels cannot
   if (!b_in_place_possible(problem.dtype, c.thread_rows)) c.pack_b = true;
   return c;
 }
@@ -867,9 +868,14 @@ ConfigKey config_key(const MatmulConfig& c) {
   return {c.mr, c.nv, c.mc, c.kc, c.nc, c.thread_rows, c.thread_cols, c.batch_threads, c.k_threads, c.pack_a, c.pack_b};
 }
 
+bool a_in_place_possible(const MachineModel& machine, const MatmulProblem& problem, int mr) {
+  return mr >= 1 && mr <= machine.a_in_place_rows && problem.k % dtype_traits(machine, problem).kgroup == 0;
+}
+
 bool a_in_place_pays(const MachineModel& machine, const MatmulProblem& problem, int mr) {
-  return a_in_place_possible(problem.dtype, mr) &&
-         double(problem.m) * double(problem.k) * 4.0 <= kL2Fill * double(machine.l2_bytes);
+  return a_in_place_possible(machine, problem, mr) &&
+         double(problem.m) * double(problem.k) * dtype_traits(machine, problem).ab_bytes <=
+             kL2Fill * double(machine.l2_bytes);
 }
 
 bool b_in_place_pays(const MachineModel& machine, const MatmulProblem& problem, int mr, int thread_rows) {
@@ -996,6 +1002,7 @@ MachineModel machine_model_from(const CpuInfo& cpu, double ghz, double fma_per_c
   const isa::Target& target = isa::host_target();
   m.widened = target.gemm_widened(cpu, dtype);
   m.tiles = target.gemm_tiles(cpu, dtype);
+  m.a_in_place_rows = a_in_place_rows(cpu, dtype);
   m.vector_bits = target.model_vector_bits(cpu);
   m.vector_registers = target.vector_registers(m.vector_bits);
   constexpr double kFallbackGhz = 3.0;

@@ -57,6 +57,9 @@ struct MachineModel {
   // then the tile multiply's (one instruction = a 16 x 16 block of C over 16 k steps), register blocks
   // are whole tiles, and k steps are padded to whole tile depths.
   bool tiles = false;
+  // The tallest register block whose kernels read the dtype's A in place (isa::Target::a_in_place_rows);
+  // 0 where A is always packed (widened, shifted by 128, tile blocks).
+  int a_in_place_rows = 6;
   double loads_per_cycle = 2.0;     // vector loads per cycle (load ports)
   double stores_per_cycle = 1.0;    // vector stores per cycle (one store port at full width)
   double issue_width = 4.0;         // instructions renamed per cycle (Skylake 4; Zen 4, Golden Cove 6)
@@ -166,6 +169,10 @@ std::vector<CandidateCost> rank_configs(const MachineModel& machine, const Matmu
 // The cheapest candidate (rank_configs().front()).
 CandidateCost choose_config(const MachineModel& machine, const MatmulProblem& problem);
 
+// Whether the kernels can read A in place for this problem with an mr-row block: a block no taller
+// than machine.a_in_place_rows, and K whole k groups of the dtype (the last group of a row would
+// otherwise read past it; packing pads it with zeros).
+bool a_in_place_possible(const MachineModel& machine, const MatmulProblem& problem, int mr);
 // Whether the model reads an operand in place for this problem (an mr-row block; a grid of
 // thread_rows rows of threads): the kernels can, and the whole operand fits half of L2. A larger
 // one's rows lie far apart (4 KiB at 1024 columns: a page each), and on a Sapphire Rapids-class VM

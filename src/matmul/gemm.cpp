@@ -155,6 +155,19 @@ MatmulConfig default_config(const CpuInfo& cpu, MatmulDtype dtype, int64_t m, in
   return g;
 }
 
+int a_in_place_rows(const CpuInfo& cpu, MatmulDtype dtype) {
+  const int rows = isa::host_target().a_in_place_rows();
+  return isa::a_direct_refusal(kernel_shape(cpu, dtype, 1, 1, true), rows).empty() ? rows : 0;
+}
+
+std::string a_in_place_depth_refusal(const CpuInfo& cpu, MatmulDtype dtype, const MatmulConfig& g, int64_t k) {
+  const int kg = kernel_shape(cpu, dtype, std::max(1, g.mr), std::max(1, g.nv), !g.pack_a).k_group();
+  if (g.pack_a || k % kg == 0) return "";
+  return fmt::format("pack_a=0 needs K a multiple of {} ({} reads A in k groups of {}; K is {}): the last group of "
+                     "each row would read past it",
+                     kg, to_string(dtype), kg, k);
+}
+
 std::string check_config(const CpuInfo& cpu, MatmulDtype dtype, const MatmulConfig& g) {
   const int bits = gemm_vector_bits(cpu), lanes = bits / 32;
   const isa::MicroKernelShape s = kernel_shape(cpu, dtype, g.mr, g.nv, !g.pack_a, !g.pack_b);
@@ -231,6 +244,7 @@ Expected<bool> Gemm::run_batch(const GemmArgs& x, int64_t batch, const BatchStri
     last_checked_ = CheckedConfig{g, micro_kernel_shape(g.mr, g.nv, !g.pack_a, !g.pack_b).step_block()};
   }
   if (x.m < 0 || x.n < 0 || x.k < 0 || batch < 0) return make_error("negative matrix dimension or batch");
+  if (std::string why = a_in_place_depth_refusal(cpu_, dtype_, g, x.k); !why.empty()) return make_error(why);
   if (x.m == 0 || x.n == 0 || batch == 0) return true;
   const int es = element_bytes(dtype_), mr = g.mr, nr = g.nr;
   if (x.k == 0) {
@@ -408,16 +422,16 @@ Expected<bool> Gemm::run_batch(const GemmArgs& x, int64_t batch, const BatchStri
               uint32_t* bpanel = bp + jp * b_panel_words(steps, nr, signed_a_);
               for (int64_t ir = 0; ir < mc; ir += mr) {
                 const int rows = int(std::min<int64_t>(mr, mc - ir));
-                const void* apanel = direct ? static_cast<const void*>(a + ((ic + ir) * x.lda + pc) * 4)
+                const void* apanel = direct ? static_cast<const void*>(a + ((ic + ir) * x.lda + pc) * es)
                                             : static_cast<const void*>(ap + ir * steps);
                 void* cp = c + ((ic + ir - row0) * ldc + jc + jr - col0) * 4;
                 if (b_direct && cols == nr && ic == r0 && ir == 0)  // reads B in place, leaves bpanel packed
                   table_in_place[size_t(rows * (nr + 1) + cols)](uint64_t(steps), apanel, b + (pc * x.ldb + jc + jr) * es, cp,
-                                                                 uint64_t(ldc) * 4, accumulate, uint64_t(x.lda) * 4,
+                                                                 uint64_t(ldc) * 4, accumulate, uint64_t(x.lda) * es,
                                                                  uint64_t(x.ldb) * uint64_t(es), bpanel, 1);
                 else
                   table[size_t(rows * (nr + 1) + cols)](uint64_t(steps), apanel, bpanel, cp, uint64_t(ldc) * 4,
-                                                        accumulate, uint64_t(x.lda) * 4, 0, nullptr, 1);
+                                                        accumulate, uint64_t(x.lda) * es, 0, nullptr, 1);
               }
             }
           }

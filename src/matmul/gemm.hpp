@@ -2,8 +2,9 @@
 // (nc) and k block (kc), the B block is packed into kc x nr micro-panels that the threads of one
 // column group pack together and share; each thread packs its own mc x kc blocks of A and runs the
 // register-block kernel over them. Threads form a grid over M (thread_rows) and N (thread_cols).
-// Small f32 operands can be read in place instead (MatmulConfig::pack_a, pack_b): A's rows lda apart,
-// B's whole-width panels ldb apart; an edge panel of B narrower than nr is still packed.
+// Operands can be read in place instead (MatmulConfig::pack_a, pack_b): A's rows lda apart (every
+// dtype whose packing leaves A's words as they are), f32 B's whole-width panels ldb apart (an edge
+// panel of B narrower than nr is still packed).
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -36,6 +37,12 @@ MatmulConfig default_config(const CpuInfo& cpu, MatmulDtype dtype, int64_t m, in
 
 // "" when the configuration can run this problem, else what is wrong with it (for --config).
 std::string check_config(const CpuInfo& cpu, MatmulDtype dtype, const MatmulConfig& config);
+// The tallest register block whose kernels read the dtype's A in place on this CPU; 0 where A is
+// always packed (its packing changes the words: widened, shifted by 128, tile blocks).
+int a_in_place_rows(const CpuInfo& cpu, MatmulDtype dtype);
+// "" when a config that reads A in place (pack_a false) can run a product of depth k, else why not:
+// the last k group of each row must be whole (packing pads it with zeros; A's row ends there).
+std::string a_in_place_depth_refusal(const CpuInfo& cpu, MatmulDtype dtype, const MatmulConfig& config, int64_t k);
 
 struct GemmArgs {
   int64_t m = 0, n = 0, k = 0;

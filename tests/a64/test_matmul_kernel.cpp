@@ -143,12 +143,18 @@ TEST_CASE("a64 matmul kernel: every dtype, full and edge tiles, packed and in-pl
   if (cpu.has("asimddp"))
     for (auto [mr, nv] : {std::pair{8, 3}, std::pair{6, 4}, std::pair{7, 2}, std::pair{1, 1}})
       check_tiles(MicroKernelShape{mr, nv, 128, MatmulDtype::i8, false, true});
-  const MicroKernelShape direct{6, 4, 128, MatmulDtype::f32, true};
-  REQUIRE(a64::check_shape(direct, 32).empty());
-  check_tile(direct, 6, 16, 4);
-  check_tile(direct, 5, 11, 2);
-  check_tile(direct, 6, 16, 2 * a64::kKernelUnroll + 3);
-  check_tile(direct, 5, 11, 2 * a64::kKernelUnroll + 1);
+  // In-place A: every dtype whose A is packed as it is (a word a row and k group), up to the
+  // tallest block the kernels keep row pointers for.
+  for (MatmulDtype dt : {MatmulDtype::f32, MatmulDtype::bf16, MatmulDtype::i8}) {
+    if (!isa::host_target().gemm_unsupported(cpu, dt).empty() || isa::host_target().gemm_signed_a(cpu, dt)) continue;
+    INFO(to_string(dt) << " A in place");
+    const MicroKernelShape direct{a64::kAInPlaceRows, 4, 128, dt, true};
+    REQUIRE(a64::check_shape(direct, 32).empty());
+    check_tile(direct, a64::kAInPlaceRows, 16, 4);
+    check_tile(direct, a64::kAInPlaceRows - 1, 11, 2);
+    check_tile(direct, a64::kAInPlaceRows, 16, 2 * a64::kKernelUnroll + 3);
+    check_tile(direct, a64::kAInPlaceRows - 1, 11, 2 * a64::kKernelUnroll + 1);
+  }
   // B in place (f32, whole-width tiles), with A packed or in place.
   for (bool a_in_place : {false, true})
     for (auto [mr, nv] : {std::pair{6, 4}, std::pair{4, 3}, std::pair{1, 1}}) {
@@ -165,7 +171,13 @@ TEST_CASE("a64 matmul kernel: shapes outside the register file or the ISA are re
   CHECK(a64::registers_needed(8, 3) == 29);
   CHECK_THAT(a64::check_shape(MicroKernelShape{8, 4, 128, MatmulDtype::f32}, 32), Catch::Contains("38"));
   CHECK_THAT(a64::check_shape(MicroKernelShape{6, 4, 256, MatmulDtype::f32}, 32), Catch::Contains("128"));
-  CHECK_FALSE(a64::check_shape(MicroKernelShape{6, 4, 128, MatmulDtype::bf16, true}, 32).empty());
+  // In place, A of any dtype packed as it is, up to the rows the kernels keep pointers for; not int8
+  // A shifted by 128.
+  CHECK(a64::check_shape(MicroKernelShape{6, 4, 128, MatmulDtype::bf16, true}, 32).empty());
+  CHECK_THAT(a64::check_shape(MicroKernelShape{a64::kAInPlaceRows + 1, 2, 128, MatmulDtype::f32, true}, 32),
+             Catch::Contains("row pointers"));
+  CHECK_THAT(a64::check_shape(MicroKernelShape{6, 4, 128, MatmulDtype::i8, true, true}, 32),
+             Catch::Contains("shifted"));
   CHECK_FALSE(a64::check_shape(MicroKernelShape{6, 4, 128, MatmulDtype::f32, false, true}, 32).empty());
   auto sdot = a64::micro_kernel_listing(MicroKernelShape{8, 3, 128, MatmulDtype::i8, false, true}, 8, 12);
   REQUIRE(sdot.ok());
@@ -281,6 +293,7 @@ TEST_CASE("a64 matmul kernel: kernel_step names the instructions of the generate
   MicroKernelShape b_in_place{6, 4, 128, MatmulDtype::f32};
   b_in_place.b_direct = true;
   shapes.push_back(a_in_place);
+  shapes.push_back(MicroKernelShape{5, 4, 128, MatmulDtype::bf16, true});
   shapes.push_back(b_in_place);
   for (const MicroKernelShape& s : shapes) {
     INFO(to_string(s.dtype) << " " << s.mr << "x" << s.nv << (s.signed_a ? " signed A" : "")

@@ -1,5 +1,6 @@
 // matmul's --config (key=value list), --shape (M,N,K), --dtype and --baseline lists
-// (src/cli/matmul_common). The first byte picks the vector width the config is read for.
+// (src/cli/matmul_common). The first byte picks the vector width the config is read for and the
+// tallest block the kernels read A in place for.
 #include "cli/matmul_common.hpp"
 #include "fuzz_util.hpp"
 
@@ -8,10 +9,11 @@ using namespace peakprobe;
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0 || size > 4096) return 0;
   const int vector_bits = data[0] & 1 ? 512 : 256;
+  const int a_in_place_rows = (data[0] >> 1) % 10;
   const std::string text = fuzz::text_of(data + 1, size - 1);
   MatmulConfig base;
   base.mr = 6, base.nv = 2, base.nr = 2 * vector_bits / 32, base.mc = 96, base.kc = 256, base.nc = 1536;
-  auto c = cli::parse_config(text, base, vector_bits);
+  auto c = cli::parse_config(text, base, vector_bits, a_in_place_rows);
   if (c) {
     if (int64_t(c->nr) != int64_t(c->nv) * (vector_bits / 32)) fuzz::fail("nr is not nv x lanes", text);
     if (int64_t(c->threads) != int64_t(c->batch_threads) * c->k_threads * c->thread_rows * c->thread_cols)

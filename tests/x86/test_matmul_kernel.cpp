@@ -69,6 +69,27 @@ TEST_CASE("matmul kernel: the k loop runs kKernelUnroll steps an iteration, each
   CHECK(count(*in_place, "add rsi, " + std::to_string(4 * x86::kKernelUnroll)) == 1);
   CHECK(count(*in_place, "add r10, " + std::to_string(4 * x86::kKernelUnroll)) == 1);
   CHECK(count(*in_place, "[r10+r11*2+" + std::to_string(4 * (x86::kKernelUnroll - 1)) + "]") == 1);
+  CHECK(count(*in_place, "r12") == 0);  // six rows take two row pointers
+  // Past six rows a third row pointer, in r12 (callee-saved: pushed, popped, and the stack
+  // arguments 8 bytes further), reads rows 6-8. A bf16 block reads its k pairs from A's rows the
+  // same way: a word a row and step.
+  MicroKernelShape tall{x86::kAInPlaceRows, 3, 512, MatmulDtype::bf16};
+  tall.a_direct = true;
+  REQUIRE(x86::check_shape(tall, 32).empty());
+  auto tall_listing = x86::micro_kernel_listing(tall, x86::kAInPlaceRows, 48);
+  REQUIRE(tall_listing.ok());
+  CHECK(count(*tall_listing, "push r12") == 1);
+  CHECK(count(*tall_listing, "pop r12") == 1);
+  CHECK(count(*tall_listing, "mov r11, qword ptr [rsp+16]") == 1);  // lda, the 7th argument, past the saved r12
+  CHECK(count(*tall_listing, "add r12, " + std::to_string(4 * x86::kKernelUnroll)) == 1);
+  CHECK(count(*tall_listing, "[r12+r11*2+" + std::to_string(4 * (x86::kKernelUnroll - 1)) + "]") == 1);
+  CHECK(count(*tall_listing, "vdpbf16ps") == x86::kAInPlaceRows * 3 * kStepCopies);
+  // Taller blocks, and A whose packing changes it (widened to f32), are refused.
+  MicroKernelShape taller{x86::kAInPlaceRows + 1, 1, 512, MatmulDtype::f32};
+  taller.a_direct = true;
+  CHECK_THAT(x86::check_shape(taller, 32), Catch::Contains("row pointers"));
+  MicroKernelShape widened{6, 2, 256, MatmulDtype::bf16, true, false, true};
+  CHECK_THAT(x86::check_shape(widened, 16), Catch::Contains("widened"));
 }
 
 TEST_CASE("matmul kernel: rows x vectors independent accumulators per k step", "[matmul_kernel]") {
