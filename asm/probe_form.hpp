@@ -31,6 +31,9 @@ class ProbeStream {
   virtual bool copies_continue_chains() const { return true; }
   // The function that runs `copies` copies of the pattern per loop iteration.
   virtual Expected<JitFunction> compile(int copies) const = 0;
+  // The code compile(copies) generates, instruction by instruction as asmjit writes it: set-up, the
+  // loop and the restore (`inst --listing`).
+  virtual Expected<std::string> listing(int copies) const = 0;
   // Writes the constants this stream loads for `dtype` and says how the buffer must be filled.
   virtual BufferFill prepare(ProbeConstants& constants, const std::string& dtype) const = 0;
 };

@@ -124,6 +124,24 @@ TEST_CASE("cli: --json - writes one document to stdout", "[main][hw]") {
   CHECK(doc["clock"]["ghz"].get<double>() > 0);
 }
 
+TEST_CASE("cli: inst --listing prints, after the results, the code each form was timed with", "[main][hw]") {
+  const peakprobe::test::ScratchDir dir;
+  const std::string json = dir.file("listed.json");
+  Run r = run_peakprobe("inst " + arg(add_form()) + " --listing --quiet --json " + peakprobe::test::quoted(json));
+  REQUIRE(r.rc == 0);
+  auto doc = nlohmann::json::parse(peakprobe::test::slurp(json));
+  REQUIRE(doc["results"].size() == 1);
+  const std::string display = doc["results"][0]["instruction"];
+  const int chains = doc["results"][0]["accumulators"];
+  CHECK_THAT(r.out, Catch::Contains("# " + display + "\n"));
+  CHECK_THAT(r.out, Catch::Contains("## latency chain"));
+  // The stream at the chains the row reports, after the row (the console table comes first).
+  const size_t stream = r.out.find("## throughput stream, " + std::to_string(chains) + " chain");
+  REQUIRE(stream != std::string::npos);
+  CHECK(r.out.find(display) < stream);
+  CHECK_THAT(r.out.substr(stream), Catch::Contains(peakprobe::test::mnemonic_of(add_form()) + " "));
+}
+
 TEST_CASE("cli: info --json - says how much of the wall time the probes' core gives a thread", "[main][hw]") {
   Run r = run_peakprobe("info --json - --quiet");
   REQUIRE(r.rc == 0);
@@ -398,6 +416,7 @@ TEST_CASE("cli: hostile option values are refused with exit 2 before anything ru
       {inst + " --ops -1", "--ops"},
       {inst + " --cpu -5", "--cpu"},
       {inst + " --threads 99999999999", "--threads"},
+      {inst + " --listing --json -", "--listing prints to stdout"},
       {"matmul --shape 8,8,8 --baseline garbage", "--baseline 'garbage'"},
       {"matmul --shape 8,8,8 --baseline ''", "--baseline ''"},
       {"matmul --shape 65536,65536,65536", "FLOP a call"},

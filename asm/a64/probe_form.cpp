@@ -22,6 +22,12 @@ std::vector<MixEntry> mix_entries(const std::vector<isa::MixPart>& parts) {
 
 Expected<isa::JitFunction> A64ProbeStream::compile(int copies) const { return compile_stream(plan_, copies); }
 
+Expected<std::string> A64ProbeStream::listing(int copies) const {
+  std::string text;
+  if (auto fn = compile_stream(plan_, copies, &text); !fn) return make_error(fn.error());
+  return text;
+}
+
 isa::BufferFill A64ProbeStream::prepare(isa::ProbeConstants& constants, const std::string& dtype) const {
   ConstantsLayout& c = fill_constants(constants, dtype);
   isa::BufferFill fill;

@@ -21,6 +21,7 @@ class A64ProbeStream final : public isa::ProbeStream {
   double bridge_cycles() const override { return plan_.bridge_cycles; }
   bool upper_bound() const override { return plan_.upper_bound; }
   Expected<isa::JitFunction> compile(int copies) const override;
+  Expected<std::string> listing(int copies) const override;
   isa::BufferFill prepare(isa::ProbeConstants& constants, const std::string& dtype) const override;
   const StreamPlan& plan() const { return plan_; }
 

@@ -23,6 +23,12 @@ std::vector<MixEntry> mix_entries(const std::vector<isa::MixPart>& parts) {
 
 Expected<isa::JitFunction> X86ProbeStream::compile(int copies) const { return compile_stream(plan_, copies, host_); }
 
+Expected<std::string> X86ProbeStream::listing(int copies) const {
+  std::string text;
+  if (auto fn = compile_stream(plan_, copies, host_, &text); !fn) return make_error(fn.error());
+  return text;
+}
+
 isa::BufferFill X86ProbeStream::prepare(isa::ProbeConstants& constants, const std::string& dtype) const {
   ConstantsLayout& c = fill_constants(constants, dtype);
   // ldmxcsr and fxrstor load the harness's own MXCSR value from every buffer dword.

@@ -23,6 +23,7 @@ class X86ProbeStream final : public isa::ProbeStream {
   bool upper_bound() const override { return plan_.upper_bound; }
   bool copies_continue_chains() const override { return plan_.memory_stride_per_copy == 0; }
   Expected<isa::JitFunction> compile(int copies) const override;
+  Expected<std::string> listing(int copies) const override;
   isa::BufferFill prepare(isa::ProbeConstants& constants, const std::string& dtype) const override;
   const StreamPlan& plan() const { return plan_; }
 

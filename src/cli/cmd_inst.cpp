@@ -2,6 +2,7 @@
 #include <climits>
 #include <cmath>
 #include <cstdint>
+#include <iostream>
 #include <optional>
 
 #include <fmt/format.h>
@@ -12,12 +13,27 @@
 #include "cli/catalog_loading.hpp"
 #include "cli/commands.hpp"
 #include "cli/measure.hpp"
+#include "harness/stream_listing.hpp"
 
 namespace peakprobe::cli {
 namespace {
 // The largest matrix instruction in any catalog does 16 x 16 x 32 x 2 = 16384 operations; nothing does
 // a thousand times more.
 constexpr double kMaxOps = 1 << 24;
+
+// --listing: each form's streams as they were timed, after its results.
+void print_listings(const CpuInfo& cpu, const std::vector<ProbeSpec>& specs, const RunDocument& doc) {
+  for (size_t i = 0; i < specs.size() && i < doc.results.size(); ++i) {
+    const ProbeResult& r = doc.results[i];
+    std::cout << fmt::format("\n# {}\n", r.instruction);
+    auto listings = probe_listings(isa::host_target(), cpu, specs[i], r);
+    if (!listings) {
+      std::cout << fmt::format("#   no code: {}\n", listings.error());
+      continue;
+    }
+    for (const StreamListing& l : *listings) std::cout << fmt::format("\n## {}\n{}", l.title, l.code);
+  }
+}
 }  // namespace
 
 void add_inst_command(CLI::App& app, GlobalOptions& g) {
@@ -26,6 +42,7 @@ void add_inst_command(CLI::App& app, GlobalOptions& g) {
   auto ops = std::make_shared<double>(-1.0);
   auto dtype = std::make_shared<std::string>("-");
   auto imm = std::make_shared<std::optional<int64_t>>();
+  auto listing = std::make_shared<bool>(false);
   const isa::Target::HelpTexts help = isa::host_target().help_texts();
   cmd->add_option("instructions", *texts,
                   fmt::format("Instruction forms in {}, one per argument, e.g. \"{}\"", help.notation, help.example_form))
@@ -40,10 +57,13 @@ void add_inst_command(CLI::App& app, GlobalOptions& g) {
                   "Value of every immediate operand (default: the common case: 5 for shift and rotate counts, "
                   "where 1 takes a faster path on many cores; 0 for enter's nesting level; else 1)")
       ->check(CLI::Range(int64_t(INT32_MIN), int64_t(UINT32_MAX)));
+  cmd->add_flag("--listing", *listing,
+               "After the results, print the code each form was timed with: its latency chains and its "
+               "throughput stream at the chains the sweep chose, as generated (set-up, loop, restore)");
   cmd->footer(help.operand_kinds + "Examples:\n" + help.inst_examples);
   // Parsing only records the action; main() runs it once logging is set up.
-  cmd->callback([&g, texts, ops, dtype, imm] {
-    g.action = [&g, texts, ops, dtype, imm] {
+  cmd->callback([&g, texts, ops, dtype, imm, listing] {
+    g.action = [&g, texts, ops, dtype, imm, listing] {
     // The label of every row comes from these two: a value outside what the reports know would lie.
     if (!std::isfinite(*ops) || *ops > kMaxOps) {
       spdlog::error("--ops {}: expected a number from 0 to {} (operations per instruction)", *ops, kMaxOps);
@@ -51,6 +71,10 @@ void add_inst_command(CLI::App& app, GlobalOptions& g) {
     }
     if (*dtype != "-" && std::find(std::begin(kDtypes), std::end(kDtypes), *dtype) == std::end(kDtypes)) {
       spdlog::error("--dtype '{}': one of f64 f32 f16 bf16 i64 i32 i16 i8 u8 or -", *dtype);
+      return void(g.exit_code = kExitUsage);
+    }
+    if (*listing && g.out.writes_stdout()) {
+      spdlog::error("--listing prints to stdout, which a document already takes ('-'): write the document to a file");
       return void(g.exit_code = kExitUsage);
     }
     auto catalog = load_catalogs(g);
@@ -74,7 +98,10 @@ void add_inst_command(CLI::App& app, GlobalOptions& g) {
       if (*dtype != "-") s.dtype = *dtype;
       if (*imm) s.imm = **imm;
     }
-    g.exit_code = measure_and_report(g, specs.value());
+    const std::vector<ProbeSpec>& chosen = specs.value();
+    g.exit_code = measure_and_report(g, chosen, [&](const CpuInfo& cpu, const RunDocument& doc) {
+      if (*listing) print_listings(cpu, chosen, doc);
+    });
     };
   });
 }

@@ -67,7 +67,8 @@ std::unique_ptr<ProbeRunner> start_runner(const GlobalOptions& g, const CpuInfo&
   return std::move(*runner);
 }
 
-int measure_and_report(GlobalOptions& g, const std::vector<ProbeSpec>& specs) {
+int measure_and_report(GlobalOptions& g, const std::vector<ProbeSpec>& specs,
+                       const std::function<void(const CpuInfo&, const RunDocument&)>& after) {
   CpuInfo cpu;
   if (int rc = prepare_measuring(g, cpu)) return rc;
   RunDocument doc;
@@ -79,7 +80,9 @@ int measure_and_report(GlobalOptions& g, const std::vector<ProbeSpec>& specs) {
     progress(g.out, i + 1, specs.size(), s.text);
   });
   progress_done(g.out);
-  return emit_outputs(doc, g.out);
+  const int rc = emit_outputs(doc, g.out);
+  if (after) after(cpu, doc);
+  return rc;
 }
 
 int measure_dual_issue(GlobalOptions& g, const std::function<void(ProbeRunner&, RunDocument&, ProbeRunner* team)>& body,

@@ -13,7 +13,9 @@ struct ProbeOptions;
 }
 namespace peakprobe::cli {
 
-int measure_and_report(GlobalOptions& g, const std::vector<ProbeSpec>& specs);
+// `after`, when given, runs once the outputs are written, with the CPU measured on and the document.
+int measure_and_report(GlobalOptions& g, const std::vector<ProbeSpec>& specs,
+                       const std::function<void(const CpuInfo&, const RunDocument&)>& after = {});
 // A runner on --threads cores of `cpu` (after prepare_measuring), and `doc` started with its first
 // calibration; nullptr after logging why when measuring cannot start (then exit kExitMeasure).
 std::unique_ptr<ProbeRunner> start_runner(const GlobalOptions& g, const CpuInfo& cpu, RunDocument& doc);

@@ -1,5 +1,6 @@
 #include "harness/probe_runner.hpp"
 #include "harness/probe_runner_impl.hpp"
+#include "harness/stream_listing.hpp"
 #include "harness/signal_guard.hpp"
 
 #include <algorithm>
@@ -594,8 +595,7 @@ bool ProbeRunner::Impl::measure_balanced(const isa::ProbeForm& form, const isa::
   }
   r.latency_method = "balanced with '" + other.value()->display() + "' (" + companion.why +
                      "): throughput only, cycles per instruction of the pair";
-  std::vector<isa::MixPart> entries = {{&form, 1}, {other.value().get(), 1}};
-  if (companion.first) std::swap(entries[0], entries[1]);
+  const std::vector<isa::MixPart> entries = balanced_parts(form, *other.value(), companion.first);
   const int rounds = target.max_rounds(entries);
   auto plan = rounds > 0 ? target.plan_mix(entries, rounds, dtype)
                          : Expected<isa::StreamHandle>(make_error("not enough registers for the pair"));
