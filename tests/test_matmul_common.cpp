@@ -1,7 +1,12 @@
 // What the matmul commands parse and score: --config lists, dtypes, shapes, the roof that binds.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include "cli/matmul_common.hpp"
+#include "cpu/cpu_info.hpp"
+#include "matmul/gemm.hpp"
+#include "skip.hpp"
 
 using namespace peakprobe;
 using namespace peakprobe::cli;
@@ -86,6 +91,36 @@ TEST_CASE("matmul options: --config keeps what is not given and follows a new bl
 
 // Found by fuzzing --config: a grid of 65536x65536 multiplied into an int, and a block near INT_MAX
 // overflowed when rounded up to whole micro-panels (mc + mr - 1, nc + nr - 1) or scaled (nv x lanes).
+TEST_CASE("matmul plan: a first choice that packs A is also timed with A in place, where the kernels can",
+          "[matmul_common]") {
+  const CpuInfo cpu = detect_cpu_info();
+  for (MatmulDtype dt : {MatmulDtype::f32, MatmulDtype::bf16, MatmulDtype::i8}) {
+    if (!gemm_unsupported(cpu, dt).empty()) continue;
+    Gemm gemm(cpu, dt);
+    const int kg = gemm.micro_kernel_shape(1, 1, false).k_group();
+    for (int64_t k : {int64_t(256), int64_t(256) + 1}) {  // whole k groups, and one value more
+      const MatmulProblem p{256, 256, k, 1, dt, 1};
+      CandidateCost first;
+      first.config = default_config(cpu, dt, p.m, p.n, p.k, 1);
+      first.config.pack_a = true;
+      first.config.mc = 3 * first.config.mr;  // not the analytic tiling, which is timed with A in place anyway
+      const std::vector<MatmulConfig> shortlist = plan_candidates(cpu, gemm, p, {first});
+      REQUIRE_FALSE(shortlist.empty());
+      CHECK(shortlist.front() == first.config);
+      MatmulConfig in_place = first.config;
+      in_place.pack_a = false;
+      const bool can = first.config.mr <= a_in_place_rows(cpu, dt) && k % kg == 0;
+      INFO(to_string(dt) << " k " << k << " block " << first.config.mr << " rows, in place up to "
+                         << a_in_place_rows(cpu, dt));
+      CHECK((std::find(shortlist.begin(), shortlist.end(), in_place) != shortlist.end()) == can);
+      // Nothing the shortlist holds reads A in place where the kernels cannot.
+      for (const MatmulConfig& c : shortlist)
+        if (!c.pack_a) CHECK(a_in_place_depth_refusal(cpu, dt, c, k).empty());
+    }
+    CHECK(plan_candidates(cpu, gemm, MatmulProblem{}, {}).empty());
+  }
+}
+
 TEST_CASE("matmul options: --config values too large to compute with are refused", "[matmul_common]") {
   MatmulConfig base;
   base.mr = 6, base.nv = 4, base.nr = 64, base.mc = 252, base.kc = 512, base.nc = 1024;

@@ -69,7 +69,8 @@ MachineModel machine_for(const CpuInfo& cpu, const MatmulRoof& roof, Gemm& gemm)
 // The tiling a run uses by default: the cost model ranks every candidate; when one run is short
 // (predicted under 0.2 s), the best configuration of each of its top three register blocks (and of
 // the other ways to share threads), its first choice with a small A block and with a narrow C panel
-// over a deep K, and the analytical BLIS-style tiling are timed briefly on this very problem and the
+// over a deep K (and with its operands read in place or packed the other way: plan_candidates), and
+// the analytical BLIS-style tiling are timed briefly on this very problem and the
 // fastest is used, since
 // the model's top candidates often lie within a few percent of each other. `checked` lists what was
 // timed (ms), for --explain.
@@ -80,6 +81,11 @@ struct MatmulPlan {
 };
 MatmulPlan plan_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulProblem& problem,
                        const std::vector<CandidateCost>& ranked);
+// The configurations plan_matmul times, the model's first choice first: its best blocks, other
+// thread splits, the first choice with other A and C blocks, operands packed or read in place the
+// other way, the analytic tiling. Empty when `ranked` is.
+std::vector<MatmulConfig> plan_candidates(const CpuInfo& cpu, Gemm& gemm, const MatmulProblem& problem,
+                                          const std::vector<CandidateCost>& ranked);
 
 // Ceiling, bound_by and efficiency: the compute roof, unless the arithmetic intensity times the
 // model's DRAM bandwidth is lower (then the memory roof binds).
