@@ -194,6 +194,41 @@ TEST_CASE("gemm: A read in place matches the reference for every dtype packed as
             ++checked;
           }
       }
+      // The tallest block with B read in place too, where the dtype can (both pointers then saved).
+      if (b_in_place_possible(dt) && !t.gemm_widened(on, dt)) {
+        int nv = 4;
+        while (nv > 1 && !t.check_kernel_shape(gemm.micro_kernel_shape(tallest, nv, true, true), regs).empty()) --nv;
+        for (auto [m, n, k] : {std::tuple{127, 131, 136}, std::tuple{97, 200, 60}}) {
+          MatmulConfig g = small_blocks(dt, tallest, nv, 1, 1, on);
+          g.pack_a = g.pack_b = false;
+          INFO(level << " " << to_string(dt) << " A and B in place, block " << tallest << "x" << nv);
+          CHECK(gemm_error(gemm, m, n, k, g) <= limit(dt));
+        }
+      }
+      // Rows of A with gaps between them (lda > k; for bf16 an odd lda, so that the words of a row
+      // fall on 2-byte boundaries): the kernels step lda, not k.
+      {
+        const int es = element_bytes(dt);
+        const int64_t m = 37, n = 53, k = 12 * 4, lda = k + 3;
+        std::mt19937 rng(5);
+        std::vector<uint8_t> a(size_t(m * lda * es)), b(size_t(k * n * es)), c(size_t(m * n * 4));
+        for (auto& x : a) x = uint8_t(rng() & 0x3f);  // small values of every dtype (bf16/f32 bytes too)
+        for (auto& x : b) x = uint8_t(rng() & 0x3f);
+        MatmulConfig g = small_blocks(dt, std::min(tallest, 7), 1, 1, 1, on);
+        g.pack_a = false;
+        REQUIRE(gemm.run(GemmArgs{m, n, k, a.data(), lda, b.data(), n, c.data(), n}, g).ok());
+        std::vector<double> ref(static_cast<size_t>(n));
+        double worst = 0, scale = 1e-30;
+        for (int64_t i = 0; i < m; ++i) {
+          reference_row(dt, i, n, k, a.data(), lda, b.data(), n, ref.data());
+          for (int64_t j = 0; j < n; ++j) {
+            worst = std::max(worst, std::fabs(c_value(dt, c.data(), i * n + j) - ref[size_t(j)]));
+            scale = std::max(scale, std::fabs(ref[size_t(j)]));
+          }
+        }
+        INFO(level << " " << to_string(dt) << " lda " << lda);
+        CHECK(worst / scale <= limit(dt));
+      }
       // A block taller than the kernels keep row pointers for is refused, not run.
       MatmulConfig taller = small_blocks(dt, tallest + 1, 1, 1, 1, on);
       taller.pack_a = false;

@@ -89,8 +89,6 @@ TEST_CASE("matmul options: --config keeps what is not given and follows a new bl
   }
 }
 
-// Found by fuzzing --config: a grid of 65536x65536 multiplied into an int, and a block near INT_MAX
-// overflowed when rounded up to whole micro-panels (mc + mr - 1, nc + nr - 1) or scaled (nv x lanes).
 TEST_CASE("matmul plan: a first choice that packs A is also timed with A in place, where the kernels can",
           "[matmul_common]") {
   const CpuInfo cpu = detect_cpu_info();
@@ -121,6 +119,8 @@ TEST_CASE("matmul plan: a first choice that packs A is also timed with A in plac
   }
 }
 
+// Found by fuzzing --config: a grid of 65536x65536 multiplied into an int, and a block near INT_MAX
+// overflowed when rounded up to whole micro-panels (mc + mr - 1, nc + nr - 1) or scaled (nv x lanes).
 TEST_CASE("matmul options: --config values too large to compute with are refused", "[matmul_common]") {
   MatmulConfig base;
   base.mr = 6, base.nv = 4, base.nr = 64, base.mc = 252, base.kc = 512, base.nc = 1024;

@@ -26,6 +26,8 @@ void print_listings(const CpuInfo& cpu, const std::vector<ProbeSpec>& specs, con
   for (size_t i = 0; i < specs.size() && i < doc.results.size(); ++i) {
     const ProbeResult& r = doc.results[i];
     std::cout << fmt::format("\n# {}\n", r.instruction);
+    if (r.status == Status::skipped || r.status == Status::error)
+      std::cout << fmt::format("#   not timed ({}: {}); the code it would run\n", to_string(r.status), r.reason);
     auto listings = probe_listings(isa::host_target(), cpu, specs[i], r);
     if (!listings) {
       std::cout << fmt::format("#   no code: {}\n", listings.error());

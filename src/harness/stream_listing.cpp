@@ -21,7 +21,7 @@ Expected<StreamListing> listed(const isa::StreamHandle& stream, int copies, cons
   if (!code) return make_error(what + ": " + code.error());
   const int per_copy = stream->measured_per_copy();
   return StreamListing{fmt::format("{}: {} cop{} of {} measured instruction{} a loop iteration (the long function "
-                                   "twice as many)",
+                                   "of its pair twice as many)",
                                    what, copies, copies == 1 ? "y" : "ies", per_copy, per_copy == 1 ? "" : "s"),
                        std::move(*code)};
 }
@@ -76,9 +76,8 @@ Expected<std::vector<StreamListing>> probe_listings(const isa::Target& target, c
         return make_error(ok.error());
     }
   const int chains = result.accumulators > 0 ? result.accumulators : form.max_chains();
-  auto stream = form.plan_throughput(chains, dtype);
-  const int per_copy = stream ? stream.value()->measured_per_copy() : 1;
-  if (auto ok = add(std::move(stream), detail::throughput_copies(per_copy),
+  // The sweep compiles K chains at throughput_copies(K) copies (ProbeRunner::Impl::measure_throughput).
+  if (auto ok = add(form.plan_throughput(chains, dtype), detail::throughput_copies(chains),
                     fmt::format("throughput stream, {} chain{}", chains, chains == 1 ? "" : "s"));
       !ok)
     return make_error(ok.error());

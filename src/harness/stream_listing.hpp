@@ -27,8 +27,10 @@ std::vector<isa::MixPart> balanced_parts(const isa::ProbeForm& form, const isa::
 // chain through the destination, the chain through each other input where the form has several, and
 // the throughput stream at the row's chains (its `accumulators`; the pair's rounds for a balanced
 // form); each at the copies its short function is timed with. A row without chains (refused,
-// skipped) lists the throughput stream at the most chains the form has. An error where the form
-// does not resolve or is refused before running.
+// skipped) lists the throughput stream at the most chains the form has. A throughput figure is the
+// median of this layout and two others of the same stream (3/4 and 1/2 the copies: layout_copies),
+// which only repeat its pattern fewer times. An error where the form does not resolve or is refused
+// before running.
 Expected<std::vector<StreamListing>> probe_listings(const isa::Target& target, const CpuInfo& cpu,
                                                     const ProbeSpec& spec, const ProbeResult& result);
 

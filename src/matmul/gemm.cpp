@@ -244,8 +244,8 @@ Expected<bool> Gemm::run_batch(const GemmArgs& x, int64_t batch, const BatchStri
     last_checked_ = CheckedConfig{g, micro_kernel_shape(g.mr, g.nv, !g.pack_a, !g.pack_b).step_block()};
   }
   if (x.m < 0 || x.n < 0 || x.k < 0 || batch < 0) return make_error("negative matrix dimension or batch");
-  if (std::string why = a_in_place_depth_refusal(cpu_, dtype_, g, x.k); !why.empty()) return make_error(why);
   if (x.m == 0 || x.n == 0 || batch == 0) return true;
+  if (std::string why = a_in_place_depth_refusal(cpu_, dtype_, g, x.k); !why.empty()) return make_error(why);
   const int es = element_bytes(dtype_), mr = g.mr, nr = g.nr;
   if (x.k == 0) {
     for (int64_t item = 0; item < batch; ++item)

@@ -158,6 +158,19 @@ TEST_CASE("matmul kernel: in-place B steps ldb through B and stores every vector
   CHECK(count(*both_text, "[rsp+16]") == 1);
   CHECK(count(*both_text, "[rsp+24]") == 1);
   CHECK(count(*both_text, "[rsp+32]") == 1);
+  // And past six rows, r12 pushed after rbx: every stack argument 16 bytes further, popped in reverse.
+  MicroKernelShape both_tall{x86::kAInPlaceRows, 3, 512, MatmulDtype::f32, true};
+  both_tall.b_direct = true;
+  auto tall_text = x86::micro_kernel_listing(both_tall, x86::kAInPlaceRows, 48);
+  REQUIRE(tall_text.ok());
+  CHECK(count(*tall_text, "mov r11, qword ptr [rsp+24]") == 1);  // lda
+  CHECK(count(*tall_text, "qword ptr [rsp+32]") == 1);            // ldb
+  CHECK(count(*tall_text, "qword ptr [rsp+40]") == 1);            // b_out
+  const size_t pop_r12 = tall_text->find("pop r12"), pop_rbx = tall_text->find("pop rbx");
+  REQUIRE(pop_r12 != std::string::npos);
+  REQUIRE(pop_rbx != std::string::npos);
+  CHECK(pop_r12 < pop_rbx);
+  CHECK(tall_text->find("push rbx") < tall_text->find("push r12"));
 }
 
 TEST_CASE("matmul kernel: shapes outside the register file or the ISA are refused", "[matmul_kernel]") {
