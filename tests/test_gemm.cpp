@@ -163,18 +163,23 @@ TEST_CASE("gemm: A read in place matches the reference for every dtype packed as
   for (const std::string& level : t.isa_levels())
     if (auto limited = t.limit_isa(cpu(), level)) cpus.emplace_back(level, *limited);
   int checked = 0;
-  for (const auto& [level, on] : cpus) {
+  for (const auto& entry : cpus) {
+    const std::string& level = entry.first;
+    const CpuInfo& on = entry.second;
     const int regs = gemm_vector_registers(gemm_vector_bits(on));
     for (MatmulDtype dt : {MatmulDtype::f32, MatmulDtype::bf16, MatmulDtype::i8}) {
       if (!gemm_unsupported(on, dt).empty()) continue;
-      const int tallest = a_in_place_rows(on, dt);
+      const int limit_rows = a_in_place_rows(on, dt);
       MatmulConfig model = default_config(on, dt, 64, 64, 64, 1);
       model.pack_a = false;
-      if (tallest == 0) {  // the packing changes A's words here: no kernel reads it in place
+      if (limit_rows == 0) {  // the packing changes A's words here: no kernel reads it in place
         CHECK_FALSE(check_config(on, dt, model).empty());
         continue;
       }
       Gemm gemm(on, dt);
+      // The tallest block the kernels read in place that the register file also holds (one vector).
+      int tallest = limit_rows;
+      while (tallest > 1 && !t.check_kernel_shape(gemm.micro_kernel_shape(tallest, 1, true), regs).empty()) --tallest;
       for (int mr : {tallest, std::min(tallest, 7), 3, 1}) {
         int nv = 4;
         while (nv > 1 && !t.check_kernel_shape(gemm.micro_kernel_shape(mr, nv, true), regs).empty()) --nv;
@@ -198,6 +203,7 @@ TEST_CASE("gemm: A read in place matches the reference for every dtype packed as
       if (b_in_place_possible(dt) && !t.gemm_widened(on, dt)) {
         int nv = 4;
         while (nv > 1 && !t.check_kernel_shape(gemm.micro_kernel_shape(tallest, nv, true, true), regs).empty()) --nv;
+        REQUIRE(t.check_kernel_shape(gemm.micro_kernel_shape(tallest, nv, true, true), regs).empty());
         for (auto [m, n, k] : {std::tuple{127, 131, 136}, std::tuple{97, 200, 60}}) {
           MatmulConfig g = small_blocks(dt, tallest, nv, 1, 1, on);
           g.pack_a = g.pack_b = false;
@@ -230,7 +236,7 @@ TEST_CASE("gemm: A read in place matches the reference for every dtype packed as
         CHECK(worst / scale <= limit(dt));
       }
       // A block taller than the kernels keep row pointers for is refused, not run.
-      MatmulConfig taller = small_blocks(dt, tallest + 1, 1, 1, 1, on);
+      MatmulConfig taller = small_blocks(dt, limit_rows + 1, 1, 1, 1, on);
       taller.pack_a = false;
       CHECK_FALSE(check_config(on, dt, taller).empty());
       // K that is not whole k groups: refused with the reason before anything runs (the last group

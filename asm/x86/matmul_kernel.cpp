@@ -1,5 +1,7 @@
 #include "asm/x86/matmul_kernel.hpp"
 
+#include <array>
+
 #include <fmt/format.h>
 
 #include "asm/x86/tile_kernel.hpp"
@@ -28,6 +30,10 @@ void emit_dot(ax::Assembler& e, MatmulDtype dtype, const ax::Vec& acc, const ax:
 
 // The accumulators hold f32 (f32, bf16) or s32 (int8); C is added with the matching add.
 InstId add_id(MatmulDtype dtype) { return dtype == MatmulDtype::i8 ? ax::Inst::kIdVpaddd : ax::Inst::kIdVaddps; }
+
+// In-place A's row pointers, three rows each: a (rsi, the 2nd argument), then registers the kernel
+// leaves free (r10; r12, saved and restored).
+const std::array<ax::Gp, kAInPlaceRows / 3> a_bases{ax::rsi, ax::r10, ax::r12};
 
 // Writes the accumulators to C, adding what C holds when `add`. The last vector of a row is masked
 // when the tile is narrower than nr: columns past the tile are never read or written (they may not
@@ -83,12 +89,15 @@ Error emit_kernel(ax::Assembler& e, const MicroKernelShape& s, int rows, int col
   const ax::Gp steps = ax::rdi, a = ax::rsi, b = ax::rdx, c = ax::rcx, ldc = ax::r8, accumulate = ax::r9;
   // Widened int8's multiply-add writes a temporary, added to the accumulator after it.
   const uint32_t b0 = uint32_t(rows * used), bc = b0 + uint32_t(used), tmp = bc + 1;
-  // In-place B keeps the packed panel it writes in rbx, and in-place A past six rows its third row
-  // pointer in r12 (both callee-saved): the stack arguments move by 8 for each.
-  const bool a6_used = s.a_direct && rows > 6;
+  // In-place A reads three rows through each row pointer (p, p + lda, p + 2 lda): rows 0-2 from a,
+  // then a pointer every three rows, 3 lda further each (a_bases). In-place B keeps the packed panel
+  // it writes in rbx, and in-place A past six rows its third pointer in r12: callee-saved, pushed,
+  // and the stack arguments move by 8 for each.
+  const int a_pointers = s.a_direct ? (rows + 2) / 3 : 0;
+  const int a_saved = std::max(0, a_pointers - 2);
   if (s.b_direct) e.push(ax::rbx);
-  if (a6_used) e.push(ax::r12);
-  const int32_t args = 8 * ((s.b_direct ? 1 : 0) + (a6_used ? 1 : 0));
+  for (int p = 0; p < a_saved; ++p) e.push(a_bases[size_t(2 + p)]);
+  const int32_t args = 8 * ((s.b_direct ? 1 : 0) + a_saved);
   // Ask for the C tile now: its lines arrive while the k loop runs instead of stalling the update.
   e.mov(ax::rax, c);
   const int row_bytes = cols * 4;
@@ -105,16 +114,13 @@ Error emit_kernel(ax::Assembler& e, const MicroKernelShape& s, int rows, int col
     e.mov(ldb, ax::qword_ptr(ax::rsp, 16 + args));
     e.mov(b_out, ax::qword_ptr(ax::rsp, 24 + args));
   }
-  // In-place A: rows 0-2 at a, a + lda, a + 2 lda; rows 3-5 the same from a3 = a + 3 lda, rows 6-8
-  // from a6 = a + 6 lda.
-  const ax::Gp lda = ax::r11, a3 = ax::r10, a6 = ax::r12;
+  // In-place A: row pointer p at a + 3p lda.
+  const ax::Gp lda = ax::r11;
   if (s.a_direct) {
     e.mov(lda, ax::qword_ptr(ax::rsp, 8 + args));  // the 7th argument, on the stack
-    e.lea(a3, ax::ptr(a, lda, 1));
-    e.add(a3, lda);
-    if (a6_used) {
-      e.lea(a6, ax::ptr(a3, lda, 1));
-      e.add(a6, lda);
+    for (int p = 1; p < a_pointers; ++p) {
+      e.lea(a_bases[size_t(p)], ax::ptr(a_bases[size_t(p - 1)], lda, 1));
+      e.add(a_bases[size_t(p)], lda);
     }
   }
   // Row i of A at k step u of an unrolled loop iteration: packed A holds mr words a step, in-place A
@@ -122,7 +128,7 @@ Error emit_kernel(ax::Assembler& e, const MicroKernelShape& s, int rows, int col
   // quad), which A's row holds in the same bytes: even for bf16 and int8 the kernel reads A's own rows.
   auto a_row = [&](int i, int u) -> ax::Mem {
     if (!s.a_direct) return ax::dword_ptr(a, 4 * i + 4 * s.mr * u);
-    const ax::Gp base = i < 3 ? a : i < 6 ? a3 : a6;
+    const ax::Gp base = a_bases[size_t(i / 3)];
     const int r = i % 3;
     return r == 0 ? ax::dword_ptr(base, 4 * u) : ax::dword_ptr(base, lda, r == 1 ? 0u : 1u, 4 * u);
   };
@@ -158,9 +164,7 @@ Error emit_kernel(ax::Assembler& e, const MicroKernelShape& s, int rows, int col
   // The pointers past `steps` k steps.
   auto advance = [&](int steps_done) {
     if (s.a_direct) {
-      e.add(a, Imm(4 * steps_done));
-      e.add(a3, Imm(4 * steps_done));
-      if (a6_used) e.add(a6, Imm(4 * steps_done));
+      for (int p = 0; p < a_pointers; ++p) e.add(a_bases[size_t(p)], Imm(4 * steps_done));
     } else {
       e.add(a, Imm(4 * s.mr * steps_done));  // packed A keeps mr words per step even for edge rows (zero padded)
     }
@@ -217,7 +221,7 @@ Error emit_kernel(ax::Assembler& e, const MicroKernelShape& s, int rows, int col
   e.bind(store);
   emit_update(e, s, rows, used, tail, false);
   e.bind(out);
-  if (a6_used) e.pop(ax::r12);
+  for (int p = a_saved - 1; p >= 0; --p) e.pop(a_bases[size_t(2 + p)]);
   if (s.b_direct) e.pop(ax::rbx);
   e.vzeroupper();
   e.ret();

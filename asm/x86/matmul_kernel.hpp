@@ -44,7 +44,11 @@ inline constexpr int kKernelUnrollShift = 2;
 inline constexpr int kKernelUnroll = 1 << kKernelUnrollShift;
 
 // The tallest block whose kernels read A in place: three row pointers (a, a + 3 lda, a + 6 lda),
-// each reaching two rows further through lda scaled by 1 and 2.
+// each reaching two rows further through lda scaled by 1 and 2. Taller blocks read in place ran
+// slower than packed on the Zen 4 VM (a row pointer in r13 and r14 too, 2026-12-06): 12x32 at
+// 2048^3 f32 104.2-104.6 GFLOP/s against 108.7-110.2, 13x32 at 1024^3 98.9-99.0 against
+// 110.9-111.0. Their rows, 4 KiB apart there, are as many streams into one set of L1; 9x48 at
+// 1024^3 still gained (111.1-112.0 against 109.0-110.1).
 inline constexpr int kAInPlaceRows = 9;
 
 // "" when the shape can be generated for a CPU with these vector registers, else why not.

@@ -73,17 +73,19 @@ TEST_CASE("matmul kernel: the k loop runs kKernelUnroll steps an iteration, each
   // Past six rows a third row pointer, in r12 (callee-saved: pushed, popped, and the stack
   // arguments 8 bytes further), reads rows 6-8. A bf16 block reads its k pairs from A's rows the
   // same way: a word a row and step.
-  MicroKernelShape tall{x86::kAInPlaceRows, 3, 512, MatmulDtype::bf16};
+  static_assert(x86::kAInPlaceRows == 9, "the listing checks below are of the tallest block");
+  MicroKernelShape tall{9, 3, 512, MatmulDtype::bf16};
   tall.a_direct = true;
   REQUIRE(x86::check_shape(tall, 32).empty());
-  auto tall_listing = x86::micro_kernel_listing(tall, x86::kAInPlaceRows, 48);
+  auto tall_listing = x86::micro_kernel_listing(tall, 9, 48);
   REQUIRE(tall_listing.ok());
   CHECK(count(*tall_listing, "push r12") == 1);
   CHECK(count(*tall_listing, "pop r12") == 1);
+  CHECK(count(*tall_listing, "r13") == 0);
   CHECK(count(*tall_listing, "mov r11, qword ptr [rsp+16]") == 1);  // lda, the 7th argument, past the saved r12
   CHECK(count(*tall_listing, "add r12, " + std::to_string(4 * x86::kKernelUnroll)) == 1);
   CHECK(count(*tall_listing, "[r12+r11*2+" + std::to_string(4 * (x86::kKernelUnroll - 1)) + "]") == 1);
-  CHECK(count(*tall_listing, "vdpbf16ps") == x86::kAInPlaceRows * 3 * kStepCopies);
+  CHECK(count(*tall_listing, "vdpbf16ps") == 9 * 3 * kStepCopies);
   // Taller blocks, and A whose packing changes it (widened to f32), are refused.
   MicroKernelShape taller{x86::kAInPlaceRows + 1, 1, 512, MatmulDtype::f32};
   taller.a_direct = true;
@@ -159,9 +161,9 @@ TEST_CASE("matmul kernel: in-place B steps ldb through B and stores every vector
   CHECK(count(*both_text, "[rsp+24]") == 1);
   CHECK(count(*both_text, "[rsp+32]") == 1);
   // And past six rows, r12 pushed after rbx: every stack argument 16 bytes further, popped in reverse.
-  MicroKernelShape both_tall{x86::kAInPlaceRows, 3, 512, MatmulDtype::f32, true};
+  MicroKernelShape both_tall{9, 3, 512, MatmulDtype::f32, true};
   both_tall.b_direct = true;
-  auto tall_text = x86::micro_kernel_listing(both_tall, x86::kAInPlaceRows, 48);
+  auto tall_text = x86::micro_kernel_listing(both_tall, 9, 48);
   REQUIRE(tall_text.ok());
   CHECK(count(*tall_text, "mov r11, qword ptr [rsp+24]") == 1);  // lda
   CHECK(count(*tall_text, "qword ptr [rsp+32]") == 1);            // ldb
