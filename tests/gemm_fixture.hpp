@@ -12,6 +12,21 @@
 
 namespace peakprobe::test {
 
+// Largest |C - reference| over the largest |reference| of C = A (lda) x B (ldb), C's rows ldc apart.
+inline double relative_error(MatmulDtype dt, int64_t m, int64_t n, int64_t k, const void* a, int64_t lda, const void* b,
+                             int64_t ldb, const void* c, int64_t ldc) {
+  std::vector<double> ref(static_cast<size_t>(n));
+  double worst = 0, scale = 1e-30;
+  for (int64_t i = 0; i < m; ++i) {
+    reference_row(dt, i, n, k, a, lda, b, ldb, ref.data());
+    for (int64_t j = 0; j < n; ++j) {
+      worst = std::max(worst, std::fabs(c_value(dt, c, i * ldc + j) - ref[size_t(j)]));
+      scale = std::max(scale, std::fabs(ref[size_t(j)]));
+    }
+  }
+  return worst / scale;
+}
+
 // Largest |C - reference| over the largest |reference|; C starts as garbage so a missed tile shows.
 inline double gemm_error(Gemm& gemm, int64_t m, int64_t n, int64_t k, const MatmulConfig& config) {
   const MatmulDtype dt = gemm.dtype();
@@ -31,16 +46,7 @@ inline double gemm_error(Gemm& gemm, int64_t m, int64_t n, int64_t k, const Matm
   }
   auto ok = gemm.run(GemmArgs{m, n, k, a.data(), k, b.data(), n, c.data(), n}, config);
   if (!ok) FAIL(ok.error());
-  std::vector<double> ref(static_cast<size_t>(n));
-  double worst = 0, scale = 1e-30;
-  for (int64_t i = 0; i < m; ++i) {
-    reference_row(dt, i, n, k, a.data(), k, b.data(), n, ref.data());
-    for (int64_t j = 0; j < n; ++j) {
-      worst = std::max(worst, std::fabs(c_value(dt, c.data(), i * n + j) - ref[size_t(j)]));
-      scale = std::max(scale, std::fabs(ref[size_t(j)]));
-    }
-  }
-  return worst / scale;
+  return relative_error(dt, m, n, k, a.data(), k, b.data(), n, c.data(), n);
 }
 
 inline double limit(MatmulDtype d) { return d == MatmulDtype::i8 ? 0.0 : 2e-6 * 70; }
