@@ -14,6 +14,7 @@
 #include "cli/commands.hpp"
 #include "cli/measure.hpp"
 #include "harness/stream_listing.hpp"
+#include "report/input_file.hpp"
 
 namespace peakprobe::cli {
 namespace {
@@ -25,12 +26,14 @@ constexpr double kMaxOps = 1 << 24;
 void print_listings(const CpuInfo& cpu, const std::vector<ProbeSpec>& specs, const RunDocument& doc) {
   for (size_t i = 0; i < specs.size() && i < doc.results.size(); ++i) {
     const ProbeResult& r = doc.results[i];
-    std::cout << fmt::format("\n# {}\n", r.instruction);
+    // The texts come from the command line: escaped as the console table escapes them.
+    std::cout << fmt::format("\n# {}\n", printable(r.instruction));
     if (r.status == Status::skipped || r.status == Status::error)
-      std::cout << fmt::format("#   not timed ({}: {}); the code it would run\n", to_string(r.status), r.reason);
+      std::cout << fmt::format("#   not timed ({}: {}); the code it would run\n", to_string(r.status),
+                               printable(r.reason, 1000));
     auto listings = probe_listings(isa::host_target(), cpu, specs[i], r);
     if (!listings) {
-      std::cout << fmt::format("#   no code: {}\n", listings.error());
+      std::cout << fmt::format("#   no code: {}\n", printable(listings.error(), 1000));
       continue;
     }
     for (const StreamListing& l : *listings) std::cout << fmt::format("\n## {}\n{}", l.title, l.code);
