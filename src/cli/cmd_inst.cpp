@@ -28,14 +28,14 @@ void print_listings(const CpuInfo& cpu, const std::vector<ProbeSpec>& specs, con
     const ProbeResult& r = doc.results[i];
     // The texts come from the command line: escaped as the console table escapes them.
     std::cout << fmt::format("\n# {}\n", printable(r.instruction));
-    if (r.status == Status::skipped || r.status == Status::error)
-      std::cout << fmt::format("#   not timed ({}: {}); the code it would run\n", to_string(r.status),
-                               printable(r.reason, 1000));
     auto listings = probe_listings(isa::host_target(), cpu, specs[i], r);
     if (!listings) {
       std::cout << fmt::format("#   no code: {}\n", printable(listings.error(), 1000));
       continue;
     }
+    if (r.status == Status::skipped || r.status == Status::error)
+      std::cout << fmt::format("#   not timed ({}: {}); the code it would run:\n", to_string(r.status),
+                               printable(r.reason, 1000));
     for (const StreamListing& l : *listings) std::cout << fmt::format("\n## {}\n{}", l.title, l.code);
   }
 }
