@@ -161,8 +161,9 @@ int a_in_place_rows(const CpuInfo& cpu, MatmulDtype dtype) {
 }
 
 std::string a_in_place_depth_refusal(const CpuInfo& cpu, MatmulDtype dtype, const MatmulConfig& g, int64_t k) {
-  const int kg = kernel_shape(cpu, dtype, std::max(1, g.mr), std::max(1, g.nv), !g.pack_a).k_group();
-  if (g.pack_a || k % kg == 0) return "";
+  if (g.pack_a) return "";
+  const int kg = kernel_shape(cpu, dtype, std::max(1, g.mr), std::max(1, g.nv), true).k_group();
+  if (k % kg == 0) return "";
   return fmt::format("pack_a=0 needs K a multiple of {} ({} reads A in k groups of {}; K is {}): the last group of "
                      "each row would read past it",
                      kg, to_string(dtype), kg, k);
@@ -245,8 +246,11 @@ Expected<bool> Gemm::run_batch(const GemmArgs& x, int64_t batch, const BatchStri
   }
   if (x.m < 0 || x.n < 0 || x.k < 0 || batch < 0) return make_error("negative matrix dimension or batch");
   if (x.m == 0 || x.n == 0 || batch == 0) return true;
-  if (std::string why = a_in_place_depth_refusal(cpu_, dtype_, g, x.k); !why.empty()) return make_error(why);
   const int es = element_bytes(dtype_), mr = g.mr, nr = g.nr;
+  // Every call of a small product comes here: the k group this Gemm packs with, not the target's
+  // shape queries, decides whether there is a refusal to word.
+  if (!g.pack_a && x.k % packed_k_group(es, widened_) != 0)
+    return make_error(a_in_place_depth_refusal(cpu_, dtype_, g, x.k));
   if (x.k == 0) {
     for (int64_t item = 0; item < batch; ++item)
       for (int64_t i = 0; i < x.m; ++i)
