@@ -181,6 +181,55 @@ TEST_CASE("hw: call calibration: the kernel's k loop timed alone runs no faster 
   CHECK_FALSE(measure_step_seconds(gemm, 60, 4).ok());
 }
 
+TEST_CASE("call calibration: the kernel alone reads A in place only where the kernels keep its row pointers",
+          "[call_calibration]") {
+  const CpuInfo& cpu = test::this_cpu();
+  if (const std::string why = gemm_unsupported(cpu, MatmulDtype::f32); !why.empty()) PP_SKIP(why);
+  const int rows = a_in_place_rows(cpu, MatmulDtype::f32);
+  REQUIRE(rows >= 1);
+  Gemm gemm(cpu, MatmulDtype::f32);
+  // One row more than the kernels hold pointers for: a packed panel of that block is a kernel, A in
+  // place is an error, not a packed kernel's figure.
+  CHECK(gemm.tile_kernel(rows + 1, 1).ok());
+  const auto taller = gemm.tile_kernel(rows + 1, 1, true);
+  REQUIRE_FALSE(taller.ok());
+  CHECK_THAT(taller.error(), Catch::Contains("in-place A"));
+  const auto timed = measure_step_seconds(gemm, rows + 1, 1, -1, true);
+  REQUIRE_FALSE(timed.ok());
+  CHECK_THAT(timed.error(), Catch::Contains("in-place A"));
+  CHECK(gemm.tile_kernel(rows, 1, true).ok());
+}
+
+TEST_CASE("hw: call calibration: the in-place A kernel's k loop timed alone runs no faster than the multiply-add ports allow",
+          "[call_calibration][hw]") {
+  const CpuInfo& cpu = test::this_cpu();
+  int timed = 0;
+  for (MatmulDtype dtype : {MatmulDtype::f32, MatmulDtype::bf16, MatmulDtype::i8}) {
+    if (!gemm_unsupported(cpu, dtype).empty()) continue;
+    const int rows = a_in_place_rows(cpu, dtype);
+    if (rows == 0) continue;  // widened or shifted A: packed always (a_direct_refusal)
+    MachineModel machine;
+    if (const std::string why = measure_machine(cpu, machine, dtype); !why.empty()) PP_SKIP(why);
+    auto [mr, nv] = calibration_block(machine, dtype);
+    mr = std::min(mr, rows);
+    Gemm gemm(cpu, dtype);
+    auto step = measure_step_seconds(gemm, mr, nv, -1, true);
+    REQUIRE(step.ok());
+    MachineModel after;
+    if (const std::string why = measure_machine(cpu, after, dtype); !why.empty()) PP_SKIP(why);
+    // As for the packed kernel above: the faster of the two clock readings, 5% for the clock's own
+    // reading. A loop that skipped rows or steps of A would read below the ports' bound.
+    const double ghz = std::max(machine.ghz, after.ghz);
+    const double cycles = *step * ghz * 1e9, ports = double(mr * nv) / machine.fma_per_cycle;
+    WARN(to_string(dtype) << " " << mr << "x" << nv << " block reading A in place: k step " << cycles << " cycles at "
+                          << ghz << " GHz");
+    CHECK(cycles >= ports * 0.95);
+    CHECK(cycles < std::max(ports, machine.fma_latency) * 20);
+    ++timed;
+  }
+  if (timed == 0) PP_SKIP("no dtype's kernels read A in place on this CPU");
+}
+
 TEST_CASE("hw: call calibration: the tile kernels' k loop is timed alone too", "[call_calibration][hw]") {
   for_each_tile_dtype([](MatmulDtype dtype, const MachineModel& machine, Gemm& gemm, int mr, int nv) {
     auto step = measure_step_seconds(gemm, mr, nv);

@@ -321,21 +321,27 @@ int64_t tile_row_panels(const MachineModel& machine, int nr) {
 
 // Seconds per call of one window of kStepWindowCalls calls of the same tile, after one untimed call:
 // tens of microseconds, short enough to fall between the host's interruptions.
-double window_call_timing(isa::MicroKernelFn fn, int64_t steps, const uint32_t* a, const uint32_t* b, CRegion& c) {
+double window_call_timing(isa::MicroKernelFn fn, int64_t steps, const uint32_t* a, uint64_t lda_bytes, const uint32_t* b,
+                          CRegion& c) {
   const uint64_t ldc_bytes = uint64_t(c.ldc_words) * 4;
-  const auto call = [&] { fn(uint64_t(steps), a, b, c.words.get(), ldc_bytes, 1, 0, 0, nullptr, 1); };
+  const auto call = [&] { fn(uint64_t(steps), a, b, c.words.get(), ldc_bytes, 1, lda_bytes, 0, nullptr, 1); };
   call();
   const auto t0 = Clock::now();
   for (int i = 0; i < kStepWindowCalls; ++i) call();
   return seconds_since(t0) / kStepWindowCalls;
 }
 
-Expected<double> measure_step_seconds(Gemm& gemm, int mr, int nv, int cpu) {
-  const isa::MicroKernelShape shape = gemm.micro_kernel_shape(mr, nv, false);
-  auto fn = gemm.tile_kernel(mr, nv);
+Expected<double> measure_step_seconds(Gemm& gemm, int mr, int nv, int cpu, bool a_in_place) {
+  const isa::MicroKernelShape shape = gemm.micro_kernel_shape(mr, nv, a_in_place);
+  auto fn = gemm.tile_kernel(mr, nv, a_in_place);
   if (!fn) return make_error(fn.error());
   const int nr = shape.nr();
-  Words a = zeroed_words(size_t(kLongSteps * mr));
+  // A packed: mr words a step. A in place: mr rows of a word a step, each row a line longer than
+  // the long call reads, so that the rows start on different sets of L1 as a product's rows do
+  // where its K is not a multiple of 1 KiB.
+  const int64_t row_words = kLongSteps + 16;
+  const uint64_t lda_bytes = a_in_place ? uint64_t(row_words) * 4 : 0;
+  Words a = zeroed_words(size_t((a_in_place ? row_words : kLongSteps) * mr));
   Words b = zeroed_words(size_t(b_panel_words(kLongSteps, nr, gemm.b_panels_have_sums())));
   auto c = c_region(0, mr, nr);
   if (!a || !b) return make_error("cannot allocate the panels of the kernel's timing");
@@ -345,8 +351,8 @@ Expected<double> measure_step_seconds(Gemm& gemm, int mr, int nv, int cpu) {
   else pin_to_first_core(gemm);
   double short_best = 1e300, long_best = 1e300;
   for (int round = 0; round < kStepWindows; ++round) {
-    short_best = std::min(short_best, window_call_timing(*fn, kShortSteps, a.get(), b.get(), *c));
-    long_best = std::min(long_best, window_call_timing(*fn, kLongSteps, a.get(), b.get(), *c));
+    short_best = std::min(short_best, window_call_timing(*fn, kShortSteps, a.get(), lda_bytes, b.get(), *c));
+    long_best = std::min(long_best, window_call_timing(*fn, kLongSteps, a.get(), lda_bytes, b.get(), *c));
   }
   const double step = step_and_call(short_best, long_best).step;
   if (!(step > 0)) return make_error("the kernel's long calls ran no longer than its short ones");

@@ -17,8 +17,10 @@ namespace peakprobe {
 // larger than a few L2s) stays 0. Runs on the first core of the CPU's core order, as the GEMM does.
 Expected<MeasuredCalls> measure_calls(Gemm& gemm, const MachineModel& machine, int mr, int nv);
 
-// Seconds a k step of the mr x nv block's packed kernel takes with its A and B panels and its C tile
-// in L1, on logical CPU `cpu` (below 0: the first core of the core order): what the kernel's own
+// Seconds a k step of the mr x nv block's kernel takes with its A and B panels and its C tile in L1,
+// on logical CPU `cpu` (below 0: the first core of the core order): the kernel that reads a packed A
+// panel, or with `a_in_place` the one that reads A's own rows, as a product that leaves A unpacked
+// runs (an error where the kernels cannot, Gemm::tile_kernel). What the kernel's own
 // instructions allow on this core before memory, packing and threads take their share. The
 // difference of 128- and 16-step calls, each the fastest of 41 windows of 32 calls, taken in turn:
 // a window of a few to tens of microseconds falls between the host's interruptions, as the calls of
@@ -28,7 +30,7 @@ Expected<MeasuredCalls> measure_calls(Gemm& gemm, const MachineModel& machine, i
 // kernel alone. Wall seconds at whatever clock ran (the caller reads it around). Tile kernels too
 // (each call loads and releases its own tile configuration: the difference leaves that out). An
 // error for blocks the registers (or tiles) cannot hold.
-Expected<double> measure_step_seconds(Gemm& gemm, int mr, int nv, int cpu = -1);
+Expected<double> measure_step_seconds(Gemm& gemm, int mr, int nv, int cpu = -1, bool a_in_place = false);
 
 // For tile kernels, which run a row of B panels a call with their A panel in L1 (tile_kernel.hpp):
 // the k step and the call of the mr x nv block's kernel with one panel in L1, as measure_calls, and

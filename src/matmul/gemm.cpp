@@ -227,12 +227,12 @@ double Gemm::fork_join_seconds(int threads) { return team_->fork_join_seconds(th
 
 void Gemm::run_on_team(int parties, const std::function<void(int)>& job) { team_->run(parties, job); }
 
-Expected<isa::MicroKernelFn> Gemm::tile_kernel(int mr, int nv) {
+Expected<isa::MicroKernelFn> Gemm::tile_kernel(int mr, int nv, bool a_in_place) {
   if (!unsupported_.empty()) return make_error(unsupported_);
-  const isa::MicroKernelShape s = kernel_shape(cpu_, dtype_, mr, nv, false);
+  const isa::MicroKernelShape s = kernel_shape(cpu_, dtype_, mr, nv, a_in_place);
   if (std::string why = isa::host_target().check_kernel_shape(s, gemm_vector_registers(vec_bits_)); !why.empty())
     return make_error(why);
-  return kernels_for(mr, nv, false, false).get(mr, s.nr());
+  return kernels_for(mr, nv, a_in_place, false).get(mr, s.nr());
 }
 
 Expected<bool> Gemm::run(const GemmArgs& x, const MatmulConfig& g) { return run_batch(x, 1, {}, g); }

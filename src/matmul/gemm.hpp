@@ -71,9 +71,10 @@ class Gemm {
   std::string kernel_name(const MatmulConfig& config) const;
   // The micro-kernel shape of an mr x nv block here (how the dtype is packed and computed).
   isa::MicroKernelShape micro_kernel_shape(int mr, int nv, bool a_direct, bool b_direct = false) const;
-  // The kernel of a whole mr x (nv vectors) tile reading a packed A panel (call_calibration.hpp
-  // times it), and whether B panels end with a step of column sums (b_panel_words).
-  Expected<isa::MicroKernelFn> tile_kernel(int mr, int nv);
+  // The kernel of a whole mr x (nv vectors) tile reading a packed A panel, or A's own rows where
+  // `a_in_place` (an error where the kernels cannot: a_in_place_rows; call_calibration.hpp times
+  // both), and whether B panels end with a step of column sums (b_panel_words).
+  Expected<isa::MicroKernelFn> tile_kernel(int mr, int nv, bool a_in_place = false);
   bool b_panels_have_sums() const { return signed_a_; }
   // Wall seconds the GEMM's thread team adds to a call on `threads` threads (ThreadTeam::fork_join_seconds:
   // the best of many empty runs, its helpers started first and spinning): for the cost model.

@@ -402,14 +402,16 @@ Expected<MatmulResult> run_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulRe
   std::optional<double> kernel_wall_gflops;
   double kernel_ghz = 0;
   if (judged && !team_shares_cores(cpu, started)) {
-    const isa::MicroKernelShape shape = gemm.micro_kernel_shape(rq.config.mr, rq.config.nv, false);
+    // The product's own kernel: the one that reads A's rows where the product leaves A unpacked.
+    const bool a_in_place = !rq.config.pack_a;
+    const isa::MicroKernelShape shape = gemm.micro_kernel_shape(rq.config.mr, rq.config.nv, a_in_place);
     AffinityGuard caller_affinity;
     if (place.pin_cpu >= 0) pin_current_thread(place.pin_cpu);
     // A first, untimed measurement loads the core again after the scalar scan of its interruptions
     // (10 ms): a core whose clock drops under wide vector work would read high right after it.
-    if (calibrator) (void)measure_step_seconds(gemm, rq.config.mr, rq.config.nv, place.pin_cpu);
+    if (calibrator) (void)measure_step_seconds(gemm, rq.config.mr, rq.config.nv, place.pin_cpu, a_in_place);
     const ClockSample before = calibrator ? calibrator->measure() : ClockSample{};
-    auto step = measure_step_seconds(gemm, rq.config.mr, rq.config.nv, place.pin_cpu);
+    auto step = measure_step_seconds(gemm, rq.config.mr, rq.config.nv, place.pin_cpu, a_in_place);
     const ClockSample after = before.ghz > 0 ? calibrator->measure() : ClockSample{};
     if (step.ok()) {
       const double ops = 2.0 * shape.mr * shape.nr() * shape.k_group();
