@@ -503,8 +503,9 @@ void write_matmul_console(std::ostream& out, const MatmulResult& r) {
     }
     out << rate << '\n';
     if (finite(r.kernel_l1_gflops) && *r.kernel_l1_gflops > 0) {
-      std::string line = fmt::format("  the {}x{} kernel's k loop alone, in L1: {} {}", r.config.mr, r.config.nr,
-                                     fixed(*r.kernel_l1_gflops, 1), unit);
+      // The product's own kernel (MatmulResult::kernel_l1_gflops): say which where A is read in place.
+      std::string line = fmt::format("  the {}x{} kernel's k loop alone{}, in L1: {} {}", r.config.mr, r.config.nr,
+                                     r.config.pack_a ? "" : " (A read in place)", fixed(*r.kernel_l1_gflops, 1), unit);
       if (r.config.threads > 1) line += " (one core's, times the threads)";
       if (r.kernel_l1_ghz > 0 && r.clock.ghz > 0)
         line += fmt::format(" at the product's {} GHz (timed at {} GHz)", fixed(r.clock.ghz, 2), fixed(r.kernel_l1_ghz, 2));
