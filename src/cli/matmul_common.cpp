@@ -426,9 +426,9 @@ void measure_kernel_mix(const GlobalOptions& g, const CpuInfo& cpu, const Matmul
                    : g.cpu >= 0                 ? g.cpu
                    : !cpu.core_order.empty()    ? cpu.core_order.front()
                                                 : -1;
-  const std::string key = fmt::format("{} {}x{} {}{}{} on {}", to_string(shape.dtype), shape.mr, shape.nv,
+  const std::string key = fmt::format("{} {}x{} {}{}{}{} on {}", to_string(shape.dtype), shape.mr, shape.nv,
                                       shape.vec_bits, shape.widened ? " widened" : "", shape.signed_a ? " signed" : "",
-                                      core);
+                                      shape.a_direct ? " A in place" : "", core);
   // A ceiling the loop itself beats is none: the stream then does not stand for the loop on this core.
   const auto keep = [&](double share) {
     const double stream = *r.ceiling_gflops * share;

@@ -91,7 +91,8 @@ std::vector<MatmulConfig> plan_candidates(const CpuInfo& cpu, Gemm& gemm, const 
 // model's DRAM bandwidth is lower (then the memory roof binds).
 void score_matmul(MatmulResult& r, const MatmulRoof& roof, const MachineModel& machine);
 
-// The plan's k step as a stream of its own instructions (Target::kernel_step), run as a `mix` in
+// The plan's k step as a stream of its own instructions (Target::kernel_step of `shape`: the
+// product's kernel, the one that reads A's rows where the plan leaves A unpacked), run as a `mix` in
 // the smallest whole ratio of their counts on the roof's core, between two runs of the roof
 // instruction (MatmulResult::kernel_mix_gflops). Only where the kernel alone was measured under a
 // compute roof; about half a second. What cannot be measured truthfully is left empty and logged.
