@@ -157,7 +157,7 @@ int run_bench(GlobalOptions& g, const BenchOptions& o) {
           continue;
         }
         score_matmul(*r, roof, machine);
-        measure_kernel_mix(g, on_roof, roof, gemm.micro_kernel_shape(r->config.mr, r->config.nv, !r->config.pack_a), *r,
+        measure_kernel_mix(g, on_roof, roof, gemm.product_kernel_shape(r->config), *r,
                            &mix_shares);
         r->model_gap = gap;
         spdlog::info("{}: {:.1f} G{}/s{}", name, r->gflops, dt == MatmulDtype::i8 ? "OP" : "FLOP",

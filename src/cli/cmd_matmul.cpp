@@ -179,7 +179,7 @@ int run_matmul_command(GlobalOptions& g, const MatmulOptions& o) {
   auto result = run_matmul(cpu, gemm, rq);
   if (!result) return spdlog::error("{}", result.error()), kExitMeasure;
   score_matmul(*result, roof, machine);
-  measure_kernel_mix(g, cpu, roof, gemm.micro_kernel_shape(result->config.mr, result->config.nv, !result->config.pack_a), *result);
+  measure_kernel_mix(g, cpu, roof, gemm.product_kernel_shape(result->config), *result);
   if (tuned) result->model_gap = tuned->model_gap;
   if (result->status == Status::error) spdlog::error("{}", result->reason);
 

@@ -65,7 +65,7 @@ void measure_one(const GlobalOptions& g, const CpuInfo& cpu, int64_t size, int t
     return;
   }
   score_matmul(*r, roof, machine);
-  measure_kernel_mix(g, on_roof, roof, gemm.micro_kernel_shape(r->config.mr, r->config.nv, !r->config.pack_a), *r, &mix_shares);
+  measure_kernel_mix(g, on_roof, roof, gemm.product_kernel_shape(r->config), *r, &mix_shares);
   if (r->status == Status::error) spdlog::error("{}", r->reason);
   doc.matmuls.push_back(*r);
   if (r->status != Status::ok) {

@@ -71,6 +71,12 @@ class Gemm {
   std::string kernel_name(const MatmulConfig& config) const;
   // The micro-kernel shape of an mr x nv block here (how the dtype is packed and computed).
   isa::MicroKernelShape micro_kernel_shape(int mr, int nv, bool a_direct, bool b_direct = false) const;
+  // The kernel most of a configuration's product runs, as the kernel alone and its step's stream
+  // time it (measure_step_seconds, measure_kernel_mix): A's rows read in place where the
+  // configuration leaves A unpacked; B packed (in-place B is read so only by the first row block).
+  isa::MicroKernelShape product_kernel_shape(const MatmulConfig& config) const {
+    return micro_kernel_shape(config.mr, config.nv, !config.pack_a);
+  }
   // The kernel of a whole mr x (nv vectors) tile reading a packed A panel, or A's own rows where
   // `a_in_place` (an error where the kernels cannot: a_in_place_rows; call_calibration.hpp times
   // both), and whether B panels end with a step of column sums (b_panel_words).

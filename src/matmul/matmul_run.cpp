@@ -403,8 +403,8 @@ Expected<MatmulResult> run_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulRe
   double kernel_ghz = 0;
   if (judged && !team_shares_cores(cpu, started)) {
     // The product's own kernel: the one that reads A's rows where the product leaves A unpacked.
-    const bool a_in_place = !rq.config.pack_a;
-    const isa::MicroKernelShape shape = gemm.micro_kernel_shape(rq.config.mr, rq.config.nv, a_in_place);
+    const isa::MicroKernelShape shape = gemm.product_kernel_shape(rq.config);
+    const bool a_in_place = shape.a_direct;
     AffinityGuard caller_affinity;
     if (place.pin_cpu >= 0) pin_current_thread(place.pin_cpu);
     // A first, untimed measurement loads the core again after the scalar scan of its interruptions
