@@ -174,6 +174,10 @@ TEST_CASE("output paths: what can be written is told before anything is measured
   REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
   CHECK_THAT(peakprobe::output_path_problem(fifo), Catch::Contains("a FIFO"));
   CHECK_THAT(peakprobe::output_path_problem(fifo + "/x.json"), Catch::Contains("is not a directory"));
+  // procfs refuses new files whatever the permission bits say (root passes access(2) there): the
+  // refusal is found by creating the writer's temporary file, and none is left behind.
+  CHECK_FALSE(peakprobe::output_path_problem("/proc/peakprobe-output-test.json").empty());
+  CHECK(dir.entries() == 1);  // the fifo: the probes of new.json left nothing
   CHECK(peakprobe::writes_to_stdout("-"));
   CHECK(peakprobe::writes_to_stdout("/dev/stdout"));  // whatever stdout is, this names it
   CHECK_FALSE(peakprobe::writes_to_stdout((dir.path / "new.json").string()));

@@ -116,7 +116,6 @@ void add_mem_command(CLI::App& app, GlobalOptions& g) {
     g.action = [&g, kernels, isa, sizes, sweep] {
       CpuInfo cpu = detect_cpu_info();
       if (int rc = check_placement(g, cpu)) return void(g.exit_code = rc);
-      prefer_quiet_core(g, cpu);
       std::vector<std::string> names = *kernels == "all" ? std::vector<std::string>{} : split_list(*kernels);
       if (*kernels == "all")
         for (const auto& k : isa::mem_kernels()) names.push_back(k.name);
@@ -154,6 +153,7 @@ void add_mem_command(CLI::App& app, GlobalOptions& g) {
         spdlog::error("{}", chosen.error());
         return void(g.exit_code = kExitUsage);
       }
+      prefer_quiet_core(g, cpu);  // after the options are checked: a usage error costs no measuring
       std::unique_ptr<MemRunner> runner;
       RunDocument doc;
       if (int rc = start_memory(g, cpu, runner, doc)) return void(g.exit_code = rc);
@@ -211,13 +211,13 @@ void add_latency_command(CLI::App& app, GlobalOptions& g) {
     g.action = [&g, sizes, sweep, mode, pages, chains] {
       CpuInfo cpu = detect_cpu_info();
       if (int rc = check_placement(g, cpu)) return void(g.exit_code = rc);
-      prefer_quiet_core(g, cpu);
       auto chosen = choose_sizes(*sizes, *sweep, cpu, 1, 1, uint64_t(128) * uint64_t(*chains),
                                  "a pointer chase can use (two 64-byte lines per chain)");
       if (!chosen) {
         spdlog::error("{}", chosen.error());
         return void(g.exit_code = kExitUsage);
       }
+      prefer_quiet_core(g, cpu);  // after the options are checked: a usage error costs no measuring
       std::unique_ptr<MemRunner> runner;
       RunDocument doc;
       if (int rc = start_memory(g, cpu, runner, doc)) return void(g.exit_code = rc);

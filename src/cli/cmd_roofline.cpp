@@ -287,7 +287,6 @@ void add_roofline_command(CLI::App& app, GlobalOptions& g) {
     g.action = [&g, out_dir, quick] {
       CpuInfo cpu = detect_cpu_info();
       if (int rc = check_placement(g, cpu)) return void(g.exit_code = rc);
-      prefer_quiet_core(g, cpu);
       std::optional<OutputFolder> folder;  // removed again if the run ends before writing into it
       if (!out_dir->empty()) {
         try {
@@ -301,6 +300,7 @@ void add_roofline_command(CLI::App& app, GlobalOptions& g) {
         if (g.out.markdown.empty()) g.out.markdown = *out_dir + "/ceilings.md";
       }
       if (int rc = check_outputs(g.out)) return void(g.exit_code = rc);
+      prefer_quiet_core(g, cpu);  // after the outputs are checked: a usage error costs no measuring
       RunDocument doc = new_document(cpu, g.argc, g.argv);
       if (int rc = measure_roofline(g, cpu, doc, *quick, false)) return void(g.exit_code = rc);
       g.exit_code = emit_outputs(doc, g.out);
