@@ -1,6 +1,8 @@
 // Shared by the hardware tests: this machine's description and one warmed-up probe runner per test
 // process (creating a runner pins the thread and calibrates the clock, so it is done once).
 #pragma once
+#include <algorithm>
+#include <cstdint>
 #include <memory>
 
 #include <catch2/catch.hpp>
@@ -32,6 +34,20 @@ inline ProbeRunner& shared_runner() {
     return std::move(made.value());
   }();
   return *r;
+}
+
+// One instance of the data (or unified) cache of this level as the OS reports it; 0 when none is.
+inline std::uint64_t data_cache_bytes(const CpuInfo& cpu, int level) {
+  for (const auto& c : cpu.caches)
+    if (c.level == level && (c.type == "data" || c.type == "unified")) return c.size_bytes;
+  return 0;
+}
+
+// The largest cache instance the OS reports (the last level); 0 when none is.
+inline std::uint64_t largest_cache_bytes(const CpuInfo& cpu) {
+  std::uint64_t most = 0;
+  for (const auto& c : cpu.caches) most = std::max(most, c.size_bytes);
+  return most;
 }
 
 // A form to measure: its text, operations per instruction and their dtype.

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "report/output_file.hpp"
+#include "skip.hpp"
 
 namespace fs = std::filesystem;
 
@@ -238,8 +239,7 @@ TEST_CASE("output file: SIGTERM while a file is being written leaves no temporar
   if (!seen || !WIFSIGNALED(status)) {
     // The writer finished before the signal: the point could not be made this time.
     CHECK(dir.entries() <= 1);
-    WARN("the write finished before SIGTERM arrived");
-    return;
+    PP_SKIP("the write finished before SIGTERM arrived: the signal's cleanup could not be seen this time");
   }
   CHECK(WTERMSIG(status) == SIGTERM);  // re-raised: the parent sees how the child ended
   for (const auto& e : fs::directory_iterator(dir.path))

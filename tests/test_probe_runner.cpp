@@ -85,12 +85,17 @@ TEST_CASE("hw: no ok figure beats what this core was seen to issue", "[hw][probe
     if (r.status == Status::ok) widest = std::max(widest, *r.throughput_ipc);
   }
   if (widest <= 0) PP_SKIP("the issue-width forms stayed mistrusted on this machine");
+  // Forms that are not issue-width forms themselves (one among them would be held to its own rate).
+  int checked = 0;
   for (const std::string& text : {ruler().one_cycle, ruler().multi_cycle}) {
+    if (std::find(forms.begin(), forms.end(), text) != forms.end()) continue;
     ProbeResult r = measure(text);
     if (r.status != Status::ok) continue;
+    ++checked;
     INFO(text << ": " << *r.throughput_ipc << " instructions/cycle, widest " << widest);
     CHECK(*r.throughput_ipc <= widest * 1.05);
   }
+  if (checked == 0) PP_SKIP("no form outside the issue-width set was measured ok on this machine");
 }
 
 TEST_CASE("hw: every result carries its repro line and clock", "[hw][probe_runner]") {

@@ -80,12 +80,14 @@ TEST_CASE("hw: the report's matmul runs on one core and on all, each row scored 
   cli::measure_report_kernels(g, cpu, true, doc);
   const size_t expected = all > 1 ? 2 : 1;
   REQUIRE(doc.matmuls.size() <= expected);
+  int scored = 0;
   for (const MatmulResult& r : doc.matmuls) {
     INFO(r.name << ": " << to_string(r.status) << " " << r.reason);
     CHECK(r.m == cli::kReportMatmulQuickSize);
     CHECK(r.status != Status::error);
     CHECK(r.max_rel_error < 1e-4);
     if (r.status != Status::ok) continue;  // a mistrusted row (a busy host) is left off the roofline
+    ++scored;
     auto score = std::find_if(doc.scores.begin(), doc.scores.end(), [&](const KernelScore& s) { return s.name == r.name; });
     REQUIRE(score != doc.scores.end());
     CHECK(score->threads == r.threads);
@@ -101,6 +103,7 @@ TEST_CASE("hw: the report's matmul runs on one core and on all, each row scored 
   // mistrusted (logged): a busy host, where nothing else here can be checked.
   if (!doc.matmuls.empty()) CHECK(doc.matmuls.front().threads == 1);
   if (doc.matmuls.size() == 2) CHECK(doc.matmuls.back().threads == all);
+  if (scored == 0) PP_SKIP("every matmul row stayed mistrusted (a busy host): no score could be checked");
   if (doc.matmuls.size() < expected)
     PP_SKIP("the roof of a thread count stayed mistrusted (a busy host): " << doc.matmuls.size() << " of " << expected
                                                                           << " matmul rows");

@@ -7,6 +7,7 @@
 
 #include "asm/target.hpp"
 #include "hw_fixture.hpp"
+#include "memory/mem_runner.hpp"
 #include "skip.hpp"
 #include "asm/x86/probe_form.hpp"
 #include "asm/x86/state_forms.hpp"
@@ -179,37 +180,68 @@ TEST_CASE("hw: a dependent add r64 takes one cycle and at least two issue per cy
   CHECK(*r.recip_throughput_cycles <= 0.55);
 }
 
-TEST_CASE("hw: imul r64, r64 is a 3-cycle chain", "[hw][probe_form]") {
+TEST_CASE("hw: imul r64, r64 is a chain of a whole number of ruler cycles, at least three", "[hw][probe_form]") {
   ProbeResult r = measure("imul r64, r64");
   REQUIRE_OK_OR_SKIP(r);
-  // Three times the 1-cycle ruler on every x86-64 core since the Pentium Pro.
-  CHECK(*r.latency_cycles == Approx(3.0).epsilon(0.07).margin(0.2));
+  // A multiplier's latency is a whole number of core cycles: the chain must read as a multiple of
+  // the 1-cycle ruler, whatever the core (3 on current cores, 4 to 6 on older and smaller ones).
+  // No x86-64 core multiplies 64 bits in fewer than three.
+  const double whole = std::round(*r.latency_cycles);
+  INFO("latency " << *r.latency_cycles << " cycles");
+  CHECK(whole >= 3);
+  CHECK(*r.latency_cycles == Approx(whole).epsilon(0.07).margin(0.2));
 }
 
 TEST_CASE("hw: x86 latency chains are never faster than their throughput", "[hw][probe_form]") {
+  int checked = 0;
   for (const char* text : {"popcnt r64, r64", "vaddps xmm, xmm, xmm", "mov r64, m64", "xor r64, r64"}) {
     ProbeResult r = measure(text);
-    if (r.status != Status::ok) continue;
+    if (r.status != Status::ok || !r.latency_cycles) continue;
+    ++checked;
     INFO(text);
-    if (r.latency_cycles) CHECK(*r.latency_cycles >= 0.93 * *r.recip_throughput_cycles);
+    CHECK(*r.latency_cycles >= 0.93 * *r.recip_throughput_cycles);
   }
+  if (checked == 0) PP_SKIP("no form with a latency was measured ok on this machine");
 }
 
-TEST_CASE("hw: at least two vector loads per cycle", "[hw][probe_form]") {
+TEST_CASE("hw: a vector load stream runs as fast as this core's own L1 load kernel of that width",
+          "[hw][probe_form]") {
+  // Two measurements of the same load ports by different code: the form's independent loads, and the
+  // bandwidth kernel streaming a working set that fits L1 with loads of the same width. A form stream
+  // that serialised its loads (one address chained to the last, a bank conflict of its own making)
+  // would read slower than the kernel; the kernel's loop overhead only ever makes it the slower one.
   // A neighbour on the host's load ports slows the loads without slowing the ALU ruler that would
   // mark the row (a VM's vCPU may share a core): the best of three measurements is the machine's.
   const char* text = cpu().has("avx") ? "vmovups xmm, m128" : "movups xmm, m128";
   ProbeResult r = measure(text);
-  for (int again = 0; again < 2 && r.status == Status::ok && *r.recip_throughput_cycles > 0.55; ++again) {
+  for (int again = 0; again < 2; ++again) {
     ProbeResult next = measure(text);
-    if (next.status == Status::ok && *next.recip_throughput_cycles < *r.recip_throughput_cycles) r = next;
+    if (r.status != Status::ok || (next.status == Status::ok && *next.recip_throughput_cycles < *r.recip_throughput_cycles))
+      r = next;
   }
   REQUIRE_OK_OR_SKIP(r);
-  // Every x86-64 core since Sandy Bridge and Zen 1 has two load ports.
-  CHECK(*r.recip_throughput_cycles <= 0.55);
+  // Every x86-64 core loads at least once a cycle.
+  CHECK(*r.recip_throughput_cycles <= 1.05);
+  const std::uint64_t l1 = test::data_cache_bytes(cpu(), 1);
+  if (l1 == 0) PP_SKIP("the OS reports no L1 data cache to size the load kernel's working set by");
+  auto runner = MemRunner::create(cpu(), -1);
+  REQUIRE(runner);
+  BandwidthResult best;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    BandwidthResult b = (*runner)->bandwidth({"load", 128, l1 / 2, 1});
+    if (b.status == Status::ok && b.bytes_per_cycle && (!best.bytes_per_cycle || *b.bytes_per_cycle > *best.bytes_per_cycle))
+      best = b;
+  }
+  if (!best.bytes_per_cycle) PP_SKIP("the 128-bit L1 load kernel stayed mistrusted on this machine");
+  const double kernel_loads_per_cycle = *best.bytes_per_cycle / 16;
+  INFO(text << ": " << *r.recip_throughput_cycles << " cycles; the L1 load kernel: " << kernel_loads_per_cycle
+            << " 16-byte loads a cycle");
+  CHECK(*r.recip_throughput_cycles <= 1.1 / kernel_loads_per_cycle);
 }
 
 TEST_CASE("hw: stack and flag forms are measured balanced, the harness survives", "[hw][probe_form]") {
+  // This core's own store rate bounds the pairs that store: see below.
+  const ProbeResult store = measure("mov m64, r64");
   for (const char* text : {"pop r64", "pop r16", "pop m64", "push r64", "push imm8", "pushf", "popf", "std", "fld m32",
                            "enter imm16, imm8", "leave"}) {
     ProbeResult r = measure(text);
@@ -218,10 +250,10 @@ TEST_CASE("hw: stack and flag forms are measured balanced, the harness survives"
     CHECK(r.latency_method.find("balanced with") == 0);
     CHECK_FALSE(r.latency_cycles);
     REQUIRE(r.recip_throughput_cycles);
-    // Every pair stores once (push, pushf, enter, or std/cld's flag write is no store: see below),
-    // and no x86 core stores more than 3 times per cycle: a pair takes at least 1/3 cycle, so each
-    // instruction at least 1/6. (std/cld serialise on the flags and are far slower.)
-    CHECK(*r.recip_throughput_cycles >= 1.0 / 6 * 0.95);
+    // Every pair stores once (push, pushf, enter; std/cld's flag write is no store, but they
+    // serialise on the flags and are far slower): a pair takes at least the time of one store as
+    // this core runs independent stores, so each instruction at least half of it.
+    if (store.status == Status::ok) CHECK(*r.recip_throughput_cycles >= *store.recip_throughput_cycles / 2 * 0.93);
   }
   // State loads are measured with the state restored after the stream: ldmxcsr loads a valid value.
   ProbeResult ld = measure("ldmxcsr m32");
