@@ -170,7 +170,9 @@ MixResult ProbeRunner::Impl::run_mix_once(const std::vector<MixSpec>& parts, boo
   trust.after = after;
   trust.ipc = r.ipc.value_or(0);
   trust.overhead = best.overhead_fraction;
-  trust.spread = best.per_unit.spread;
+  // The spread of the samples the figure was taken from, as for a probe: with the ruler, the
+  // undisturbed ones (the disturbed ones are judged by their count, below).
+  trust.spread = best.paired ? best.cycles.spread : best.per_unit.spread;
   trust.repeat_disagreement =
       std::fabs(first.value - second.value) / std::min(first.value, second.value);
   // The checks a probe's figure gets (timing_doubts): its clock did not move during the timing, and

@@ -244,6 +244,30 @@ inline double chain_disagreement(const PairTiming& t) {
   if (!t.paired || !(fastest > 0) || !(t.value > 0)) return 0;
   return std::fabs(t.value - fastest) / fastest;
 }
+// How far the figure of the code layouts kept (their values sorted; the figure is the middle one)
+// is from the nearest other timing of the same stream, as a fraction of the figure; 0 when there is
+// no other. Where only one layout was kept, the ones left out (every_layout holds all) stand in: a
+// figure no other layout confirms is held to the nearest one that did not count.
+inline double layout_disagreement(const std::vector<double>& kept_sorted, const std::vector<double>& every_layout) {
+  if (kept_sorted.empty()) return 0;
+  const size_t mid = kept_sorted.size() / 2;
+  const double fig = kept_sorted[mid];
+  if (!(fig > 0)) return 0;
+  double nearest = 1e300;
+  for (size_t i = 0; i < kept_sorted.size(); ++i)
+    if (i != mid) nearest = std::min(nearest, std::fabs(kept_sorted[i] - fig) / fig);
+  if (kept_sorted.size() == 1) {
+    bool skipped_self = false;  // the figure itself is among every_layout once
+    for (double v : every_layout) {
+      if (v == fig && !skipped_self) {
+        skipped_self = true;
+        continue;
+      }
+      if (v > 0) nearest = std::min(nearest, std::fabs(v - fig) / fig);
+    }
+  }
+  return nearest < 1e300 ? nearest : 0.0;
+}
 // A figure from fastest calls this far below the median of its samples came from a few calls the
 // rest do not bear out: a fast mode that few calls show, or a timer glitch. Noise lifts the median
 // of an undisturbed-looking timing by up to about 15% on a busy host (a 512-bit FMA stream: samples
