@@ -697,6 +697,11 @@ TEST_CASE("the team's measured wake-up and join is priced per call", "[cost_mode
   const std::string text = explanation(m, p);
   CHECK(text.find("team wake-up and join measured: 2 threads 1.00 us, 16 threads 8.00 us") != std::string::npos);
   CHECK(text.find(", team ") != std::string::npos);
+  // Only the threads the GEMM starts are woken: a 4x1 grid on a problem of one row panel starts one
+  // thread (gemm.cpp, started_grid), and pays no team; 2x2 on two row panels and one column tile, two.
+  CHECK(predict(m, problem(6, 512, 512, 4), config(6, 4, 6, 256, 512, 4, 1)).team_seconds == 0);
+  CHECK(predict(m, problem(12, 64, 512, 4), config(6, 4, 12, 256, 64, 2, 2)).team_seconds == Approx(fork_join_cost(m, 2)));
+  CHECK(predict(m, problem(512, 512, 512, 4), config(6, 4, 128, 256, 512, 2, 2)).team_seconds == Approx(fork_join_cost(m, 4)));
 }
 
 TEST_CASE("a measured hand-off prices the B slices other threads packed, on grids that share B blocks only",

@@ -251,6 +251,9 @@ struct Geometry {
   // The busiest thread's columns in vectors (threads split columns in whole vectors, gemm.cpp), and
   // those of its last tile when that one is narrower than nr (0: none is).
   int64_t vectors_t = 0, edge_vectors = 0;
+  // The threads the GEMM starts: a thread with no rows or columns of its own is not started, nor a
+  // group without an item, nor a K part without a k group (started_grid in gemm.cpp).
+  int started_threads = 1;
   int64_t rows_pad = 0, cols_pad = 0;    // busiest thread's rows padded to tiles, columns to vectors
   double rows = 0, cols = 0;             // ... without padding
   int64_t mc = 0, nc = 0;                // blocks clamped to the thread's share
@@ -303,6 +306,9 @@ Geometry geometry_of(const MachineModel& machine, const MatmulProblem& p, const 
   g.vectors_t = ceil_div(ceil_div(p.n, lanes), col_threads);
   g.tiles_n_t = ceil_div(g.vectors_t, c.nv);
   g.edge_vectors = g.vectors_t % c.nv;
+  g.started_threads = int(std::min<int64_t>(std::max(1, c.thread_rows), g.tiles_m) * col_threads *
+                          std::min<int64_t>(std::max(1, c.k_threads), ceil_div(int64_t(p.k), g.dt.kgroup)) *
+                          std::min<int64_t>(std::max(1, c.batch_threads), std::max<int64_t>(1, p.batch)));
   g.rows_pad = g.tiles_m_t * c.mr;
   g.cols_pad = g.vectors_t * lanes;
   g.rows = double(std::min(g.rows_pad, p.m));
@@ -677,7 +683,7 @@ CandidateCost evaluate(const MachineModel& machine, const MatmulProblem& problem
   r.pack_seconds = pack_seconds(machine, c, g, b, pl) * batch;
   if (c.k_threads > 1) r.pack_seconds += k_sum_seconds(machine, b, g, c.k_threads) * batch;
   // One wake-up and join of the team per call: a batch is one run of it (gemm.cpp).
-  r.team_seconds = fork_join_cost(machine, c.threads);
+  r.team_seconds = fork_join_cost(machine, g.started_threads);
   r.seconds = soft_max(r.compute_seconds, r.memory_seconds, kOverlapSoftness) + r.pack_seconds + r.team_seconds;
 
   // Columns are computed to whole vectors, rows to whole tiles.

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <system_error>
 #include <thread>
 
 #include <fmt/format.h>
@@ -459,7 +460,13 @@ Expected<bool> Gemm::run_batch(const GemmArgs& x, int64_t batch, const BatchStri
       }
     }
   };
-  team_->run(threads, worker);
+  // A helper thread the system will not start (a process or thread limit) is an error of this call,
+  // not an exception through a library that answers with Expected.
+  try {
+    team_->run(threads, worker);
+  } catch (const std::system_error& e) {
+    return make_error(fmt::format("cannot start the GEMM's {} threads: {}", threads, e.what()));
+  }
   return true;
 }
 

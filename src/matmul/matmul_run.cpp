@@ -96,7 +96,7 @@ using Call = std::function<Expected<bool>(const uint8_t* a, const uint8_t* b, ui
 // in the first and the last batch item.
 double check(const Operands& op, const uint8_t* c, int64_t& rows_checked) {
   const int es = element_bytes(op.dtype);
-  const int64_t step = double(op.m) * double(op.n) * double(op.k) > 2e9 ? std::max<int64_t>(1, op.m / 64) : 1;
+  const int64_t step = double(op.m) * double(op.n) * double(op.k) > 2e9 ? std::max<int64_t>(1, (op.m + 63) / 64) : 1;  // at most 64
   std::vector<double> ref(size_t(op.n));
   double worst = 0, scale = 1e-30;
   rows_checked = 0;
