@@ -2,9 +2,11 @@
 // user's hand) may lack a key or hold another type. Shared by the readers of matmul documents
 // (report/matmul_report) and of result rows (report/result_reader).
 #pragma once
+#include <cstdint>
 #include <limits>
 #include <optional>
 #include <string>
+#include <type_traits>
 
 #include <nlohmann/json.hpp>
 
@@ -31,10 +33,27 @@ Int integer_at(const json& obj, const char* key, Int fallback) {
   if (v->is_number_float()) {
     const double d = v->get<double>();
     // A cast of a double outside Int's range is undefined: such a value is no count of ours.
-    if (!(d >= double(std::numeric_limits<Int>::lowest()) && d <= double(std::numeric_limits<Int>::max()))) return fallback;
+    // (max + 1 as a double is exact, 2^63 for int64_t; max itself rounds up to it.)
+    if (!(d >= double(std::numeric_limits<Int>::lowest()) && d < double(std::numeric_limits<Int>::max()) + 1.0))
+      return fallback;
     return static_cast<Int>(d);
   }
-  return v->get<Int>();
+  // An integer outside Int's range would be converted modulo its width (5e9 as an int: 705032704).
+  if (v->is_number_unsigned()) {
+    const auto u = v->get<std::uint64_t>();
+    if (u > static_cast<std::uint64_t>(std::numeric_limits<Int>::max())) return fallback;
+    return static_cast<Int>(u);
+  }
+  const auto i = v->get<std::int64_t>();
+  if constexpr (std::is_unsigned_v<Int>) {
+    if (i < 0 || static_cast<std::uint64_t>(i) > static_cast<std::uint64_t>(std::numeric_limits<Int>::max()))
+      return fallback;
+  } else {
+    if (i < static_cast<std::int64_t>(std::numeric_limits<Int>::lowest()) ||
+        i > static_cast<std::int64_t>(std::numeric_limits<Int>::max()))
+      return fallback;
+  }
+  return static_cast<Int>(i);
 }
 
 // A ClockReading as to_json(ClockReading) writes it.

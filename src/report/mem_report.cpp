@@ -111,13 +111,31 @@ void write_memory_markdown(std::ostream& out, const RunDocument& d) {
     for (const auto& r : d.bandwidth)
       out << fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", r.kernel, r.isa, format_bytes(r.size_bytes),
                          r.threads, opt(r.gbps, 1), opt(r.bytes_per_cycle, 2), to_string(r.status));
+    // Why a row is not ok, under its table as for instruction rows (a table cell would hold a whole
+    // sentence).
+    bool noted = false;
+    for (const auto& r : d.bandwidth)
+      if (r.status != Status::ok && !r.reason.empty()) {
+        out << (noted ? "" : "\n") << fmt::format("- {} {} {} x{} ({}): {}\n", r.kernel, r.isa, format_bytes(r.size_bytes),
+                                                  r.threads, to_string(r.status), r.reason);
+        noted = true;
+      }
   }
   if (!d.latency.empty()) {
+    // A blank line first: a table row right after another table's would join it.
+    if (!d.bandwidth.empty()) out << "\n";
     out << "| mode | pages | working set | chains | ns | cycles | status |\n|---|---|---:|---:|---:|---:|---|\n";
     for (const auto& r : d.latency)
       out << fmt::format("| {} | {} ({}) | {} | {} | {} | {} | {} |\n", r.mode, r.pages, r.pages_granted,
                          format_bytes(r.size_bytes), r.chains, opt(r.latency_ns, 2), opt(r.latency_cycles, 1),
                          to_string(r.status));
+    bool noted = false;
+    for (const auto& r : d.latency)
+      if (r.status != Status::ok && !r.reason.empty()) {
+        out << (noted ? "" : "\n") << fmt::format("- {} {} ({}), {} chain(s) ({}): {}\n", r.mode, format_bytes(r.size_bytes),
+                                                  r.pages, r.chains, to_string(r.status), r.reason);
+        noted = true;
+      }
   }
   if (!d.levels.empty()) {
     out << "\n| level | edge | GB/s | reported | note |\n|---|---:|---:|---:|---|\n";
@@ -138,6 +156,7 @@ void write_memory_console(std::ostream& out, const RunDocument& d) {
                          r.gbps_stats.spread * 100, to_string(r.status), r.reason.empty() ? "" : ": " + r.reason);
   }
   if (!d.latency.empty()) {
+    if (!d.bandwidth.empty()) out << "\n";
     out << fmt::format("  {:<10} {:<9} {:>11} {:>6} {:>9} {:>8}  {}\n", "mode", "pages", "working set", "chains", "ns",
                        "cycles", "status");
     for (const auto& r : d.latency)
@@ -148,9 +167,9 @@ void write_memory_console(std::ostream& out, const RunDocument& d) {
   if (!d.levels.empty()) {
     out << "\ncache levels found from the curve:\n";
     for (const auto& l : d.levels)
-      out << fmt::format("  {:<5} edge {:>9}  {:>8.1f} GB/s  reported {:>9}  {}\n", l.name,
+      out << fmt::format("  {:<5} edge {:>9}  {:>8.1f} GB/s  reported {:>9}{}\n", l.name,
                          l.edge_bytes ? format_bytes(*l.edge_bytes) : "-", l.gbps,
-                         l.reported_bytes ? format_bytes(*l.reported_bytes) : "-", l.note);
+                         l.reported_bytes ? format_bytes(*l.reported_bytes) : "-", l.note.empty() ? "" : "  " + l.note);
   }
 }
 
