@@ -30,7 +30,8 @@ TEST_CASE("matmul run: checked and timed as the spec asks", "[matmul_run][hw]") 
   rq.cold_cache = ColdCacheMode::all;
   auto r = run_matmul(cpu, gemm, rq);
   REQUIRE(r.ok());
-  CHECK(r->status == Status::ok);
+  INFO(to_string(r->status) << ": " << r->reason);
+  CHECK(r->status != Status::error);
   CHECK(r->max_rel_error < 1e-5);
   CHECK(r->rows_checked == 100);  // every row of the first and the last item
   CHECK(r->timing.repetitions >= 5);
@@ -43,6 +44,9 @@ TEST_CASE("matmul run: checked and timed as the spec asks", "[matmul_run][hw]") 
   CHECK(r->cold_cache == "all");
   // Its block's k loop alone, in L1, at the product's clock: a rate the whole product (packing,
   // edges, a cold cache) cannot beat, 10% left for the two clock readings' error.
+  // A host that crowded the timed calls out (status mistrusted, the reason says so) leaves the rate
+  // unjudged: what follows compares rates.
+  if (cpu.emulator.empty() && r->status == Status::mistrusted) PP_SKIP("the product's timing stayed crowded: " << r->reason);
   if (cpu.emulator.empty()) {
     REQUIRE(r->kernel_l1_gflops.has_value());
     CHECK(*r->kernel_l1_gflops > 0);

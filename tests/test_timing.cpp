@@ -136,6 +136,7 @@ TEST_CASE("hw: with the TSC as the counter, a paired timing's GHz is its own clo
   // and sat 0.8% below it (Zen 4 VM), and with it every GFLOP/s.
   ::setenv("PEAKPROBE_NO_PERF", "1", 1);
   const CycleCounter counter;
+  ::unsetenv("PEAKPROBE_NO_PERF");  // the other tests of this process keep whatever counter they get
   REQUIRE_FALSE(counter.counts_cycles());
   const CpuInfo& cpu = test::this_cpu();
   REQUIRE(cpu.tsc_hz > 0);

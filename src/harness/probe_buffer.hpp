@@ -1,5 +1,6 @@
-// The memory a probe's loads, stores and gathers touch: 64 KiB, L1/L2 resident, mapped below 4 GiB
-// so a 32-bit load of a pointer is still the pointer (32-bit pointer chases work).
+// The memory a probe's loads, stores and gathers touch: 64 KiB, L1/L2 resident, mapped by the target
+// (isa::map_low_pages): below 4 GiB where the ISA has 32-bit loads that a pointer chase may use, so
+// that a 32-bit load of a pointer is still the pointer.
 #pragma once
 #include <cstddef>
 #include <cstdint>

@@ -4,6 +4,7 @@
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <memory>
 #include <string>
 #include <thread>
@@ -466,7 +467,14 @@ Expected<double> measure_barrier(Gemm& gemm, const MachineModel& machine) {
     });
     waits.push_back(std::max(0.0, together - alone) / kBarrierRounds);
   }
+  return barrier_wait(waits, blocks);
+}
+
+Expected<double> barrier_wait(const std::vector<double>& waits, const std::vector<double>& blocks) {
+  if (waits.empty() || blocks.empty()) return make_error("no barrier trial ran");
   const double wait = median(waits), block = median(blocks);
+  if (!std::isfinite(wait) || !std::isfinite(block) || !(block > 0))
+    return make_error("the barrier trials gave no finite time");
   // A pair that lost a whole block at each meeting did not run at once (the helper's core was
   // taken): that says nothing about barriers, and would price every shared B block as a block.
   if (wait >= block)

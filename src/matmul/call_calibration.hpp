@@ -4,6 +4,8 @@
 // column of tiles, then the next column); the same kernel with a B panel too deep for L1; and the
 // packing code's rate. About 0.2 s.
 #pragma once
+#include <vector>
+
 #include "matmul/cost_model.hpp"
 #include "matmul/gemm.hpp"
 #include "peakprobe/expected.hpp"
@@ -79,6 +81,10 @@ Expected<double> measure_handoff(Gemm& gemm);
 // and for tile kernels. The block is calibration_block's, computed afresh from `machine`. The caller
 // runs on the first core of the core order. About 25 ms.
 Expected<double> measure_barrier(Gemm& gemm, const MachineModel& machine);
+// measure_barrier's verdict from its trials (each trial's wait a barrier, each trial's block alone,
+// in seconds): the median wait, at least 0.25 us, or the error when the median wait is a whole
+// median block or more, or nothing finite was timed.
+Expected<double> barrier_wait(const std::vector<double>& waits, const std::vector<double>& blocks);
 
 // What waking and joining the GEMM's thread team costs a call, for every count the model plans with
 // on `threads` threads (thread_counts) but one, into machine.fork_join_seconds; and, for several
