@@ -927,3 +927,27 @@ TEST_CASE("a code layout left alone by the filter answers to the layouts it left
   CHECK(detail::layout_disagreement({0.5}, {0.5}) == 0);
   CHECK(detail::layout_disagreement({}, {}) == 0);
 }
+
+TEST_CASE("a ruler whose add chain ran slowed is told by its multi-cycle ratio off every whole number",
+          "[probe_runner]") {
+  // Undisturbed: a 3-cycle multiply chain, its call's fixed cost a fraction of a percent.
+  CHECK(detail::ruler_off_whole(0.3334) < detail::kRulerWholeLimit);
+  CHECK(detail::ruler_off_whole(0.3367) < detail::kRulerWholeLimit);
+  CHECK(detail::ruler_off_whole(0.25) == Approx(0.0).margin(1e-12));  // a 4-cycle chain
+  // The Zen 4 VM's runs whose other hardware thread stayed busy: 2.86 links.
+  CHECK(detail::ruler_off_whole(0.3502) > detail::kRulerWholeLimit);
+  CHECK(detail::ruler_off_whole(0.3476) > detail::kRulerWholeLimit);
+  CHECK(detail::ruler_off_whole(0) == 0);  // not learned: not judged
+  // Each figure of such a run is doubted, and says why.
+  const auto said = [](double ratio, const std::string& emulator) {
+    detail::TrustInputs in;
+    in.ruler_chain_ratio = ratio;
+    in.emulator = emulator;
+    for (const std::string& d : detail::timing_doubts(in, ProbeOptions{}))
+      if (d.find("the clock's add chain ran slowed") == 0) return d;
+    return std::string();
+  };
+  CHECK(said(0.3502, "").find("a multi-cycle link took 2.86 of its adds") != std::string::npos);
+  CHECK(said(0.3340, "").empty());
+  CHECK(said(0.3502, "qemu").empty());  // an emulator's rows are doubted for that, not for this
+}

@@ -181,6 +181,7 @@ MixResult ProbeRunner::Impl::run_mix_once(const std::vector<MixSpec>& parts, boo
   trust.below_typical = std::max(detail::fast_mode_gap(first), detail::fast_mode_gap(second));
   trust.issue_width = issue_width;
   trust.emulator = cpu.emulator;
+  trust.ruler_chain_ratio = ruler_chain_ratio();
   if (best.paired) {
     trust.clean_samples = best.clean_samples;
     trust.slowed_samples = best.slowed_samples;
@@ -223,7 +224,8 @@ MixResult ProbeRunner::Impl::run_mix_once(const std::vector<MixSpec>& parts, boo
                    options.threads, to_string(all.threads_status), all.threads_reason);
     }
   }
-  note_probe_slowed(best.paired && ran_slowed(best.clean_samples));
+  note_probe_slowed((best.paired && ran_slowed(best.clean_samples)) ||
+                    (cpu.emulator.empty() && ruler_off_whole(trust.ruler_chain_ratio) > kRulerWholeLimit));
   return r;
 }
 

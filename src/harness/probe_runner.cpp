@@ -103,6 +103,10 @@ std::vector<std::string> timing_doubts(const TrustInputs& in, const ProbeOptions
     doubts.push_back(fmt::format("the latency chain's N and 2N copies disagree (implied loop overhead {:+.1f}%: its "
                                  "short and long calls ran at different rates)",
                                  in.latency_overhead * 100));
+  if (in.emulator.empty() && ruler_off_whole(in.ruler_chain_ratio) > kRulerWholeLimit)
+    doubts.push_back(fmt::format("the clock's add chain ran slowed: a multi-cycle link took {:.2f} of its adds where a "
+                                 "whole number is expected (its other hardware thread or the host kept it busy)",
+                                 1 / in.ruler_chain_ratio));
   if (in.clean_samples >= 0 && ran_slowed(in.clean_samples))
     doubts.push_back(fmt::format("the core ran slowed in {} of {} samples ({:.0f}% slower: its other hardware "
                                  "thread or the host was busy)",
@@ -1127,6 +1131,7 @@ ProbeResult ProbeRunner::run_once(const ProbeSpec& spec) {
   trust.below_typical = std::max(detail::fast_mode_gap(lat), detail::fast_mode_gap(tput));
   trust.issue_width = m.issue_width;
   trust.emulator = m.cpu.emulator;
+  trust.ruler_chain_ratio = m.ruler_chain_ratio();
   if (tput.paired) {
     const bool lat_worse = lat.paired && lat.clean_samples < tput.clean_samples;
     trust.clean_samples = lat_worse ? lat.clean_samples : tput.clean_samples;
@@ -1167,7 +1172,8 @@ ProbeResult ProbeRunner::run_once(const ProbeSpec& spec) {
     m.run_threads(best, r.dtype, rt, repeat_disagreement, r);
     m.forget_calibration_moment();
   }
-  m.note_probe_slowed(trust.clean_samples >= 0 && ran_slowed(trust.clean_samples));
+  m.note_probe_slowed((trust.clean_samples >= 0 && ran_slowed(trust.clean_samples)) ||
+                      (trust.emulator.empty() && ruler_off_whole(trust.ruler_chain_ratio) > kRulerWholeLimit));
   return r;
 }
 

@@ -307,6 +307,24 @@ Expected<Compiled> compile_pair(const isa::StreamHandle& stream, int short_copie
 Stats to_cycles(const Stats& ticks, double ticks_per_cycle);
 
 // Everything that can make a timed stream doubtful, as readable reasons (empty = trusted).
+// The add chain runs one add a cycle and the multi-cycle chain a whole number of cycles a link
+// (Target::RulerForms), so the ruler's undisturbed add/multi-cycle ratio is 1/n for a whole n. Learned
+// off every 1/n, the add chain itself ran slowed whenever it was learned, and every figure in its
+// cycles is off by as much. Seen on the Zen 4 VM (family 25 model 17), in 4 of 150 runs of three
+// forms: a host that kept the core's other hardware thread on integer code from before the ranking
+// to the end of the run, the ratio learned at 0.348-0.350 (2.86 links, against 0.334-0.337 in the
+// other runs), the ruler's clock 8% slow; a 4-cycle FMA chain read 3.65-3.73 cycles, 1.0-cycle
+// 512-bit FMAs 0.92, `imul` 2.89, all `ok`, every sample judged against the same slowed ruler.
+inline constexpr double kRulerWholeLimit = 0.025;
+// How far 1 / best_chain_ratio (the multi-cycle chain's links in add-chain cycles) sits from the
+// nearest whole number of at least 2, as a fraction of it; 0 when it cannot be judged (no ratio).
+inline double ruler_off_whole(double best_chain_ratio) {
+  if (!(best_chain_ratio > 0)) return 0;
+  const double links = 1 / best_chain_ratio;
+  const double n = std::max(2.0, std::round(links));
+  return std::fabs(links - n) / n;
+}
+
 struct TrustInputs {
   ClockSample before, after;
   double ipc = 0;                  // instructions per cycle of the stream
@@ -323,6 +341,9 @@ struct TrustInputs {
   int slowed_samples = 0;
   double slowdown = 0;
   std::string emulator;            // CpuInfo::emulator: non-empty, every figure is mistrusted
+  // The ruler's learned add/multi-cycle ratio (Ruler::best_chain_ratio; 0: not judged, as where the
+  // multi-cycle chain has modes of its own and no longer sets the clock).
+  double ruler_chain_ratio = 0;
 };
 std::vector<std::string> timing_doubts(const TrustInputs& in, const ProbeOptions& options);
 // Whether K chains still bind a form of this latency: their rounds (K instructions per `latency`
@@ -565,6 +586,13 @@ struct ProbeRunner::Impl {
   }
 
   double issue_width = 0;  // most instructions per cycle seen on this core (measure_issue_width)
+  // The ruler's add/multi-cycle ratio as a probe's trust checks read it (TrustInputs::ruler_chain_ratio):
+  // 0 where the multi-cycle chain has modes of its own (its typical ratio is then no whole-cycle fact).
+  double ruler_chain_ratio() const {
+    if (!clock) return 0;
+    const Ruler& ruler = clock->ruler();
+    return ruler.slow_unsteady ? 0.0 : ruler.best_chain_ratio;
+  }
 
   // `chain`: the compiled latency chain, for repeat_unrepeated_latency.
   void measure_latency(const isa::ProbeForm& form, const std::string& dtype, ProbeResult& r, PairTiming& lat,
