@@ -23,14 +23,14 @@ RunDocument memory_document() {
   d.results.clear();
   BandwidthResult l1;
   l1.kernel = "load";
-  l1.isa = "avx512";
+  l1.isa = "w512";  // a width name (Target::width_name) of no ISA in particular
   l1.size_bytes = 16 << 10;
   l1.bytes_per_iteration = 512;
   l1.gbps = 221.7;
   l1.bytes_per_cycle = 60.03;
   l1.gbps_stats = {210.5, 219.0, 221.7, 0.012, 25};
   l1.clock = clock_at(3.693);
-  l1.repro = "peakprobe mem -k load --isa avx512 --sizes 16KiB --cpu 0";
+  l1.repro = "peakprobe mem -k load --isa w512 --sizes 16KiB --cpu 0";
   d.bandwidth.push_back(l1);
   BandwidthResult dram = l1;
   dram.kernel = "triad";
@@ -46,7 +46,7 @@ RunDocument memory_document() {
   dram.status = Status::mistrusted;
   dram.reason = "a thread waited for its CPU in every repetition";
   dram.waited_every_repetition = true;
-  dram.repro = "peakprobe mem -k triad --isa avx512 --sizes 512MiB --threads 2 --cpu 0";
+  dram.repro = "peakprobe mem -k triad --isa w512 --sizes 512MiB --threads 2 --cpu 0";
   d.bandwidth.push_back(dram);
   LatencyResult near;
   near.mode = "random";

@@ -31,7 +31,7 @@ MemRunner& runner() {
 }
 
 // Working sets sized from the caches the OS reports, not from one CPU's: half the L1 data cache
-// (16 KiB where none is reported: no x86-64 or AArch64 core has less), and past every cache: four
+// (16 KiB where none is reported: no core of a supported ISA has less), and past every cache: four
 // times the largest (a VM may report a last-level cache of hundreds of MiB), at least `floor`.
 uint64_t l1_set() {
   const uint64_t l1 = test::data_cache_bytes(cpu(), 1);

@@ -314,7 +314,8 @@ Stats to_cycles(const Stats& ticks, double ticks_per_cycle);
 // forms: a host that kept the core's other hardware thread on integer code from before the ranking
 // to the end of the run, the ratio learned at 0.348-0.350 (2.86 links, against 0.334-0.337 in the
 // other runs), the ruler's clock 8% slow; a 4-cycle FMA chain read 3.65-3.73 cycles, 1.0-cycle
-// 512-bit FMAs 0.92, `imul` 2.89, all `ok`, every sample judged against the same slowed ruler.
+// 512-bit FMAs 0.92, the 3-cycle multiply chain 2.89, all `ok`, every sample judged against the
+// same slowed ruler.
 inline constexpr double kRulerWholeLimit = 0.025;
 // How far 1 / best_chain_ratio (the multi-cycle chain's links in add-chain cycles) sits from the
 // nearest whole number of at least 2, as a fraction of it; 0 when it cannot be judged (no ratio).
