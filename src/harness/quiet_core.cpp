@@ -137,6 +137,8 @@ std::vector<CoreQuietness> measure_core_quietness(const CpuInfo& cpu, double sec
             time_wide);
         if (ratio > 0) ratios.push_back(ratio), chains.push_back(chain_ticks);
         if (ratios.size() > 4096) break;
+        // A counter that stopped advancing gives no ratio at all: the pass ends on time, not never.
+        if (double(tsc_now() - start) > 20 * ticks_per_pass) break;
       }
       pass_medians[i].push_back(median(ratios));
       if (const double quietest = quietest_ratio(ratios, chains); quietest > 0) pass_quietest[i].push_back(quietest);

@@ -132,6 +132,9 @@ bool time_pair(isa::ProbeFn short_fn, isa::ProbeFn long_fn, double units_short, 
         for (int i = 0; i < 24; ++i) {
           CallTime t = time_call(long_fn, iters, buffer, consts, counter);
           if (double(t.ticks) >= budget.target_call_ticks) break;
+          // The timestamp bounds it too: a cycle counter that stopped advancing reads 0 at any length,
+          // and growing by 8 each step would reach calls of 2^70 iterations.
+          if (double(t.tsc) >= 64 * budget.target_call_ticks) break;
           const double scale = t.ticks ? budget.target_call_ticks / double(t.ticks) : 8.0;
           iters = std::max<uint64_t>(iters + 1, uint64_t(double(iters) * std::clamp(scale * 1.1, 1.1, 8.0)));
         }
