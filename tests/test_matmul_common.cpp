@@ -283,6 +283,26 @@ TEST_CASE("matmul score: a roof that slows when run without pause is scaled by t
   slower.clock.ghz = 3.8;
   score_matmul(slower, roof, machine);
   CHECK(*slower.ceiling_gflops == Approx(171));
+  // A share that this core's own product or its k loop alone ran above (beyond the share's noise) was
+  // read while the host slowed the share's runs: the roof is not lowered, and no share is reported.
+  MatmulResult faster = square_product(171);
+  faster.clock.ghz = 4.0;
+  faster.gflops = 190;  // above the 180 the share would set
+  score_matmul(faster, roof, machine);
+  CHECK(*faster.ceiling_gflops == Approx(200));
+  CHECK(faster.ceiling_sustained_share == 0);
+  MatmulResult loop_faster = square_product(171);
+  loop_faster.clock.ghz = 4.0;
+  loop_faster.kernel_l1_gflops = 195;
+  score_matmul(loop_faster, roof, machine);
+  CHECK(*loop_faster.ceiling_gflops == Approx(200));
+  // Within that noise of the lowered roof: the share stands (a core that slows, its loop at the roof).
+  MatmulResult at_roof = square_product(171);
+  at_roof.clock.ghz = 4.0;
+  at_roof.kernel_l1_gflops = 182;
+  score_matmul(at_roof, roof, machine);
+  CHECK(*at_roof.ceiling_gflops == Approx(180));
+  CHECK(at_roof.ceiling_sustained_share == Approx(0.9));
   // Within kSustainedDrop of 1 the roof keeps its rate (the noise of a run against a reading).
   roof.sustained.share = 0.985;
   MatmulResult kept = square_product(171);
