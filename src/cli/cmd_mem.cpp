@@ -79,8 +79,10 @@ Expected<std::vector<uint64_t>> choose_sizes(const std::string& list, bool sweep
 }
 
 // What both memory commands need before measuring: writable outputs, a runner, the document.
-int start_memory(GlobalOptions& g, const CpuInfo& cpu, std::unique_ptr<MemRunner>& runner, RunDocument& doc) {
+// The quiet core is chosen last: a usage error or an unwritable output costs no measuring.
+int start_memory(GlobalOptions& g, CpuInfo& cpu, std::unique_ptr<MemRunner>& runner, RunDocument& doc) {
   if (int rc = check_outputs(g.out)) return rc;
+  prefer_quiet_core(g, cpu);
   auto made = MemRunner::create(cpu, g.cpu);
   if (!made) {
     spdlog::error("{}", made.error());
@@ -153,7 +155,6 @@ void add_mem_command(CLI::App& app, GlobalOptions& g) {
         spdlog::error("{}", chosen.error());
         return void(g.exit_code = kExitUsage);
       }
-      prefer_quiet_core(g, cpu);  // after the options are checked: a usage error costs no measuring
       std::unique_ptr<MemRunner> runner;
       RunDocument doc;
       if (int rc = start_memory(g, cpu, runner, doc)) return void(g.exit_code = rc);
@@ -217,7 +218,6 @@ void add_latency_command(CLI::App& app, GlobalOptions& g) {
         spdlog::error("{}", chosen.error());
         return void(g.exit_code = kExitUsage);
       }
-      prefer_quiet_core(g, cpu);  // after the options are checked: a usage error costs no measuring
       std::unique_ptr<MemRunner> runner;
       RunDocument doc;
       if (int rc = start_memory(g, cpu, runner, doc)) return void(g.exit_code = rc);

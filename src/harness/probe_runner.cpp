@@ -671,12 +671,13 @@ void ProbeRunner::Impl::measure_operand_latencies(const isa::ProbeForm& form, co
     l.kind = form.operand_kind(op);
     l.cycles = t.value - plan.value()->bridge_cycles();
     // What the row prints as this operand's latency must have passed what its headline passes: a
-    // chain still doubtful after its attempts, timed mostly slowed, or not longer than its bridge is
-    // left out (logged), not printed inside an `ok` row.
-    const bool mostly_slowed = t.paired && t.clean_samples < kMinCleanSamples;
-    if (doubt(t) > 1 || mostly_slowed || !(l.cycles > 0)) {
+    // chain still doubtful after its attempts, with fewer than kMinCleanSamples undisturbed samples,
+    // or not longer than its bridge is left out (logged), not printed inside an `ok` row.
+    const bool slowed = t.paired && ran_slowed(t.clean_samples);
+    if (doubt(t) > 1 || slowed || !(l.cycles > 0)) {
       spdlog::debug("  latency through operand {} left out: {:.3f} cycles{}{}", l.operand, l.cycles,
-                    doubt(t) > 1 ? ", its timing doubted" : "", mostly_slowed ? ", timed mostly slowed" : "");
+                    doubt(t) > 1 ? ", its timing doubted" : "",
+                    slowed ? fmt::format(", {} undisturbed samples", t.clean_samples) : std::string());
       continue;
     }
     l.method = plan.value()->method();
@@ -1286,14 +1287,16 @@ bool ProbeRunner::Impl::repin(int to, std::string* error) {
   if (s.ghz <= 0) {
     std::string back_err;
     if (!pin_current_thread(pinned_cpu, &back_err)) {
-      // Cannot go back: the thread runs on `to`, so the runner must say so (its repro lines, the
-      // lessons of its core) and learn that core afresh, not describe the old one.
+      // Cannot go back: the thread runs on `to`, so the runner says so (its repro lines name that
+      // core) and tries once more to learn its clock there; the move itself is reported failed.
       spdlog::warn("CPU {}: the clock could not be calibrated there, and the thread cannot return to CPU {} ({}); "
                    "staying on CPU {}",
                    to, pinned_cpu, back_err, to);
       pinned_cpu = to;
       busy_streak = 0;
-      return true;
+      if (const ClockSample again = clock->warm_up(); again.ghz > 0) note_calibration(again);
+      if (error) *error = fmt::format("CPU {}: the clock could not be calibrated there, and the thread could not return", to);
+      return false;
     }
     clock->restore(old_core);  // stay with what was learned there
     if (error) *error = fmt::format("CPU {}: the clock could not be calibrated there", to);

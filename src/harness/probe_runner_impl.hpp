@@ -589,10 +589,17 @@ struct ProbeRunner::Impl {
   double issue_width = 0;  // most instructions per cycle seen on this core (measure_issue_width)
   // The ruler's add/multi-cycle ratio as a probe's trust checks read it (TrustInputs::ruler_chain_ratio):
   // 0 where the multi-cycle chain has modes of its own (its typical ratio is then no whole-cycle fact).
+  // The ratio is of whole calls, each with the same fixed cost (call, timer reads): taken out here,
+  // so that a costly timer read (a hypervisor that traps it) does not read as a fraction of a link.
   double ruler_chain_ratio() const {
     if (!clock) return 0;
     const Ruler& ruler = clock->ruler();
-    return ruler.slow_unsteady ? 0.0 : ruler.best_chain_ratio;
+    const double r = ruler.best_chain_ratio;
+    if (ruler.slow_unsteady || !(r > 0)) return 0.0;
+    const double f = ruler.chain_fixed_ticks;
+    const double chain = ruler.chain_units * last_calibration.ticks_per_cycle + f;
+    const double slow = chain / r;
+    return chain > f && slow > chain ? (chain - f) / (slow - f) : r;
   }
 
   // `chain`: the compiled latency chain, for repeat_unrepeated_latency.

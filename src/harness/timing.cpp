@@ -174,7 +174,7 @@ bool time_pair(isa::ProbeFn short_fn, isa::ProbeFn long_fn, double units_short, 
             // one. The chain call's TSC window also holds the counter reads (time_call), which a
             // whole-call ratio would charge to the clock: 0.8% low on a Zen 4 VM (a row at 3.663 GHz
             // where the calibration beside it read 3.694), and tens of percent with perf's read(2).
-            // The cycle counter's ratio comes from the probe's own pair below instead.
+            // A cycle counter's ratio comes from the probe's own fastest calls after the samples.
             tsc_per_tick.push_back(1.0);
             chain_tpc.push_back(ruler->slow_unsteady ? raw_chain_tpc.back() : paired_ticks_per_cycle(raw_chain_tpc.back(), slow_tpc));
             slow_ticks.push_back(double(rs.ticks));
@@ -203,10 +203,6 @@ bool time_pair(isa::ProbeFn short_fn, isa::ProbeFn long_fn, double units_short, 
           b.push_back(double(sb.ticks));
           ta.push_back(double(sa.tsc));
           tb.push_back(double(sb.tsc));
-          // A cycle counter's ticks against the TSC at this sample's moment: the long call minus the
-          // short one in both, so that the timer reads and the call, the same in each, cancel.
-          if (paired && counter.counts_cycles() && sb.ticks > sa.ticks && sb.tsc > sa.tsc)
-            tsc_per_tick.back() = double(sb.tsc - sa.tsc) / double(sb.ticks - sa.ticks);
           spent += double(sa.tsc + sb.tsc);
           if (references_clean && b.back() > a.back()) ++clean;  // as the judgement below counts it
           x = paired ? (b.back() - a.back()) / units / chain_tpc.back() : b.back();
@@ -234,6 +230,15 @@ bool time_pair(isa::ProbeFn short_fn, isa::ProbeFn long_fn, double units_short, 
         out.tsc_per_unit_min = (*std::min_element(tb.begin(), tb.end()) - *std::min_element(ta.begin(), ta.end())) / units;
         out.fastest_ticks_per_unit = (best_b - base) / units;
         if (!paired) return;
+        // A cycle counter's ticks against the TSC: the fastest long call minus the fastest short one
+        // in both, so that the timer reads and the call, the same in each, cancel, and an interrupt
+        // (time the TSC counts and a user-mode cycle counter does not) cannot move it, since it only
+        // ever slows a call. One ratio for the timing: per sample, an interrupt in a short call would
+        // lower it and the nearby minimum below would pick that.
+        if (counter.counts_cycles() && best_b > best_a) {
+          const double tsc_span = *std::min_element(tb.begin(), tb.end()) - *std::min_element(ta.begin(), ta.end());
+          if (tsc_span > 0) std::fill(tsc_per_tick.begin(), tsc_per_tick.end(), tsc_span / (best_b - best_a));
+        }
 
         // A faster moment than any seen before is the new undisturbed rate (a low percentile, so a
         // single odd sample cannot set it). A busy sibling slows the wide stream far more than the

@@ -244,7 +244,7 @@ std::string output_path_problem(const std::string& path) {
   if (::access(dir.c_str(), W_OK | X_OK) != 0)
     return fmt::format("cannot write '{}': directory '{}' is not writable", shown(path), shown(dir));
   // access(2) answers from the permission bits, which root passes everywhere: a directory whose file
-  // system refuses new files (/proc, /sys, a full quota) says so only when a file is created. The
+  // system refuses new files (/proc, /sys, no inodes left) says so only when a file is created. The
   // writer's own temporary file is created and removed here, so that the refusal comes before the
   // measurements, not after them.
   try {
