@@ -224,8 +224,7 @@ MixResult ProbeRunner::Impl::run_mix_once(const std::vector<MixSpec>& parts, boo
                    options.threads, to_string(all.threads_status), all.threads_reason);
     }
   }
-  note_probe_slowed((best.paired && ran_slowed(best.clean_samples)) ||
-                    (cpu.emulator.empty() && ruler_off_whole(trust.ruler_chain_ratio) > kRulerWholeLimit));
+  note_probe_slowed((best.paired && ran_slowed(best.clean_samples)) || ruler_ran_slowed(trust));
   return r;
 }
 

@@ -103,7 +103,7 @@ std::vector<std::string> timing_doubts(const TrustInputs& in, const ProbeOptions
     doubts.push_back(fmt::format("the latency chain's N and 2N copies disagree (implied loop overhead {:+.1f}%: its "
                                  "short and long calls ran at different rates)",
                                  in.latency_overhead * 100));
-  if (in.emulator.empty() && ruler_off_whole(in.ruler_chain_ratio) > kRulerWholeLimit)
+  if (ruler_ran_slowed(in))
     doubts.push_back(fmt::format("the clock's add chain ran slowed: a multi-cycle link took {:.2f} of its adds where a "
                                  "whole number is expected (its other hardware thread or the host kept it busy)",
                                  1 / in.ruler_chain_ratio));
@@ -1173,8 +1173,7 @@ ProbeResult ProbeRunner::run_once(const ProbeSpec& spec) {
     m.run_threads(best, r.dtype, rt, repeat_disagreement, r);
     m.forget_calibration_moment();
   }
-  m.note_probe_slowed((trust.clean_samples >= 0 && ran_slowed(trust.clean_samples)) ||
-                      (trust.emulator.empty() && ruler_off_whole(trust.ruler_chain_ratio) > kRulerWholeLimit));
+  m.note_probe_slowed((trust.clean_samples >= 0 && ran_slowed(trust.clean_samples)) || ruler_ran_slowed(trust));
   return r;
 }
 

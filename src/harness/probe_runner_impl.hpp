@@ -346,6 +346,11 @@ struct TrustInputs {
   // multi-cycle chain has modes of its own and no longer sets the clock).
   double ruler_chain_ratio = 0;
 };
+// Whether the ruler's own ratio says its add chain ran slowed (ruler_off_whole beyond
+// kRulerWholeLimit); never under an emulator, whose rows are doubted for that.
+inline bool ruler_ran_slowed(const TrustInputs& in) {
+  return in.emulator.empty() && ruler_off_whole(in.ruler_chain_ratio) > kRulerWholeLimit;
+}
 std::vector<std::string> timing_doubts(const TrustInputs& in, const ProbeOptions& options);
 // Whether K chains still bind a form of this latency: their rounds (K instructions per `latency`
 // cycles) are within 15% of the rate measured, so more chains may run faster. A rate well above
