@@ -3,6 +3,9 @@
 // both the store and the accumulate epilogue; shapes outside the register file refused.
 #include <catch2/catch.hpp>
 
+#include <fmt/format.h>
+
+#include <map>
 #include <regex>
 #include <sstream>
 #include <set>
@@ -210,11 +213,88 @@ TEST_CASE("matmul kernel: widened bf16 runs the FMA, widened int8 a multiply-add
     // One vpaddd per multiply-add into its own accumulator, and one per accumulator in the update.
     CHECK(count(*i8, "vpaddd") == size_t(6 * nv) * (kStepCopies + 1));  // a step's adds, and the update's
     CHECK(destinations(*i8, "vpaddd").size() == size_t(6 * nv));
-    // Every product goes through the one temporary, which no accumulator or B vector uses.
+    // The products go through the temporary and, for a row's last vector, the broadcast register
+    // (A is not read after it): neither is an accumulator. Which product reaches which accumulator
+    // is the dataflow test below.
     const auto products = destinations(*i8, "vpmaddwd");
-    REQUIRE(products.size() == 1);
-    CHECK(destinations(*i8, "vpaddd").count(*products.begin()) == 0);
+    CHECK(products.size() == 2);
+    for (const auto& p : products) CHECK(destinations(*i8, "vpaddd").count(p) == 0);
+    CHECK(products.count(*destinations(*i8, "vpbroadcastd").begin()) == 1);
     if (bits == 256) CHECK(i8->find("zmm") == std::string::npos);
+  }
+}
+
+namespace {
+
+// The first unrolled iteration of the k loop, run symbolically: a load names what it read (B at
+// its displacement from rdx, A at its displacement from rsi), vpmaddwd the product of what its
+// sources hold, and an add into an accumulator appends that term to it. Returns each accumulator's
+// terms, in order.
+std::map<std::string, std::vector<std::string>> widened_loop_terms(const std::string& listing) {
+  std::map<std::string, std::string> reg;
+  std::map<std::string, std::vector<std::string>> acc;
+  std::istringstream in(listing);
+  bool in_loop = false, aligned = false;
+  const std::regex inst(R"(^(\w+) ([xyz]mm\d+), (\S+?)(?:, (\S+))?$)");
+  const std::regex mem(R"(\[(r\w+)(?:\+(\d+))?\])");
+  for (std::string line; std::getline(in, line);) {
+    if (!in_loop) {
+      if (line.rfind("align", 0) == 0) aligned = true;
+      else if (aligned && !line.empty() && line.back() == ':') in_loop = true;
+      continue;
+    }
+    if (line.rfind("add ", 0) == 0 || line.rfind("dec ", 0) == 0 || line.back() == ':') break;
+    std::smatch m, where;
+    if (std::regex_search(line, where, mem) && line.rfind("v", 0) == 0 && line.find("mm") < line.find('[')) {
+      const std::string dst = line.substr(line.find(' ') + 1, line.find(',') - line.find(' ') - 1);
+      reg[dst] = std::string(where[1] == "rdx" ? "B" : "A") + "@" + (where[2].matched ? where[2].str() : "0");
+      continue;
+    }
+    REQUIRE(std::regex_match(line, m, inst));
+    if (m[1] == "vpmaddwd") {
+      REQUIRE(reg.count(m[3]) == 1);
+      REQUIRE(reg.count(m[4]) == 1);
+      reg[m[2]] = reg[m[3]] + "*" + reg[m[4]];
+    } else {
+      REQUIRE(m[1] == "vpaddd");
+      REQUIRE(m[2] == m[3]);
+      REQUIRE(reg.count(m[4]) == 1);
+      acc[m[2]].push_back(reg[m[4]]);
+    }
+  }
+  return acc;
+}
+
+}  // namespace
+
+// The multiplies of a row come before their adds where the registers allow (an add right after
+// the multiply it waits on took a pipe the next multiply needed): the dataflow must stay exact.
+TEST_CASE("matmul kernel: widened int8 adds B_j x A_i into accumulator (i, j) once a step", "[matmul_kernel]") {
+  for (int bits : {256, 512}) {
+    for (int nv : {1, 2, 3, 4}) {
+      const int mr = bits == 256 ? (nv < 3 ? 5 : 2) : 6, lanes = bits / 32, nr = nv * lanes;
+      MicroKernelShape s{mr, nv, bits, MatmulDtype::i8, false, false, true};
+      INFO(bits << " bits, " << mr << "x" << nv << " vectors");
+      auto text = x86::micro_kernel_listing(s, mr, nr);
+      REQUIRE(text.ok());
+      INFO(*text);
+      const auto acc = widened_loop_terms(*text);
+      REQUIRE(acc.size() == size_t(mr * nv));
+      std::set<std::string> all;
+      for (const auto& [name, terms] : acc) {
+        INFO(name);
+        REQUIRE(terms.size() == size_t(x86::kKernelUnroll));
+        // Step u of accumulator (i, j): B at 4 nr u + j bytes of a vector, A at 4 mr u + 4 i.
+        std::smatch first;
+        REQUIRE(std::regex_match(terms[0], first, std::regex(R"(B@(\d+)\*A@(\d+))")));
+        const int j = std::stoi(first[1]) / (bits / 8), i = std::stoi(first[2]) / 4;
+        for (int u = 0; u < x86::kKernelUnroll; ++u) {
+          CHECK(terms[size_t(u)] == fmt::format("B@{}*A@{}", 4 * nr * u + j * bits / 8, 4 * mr * u + 4 * i));
+          all.insert(terms[size_t(u)]);
+        }
+      }
+      CHECK(all.size() == size_t(mr * nv * x86::kKernelUnroll));  // no two accumulators share a product
+    }
   }
 }
 
