@@ -32,7 +32,7 @@ Operand make_mem(const OperandKind& kind, uint32_t base, uint32_t index, int32_t
     return m;
   }
   x86::Mem m = index == BaseReg::kIdBad ? x86::ptr(x86::gpq(base), disp)
-                                       : x86::ptr(x86::gpq(base), x86::gpq(index), 1, disp);
+                                       : x86::ptr(x86::gpq(base), x86::gpq(index), 0, disp);  // scale 1 (shift 0)
   if (kind.bcst_bits) {
     int n = (vec_bits ? vec_bits : 512) / kind.bcst_bits;
     m.setSize(uint32_t(kind.bcst_bits / 8));

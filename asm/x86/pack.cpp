@@ -71,18 +71,22 @@ void transpose_words(const uint8_t* const* rows, int nrows, int64_t words, int s
 
 namespace {
 
-void interleave_pairs(const uint16_t* const rows[2], int64_t j, int64_t cols, uint32_t* out) {
+// Rows of 2-byte elements, read as bytes: the header asks for no alignment, so the tail copies each
+// element rather than reading it through a 2-byte pointer.
+void interleave_pairs(const uint8_t* const rows[2], int64_t j, int64_t cols, uint32_t* out) {
   const __m128i zero = _mm_setzero_si128();
   int64_t c = 0;
   for (; c + 8 <= cols; c += 8) {
-    const __m128i r0 = rows[0] ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[0] + j + c)) : zero;
-    const __m128i r1 = rows[1] ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[1] + j + c)) : zero;
+    const __m128i r0 = rows[0] ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[0] + 2 * (j + c))) : zero;
+    const __m128i r1 = rows[1] ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[1] + 2 * (j + c))) : zero;
     _mm_storeu_si128(reinterpret_cast<__m128i*>(out + c), _mm_unpacklo_epi16(r0, r1));
     _mm_storeu_si128(reinterpret_cast<__m128i*>(out + c + 4), _mm_unpackhi_epi16(r0, r1));
   }
   for (; c < cols; ++c) {
-    const uint32_t lo = rows[0] ? rows[0][j + c] : 0, hi = rows[1] ? rows[1][j + c] : 0;
-    out[c] = lo | (hi << 16);
+    uint16_t lo = 0, hi = 0;
+    if (rows[0]) std::memcpy(&lo, rows[0] + 2 * (j + c), 2);
+    if (rows[1]) std::memcpy(&hi, rows[1] + 2 * (j + c), 2);
+    out[c] = uint32_t(lo) | (uint32_t(hi) << 16);
   }
 }
 
@@ -111,7 +115,7 @@ void interleave_quads(const uint8_t* const rows[4], int64_t j, int64_t cols, uin
 
 void interleave_rows(const uint8_t* const* rows, int group, int64_t j, int64_t cols, uint32_t* out) {
   if (group == 2) {
-    const uint16_t* pairs[2] = {reinterpret_cast<const uint16_t*>(rows[0]), reinterpret_cast<const uint16_t*>(rows[1])};
+    const uint8_t* pairs[2] = {rows[0], rows[1]};
     interleave_pairs(pairs, j, cols, out);
   } else {
     interleave_quads(rows, j, cols, out);
