@@ -18,10 +18,12 @@ int element_bits(char c) { return c == 'b' ? 8 : c == 'w' ? 16 : c == 'd' ? 32 :
 // Packed integer arithmetic (m without its VEX/EVEX 'v'), by the catalog's convention: one op per
 // lane for add, subtract (saturating too), absolute value, min/max, compare, shift, rotate and
 // multiply; 2 per lane for the 52-bit multiply-adds; 2 per element product for pmaddwd/pmaddubsw
-// (products of 16-bit and 8-bit elements). Logic, moves and shuffles are not arithmetic.
+// (products of 16-bit and 8-bit elements); a population or leading-zero count one a lane. Logic,
+// moves and shuffles are not arithmetic.
 std::optional<Arithmetic> packed_integer(const std::string& m, int width) {
   static const std::regex kPerLane(
-      "p(?:(?:add|sub)(?:us|s)?|abs|(?:min|max)[su]|cmp(?:eq|gt)|cmpu?|s(?:ll|rl|ra)v?|ro[lr]v?|mull)([bwdq])");
+      "p(?:(?:add|sub)(?:us|s)?|abs|(?:min|max)[su]|cmp(?:eq|gt)|cmpu?|s(?:ll|rl|ra)v?|ro[lr]v?|mull|opcnt|lzcnt)"
+      "([bwdq])");
   static const std::regex kMulHigh("pmulh(?:uw|w|rsw)");
   std::smatch match;
   auto lanes = [&](int bits, double per_lane, int elem_bits) {
@@ -58,7 +60,10 @@ std::optional<Arithmetic> arithmetic_of(const InstForm& f) {
   if (vex && (m == "pdpwssd" || m == "pdpwssds")) return Arithmetic{4.0 * lanes32, "i16"};
   if (m.size() > 1 && m[0] == 'p')
     if (auto a = packed_integer(m, width)) return a;
-  static const std::regex kBasic("(add|sub|mul|div|sqrt|min|max)(p|s)(s|d|h)");
+  // An element add, multiply, divide, square root, min/max, compare, reciprocal (estimate), rounding,
+  // horizontal add (one per result lane) or alternating add/subtract: one op a lane.
+  static const std::regex kBasic(
+      "(add|sub|mul|div|sqrt|min|max|cmp|rcp(?:14|28)?|rsqrt(?:14|28)?|round|rndscale|hadd|hsub|addsub)(p|s)(s|d|h)");
   static const std::regex kFma("fn?m(add|sub)(132|213|231)(p|s)(s|d|h)|fm(addsub|subadd)(132|213|231)(p)(s|d|h)");
   std::smatch match;
   int per_lane = 0;

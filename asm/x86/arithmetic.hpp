@@ -14,9 +14,11 @@ struct Arithmetic {
   std::string dtype;
 };
 
-// Floating-point arithmetic (packed and scalar, SSE/AVX/AVX-512, f16/f32/f64), packed integer
-// arithmetic (add, subtract, abs, min/max, compare, shift, rotate, multiply, multiply-add; i8-i64)
-// and the bf16/int8/int16 dot products; nullopt for anything else (the catalog's rows cover the rest).
+// Floating-point arithmetic (packed and scalar, SSE/AVX/AVX-512, f16/f32/f64: element arithmetic,
+// compares, reciprocals, rounding, horizontal adds), packed integer arithmetic (add, subtract, abs,
+// min/max, compare, shift, rotate, multiply, multiply-add, population and leading-zero counts;
+// i8-i64) and the bf16/int8/int16 dot products; nullopt for anything else (the catalog's rows cover
+// the rest).
 std::optional<Arithmetic> arithmetic_of(const InstForm& form);
 
 }  // namespace peakprobe::x86

@@ -230,6 +230,30 @@ TEST_CASE("arithmetic: logic, moves, shuffles, conversions and scalar integer gi
   }
 }
 
+// One op a lane, like an element add: compares (into a vector or a mask), reciprocal and square
+// root estimates, rounding, horizontal adds (a result lane each), alternating add/subtract, and
+// per-lane population and leading-zero counts.
+TEST_CASE("arithmetic: compares, estimates, rounding, horizontal adds and bit counts count 1 a lane", "[arithmetic]") {
+  check_all({
+      {"cmpps xmm, xmm, imm8", 4, "f32"},
+      {"vcmpps ymm, ymm, ymm, imm8", 8, "f32"},
+      {"vcmppd k, zmm, zmm, imm8", 8, "f64"},
+      {"vcmpss xmm, xmm, xmm, imm8", 1, "f32"},
+      {"rcpps xmm, xmm", 4, "f32"},
+      {"vrsqrtss xmm, xmm, xmm", 1, "f32"},
+      {"vrcp14ps zmm, zmm", 16, "f32"},
+      {"vrsqrt14pd ymm, ymm", 4, "f64"},
+      {"vroundpd ymm, ymm, imm8", 4, "f64"},
+      {"vrndscaleps zmm, zmm, imm8", 16, "f32"},
+      {"vhaddps ymm, ymm, ymm", 8, "f32"},
+      {"hsubpd xmm, xmm", 2, "f64"},
+      {"vaddsubps ymm, ymm, ymm", 8, "f32"},
+      {"vpopcntb zmm, zmm", 64, "i8"},
+      {"vpopcntq zmm, zmm", 8, "i64"},
+      {"vplzcntd ymm, ymm", 8, "i32"},
+  });
+}
+
 // arithmetic_of is for forms the catalog does not describe, by the catalog's convention: wherever
 // it gives a count for a catalog row, the count and type must be the row's (a row it leaves out is
 // no error: the catalog has the figure).
