@@ -392,7 +392,7 @@ TEST_CASE("x86 target: operations per instruction from the mnemonic agree with t
   CHECK(t.arithmetic("vdpbf16ps zmm, zmm, zmm")->dtype == "bf16");
   // No arithmetic this rule knows: moves, logic, shuffles, scalar integer forms.
   for (const char* none : {"vmovups ymm, m256", "vandps ymm, ymm, ymm", "vshufps ymm, ymm, ymm, imm8", "add r64, r64",
-                           "vaddsubps ymm, ymm, ymm", "vpand ymm, ymm, ymm", "vpshufb zmm, zmm, zmm",
+                           "vblendps ymm, ymm, ymm, imm8", "vpand ymm, ymm, ymm", "vpshufb zmm, zmm, zmm",
                            "pslldq xmm, imm8", "vpcmpestri xmm, xmm, imm8", "ptest xmm, xmm", "no such form"}) {
     INFO(none);
     CHECK_FALSE(t.arithmetic(none).has_value());
