@@ -15,7 +15,8 @@ const std::set<std::string>& one_per_lane() {
       "umaxp", "uminp", "sqdmulh", "sqrdmulh", "smull", "umull", "smull2", "umull2", "saddl", "uaddl", "saddw",
       "uaddw", "ssubl", "usubl", "adds", "subs", "adc", "sbc", "cmp", "cmn", "udiv", "sdiv", "smulh", "umulh",
       "lsl", "lsr", "asr", "ror", "lslv", "lsrv", "asrv", "rorv", "negs", "fnmul", "fabs", "fneg", "cnt", "clz",
-      "cls", "srshr", "urshr", "srhadd", "urhadd", "shadd", "uhadd", "fcmp", "fcmpe", "fcadd", "sli", "sri", "shrn",
+      "cls", "srshr", "urshr", "srhadd", "urhadd", "shadd", "uhadd", "saddl2", "uaddl2", "ssubl2", "usubl2",
+      "sqdmull", "sqdmull2", "fcmp", "fcmpe", "fcadd", "sli", "sri", "shrn",
       "rshrn", "uaddlp", "saddlp", "csinc", "extr", "frintn", "frinta", "frintm", "frintp", "frintz", "frintx",
       "frinti"};
   return s;
@@ -26,7 +27,7 @@ const std::set<std::string>& two_per_lane() {
                                           "msub", "smaddl", "umaddl", "smsubl", "umsubl", "smlal", "umlal", "smlal2",
                                           "umlal2", "smlsl", "umlsl", "sqrdmlah", "sqrdmlsh", "saba", "uaba", "fmlal",
                                           "fmlsl", "fmlal2", "fmlsl2", "sadalp", "uadalp", "frecps", "frsqrts",
-                                          "usra", "ssra", "ursra", "srsra", "fcmla"};
+                                          "usra", "ssra", "ursra", "srsra", "fcmla", "smlsl2", "umlsl2"};
   return s;
 }
 
@@ -44,6 +45,23 @@ const std::set<std::string>& source_typed() {
 // LSE atomics that add or compare in memory: one op each.
 bool atomic_arithmetic(const std::string& m) {
   return m.rfind("ldadd", 0) == 0 || m.rfind("stadd", 0) == 0 || (m.rfind("cas", 0) == 0 && m.rfind("casp", 0) != 0);
+}
+
+// An atomic's element is its memory access: a b or h suffix (ldaddb, casalh) narrows the register's.
+std::string atomic_dtype(const std::string& m, const std::string& register_dtype) {
+  if (m.back() == 'b') return "i8";
+  if (m.back() == 'h') return "i16";
+  return register_dtype;
+}
+
+// Adds and subtracts that take a shifted general register (cmp, cmn, neg and negs are aliases of
+// subs, adds, sub and subs): the shift and the add. An immediate shifted by 12 is one add.
+bool adds_shifted_register(const InstForm& f) {
+  static const std::set<std::string> adds = {"add", "sub", "adds", "subs", "cmp", "cmn", "neg", "negs"};
+  if (!adds.count(f.mnemonic)) return false;
+  for (size_t i = 1; i < f.ops.size(); ++i)
+    if (f.ops[i].kind == OpKind::shift && f.ops[i - 1].kind == OpKind::gp) return true;
+  return false;
 }
 
 // The element type of the first source operand (the operand after the destination).
@@ -68,10 +86,8 @@ std::optional<Arithmetic> arithmetic_of(const InstForm& f) {
   const std::string& m = f.mnemonic;
   const std::string dtype = source_typed().count(m) ? source_dtype(f) : infer_dtype(f);
   const int lanes = result_lanes(f);
-  // An add or subtract of a shifted register: the shift and the add.
-  const bool shifted = std::any_of(f.ops.begin(), f.ops.end(), [](const OpSpec& op) { return op.kind == OpKind::shift; });
-  if (shifted && (m == "add" || m == "sub" || m == "adds" || m == "subs")) return Arithmetic{2.0, dtype};
-  if (atomic_arithmetic(m)) return Arithmetic{1.0, dtype};
+  if (adds_shifted_register(f)) return Arithmetic{2.0, dtype};
+  if (atomic_arithmetic(m)) return Arithmetic{1.0, atomic_dtype(m, dtype)};
   if (m == "sdot" || m == "udot" || m == "usdot" || m == "sudot") return Arithmetic{2.0 * 4 * lanes, "i8"};
   if (m == "bfdot") return Arithmetic{2.0 * 2 * lanes, "bf16"};
   if (m == "smmla" || m == "ummla" || m == "usmmla") return Arithmetic{2.0 * 2 * 2 * 8, "i8"};

@@ -87,7 +87,8 @@ Error emit_kernel(ax::Assembler& e, const MicroKernelShape& s, int rows, int col
   const int used = (cols + lanes - 1) / lanes;  // vectors holding valid columns
   const int tail = cols - (used - 1) * lanes;   // valid lanes of the last one
   const ax::Gp steps = ax::rdi, a = ax::rsi, b = ax::rdx, c = ax::rcx, ldc = ax::r8, accumulate = ax::r9;
-  // Widened int8's multiply-add writes a temporary, added to the accumulator after it.
+  // Widened int8's multiply-add writes a temporary (a row's last one the broadcast register), added
+  // to the accumulator after it.
   const uint32_t b0 = uint32_t(rows * used), bc = b0 + uint32_t(used), tmp = bc + 1;
   // In-place A reads three rows through each row pointer (p, p + lda, p + 2 lda): rows 0-2 from a,
   // then a pointer every three rows, 3 lda further each (a_bases). In-place B keeps the packed panel

@@ -7,7 +7,8 @@
 // and, widened (CPUs or --isa levels without that dot product; MicroKernelShape::widened):
 //   bf16 vfmadd231ps   a step is 1 k value, packed as f32 (bf16 is the top half of an f32: exact)
 //   int8 vpmaddwd      a step is 2 k values, packed as int16 (A zero-, B sign-extended); the int32
-//        + vpaddd      pair sums go through a temporary into the accumulator (exact in int32)
+//        + vpaddd      pair sums go through a temporary (a row's last one through the broadcast
+//                      register) into the accumulator (exact in int32)
 // so a packed A panel is always k_steps x mr 32-bit words and a B panel k_steps x nr words.
 // Edge tiles are separate kernels: fewer rows (rows < mr) and masked columns (cols < nr), so there
 // is no scalar tail.
@@ -29,7 +30,8 @@ namespace peakprobe::x86 {
 using MicroKernelShape = isa::MicroKernelShape;
 
 // Registers the block needs: mr*nv accumulators, nv B vectors, one broadcast, and for widened int8
-// the product of vpmaddwd before it is added. (Taking B from memory in vpmaddwd instead, to fit 7x2
+// a temporary for the products of vpmaddwd before they are added (a row's last product goes into
+// the broadcast register, which costs none). (Taking B from memory in vpmaddwd instead, to fit 7x2
 // blocks, ran 18% slower on a Zen 4.)
 inline int registers_needed(const MicroKernelShape& s) {
   if (s.tiles) return 0;  // tile kernels hold C, A and B in tiles (check_tile_shape counts them)

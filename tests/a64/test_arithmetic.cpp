@@ -237,6 +237,19 @@ TEST_CASE("a64 arithmetic: widening forms, fused steps and shifted operands as t
       {"ldadd x, x, [x]", 1, "i64"},
       {"stadd x, [x]", 1, "i64"},
       {"cas x, x, [x]", 1, "i64"},
+      // The aliases of a shifted-register add or subtract are two ops too; an immediate shifted by
+      // 12 is one add.
+      {"cmp x, x, lsl #imm", 2, "i64"},
+      {"neg x, x, lsl #imm", 2, "i64"},
+      {"add x, x, #imm, lsl #imm", 1, "i64"},
+      // A narrow atomic adds bytes or halfwords, whatever its register.
+      {"ldaddb w, w, [x]", 1, "i8"},
+      {"ldaddalh w, w, [x]", 1, "i16"},
+      {"casb w, w, [x]", 1, "i8"},
+      // Upper-half widening forms count like their lower-half twins.
+      {"saddl2 v.4s, v.8h, v.8h", 4, "i16"},
+      {"umlsl2 v.2d, v.4s, v.4s", 4, "i32"},
+      {"sqdmull v.4s, v.4h, v.4h", 4, "i16"},
   });
 }
 

@@ -219,7 +219,9 @@ TEST_CASE("matmul kernel: widened bf16 runs the FMA, widened int8 a multiply-add
     const auto products = destinations(*i8, "vpmaddwd");
     CHECK(products.size() == 2);
     for (const auto& p : products) CHECK(destinations(*i8, "vpaddd").count(p) == 0);
-    CHECK(products.count(*destinations(*i8, "vpbroadcastd").begin()) == 1);
+    const auto broadcasts = destinations(*i8, "vpbroadcastd");
+    REQUIRE(broadcasts.size() == 1);
+    CHECK(products.count(*broadcasts.begin()) == 1);
     if (bits == 256) CHECK(i8->find("zmm") == std::string::npos);
   }
 }
@@ -274,26 +276,33 @@ TEST_CASE("matmul kernel: widened int8 adds B_j x A_i into accumulator (i, j) on
     for (int nv : {1, 2, 3, 4}) {
       const int mr = bits == 256 ? (nv < 3 ? 5 : 2) : 6, lanes = bits / 32, nr = nv * lanes;
       MicroKernelShape s{mr, nv, bits, MatmulDtype::i8, false, false, true};
-      INFO(bits << " bits, " << mr << "x" << nv << " vectors");
-      auto text = x86::micro_kernel_listing(s, mr, nr);
-      REQUIRE(text.ok());
-      INFO(*text);
-      const auto acc = widened_loop_terms(*text);
-      REQUIRE(acc.size() == size_t(mr * nv));
-      std::set<std::string> all;
-      for (const auto& [name, terms] : acc) {
-        INFO(name);
-        REQUIRE(terms.size() == size_t(x86::kKernelUnroll));
-        // Step u of accumulator (i, j): B at 4 nr u + j bytes of a vector, A at 4 mr u + 4 i.
-        std::smatch first;
-        REQUIRE(std::regex_match(terms[0], first, std::regex(R"(B@(\d+)\*A@(\d+))")));
-        const int j = std::stoi(first[1]) / (bits / 8), i = std::stoi(first[2]) / 4;
-        for (int u = 0; u < x86::kKernelUnroll; ++u) {
-          CHECK(terms[size_t(u)] == fmt::format("B@{}*A@{}", 4 * nr * u + j * bits / 8, 4 * mr * u + 4 * i));
-          all.insert(terms[size_t(u)]);
+      // The whole block, and an edge tile: a row fewer and the last vector masked (one vector fewer
+      // where the block has more than one and the columns end inside the one before).
+      for (const auto& [rows, cols] : {std::pair{mr, nr}, std::pair{std::max(1, mr - 1), std::max(1, nr - lanes - 1)}}) {
+        const int used = (cols + lanes - 1) / lanes;
+        INFO(bits << " bits, " << mr << "x" << nv << " vectors, tile " << rows << "x" << cols);
+        auto text = x86::micro_kernel_listing(s, rows, cols);
+        REQUIRE(text.ok());
+        INFO(*text);
+        const auto acc = widened_loop_terms(*text);
+        REQUIRE(acc.size() == size_t(rows * used));
+        std::set<std::string> all;
+        for (const auto& [name, terms] : acc) {
+          INFO(name);
+          REQUIRE(terms.size() == size_t(x86::kKernelUnroll));
+          // Step u of accumulator (i, j): B at 4 nr u + j vectors in, A at 4 mr u + 4 i (the packed
+          // panels keep the block's strides at an edge too), in register i * used + j.
+          std::smatch first;
+          REQUIRE(std::regex_match(terms[0], first, std::regex(R"(B@(\d+)\*A@(\d+))")));
+          const int j = std::stoi(first[1]) / (bits / 8), i = std::stoi(first[2]) / 4;
+          CHECK(name == fmt::format("{}mm{}", bits == 512 ? 'z' : 'y', i * used + j));
+          for (int u = 0; u < x86::kKernelUnroll; ++u) {
+            CHECK(terms[size_t(u)] == fmt::format("B@{}*A@{}", 4 * nr * u + j * bits / 8, 4 * mr * u + 4 * i));
+            all.insert(terms[size_t(u)]);
+          }
         }
+        CHECK(all.size() == size_t(rows * used * x86::kKernelUnroll));  // no two accumulators share a product
       }
-      CHECK(all.size() == size_t(mr * nv * x86::kKernelUnroll));  // no two accumulators share a product
     }
   }
 }
