@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 
+#include "arithmetic_check.hpp"
 #include "asm/a64/arithmetic.hpp"
 #include "catalog/catalog.hpp"
 
@@ -19,27 +20,16 @@ using namespace peakprobe;
 
 namespace {
 
-struct Expect {
-  const char* text;
-  double ops;
-  const char* dtype;
-};
+using Expect = test::ArithmeticExpect;
 
 std::optional<a64::Arithmetic> arithmetic(const std::string& text) {
-  auto f = a64::resolve_inst(text);
-  INFO(text << ": " << (f ? "" : f.error()));
-  REQUIRE(f.ok());
-  return a64::arithmetic_of(*f);
+  return test::arithmetic_of_text(text, [](const std::string& t) { return a64::resolve_inst(t); },
+                                  [](const a64::InstForm& f) { return a64::arithmetic_of(f); });
 }
 
 void check_all(std::initializer_list<Expect> cases) {
-  for (const auto& c : cases) {
-    INFO(c.text);
-    const auto a = arithmetic(c.text);
-    REQUIRE(a.has_value());
-    CHECK(a->ops == c.ops);
-    CHECK(a->dtype == c.dtype);
-  }
+  test::check_arithmetic(cases, [](const std::string& t) { return a64::resolve_inst(t); },
+                         [](const a64::InstForm& f) { return a64::arithmetic_of(f); });
 }
 
 }  // namespace

@@ -12,33 +12,23 @@
 #include <optional>
 #include <string>
 
+#include "arithmetic_check.hpp"
 #include "asm/x86/arithmetic.hpp"
 
 using namespace peakprobe;
 
 namespace {
 
-struct Expect {
-  const char* text;
-  double ops;
-  const char* dtype;
-};
+using Expect = test::ArithmeticExpect;
 
 std::optional<x86::Arithmetic> arithmetic(const std::string& text) {
-  auto f = x86::resolve_inst(text);
-  INFO(text << ": " << (f ? "" : f.error()));
-  REQUIRE(f.ok());
-  return x86::arithmetic_of(*f);
+  return test::arithmetic_of_text(text, [](const std::string& t) { return x86::resolve_inst(t); },
+                                  [](const x86::InstForm& f) { return x86::arithmetic_of(f); });
 }
 
 void check_all(std::initializer_list<Expect> cases) {
-  for (const auto& c : cases) {
-    INFO(c.text);
-    const auto a = arithmetic(c.text);
-    REQUIRE(a.has_value());
-    CHECK(a->ops == c.ops);
-    CHECK(a->dtype == c.dtype);
-  }
+  test::check_arithmetic(cases, [](const std::string& t) { return x86::resolve_inst(t); },
+                         [](const x86::InstForm& f) { return x86::arithmetic_of(f); });
 }
 
 }  // namespace

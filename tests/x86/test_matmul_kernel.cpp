@@ -9,6 +9,7 @@
 #include <regex>
 #include <sstream>
 #include <set>
+#include <vector>
 
 #include "asm/target.hpp"
 #include "kernel_step_check.hpp"
@@ -36,6 +37,24 @@ std::set<std::string> destinations(const std::string& text, const std::string& m
 
 // The k step's code appears kKernelUnroll times in the unrolled loop and once in its tail loop.
 constexpr size_t kStepCopies = size_t(x86::kKernelUnroll) + 1;
+
+// The lines of the first unrolled iteration of a kernel's k loop: those after the loop's label
+// (the first label after its alignment) up to its pointer adds.
+std::vector<std::string> first_loop_iteration(const std::string& listing) {
+  std::vector<std::string> lines;
+  std::istringstream in(listing);
+  bool in_loop = false, aligned = false;
+  for (std::string line; std::getline(in, line);) {
+    if (!in_loop) {
+      if (line.rfind("align", 0) == 0) aligned = true;
+      else if (aligned && !line.empty() && line.back() == ':') in_loop = true;
+      continue;
+    }
+    if (line.rfind("add ", 0) == 0 || line.rfind("dec ", 0) == 0 || line.back() == ':') break;
+    lines.push_back(line);
+  }
+  return lines;
+}
 
 }  // namespace
 
@@ -235,17 +254,9 @@ namespace {
 std::map<std::string, std::vector<std::string>> widened_loop_terms(const std::string& listing) {
   std::map<std::string, std::string> reg;
   std::map<std::string, std::vector<std::string>> acc;
-  std::istringstream in(listing);
-  bool in_loop = false, aligned = false;
   const std::regex inst(R"(^(\w+) ([xyz]mm\d+), (\S+?)(?:, (\S+))?$)");
   const std::regex mem(R"(\[(r\w+)(?:\+(\d+))?\])");
-  for (std::string line; std::getline(in, line);) {
-    if (!in_loop) {
-      if (line.rfind("align", 0) == 0) aligned = true;
-      else if (aligned && !line.empty() && line.back() == ':') in_loop = true;
-      continue;
-    }
-    if (line.rfind("add ", 0) == 0 || line.rfind("dec ", 0) == 0 || line.back() == ':') break;
+  for (const std::string& line : first_loop_iteration(listing)) {
     std::smatch m, where;
     if (std::regex_search(line, where, mem) && line.rfind("v", 0) == 0 && line.find("mm") < line.find('[')) {
       const std::string dst = line.substr(line.find(' ') + 1, line.find(',') - line.find(' ') - 1);
@@ -324,18 +335,10 @@ TEST_CASE("matmul kernel: int8 on ymm is AVX-VNNI's VEX vpdpbusd, no EVEX byte i
 namespace {
 
 // The first unrolled iteration of a kernel's k loop, each line spelled as a form (registers by
-// class, a memory operand by its width): the lines after the loop's label up to its pointer adds.
+// class, a memory operand by its width).
 std::multiset<std::string> loop_forms(const std::string& listing) {
   std::multiset<std::string> forms;
-  std::istringstream in(listing);
-  bool in_loop = false, aligned = false;
-  for (std::string line; std::getline(in, line);) {
-    if (!in_loop) {
-      if (line.rfind("align", 0) == 0) aligned = true;
-      else if (aligned && !line.empty() && line.back() == ':') in_loop = true;
-      continue;
-    }
-    if (line.rfind("add ", 0) == 0 || line.rfind("dec ", 0) == 0 || line.back() == ':') break;
+  for (std::string line : first_loop_iteration(listing)) {
     const std::string width = line.find("zmm") != std::string::npos ? "m512" : "m256";
     line = std::regex_replace(line, std::regex(R"(([xyz]mm)\d+)"), "$1");
     line = std::regex_replace(line, std::regex(R"(dword ptr \[[^\]]*\])"), "m32");
