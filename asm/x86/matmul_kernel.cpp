@@ -148,36 +148,29 @@ Error emit_kernel(ax::Assembler& e, const MicroKernelShape& s, int rows, int col
     }
     for (int i = 0; i < rows; ++i) {
       e.emit(ax::Inst::kIdVpbroadcastd, vec(s.vec_bits, bc), a_row(i, u));
-      for (int j = 0; j < used; ++j) {
-        const ax::Vec acc = vec(s.vec_bits, uint32_t(i * used + j)), b_vec = vec(s.vec_bits, b0 + uint32_t(j));
-        const ax::Vec a_pair = vec(s.vec_bits, bc);
-        if (s.widened && s.dtype == MatmulDtype::i8) {
-          // int16 pairs: a0 b0 + a1 b1 in each int32 lane (exact: 255 x 128 x 2 < 2^31), then added.
-          // The row's last product goes into the broadcast register (A is not read after it) and
-          // the one before it into the temporary, both multiplies ahead of their adds: an add that
-          // waits on the multiply just before it took a vector pipe a multiply needed. On the Zen 4
-          // VM the 6x16 block's k loop alone ran at 191-192 GOP/s this way against 183-186 with
-          // each add right after its multiply (the step's instructions as a stream: 235).
-          if (j + 2 < used) {
-            const ax::Vec t = vec(s.vec_bits, tmp);
-            e.emit(ax::Inst::kIdVpmaddwd, t, b_vec, a_pair);
-            e.emit(ax::Inst::kIdVpaddd, acc, acc, t);
-          } else if (j + 1 == used) {
-            const ax::Vec last = vec(s.vec_bits, bc);
-            if (used > 1) {
-              e.emit(ax::Inst::kIdVpmaddwd, vec(s.vec_bits, tmp), vec(s.vec_bits, b0 + uint32_t(j - 1)), a_pair);
-            }
-            e.emit(ax::Inst::kIdVpmaddwd, last, b_vec, a_pair);
-            if (used > 1) {
-              const ax::Vec before = vec(s.vec_bits, uint32_t(i * used + j - 1));
-              e.emit(ax::Inst::kIdVpaddd, before, before, vec(s.vec_bits, tmp));
-            }
-            e.emit(ax::Inst::kIdVpaddd, acc, acc, last);
-          }
-        } else {
-          emit_dot(e, s.widened ? MatmulDtype::f32 : s.dtype, acc, b_vec, a_pair);
+      const ax::Vec a_pair = vec(s.vec_bits, bc);
+      auto acc = [&](int j) { return vec(s.vec_bits, uint32_t(i * used + j)); };
+      auto b_vec = [&](int j) { return vec(s.vec_bits, b0 + uint32_t(j)); };
+      if (s.widened && s.dtype == MatmulDtype::i8) {
+        // int16 pairs: a0 b0 + a1 b1 in each int32 lane (exact: 255 x 128 x 2 < 2^31), then added.
+        // The row's last product goes into the broadcast register (A is not read after it), the
+        // others into the temporary, and the last two multiplies go ahead of their adds: an add that
+        // waits on the multiply just before it took a vector pipe a multiply needed. On the Zen 4
+        // VM the 6x16 block's k loop alone ran at 191-192 GOP/s this way against 183-186 with
+        // each add right after its multiply (the step's instructions as a stream: 235).
+        auto product = [&](int j) { return vec(s.vec_bits, j == used - 1 ? bc : tmp); };
+        auto multiply = [&](int j) { e.emit(ax::Inst::kIdVpmaddwd, product(j), b_vec(j), a_pair); };
+        auto add = [&](int j) { e.emit(ax::Inst::kIdVpaddd, acc(j), acc(j), product(j)); };
+        const int pair = std::max(0, used - 2);  // the first of the last two
+        for (int j = 0; j < pair; ++j) {
+          multiply(j);
+          add(j);
         }
+        for (int j = pair; j < used; ++j) multiply(j);
+        for (int j = pair; j < used; ++j) add(j);
+        continue;
       }
+      for (int j = 0; j < used; ++j) emit_dot(e, s.widened ? MatmulDtype::f32 : s.dtype, acc(j), b_vec(j), a_pair);
     }
   };
   // The pointers past `steps` k steps.
