@@ -136,6 +136,37 @@ TEST_CASE("compare: a change within both rows' own spread is the same, beyond it
   CHECK(find(garbled, "vmaxsd xmm, xmm, m64", "recip_throughput_cycles").verdict == Verdict::regression);
 }
 
+TEST_CASE("compare: a latency under one cycle is judged as a share of one cycle", "[compare]") {
+  auto row = [](double latency) {
+    json r = inst("vmovaps xmm, xmm", 0.17);
+    r["latency_cycles"] = latency;
+    return r;
+  };
+  auto verdict = [&](double was, double now) {
+    auto r = compare(document({{"results", {row(was)}}}), document({{"results", {row(now)}}}));
+    return find(r, "vmovaps xmm, xmm", "latency_cycles");
+  };
+  // An eliminated move's chain: +6% of its own figure, +0.01 of a cycle.
+  const auto small = verdict(0.168, 0.178);
+  CHECK(small.verdict == Verdict::same);
+  CHECK_THAT(small.note, Catch::Contains("one cycle"));
+  CHECK(small.ratio.value() == Approx(0.178 / 0.168));
+  CHECK(verdict(0.178, 0.164).verdict == Verdict::same);
+  // Losing the elimination is a regression, gaining it an improvement.
+  CHECK(verdict(0.17, 1.0).verdict == Verdict::regression);
+  CHECK(verdict(1.0, 0.17).verdict == Verdict::improvement);
+  // A sub-cycle chain that slowed by more than the threshold of a cycle.
+  CHECK(verdict(0.17, 0.25).verdict == Verdict::regression);
+  // At one cycle and above, the threshold is a share of the figure itself.
+  CHECK(verdict(1.0, 1.06).verdict == Verdict::regression);
+  CHECK(verdict(4.0, 4.15).verdict == Verdict::same);
+  CHECK(verdict(4.0, 4.25).verdict == Verdict::regression);
+  // Throughputs keep their own base: 0.25 to 0.265 cycles is 4 to 3.8 a cycle.
+  auto tput = compare(document({{"results", {inst("add r64, r64", 0.25)}}}),
+                      document({{"results", {inst("add r64, r64", 0.265)}}}));
+  CHECK(find(tput, "add r64, r64", "recip_throughput_cycles").verdict == Verdict::regression);
+}
+
 TEST_CASE("compare: on one machine a rate that moved only with the clock is the same", "[compare]") {
   // A row measured at `ghz` with `recip` cycles per instruction and 32 operations each.
   auto row = [](double recip, double ghz) {
