@@ -122,9 +122,9 @@ struct MetricSpec {
   // instruction's latency is a count of cycles a result waits: a chain the renamer eliminates runs
   // faster than a cycle a link, and its figure (0.17 cycles on a 6-wide renamer) is then the
   // renamer's rate, which moves by several percent between runs of one machine as the moves are or
-  // are not all eliminated (Zen 4 VM: 0.164-0.178 for `vmovaps` in two tables minutes apart). Such a
-  // chain's change is judged as a share of one cycle: losing the elimination (0.17 to 1.0) stays a
-  // regression, 0.168 to 0.178 does not.
+  // are not all eliminated (Zen 4 VM: 0.164-0.178 for a vector register move in two tables minutes
+  // apart). Such a chain's change is judged as a share of one cycle: losing the elimination (0.17
+  // to 1.0) stays a regression, 0.168 to 0.178 does not.
   double floor = 0;
 };
 
