@@ -240,7 +240,7 @@ void wrong_result(Row& r, std::string why) {
   r.reason = "wrong result: " + std::move(why);
 }
 
-// ok, or mistrusted when the repetitions disagree.
+// ok, or mistrusted when the repetitions disagree. `s` holds rates: the largest is the best run.
 void judge_spread(const Stats& s, Status& status, std::string& reason) {
   if (status != Status::ok) return;
   if (s.samples == 0 || s.min <= 0) {
@@ -473,15 +473,20 @@ void measure_memory(Session& s, const GpuOptions& o, GpuReport& rep, cl_program 
       size_t local = s.local_size(k);
       if (!local) local = 64;
       const size_t lglobal = cu * local * (s.is_gpu() ? 16 : 4);
-      s.arg(k, 0, sums);
+      // Every work-item writes its sum: where there are more of them than the global passes'
+      // work-items (a GPU's work-groups of 256: cu x 4096 against cu x 2048), the pass gets a
+      // buffer of its own; the shared one would be written past its end.
+      cl_mem lsums = lglobal > global ? s.buffer(uint64_t(lglobal) * 4, CL_MEM_WRITE_ONLY) : sums;
+      s.arg(k, 0, lsums);
       // At most 2^20 iterations: every lane's sum of values up to 12 stays an exact float.
       const cl_int iters = grow_iterations(s, o, k, 1, lglobal, local, 16, 1 << 20);
       const std::vector<double> times = repeat(o, [&] { return s.run(k, lglobal, local); });
       const double moved = double(lglobal) * double(iters) * 4.0 * w * 4.0;
       r.gbps_stats = rate_stats(times, moved * 1e-9);
       r.gbps = r.gbps_stats.median;
-      std::vector<float> got(std::min(lglobal, global));
-      s.read(sums, 0, got.size() * 4, got.data());
+      std::vector<float> got(lglobal);
+      s.read(lsums, 0, got.size() * 4, got.data());
+      if (lsums != sums) s.release(lsums);
       r.checked = true;
       const int count = kLocalFloats / w;
       for (uint64_t gid : {uint64_t(0), uint64_t(local - 1), uint64_t(got.size() - 1)}) {
@@ -516,7 +521,20 @@ void measure_memory(Session& s, const GpuOptions& o, GpuReport& rep, cl_program 
 // own transfers reach when they pin. Pinned rows a driver cannot give are skipped, with its reason.
 void measure_transfer(Session& s, const GpuOptions& o, GpuReport& rep) {
   const uint64_t bytes = std::min<uint64_t>(buffer_bytes(s, o), 256ull << 20);
-  std::vector<char> pageable(bytes, 1);
+  // A pattern no page or line repeats in step with: what comes back from the device is checked
+  // against it, so a transfer that moved nothing (or the wrong bytes) is an error, not a rate.
+  auto pattern = [](uint64_t i) { return char(uint8_t((i % 251) ^ (i >> 12))); };
+  auto fill = [&](char* p) {
+    for (uint64_t i = 0; i < bytes; ++i) p[i] = pattern(i);
+  };
+  // The first byte that differs from the pattern, or `bytes` when none does.
+  auto first_wrong = [&](const char* p) {
+    for (uint64_t i = 0; i < bytes; ++i)
+      if (p[i] != pattern(i)) return i;
+    return bytes;
+  };
+  std::vector<char> pageable(bytes);
+  fill(pageable.data());
   cl_mem m = s.buffer(bytes);
   for (const bool pinned : {false, true}) {
     char* host = pageable.data();
@@ -530,7 +548,7 @@ void measure_transfer(Session& s, const GpuOptions& o, GpuReport& rep) {
                                          nullptr, &st);
         check(st, "clEnqueueMapBuffer of pinned host memory");
         host = static_cast<char*>(p);
-        std::memset(host, 1, bytes);
+        fill(host);
       } catch (const ClError& e) {
         pin_error = e.message;
       }
@@ -555,11 +573,25 @@ void measure_transfer(Session& s, const GpuOptions& o, GpuReport& rep) {
           check(st, to_device ? "clEnqueueWriteBuffer" : "clEnqueueReadBuffer");
           return s.event_seconds(e);
         };
+        // Reads back into a host buffer cleared first: the bytes there afterwards came from the
+        // device, which holds what the writes before sent (the pattern).
+        if (!to_device) std::memset(host, 0, bytes);
         once();
         const std::vector<double> times = repeat(o, once);
         r.gbps_stats = rate_stats(times, double(bytes) * 1e-9);
         r.gbps = r.gbps_stats.median;
         r.checked = true;
+        if (to_device) {
+          // The device's copy, read back apart from the timed host buffer.
+          std::vector<char> back(bytes);
+          s.read(m, 0, bytes, back.data());
+          if (const uint64_t at = first_wrong(back.data()); at < bytes)
+            wrong_result(r, fmt::format("byte {} of the buffer holds {}, the host wrote {}", at, int(back[at]),
+                                        int(pattern(at))));
+        } else if (const uint64_t at = first_wrong(host); at < bytes) {
+          wrong_result(r, fmt::format("byte {} read back holds {}, the device was sent {}", at, int(host[at]),
+                                      int(pattern(at))));
+        }
         judge_spread(r.gbps_stats, r.status, r.reason);
       } catch (const ClError& e) {
         r.status = Status::error;
@@ -635,7 +667,9 @@ void measure_latency(Session& s, const GpuOptions& o, GpuReport& rep, cl_program
         r.status = Status::mistrusted;
         r.reason = "N and 2N steps did not differ in time";
       } else {
-        judge_spread(summarize(t2s), r.status, r.reason);
+        // judge_spread reads rates, where the best run is the largest: a run's rate is its inverse
+        // time (a slow run is a disturbance; only a fast one the rest do not bear out is doubted).
+        judge_spread(rate_stats(t2s, 1.0), r.status, r.reason);
       }
       s.release(buf);
       s.release(out);
