@@ -392,13 +392,28 @@ void measure_memory(Session& s, const GpuOptions& o, GpuReport& rep, cl_program 
   // Every width moves the same buffer: whole vectors of the widest width for every work-item.
   const uint64_t per_item = std::max<uint64_t>(1, want / (uint64_t(global) * 4 * widest));
   const uint64_t bytes = per_item * global * 4 * uint64_t(widest);
-  cl_mem in = s.buffer(bytes, CL_MEM_READ_WRITE);
-  cl_mem out = s.buffer(bytes, CL_MEM_READ_WRITE);
-  cl_mem sums = s.buffer(global * 4, CL_MEM_WRITE_ONLY);
-  {
+  cl_mem in = nullptr, out = nullptr, sums = nullptr;
+  try {
+    in = s.buffer(bytes, CL_MEM_READ_WRITE);
+    out = s.buffer(bytes, CL_MEM_READ_WRITE);
+    sums = s.buffer(global * 4, CL_MEM_WRITE_ONLY);
     std::vector<float> fill(bytes / 4);
     for (size_t i = 0; i < fill.size(); ++i) fill[i] = read_value(i);
     s.write(in, 0, bytes, fill.data());
+  } catch (const ClError& e) {
+    // Without its buffers no memory kernel runs: each row says why, and the latency and transfer
+    // sections after this one are still measured (the Session releases what was made).
+    for (const char* kind : {"read", "write", "copy", "local_read"})
+      for (int w : widths) {
+        GpuMemoryResult r;
+        r.kernel = kind;
+        r.width = w;
+        r.bytes = std::string(kind) == "local_read" ? uint64_t(kLocalFloats) * 4 : bytes;
+        r.status = Status::error;
+        r.reason = e.message;
+        rep.memory.push_back(r);
+      }
+    return;
   }
   for (const char* kind : {"read", "write", "copy"}) {
     for (int w : widths) {
@@ -533,9 +548,23 @@ void measure_transfer(Session& s, const GpuOptions& o, GpuReport& rep) {
       if (p[i] != pattern(i)) return i;
     return bytes;
   };
+  cl_mem m = nullptr;
+  try {
+    m = s.buffer(bytes);
+  } catch (const ClError& e) {
+    // No device buffer, no transfer: the four rows say why, and the report goes on.
+    for (const char* name : {"host_to_device", "device_to_host", "host_to_device_pinned", "device_to_host_pinned"}) {
+      GpuMemoryResult r;
+      r.kernel = name;
+      r.bytes = bytes;
+      r.status = Status::error;
+      r.reason = e.message;
+      rep.memory.push_back(r);
+    }
+    return;
+  }
   std::vector<char> pageable(bytes);
   fill(pageable.data());
-  cl_mem m = s.buffer(bytes);
   for (const bool pinned : {false, true}) {
     char* host = pageable.data();
     cl_mem staging = nullptr;
