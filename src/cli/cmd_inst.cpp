@@ -56,8 +56,8 @@ void add_inst_command(CLI::App& app, GlobalOptions& g) {
                   "Arithmetic operations per instruction, for GFLOP/s or GOP/s (default: the catalog row's "
                   "value when the form is in the catalog, else 0)")
       ->check(number_in(0, kMaxOps));
-  cmd->add_option("--dtype", *dtype, "Data type of the operations (f64 f32 f16 bf16 i64 i32 i16 i8); "
-                                     "default: from the mnemonic");
+  cmd->add_option("--dtype", *dtype, "Data type of the operations (f64 f32 f16 bf16 i64 i32 i16 i8 u8, or - "
+                                     "for none); default: from the mnemonic");
   cmd->add_option("--imm", *imm,
                   "Value of every immediate operand (default: the common case: 5 for shift and rotate counts, "
                   "where 1 takes a faster path on many cores; 0 for enter's nesting level; else 1)")

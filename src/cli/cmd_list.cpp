@@ -49,6 +49,12 @@ void add_list_command(CLI::App& app, GlobalOptions& g) {
                       {"ops_per_instruction", s.ops_per_instruction}, {"requires", s.requires_features},
                       {"supported", missing.empty()}, {"missing", missing}, {"origin", s.origin}});
     }
+    if (shown == 0 && !filter->empty()) {
+      // As `run` does: a filter that names no row is a mistake to say, not an empty list.
+      spdlog::error("no catalog row matches --filter '{}' (peakprobe list without it shows every row)", *filter);
+      g.exit_code = kExitUsage;
+      return;
+    }
     std::vector<OutputJob> jobs;
     if (!g.out.json.empty()) {
       jobs.push_back({g.out.json, [&](std::ostream& o) {

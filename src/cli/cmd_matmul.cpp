@@ -114,7 +114,9 @@ int run_matmul_command(GlobalOptions& g, const MatmulOptions& o) {
   const MachineModel machine = machine_for(cpu, roof, gemm);
   const MatmulProblem problem{m, n, k, o.batch, *dtype, g.threads};
   const auto ranked = rank_configs(machine, problem);
-  if (o.explain) write_explanation(std::cout, machine, problem, ranked);
+  // With a document on stdout the explanation goes to stderr: stdout stays one document.
+  std::ostream& explained = g.out.writes_stdout() ? std::cerr : std::cout;
+  if (o.explain) write_explanation(explained, machine, problem, ranked);
 
   MatmulConfig config = ranked.front().config;
   std::string source = "cost model";
@@ -122,10 +124,10 @@ int run_matmul_command(GlobalOptions& g, const MatmulOptions& o) {
     const MatmulPlan plan = plan_matmul(cpu, gemm, problem, ranked);
     config = plan.config;
     source = plan.source;
-    if (o.explain && !plan.checked.empty() && !g.out.writes_stdout()) {
-      std::cout << "checked on this problem:\n";
-      for (const auto& [c, ms] : plan.checked) std::cout << fmt::format("  {:<44} {:>9.3f} ms\n", config_text(c), ms);
-      std::cout << fmt::format("using: {}\n", config_text(config));
+    if (o.explain && !plan.checked.empty()) {
+      explained << "checked on this problem:\n";
+      for (const auto& [c, ms] : plan.checked) explained << fmt::format("  {:<44} {:>9.3f} ms\n", config_text(c), ms);
+      explained << fmt::format("using: {}\n", config_text(config));
     }
   };
   std::optional<AutotuneResult> tuned;
