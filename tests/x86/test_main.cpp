@@ -1,5 +1,5 @@
 // End-to-end checks of the executable with x86 instruction texts: what the x86 parser and encoder
-// refuse. The ISA-neutral command-line tests are in tests/test_main.cpp.
+// refuse. The ISA-neutral command-line tests are in tests/test_main.cpp and tests/test_cmd_*.cpp.
 #include <catch2/catch.hpp>
 
 #include <string>
