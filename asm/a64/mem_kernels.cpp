@@ -19,27 +19,22 @@ arm::Vec reg(int w, uint32_t id) { return w == 64 ? arm::Vec(aj::v(id).d()) : ar
 // The same register as two f64 lanes (128) or one f64 scalar (64), for arithmetic.
 arm::Vec lanes(int w, uint32_t id) { return w == 64 ? arm::Vec(aj::v(id).d()) : arm::Vec(aj::v(id).d2()); }
 
-// v0 = 1.0 (scale), v1..v8 data, v16..v23 second operands, v24..v31 load accumulators.
+// v0 = 1.0 (scale), v1..v8 data, v16..v23 second operands and the load kernel's loads.
 void emit_body(aj::Assembler& a, const isa::MemKernelInfo& k, int w, const arm::GpX& pa, const arm::GpX& pb,
                const arm::GpX& pc) {
   const int bytes = w / 8;
   for (int i = 0; i < kMemUnroll; i += 2) {
     const int32_t off = bytes * i;
-    const uint32_t v = 1 + uint32_t(i), t = 16 + uint32_t(i), acc = 24 + uint32_t(i);
+    const uint32_t v = 1 + uint32_t(i), t = 16 + uint32_t(i);
     auto store = [&](uint32_t r) {
       if (k.nontemporal) a.stnp(reg(w, r), reg(w, r + 1), arm::ptr(pa, off));
       else a.stp(reg(w, r), reg(w, r + 1), arm::ptr(pa, off));
     };
-    auto add_lanes = [&](uint32_t d, uint32_t s) {
-      if (w == 64) a.emit(aj::Inst::kIdAdd_v, aj::v(d).d(), aj::v(d).d(), aj::v(s).d());
-      else a.emit(aj::Inst::kIdAdd_v, aj::v(d).d2(), aj::v(d).d2(), aj::v(s).d2());
-    };
     switch (k.kernel) {
       case isa::MemKernel::load:
-        // A reduction into eight accumulators: the adds never wait on each other.
+        // Plain loads: an add per load would take a vector pipe a load (asm/x86/mem_kernels.cpp
+        // says where that bound a reduction below the load ports' rate).
         a.ldp(reg(w, t), reg(w, t + 1), arm::ptr(pa, off));
-        add_lanes(acc, t);
-        add_lanes(acc + 1, t + 1);
         break;
       case isa::MemKernel::store:
       case isa::MemKernel::store_nt: store(v); break;
@@ -74,7 +69,7 @@ void emit_body(aj::Assembler& a, const isa::MemKernelInfo& k, int w, const arm::
 // Width 512: each element is four q registers moved by one ld1/st1 of four registers (post-indexed:
 // the pointers advance by themselves), the form tuned Arm memcpy and BLAS code use beside ldp/stp.
 // Non-temporal stores have no multi-register form: two stnp pairs, then the pointer advances.
-// v0 = 1.0, v1..v8 data, v16..v23 second operands, v24..v31 load accumulators (two elements of four).
+// v0 = 1.0, v1..v8 data, v16..v23 second operands and the load kernel's loads (two elements of four).
 void emit_body_x4(aj::Assembler& a, const isa::MemKernelInfo& k, const arm::GpX& pa, const arm::GpX& pb,
                   const arm::GpX& pc) {
   auto quad = [](uint32_t r) { return std::array<arm::Vec, 4>{aj::v(r).b16(), aj::v(r + 1).b16(), aj::v(r + 2).b16(), aj::v(r + 3).b16()}; };
@@ -93,12 +88,10 @@ void emit_body_x4(aj::Assembler& a, const isa::MemKernelInfo& k, const arm::GpX&
     }
   };
   for (int e = 0; e < kMemUnrollX4; ++e) {
-    const uint32_t v = 1 + 4 * uint32_t(e), t = 16 + 4 * uint32_t(e), acc = 24 + 4 * uint32_t(e);
+    const uint32_t v = 1 + 4 * uint32_t(e), t = 16 + 4 * uint32_t(e);
     switch (k.kernel) {
       case isa::MemKernel::load:
-        ld1(t, pa);
-        for (uint32_t j = 0; j < 4; ++j)
-          a.emit(aj::Inst::kIdAdd_v, aj::v(acc + j).d2(), aj::v(acc + j).d2(), aj::v(t + j).d2());
+        ld1(t, pa);  // plain loads, as above
         break;
       case isa::MemKernel::store:
       case isa::MemKernel::store_nt: store(v); break;

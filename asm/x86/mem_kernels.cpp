@@ -34,7 +34,7 @@ void emit_scalar_body(ax::Assembler& e, const MemKernelInfo& k, const Regs& r, c
   for (int i = 0; i < kMemUnroll; ++i) {
     const int32_t off = 8 * i;
     switch (k.kernel) {
-      case MemKernel::load: e.add(acc[i % kScalarAccs], ax::qword_ptr(r.pa, off)); break;
+      case MemKernel::load: e.mov(acc[i % kScalarAccs], ax::qword_ptr(r.pa, off)); break;  // plain loads (below)
       case MemKernel::store: e.mov(ax::qword_ptr(r.pa, off), acc[i % kScalarAccs]); break;
       case MemKernel::store_nt: e.movnti(ax::qword_ptr(r.pa, off), acc[i % kScalarAccs]); break;
       case MemKernel::copy:
@@ -71,7 +71,6 @@ void emit_scalar_body(ax::Assembler& e, const MemKernelInfo& k, const Regs& r, c
 
 void emit_vector_body(ax::Assembler& e, const MemKernelInfo& k, const Regs& r, int w, const HostIsa& isa) {
   const bool vex = w >= 256 || isa.avx;
-  const bool evex = w == 512;
   const ax::Vec s = vreg(w, 0);
   for (int i = 0; i < kMemUnroll; ++i) {
     const int32_t off = (w / 8) * i;
@@ -82,9 +81,13 @@ void emit_vector_body(ax::Assembler& e, const MemKernelInfo& k, const Regs& r, i
     };
     switch (k.kernel) {
       case MemKernel::load:
-        // Reduction into kMemUnroll accumulators: the adds never wait on each other.
-        if (evex || vex) e.emit(ax::Inst::kIdVpaddq, v, v, at(r.pa, off, w));
-        else e.emit(ax::Inst::kIdPaddq, v, at(r.pa, off, w));
+        // Plain loads into kMemUnroll registers: nothing but the loads' own ports and the caches
+        // bound them. Not a reduction: an add per load needs a vector ALU port a load, and where the
+        // ALU ports for the widest vector are as few as the load ports (Golden Cove: 512-bit adds on
+        // ports 0 and 5, two 512-bit loads a cycle) a reduction ran at 1.5 loads a cycle, 97 B a
+        // cycle from L1 against the 2 a cycle (128 B) `vmovups zmm, m512` shows alone (Emerald
+        // Rapids VM). The loads execute whether or not their values are used.
+        vex ? e.emit(ax::Inst::kIdVmovupd, v, at(r.pa, off, w)) : e.emit(ax::Inst::kIdMovupd, v, at(r.pa, off, w));
         break;
       case MemKernel::store:
       case MemKernel::store_nt: store(at(r.pa, off, w), v, k.nontemporal); break;

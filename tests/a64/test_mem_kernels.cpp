@@ -55,6 +55,21 @@ TEST_CASE("a64 mem kernels: every kernel computes its result at every width", "[
   CHECK_FALSE(a64::compile_mem_kernel(isa::MemKernel::load, 256).ok());
 }
 
+TEST_CASE("a64 mem kernels: the load kernel only loads, no vector arithmetic per load", "[a64][mem_kernels]") {
+  // An add per load takes a vector pipe a load: on a core with as many vector pipes as load pipes
+  // the adds, not the loads, would bound the figure.
+  for (int w : {64, 128, a64::kWidthX4}) {
+    INFO(w);
+    std::string listing;
+    auto code = a64::compile_mem_kernel(isa::MemKernel::load, w, &listing);
+    REQUIRE(code.ok());
+    CHECK(listing.find(w == a64::kWidthX4 ? "ld1 v" : "ldp ") != std::string::npos);
+    CHECK(listing.find("add v") == std::string::npos);
+    CHECK(listing.find("fadd") == std::string::npos);
+    CHECK(listing.find("fmla") == std::string::npos);
+  }
+}
+
 TEST_CASE("a64 mem kernels: the pointer chase follows every chain", "[a64][mem_kernels]") {
   // Chain c: a ring of 3 slots; after 16 links per iteration x 3 iterations it is back at its start.
   std::vector<void*> ring(3 * 4);

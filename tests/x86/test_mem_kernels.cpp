@@ -67,6 +67,28 @@ TEST_CASE("memory kernels move exactly the bytes they declare", "[mem_kernels]")
     }
 }
 
+TEST_CASE("the load kernel's loop is its loads and the loop's own step: no arithmetic per load", "[mem_kernels]") {
+  // An add per load takes a vector ALU port a load: where the widest vector has as few ALU ports as
+  // load ports (Golden Cove: two of each for 512 bits) that bound L1 at 1.5 loads a cycle.
+  const auto isa = full_isa();
+  for (int w : {64, 128, 256, 512}) {
+    INFO(w);
+    std::string listing;
+    auto code = x86::compile_mem_kernel(x86::MemKernel::load, w, isa, &listing);
+    REQUIRE(code.ok());
+    int loads = 0, other = 0;
+    for (const auto& l : inner_loop(listing)) {
+      if (l.empty()) continue;
+      const bool load = is_load(l), mov = l.rfind("mov", 0) == 0 || l.rfind("vmov", 0) == 0;
+      if (load) CHECK(mov);
+      loads += load;
+      other += !load && l.rfind("add r9", 0) != 0;  // the pointer step is the loop's own
+    }
+    CHECK(loads == x86::kMemUnroll);
+    CHECK(other == 0);
+  }
+}
+
 TEST_CASE("memory kernels refuse widths the CPU lacks", "[mem_kernels]") {
   x86::HostIsa sse_only;
   CHECK_FALSE(x86::compile_mem_kernel(x86::MemKernel::load, 256, sse_only).ok());
