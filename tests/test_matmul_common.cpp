@@ -296,6 +296,20 @@ TEST_CASE("matmul score: a roof that slows when run without pause is scaled by t
   loop_faster.kernel_l1_gflops = 195;
   score_matmul(loop_faster, roof, machine);
   CHECK(*loop_faster.ceiling_gflops == Approx(200));
+  // The k loop timed at a slower clock than the product's readings (read right after wide code, as
+  // the roof's probe is): its rate as it ran is the witness, not the rate scaled to the product's
+  // clock. 195 at the product's 4.0 GHz, timed at 3.6: it ran 175.5, under 180 x 1.02.
+  MatmulResult loop_licensed = square_product(171);
+  loop_licensed.clock.ghz = 4.0;
+  loop_licensed.kernel_l1_gflops = 195;
+  loop_licensed.kernel_l1_ghz = 3.6;
+  score_matmul(loop_licensed, roof, machine);
+  CHECK(*loop_licensed.ceiling_gflops == Approx(180));
+  CHECK(loop_licensed.ceiling_sustained_share == Approx(0.9));
+  // Timed at a faster clock than the product's, it keeps its scaled rate: 195 witnesses.
+  loop_licensed.kernel_l1_ghz = 4.2;
+  score_matmul(loop_licensed, roof, machine);
+  CHECK(*loop_licensed.ceiling_gflops == Approx(200));
   // Within that noise of the lowered roof: the share stands (a core that slows, its loop at the roof).
   MatmulResult at_roof = square_product(171);
   at_roof.clock.ghz = 4.0;
