@@ -104,6 +104,11 @@ class Target {
   // Whether the kernels of `dtype` on this CPU run on widened elements (MicroKernelShape::widened):
   // true where the vector width the GEMM uses has no dot product of that dtype.
   virtual bool gemm_widened(const CpuInfo& cpu, MatmulDtype dtype) const = 0;
+  // The CPU as the GEMM sees it when `dtype`'s kernels widen the elements and run on the wider
+  // multiply-add instead of the dot product they would use: where both paths exist, for the caller
+  // to measure both roofs and keep the faster (a core's dot product may do fewer FLOP a cycle than its
+  // multiply-add). Empty where the kernels already widen, run on tiles, or have no such choice.
+  virtual std::optional<CpuInfo> gemm_widened_alternative(const CpuInfo& cpu, MatmulDtype dtype) const = 0;
   // Whether the kernels of `dtype` on this CPU run on its matrix unit (MicroKernelShape::tiles).
   virtual bool gemm_tiles(const CpuInfo& cpu, MatmulDtype dtype) const = 0;
   // The tallest register block whose kernels read A in place (MicroKernelShape::a_direct), where

@@ -265,6 +265,30 @@ TEST_CASE("matmul score: a compute roof is taken to the clock the product ran at
   CHECK(alone.ceiling_clock_ghz == Approx(4.0));
 }
 
+TEST_CASE("matmul kernels: the widened path replaces the dot product only when its roof is faster beyond the noise",
+          "[matmul_common]") {
+  MatmulRoof native, widened;
+  native.gflops = 100;
+  widened.gflops = 200;  // a dot product at half the FLOP a cycle of the multiply-add
+  CHECK(widened_roof_faster(native, widened));
+  widened.gflops = 100 * (1 + kWidenGain) * 1.01;
+  CHECK(widened_roof_faster(native, widened));
+  widened.gflops = 100 * (1 + kWidenGain) * 0.99;  // within two readings' noise: the dot product stays
+  CHECK_FALSE(widened_roof_faster(native, widened));
+  widened.gflops = 50;
+  CHECK_FALSE(widened_roof_faster(native, widened));
+  // A roof not measured decides nothing: the dot product stays.
+  widened.gflops = 200;
+  native.gflops.reset();
+  CHECK_FALSE(widened_roof_faster(native, widened));
+  native.gflops = 100;
+  widened.gflops.reset();
+  CHECK_FALSE(widened_roof_faster(native, widened));
+  native.gflops = 0;
+  widened.gflops = 200;
+  CHECK_FALSE(widened_roof_faster(native, widened));
+}
+
 TEST_CASE("matmul score: a roof that slows when run without pause is scaled by the share it keeps",
           "[matmul_common]") {
   const MachineModel machine = two_core_machine();

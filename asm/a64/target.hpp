@@ -17,6 +17,7 @@ class A64Target final : public isa::Target {
   bool gemm_signed_a(const CpuInfo& cpu, MatmulDtype dtype) const override;
   bool gemm_widened(const CpuInfo&, MatmulDtype) const override { return false; }
   bool gemm_tiles(const CpuInfo&, MatmulDtype) const override { return false; }  // SME: asmjit has no encoder
+  std::optional<CpuInfo> gemm_widened_alternative(const CpuInfo&, MatmulDtype) const override { return std::nullopt; }
   std::string tiles_name() const override { return "sme"; }
   int a_in_place_rows() const override;
   int vector_registers(int) const override { return 32; }

@@ -157,6 +157,18 @@ bool X86Target::gemm_widened(const CpuInfo& cpu, MatmulDtype dtype) const {
   return false;
 }
 
+// bf16 on zmm: vdpbf16ps, or the f32 FMA on elements widened when packed. The dot product is not
+// always the faster: on the Emerald Rapids VM (Golden Cove) vdpbf16ps zmm runs one every 2 cycles,
+// 32 FLOP a cycle, where vfmadd231ps zmm runs 2 a cycle, 64 FLOP. int8 is left as it is: its widened
+// path (vpmaddwd, then vpaddd) did at most half the work of vpdpbusd a cycle on every core seen (Zen
+// 4 and 5, Sapphire and Emerald Rapids).
+std::optional<CpuInfo> X86Target::gemm_widened_alternative(const CpuInfo& cpu, MatmulDtype dtype) const {
+  if (dtype != MatmulDtype::bf16 || gemm_tiles(cpu, dtype) || gemm_widened(cpu, dtype)) return std::nullopt;
+  CpuInfo widened = cpu;
+  std::erase(widened.features, std::string("avx512_bf16"));
+  return widened;
+}
+
 // AMX where the CPU has the dtype's tile product and the OS granted the tile state (a feature the
 // kernel did not grant is not in cpu.features); --isa avx512 and below take AMX away.
 bool X86Target::gemm_tiles(const CpuInfo& cpu, MatmulDtype dtype) const {

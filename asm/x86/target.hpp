@@ -19,6 +19,7 @@ class X86Target final : public isa::Target {
   bool gemm_signed_a(const CpuInfo&, MatmulDtype) const override { return false; }
   bool gemm_widened(const CpuInfo& cpu, MatmulDtype dtype) const override;
   bool gemm_tiles(const CpuInfo& cpu, MatmulDtype dtype) const override;
+  std::optional<CpuInfo> gemm_widened_alternative(const CpuInfo& cpu, MatmulDtype dtype) const override;
   std::string tiles_name() const override { return "amx"; }
   int a_in_place_rows() const override;
   int vector_registers(int vector_bits) const override { return vector_bits == 512 ? 32 : 16; }

@@ -105,9 +105,10 @@ int run_bench(GlobalOptions& g, const BenchOptions& o) {
         }
       continue;
     }
-    const MatmulRoof roof = measure_roof(g, cpu, dt, g.threads);
+    CpuInfo kernels_cpu = cpu;  // this dtype's kernels may widen (measure_roof_choosing_kernels)
+    const MatmulRoof roof = measure_roof_choosing_kernels(g, kernels_cpu, dt, g.threads);
     // The products run where their roof was measured.
-    const CpuInfo on_roof = led_by_roof_core(cpu, roof);
+    const CpuInfo on_roof = led_by_roof_core(kernels_cpu, roof);
     Gemm gemm(on_roof, dt);
     const MachineModel machine = machine_for(on_roof, roof, gemm);
     for (int64_t s : *shapes) {

@@ -108,7 +108,7 @@ int run_matmul_command(GlobalOptions& g, const MatmulOptions& o) {
     spdlog::error("matmul {}: {}, not available on this CPU", to_string(*dtype), why);
     return kExitMeasure;
   }
-  const MatmulRoof roof = measure_roof(g, cpu, *dtype, g.threads);
+  const MatmulRoof roof = measure_roof_choosing_kernels(g, cpu, *dtype, g.threads);
   cpu = led_by_roof_core(cpu, roof);  // the product runs where its roof was measured
   Gemm gemm(cpu, *dtype);
   const MachineModel machine = machine_for(cpu, roof, gemm);
@@ -245,7 +245,8 @@ void add_matmul_command(CLI::App& app, GlobalOptions& g) {
       "mean, min, max and std in ms; GFLOP/s from the best run with FLOPs = 2MNK x batch; efficiency\n"
       "against the roof that binds. Installed oneDNN (f32, bf16, int8), OpenBLAS and BLIS (f32) run the\n"
       "same problem in worker processes for a baseline, timed in turns with ours (--rounds); one whose\n"
-      "result is wrong is mistrusted. Where the vector width has no bf16 or int8 dot product, the elements\n"
+      "result is wrong is mistrusted. Where the vector width has no bf16 or int8 dot product, or the bf16\n"
+      "one measures more than 10% slower than the f32 multiply-add (both roofs are measured), the elements\n"
       "are widened when packed (bf16 as f32, int8 as int16) and the roof is the instruction that then runs.\n"
       "Examples:\n"
       "  peakprobe matmul --shape 1024,1024,1024\n"

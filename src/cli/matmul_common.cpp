@@ -31,6 +31,30 @@ std::string roof_instruction(const CpuInfo& cpu, MatmulDtype dtype) {
   return isa::host_target().matmul_roof(cpu, dtype).instruction;
 }
 
+bool widened_roof_faster(const MatmulRoof& native, const MatmulRoof& widened) {
+  if (!native.gflops || !widened.gflops || *native.gflops <= 0) return false;
+  return *widened.gflops > *native.gflops * (1 + kWidenGain);
+}
+
+MatmulRoof measure_roof_choosing_kernels(const GlobalOptions& g, CpuInfo& cpu, MatmulDtype dtype, int threads) {
+  MatmulRoof native = measure_roof(g, cpu, dtype, threads);
+  const auto alternative = isa::host_target().gemm_widened_alternative(cpu, dtype);
+  if (!alternative) return native;
+  MatmulRoof widened = measure_roof(g, *alternative, dtype, threads);
+  if (!widened_roof_faster(native, widened)) {
+    spdlog::debug("matmul {}: {} {} GFLOP/s, widened to {} on {} {}: the dot product stays", to_string(dtype),
+                  native.source, native.gflops ? fmt::format("{:.1f}", *native.gflops) : "unmeasured",
+                  widened.widened_to, widened.source,
+                  widened.gflops ? fmt::format("{:.1f}", *widened.gflops) : "unmeasured");
+    return native;
+  }
+  spdlog::info("matmul {}: {} runs {:.1f} GFLOP/s on {} thread{} here, {} {:.1f}: the kernels widen {} to {} "
+               "when packing and run on it", to_string(dtype), native.source, *native.gflops, threads,
+               threads == 1 ? "" : "s", widened.source, *widened.gflops, to_string(dtype), widened.widened_to);
+  cpu = *alternative;
+  return widened;
+}
+
 CpuInfo led_by_roof_core(const CpuInfo& cpu, const MatmulRoof& roof) {
   CpuInfo led = cpu;
   if (roof.threads != 1 || roof.cpu < 0) return led;

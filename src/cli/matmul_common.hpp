@@ -53,6 +53,15 @@ struct MatmulRoof {
 std::string roof_instruction(const CpuInfo& cpu, MatmulDtype dtype);
 // Measures it with a ProbeRunner on `threads` cores from --cpu; gflops empty when it cannot run.
 MatmulRoof measure_roof(const GlobalOptions& g, const CpuInfo& cpu, MatmulDtype dtype, int threads);
+// Whether the kernels widen the dtype to run on the wider multiply-add (`widened`, measured for the
+// CPU of Target::gemm_widened_alternative) rather than on its dot product (`native`): both measured,
+// and the widened one faster per core by more than kWidenGain (the noise of two roof readings).
+inline constexpr double kWidenGain = 0.10;
+bool widened_roof_faster(const MatmulRoof& native, const MatmulRoof& widened);
+// measure_roof, and where the kernels of `dtype` could also widen (Target::gemm_widened_alternative),
+// the widened roof too: where widened_roof_faster, `cpu` becomes the CPU as those kernels see it (an
+// info line says so) and that roof is returned. --isa levels are applied before: this chooses within one.
+MatmulRoof measure_roof_choosing_kernels(const GlobalOptions& g, CpuInfo& cpu, MatmulDtype dtype, int threads);
 // The CPU with its core order led by the one-thread roof's CPU, so that the product, its call
 // calibration and its baselines run on the core the roof was measured on (the runner picks the
 // quietest; the core order's first may be the busy one: on the Zen 5 VM CPU 0 ran 10-40% slowed in

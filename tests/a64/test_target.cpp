@@ -46,6 +46,8 @@ TEST_CASE("a64 target: widths, kernels and levels", "[a64][target]") {
   CHECK_THAT(t.gemm_unsupported(bare, MatmulDtype::i8), Catch::Contains("sdot"));
   CHECK(t.registers_needed({8, 3, 128, MatmulDtype::f32}) <= t.vector_registers(128));
   CHECK_FALSE(t.gemm_widened(bare, MatmulDtype::i8));  // every AArch64 kernel runs its own dot product
+  for (MatmulDtype d : {MatmulDtype::f32, MatmulDtype::bf16, MatmulDtype::i8})
+    CHECK_FALSE(t.gemm_widened_alternative(bare, d).has_value());
   CHECK_FALSE(t.limit_isa(bare, "neon").ok());
   CHECK_FALSE(t.limit_isa(bare, "sve").ok());
   // Levels narrowest first; each takes away what lies above it, and the int8 path follows.

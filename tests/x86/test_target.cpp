@@ -214,6 +214,30 @@ TEST_CASE("x86 target: the baseline libraries' switches per level", "[target]") 
   CHECK(widest.onednn_max_isa == 0);
 }
 
+TEST_CASE("x86 target: bf16's dot product on zmm has the widened f32 kernels as an alternative, nothing else has", "[target]") {
+  const auto& t = isa::host_target();
+  const auto widened = t.gemm_widened_alternative(kSpr, MatmulDtype::bf16);
+  REQUIRE(widened.has_value());
+  // The CPU as the widened kernels see it: the same vector width, no bf16 dot product, the f32 FMA's roof.
+  CHECK(t.gemm_widened(*widened, MatmulDtype::bf16));
+  CHECK(t.gemm_vector_bits(*widened) == 512);
+  CHECK(t.gemm_unsupported(*widened, MatmulDtype::bf16).empty());
+  CHECK(t.matmul_roof(*widened, MatmulDtype::bf16).instruction == "vfmadd231ps zmm, zmm, zmm");
+  CHECK(t.matmul_roof(kSpr, MatmulDtype::bf16).instruction == "vdpbf16ps zmm, zmm, zmm");
+  // The other dtypes keep their kernels, and so does the rest of the CPU.
+  CHECK_FALSE(t.gemm_widened(*widened, MatmulDtype::i8));
+  CHECK(widened->features.size() + 1 == kSpr.features.size());
+  CHECK_FALSE(t.gemm_widened_alternative(kSpr, MatmulDtype::f32).has_value());
+  CHECK_FALSE(t.gemm_widened_alternative(kSpr, MatmulDtype::i8).has_value());
+  // Already widened (no bf16 dot product, or 256 bits): no choice to make.
+  CHECK_FALSE(t.gemm_widened_alternative(kZen3, MatmulDtype::bf16).has_value());
+  CHECK_FALSE(t.gemm_widened_alternative(*t.limit_isa(kSpr, "avx2"), MatmulDtype::bf16).has_value());
+  // On tiles: AMX takes bf16 as it is.
+  CpuInfo amx = kSpr;
+  amx.features.insert(amx.features.end(), {"amx_tile", "amx_bf16", "amx_int8"});
+  CHECK_FALSE(t.gemm_widened_alternative(amx, MatmulDtype::bf16).has_value());
+}
+
 TEST_CASE("x86 target: bf16 and int8 run on AMX tiles where the CPU and the OS grant them", "[target]") {
   const auto& t = isa::host_target();
   CpuInfo amx = kSpr;
