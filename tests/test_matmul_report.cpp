@@ -218,6 +218,33 @@ TEST_CASE("matmul console: a team's scan is named as its least available core, a
   CHECK(unknown.find("CPU -1") == std::string::npos);
 }
 
+TEST_CASE("matmul console: the k loop alone is at the product's clock, or as it ran where the ceiling carries a sustained share",
+          "[matmul_report]") {
+  auto console = [](const MatmulResult& r) {
+    std::ostringstream out;
+    write_matmul_console(out, r);
+    return out.str();
+  };
+  // The fixture: share 0.970 lowers the roof, the loop timed at 3.41 GHz against the product's 3.65.
+  MatmulResult shared = f32_with_baselines();
+  REQUIRE(shared.ceiling_sustained_share == Approx(0.97));
+  const std::string as_ran = console(shared);
+  CHECK(as_ran.find("112.6 GFLOP/s as it ran at 3.41 GHz") != std::string::npos);
+  CHECK(as_ran.find("timed at") == std::string::npos);
+  // No share (or one within the noise of 1): the loop is scaled to the product's clock.
+  for (double share : {0.0, 0.99}) {
+    MatmulResult scaled = shared;
+    scaled.ceiling_sustained_share = share;
+    const std::string text = console(scaled);
+    CHECK(text.find("112.6 GFLOP/s at the product's 3.65 GHz (timed at 3.41 GHz)") != std::string::npos);
+    CHECK(text.find("as it ran") == std::string::npos);
+  }
+  // The loop's clock the faster one: scaled down to the product's, whatever the share.
+  MatmulResult faster = shared;
+  faster.kernel_l1_ghz = 3.80;
+  CHECK(console(faster).find("at the product's 3.65 GHz (timed at 3.80 GHz)") != std::string::npos);
+}
+
 TEST_CASE("matmul console lines match the golden file", "[matmul_report]") {
   std::ostringstream out;
   bool first = true;

@@ -193,7 +193,6 @@ Expected<MemKernelCode> compile_mem_kernel(MemKernel kernel, int w, const HostIs
   e.dec(r.passes);
   e.jnz(outer);
   if (out.info.nontemporal) e.sfence();  // non-temporal stores are weakly ordered: drain them
-  // The load kernel's sums go nowhere a compiler could see, but generated code is never deleted.
   if (isa.avx) e.vzeroupper();
   for (int i = 5; i >= 0; --i) e.pop(saved[i]);
   e.ret();

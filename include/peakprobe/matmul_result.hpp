@@ -108,7 +108,10 @@ struct MatmulResult {
   // emulator, a wrong product, threads that share cores, a timing that failed). Where the clock was
   // read around both, the rate is at the clock of the product's fastest call (`clock.ghz`): the
   // loop's wall-time rate times that clock over kernel_l1_ghz, the loop's own: a host may move the
-  // clock between them (3.6 and 4.2 GHz on the Sapphire Rapids-class VM, seconds apart).
+  // clock between them (3.6 and 4.2 GHz on the Sapphire Rapids-class VM, seconds apart). Except where
+  // the ceiling carries the core's sustained share (it lowers the roof) and the loop's clock read
+  // slower than the product's: the loop ran under the slower clock the share describes, and its
+  // wall-time rate as it ran is the figure (score_matmul; the console says "as it ran at").
   std::optional<double> kernel_l1_gflops;
   // The caller's core clock around the kernel alone's timing (0: not read; kernel_l1_gflops is then
   // the loop's wall-time rate as it ran).

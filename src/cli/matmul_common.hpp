@@ -52,10 +52,13 @@ struct MatmulRoof {
 // The dtype's instruction as the kernels use it (Target::matmul_roof): the widest multiply-add or dot product.
 std::string roof_instruction(const CpuInfo& cpu, MatmulDtype dtype);
 // Measures it with a ProbeRunner on `threads` cores from --cpu; gflops empty when it cannot run.
-MatmulRoof measure_roof(const GlobalOptions& g, const CpuInfo& cpu, MatmulDtype dtype, int threads);
+// `quiet`: a roof measured only to be compared (measure_roof_choosing_kernels) logs its failures at
+// debug level: the row keeps the other roof and does have a ceiling.
+MatmulRoof measure_roof(const GlobalOptions& g, const CpuInfo& cpu, MatmulDtype dtype, int threads, bool quiet = false);
 // Whether the kernels widen the dtype to run on the wider multiply-add (`widened`, measured for the
 // CPU of Target::gemm_widened_alternative) rather than on its dot product (`native`): both measured,
-// and the widened one faster per core by more than kWidenGain (the noise of two roof readings).
+// and the widened one faster by more than kWidenGain (the noise of two roof readings), per core on one
+// thread, all threads together on several.
 inline constexpr double kWidenGain = 0.10;
 bool widened_roof_faster(const MatmulRoof& native, const MatmulRoof& widened);
 // measure_roof, and where the kernels of `dtype` could also widen (Target::gemm_widened_alternative),

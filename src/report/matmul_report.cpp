@@ -17,6 +17,14 @@
 #include "report/json_report.hpp"
 
 namespace peakprobe {
+
+namespace {
+// kernel_l1_gflops is the loop's rate as it ran, not scaled to the product's clock (score_matmul):
+// the ceiling carries a sustained share that lowers it and the loop's clock read the slower.
+bool kernel_l1_as_ran(const MatmulResult& r) {
+  return sustained_share_applies(r.ceiling_sustained_share) && r.kernel_l1_ghz > 0 && r.kernel_l1_ghz < r.clock.ghz;
+}
+}  // namespace
 namespace {
 using namespace json_read;
 
@@ -507,7 +515,9 @@ void write_matmul_console(std::ostream& out, const MatmulResult& r) {
       std::string line = fmt::format("  the {}x{} kernel's k loop alone{}, in L1: {} {}", r.config.mr, r.config.nr,
                                      r.config.pack_a ? "" : " (A read in place)", fixed(*r.kernel_l1_gflops, 1), unit);
       if (r.config.threads > 1) line += " (one core's, times the threads)";
-      if (r.kernel_l1_ghz > 0 && r.clock.ghz > 0)
+      if (kernel_l1_as_ran(r))
+        line += fmt::format(" as it ran at {} GHz (the ceiling carries the core's sustained share)", fixed(r.kernel_l1_ghz, 2));
+      else if (r.kernel_l1_ghz > 0 && r.clock.ghz > 0)
         line += fmt::format(" at the product's {} GHz (timed at {} GHz)", fixed(r.clock.ghz, 2), fixed(r.kernel_l1_ghz, 2));
       // Against the ceiling only where both count the same threads (a plan may use fewer than --threads).
       if (finite(r.ceiling_gflops) && *r.ceiling_gflops > 0 && r.bound_by.rfind("compute", 0) == 0 &&
