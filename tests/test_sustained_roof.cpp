@@ -23,6 +23,18 @@ TEST_CASE("sustained roof: only a share beyond the noise scales a roof", "[susta
   CHECK_FALSE(s.lowers_roof());
 }
 
+TEST_CASE("sustained roof: the k loop stands as it ran only under a lowered ceiling and its own slower clock",
+          "[sustained_roof]") {
+  CHECK(loop_clock_slower(2.90, 3.00));
+  CHECK_FALSE(loop_clock_slower(3.00, 3.00));
+  CHECK_FALSE(loop_clock_slower(3.10, 3.00));
+  CHECK_FALSE(loop_clock_slower(0, 3.00));  // the loop's clock unknown
+  CHECK(loop_rate_as_ran(0.94, 2.90, 3.00));
+  CHECK_FALSE(loop_rate_as_ran(0, 2.90, 3.00));     // no share carried (left out, or several threads)
+  CHECK_FALSE(loop_rate_as_ran(0.99, 2.90, 3.00));  // a share within the noise lowers nothing
+  CHECK_FALSE(loop_rate_as_ran(0.94, 3.10, 3.00));  // the loop's clock the faster: scaled as before
+}
+
 TEST_CASE("sustained roof: nothing is measured without a rate to compare or under an emulator", "[sustained_roof]") {
   CpuInfo cpu = this_cpu();
   const std::string form = isa::host_target().matmul_roof(cpu, MatmulDtype::f32).instruction;

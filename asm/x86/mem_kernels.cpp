@@ -75,6 +75,9 @@ void emit_vector_body(ax::Assembler& e, const MemKernelInfo& k, const Regs& r, i
   for (int i = 0; i < kMemUnroll; ++i) {
     const int32_t off = (w / 8) * i;
     ax::Vec v = vreg(w, uint32_t(1 + i));
+    auto load = [&](const ax::Vec& x, const ax::Mem& m) {
+      vex ? e.emit(ax::Inst::kIdVmovupd, x, m) : e.emit(ax::Inst::kIdMovupd, x, m);
+    };
     auto store = [&](const ax::Mem& m, const ax::Vec& x, bool nt) {
       if (nt) vex ? e.emit(ax::Inst::kIdVmovntpd, m, x) : e.emit(ax::Inst::kIdMovntpd, m, x);
       else vex ? e.emit(ax::Inst::kIdVmovupd, m, x) : e.emit(ax::Inst::kIdMovupd, m, x);
@@ -87,26 +90,25 @@ void emit_vector_body(ax::Assembler& e, const MemKernelInfo& k, const Regs& r, i
         // ports 0 and 5, two 512-bit loads a cycle) a reduction ran at 1.5 loads a cycle, 97 B a
         // cycle from L1 against the 2 a cycle (128 B) `vmovups zmm, m512` shows alone (Emerald
         // Rapids VM). The loads execute whether or not their values are used.
-        vex ? e.emit(ax::Inst::kIdVmovupd, v, at(r.pa, off, w)) : e.emit(ax::Inst::kIdMovupd, v, at(r.pa, off, w));
+        load(v, at(r.pa, off, w));
         break;
       case MemKernel::store:
       case MemKernel::store_nt: store(at(r.pa, off, w), v, k.nontemporal); break;
       case MemKernel::copy:
       case MemKernel::copy_nt:
-        vex ? e.emit(ax::Inst::kIdVmovupd, v, at(r.pb, off, w)) : e.emit(ax::Inst::kIdMovupd, v, at(r.pb, off, w));
+        load(v, at(r.pb, off, w));
         store(at(r.pa, off, w), v, k.nontemporal);
         break;
       case MemKernel::triad:
       case MemKernel::triad_nt:
+        load(v, at(r.pc, off, w));
         if (vex) {
-          e.emit(ax::Inst::kIdVmovupd, v, at(r.pc, off, w));
           if (isa.fma) e.emit(ax::Inst::kIdVfmadd213pd, v, s, at(r.pb, off, w));  // v = v*s + b
           else {
             e.emit(ax::Inst::kIdVmulpd, v, v, s);
             e.emit(ax::Inst::kIdVaddpd, v, v, at(r.pb, off, w));
           }
         } else {
-          e.emit(ax::Inst::kIdMovupd, v, at(r.pc, off, w));
           e.emit(ax::Inst::kIdMulpd, v, s);
           e.emit(ax::Inst::kIdAddpd, v, at(r.pb, off, w));
         }
@@ -115,7 +117,7 @@ void emit_vector_body(ax::Assembler& e, const MemKernelInfo& k, const Regs& r, i
       case MemKernel::update:
         if (vex) e.emit(ax::Inst::kIdVmulpd, v, s, at(r.pa, off, w));
         else {
-          e.emit(ax::Inst::kIdMovupd, v, at(r.pa, off, w));
+          load(v, at(r.pa, off, w));
           e.emit(ax::Inst::kIdMulpd, v, s);
         }
         store(at(r.pa, off, w), v, false);

@@ -357,7 +357,7 @@ void score_matmul(MatmulResult& r, const MatmulRoof& roof, const MachineModel& m
       // On the Emerald Rapids VM: 179.0 GFLOP/s at 2.90 GHz, 185.1 at the product's 3.00, against
       // a lowered roof of 177.0 (the 512-bit FMA's probe: 178.9 at 2.81 GHz): the share, a licence
       // the core keeps under wide code, was left out in every full report.
-      const bool loop_slower_clock = r.kernel_l1_ghz > 0 && r.kernel_l1_ghz < r.clock.ghz;
+      const bool loop_slower_clock = loop_clock_slower(r.kernel_l1_ghz, r.clock.ghz);
       double loop = r.kernel_l1_gflops.value_or(0.0);
       if (loop_slower_clock) loop *= r.kernel_l1_ghz / r.clock.ghz;
       const double witnessed = std::max(r.gflops, loop);

@@ -30,6 +30,16 @@ inline constexpr int kSustainedRuns = 15;
 inline constexpr double kSustainedDrop = 0.02;
 // Whether a roof is scaled by this share: known, and beyond kSustainedDrop.
 inline bool sustained_share_applies(double share) { return share > 0 && share < 1.0 - kSustainedDrop; }
+// Whether a loop's own clock reading (matmul's k loop alone, read right after wide code as the roof's
+// probe reads its own) was slower than the product's (read between its calls, after the core is back
+// at speed): taken to the product's clock, its rate would claim more than such code reached.
+inline bool loop_clock_slower(double loop_ghz, double product_ghz) { return loop_ghz > 0 && loop_ghz < product_ghz; }
+// Whether matmul's k loop alone stands at the rate it ran rather than at the product's clock: the
+// ceiling carries a sustained share (lowered by it) and the loop's clock read the slower. One rule for
+// the figure (score_matmul) and for the words beside it (the console report).
+inline bool loop_rate_as_ran(double ceiling_share, double loop_ghz, double product_ghz) {
+  return sustained_share_applies(ceiling_share) && loop_clock_slower(loop_ghz, product_ghz);
+}
 
 struct SustainedShare {
   double share = 0;      // the best run's rate over (per_cycle x the clock read right after it), at most 1; 0 unknown

@@ -19,13 +19,11 @@
 namespace peakprobe {
 
 namespace {
-// kernel_l1_gflops is the loop's rate as it ran, not scaled to the product's clock (score_matmul):
-// the ceiling carries a sustained share that lowers it and the loop's clock read the slower.
+// kernel_l1_gflops is the loop's rate as it ran, not scaled to the product's clock (score_matmul).
 bool kernel_l1_as_ran(const MatmulResult& r) {
-  return sustained_share_applies(r.ceiling_sustained_share) && r.kernel_l1_ghz > 0 && r.kernel_l1_ghz < r.clock.ghz;
+  return loop_rate_as_ran(r.ceiling_sustained_share, r.kernel_l1_ghz, r.clock.ghz);
 }
-}  // namespace
-namespace {
+
 using namespace json_read;
 
 using nlohmann::json;
