@@ -34,6 +34,7 @@ TEST_CASE("bench: refusals name the list item or the value out of range, and the
       {"bench matmul --max-gflop 0", "--max-gflop 0: expected a number above 0 and at most 10000"},
       {"bench matmul --max-gflop 10000.5", "--max-gflop 10000.5"},
       {"bench matmul --rounds 11", "--rounds"},
+      {"bench matmul --widen sometimes", "--widen 'sometimes': expected auto, yes or no"},
       // At their limits the lists and --max-gflop are allowed: the --isa level checked after them is
       // what is refused.
       {"bench matmul --shapes 1,65536 --batches 1,4096 --dtypes f32,bf16,int8 --max-gflop 10000 --isa zz-level",
@@ -46,7 +47,7 @@ TEST_CASE("bench: --help teaches the matrix's options, their defaults and the ro
   Run r = run_peakprobe("bench matmul --help");
   CHECK(r.rc == 0);
   for (const char* taught : {"--shapes", "--dtypes", "--batches", "--baseline", "--max-gflop", "--quick", "--model-gap",
-                             "--rounds", "--isa", "128,1024,4096,127,513", "f32,bf16", "1,4,16",
+                             "--rounds", "--isa", "--widen", "128,1024,4096,127,513", "f32,bf16", "1,4,16",
                              "\"matmul DTYPE MxNxK batch B, T thread(s)\"", "peakprobe compare"})
     CHECK_THAT(r.out, Catch::Contains(taught));
 }
@@ -74,4 +75,16 @@ TEST_CASE("bench: a combination over --max-gflop is a skipped row beside the mea
   CHECK_THAT(rows[1]["reason"].get<std::string>(), Catch::Contains("GFLOP per call is over --max-gflop"));
   CHECK(rows[0]["status"] != "skipped");
   CHECK(rows[0]["max_rel_error"].get<double>() < 1e-5);
+}
+
+TEST_CASE("bench: a dtype that cannot follow --widen gets skipped rows that say why", "[main]") {
+  Run r = run_peakprobe("bench matmul --shapes 8,16 --dtypes f32 --batches 1 --baseline none --widen yes --json - --quiet");
+  REQUIRE(r.rc == 0);
+  const auto rows = nlohmann::json::parse(r.out)["benchmarks"];
+  REQUIRE(rows.size() == 2);
+  const std::string missing = peakprobe::gemm_unsupported(peakprobe::detect_cpu_info(), peakprobe::MatmulDtype::f32);
+  for (const auto& row : rows) {
+    CHECK(row["status"] == "skipped");
+    CHECK_THAT(row["reason"].get<std::string>(), Catch::Contains(missing.empty() ? "--widen yes" : missing));
+  }
 }

@@ -237,6 +237,7 @@ TEST_CASE("matmul: refusals name the bad value before the CPU is looked at, and 
       {"matmul --shape 8,8,8 --batch 1048577", "--batch 1048577: expected 1 to 1048576"},
       {"matmul --shape 8,8,8 --rounds 0", "--rounds"},
       {"matmul --shape 8,8,8 --rounds 11", "--rounds"},
+      {"matmul --shape 8,8,8 --widen maybe", "--widen 'maybe': expected auto, yes or no"},
       // At their limits the shape, the batch and a cold cache with +tlb are allowed: the --baseline
       // checked after them is what is refused.
       {"matmul --shape 65536,1,1 --batch 1048576 --cold-cache all+tlb --baseline zz-blas", "--baseline 'zz-blas'"},
@@ -250,7 +251,7 @@ TEST_CASE("matmul: --help teaches the shape, the tiling keys, the cold-cache mod
   CHECK(r.err.empty());
   for (const char* taught : {"--shape", "M,N,K", "--batch", "--dtype", "--cold-cache", "+tlb", "--config", "grid=RxC",
                              "batch_threads=N", "k_threads=N", "pack_a=0|1", "--baseline", "--rounds", "--explain",
-                             "--autotune", "--isa"})
+                             "--autotune", "--isa", "--widen", "auto"})
     CHECK_THAT(r.out, Catch::Contains(taught));
   for (const auto& level : target().isa_levels()) CHECK_THAT(r.out, Catch::Contains(level));
   CHECK_THAT(r.out, Catch::Contains("--isa " + target().isa_levels().front() + "   # the narrowest kernels"));
@@ -277,4 +278,34 @@ TEST_CASE("matmul: --autotune reports its search, on the console or in the JSON 
   REQUIRE(console.rc == 0);
   CHECK_THAT(console.out, Catch::Contains("autotune: ") && Catch::Contains("best measured: ") &&
                               Catch::Contains("cost model's pick: "));
+}
+
+TEST_CASE("matmul: --widen yes on f32 is refused: f32 has nothing to widen to", "[main]") {
+  Run r = run_peakprobe("matmul --shape 8,8,8 --dtype f32 --widen yes --baseline none");
+  if (!matmul_missing(peakprobe::MatmulDtype::f32).empty()) {
+    check_refused(r, matmul_missing(peakprobe::MatmulDtype::f32));  // the dtype itself is refused first
+    PP_SKIP("matmul f32: " << matmul_missing(peakprobe::MatmulDtype::f32));
+  }
+  CHECK(r.rc == 2);
+  CHECK_THAT(r.err, Catch::Contains("--widen yes") && Catch::Contains("f32 is not widened"));
+}
+
+TEST_CASE("matmul: --widen takes one side of bf16's choice and reports the roof not taken", "[main][hw]") {
+  const peakprobe::CpuInfo cpu = peakprobe::detect_cpu_info();
+  if (!matmul_missing(peakprobe::MatmulDtype::bf16).empty()) PP_SKIP("matmul bf16: " << matmul_missing(peakprobe::MatmulDtype::bf16));
+  if (!target().gemm_widened_alternative(cpu, peakprobe::MatmulDtype::bf16))
+    PP_SKIP("bf16's kernels have no choice between a dot product and widening on this CPU");
+  for (const char* side : {"yes", "no"}) {
+    CAPTURE(side);
+    Run r = run_peakprobe(std::string("matmul --shape 64,64,64 --dtype bf16 --baseline none --rounds 1 --json - --quiet "
+                                      "--widen ") + side);
+    REQUIRE(r.rc == 0);
+    const auto row = nlohmann::json::parse(r.out)["matmul"][0];
+    const bool widened = row["kernel"].get<std::string>().find(" as ") != std::string::npos;
+    CHECK(widened == (std::string(side) == "yes"));
+    // The roof not taken is named, and it is not the one that binds.
+    REQUIRE(row["ceiling_alternative_source"].is_string());
+    CHECK(row["ceiling_alternative_source"] != row["ceiling_source"]);
+    CHECK(row["max_rel_error"].get<double>() < 1e-2);
+  }
 }

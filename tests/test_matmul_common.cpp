@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "asm/target.hpp"
 #include "cli/matmul_common.hpp"
 #include "cpu/cpu_info.hpp"
 #include "matmul/gemm.hpp"
@@ -663,4 +664,57 @@ TEST_CASE("matmul kernel mix: the multiply-adds get the chains their rate needs"
   rounds = cli::stream_rounds(parts, madd, 8, [](const std::vector<MixSpec>&) { return 0; });
   REQUIRE(rounds);
   CHECK(*rounds == 0);
+}
+
+TEST_CASE("matmul --widen: auto, yes and no, and what each dtype on this CPU can follow", "[matmul_common]") {
+  for (WidenChoice c : {WidenChoice::automatic, WidenChoice::yes, WidenChoice::no}) {
+    auto back = parse_widen(to_string(c));
+    REQUIRE(back);
+    CHECK(*back == c);
+  }
+  for (const char* bad : {"", "Yes", "maybe", "auto,yes"}) {
+    auto refused = parse_widen(bad);
+    REQUIRE_FALSE(refused);
+    CHECK_THAT(refused.error(), Catch::Contains("--widen '") && Catch::Contains("expected auto, yes or no"));
+  }
+  const auto& target = isa::host_target();
+  const CpuInfo cpu = detect_cpu_info();
+  // f32 is never widened: no is what it does, yes is refused, on every CPU.
+  CHECK(widen_problem(cpu, MatmulDtype::f32, WidenChoice::no).empty());
+  CHECK_THAT(widen_problem(cpu, MatmulDtype::f32, WidenChoice::yes), Catch::Contains("f32 is not widened"));
+  // The CPU as detected, and as its bf16 kernels see it widened where they have the choice.
+  std::vector<CpuInfo> cpus = {cpu};
+  if (auto widened = target.gemm_widened_alternative(cpu, MatmulDtype::bf16)) cpus.push_back(*widened);
+  for (const CpuInfo& c : cpus)
+    for (MatmulDtype d : {MatmulDtype::f32, MatmulDtype::bf16, MatmulDtype::i8}) {
+      CAPTURE(to_string(d), c.features.size());
+      CHECK(widen_problem(c, d, WidenChoice::automatic).empty());  // auto always has an answer
+      const bool widens = target.gemm_widened(c, d);
+      const bool choice = target.gemm_widened_alternative(c, d).has_value();
+      // yes: kernels that widen already, or that can; no: kernels that have the dot product.
+      CHECK(widen_problem(c, d, WidenChoice::yes).empty() == (widens || choice));
+      CHECK(widen_problem(c, d, WidenChoice::no).empty() == !widens);
+      if (widens) CHECK_THAT(widen_problem(c, d, WidenChoice::no), Catch::Contains("they must widen"));
+    }
+}
+
+TEST_CASE("matmul score: the roof not taken is kept beside the one that binds", "[matmul_common]") {
+  const MachineModel machine = two_core_machine();
+  MatmulRoof roof = fma_roof(200);
+  MatmulResult plain = square_product(171);
+  score_matmul(plain, roof, machine);
+  CHECK(plain.ceiling_alternative_source.empty());
+  CHECK_FALSE(plain.ceiling_alternative_gflops.has_value());
+  roof.alternative_source = "the dot product";
+  roof.alternative_gflops = 100;
+  MatmulResult chose = square_product(171);
+  score_matmul(chose, roof, machine);
+  CHECK(chose.ceiling_alternative_source == "the dot product");
+  CHECK(chose.ceiling_alternative_gflops == Approx(100));
+  CHECK(*chose.ceiling_measured_gflops == Approx(200));  // the ceiling is the roof taken
+  roof.alternative_gflops.reset();  // not measured: the source stays, the rate is empty
+  MatmulResult unmeasured = square_product(171);
+  score_matmul(unmeasured, roof, machine);
+  CHECK(unmeasured.ceiling_alternative_source == "the dot product");
+  CHECK_FALSE(unmeasured.ceiling_alternative_gflops.has_value());
 }

@@ -165,7 +165,22 @@ MatmulResult mistrusted_f32() {
   return r;
 }
 
-std::vector<MatmulResult> fixtures() { return {f32_with_baselines(), int8_without_ceiling(), mistrusted_f32()}; }
+// bf16 whose kernels widened to the f32 FMA, the dot product's roof measured beside and not taken.
+MatmulResult bf16_widened() {
+  MatmulResult r = f32_with_baselines();
+  r.name = "matmul bf16 1024x1024x1024 batch 1, 1 thread";
+  r.dtype = MatmulDtype::bf16;
+  r.kernel = "avx512 bf16 as f32 6x64";
+  r.ceiling_alternative_source = "vdpbf16ps zmm, zmm, zmm";
+  r.ceiling_alternative_gflops = 61.3;
+  r.baselines.clear();  // oneDNN only, for bf16: left out here
+  r.rounds = 1;
+  return r;
+}
+
+std::vector<MatmulResult> fixtures() {
+  return {f32_with_baselines(), int8_without_ceiling(), mistrusted_f32(), bf16_widened()};
+}
 
 // A failure before planning: nothing was configured, checked or timed.
 MatmulResult error_before_timing() {
@@ -243,6 +258,27 @@ TEST_CASE("matmul console: the k loop alone is at the product's clock, or as it 
   MatmulResult faster = shared;
   faster.kernel_l1_ghz = 3.80;
   CHECK(console(faster).find("at the product's 3.65 GHz (timed at 3.80 GHz)") != std::string::npos);
+}
+
+TEST_CASE("matmul console: the roof not taken is named where the kernels had a choice", "[matmul_report]") {
+  auto console = [](const MatmulResult& r) {
+    std::ostringstream out;
+    write_matmul_console(out, r);
+    return out.str();
+  };
+  const MatmulResult widened = bf16_widened();
+  CHECK(console(widened).find("  the roof not taken (bf16's dot product; --widen chooses): vdpbf16ps zmm, zmm, "
+                              "zmm, 61.3 GFLOP/s as measured\n") != std::string::npos);
+  // The dot product kept: the widened multiply-add is the one not taken.
+  MatmulResult dot = widened;
+  dot.kernel = "avx512 bf16 6x64";
+  dot.ceiling_source = "vdpbf16ps zmm, zmm, zmm";
+  dot.ceiling_alternative_source = "vfmadd231ps zmm, zmm, zmm";
+  dot.ceiling_alternative_gflops.reset();
+  CHECK(console(dot).find("  the roof not taken (bf16 widened to the multiply-add; --widen chooses): vfmadd231ps zmm, zmm, "
+                          "zmm, not measured\n") != std::string::npos);
+  // No choice on this CPU: no such line.
+  CHECK(console(f32_with_baselines()).find("not taken") == std::string::npos);
 }
 
 TEST_CASE("matmul console lines match the golden file", "[matmul_report]") {
@@ -346,6 +382,8 @@ TEST_CASE("matmul JSON reads back as it was written", "[matmul_report]") {
     CHECK(back.rounds == r.rounds);
     CHECK(back.isa_level == r.isa_level);
     CHECK(back.ceiling_missing == r.ceiling_missing);
+    CHECK(back.ceiling_alternative_source == r.ceiling_alternative_source);
+    CHECK(back.ceiling_alternative_gflops == r.ceiling_alternative_gflops);
     REQUIRE(back.baselines.size() == r.baselines.size());
     for (size_t i = 0; i < r.baselines.size(); ++i) {
       CHECK(back.baselines[i].path == r.baselines[i].path);

@@ -93,6 +93,11 @@ struct MatmulResult {
   double ceiling_sustained_share = 0;
   std::string ceiling_source;   // the probe behind the ceiling: the instruction text (Target::matmul_roof)
   std::string ceiling_missing;  // why ceiling_gflops is empty ("" when it is measured)
+  // Where the kernels chose between the dtype's dot product and widening to the wider multiply-add
+  // (bf16: its dot product or the f32 FMA; --widen), the roof not taken: its instruction and the rate
+  // its probe measured (empty when it could not be measured). Empty source: no choice on this CPU.
+  std::string ceiling_alternative_source;
+  std::optional<double> ceiling_alternative_gflops;
   std::string bound_by;         // "compute f32 512" or "memory DRAM"
   std::optional<double> efficiency;  // gflops / ceiling
   // Under a compute roof: the efficiency without the interruptions of the scanned core (several

@@ -33,6 +33,7 @@ struct BenchOptions {
   bool model_gap = false;  // autotune each batch-1 shape and report how far the model's pick is
   std::string isa;         // --isa level, "" for the widest
   int rounds = 2;          // of the side by side with the baselines (MatmulRequest::rounds)
+  std::string widen = "auto";  // --widen (WidenChoice)
 };
 
 template <typename T>
@@ -73,6 +74,8 @@ int run_bench(GlobalOptions& g, const BenchOptions& o) {
   auto parsed_baselines = parse_baselines(o.baselines);
   if (!parsed_baselines) return spdlog::error("{}", parsed_baselines.error()), kExitUsage;
   const std::vector<std::string> baselines = *parsed_baselines;
+  auto widen = parse_widen(o.widen);
+  if (!widen) return spdlog::error("{}", widen.error()), kExitUsage;
   if (!std::isfinite(o.max_gflop) || o.max_gflop <= 0 || o.max_gflop > kMaxMatmulFlop / 1e9)
     return spdlog::error("--max-gflop {}: expected a number above 0 and at most {:g}", o.max_gflop, kMaxMatmulFlop / 1e9),
            kExitUsage;
@@ -105,8 +108,16 @@ int run_bench(GlobalOptions& g, const BenchOptions& o) {
         }
       continue;
     }
+    if (std::string why = widen_problem(cpu, dt, *widen); !why.empty()) {
+      for (int64_t s : *shapes)
+        for (int64_t b : *batches) {
+          not_measured(dt, s, b, Status::skipped, why);
+          progress(g.out, ++done, total, results.back().name);
+        }
+      continue;
+    }
     CpuInfo kernels_cpu = cpu;  // this dtype's kernels may widen (measure_roof_choosing_kernels)
-    const MatmulRoof roof = measure_roof_choosing_kernels(g, kernels_cpu, dt, g.threads);
+    const MatmulRoof roof = measure_roof_choosing_kernels(g, kernels_cpu, dt, g.threads, *widen);
     // The products run where their roof was measured.
     const CpuInfo on_roof = led_by_roof_core(kernels_cpu, roof);
     Gemm gemm(on_roof, dt);
@@ -207,6 +218,8 @@ void add_bench_command(CLI::App& app, GlobalOptions& g) {
                "than the fastest tiling measured (the model gap column; costs a grid search per shape)");
   mm->add_option("--rounds", o->rounds, rounds_option_help())->check(CLI::Range(1, 10))->capture_default_str();
   mm->add_option("--isa", o->isa, isa_option_help())->type_name("LEVEL");
+  mm->add_option("--widen", o->widen, widen_option_help() + "\n(a dtype that cannot follow it is listed as skipped)")
+      ->capture_default_str();
   mm->footer(
       "Each row is one `peakprobe matmul` run (cost-model tiling, checked, timed, scored). Rows are named\n"
       "\"matmul DTYPE MxNxK batch B, T thread(s)\" so `peakprobe compare OLD.json NEW.json` matches them.\n"

@@ -36,6 +36,7 @@ struct MatmulOptions {
   bool quick = false;  // bench: leave out 4096^3
   std::string isa;     // --isa level, "" for the widest
   int rounds = 2;      // of the side by side with the baselines (MatmulRequest::rounds)
+  std::string widen = "auto";  // --widen (WidenChoice)
 };
 
 // "all+tlb" -> mode all with the TLB flushed before each run.
@@ -94,6 +95,8 @@ int run_matmul_command(GlobalOptions& g, const MatmulOptions& o) {
   if (o.batch < 1 || o.batch > 1 << 20) return spdlog::error("--batch {}: expected 1 to 1048576", o.batch), kExitUsage;
   auto baselines = parse_baselines(o.baselines);
   if (!baselines) return spdlog::error("{}", baselines.error()), kExitUsage;
+  auto widen = parse_widen(o.widen);
+  if (!widen) return spdlog::error("{}", widen.error()), kExitUsage;
   if (o.explain && o.autotune) spdlog::info("--explain with --autotune: the model's ranking, then the measured search");
   // By work and by memory, before anything is allocated or measured.
   if (std::string why = matmul_size_problem(m, n, k, o.batch, *dtype, cold->first, !baselines->empty(),
@@ -108,7 +111,9 @@ int run_matmul_command(GlobalOptions& g, const MatmulOptions& o) {
     spdlog::error("matmul {}: {}, not available on this CPU", to_string(*dtype), why);
     return kExitMeasure;
   }
-  const MatmulRoof roof = measure_roof_choosing_kernels(g, cpu, *dtype, g.threads);
+  if (std::string why = widen_problem(cpu, *dtype, *widen); !why.empty())
+    return spdlog::error("matmul {}: {}", to_string(*dtype), why), kExitUsage;
+  const MatmulRoof roof = measure_roof_choosing_kernels(g, cpu, *dtype, g.threads, *widen);
   cpu = led_by_roof_core(cpu, roof);  // the product runs where its roof was measured
   Gemm gemm(cpu, *dtype);
   const MachineModel machine = machine_for(cpu, roof, gemm);
@@ -235,6 +240,7 @@ void add_matmul_command(CLI::App& app, GlobalOptions& g) {
       ->capture_default_str();
   cmd->add_option("--rounds", o->rounds, rounds_option_help())->check(CLI::Range(1, 10))->capture_default_str();
   cmd->add_option("--isa", o->isa, isa_option_help())->type_name("LEVEL");
+  cmd->add_option("--widen", o->widen, widen_option_help())->capture_default_str();
   cmd->add_flag("--explain", o->explain, "Print the cost model's candidates, their predicted costs and its choice");
   cmd->add_flag("--autotune", o->autotune,
                 "Measure a grid of tilings, use the fastest, and report how far the model's pick is from it");
@@ -247,7 +253,8 @@ void add_matmul_command(CLI::App& app, GlobalOptions& g) {
       "same problem in worker processes for a baseline, timed in turns with ours (--rounds); one whose\n"
       "result is wrong is mistrusted. Where the vector width has no bf16 or int8 dot product, or the f32\n"
       "multiply-add's roof measures more than 10% faster than the bf16 one's (both are measured), the elements\n"
-      "are widened when packed (bf16 as f32, int8 as int16) and the roof is the instruction that then runs.\n"
+      "are widened when packed (bf16 as f32, int8 as int16) and the roof is the instruction that then runs\n"
+      "(--widen yes|no takes one side; the roof not taken is reported beside).\n"
       "Examples:\n"
       "  peakprobe matmul --shape 1024,1024,1024\n"
       "  peakprobe matmul --shape 2048,2048,2048 --threads 2 --explain\n"

@@ -36,23 +36,63 @@ bool widened_roof_faster(const MatmulRoof& native, const MatmulRoof& widened) {
   return *widened.gflops > *native.gflops * (1 + kWidenGain);
 }
 
-MatmulRoof measure_roof_choosing_kernels(const GlobalOptions& g, CpuInfo& cpu, MatmulDtype dtype, int threads) {
-  MatmulRoof native = measure_roof(g, cpu, dtype, threads);
+Expected<WidenChoice> parse_widen(const std::string& text) {
+  if (text == "auto") return WidenChoice::automatic;
+  if (text == "yes") return WidenChoice::yes;
+  if (text == "no") return WidenChoice::no;
+  return make_error(fmt::format("--widen '{}': expected auto, yes or no", text));
+}
+
+const char* to_string(WidenChoice c) {
+  switch (c) {
+    case WidenChoice::automatic: return "auto";
+    case WidenChoice::yes: return "yes";
+    case WidenChoice::no: return "no";
+  }
+  return "auto";
+}
+
+std::string widen_problem(const CpuInfo& cpu, MatmulDtype dtype, WidenChoice choice) {
+  if (choice == WidenChoice::automatic) return "";
+  const auto& target = isa::host_target();
+  const bool widens = target.gemm_widened(cpu, dtype);
+  if (choice == WidenChoice::yes && !widens && !target.gemm_widened_alternative(cpu, dtype))
+    return fmt::format("--widen yes: the {} kernels have no widened form to run on this CPU{}", to_string(dtype),
+                       dtype == MatmulDtype::f32 ? " (f32 is not widened)" : " (they run on its dot product)");
+  if (choice == WidenChoice::no && widens)
+    return fmt::format("--widen no: this CPU has no {} dot product at the kernels' width; they must widen",
+                       to_string(dtype));
+  return "";
+}
+
+MatmulRoof measure_roof_choosing_kernels(const GlobalOptions& g, CpuInfo& cpu, MatmulDtype dtype, int threads,
+                                         WidenChoice choice) {
+  MatmulRoof native = measure_roof(g, cpu, dtype, threads, choice == WidenChoice::yes);
   const auto alternative = isa::host_target().gemm_widened_alternative(cpu, dtype);
   if (!alternative) return native;
-  MatmulRoof widened = measure_roof(g, *alternative, dtype, threads, true);
-  if (!widened_roof_faster(native, widened)) {
-    spdlog::debug("matmul {}: {} {} GFLOP/s, widened to {} on {} {}: the dot product stays", to_string(dtype),
-                  native.source, native.gflops ? fmt::format("{:.1f}", *native.gflops) : "unmeasured",
-                  widened.widened_to, widened.source,
-                  widened.gflops ? fmt::format("{:.1f}", *widened.gflops) : "unmeasured");
-    return native;
+  MatmulRoof widened = measure_roof(g, *alternative, dtype, threads, choice != WidenChoice::yes);
+  auto keeping = [](MatmulRoof taken, const MatmulRoof& other) {
+    taken.alternative_source = other.source;
+    taken.alternative_gflops = other.gflops;
+    return taken;
+  };
+  auto rate = [](const MatmulRoof& r) { return r.gflops ? fmt::format("{:.1f}", *r.gflops) : std::string("unmeasured"); };
+  if (choice == WidenChoice::no || (choice == WidenChoice::automatic && !widened_roof_faster(native, widened))) {
+    spdlog::debug("matmul {}: {} {} GFLOP/s, widened to {} on {} {}: the dot product stays{}", to_string(dtype),
+                  native.source, rate(native), widened.widened_to, widened.source, rate(widened),
+                  choice == WidenChoice::no ? " (--widen no)" : "");
+    return keeping(std::move(native), widened);
   }
-  spdlog::info("matmul {}: {} runs {:.1f} GFLOP/s on {} thread{} here, {} {:.1f}: the kernels widen {} to {} "
-               "when packing and run on it", to_string(dtype), native.source, *native.gflops, threads,
-               threads == 1 ? "" : "s", widened.source, *widened.gflops, to_string(dtype), widened.widened_to);
+  if (choice == WidenChoice::yes)
+    spdlog::info("matmul {}: --widen yes: the kernels widen {} to {} when packing and run on {} ({} GFLOP/s on {} "
+                 "thread{}; {} {})", to_string(dtype), to_string(dtype), widened.widened_to, widened.source,
+                 rate(widened), threads, threads == 1 ? "" : "s", native.source, rate(native));
+  else
+    spdlog::info("matmul {}: {} runs {:.1f} GFLOP/s on {} thread{} here, {} {:.1f}: the kernels widen {} to {} "
+                 "when packing and run on it", to_string(dtype), native.source, *native.gflops, threads,
+                 threads == 1 ? "" : "s", widened.source, *widened.gflops, to_string(dtype), widened.widened_to);
   cpu = *alternative;
-  return widened;
+  return keeping(std::move(widened), native);
 }
 
 CpuInfo led_by_roof_core(const CpuInfo& cpu, const MatmulRoof& roof) {
@@ -325,6 +365,8 @@ MatmulPlan plan_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulProblem& p,
 
 void score_matmul(MatmulResult& r, const MatmulRoof& roof, const MachineModel& machine) {
   r.ceiling_source = roof.source;
+  r.ceiling_alternative_source = roof.alternative_source;
+  r.ceiling_alternative_gflops = roof.alternative_source.empty() ? std::nullopt : roof.alternative_gflops;
   r.ceiling_gflops = roof.gflops;
   r.ceiling_measured_gflops = roof.gflops;
   // Several threads: the clock of the team's run (the mean of their own), not the first thread's alone.
@@ -706,6 +748,12 @@ int prepare_matmul_cpu(const GlobalOptions& g, const std::string& isa_text, CpuI
 std::string isa_option_help() {
   return "Hold the kernels, the roof and the baseline libraries to this vector ISA level: " + joined_levels() +
          "\n(default: the widest this CPU runs). A library that cannot be held gets an error row";
+}
+
+std::string widen_option_help() {
+  return "bf16 kernels: auto measures the roof of the bf16 dot product and of the f32 multiply-add on\n"
+         "elements widened when packed, and widens where the latter is more than 10% faster; yes widens,\n"
+         "no keeps the dot product (an error where this CPU cannot). Both roofs are reported";
 }
 
 std::string rounds_option_help() {

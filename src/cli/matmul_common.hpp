@@ -46,7 +46,11 @@ struct MatmulRoof {
   std::string widened_to;
   // How much of its probed rate the roof instruction keeps when run without pause on the first
   // thread's core (matmul/sustained_roof.hpp): share 0 when not measured.
-  SustainedShare sustained;
+  SustainedShare sustained;  // Where the kernels had a choice between the dtype's dot product and the widened multiply-add
+  // (Target::gemm_widened_alternative), the roof not taken: its instruction and rate as measured
+  // (empty when it could not be measured). Empty source: there was no choice.
+  std::string alternative_source;
+  std::optional<double> alternative_gflops;
 };
 
 // The dtype's instruction as the kernels use it (Target::matmul_roof): the widest multiply-add or dot product.
@@ -55,6 +59,14 @@ std::string roof_instruction(const CpuInfo& cpu, MatmulDtype dtype);
 // `quiet`: a roof measured only to be compared (measure_roof_choosing_kernels) logs its failures at
 // debug level: the row keeps the other roof and does have a ceiling.
 MatmulRoof measure_roof(const GlobalOptions& g, const CpuInfo& cpu, MatmulDtype dtype, int threads, bool quiet = false);
+// --widen: whether bf16 kernels widen to the f32 multiply-add: by measurement (automatic), always, never.
+enum class WidenChoice { automatic, yes, no };
+Expected<WidenChoice> parse_widen(const std::string& text);
+const char* to_string(WidenChoice c);
+// Why the kernels of `dtype` cannot follow `choice` on `cpu` ("" when they can): yes where they have
+// no widened alternative and do not widen already (f32, int8 with its dot product), no where this
+// width has no dot product for the dtype and the kernels must widen.
+std::string widen_problem(const CpuInfo& cpu, MatmulDtype dtype, WidenChoice choice);
 // Whether the kernels widen the dtype to run on the wider multiply-add (`widened`, measured for the
 // CPU of Target::gemm_widened_alternative) rather than on its dot product (`native`): both measured,
 // and the widened one faster by more than kWidenGain (the noise of two roof readings), per core on one
@@ -64,7 +76,11 @@ bool widened_roof_faster(const MatmulRoof& native, const MatmulRoof& widened);
 // measure_roof, and where the kernels of `dtype` could also widen (Target::gemm_widened_alternative),
 // the widened roof too: where widened_roof_faster, `cpu` becomes the CPU as those kernels see it (an
 // info line says so) and that roof is returned. --isa levels are applied before: this chooses within one.
-MatmulRoof measure_roof_choosing_kernels(const GlobalOptions& g, CpuInfo& cpu, MatmulDtype dtype, int threads);
+// `choice` (--widen) other than automatic takes that side without comparing; both roofs are still
+// measured where there is a choice, the other kept in alternative_* for the record. Check it with
+// widen_problem first.
+MatmulRoof measure_roof_choosing_kernels(const GlobalOptions& g, CpuInfo& cpu, MatmulDtype dtype, int threads,
+                                         WidenChoice choice = WidenChoice::automatic);
 // The CPU with its core order led by the one-thread roof's CPU, so that the product, its call
 // calibration and its baselines run on the core the roof was measured on (the runner picks the
 // quietest; the core order's first may be the busy one: on the Zen 5 VM CPU 0 ran 10-40% slowed in
@@ -180,6 +196,8 @@ int prepare_matmul_cpu(const GlobalOptions& g, const std::string& isa_text, CpuI
                        std::string& level);
 // The --isa option's help text, with the levels of this build.
 std::string isa_option_help();
+// The --widen option's help text (matmul and bench matmul).
+std::string widen_option_help();
 // The --rounds option's help text (matmul and bench matmul).
 std::string rounds_option_help();
 // --baseline: "openblas,blis" -> its items; "none" dropped. An item must be openblas, blis, none, or a

@@ -393,6 +393,9 @@ json to_json(const MatmulResult& r) {
                r.ceiling_sustained_share > 0 ? json_number(r.ceiling_sustained_share) : json(nullptr)},
               {"ceiling_source", r.ceiling_source},
               {"ceiling_missing", r.ceiling_missing.empty() ? json(nullptr) : json(r.ceiling_missing)},
+              {"ceiling_alternative_source",
+               r.ceiling_alternative_source.empty() ? json(nullptr) : json(r.ceiling_alternative_source)},
+              {"ceiling_alternative_gflops", json_number(r.ceiling_alternative_gflops)},
               {"bound_by", r.bound_by},
               {"efficiency", json_number(r.efficiency)},
               {"efficiency_while_running", json_number(r.efficiency_while_running)},
@@ -441,6 +444,8 @@ MatmulResult matmul_from_json(const json& j) {
   if (auto share = optional_at(j, "ceiling_sustained_share")) r.ceiling_sustained_share = *share;
   r.ceiling_source = text_at(j, "ceiling_source");
   r.ceiling_missing = text_at(j, "ceiling_missing");
+  r.ceiling_alternative_source = text_at(j, "ceiling_alternative_source");
+  r.ceiling_alternative_gflops = optional_at(j, "ceiling_alternative_gflops");
   r.bound_by = text_at(j, "bound_by");
   r.efficiency = optional_at(j, "efficiency");
   r.efficiency_while_running = optional_at(j, "efficiency_while_running");
@@ -508,6 +513,16 @@ void write_matmul_console(std::ostream& out, const MatmulResult& r) {
       if (!r.ceiling_missing.empty()) rate += " (" + r.ceiling_missing + ")";
     }
     out << rate << '\n';
+    if (!r.ceiling_alternative_source.empty()) {
+      // The kernels chose between the dtype's dot product and widening (kernel "<width> bf16 as f32 ...").
+      const bool widened = r.kernel.find(" as ") != std::string::npos;
+      out << fmt::format("  the roof not taken ({}; --widen chooses): {}, {}\n",
+                         widened ? fmt::format("{}'s dot product", to_string(r.dtype))
+                                 : fmt::format("{} widened to the multiply-add", to_string(r.dtype)),
+                         r.ceiling_alternative_source,
+                         finite(r.ceiling_alternative_gflops) ? fixed(*r.ceiling_alternative_gflops, 1) + " " + unit + " as measured"
+                                                              : std::string("not measured"));
+    }
     if (finite(r.kernel_l1_gflops) && *r.kernel_l1_gflops > 0) {
       // The product's own kernel (MatmulResult::kernel_l1_gflops): say which where A is read in place.
       std::string line = fmt::format("  the {}x{} kernel's k loop alone{}, in L1: {} {}", r.config.mr, r.config.nr,
