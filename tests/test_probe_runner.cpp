@@ -172,6 +172,14 @@ TEST_CASE("a moving clock spoils an unpaired timing, not a paired one", "[probe_
   CHECK(detail::timing_doubts(in, options).empty());
   in.clean_samples = 4;
   CHECK(detail::timing_doubts(in, options).size() == 1);
+  // Too few samples and none of them slowed: the time budget ran out, which is what it says (a form
+  // of thousands of cycles a copy, a call that traps to the host).
+  in.clean_samples = 3;
+  in.slowed_samples = 0;
+  in.slowdown = 0;
+  auto few = detail::timing_doubts(in, options);
+  REQUIRE(few.size() == 1);
+  CHECK(few[0] == "only 3 samples fit its time budget, 5 undisturbed ones wanted");
 }
 
 TEST_CASE("a runner moves to a quieter core at most six times a minute, every minute of a long run", "[probe_runner]") {

@@ -107,10 +107,16 @@ std::vector<std::string> timing_doubts(const TrustInputs& in, const ProbeOptions
     doubts.push_back(fmt::format("the clock's add chain ran slowed: a multi-cycle link took {:.2f} of its adds where a "
                                  "whole number is expected (its other hardware thread or the host kept it busy)",
                                  1 / in.ruler_chain_ratio));
-  if (in.clean_samples >= 0 && ran_slowed(in.clean_samples))
-    doubts.push_back(fmt::format("the core ran slowed in {} of {} samples ({:.0f}% slower: its other hardware "
-                                 "thread or the host was busy)",
-                                 in.slowed_samples, in.slowed_samples + in.clean_samples, in.slowdown * 100));
+  if (in.clean_samples >= 0 && ran_slowed(in.clean_samples)) {
+    // None slowed: the budget ran out first (a form of thousands of cycles, a call into the host).
+    if (in.slowed_samples == 0)
+      doubts.push_back(fmt::format("only {} sample{} fit its time budget, {} undisturbed ones wanted", in.clean_samples,
+                                   in.clean_samples == 1 ? "" : "s", kMinCleanSamples));
+    else
+      doubts.push_back(fmt::format("the core ran slowed in {} of {} samples ({:.0f}% slower: its other hardware "
+                                   "thread or the host was busy)",
+                                   in.slowed_samples, in.slowed_samples + in.clean_samples, in.slowdown * 100));
+  }
   // A wide spread alone does not spoil the minimum; a minimum that a second measurement does not
   // reproduce does.
   if (in.length_disagreement > kLengthLimit)
