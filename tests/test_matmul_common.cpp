@@ -342,13 +342,34 @@ TEST_CASE("matmul score: a roof that slows when run without pause is scaled by t
   score_matmul(loop_fast_clock, roof, machine);
   CHECK(*loop_fast_clock.ceiling_gflops == Approx(200));
   CHECK(*loop_fast_clock.kernel_l1_gflops == Approx(195));
-  // Within that noise of the lowered roof: the share stands (a core that slows, its loop at the roof).
+  // Within that noise of the lowered roof: the share stands (a core that slows, its loop at the roof),
+  // raised to what the loop or the product was seen to keep: the ceiling is never under either.
   MatmulResult at_roof = square_product(171);
   at_roof.clock.ghz = 4.0;
   at_roof.kernel_l1_gflops = 182;
   score_matmul(at_roof, roof, machine);
-  CHECK(*at_roof.ceiling_gflops == Approx(180));
-  CHECK(at_roof.ceiling_sustained_share == Approx(0.9));
+  CHECK(*at_roof.ceiling_gflops == Approx(182));
+  CHECK(at_roof.ceiling_sustained_share == Approx(0.91));
+  MatmulResult product_at_roof = square_product(182);
+  product_at_roof.clock.ghz = 4.0;
+  score_matmul(product_at_roof, roof, machine);
+  CHECK(*product_at_roof.ceiling_gflops == Approx(182));
+  CHECK(*product_at_roof.efficiency == Approx(1.0));
+  MatmulResult under_roof = square_product(171);  // under the lowered roof: the share as measured
+  under_roof.clock.ghz = 4.0;
+  under_roof.kernel_l1_gflops = 178;
+  score_matmul(under_roof, roof, machine);
+  CHECK(*under_roof.ceiling_gflops == Approx(180));
+  CHECK(under_roof.ceiling_sustained_share == Approx(0.9));
+  // A share near the noise of 1, raised past it by the witness, lowers nothing, as one measured there.
+  roof.sustained.share = 0.975;
+  MatmulResult raised = square_product(171);
+  raised.clock.ghz = 4.0;
+  raised.kernel_l1_gflops = 197;  // 0.985 of the roof, within 2% above the 195 the share sets
+  score_matmul(raised, roof, machine);
+  CHECK(*raised.ceiling_gflops == Approx(200));
+  CHECK(raised.ceiling_sustained_share == Approx(0.985));
+  roof.sustained.share = 0.9;
   // Within kSustainedDrop of 1 the roof keeps its rate (the noise of a run against a reading).
   roof.sustained.share = 0.985;
   MatmulResult kept = square_product(171);
