@@ -3,7 +3,6 @@
 
 #include <algorithm>
 
-#include "asm/target.hpp"
 #include "cli/matmul_common.hpp"
 #include "cpu/cpu_info.hpp"
 #include "matmul/gemm.hpp"
@@ -698,25 +697,12 @@ TEST_CASE("matmul --widen: auto, yes and no, and what each dtype on this CPU can
     REQUIRE_FALSE(refused);
     CHECK_THAT(refused.error(), Catch::Contains("--widen '") && Catch::Contains("expected auto, yes or no"));
   }
-  const auto& target = isa::host_target();
+  // f32 is never widened: no is what it does, yes is refused, on every CPU (the dtypes with a choice
+  // are tested with the target's CPUs: tests/<isa>/test_target.cpp).
   const CpuInfo cpu = detect_cpu_info();
-  // f32 is never widened: no is what it does, yes is refused, on every CPU.
   CHECK(widen_problem(cpu, MatmulDtype::f32, WidenChoice::no).empty());
+  CHECK(widen_problem(cpu, MatmulDtype::f32, WidenChoice::automatic).empty());
   CHECK_THAT(widen_problem(cpu, MatmulDtype::f32, WidenChoice::yes), Catch::Contains("f32 is not widened"));
-  // The CPU as detected, and as its bf16 kernels see it widened where they have the choice.
-  std::vector<CpuInfo> cpus = {cpu};
-  if (auto widened = target.gemm_widened_alternative(cpu, MatmulDtype::bf16)) cpus.push_back(*widened);
-  for (const CpuInfo& c : cpus)
-    for (MatmulDtype d : {MatmulDtype::f32, MatmulDtype::bf16, MatmulDtype::i8}) {
-      CAPTURE(to_string(d), c.features.size());
-      CHECK(widen_problem(c, d, WidenChoice::automatic).empty());  // auto always has an answer
-      const bool widens = target.gemm_widened(c, d);
-      const bool choice = target.gemm_widened_alternative(c, d).has_value();
-      // yes: kernels that widen already, or that can; no: kernels that have the dot product.
-      CHECK(widen_problem(c, d, WidenChoice::yes).empty() == (widens || choice));
-      CHECK(widen_problem(c, d, WidenChoice::no).empty() == !widens);
-      if (widens) CHECK_THAT(widen_problem(c, d, WidenChoice::no), Catch::Contains("they must widen"));
-    }
 }
 
 TEST_CASE("matmul score: the roof not taken is kept beside the one that binds", "[matmul_common]") {

@@ -12,6 +12,7 @@
 #include "asm/x86/mem_kernels.hpp"
 #include "asm/x86/target.hpp"
 #include "catalog/catalog.hpp"
+#include "cli/matmul_common.hpp"
 #include "roofline/ceilings.hpp"
 
 using namespace peakprobe;
@@ -236,6 +237,26 @@ TEST_CASE("x86 target: bf16's dot product on zmm has the widened f32 kernels as 
   CpuInfo amx = kSpr;
   amx.features.insert(amx.features.end(), {"amx_tile", "amx_bf16", "amx_int8"});
   CHECK_FALSE(t.gemm_widened_alternative(amx, MatmulDtype::bf16).has_value());
+}
+
+TEST_CASE("x86 target: --widen follows bf16's choice where it has one and refuses what a CPU cannot do", "[target]") {
+  using peakprobe::cli::widen_problem;
+  using peakprobe::cli::WidenChoice;
+  // Sapphire Rapids: bf16 has both paths on zmm; int8 runs on vpdpbusd and has no widened form here.
+  CHECK(widen_problem(kSpr, MatmulDtype::bf16, WidenChoice::yes).empty());
+  CHECK(widen_problem(kSpr, MatmulDtype::bf16, WidenChoice::no).empty());
+  CHECK_THAT(widen_problem(kSpr, MatmulDtype::i8, WidenChoice::yes), Catch::Contains("they run on its dot product"));
+  CHECK(widen_problem(kSpr, MatmulDtype::i8, WidenChoice::no).empty());
+  // At 256 bits bf16 has no dot product: it widens already, so yes holds and no is refused.
+  const CpuInfo avx2 = *isa::host_target().limit_isa(kSpr, "avx2");
+  CHECK(widen_problem(avx2, MatmulDtype::bf16, WidenChoice::yes).empty());
+  CHECK_THAT(widen_problem(avx2, MatmulDtype::bf16, WidenChoice::no), Catch::Contains("they must widen"));
+  // Zen 3: no AVX-512, no VNNI: int8 widens too.
+  CHECK_THAT(widen_problem(kZen3, MatmulDtype::i8, WidenChoice::no), Catch::Contains("no int8 dot product"));
+  CHECK(widen_problem(kZen3, MatmulDtype::i8, WidenChoice::yes).empty());
+  for (const CpuInfo* c : {&kSpr, &avx2, &kZen3})
+    for (MatmulDtype d : {MatmulDtype::f32, MatmulDtype::bf16, MatmulDtype::i8})
+      CHECK(widen_problem(*c, d, WidenChoice::automatic).empty());
 }
 
 TEST_CASE("x86 target: bf16 and int8 run on AMX tiles where the CPU and the OS grant them", "[target]") {
