@@ -251,7 +251,7 @@ TEST_CASE("matmul: --help teaches the shape, the tiling keys, the cold-cache mod
   CHECK(r.err.empty());
   for (const char* taught : {"--shape", "M,N,K", "--batch", "--dtype", "--cold-cache", "+tlb", "--config", "grid=RxC",
                              "batch_threads=N", "k_threads=N", "pack_a=0|1", "--baseline", "--rounds", "--explain",
-                             "--autotune", "--isa", "--widen", "auto"})
+                             "--autotune", "--isa", "--widen", "auto measures both roofs"})
     CHECK_THAT(r.out, Catch::Contains(taught));
   for (const auto& level : target().isa_levels()) CHECK_THAT(r.out, Catch::Contains(level));
   CHECK_THAT(r.out, Catch::Contains("--isa " + target().isa_levels().front() + "   # the narrowest kernels"));

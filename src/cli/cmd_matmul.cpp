@@ -254,7 +254,7 @@ void add_matmul_command(CLI::App& app, GlobalOptions& g) {
       "result is wrong is mistrusted. Where the vector width has no bf16 or int8 dot product, or the f32\n"
       "multiply-add's roof measures more than 10% faster than the bf16 one's (both are measured), the elements\n"
       "are widened when packed (bf16 as f32, int8 as int16) and the roof is the instruction that then runs\n"
-      "(--widen yes|no takes one side; the roof not taken is reported beside).\n"
+      "(--widen yes|no takes one side; where bf16 has both, the roof not taken is reported beside).\n"
       "Examples:\n"
       "  peakprobe matmul --shape 1024,1024,1024\n"
       "  peakprobe matmul --shape 2048,2048,2048 --threads 2 --explain\n"

@@ -58,7 +58,9 @@ std::string widen_problem(const CpuInfo& cpu, MatmulDtype dtype, WidenChoice cho
   const bool widens = target.gemm_widened(cpu, dtype);
   if (choice == WidenChoice::yes && !widens && !target.gemm_widened_alternative(cpu, dtype))
     return fmt::format("--widen yes: the {} kernels have no widened form to run on this CPU{}", to_string(dtype),
-                       dtype == MatmulDtype::f32 ? " (f32 is not widened)" : " (they run on its dot product)");
+                       dtype == MatmulDtype::f32 ? " (f32 is not widened)"
+                                                 : " (they run on its dot product, or on tiles: --isa may hold them "
+                                                   "to a level with the choice)");
   if (choice == WidenChoice::no && widens)
     return fmt::format("--widen no: this CPU has no {} dot product at the kernels' width; they must widen",
                        to_string(dtype));
@@ -67,8 +69,9 @@ std::string widen_problem(const CpuInfo& cpu, MatmulDtype dtype, WidenChoice cho
 
 MatmulRoof measure_roof_choosing_kernels(const GlobalOptions& g, CpuInfo& cpu, MatmulDtype dtype, int threads,
                                          WidenChoice choice) {
-  MatmulRoof native = measure_roof(g, cpu, dtype, threads, choice == WidenChoice::yes);
   const auto alternative = isa::host_target().gemm_widened_alternative(cpu, dtype);
+  // Quiet only where it is the roof not taken: without a choice it is the one the row keeps.
+  MatmulRoof native = measure_roof(g, cpu, dtype, threads, alternative && choice == WidenChoice::yes);
   if (!alternative) return native;
   MatmulRoof widened = measure_roof(g, *alternative, dtype, threads, choice != WidenChoice::yes);
   auto keeping = [](MatmulRoof taken, const MatmulRoof& other) {
@@ -758,9 +761,11 @@ std::string isa_option_help() {
 }
 
 std::string widen_option_help() {
-  return "bf16 kernels: auto measures the roof of the bf16 dot product and of the f32 multiply-add on\n"
-         "elements widened when packed, and widens where the latter is more than 10% faster; yes widens,\n"
-         "no keeps the dot product (an error where this CPU cannot). Both roofs are reported";
+  return "Where bf16 can run on its dot product or widened to the f32 multiply-add (elements widened\n"
+         "when packed): auto measures both roofs and widens where the multiply-add's is more than 10%\n"
+         "faster; yes widens, no keeps the dot product. Either is an error where the dtype's kernels\n"
+         "cannot follow it (f32 never widens; a dtype without a dot product at this width must).\n"
+         "Where there is a choice, both roofs are measured and the one not taken is reported";
 }
 
 std::string rounds_option_help() {

@@ -46,7 +46,8 @@ struct MatmulRoof {
   std::string widened_to;
   // How much of its probed rate the roof instruction keeps when run without pause on the first
   // thread's core (matmul/sustained_roof.hpp): share 0 when not measured.
-  SustainedShare sustained;  // Where the kernels had a choice between the dtype's dot product and the widened multiply-add
+  SustainedShare sustained;
+  // Where the kernels had a choice between the dtype's dot product and the widened multiply-add
   // (Target::gemm_widened_alternative), the roof not taken: its instruction and rate as measured
   // (empty when it could not be measured). Empty source: there was no choice.
   std::string alternative_source;
