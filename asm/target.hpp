@@ -232,6 +232,14 @@ class Target {
   // The baseline libraries' switches for `level` (one of isa_levels(), or "" for none). The widest
   // level asks nothing of them (`level` empty in the answer): they run as without --isa.
   virtual LibraryIsaLimit library_isa_limit(const std::string& level) const = 0;
+  // OpenBLAS's DYNAMIC_ARCH builds pick their kernels by CPU model and fall back to a generic core on
+  // a model they do not know: `fallback` is that core's name as its configuration string gives it,
+  // `for_features` the OPENBLAS_CORETYPE whose kernels this CPU's features run ("" when none is
+  // better), so that a baseline is OpenBLAS at its best here, not at its fallback.
+  struct OpenblasCores {
+    std::string fallback, for_features;
+  };
+  virtual OpenblasCores openblas_cores(const CpuInfo& cpu) const = 0;
 };
 
 // The target of the ISA this build runs on.

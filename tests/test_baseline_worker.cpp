@@ -9,6 +9,7 @@
 #include "skip.hpp"
 
 #include "asm/target.hpp"
+#include "cpu/cpu_info.hpp"
 #include "matmul/baseline_worker.hpp"
 
 using namespace peakprobe;
@@ -80,6 +81,49 @@ TEST_CASE("baseline worker: a job survives encoding, a bad one is a typed error"
   job.m = 24;
   job.batch = 0;
   CHECK_FALSE(decode_job(encode_job(job)).ok());
+  job.batch = 2;
+  // The core type for an OpenBLAS that fell back: letters and digits, never beside an ISA level.
+  job.openblas_coretype = "Core7X";
+  REQUIRE(decode_job(encode_job(job)).ok());
+  CHECK(decode_job(encode_job(job))->openblas_coretype == "Core7X");
+  job.openblas_coretype = "a b";
+  CHECK_THAT(decode_job(encode_job(job)).error(), Catch::Contains("openblas_coretype 'a b'"));
+  job.openblas_coretype = std::string(33, 'a');
+  CHECK_FALSE(decode_job(encode_job(job)).ok());
+  job.openblas_coretype = "Core7X";
+  job.isa_level = isa::host_target().isa_levels().front();
+  CHECK_THAT(decode_job(encode_job(job)).error(), Catch::Contains("the level sets its own"));
+}
+
+TEST_CASE("baseline worker: an OpenBLAS on its generic fallback core is told, where the CPU runs a better one",
+          "[baseline_worker]") {
+  const CpuInfo cpu = detect_cpu_info();
+  const auto cores = isa::host_target().openblas_cores(cpu);
+  REQUIRE_FALSE(cores.fallback.empty());
+  BaselineOutcome fell;
+  fell.result.status = Status::ok;
+  fell.result.version = "OpenBLAS 0.3.21 NO_LAPACKE DYNAMIC_ARCH NO_AFFINITY " + cores.fallback + " MAX_THREADS=64";
+  if (cores.for_features.empty()) {
+    CHECK_FALSE(openblas_fell_back(fell, cpu));  // nothing better to tell it
+    PP_SKIP("this CPU's features run no OpenBLAS core better than its fallback " << cores.fallback);
+  }
+  CHECK(openblas_fell_back(fell, cpu));
+  // Its own pick, a core of a like name, another library, a failed run: nothing to redo.
+  BaselineOutcome own = fell;
+  own.result.version = "OpenBLAS 0.3.21 NO_LAPACKE DYNAMIC_ARCH NO_AFFINITY " + cores.for_features + " MAX_THREADS=64";
+  CHECK_FALSE(openblas_fell_back(own, cpu));
+  BaselineOutcome like = fell;
+  like.result.version = "OpenBLAS 0.3.21 DYNAMIC_ARCH " + cores.fallback + "2 MAX_THREADS=64";
+  CHECK_FALSE(openblas_fell_back(like, cpu));
+  BaselineOutcome other = fell;
+  other.result.version = "BLIS 0.9.0 " + cores.fallback;
+  CHECK_FALSE(openblas_fell_back(other, cpu));
+  BaselineOutcome failed = fell;
+  failed.result.status = Status::error;
+  CHECK_FALSE(openblas_fell_back(failed, cpu));
+  BaselineOutcome missing = fell;
+  missing.available = false;
+  CHECK_FALSE(openblas_fell_back(missing, cpu));
 }
 
 TEST_CASE("baseline worker: a library that behaves is timed and checked in the worker", "[baseline_worker]") {

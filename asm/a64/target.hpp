@@ -55,6 +55,8 @@ class A64Target final : public isa::Target {
   std::vector<std::string> isa_levels() const override { return {"neon", "dotprod", "i8mm"}; }
   Expected<CpuInfo> limit_isa(const CpuInfo& cpu, const std::string& level) const override;
   isa::LibraryIsaLimit library_isa_limit(const std::string& level) const override;
+  // Its AArch64 fallback is the generic Armv8 core; no core is chosen by features here.
+  OpenblasCores openblas_cores(const CpuInfo&) const override { return {"ARMV8", ""}; }
 };
 
 }  // namespace peakprobe::a64

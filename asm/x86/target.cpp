@@ -361,6 +361,23 @@ isa::LibraryIsaLimit X86Target::library_isa_limit(const std::string& level) cons
   return limit;
 }
 
+// 0.3.21 (Debian 12) does not know family 6 model 207 (Emerald Rapids) and runs its Prescott (SSE3)
+// kernels there: sgemm at 33 GFLOP/s on one core against 151-176 for its SkylakeX kernels. The core
+// types named are those of its DYNAMIC_ARCH x86-64 list whose sgemm kernels need no more than these
+// features.
+isa::Target::OpenblasCores X86Target::openblas_cores(const CpuInfo& cpu) const {
+  OpenblasCores cores;
+  cores.fallback = "Prescott";
+  if (cpu.has("avx512_f") && cpu.has("avx512_cdi") && cpu.has("avx512_bw") && cpu.has("avx512_dq") &&
+      cpu.has("avx512_vl"))
+    cores.for_features = "SkylakeX";
+  else if (cpu.has("avx2") && cpu.has("fma"))
+    cores.for_features = "Haswell";
+  else if (cpu.has("avx"))
+    cores.for_features = "Sandybridge";
+  return cores;
+}
+
 }  // namespace peakprobe::x86
 
 namespace peakprobe::isa {

@@ -53,6 +53,7 @@ class X86Target final : public isa::Target {
   std::vector<std::string> isa_levels() const override { return {"avx2", "avx512", "amx"}; }
   Expected<CpuInfo> limit_isa(const CpuInfo& cpu, const std::string& level) const override;
   isa::LibraryIsaLimit library_isa_limit(const std::string& level) const override;
+  OpenblasCores openblas_cores(const CpuInfo& cpu) const override;
 };
 
 }  // namespace peakprobe::x86

@@ -3,8 +3,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
+#include <sstream>
 #include <string>
 
 #include <fmt/format.h>
@@ -50,6 +52,19 @@ BaselineResult result_from(const json& j) {
 
 }  // namespace
 
+bool openblas_fell_back(const BaselineOutcome& outcome, const CpuInfo& cpu) {
+  if (!outcome.available || outcome.result.status != Status::ok) return false;
+  const auto cores = isa::host_target().openblas_cores(cpu);
+  if (cores.fallback.empty() || cores.for_features.empty()) return false;
+  const std::string& v = outcome.result.version;
+  if (v.rfind("OpenBLAS", 0) != 0) return false;
+  // The core's name as a word of the configuration string ("... DYNAMIC_ARCH NO_AFFINITY Prescott MAX_THREADS=64").
+  std::istringstream words(v);
+  for (std::string w; words >> w;)
+    if (w == cores.fallback) return true;
+  return false;
+}
+
 std::string encode_job(const BaselineJob& job) {
   return json{{"library", job.library},
               {"m", job.m}, {"n", job.n}, {"k", job.k}, {"batch", job.batch},
@@ -60,7 +75,8 @@ std::string encode_job(const BaselineJob& job) {
               {"warmup", job.warmup}, {"min_repetitions", job.min_repetitions},
               {"max_repetitions", job.max_repetitions}, {"min_seconds", job.min_seconds},
               {"pin_cpu", job.pin_cpu}, {"pile_bytes", job.pile_bytes},
-              {"isa_level", job.isa_level}}
+              {"isa_level", job.isa_level},
+              {"openblas_coretype", job.openblas_coretype}}
       .dump();
 }
 
@@ -93,6 +109,13 @@ Expected<BaselineJob> decode_job(const std::string& text) {
       if (std::find(levels.begin(), levels.end(), job.isa_level) == levels.end())
         return make_error(fmt::format("isa_level '{}' is not a level of this build", job.isa_level));
     }
+    job.openblas_coretype = j.value("openblas_coretype", std::string());
+    if (job.openblas_coretype.size() > 32 ||
+        !std::all_of(job.openblas_coretype.begin(), job.openblas_coretype.end(),
+                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }))
+      return make_error(fmt::format("openblas_coretype '{}': expected up to 32 letters and digits", job.openblas_coretype));
+    if (!job.openblas_coretype.empty() && !job.isa_level.empty())
+      return make_error("openblas_coretype with isa_level: the level sets its own");
     // The same limits the CLI enforces: a job is written by our own parent, but a worker started by
     // hand must not allocate without bound either.
     for (int64_t d : {job.m, job.n, job.k})

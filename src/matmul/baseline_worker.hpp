@@ -8,6 +8,7 @@
 #include <string>
 
 #include "memory/cold_cache.hpp"
+#include "peakprobe/cpu_info.hpp"
 #include "peakprobe/expected.hpp"
 #include "peakprobe/matmul_result.hpp"
 
@@ -25,6 +26,9 @@ struct BaselineJob {
   int pin_cpu = -1;         // the core the worker's calling thread sits on; -1: not pinned
   uint64_t pile_bytes = 0;  // cold-cache pile (cold_cache_pile_bytes of the parent's CPU)
   std::string isa_level;    // matmul --isa: the library is held to this vector ISA level; "" none
+  // OPENBLAS_CORETYPE for an OpenBLAS that fell back to a generic core on this CPU (Target::openblas_cores);
+  // "" leaves its own choice. Not with isa_level, whose limit sets its own.
+  std::string openblas_coretype;
 };
 
 std::string encode_job(const BaselineJob& job);
@@ -36,6 +40,11 @@ struct BaselineOutcome {
   std::string unavailable;  // why, with the package to install
   BaselineResult result;    // when available: status ok with timing, or error with the reason
 };
+
+// Whether an OpenBLAS run (its configuration string in `outcome`'s version) used the generic core its
+// DYNAMIC_ARCH builds fall back to on a CPU model they do not know, while `cpu`'s features run a
+// better one (Target::openblas_cores): then it is timed again with that core type.
+bool openblas_fell_back(const BaselineOutcome& outcome, const CpuInfo& cpu);
 
 // Runs the job in a worker process with a time limit. Never throws, never crashes the caller.
 BaselineOutcome run_baseline_isolated(const BaselineJob& job, double time_limit_s);

@@ -439,6 +439,9 @@ Expected<MatmulResult> run_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulRe
     bool doubted = false;   // its timing was doubted (the witness beside it)
     bool retime_failed = false;  // timed again because doubted, it failed (a crash, a hang)
   };
+  // OpenBLAS where it fell back to a generic core on this CPU: the core type its features run, found
+  // at its first round and kept for the rest (Target::openblas_cores).
+  std::string openblas_coretype;
   auto time_library = [&](const std::string& name) {
     BaselineJob job;
     job.library = name;
@@ -454,7 +457,22 @@ Expected<MatmulResult> run_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulRe
     job.isa_level = rq.isa_level;
     // A library may be several times slower than ours, never a hundred: past this it hangs.
     const double limit = rq.baseline_time_limit_s > 0 ? rq.baseline_time_limit_s : 30 + 20 * ours_seconds;
+    if (name == "openblas") job.openblas_coretype = openblas_coretype;
     BaselineOutcome outcome = run_baseline_isolated(job, limit);
+    if (name == "openblas" && rq.isa_level.empty() && job.openblas_coretype.empty() &&
+        openblas_fell_back(outcome, cpu)) {
+      job.openblas_coretype = isa::host_target().openblas_cores(cpu).for_features;
+      BaselineOutcome forced = run_baseline_isolated(job, limit);
+      if (forced.available && forced.result.status == Status::ok) {
+        spdlog::info("baseline openblas: it runs its generic {} kernels on this CPU (a model it does not know); "
+                     "timed with OPENBLAS_CORETYPE={}, the kernels this CPU's features run",
+                     isa::host_target().openblas_cores(cpu).fallback, job.openblas_coretype);
+        openblas_coretype = job.openblas_coretype;
+        outcome = std::move(forced);
+      } else {
+        job.openblas_coretype.clear();
+      }
+    }
     // The library's threads side by side, as ours: it ran a moment ago, on the same cores.
     std::optional<std::string> their_crowding;
     bool retime_failed = false;
@@ -681,7 +699,8 @@ size_t kept_library_round(const std::vector<RoundVerdict>& rounds, bool& doubted
 }
 
 Expected<BaselineResult> measure_baseline_here(const BaselineJob& job) {
-  const isa::LibraryIsaLimit limit = isa::host_target().library_isa_limit(job.isa_level);
+  isa::LibraryIsaLimit limit = isa::host_target().library_isa_limit(job.isa_level);
+  if (limit.level.empty() && !job.openblas_coretype.empty()) limit.openblas_coretype = job.openblas_coretype;
   auto lib = BlasLibrary::open(job.library, limit);
   if (!lib) return make_error(lib.error());
   if (!(*lib)->supports(job.dtype))
@@ -706,6 +725,9 @@ Expected<BaselineResult> measure_baseline_here(const BaselineJob& job) {
     return br;
   }
   br.version = (*lib)->version();
+  if (!job.openblas_coretype.empty())
+    br.version += fmt::format(" (OPENBLAS_CORETYPE={}: its own pick on this CPU was a generic core)",
+                              job.openblas_coretype);
   // A library we know must run on the threads asked for, or the comparison is not like for like. A
   // file given by path may have no thread control at all: it runs as it is.
   const bool known = br.library == "onednn" || br.library == "openblas" || br.library == "blis";

@@ -239,6 +239,20 @@ TEST_CASE("x86 target: bf16's dot product on zmm has the widened f32 kernels as 
   CHECK_FALSE(t.gemm_widened_alternative(amx, MatmulDtype::bf16).has_value());
 }
 
+TEST_CASE("x86 target: OpenBLAS's fallback core and the core type this CPU's features run", "[target]") {
+  const auto& t = isa::host_target();
+  const CpuInfo skylake_x =
+      test::cpu_with({"sse2", "avx", "avx2", "fma", "avx512_f", "avx512_cdi", "avx512_bw", "avx512_dq", "avx512_vl"});
+  CHECK(t.openblas_cores(skylake_x).fallback == "Prescott");
+  CHECK(t.openblas_cores(skylake_x).for_features == "SkylakeX");
+  CHECK(t.openblas_cores(kZen3).for_features == "Haswell");
+  CHECK(t.openblas_cores(*t.limit_isa(skylake_x, "avx2")).for_features == "Haswell");
+  CHECK(t.openblas_cores(test::cpu_with({"sse2", "avx"})).for_features == "Sandybridge");
+  CHECK(t.openblas_cores(test::cpu_with({"sse2"})).for_features.empty());
+  // AVX-512F alone (no BW, DQ, VL) is not what the SkylakeX kernels need.
+  CHECK(t.openblas_cores(test::cpu_with({"sse2", "avx", "avx2", "fma", "avx512_f"})).for_features == "Haswell");
+}
+
 TEST_CASE("x86 target: --widen follows bf16's choice where it has one and refuses what a CPU cannot do", "[target]") {
   using peakprobe::cli::widen_problem;
   using peakprobe::cli::WidenChoice;
