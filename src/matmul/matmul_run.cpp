@@ -442,6 +442,7 @@ Expected<MatmulResult> run_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulRe
   // OpenBLAS where it fell back to a generic core on this CPU: the core type its features run, found
   // at its first round and kept for the rest (Target::openblas_cores).
   std::string openblas_coretype;
+  bool openblas_core_tried = false;  // once: a core type that failed is not tried again each round
   auto time_library = [&](const std::string& name) {
     BaselineJob job;
     job.library = name;
@@ -459,8 +460,8 @@ Expected<MatmulResult> run_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulRe
     const double limit = rq.baseline_time_limit_s > 0 ? rq.baseline_time_limit_s : 30 + 20 * ours_seconds;
     if (name == "openblas") job.openblas_coretype = openblas_coretype;
     BaselineOutcome outcome = run_baseline_isolated(job, limit);
-    if (name == "openblas" && rq.isa_level.empty() && job.openblas_coretype.empty() &&
-        openblas_fell_back(outcome, cpu)) {
+    if (name == "openblas" && rq.isa_level.empty() && !openblas_core_tried && openblas_fell_back(outcome, cpu)) {
+      openblas_core_tried = true;
       job.openblas_coretype = isa::host_target().openblas_cores(cpu).for_features;
       BaselineOutcome forced = run_baseline_isolated(job, limit);
       if (forced.available && forced.result.status == Status::ok) {
