@@ -309,3 +309,25 @@ TEST_CASE("matmul: --widen takes one side of bf16's choice and reports the roof 
     CHECK(row["max_rel_error"].get<double>() < 1e-2);
   }
 }
+
+TEST_CASE("matmul: the OpenBLAS baseline never runs its generic fallback core where this CPU runs a better one",
+          "[main][hw]") {
+  if (const std::string missing = matmul_missing(peakprobe::MatmulDtype::f32); !missing.empty())
+    PP_SKIP("matmul f32: " << missing);
+  Run r = run_peakprobe("matmul --shape 64,64,64 --baseline openblas --rounds 1 --json - --quiet");
+  REQUIRE(r.rc == 0);
+  const auto row = nlohmann::json::parse(r.out)["matmul"][0];
+  if (row["baselines"].empty()) PP_SKIP("OpenBLAS is not installed here");
+  const auto& b = row["baselines"][0];
+  REQUIRE(b["status"] != "error");
+  const std::string version = b["version"].get<std::string>();
+  const auto cores = target().openblas_cores(peakprobe::detect_cpu_info());
+  if (cores.for_features.empty()) PP_SKIP("this CPU's features run no OpenBLAS core better than its fallback");
+  // Its configuration string, word by word: the fallback core's name is not among them.
+  std::istringstream words(version.substr(0, version.find(" (")));
+  for (std::string w; words >> w;) CHECK(w != cores.fallback);
+  // Where it was told a core, the version says so and names that core.
+  if (version.find("OPENBLAS_CORETYPE=") != std::string::npos)
+    CHECK_THAT(version, Catch::Contains(cores.for_features + " MAX_THREADS") ||
+                            Catch::Contains(" " + cores.for_features + " "));
+}
