@@ -199,6 +199,12 @@ json rows(const std::vector<MatmulResult>& results) {
   return a;
 }
 
+std::string console(const MatmulResult& r) {
+  std::ostringstream out;
+  write_matmul_console(out, r);
+  return out.str();
+}
+
 bool mentions_non_finite(const std::string& text) {
   return text.find("nan") != std::string::npos || text.find("inf") != std::string::npos;
 }
@@ -207,11 +213,6 @@ bool mentions_non_finite(const std::string& text) {
 
 TEST_CASE("matmul console: a team's scan is named as its least available core, a lone thread's as the caller's",
           "[matmul_report]") {
-  auto console = [](const MatmulResult& r) {
-    std::ostringstream out;
-    write_matmul_console(out, r);
-    return out.str();
-  };
   // --threads 2 with a plan of one thread: the caller's core was scanned.
   MatmulResult lone = f32_with_baselines();
   lone.threads = 2;
@@ -235,11 +236,6 @@ TEST_CASE("matmul console: a team's scan is named as its least available core, a
 
 TEST_CASE("matmul console: the k loop alone is at the product's clock, or as it ran where the ceiling carries a sustained share",
           "[matmul_report]") {
-  auto console = [](const MatmulResult& r) {
-    std::ostringstream out;
-    write_matmul_console(out, r);
-    return out.str();
-  };
   // The fixture: share 0.970 lowers the roof, the loop timed at 3.41 GHz against the product's 3.65.
   MatmulResult shared = f32_with_baselines();
   REQUIRE(shared.ceiling_sustained_share == Approx(0.97));
@@ -261,11 +257,6 @@ TEST_CASE("matmul console: the k loop alone is at the product's clock, or as it 
 }
 
 TEST_CASE("matmul console: the roof not taken is named where the kernels had a choice", "[matmul_report]") {
-  auto console = [](const MatmulResult& r) {
-    std::ostringstream out;
-    write_matmul_console(out, r);
-    return out.str();
-  };
   const MatmulResult widened = bf16_widened();
   CHECK(console(widened).find("  the roof not taken (bf16's dot product; --widen chooses): vdpbf16ps zmm, zmm, "
                               "zmm, 61.3 GFLOP/s as measured\n") != std::string::npos);

@@ -369,7 +369,7 @@ MatmulPlan plan_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulProblem& p,
 void score_matmul(MatmulResult& r, const MatmulRoof& roof, const MachineModel& machine) {
   r.ceiling_source = roof.source;
   r.ceiling_alternative_source = roof.alternative_source;
-  r.ceiling_alternative_gflops = roof.alternative_source.empty() ? std::nullopt : roof.alternative_gflops;
+  r.ceiling_alternative_gflops = roof.alternative_gflops;
   r.ceiling_gflops = roof.gflops;
   r.ceiling_measured_gflops = roof.gflops;
   // Several threads: the clock of the team's run (the mean of their own), not the first thread's alone.

@@ -462,12 +462,13 @@ Expected<MatmulResult> run_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulRe
     BaselineOutcome outcome = run_baseline_isolated(job, limit);
     if (name == "openblas" && rq.isa_level.empty() && !openblas_core_tried && openblas_fell_back(outcome, cpu)) {
       openblas_core_tried = true;
-      job.openblas_coretype = isa::host_target().openblas_cores(cpu).for_features;
+      const auto cores = isa::host_target().openblas_cores(cpu);
+      job.openblas_coretype = cores.for_features;
       BaselineOutcome forced = run_baseline_isolated(job, limit);
       if (forced.available && forced.result.status == Status::ok) {
         spdlog::info("baseline openblas: it runs its generic {} kernels on this CPU (a model it does not know); "
                      "timed with OPENBLAS_CORETYPE={}, the kernels this CPU's features run",
-                     isa::host_target().openblas_cores(cpu).fallback, job.openblas_coretype);
+                     cores.fallback, job.openblas_coretype);
         openblas_coretype = job.openblas_coretype;
         outcome = std::move(forced);
       } else {
