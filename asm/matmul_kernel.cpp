@@ -4,8 +4,8 @@
 
 namespace peakprobe::isa {
 
-std::string b_direct_tile_refusal(const MicroKernelShape& s, int rows, int cols) {
-  if (!s.b_direct || cols == s.nr()) return "";
+std::string b_direct_tile_refusal(const MicroKernelShape& s, int rows, int cols, bool edges) {
+  if (!s.b_direct || cols == s.nr() || edges) return "";
   return fmt::format("micro-tile {}x{}: in-place B kernels are whole {} columns wide (an edge panel is packed)", rows,
                      cols, s.nr());
 }

@@ -69,8 +69,9 @@ struct StepInstruction {
 };
 
 // "" when a b_direct shape can have a rows x cols kernel, else why not: in-place B kernels are whole
-// nr columns wide. (Every ISA's compile() asks.)
-std::string b_direct_tile_refusal(const MicroKernelShape& shape, int rows, int cols);
+// nr columns wide unless the ISA's kernels mask their last vector's load (`edges`, what
+// Target::b_in_place_edges says of the shape). (Every ISA's compile() asks.)
+std::string b_direct_tile_refusal(const MicroKernelShape& shape, int rows, int cols, bool edges);
 // "" when the dtype can read B in place, else why not (every ISA's check_shape asks).
 std::string b_direct_dtype_refusal(const MicroKernelShape& shape);
 // "" when an a_direct shape's kernels can read A in place, else why not (every ISA's check_shape

@@ -114,6 +114,10 @@ class Target {
   // The tallest register block whose kernels read A in place (MicroKernelShape::a_direct), where
   // a_direct_refusal lets the dtype's A be read in place at all.
   virtual int a_in_place_rows() const = 0;
+  // Whether the in-place B kernels of `shape` (MicroKernelShape::b_direct) also come narrower than a
+  // whole panel: their last vector's load masked to the columns B has, so that it never reads past a
+  // row. Where they do not, an edge panel is packed ahead of its calls (b_direct_tile_refusal).
+  virtual bool b_in_place_edges(const MicroKernelShape& shape) const = 0;
   // Architectural vector registers of one width (what a register block may use).
   virtual int vector_registers(int vector_bits) const = 0;
   // The widest vector the cost model plans with (the GEMM's width where it runs, else the widest

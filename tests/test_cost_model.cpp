@@ -652,12 +652,24 @@ TEST_CASE("B read in place saves its packing, and the model reads in place only 
   CHECK(q.pack_seconds < p.pack_seconds);
   CHECK(q.memory_seconds > p.memory_seconds);
   CHECK_THAT(q.note, Catch::Contains("B read in place"));
-  // Not for bf16 (k pairs only packing puts together), nor where several rows of threads share a
-  // B block: the model packs it whatever the configuration asked.
+  // Not for bf16 (k pairs only packing puts together): the model packs it whatever the
+  // configuration asked.
   CHECK(predict(m, problem(128, 128, 128, 1, MatmulDtype::bf16), in_place).config.pack_b);
-  MatmulConfig shared = config(6, 4, 132, 128, 128, 2, 1);
-  shared.pack_b = false;
-  CHECK(predict(m, problem(128, 128, 128, 2), shared).config.pack_b);
+  // Several rows of threads each read B in place on their own: no barrier, no hand-off of B slices
+  // (the packed grid pays both).
+  MatmulConfig rows = config(6, 4, 132, 128, 128, 2, 1), rows_in_place = rows;
+  rows_in_place.pack_b = false;
+  MachineModel met = m;
+  met.handoff_gbps = 10;
+  met.barrier_seconds = 2e-6;
+  const CandidateCost shared = predict(met, problem(128, 128, 128, 2), rows),
+                      own = predict(met, problem(128, 128, 128, 2), rows_in_place);
+  CHECK_FALSE(own.config.pack_b);
+  CHECK(shared.pack_seconds - own.pack_seconds >= 2e-6);
+  // And the model reads a B beyond L2 in place only on one row of threads, where its panels serve
+  // few calls: several rows would each read it from memory.
+  CHECK(b_in_place_pays(m, problem(24, 1024, 4096), 6, 1));
+  CHECK_FALSE(b_in_place_pays(m, problem(24, 1024, 4096), 6, 2));
   // The model's own choice: in place for a B that fits half of L2, or whose panels serve few calls
   // (a few rows of A); packed for a large B that many row blocks reuse.
   CHECK_FALSE(choose_config(m, problem(64, 128, 128)).config.pack_b);

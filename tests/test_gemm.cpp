@@ -2,6 +2,9 @@
 // register blocks and thread grids, with blocks small enough to force every loop and edge path.
 #include <catch2/catch.hpp>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <random>
@@ -90,19 +93,18 @@ TEST_CASE("gemm: f32 read in place (A, B or both) matches the reference at every
   const int regs = gemm_vector_registers(gemm_vector_bits(cpu()));
   Gemm gemm(cpu(), MatmulDtype::f32);
   struct Shape { int m, n, k; };
-  // Odd sizes (an edge panel of B packed ahead beside in-place ones), powers of two (rows of B a
+  // Odd sizes (an edge panel of B beside whole ones), powers of two (rows of B a
   // power of two apart), one row, one column, deep K over several k blocks.
   for (Shape s : {Shape{127, 131, 137}, Shape{128, 128, 128}, Shape{1, 513, 3}, Shape{200, 3, 1}, Shape{7, 5, 1000},
                   Shape{97, 200, 61}}) {
     for (auto [pack_a, pack_b] : {std::pair{false, true}, std::pair{true, false}, std::pair{false, false}}) {
       // Blocks small enough that every B panel is met by several row blocks and k blocks, on one
       // thread (the in-place first call packs for the others), on a grid over N (each thread its own
-      // panels), over M (A alone in place: threads that share a B block pack it ahead), and with K
-      // split.
+      // panels), over M (B packed ahead shared by the threads of a column, or read in place by each
+      // into panels of its own), and with K split.
       // (A grid over N with K split too: a K part's buffer holds its thread's columns, split in vectors.)
       for (auto [rows, cols, k_parts] : {std::tuple{1, 1, 1}, std::tuple{1, 2, 1}, std::tuple{2, 1, 1}, std::tuple{1, 1, 2},
                                          std::tuple{1, 2, 2}}) {
-        if (!pack_b && rows > 1) continue;
         MatmulConfig g = small_blocks(MatmulDtype::f32, 6, regs == 32 ? 4 : 2, rows, cols);
         g.kc = 24;
         g.k_threads = k_parts;
@@ -141,16 +143,58 @@ TEST_CASE("gemm: f32 read in place (A, B or both) matches the reference at every
     }
     CHECK(worst / scale <= limit(MatmulDtype::f32));
   }
-  // Only f32 reads B in place, and only where no other thread shares its B blocks.
-  MatmulConfig shared = small_blocks(MatmulDtype::f32, 6, regs == 32 ? 4 : 2, 2, 1);
-  shared.pack_b = false;
-  CHECK_THAT(check_config(cpu(), MatmulDtype::f32, shared), Catch::Contains("one row of threads"));
+  // Only f32 reads B in place (on any grid: several rows of threads each into panels of their own).
+  MatmulConfig rows = small_blocks(MatmulDtype::f32, 6, regs == 32 ? 4 : 2, 2, 1);
+  rows.pack_b = false;
+  CHECK(check_config(cpu(), MatmulDtype::f32, rows).empty());
   for (MatmulDtype dt : supported_dtypes())
     if (dt != MatmulDtype::f32) {
       MatmulConfig g = default_config(cpu(), dt, 64, 64, 64, 1);
       g.pack_b = false;
       CHECK_FALSE(check_config(cpu(), dt, g).empty());
     }
+}
+
+// B read in place up to its very last element: an edge panel's kernels (Target::b_in_place_edges)
+// must not read past a row, or the last row of a B that ends where the mapping ends would fault.
+TEST_CASE("gemm: B read in place ends at an unreadable page and its edge panel reads nothing past it", "[gemm]") {
+  if (!gemm_unsupported(cpu(), MatmulDtype::f32).empty()) PP_SKIP("this CPU runs no f32 kernels");
+  const int regs = gemm_vector_registers(gemm_vector_bits(cpu()));
+  Gemm gemm(cpu(), MatmulDtype::f32);
+  const size_t page = size_t(sysconf(_SC_PAGESIZE));
+  // n columns: whole panels and an edge of a few columns, whatever the panel's width.
+  for (const int n : {67, 131, 3}) {
+    const int64_t m = 29, k = 41;
+    const size_t b_bytes = size_t(k * n) * 4, pages = (b_bytes + page - 1) / page;
+    void* map = mmap(nullptr, (pages + 1) * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    REQUIRE(map != MAP_FAILED);
+    auto* base = static_cast<uint8_t*>(map);
+    REQUIRE(mprotect(base + pages * page, page, PROT_NONE) == 0);
+    auto* b = reinterpret_cast<float*>(base + pages * page - b_bytes);  // its last element touches the guard
+    std::mt19937 rng{uint32_t(n)};
+    std::uniform_real_distribution<float> real(-1, 1);
+    std::vector<float> a(size_t(m * k)), c(size_t(m * n));
+    for (float& v : a) v = real(rng);
+    for (int64_t i = 0; i < k * n; ++i) b[i] = real(rng);
+    for (auto [rows, cols] : {std::pair{1, 1}, std::pair{1, 2}}) {
+      MatmulConfig g = small_blocks(MatmulDtype::f32, 6, regs == 32 ? 4 : 2, rows, cols);
+      g.kc = 24;
+      g.pack_b = false;
+      INFO("n " << n << " grid " << rows << "x" << cols);
+      REQUIRE(gemm.run(GemmArgs{m, n, k, a.data(), k, b, n, c.data(), n}, g).ok());
+      std::vector<double> ref(static_cast<size_t>(n));
+      double worst = 0, scale = 1e-30;
+      for (int64_t i = 0; i < m; ++i) {
+        reference_row(MatmulDtype::f32, i, n, k, a.data(), k, b, n, ref.data());
+        for (int64_t j = 0; j < n; ++j) {
+          worst = std::max(worst, std::fabs(double(c[size_t(i * n + j)]) - ref[size_t(j)]));
+          scale = std::max(scale, std::fabs(ref[size_t(j)]));
+        }
+      }
+      CHECK(worst / scale <= limit(MatmulDtype::f32));
+    }
+    munmap(map, (pages + 1) * page);
+  }
 }
 
 TEST_CASE("gemm: A read in place matches the reference for every dtype packed as it is, up to the tallest block",
@@ -356,8 +400,8 @@ TEST_CASE("gemm: a batch runs item by item on one grid, or spread over thread gr
       for (auto [groups, parts, rows, cols] :
            {std::tuple{1, 1, 2, 1}, std::tuple{2, 1, 1, 1}, std::tuple{3, 1, 1, 1}, std::tuple{2, 1, 2, 1},
             std::tuple{1, 2, 1, 1}, std::tuple{1, 3, 1, 1}, std::tuple{1, 2, 2, 1}, std::tuple{2, 2, 1, 2}})
-      for (bool pack_b : {true, false}) {  // f32 B also packed on the way, where one row of threads has it
-        if (!pack_b && (dt != MatmulDtype::f32 || rows > 1)) continue;
+      for (bool pack_b : {true, false}) {  // f32 B also packed on the way, by each thread for itself
+        if (!pack_b && dt != MatmulDtype::f32) continue;
         INFO(to_string(dt) << " k " << k << " batch " << batch << " groups " << groups << " K parts " << parts
                            << " grid " << rows << "x" << cols << (pack_b ? "" : " B on the way"));
         MatmulConfig g = small_blocks(dt, 4, 1, rows, cols);

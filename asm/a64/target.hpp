@@ -20,6 +20,7 @@ class A64Target final : public isa::Target {
   std::optional<CpuInfo> gemm_widened_alternative(const CpuInfo&, MatmulDtype) const override { return std::nullopt; }
   std::string tiles_name() const override { return "sme"; }
   int a_in_place_rows() const override;
+  bool b_in_place_edges(const isa::MicroKernelShape& shape) const override;
   int vector_registers(int) const override { return 32; }
   int model_vector_bits(const CpuInfo&) const override { return 128; }
   int registers_needed(const isa::MicroKernelShape& shape) const override;

@@ -111,6 +111,12 @@ Error emit_kernel(ax::Assembler& e, const MicroKernelShape& s, int rows, int col
   // on to the update, which uses eax for a mask only after the loop), and the packed panel the
   // vectors read are stored to, the 9th.
   const ax::Gp ldb = ax::rax, b_out = ax::rbx;
+  // In-place B narrower than the panel (b_in_place_edges): k2 holds the last vector's columns.
+  const bool b_masked = s.b_direct && tail < lanes;
+  if (b_masked) {
+    e.mov(ax::eax, Imm(int32_t((1u << tail) - 1)));
+    e.kmovw(ax::k2, ax::eax);
+  }
   if (s.b_direct) {
     e.mov(ldb, ax::qword_ptr(ax::rsp, 16 + args));
     e.mov(b_out, ax::qword_ptr(ax::rsp, 24 + args));
@@ -142,7 +148,10 @@ Error emit_kernel(ax::Assembler& e, const MicroKernelShape& s, int rows, int col
   auto emit_step = [&](int u) {
     const int b_step = u * 4 * s.nr();
     for (int j = 0; j < used; ++j) {
-      e.emit(ax::Inst::kIdVmovups, vec(s.vec_bits, b0 + uint32_t(j)), ax::ptr(b, b_step + j * s.vec_bits / 8));
+      if (b_masked && j == used - 1)
+        e.k(ax::k2).z().vmovups(ax::zmm(b0 + uint32_t(j)), ax::ptr(b, b_step + j * s.vec_bits / 8));
+      else
+        e.emit(ax::Inst::kIdVmovups, vec(s.vec_bits, b0 + uint32_t(j)), ax::ptr(b, b_step + j * s.vec_bits / 8));
       if (s.b_direct)
         e.emit(ax::Inst::kIdVmovups, ax::ptr(b_out, b_step + j * s.vec_bits / 8), vec(s.vec_bits, b0 + uint32_t(j)));
     }
@@ -244,7 +253,7 @@ Expected<JitFunction> compile(const MicroKernelShape& s, int rows, int cols, std
   if (std::string why = check_shape(s, s.vec_bits == 512 ? 32 : 16); !why.empty()) return make_error(why);
   if (rows < 1 || rows > s.mr || cols < 1 || cols > s.nr())
     return make_error(fmt::format("micro-tile {}x{} outside the {}x{} block", rows, cols, s.mr, s.nr()));
-  if (std::string why = isa::b_direct_tile_refusal(s, rows, cols); !why.empty()) return make_error(why);
+  if (std::string why = isa::b_direct_tile_refusal(s, rows, cols, b_in_place_edges(s)); !why.empty()) return make_error(why);
   isa::HostCode code(listing);  // an instruction asmjit cannot encode fails the compile
   ax::Assembler e(code.holder());
   if (Error err = s.tiles ? emit_tile_kernel(e, s, rows, cols) : emit_kernel(e, s, rows, cols))

@@ -53,6 +53,14 @@ inline constexpr int kKernelUnroll = 1 << kKernelUnrollShift;
 // 1024^3 still gained (111.1-112.0 against 109.0-110.1).
 inline constexpr int kAInPlaceRows = 9;
 
+// In-place B kernels come narrower than a panel on zmm: the last vector's load is masked by k2 to
+// the columns B has (masked lanes neither read nor fault) and stored whole, its masked lanes zero,
+// to the packed panel. An edge panel packed ahead instead is a pass of its own over B's last
+// columns every k block: 127^3 f32 on one thread of the Emerald Rapids VM (4x64, A and B in place)
+// ran at 158.0 GFLOP/s so, 160.5 with the edge read in place. The ymm kernels' vmaskmovps would
+// need a register for its mask, which a full block does not leave: their edge panel is packed.
+inline bool b_in_place_edges(const MicroKernelShape& s) { return s.b_direct && !s.tiles && s.vec_bits == 512; }
+
 // "" when the shape can be generated for a CPU with these vector registers, else why not.
 std::string check_shape(const MicroKernelShape& s, int vector_registers);
 

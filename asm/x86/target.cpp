@@ -112,6 +112,8 @@ int X86Target::registers_needed(const isa::MicroKernelShape& shape) const { retu
 
 int X86Target::a_in_place_rows() const { return x86::kAInPlaceRows; }
 
+bool X86Target::b_in_place_edges(const isa::MicroKernelShape& shape) const { return x86::b_in_place_edges(shape); }
+
 std::string X86Target::check_kernel_shape(const isa::MicroKernelShape& shape, int vector_registers) const {
   return check_shape(shape, vector_registers);
 }

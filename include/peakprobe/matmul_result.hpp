@@ -28,16 +28,15 @@ struct MatmulConfig {
   int batch_threads = 1;
   int k_threads = 1;
   bool pack_a = true;  // false: read A in place (blocks the kernels keep row pointers for, K whole k groups)
-  bool pack_b = true;  // false: read B's whole-width panels in place (only where b_in_place_possible says so)
+  bool pack_b = true;  // false: read B's panels in place (only where b_in_place_possible says so)
   bool operator==(const MatmulConfig&) const = default;
 };
 
 // The kernels read B in place for f32: a packed f32 micro-panel is B's rows cut to nr columns, so the kernel can
-// step ldb through B itself; bf16/int8 words hold k groups that only packing puts together. Only on
-// one row of threads (thread_rows 1): threads that share a B block pack it ahead together.
-inline bool b_in_place_possible(MatmulDtype dtype, int thread_rows = 1) {
-  return dtype == MatmulDtype::f32 && thread_rows == 1;
-}
+// step ldb through B itself; bf16/int8 words hold k groups that only packing puts together. On
+// several rows of threads each thread reads B in place into panels of its own (no thread waits for
+// another's packing).
+inline bool b_in_place_possible(MatmulDtype dtype) { return dtype == MatmulDtype::f32; }
 
 struct TimingSummary {
   double mean_ms = 0, min_ms = 0, max_ms = 0, std_ms = 0;

@@ -321,7 +321,6 @@ std::vector<MatmulConfig> plan_candidates(const CpuInfo& cpu, Gemm& gemm, const 
       if (rows == first.thread_rows && cols == first.thread_cols) continue;
       MatmulConfig other = first;
       other.thread_rows = rows, other.thread_cols = cols;
-      if (!b_in_place_possible(p.dtype, rows)) other.pack_b = true;  // B on the way needs one row of threads
       add_unless_listed(other);
     }
   }
@@ -696,10 +695,9 @@ Expected<MatmulConfig> parse_config(const std::string& text, const MatmulConfig&
     c.nv = c.nr / lanes;
   }
   c.nr = c.nv * lanes;
-  // Operands the model read in place where the blocks given no longer let them be (a taller block,
-  // several rows of threads sharing B) are packed; what the user gave is checked as given.
+  // Operands the model read in place where the blocks given no longer let them be (a taller block)
+  // are packed; what the user gave is checked as given.
   if (!pack_a_given && c.mr > a_in_place_rows) c.pack_a = true;
-  if (!pack_b_given && !b_in_place_possible(MatmulDtype::f32, c.thread_rows)) c.pack_b = true;
   // Blocks the user did not give follow a changed register block: whole micro-panels.
   if (!mc_given) c.mc = std::max(c.mr, (c.mc + c.mr - 1) / c.mr * c.mr);
   if (!nc_given) c.nc = std::max(c.nr, (c.nc + c.nr - 1) / c.nr * c.nr);

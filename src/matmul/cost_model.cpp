@@ -234,7 +234,7 @@ MatmulConfig normalized(const MachineModel& machine, const MatmulProblem& proble
   c.k_threads = int(std::clamp<int64_t>(c.k_threads, 1, std::max<int64_t>(1, ceil_div(problem.k, dt.kgroup))));
   c.threads = c.batch_threads * c.k_threads * c.thread_rows * c.thread_cols;
   if (!a_in_place_possible(machine, problem, c.mr)) c.pack_a = true;  // the kernels cannot
-  if (!b_in_place_possible(problem.dtype, c.thread_rows)) c.pack_b = true;
+  if (!b_in_place_possible(problem.dtype)) c.pack_b = true;
   return c;
 }
 
@@ -541,7 +541,8 @@ double pack_seconds(const MachineModel& machine, const MatmulConfig& c, const Ge
     s += at_least_packing(a, a_read * double(g.n_jc), machine.pack_a_gbps);
   }
   // B: each block is packed once, cooperatively by the thread_rows threads that share it (read in
-  // place, only an edge panel narrower than nr is packed: left out).
+  // place, at most an edge panel narrower than nr is packed, where the kernels cannot mask its last
+  // vector (Target::b_in_place_edges): left out).
   if (c.pack_b) {
     const double share = 1.0 / c.thread_rows;
     const double b_read = g.cols * g.k * ab * share;
@@ -549,7 +550,8 @@ double pack_seconds(const MachineModel& machine, const MatmulConfig& c, const Ge
     bt += transfer_seconds(machine, b, double(g.cols_pad) * double(g.kpad) * pb * share, slower(pl.b_block, Level::l2));
     s += at_least_packing(bt, b_read, machine.pack_b_gbps);
   }
-  if (c.thread_rows > 1) {
+  // B read in place: each thread packs its own panels and meets no other (gemm.cpp).
+  if (c.thread_rows > 1 && c.pack_b) {
     s += double(g.n_jc) * double(g.kblocks) * b_block_barrier_seconds(machine, c.thread_rows);
     // The slices of each B block the other threads packed come from their caches once the barrier
     // lets the kernels start, at the measured hand-off rate: a wait, not a stream the kernels hide
@@ -885,9 +887,11 @@ bool a_in_place_pays(const MachineModel& machine, const MatmulProblem& problem, 
 }
 
 bool b_in_place_pays(const MachineModel& machine, const MatmulProblem& problem, int mr, int thread_rows) {
-  return b_in_place_possible(problem.dtype, thread_rows) &&
+  // Each row of threads reads B in place on its own: a B beyond L2 read so by several would be read
+  // from memory as many times, where packed ahead it is read once among them.
+  return b_in_place_possible(problem.dtype) &&
          (double(problem.k) * double(problem.n) * 4.0 <= kL2Fill * double(machine.l2_bytes) ||
-          problem.m <= int64_t(kFewRowBlocks) * std::max(1, mr));
+          (thread_rows == 1 && problem.m <= int64_t(kFewRowBlocks) * std::max(1, mr)));
 }
 
 std::vector<std::pair<int, int>> register_blocks(const MachineModel& machine, MatmulDtype dtype) {

@@ -180,7 +180,8 @@ bool a_in_place_possible(const MachineModel& machine, const MatmulProblem& probl
 // 2048 x 512 x 2048 1-2%), a cost the model's bandwidths do not see; so the model packs them.
 // Except B when each of its panels serves few calls (M of at most kFewRowBlocks blocks of mr rows):
 // packing ahead is then a pass of its own for little reuse, and packing on the way won by 15% at
-// 24 x 1024 x 4096, 2-7% at 96 x 1024 x 4096, 10-20% at 16 x 64 x 16384 on 2 threads (K in 2 parts).
+// 24 x 1024 x 4096, 2-7% at 96 x 1024 x 4096, 10-20% at 16 x 64 x 16384 on 2 threads (K in 2 parts);
+// that on one row of threads only (several rows would each read such a B in place on their own).
 inline constexpr int kFewRowBlocks = 16;
 bool a_in_place_pays(const MachineModel& machine, const MatmulProblem& problem, int mr);
 bool b_in_place_pays(const MachineModel& machine, const MatmulProblem& problem, int mr, int thread_rows);

@@ -182,10 +182,8 @@ std::string check_config(const CpuInfo& cpu, MatmulDtype dtype, const MatmulConf
   if (g.kc < kg || g.kc % kg)
     return fmt::format("kc {} must be a positive multiple of {} ({}{} packs {} k values a lane)", g.kc, kg,
                        to_string(dtype), s.widened ? " widened" : "", kg);
-  if (!g.pack_b && !b_in_place_possible(dtype, g.thread_rows))  // (a dtype without it failed the shape check)
-    return fmt::format("pack_b=0 needs a grid of one row of threads (grid {}x{}): threads that share a B block pack it "
-                       "ahead together",
-                       g.thread_rows, g.thread_cols);
+  if (!g.pack_b && !b_in_place_possible(dtype))  // (a dtype without it failed the shape check already)
+    return fmt::format("pack_b=0: {} B is packed (its k groups need it)", to_string(dtype));
   if (g.threads < 1 || g.thread_rows < 1 || g.thread_cols < 1 || g.batch_threads < 1 || g.k_threads < 1 ||
       int64_t(g.batch_threads) * g.k_threads * g.thread_rows * g.thread_cols != g.threads)
     return g.batch_threads == 1 && g.k_threads == 1
@@ -280,11 +278,13 @@ Expected<bool> Gemm::run_batch(const GemmArgs& x, int64_t batch, const BatchStri
   // Every kernel a thread may need, compiled before the threads start and then looked up without a
   // lock: [rows][cols]. The table is kept between calls, so a small product (a batch of 32^3 items)
   // does not pay a locked lookup per edge kernel every call.
-  // B not packed ahead (pack_b false): the first call over each whole-width panel of a block reads it
-  // in place and packs it as it goes (table_in_place); the block's other calls, and an edge panel
-  // narrower than nr packed ahead, run the packed kernels. The thread is the only one to use its B
-  // blocks (check_config: one row of threads).
+  // B not packed ahead (pack_b false): the first call over each panel of a block reads it in place
+  // and packs it as it goes (table_in_place); the block's other calls run the packed kernels. An
+  // edge panel narrower than nr is read in place too where the target's kernels mask their last
+  // vector (Target::b_in_place_edges), else packed ahead. Each thread packs B blocks of its own
+  // (several rows of threads read B in place each on their own).
   const bool direct = !g.pack_a, b_direct = !g.pack_b;
+  const bool edges_in_place = b_direct && isa::host_target().b_in_place_edges(micro_kernel_shape(mr, g.nv, direct, true));
   const auto table_of = [&](bool b_in_place) -> std::vector<isa::MicroKernelFn>& {
     std::vector<isa::MicroKernelFn>& t = kernel_tables_[{mr, g.nv, direct, b_in_place}];
     if (t.empty()) t.assign(size_t((mr + 1) * (nr + 1)), nullptr);
@@ -309,17 +309,22 @@ Expected<bool> Gemm::run_batch(const GemmArgs& x, int64_t batch, const BatchStri
   for (int tc = 0; tc < tc_count; ++tc) {
     auto [c0, c1] = col_range(tc);
     for (int64_t jc = c0; jc < c1; jc += g.nc)
-      if (const int64_t w = std::min<int64_t>(g.nc, c1 - jc) % nr)
+      if (const int64_t w = std::min<int64_t>(g.nc, c1 - jc) % nr) {
         if (auto ok = need_width(int(w), false); !ok) return ok;
+        if (edges_in_place)
+          if (auto ok = need_width(int(w), true); !ok) return ok;
+      }
   }
 
-  // Buffers: an A block per thread; two B blocks per column group of each batch group.
+  // Buffers: an A block per thread; two B blocks per column group of each batch group, or per
+  // thread where B is read in place (each thread packs its own panels as it reads them, and no
+  // thread waits at a barrier for another's).
   const int step_block = last_checked_->step_block;
   const int64_t steps_max = k_steps(std::min<int64_t>(g.kc, x.k), es, widened_, step_block);
   Workspace& ws = *workspace_;
   const int column_groups = groups * tk_count * tc_count;
   ws.a.resize(size_t(threads));
-  ws.b.resize(size_t(column_groups));
+  ws.b.resize(size_t(b_direct ? threads : column_groups));
   // K parts after the first write C into a buffer of their own: the thread's rows x columns.
   const int64_t rows_max = ceil_div(row_panels, tr_count) * mr, cols_max = ceil_div(col_vectors, tc_count) * lanes;
   if (tk_count > 1) {
@@ -364,7 +369,7 @@ Expected<bool> Gemm::run_batch(const GemmArgs& x, int64_t batch, const BatchStri
     const int64_t k_begin = std::min(x.k, k_units * tk / tk_count * kg);
     const int64_t k_end = std::min(x.k, k_units * (tk + 1) / tk_count * kg);
     uint32_t* ap = ws.a[size_t(t)].get();
-    auto& b_buffers = ws.b[size_t((group * tk_count + tk) * tc_count + tc)];
+    auto& b_buffers = ws.b[size_t(b_direct ? t : (group * tk_count + tk) * tc_count + tc)];
     SpinBarrier& barrier = *barriers[size_t((group * tk_count + tk) * tc_count + tc)];
     int block = 0;  // alternates the B buffers across k blocks and items alike
     for (int64_t item = group; item < batch; item += groups) {
@@ -382,16 +387,18 @@ Expected<bool> Gemm::run_batch(const GemmArgs& x, int64_t batch, const BatchStri
         for (int64_t pc = k_begin; pc < k_end; pc += g.kc) {
           const int64_t kc = std::min<int64_t>(g.kc, k_end - pc), steps = k_steps(kc, es, widened_, step_block);
           uint32_t* bp = b_buffers[size_t(block++ & 1)].get();
-          // This thread's share of the block's panels; packed as they are read, only a narrow edge panel.
+          // This thread's share of the block's panels. Read in place, each thread's own panels are
+          // packed as they are read, only a narrow edge panel ahead (where the kernels cannot mask
+          // it): no other thread reads them, so none is waited for.
           int64_t pack_begin = panels * tr / tr_count, pack_end = panels * (tr + 1) / tr_count;
           if (b_direct) {
-            const int64_t edge = nc % nr ? panels - 1 : panels;
-            pack_begin = std::max(pack_begin, edge);
+            pack_begin = nc % nr && !edges_in_place ? panels - 1 : panels;
+            pack_end = panels;
           }
           if (pack_begin < pack_end)
             pack_b(b + (pc * x.ldb + jc) * es, x.ldb, kc, nc, es, nr, pack_begin, pack_end, bp, signed_a_, widened_,
                    step_block);
-          barrier.wait();
+          if (!b_direct) barrier.wait();
           const uint64_t accumulate = pc > k_begin;
           for (int64_t ic = r0; ic < r1; ic += g.mc) {
             const int64_t mc = std::min<int64_t>(g.mc, r1 - ic);
@@ -430,7 +437,7 @@ Expected<bool> Gemm::run_batch(const GemmArgs& x, int64_t batch, const BatchStri
                 const void* apanel = direct ? static_cast<const void*>(a + ((ic + ir) * x.lda + pc) * es)
                                             : static_cast<const void*>(ap + ir * steps);
                 void* cp = c + ((ic + ir - row0) * ldc + jc + jr - col0) * 4;
-                if (b_direct && cols == nr && ic == r0 && ir == 0)  // reads B in place, leaves bpanel packed
+                if (b_direct && (cols == nr || edges_in_place) && ic == r0 && ir == 0)  // reads B in place, leaves bpanel packed
                   table_in_place[size_t(rows * (nr + 1) + cols)](uint64_t(steps), apanel, b + (pc * x.ldb + jc + jr) * es, cp,
                                                                  uint64_t(ldc) * 4, accumulate, uint64_t(x.lda) * es,
                                                                  uint64_t(x.ldb) * uint64_t(es), bpanel, 1);

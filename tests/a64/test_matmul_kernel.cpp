@@ -189,6 +189,7 @@ TEST_CASE("a64 matmul kernel: shapes outside the register file or the ISA are re
   b_in_place.b_direct = true;
   CHECK(a64::micro_kernel_listing(b_in_place, 6, 16).ok());
   CHECK_FALSE(a64::micro_kernel_listing(b_in_place, 6, 15).ok());  // an edge panel is packed ahead
+  CHECK_FALSE(isa::host_target().b_in_place_edges(b_in_place));      // and the GEMM is told so
   b_in_place.dtype = MatmulDtype::bf16;
   CHECK_THAT(a64::check_shape(b_in_place, 32), Catch::Contains("in-place B"));
 }

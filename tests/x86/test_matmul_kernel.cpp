@@ -166,7 +166,6 @@ TEST_CASE("matmul kernel: in-place B steps ldb through B and stores every vector
   }
   MicroKernelShape edge{6, 4, 512, MatmulDtype::f32};
   edge.b_direct = true;
-  CHECK_FALSE(x86::micro_kernel_listing(edge, 6, 63).ok());  // the last vector would read past a row
   edge.dtype = MatmulDtype::bf16;
   CHECK_THAT(x86::check_shape(edge, 32), Catch::Contains("in-place B"));
   // Packed kernels keep their fixed step and never touch rbx.
@@ -195,6 +194,36 @@ TEST_CASE("matmul kernel: in-place B steps ldb through B and stores every vector
   REQUIRE(pop_rbx != std::string::npos);
   CHECK(pop_r12 < pop_rbx);
   CHECK(tall_text->find("push rbx") < tall_text->find("push r12"));
+}
+
+TEST_CASE("matmul kernel: in-place B on zmm reads an edge panel through a masked last vector, ymm packs it", "[matmul_kernel]") {
+  MicroKernelShape s{6, 4, 512, MatmulDtype::f32};
+  s.b_direct = true;
+  CHECK(isa::host_target().b_in_place_edges(s));
+  // 35 columns: two whole vectors and three lanes of a third; the fourth is not touched.
+  auto text = x86::micro_kernel_listing(s, 5, 35);
+  REQUIRE(text.ok());
+  INFO(*text);
+  CHECK(count(*text, "mov eax, 7\nkmovw k2, eax") == 1);  // the three columns of the last vector
+  // Each step: the masked-zeroing load of B's third vector, then all three stored whole to the panel.
+  CHECK(count(*text, "{k2}{z}") == 1);
+  CHECK(count(*text, "vmovups zmm17 {k2}{z}, [rdx+128]") == 1);
+  CHECK(count(*text, "vmovups [rbx") == 3);
+  CHECK(count(*text, "vmovups [rbx+128], zmm17") == 1);
+  CHECK(count(*text, "vfmadd231ps") == size_t(5 * 3));
+  // A whole-width kernel has no mask on B.
+  auto whole = x86::micro_kernel_listing(s, 6, 64);
+  REQUIRE(whole.ok());
+  CHECK(count(*whole, "k2") == 0);
+  // The ymm kernels have no mask register to spare: in place they stay whole panels wide.
+  MicroKernelShape narrow{6, 2, 256, MatmulDtype::f32};
+  narrow.b_direct = true;
+  CHECK_FALSE(isa::host_target().b_in_place_edges(narrow));
+  auto refused = x86::micro_kernel_listing(narrow, 6, 13);
+  REQUIRE_FALSE(refused.ok());
+  CHECK_THAT(refused.error(), Catch::Contains("whole 16 columns wide"));
+  // Packed kernels never ask (the question is about reading B in place).
+  CHECK_FALSE(isa::host_target().b_in_place_edges(MicroKernelShape{6, 4, 512, MatmulDtype::f32}));
 }
 
 TEST_CASE("matmul kernel: shapes outside the register file or the ISA are refused", "[matmul_kernel]") {
