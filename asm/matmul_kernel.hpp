@@ -38,8 +38,9 @@ struct MicroKernelShape {
   // B read in place: a k step's nr columns straight from B's row (ldb apart) instead of from a
   // packed micro-panel, each step's vectors also stored to a packed panel (b_out) as they are read,
   // so that one call packs the panel the block's other calls then read. For f32 only (a packed f32
-  // micro-panel is B's rows cut to nr columns) and whole-width tiles only (the last vector would
-  // read past the row: an edge panel is packed ahead).
+  // micro-panel is B's rows cut to nr columns), and whole-width tiles only where the kernels cannot
+  // mask their last vector (Target::b_in_place_edges; else it would read past the row, and an edge
+  // panel is packed ahead).
   bool b_direct = false;
   static constexpr int kTileRows = 16;
   static constexpr int kTileDepthSteps = 16;

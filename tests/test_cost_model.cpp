@@ -666,6 +666,9 @@ TEST_CASE("B read in place saves its packing, and the model reads in place only 
                       own = predict(met, problem(128, 128, 128, 2), rows_in_place);
   CHECK_FALSE(own.config.pack_b);
   CHECK(shared.pack_seconds - own.pack_seconds >= 2e-6);
+  // Meetings and hand-offs cost the in-place grid nothing, the packed one its barrier and more.
+  CHECK(own.pack_seconds == Approx(predict(m, problem(128, 128, 128, 2), rows_in_place).pack_seconds));
+  CHECK(shared.pack_seconds - predict(m, problem(128, 128, 128, 2), rows).pack_seconds >= 2e-6);
   // And the model reads a B beyond L2 in place only on one row of threads, where its panels serve
   // few calls: several rows would each read it from memory.
   CHECK(b_in_place_pays(m, problem(24, 1024, 4096), 6, 1));

@@ -176,11 +176,18 @@ TEST_CASE("gemm: B read in place ends at an unreadable page and its edge panel r
     std::vector<float> a(size_t(m * k)), c(size_t(m * n));
     for (float& v : a) v = real(rng);
     for (int64_t i = 0; i < k * n; ++i) b[i] = real(rng);
-    for (auto [rows, cols] : {std::pair{1, 1}, std::pair{1, 2}}) {
+    // One thread, a grid over N, one over M (each row of threads reads B on its own), K split.
+    for (auto [rows, cols, k_parts] :
+         {std::tuple{1, 1, 1}, std::tuple{1, 2, 1}, std::tuple{2, 1, 1}, std::tuple{1, 1, 2}}) {
       MatmulConfig g = small_blocks(MatmulDtype::f32, 6, regs == 32 ? 4 : 2, rows, cols);
       g.kc = 24;
+      g.k_threads = k_parts;
+      g.threads = rows * cols * k_parts;
       g.pack_b = false;
-      INFO("n " << n << " grid " << rows << "x" << cols);
+      INFO("n " << n << " grid " << rows << "x" << cols << " K parts " << k_parts << ", edge panel "
+                << (isa::host_target().b_in_place_edges(gemm.micro_kernel_shape(g.mr, g.nv, false, true))
+                        ? "read in place"
+                        : "packed ahead"));
       REQUIRE(gemm.run(GemmArgs{m, n, k, a.data(), k, b, n, c.data(), n}, g).ok());
       std::vector<double> ref(static_cast<size_t>(n));
       double worst = 0, scale = 1e-30;

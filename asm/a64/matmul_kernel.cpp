@@ -217,7 +217,7 @@ Expected<isa::JitFunction> compile(const isa::MicroKernelShape& s, int rows, int
   if (std::string why = check_shape(s, 32); !why.empty()) return make_error(why);
   if (rows < 1 || rows > s.mr || cols < 1 || cols > s.nr())
     return make_error(fmt::format("micro-tile {}x{} outside the {}x{} block", rows, cols, s.mr, s.nr()));
-  if (std::string why = isa::b_direct_tile_refusal(s, rows, cols, false); !why.empty()) return make_error(why);
+  if (std::string why = isa::b_direct_tile_refusal(s, rows, cols, b_in_place_edges(s)); !why.empty()) return make_error(why);
   isa::HostCode code(listing);  // an instruction asmjit cannot encode fails the compile
   aj::Assembler a(code.holder());
   if (Error err = emit_kernel(a, s, rows, cols))

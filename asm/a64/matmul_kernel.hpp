@@ -34,6 +34,10 @@ inline constexpr int kKernelUnroll = 1 << kKernelUnrollShift;
 // The tallest block whose kernels read A in place: one row pointer a row (x11..x16).
 inline constexpr int kAInPlaceRows = 6;
 
+// In-place B kernels are whole panels wide: the NEON kernels load whole 128-bit vectors of B and
+// have no masked load, so an edge panel is packed ahead (Target::b_in_place_edges).
+inline bool b_in_place_edges(const isa::MicroKernelShape&) { return false; }
+
 std::string check_shape(const isa::MicroKernelShape& s, int vector_registers);
 // The instructions one k step of the kernel of `s` runs (Target::kernel_step).
 std::vector<isa::StepInstruction> kernel_step_instructions(const isa::MicroKernelShape& s);

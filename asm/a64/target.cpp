@@ -82,8 +82,7 @@ int A64Target::registers_needed(const isa::MicroKernelShape& shape) const {
 
 int A64Target::a_in_place_rows() const { return a64::kAInPlaceRows; }
 
-// The NEON kernels load whole 128-bit vectors of B and have no masked load: an edge panel is packed.
-bool A64Target::b_in_place_edges(const isa::MicroKernelShape&) const { return false; }
+bool A64Target::b_in_place_edges(const isa::MicroKernelShape& shape) const { return a64::b_in_place_edges(shape); }
 
 std::string A64Target::check_kernel_shape(const isa::MicroKernelShape& shape, int vector_registers) const {
   return check_shape(shape, vector_registers);

@@ -177,6 +177,10 @@ double l3_thread_budget(const MachineModel& machine, int threads) {
 
 namespace {
 
+// The rows of threads that share each B block: all of a column where B is packed ahead, none where
+// each thread reads B in place into panels of its own.
+int b_sharing_rows(const MatmulConfig& c) { return c.pack_b ? c.thread_rows : 1; }
+
 // Threads are assumed laid out column-major over the grid (thread t: row t % thread_rows, column
 // t / thread_rows), so that the threads sharing a B block are neighbours in core order and share an
 // L3 instance; one instance then holds a B block per column group it hosts.
@@ -613,7 +617,7 @@ CandidateCost evaluate(const MachineModel& machine, const MatmulProblem& problem
   const int kgroup = dtype_traits(machine, problem).kgroup;
   part.k = ceil_div(ceil_div(problem.k, kgroup), c.k_threads) * kgroup;
   const Geometry g = geometry_of(machine, part, c);
-  const Budgets b = budgets_for(machine, problem, c.thread_rows, c.threads);
+  const Budgets b = budgets_for(machine, problem, b_sharing_rows(c), c.threads);
   const Placement pl = place(g, b);
   const KernelTiming kt = kernel_timing(machine, c.mr, c.nv, g.dt);
 
@@ -696,7 +700,7 @@ CandidateCost evaluate(const MachineModel& machine, const MatmulProblem& problem
   const double mean_items = double(std::max<int64_t>(problem.batch, 1)) / c.batch_threads;
   r.imbalance = double(g.tiles_m_t) * double(g.vectors_t) / mean_work * (batch / mean_items) - 1.0;
   // The thread's own A buffer and its share of the B buffer it packs with its column group.
-  r.bytes_per_thread = uint64_t(g.a_block + g.b_block / c.thread_rows);
+  r.bytes_per_thread = uint64_t(g.a_block + g.b_block / b_sharing_rows(c));
   r.note = notes_of(c, g, pl);
   return r;
 }
@@ -762,7 +766,7 @@ MatmulConfig with_blocks(const MachineModel& machine, const MatmulProblem& probl
   c.mc = c.mr;
   c.nc = c.nr;
   const Geometry g = geometry_of(machine, problem, c);
-  const Budgets b = budgets_for(machine, problem, c.thread_rows, c.threads);
+  const Budgets b = budgets_for(machine, problem, b_sharing_rows(c), c.threads);
   const double kc_bytes = double(g.kc) * dt.packed_bytes;
   const auto fitting = [](double budget, double per_unit, int64_t total) {
     return int64_t(std::min(double(total), std::floor(budget / per_unit)));
@@ -863,7 +867,7 @@ std::string grid_text(const MatmulConfig& c) {
 // Where the chosen configuration's blocks live, for the explanation.
 std::string placement_text(const MachineModel& machine, const MatmulProblem& problem, const MatmulConfig& c) {
   const Geometry g = geometry_of(machine, problem, c);
-  const Budgets b = budgets_for(machine, problem, c.thread_rows, c.threads);
+  const Budgets b = budgets_for(machine, problem, b_sharing_rows(c), c.threads);
   const Placement pl = place(g, b);
   return "A block " + bytes_text(g.a_block) + " in " + level_name(pl.a_block) + ", B micro-panel " +
          bytes_text(g.b_panel) + " in " + level_name(pl.b_panel) + ", B block " + bytes_text(g.b_block) + " in " +

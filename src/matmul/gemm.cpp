@@ -116,8 +116,10 @@ int Gemm::threads_started(int64_t m, int64_t n, int64_t k, int64_t batch, const 
 
 struct Gemm::Workspace {
   std::vector<WordBuffer> a;                   // one per thread
-  std::vector<std::array<WordBuffer, 2>> b;    // one pair per column group: pack the next while others finish
-  std::vector<std::unique_ptr<SpinBarrier>> barriers;  // one per column group
+  // One pair per column group, packed ahead: pack the next while others finish; where B is read in
+  // place, the first of a pair per thread (no other thread reads it).
+  std::vector<std::array<WordBuffer, 2>> b;
+  std::vector<std::unique_ptr<SpinBarrier>> barriers;  // one per column group (B packed ahead)
   std::vector<WordBuffer> partial;                    // K parts after the first: one per thread
   std::vector<std::unique_ptr<SpinBarrier>> k_barriers;  // one per tile region, for its K parts
 };
@@ -336,8 +338,8 @@ Expected<bool> Gemm::run_batch(const GemmArgs& x, int64_t batch, const BatchStri
     if (!buf.ensure(size_t(steps_max * ceil_div(std::min<int64_t>(g.mc, x.m), mr) * mr)))
       return make_error("cannot allocate the A packing buffers");
   for (auto& pair : ws.b)
-    for (auto& buf : pair)
-      if (!buf.ensure(size_t(b_panel_words(steps_max, nr, signed_a_) * ceil_div(std::min<int64_t>(g.nc, x.n), nr))))
+    for (size_t i = 0; i < (b_direct ? 1u : pair.size()); ++i)
+      if (!pair[i].ensure(size_t(b_panel_words(steps_max, nr, signed_a_) * ceil_div(std::min<int64_t>(g.nc, x.n), nr))))
         return make_error("cannot allocate the B packing buffers");
   // One barrier per column group, kept while the grid stays the same (a finished run leaves each one
   // ready for the next).
@@ -386,7 +388,7 @@ Expected<bool> Gemm::run_batch(const GemmArgs& x, int64_t batch, const BatchStri
         const int64_t start = panels * tr / tr_count;
         for (int64_t pc = k_begin; pc < k_end; pc += g.kc) {
           const int64_t kc = std::min<int64_t>(g.kc, k_end - pc), steps = k_steps(kc, es, widened_, step_block);
-          uint32_t* bp = b_buffers[size_t(block++ & 1)].get();
+          uint32_t* bp = b_buffers[b_direct ? 0 : size_t(block++ & 1)].get();
           // This thread's share of the block's panels. Read in place, each thread's own panels are
           // packed as they are read, only a narrow edge panel ahead (where the kernels cannot mask
           // it): no other thread reads them, so none is waited for.

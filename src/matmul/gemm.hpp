@@ -3,8 +3,9 @@
 // column group pack together and share; each thread packs its own mc x kc blocks of A and runs the
 // register-block kernel over them. Threads form a grid over M (thread_rows) and N (thread_cols).
 // Operands can be read in place instead (MatmulConfig::pack_a, pack_b): A's rows lda apart (every
-// dtype whose packing leaves A's words as they are), f32 B's whole-width panels ldb apart (an edge
-// panel of B narrower than nr is still packed).
+// dtype whose packing leaves A's words as they are), f32 B's panels ldb apart, each thread packing
+// the panels it reads for its own later calls (an edge panel of B narrower than nr is packed ahead
+// where the kernels cannot mask its last vector: Target::b_in_place_edges).
 #pragma once
 #include <cstdint>
 #include <functional>
