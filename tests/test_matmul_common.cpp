@@ -288,6 +288,20 @@ TEST_CASE("matmul kernels: the widened path replaces the dot product only when i
   native.gflops = 0;
   widened.gflops = 200;
   CHECK_FALSE(widened_roof_faster(native, widened));
+  // A team figure missing (its run of several threads mistrusted): the one-core readings decide.
+  native.gflops.reset();
+  native.per_core_gflops = 90;
+  widened.gflops = 360;
+  widened.per_core_gflops = 180;
+  CHECK(widened_roof_faster(native, widened));
+  native.per_core_gflops = 170;  // within the noise on one core: the dot product stays
+  CHECK_FALSE(widened_roof_faster(native, widened));
+  native.gflops = 340;  // both teams measured: they decide, whatever one core read
+  native.per_core_gflops = 50;
+  CHECK_FALSE(widened_roof_faster(native, widened));
+  native.gflops.reset();
+  native.per_core_gflops.reset();  // nothing on one core either: nothing decides
+  CHECK_FALSE(widened_roof_faster(native, widened));
 }
 
 TEST_CASE("matmul score: a roof that slows when run without pause is scaled by the share it keeps",

@@ -32,8 +32,11 @@ std::string roof_instruction(const CpuInfo& cpu, MatmulDtype dtype) {
 }
 
 bool widened_roof_faster(const MatmulRoof& native, const MatmulRoof& widened) {
-  if (!native.gflops || !widened.gflops || *native.gflops <= 0) return false;
-  return *widened.gflops > *native.gflops * (1 + kWidenGain);
+  const bool teams = native.gflops && widened.gflops;
+  const std::optional<double> a = teams ? native.gflops : native.per_core_gflops;
+  const std::optional<double> b = teams ? widened.gflops : widened.per_core_gflops;
+  if (!a || !b || *a <= 0) return false;
+  return *b > *a * (1 + kWidenGain);
 }
 
 Expected<WidenChoice> parse_widen(const std::string& text) {
@@ -91,9 +94,11 @@ MatmulRoof measure_roof_choosing_kernels(const GlobalOptions& g, CpuInfo& cpu, M
                  "thread{}; {} {})", to_string(dtype), to_string(dtype), widened.widened_to, widened.source,
                  rate(widened), threads, threads == 1 ? "" : "s", native.source, rate(native));
   else
-    spdlog::info("matmul {}: {} runs {:.1f} GFLOP/s on {} thread{} here, {} {:.1f}: the kernels widen {} to {} "
-                 "when packing and run on it", to_string(dtype), native.source, *native.gflops, threads,
-                 threads == 1 ? "" : "s", widened.source, *widened.gflops, to_string(dtype), widened.widened_to);
+    spdlog::info("matmul {}: {} runs {} GFLOP/s on {} thread{} here, {} {}{}: the kernels widen {} to {} when "
+                 "packing and run on it", to_string(dtype), native.source, rate(native), threads,
+                 threads == 1 ? "" : "s", widened.source, rate(widened),
+                 native.gflops && widened.gflops ? "" : " (compared on one core each)", to_string(dtype),
+                 widened.widened_to);
   cpu = *alternative;
   return keeping(std::move(widened), native);
 }
@@ -155,12 +160,13 @@ MatmulRoof measure_roof(const GlobalOptions& g, const CpuInfo& cpu, MatmulDtype 
     spdlog::log(warn, "no ceiling: {}", roof.missing);
     return roof;
   }
+  const auto per_core = dtype == MatmulDtype::i8 ? p.gops : p.gflops;
+  roof.per_core_gflops = per_core;
   if (threads > 1 && p.threads_status != Status::ok) {
     roof.missing = fmt::format("{} on {} threads {}: {}", s.text, threads, to_string(p.threads_status), p.threads_reason);
     spdlog::log(warn, "no ceiling: {}", roof.missing);
     return roof;
   }
-  const auto per_core = dtype == MatmulDtype::i8 ? p.gops : p.gflops;
   const auto total = dtype == MatmulDtype::i8 ? p.total_gops : p.total_gflops;
   roof.gflops = threads > 1 ? total : per_core;
   if (!roof.gflops) roof.missing = s.text + " gave no rate";

@@ -24,6 +24,10 @@ namespace peakprobe::cli {
 
 struct MatmulRoof {
   std::optional<double> gflops;  // all `threads` cores together
+  // The probe's rate on one core where that reading was ok, also where the run of several threads
+  // was not (a busy host on one of the team's cores): what widened_roof_faster compares when a team
+  // figure is missing.
+  std::optional<double> per_core_gflops;
   std::string source;            // the instruction text (Target::matmul_roof)
   int vector_bits = 0;           // its vector width (0: not known, the machine model's width is used)
   bool tiles = false;             // the roof is the matrix unit's tile multiply (bound_by names the unit)
@@ -71,7 +75,9 @@ std::string widen_problem(const CpuInfo& cpu, MatmulDtype dtype, WidenChoice cho
 // Whether the kernels widen the dtype to run on the wider multiply-add (`widened`, measured for the
 // CPU of Target::gemm_widened_alternative) rather than on its dot product (`native`): both measured,
 // and the widened one faster by more than kWidenGain (the noise of two roof readings), per core on one
-// thread, all threads together on several.
+// thread, all threads together on several; where a team figure is missing (its run of several threads
+// mistrusted), on their one-core readings, so that a host busy on one core for a moment does not
+// keep the slower kernels.
 inline constexpr double kWidenGain = 0.10;
 bool widened_roof_faster(const MatmulRoof& native, const MatmulRoof& widened);
 // measure_roof, and where the kernels of `dtype` could also widen (Target::gemm_widened_alternative),
