@@ -112,7 +112,7 @@ Error emit_kernel(ax::Assembler& e, const MicroKernelShape& s, int rows, int col
   // vectors read are stored to, the 9th.
   const ax::Gp ldb = ax::rax, b_out = ax::rbx;
   // In-place B narrower than the panel (b_in_place_edges): k2 holds the last vector's columns.
-  const bool b_masked = s.b_direct && s.vec_bits == 512 && tail < lanes;
+  const bool b_masked = b_in_place_edges(s) && tail < lanes;
   if (b_masked) {
     e.mov(ax::eax, Imm(int32_t((1u << tail) - 1)));
     e.kmovw(ax::k2, ax::eax);

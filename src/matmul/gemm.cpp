@@ -243,7 +243,8 @@ Expected<bool> Gemm::run_batch(const GemmArgs& x, int64_t batch, const BatchStri
   if (!last_checked_ || !(last_checked_->config == g)) {
     last_checked_.reset();
     if (std::string why = check_config(cpu_, dtype_, g); !why.empty()) return make_error(why);
-    last_checked_ = CheckedConfig{g, micro_kernel_shape(g.mr, g.nv, !g.pack_a, !g.pack_b).step_block()};
+    const isa::MicroKernelShape shape = micro_kernel_shape(g.mr, g.nv, !g.pack_a, !g.pack_b);
+    last_checked_ = CheckedConfig{g, shape.step_block(), !g.pack_b && isa::host_target().b_in_place_edges(shape)};
   }
   if (x.m < 0 || x.n < 0 || x.k < 0 || batch < 0) return make_error("negative matrix dimension or batch");
   if (x.m == 0 || x.n == 0 || batch == 0) return true;
@@ -286,7 +287,7 @@ Expected<bool> Gemm::run_batch(const GemmArgs& x, int64_t batch, const BatchStri
   // vector (Target::b_in_place_edges), else packed ahead. Each thread packs B blocks of its own
   // (several rows of threads read B in place each on their own).
   const bool direct = !g.pack_a, b_direct = !g.pack_b;
-  const bool edges_in_place = b_direct && isa::host_target().b_in_place_edges(micro_kernel_shape(mr, g.nv, direct, true));
+  const bool edges_in_place = last_checked_->edges_in_place;
   const auto table_of = [&](bool b_in_place) -> std::vector<isa::MicroKernelFn>& {
     std::vector<isa::MicroKernelFn>& t = kernel_tables_[{mr, g.nv, direct, b_in_place}];
     if (t.empty()) t.assign(size_t((mr + 1) * (nr + 1)), nullptr);
@@ -342,9 +343,10 @@ Expected<bool> Gemm::run_batch(const GemmArgs& x, int64_t batch, const BatchStri
       if (!pair[i].ensure(size_t(b_panel_words(steps_max, nr, signed_a_) * ceil_div(std::min<int64_t>(g.nc, x.n), nr))))
         return make_error("cannot allocate the B packing buffers");
   // One barrier per column group, kept while the grid stays the same (a finished run leaves each one
-  // ready for the next).
+  // ready for the next). Where B is read in place no thread waits for another's panels: none.
   std::vector<std::unique_ptr<SpinBarrier>>& barriers = ws.barriers;
-  if (barriers.size() != size_t(column_groups) || barriers.front()->parties() != tr_count) {
+  if (b_direct) barriers.clear();
+  else if (barriers.size() != size_t(column_groups) || barriers.front()->parties() != tr_count) {
     barriers.clear();
     for (int q = 0; q < column_groups; ++q) barriers.push_back(std::make_unique<SpinBarrier>(tr_count));
   }
@@ -372,7 +374,7 @@ Expected<bool> Gemm::run_batch(const GemmArgs& x, int64_t batch, const BatchStri
     const int64_t k_end = std::min(x.k, k_units * (tk + 1) / tk_count * kg);
     uint32_t* ap = ws.a[size_t(t)].get();
     auto& b_buffers = ws.b[size_t(b_direct ? t : (group * tk_count + tk) * tc_count + tc)];
-    SpinBarrier& barrier = *barriers[size_t((group * tk_count + tk) * tc_count + tc)];
+    SpinBarrier* barrier = b_direct ? nullptr : barriers[size_t((group * tk_count + tk) * tc_count + tc)].get();
     int block = 0;  // alternates the B buffers across k blocks and items alike
     for (int64_t item = group; item < batch; item += groups) {
       const auto* a = static_cast<const uint8_t*>(x.a) + item * stride.a * es;
@@ -400,7 +402,7 @@ Expected<bool> Gemm::run_batch(const GemmArgs& x, int64_t batch, const BatchStri
           if (pack_begin < pack_end)
             pack_b(b + (pc * x.ldb + jc) * es, x.ldb, kc, nc, es, nr, pack_begin, pack_end, bp, signed_a_, widened_,
                    step_block);
-          if (!b_direct) barrier.wait();
+          if (barrier) barrier->wait();
           const uint64_t accumulate = pc > k_begin;
           for (int64_t ic = r0; ic < r1; ic += g.mc) {
             const int64_t mc = std::min<int64_t>(g.mc, r1 - ic);

@@ -122,6 +122,9 @@ class Gemm {
   struct CheckedConfig {
     MatmulConfig config;
     int step_block = 1;  // micro_kernel_shape(config).step_block()
+    // B read in place (pack_b false) and the target's kernels mask an edge panel's last vector, so
+    // that panel is read in place too (Target::b_in_place_edges).
+    bool edges_in_place = false;
   };
   std::optional<CheckedConfig> last_checked_;  // the last configuration check_config passed
   using KernelKey = std::tuple<int, int, bool, bool>;  // mr, nv, A in place, B in place
