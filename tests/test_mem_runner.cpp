@@ -170,6 +170,15 @@ TEST_CASE("bytes per core cycle divide by the sum of the threads' clocks when ea
   CHECK_FALSE(bytes_per_core_cycle(300, 3.0, 0, {}));
 }
 
+TEST_CASE("a bandwidth point settles when its three best repetitions agree within half a percent", "[mem_runner]") {
+  CHECK_FALSE(best_settled({}));
+  CHECK_FALSE(best_settled({1.0, 1.0}));  // two are not three
+  CHECK(best_settled({1.0, 1.004, 1.002}));
+  CHECK(best_settled({1.3, 1.0, 1.2, 1.004, 1.002}));  // the slow ones do not matter
+  CHECK_FALSE(best_settled({1.0, 1.004, 1.006, 1.2}));  // the third best is 0.6% slower
+  CHECK_FALSE(best_settled({0.0, 0.0, 0.0}));            // no span measured
+}
+
 TEST_CASE("hw: bad memory requests are errors, not crashes", "[hw][mem_runner]") {
   CHECK(runner().bandwidth({"stream", 0, 1 << 20, 1}).status == Status::error);
   CHECK(runner().bandwidth({"triad", 0, 64, 1}).status == Status::error);

@@ -33,6 +33,11 @@ struct LatencyRequest {
 std::optional<double> bytes_per_core_cycle(double gbps, double first_ghz, int threads,
                                            const std::vector<double>& per_thread_ghz);
 
+// Whether the best of a bandwidth point's repetitions has settled: its three shortest spans (seconds,
+// of the repetitions no thread waited in) within 0.5% of each other. A point stops there once it has
+// its minimum of repetitions, instead of running all of them.
+bool best_settled(std::vector<double> spans);
+
 class MemRunner {
  public:
   static Expected<std::unique_ptr<MemRunner>> create(const CpuInfo& cpu, int first_cpu);
