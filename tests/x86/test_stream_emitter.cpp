@@ -707,3 +707,49 @@ TEST_CASE("general-purpose streams leave the floating-point state alone and othe
     }
   }
 }
+
+TEST_CASE("general registers are set up by moves a Golden Cove renamer does not keep as folded constants",
+          "[emitter]") {
+  // A 64-bit move of a sign-extended 32-bit immediate (REX.W C7) made `shl r64, cl` read 3 cycles of
+  // latency on the Emerald Rapids VM where 1 is true: no stream may set a register that way.
+  auto is_folded_constant_move = [](asmjit::BaseNode* n) {
+    if (!n->isInst()) return false;
+    auto* in = n->as<asmjit::InstNode>();
+    if (in->id() != asmjit::x86::Inst::kIdMov || in->opCount() != 2) return false;
+    const asmjit::Operand& dst = in->op(0);
+    const asmjit::Operand& src = in->op(1);
+    return dst.isReg() && dst.as<asmjit::x86::Reg>().isGpq() && src.isImm() &&
+           asmjit::Support::isInt32(src.as<asmjit::Imm>().value());
+  };
+  auto count = [&](const x86::StreamPlan& plan, uint32_t inst_id) {
+    EmittedStream s(plan, 2);
+    int folded = 0, of_id = 0;
+    for (asmjit::BaseNode* n = s.b.firstNode(); n; n = n->next()) {
+      if (is_folded_constant_move(n)) ++folded;
+      if (n->isInst() && n->as<asmjit::InstNode>()->id() == inst_id) ++of_id;
+    }
+    return std::make_pair(folded, of_id);
+  };
+  const auto isa = full_isa();
+  for (const char* text : {"shl r64, cl", "shlx r64, r64, r64", "add r64, r64", "div r64", "mov r64, m64"}) {
+    INFO(text);
+    auto form = x86::resolve_inst(text);
+    REQUIRE(form.ok());
+    for (bool latency : {false, true}) {
+      auto plan = latency ? x86::plan_latency(form.value(), isa, "f32") : x86::plan_throughput(form.value(), 4, isa, "f32");
+      if (!plan.ok()) continue;  // a form without a latency chain
+      CHECK(count(plan.value(), asmjit::x86::Inst::kIdMov).first == 0);
+    }
+  }
+  SECTION("a negative 32-bit value is sign-extended from a 32-bit move, a wider one is a 64-bit immediate") {
+    auto form = x86::resolve_inst("add r64, r64");
+    REQUIRE(form.ok());
+    auto plan = x86::plan_throughput(form.value(), 4, isa, "f32");
+    REQUIRE(plan.ok());
+    plan->inits.push_back({x86::OpClass::gp, asmjit::x86::Gp::kIdR14, x86::InitKind::gp_value, uint64_t(-16)});
+    plan->inits.push_back({x86::OpClass::gp, asmjit::x86::Gp::kIdR15, x86::InitKind::gp_value, 0x123456789ull});
+    const auto [folded, movsxd] = count(plan.value(), asmjit::x86::Inst::kIdMovsxd);
+    CHECK(folded == 0);
+    CHECK(movsxd == 1);
+  }
+}
