@@ -135,6 +135,22 @@ TEST_CASE("resolve: accumulating forms asmjit marks write-only are read too", "[
   CHECK(f->roles[0].read);
 }
 
+TEST_CASE("resolve: a masked blend writes its destination without reading it, a merge-masked add reads it",
+          "[inst_form]") {
+  for (const char* text : {"vpblendmd zmm {k}, zmm, zmm", "vblendmps ymm {k}, ymm, ymm", "vpblendmb xmm {k}, xmm, m128",
+                           "vblendmpd zmm {k}, zmm, m64bcst"}) {
+    INFO(text);
+    auto f = resolve_inst(text);
+    REQUIRE(f.ok());
+    CHECK_FALSE(f->roles[0].read);
+    CHECK(f->roles[0].write);
+    CHECK(f->roles[1].read);
+  }
+  auto add = resolve_inst("vaddps zmm {k}, zmm, zmm");
+  REQUIRE(add.ok());
+  CHECK(add->roles[0].read);  // elements the mask leaves out keep the old destination
+}
+
 TEST_CASE("resolve: unknown mnemonic suggests the nearest names", "[inst_form]") {
   auto f = resolve_inst("vfmad231ps ymm, ymm, ymm");
   REQUIRE_FALSE(f.ok());
