@@ -680,6 +680,44 @@ TEST_CASE("B read in place saves its packing, and the model reads in place only 
   CHECK(choose_config(m, problem(2048, 2048, 2048)).config.pack_b);
 }
 
+TEST_CASE("the model reads in place an A that fits half of L2, or whose blocks serve many B panels", "[cost_model]") {
+  MachineModel m = server();  // 2 MiB of L2
+  m.a_in_place_rows = 9;
+  // 513^3 f32: A is 1 MiB and a little more, just over half of L2.
+  const MatmulProblem p = problem(513, 513, 513);
+  CHECK(a_in_place_pays(m, p, 9, kAReusePanels));
+  CHECK_FALSE(a_in_place_pays(m, p, 9, kAReusePanels - 1));
+  CHECK_FALSE(a_in_place_pays(m, p, 9, 1));  // nc one panel: each block is read once, in place from afar
+  // An A within half of L2 is read in place whatever its reuse; a block the kernels cannot read
+  // in place (taller than their rows, or K not whole k groups) never.
+  CHECK(a_in_place_pays(m, problem(256, 513, 512), 9, 1));
+  CHECK_FALSE(a_in_place_pays(m, problem(256, 513, 512), 10, 1));
+  CHECK_FALSE(a_in_place_pays(m, problem(256, 513, 513, 1, MatmulDtype::bf16), 6, kAReusePanels));
+  // The model's own choices follow: every candidate whose nc spans kAReusePanels panels or more
+  // reads A in place, every one narrower (with this A) packs it.
+  for (const CandidateCost& c : rank_configs(m, p)) {
+    if (c.config.mr > m.a_in_place_rows) continue;
+    INFO(c.config.mr << "x" << c.config.nr << " nc " << c.config.nc);
+    CHECK(c.config.pack_a == (c.config.nc / c.config.nr < kAReusePanels));
+  }
+}
+
+TEST_CASE("threads side by side in C's rows pay for the line they share in each row not whole lines apart",
+          "[cost_model]") {
+  MachineModel m = laptop();
+  m.handoff_gbps = 20;
+  const MatmulConfig side_by_side = config(5, 4, 130, 127, 64, 1, 2), stacked = config(5, 4, 65, 127, 128, 2, 1);
+  const CandidateCost shared = predict(m, problem(127, 127, 127, 2), side_by_side);
+  const CandidateCost own = predict(m, problem(127, 127, 127, 2), stacked);
+  // 127 rows each share a line, one K block stores it once: over and back, 128 bytes at 20 GB/s.
+  CHECK(shared.team_seconds - own.team_seconds == Approx(127 * 128 / 20e9).epsilon(0.01));
+  // C's rows 128 floats apart, 64-byte vectors: every cut falls on a line boundary, nothing shared.
+  CHECK(predict(m, problem(128, 128, 128, 2), config(5, 4, 130, 128, 64, 1, 2)).team_seconds ==
+        Approx(predict(m, problem(128, 128, 128, 2), config(5, 4, 65, 128, 128, 2, 1)).team_seconds));
+  // With the price, the model stacks the threads for 127^3 where it put them side by side before.
+  CHECK(choose_config(m, problem(127, 127, 127, 2)).config.thread_cols == 1);
+}
+
 TEST_CASE("the model plans with every power of two below the threads it may use", "[cost_model]") {
   CHECK(thread_counts(16) == std::vector<int>{16, 8, 4, 2, 1});
   CHECK(thread_counts(12) == std::vector<int>{12, 8, 4, 2, 1});

@@ -307,13 +307,14 @@ std::vector<MatmulConfig> plan_candidates(const CpuInfo& cpu, Gemm& gemm, const 
     other_b.pack_b = true;
     add_unless_listed(other_b);
   }
-  // And a first choice that packs A, with A read in place where the kernels can. The model packs an A
-  // larger than half of L2 (a_in_place_pays), which on the Sapphire Rapids-class VM streamed from L3
-  // at half speed with nc 64; on the Zen 4 VM at 1024^3 f32 the model's 9x48 block (mc 117, kc 1024,
-  // nc 528) ran 111.1-112.0 GFLOP/s with A in place against 109.0-110.1 packed, in turns.
-  if (shortlist.front().pack_a && a_in_place_fits(shortlist.front())) {
+  // And the first choice with A the other way: read in place where it packs A and the kernels can,
+  // packed where it reads A in place. The model packs an A larger than half of L2 whose blocks serve
+  // few B panels (a_in_place_pays), which on the Sapphire Rapids-class VM streamed from L3 at half
+  // speed with nc 64; on the Zen 4 VM at 1024^3 f32 the model's 9x48 block (mc 117, kc 1024, nc 528)
+  // ran 111.1-112.0 GFLOP/s with A in place against 109.0-110.1 packed, in turns.
+  if (!shortlist.front().pack_a || a_in_place_fits(shortlist.front())) {
     MatmulConfig other_a = shortlist.front();
-    other_a.pack_a = false;
+    other_a.pack_a = !other_a.pack_a;
     add_unless_listed(other_a);
   }
   // The first choice on every other grid of its threads: the model prices a B block shared by a

@@ -508,6 +508,22 @@ double kernel_memory_seconds(const MachineModel& machine, const MatmulConfig& c,
   return s;
 }
 
+// Threads side by side in a row of C (thread_cols > 1) meet inside a line of C in every row where
+// their columns' cut does not fall on a line boundary: C's rows not whole lines apart (n elements,
+// as `matmul` lays C out) or vectors narrower than a line. Each K block's stores then send that line
+// from one core to the other and back. Emerald Rapids VM, 127^3 f32 on 2 threads, 4x64 blocks split
+// over N: 263-275 GFLOP/s with C's rows 127 floats apart, 299-301 with them 144 apart, about 12.6 ns
+// a shared line; priced at two measured hand-offs of a line (22.3 GB/s there: 5.7 ns each).
+double c_line_sharing_seconds(const MachineModel& machine, const MatmulProblem& problem, const MatmulConfig& c,
+                              const Geometry& g) {
+  constexpr double kLineBytes = 64;
+  const double gbps = machine.handoff_gbps > 0 ? machine.handoff_gbps : machine.l3_gbps;
+  if (c.thread_cols <= 1 || gbps <= 0) return 0;
+  const double row_bytes = double(problem.n) * g.dt.c_bytes, vector_bytes = double(c.nr / std::max(1, c.nv)) * g.dt.c_bytes;
+  if (std::fmod(row_bytes, kLineBytes) == 0 && std::fmod(vector_bytes, kLineBytes) == 0) return 0;
+  return g.rows * double(g.kblocks) * 2 * kLineBytes / (gbps * kGiga);
+}
+
 // One barrier among `parties` threads: the measured wait of a pair (MachineModel::barrier_seconds)
 // or, unmeasured, a cache-line round trip; either times log2(parties), a guess at how the wait
 // grows with the threads that must all arrive (SpinBarrier is one counter; only a pair is measured).
@@ -689,7 +705,7 @@ CandidateCost evaluate(const MachineModel& machine, const MatmulProblem& problem
   r.pack_seconds = pack_seconds(machine, c, g, b, pl) * batch;
   if (c.k_threads > 1) r.pack_seconds += k_sum_seconds(machine, b, g, c.k_threads) * batch;
   // One wake-up and join of the team per call: a batch is one run of it (gemm.cpp).
-  r.team_seconds = fork_join_cost(machine, g.started_threads);
+  r.team_seconds = fork_join_cost(machine, g.started_threads) + c_line_sharing_seconds(machine, problem, c, g) * batch;
   r.seconds = soft_max(r.compute_seconds, r.memory_seconds, kOverlapSoftness) + r.pack_seconds + r.team_seconds;
 
   // Columns are computed to whole vectors, rows to whole tiles.
@@ -761,7 +777,6 @@ MatmulConfig with_blocks(const MachineModel& machine, const MatmulProblem& probl
   const DtypeTraits dt = dtype_traits(machine, problem);
   const int64_t kpad = round_up(problem.k, dt.kgroup);
   c.kc = int(round_up(std::min<int64_t>(kc_target, kpad), dt.kgroup));
-  c.pack_a = !a_in_place_pays(machine, problem, c.mr);
   c.pack_b = !b_in_place_pays(machine, problem, c.mr, c.thread_rows);
   c.mc = c.mr;
   c.nc = c.nr;
@@ -785,6 +800,7 @@ MatmulConfig with_blocks(const MachineModel& machine, const MatmulProblem& probl
     case NcRule::c_panel_l2: nc_max = fitting(std::max(0.0, b.l2 - with_mc.a_block), c_row, cols_tiles); break;
   }
   c.nc = int(balanced_block(cols_tiles, int64_t(nc_max), c.nr));
+  c.pack_a = !a_in_place_pays(machine, problem, c.mr, c.nc / std::max(1, c.nr));
   return c;
 }
 
@@ -884,10 +900,11 @@ bool a_in_place_possible(const MachineModel& machine, const MatmulProblem& probl
   return mr >= 1 && mr <= machine.a_in_place_rows && problem.k % dtype_traits(machine, problem).kgroup == 0;
 }
 
-bool a_in_place_pays(const MachineModel& machine, const MatmulProblem& problem, int mr) {
+bool a_in_place_pays(const MachineModel& machine, const MatmulProblem& problem, int mr, int b_panels) {
   return a_in_place_possible(machine, problem, mr) &&
-         double(problem.m) * double(problem.k) * dtype_traits(machine, problem).ab_bytes <=
-             kL2Fill * double(machine.l2_bytes);
+         (double(problem.m) * double(problem.k) * dtype_traits(machine, problem).ab_bytes <=
+              kL2Fill * double(machine.l2_bytes) ||
+          b_panels >= kAReusePanels);
 }
 
 bool b_in_place_pays(const MachineModel& machine, const MatmulProblem& problem, int mr, int thread_rows) {
