@@ -170,13 +170,20 @@ TEST_CASE("bytes per core cycle divide by the sum of the threads' clocks when ea
   CHECK_FALSE(bytes_per_core_cycle(300, 3.0, 0, {}));
 }
 
-TEST_CASE("a bandwidth point settles when its three best repetitions agree within half a percent", "[mem_runner]") {
+TEST_CASE("a bandwidth point settles when 8 or more repetitions ran and half of them agree with the best",
+          "[mem_runner]") {
   CHECK_FALSE(best_settled({}));
-  CHECK_FALSE(best_settled({1.0, 1.0}));  // two are not three
-  CHECK(best_settled({1.0, 1.004, 1.002}));
-  CHECK(best_settled({1.3, 1.0, 1.2, 1.004, 1.002}));  // the slow ones do not matter
-  CHECK_FALSE(best_settled({1.0, 1.004, 1.006, 1.2}));  // the third best is 0.6% slower
-  CHECK_FALSE(best_settled({0.0, 0.0, 0.0}));            // no span measured
+  CHECK_FALSE(best_settled({1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0}));  // seven are too few
+  CHECK(best_settled({1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0}));
+  // Eight: the faster half and the next one (the later of the middle two) within 0.5%; three slow
+  // repetitions do not matter.
+  CHECK(best_settled({1.3, 1.0, 1.2, 1.004, 1.002, 1.001, 1.003, 1.4}));
+  // Four slow of eight: the median falls among them, and the best has not settled.
+  CHECK_FALSE(best_settled({1.3, 1.0, 1.2, 1.001, 1.002, 1.001, 1.5, 1.4}));
+  // Three fast of nine: a slow majority behind a fast few keeps the point running.
+  CHECK_FALSE(best_settled({1.0, 1.001, 1.002, 1.2, 1.2, 1.2, 1.2, 1.2, 1.2}));
+  CHECK_FALSE(best_settled({1.0, 1.004, 1.006, 1.006, 1.006, 1.2, 1.2, 1.2}));  // the median 0.6% slower
+  CHECK_FALSE(best_settled({0, 0, 0, 0, 0, 0, 0, 0}));                          // no span measured
 }
 
 TEST_CASE("hw: bad memory requests are errors, not crashes", "[hw][mem_runner]") {

@@ -171,7 +171,9 @@ Expected<MemKernelCode> compile_mem_kernel(MemKernel kernel, int w, const HostIs
   for (const auto& g : saved) e.push(g);
   emit_scale_constant(e, w, isa);
   // Start values for accumulators and stored registers: finite doubles / small integers.
-  for (const auto& g : kScalarAcc) e.mov(g, Imm(1));
+  // As 32-bit moves (zero-extending): a Golden Cove renamer keeps `mov r64, imm32` as a folded
+  // constant, which slows its readers (x86::set_gp in stream_emitter.cpp).
+  for (const auto& g : kScalarAcc) e.mov(g.r32(), Imm(1));
   for (uint32_t i = 1; i <= kMemUnroll; ++i) {
     if (w == 512) e.vmovapd(ax::zmm(i), ax::zmm0);
     else if (w == 256) e.vmovapd(ax::ymm(i), ax::ymm0);

@@ -97,8 +97,8 @@ Error emit_tile_kernel(ax::Assembler& e, const isa::MicroKernelShape& s, int row
   // Once per row: on a Sapphire Rapids-class VM loading the configuration and releasing the tiles
   // took about 70 ns a call, a quarter of a 128-step call's time.
   e.ldtilecfg(ax::ptr(config));
-  e.mov(lda, Imm(kTileRowBytes));
-  e.mov(ldb, Imm(s.nr() * 4));
+  e.mov(lda.r32(), Imm(kTileRowBytes));  // 32-bit moves: see the scalar stores' in mem_kernels.cpp
+  e.mov(ldb.r32(), Imm(s.nr() * 4));
   e.test(panels, panels);
   e.jz(finish);
   e.bind(panel);

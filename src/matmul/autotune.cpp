@@ -74,7 +74,8 @@ std::vector<MatmulConfig> autotune_grid(const MachineModel& machine, const Matmu
           }
   // The model's best, each also with its operands packed or read in place the other way, where the
   // kernels can (the grid packs both): whether reading in place pays is what the model is least sure
-  // of. A is tried in place whatever its size: the model packs an A beyond half of L2, and the Zen 4
+  // of. A is tried in place whatever its size: the model packs an A beyond half of L2 whose blocks serve
+  // few B panels (a_in_place_pays), and the Zen 4
   // VM ran 1024^3 bf16 with A in place at 224 GFLOP/s against 220 for the grid's best, all packed.
   for (int i = 0; i < model_top && i < int(ranked.size()); ++i) {
     const MatmulConfig& c = ranked[size_t(i)].config;

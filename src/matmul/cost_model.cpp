@@ -509,19 +509,27 @@ double kernel_memory_seconds(const MachineModel& machine, const MatmulConfig& c,
 }
 
 // Threads side by side in a row of C (thread_cols > 1) meet inside a line of C in every row where
-// their columns' cut does not fall on a line boundary: C's rows not whole lines apart (n elements,
-// as `matmul` lays C out) or vectors narrower than a line. Each K block's stores then send that line
-// from one core to the other and back. Emerald Rapids VM, 127^3 f32 on 2 threads, 4x64 blocks split
-// over N: 263-275 GFLOP/s with C's rows 127 floats apart, 299-301 with them 144 apart, about 12.6 ns
-// a shared line; priced at two measured hand-offs of a line (22.3 GB/s there: 5.7 ns each).
+// the cut between their columns does not fall on a line boundary: C's rows not whole lines apart (n
+// elements, as `matmul` lays C out), or a cut inside a line (gemm.cpp cuts whole vectors, narrower
+// than a line where vectors are 32 bytes). Each K block's stores then send that line from one core to the other and
+// back. Emerald Rapids VM, 127^3 f32 on 2 threads, 4x64 blocks split over N: 263-275 GFLOP/s with
+// C's rows 127 floats apart, 299-301 with them 144 apart, about 12.6 ns a shared line; priced at two
+// measured hand-offs of a line (22.3 GB/s there: 5.7 ns each). A thread between two others meets
+// both: the busiest thread pays for up to two lines a row.
 double c_line_sharing_seconds(const MachineModel& machine, const MatmulProblem& problem, const MatmulConfig& c,
                               const Geometry& g) {
   constexpr double kLineBytes = 64;
   const double gbps = machine.handoff_gbps > 0 ? machine.handoff_gbps : machine.l3_gbps;
-  if (c.thread_cols <= 1 || gbps <= 0) return 0;
-  const double row_bytes = double(problem.n) * g.dt.c_bytes, vector_bytes = double(c.nr / std::max(1, c.nv)) * g.dt.c_bytes;
-  if (std::fmod(row_bytes, kLineBytes) == 0 && std::fmod(vector_bytes, kLineBytes) == 0) return 0;
-  return g.rows * double(g.kblocks) * 2 * kLineBytes / (gbps * kGiga);
+  const int64_t lanes = std::max(1, c.nr / std::max(1, c.nv)), vectors = ceil_div(problem.n, lanes);
+  const int64_t cols = std::min<int64_t>(c.thread_cols, vectors);  // the column threads gemm.cpp starts
+  if (cols <= 1 || gbps <= 0) return 0;
+  const bool rows_on_lines = std::fmod(double(problem.n) * g.dt.c_bytes, kLineBytes) == 0;
+  int shared_cuts = 0;
+  for (int64_t tc = 1; tc < cols; ++tc) {
+    const int64_t cut = std::min(problem.n, vectors * tc / cols * lanes);  // gemm.cpp's col_range
+    if (cut < problem.n && (!rows_on_lines || std::fmod(double(cut) * g.dt.c_bytes, kLineBytes) != 0)) ++shared_cuts;
+  }
+  return g.rows * double(g.kblocks) * double(std::min(shared_cuts, 2)) * 2 * kLineBytes / (gbps * kGiga);
 }
 
 // One barrier among `parties` threads: the measured wait of a pair (MachineModel::barrier_seconds)

@@ -33,11 +33,13 @@ constexpr int kMinReps = 5, kMaxReps = 25;
 // Fewer repetitions than this spared by other tasks on the cores: too few to trust their best.
 constexpr int kMinSparedReps = 3;
 constexpr double kRepBudgetSeconds = 0.35;    // per working-set size
-// The best three spared repetitions this close (their spans): the best has settled, and more
-// repetitions would not move it. A cache level's reps agree to 0.1-0.3%; all 25 of them, at every
-// point of a sweep, took 7.6 s of a 46 s report (Emerald Rapids VM).
+// At least this many spared repetitions, half of them within kSettledSpread of the best (their
+// spans): the best has settled, and the median the row reports beside it says so from enough
+// samples that a minority of slow repetitions cannot hide a slow majority. A cache level's reps agree
+// to 0.1-0.3%; all 25 of them, at every point of a sweep, took 7.6 s of a 46 s report (Emerald
+// Rapids VM).
 constexpr double kSettledSpread = 0.005;
-constexpr int kSettledReps = 3;
+constexpr int kSettledReps = 8;
 constexpr uint64_t kLine = 64;
 
 // Fills an array with 1.0 doubles: finite values for triad and update, and the first touch that
@@ -56,8 +58,11 @@ std::string repro_bw(const BandwidthRequest& r, int width, int cpu) {
 
 bool best_settled(std::vector<double> spans) {
   if (spans.size() < size_t(kSettledReps)) return false;
-  std::partial_sort(spans.begin(), spans.begin() + kSettledReps, spans.end());
-  return spans[0] > 0 && (spans[size_t(kSettledReps - 1)] - spans[0]) / spans[0] <= kSettledSpread;
+  // The shortest half and one more: the median of an odd count, the later of the middle two of an even.
+  const size_t half = spans.size() / 2;
+  std::nth_element(spans.begin(), spans.begin() + ptrdiff_t(half), spans.end());
+  const double best = *std::min_element(spans.begin(), spans.begin() + ptrdiff_t(half) + 1);
+  return best > 0 && (spans[half] - best) / best <= kSettledSpread;
 }
 
 std::optional<double> bytes_per_core_cycle(double gbps, double first_ghz, int threads,

@@ -33,9 +33,10 @@ struct LatencyRequest {
 std::optional<double> bytes_per_core_cycle(double gbps, double first_ghz, int threads,
                                            const std::vector<double>& per_thread_ghz);
 
-// Whether the best of a bandwidth point's repetitions has settled: its three shortest spans (seconds,
-// of the repetitions no thread waited in) within 0.5% of each other. A point stops there once it has
-// its minimum of repetitions, instead of running all of them.
+// Whether the best of a bandwidth point's repetitions has settled: at least 8 spans (seconds, of the
+// repetitions no thread waited in), and the shortest half of them within 0.5% of the shortest (the
+// median, for an even count the later of the middle two). A point stops there instead of running all
+// of its repetitions.
 bool best_settled(std::vector<double> spans);
 
 class MemRunner {

@@ -128,3 +128,17 @@ TEST_CASE("triad fuses multiply and add only where the CPU has FMA", "[mem_kerne
   REQUIRE(x86::compile_mem_kernel(x86::MemKernel::triad, 256, full_isa(), &fused).ok());
   CHECK(fused.find("vfmadd213pd") != std::string::npos);
 }
+
+TEST_CASE("the scalar kernels set the registers they store by 32-bit moves, not mov r64, imm32", "[mem_kernels]") {
+  // A Golden Cove renamer keeps a register written by mov r64, imm32 as a folded constant, which slows
+  // its readers (stream_emitter.cpp, set_gp).
+  const std::regex folded(R"(\bmov (rbx|rbp|r12|r13|r14|r15), [0-9])");
+  for (const auto& k : x86::mem_kernels()) {
+    INFO(k.name);
+    std::string listing;
+    auto code = x86::compile_mem_kernel(k.kernel, 64, full_isa(), &listing);
+    REQUIRE(code.ok());
+    CHECK_FALSE(std::regex_search(listing, folded));
+    CHECK(listing.find("mov ebx, 1") != std::string::npos);
+  }
+}
