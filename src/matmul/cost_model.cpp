@@ -510,9 +510,9 @@ double kernel_memory_seconds(const MachineModel& machine, const MatmulConfig& c,
 
 // Threads side by side in a row of C (thread_cols > 1) meet inside a line of C in every row where
 // the cut between their columns does not fall on a line boundary: C's rows not whole lines apart (n
-// elements, as `matmul` lays C out), or a cut inside a line (gemm.cpp cuts whole vectors, narrower
-// than a line where vectors are 32 bytes). Each K block's stores then send that line from one core to the other and
-// back. Emerald Rapids VM, 127^3 f32 on 2 threads, 4x64 blocks split over N: 263-275 GFLOP/s with
+// elements, as `matmul` lays C out), or a cut inside a line (gemm.cpp cuts whole vectors, which are
+// narrower than a line where they are 32 bytes). Each K block's stores then send that line from one
+// core to the other and back. Emerald Rapids VM, 127^3 f32 on 2 threads, 4x64 blocks split over N: 263-275 GFLOP/s with
 // C's rows 127 floats apart, 299-301 with them 144 apart, about 12.6 ns a shared line; priced at two
 // measured hand-offs of a line (22.3 GB/s there: 5.7 ns each). A thread between two others meets
 // both: the busiest thread pays for up to two lines a row.
