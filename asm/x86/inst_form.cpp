@@ -183,7 +183,7 @@ bool destination_also_read(const std::string& m) {
 // destination is written only, whatever asmjit's merge-masking rule says. Read as merged, a "chain
 // through the destination" of `vpblendmd zmm {k}, zmm, zmm` linked nothing and printed 0.50 cycles
 // of latency, `ok`, on the Emerald Rapids VM.
-bool destination_not_read(const std::string& m) {
+bool mask_selects_sources(const std::string& m) {
   static const char* kForms[] = {"vblendmps", "vblendmpd", "vpblendmb", "vpblendmw", "vpblendmd", "vpblendmq"};
   return std::any_of(std::begin(kForms), std::end(kForms), [&](const char* f) { return m == f; });
 }
@@ -311,7 +311,8 @@ Expected<InstForm> resolve_inst(const std::string& text) {
   }
   // Only a register destination is merged: `movhps m64, xmm` stores its half and reads no memory.
   if (!f.roles.empty() && ops[0].isReg() && destination_also_read(f.text.mnemonic)) f.roles[0].read = true;
-  if (!f.roles.empty() && ops[0].isReg() && destination_not_read(f.text.mnemonic)) f.roles[0].read = false;
+  f.mask_selects = mask_selects_sources(f.text.mnemonic);
+  if (!f.roles.empty() && ops[0].isReg() && f.mask_selects) f.roles[0].read = false;
   CpuFeatures feats;
   InstAPI::queryFeatures(Arch::kX64, inst, ops.data(), ops.size(), &feats);
   for (auto it = feats.iterator(); it.hasNext();) f.features.push_back(feature_name(uint32_t(it.next())));

@@ -27,6 +27,9 @@ struct InstForm {
   bool evex_native = false;            // encoded as EVEX: vector registers 16..31 are usable
   bool is_lea = false;                 // the memory operand is an address only, never accessed
   bool is_gather = false;
+  // The {k} of the masked blends (vblendmps, vpblendmd, ...) selects between the two sources rather
+  // than masking a write: the destination is written whole and never read.
+  bool mask_selects = false;
   // General-register operands the instruction reads or writes without naming them (xgetbv's ecx,
   // cmpxchg's rax, cpuid's four), by asmjit id: a stream never hands them out as chain or source
   // registers. (Bases of implicit memory operands are not listed: forms with them are refused.)

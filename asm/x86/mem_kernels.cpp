@@ -1,5 +1,7 @@
 #include "asm/x86/mem_kernels.hpp"
 
+#include "asm/x86/stream_emitter.hpp"
+
 namespace peakprobe::x86 {
 using namespace asmjit;
 namespace ax = asmjit::x86;
@@ -171,9 +173,9 @@ Expected<MemKernelCode> compile_mem_kernel(MemKernel kernel, int w, const HostIs
   for (const auto& g : saved) e.push(g);
   emit_scale_constant(e, w, isa);
   // Start values for accumulators and stored registers: finite doubles / small integers.
-  // As 32-bit moves (zero-extending): a Golden Cove renamer keeps `mov r64, imm32` as a folded
-  // constant, which slows its readers (x86::set_gp in stream_emitter.cpp).
-  for (const auto& g : kScalarAcc) e.mov(g.r32(), Imm(1));
+  // By set_gp: a Golden Cove renamer keeps `mov r64, imm32` as a folded constant, which slows its
+  // readers (stream_emitter.cpp).
+  for (const auto& g : kScalarAcc) set_gp(*e.as<ax::Emitter>(), g.id(), 1);
   for (uint32_t i = 1; i <= kMemUnroll; ++i) {
     if (w == 512) e.vmovapd(ax::zmm(i), ax::zmm0);
     else if (w == 256) e.vmovapd(ax::ymm(i), ax::ymm0);

@@ -31,26 +31,6 @@ ax::Vec vec_of(int bits, uint32_t id) {
   return bits == 512 ? ax::Vec(ax::zmm(id)) : bits == 256 ? ax::Vec(ax::ymm(id)) : ax::Vec(ax::xmm(id));
 }
 
-// A general register set to `value` as an ordinary register for every instruction that reads it. On
-// Golden Cove-family cores (Alder Lake's P-cores, Sapphire and Emerald Rapids) the renamer keeps a
-// register written by a 64-bit move of a sign-extended 32-bit immediate (REX.W C7, what `mov r64, 1`
-// assembles to) as a folded constant, and an instruction reading it runs slower. On the Emerald
-// Rapids VM, with rcx set so: `shl r64, cl` 3.0 cycles of latency and 1.65 of throughput, `shlx r64,
-// r64, r64` 3.0 and 1.0; with `mov ecx, 1`: 1.0 and 1.0, 1.0 and 1.0 (its throughput stream read r11,
-// set the old way, too). Intel gives 1 cycle; uops.info's 3 for shlx on Alder Lake-P is this effect
-// (tavianator.com, "The Alder Lake SHLX anomaly", 2025). A 32-bit move (zero-extending) and a 64-bit
-// immediate (movabs) leave an ordinary register; a negative 32-bit value is sign-extended by movsxd.
-void set_gp(ax::Emitter& e, uint32_t id, uint64_t value) {
-  if (value <= 0xffffffffu) {
-    e.mov(ax::gpd(id), Imm(uint32_t(value)));
-  } else if (int64_t(value) < 0 && int64_t(value) >= int64_t(INT32_MIN)) {
-    e.mov(ax::gpd(id), Imm(uint32_t(value)));
-    e.movsxd(ax::gpq(id), ax::gpd(id));
-  } else {
-    e.mov(ax::gpq(id), Imm(int64_t(value)));  // no 32-bit immediate holds it: movabs
-  }
-}
-
 asmjit::Error emit_vec_init(ax::Emitter& e, const RegInit& r, int bits, const HostIsa& isa) {
   int32_t off = r.kind == InitKind::index ? (r.elem_bits == 64 ? offsetof(ConstantsLayout, index64)
                                                                 : offsetof(ConstantsLayout, index32))
@@ -119,6 +99,26 @@ StateTouched state_touched(const StreamPlan& plan) {
 }
 
 }  // namespace
+
+// A general register set to `value` as an ordinary register for every instruction that reads it. On
+// Golden Cove-family cores (Alder Lake's P-cores, Sapphire and Emerald Rapids) the renamer keeps a
+// register written by a 64-bit move of a sign-extended 32-bit immediate (REX.W C7, what `mov r64, 1`
+// assembles to) as a folded constant, and an instruction reading it runs slower. On the Emerald
+// Rapids VM, with rcx set so: `shl r64, cl` 3.0 cycles of latency and 1.65 of throughput, `shlx r64,
+// r64, r64` 3.0 and 1.0; with `mov ecx, 1`: 1.0 and 1.0, 1.0 and 1.0 (its throughput stream read r11,
+// set the old way, too). Intel gives 1 cycle; uops.info's 3 for shlx on Alder Lake-P is this effect
+// (tavianator.com, "The Alder Lake SHLX anomaly", 2025). A 32-bit move (zero-extending) and a 64-bit
+// immediate (movabs) leave an ordinary register; a negative 32-bit value is sign-extended by movsxd.
+void set_gp(ax::Emitter& e, uint32_t id, uint64_t value) {
+  if (value <= 0xffffffffu) {
+    e.mov(ax::gpd(id), Imm(uint32_t(value)));
+  } else if (int64_t(value) < 0 && int64_t(value) >= int64_t(INT32_MIN)) {
+    e.mov(ax::gpd(id), Imm(uint32_t(value)));
+    e.movsxd(ax::gpq(id), ax::gpd(id));
+  } else {
+    e.mov(ax::gpq(id), Imm(int64_t(value)));  // no 32-bit immediate holds it: movabs
+  }
+}
 
 ConstantsLayout& fill_constants(isa::ProbeConstants& storage, const std::string& dtype) {
   std::memset(storage.bytes, 0, sizeof(storage.bytes));

@@ -26,6 +26,10 @@ static_assert(sizeof(ConstantsLayout) <= isa::ProbeConstants::kBytes);
 // Writes the layout for `dtype` into `c` and returns it.
 ConstantsLayout& fill_constants(isa::ProbeConstants& c, const std::string& dtype);
 
+// Sets general register `id` (asmjit id) to `value` so that every reader sees an ordinary register:
+// never by a 64-bit move of a sign-extended 32-bit immediate (stream_emitter.cpp says why).
+void set_gp(asmjit::x86::Emitter& e, uint32_t id, uint64_t value);
+
 using isa::JitFunction;
 using isa::ProbeFn;
 

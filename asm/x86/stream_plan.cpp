@@ -151,10 +151,9 @@ bool writes_whole_destination_of(const InstForm& f, const std::vector<Slot>& slo
   const OperandKind& k = *slots[size_t(dest)].op;
   if (k.cls == OpClass::gp) return k.bits >= 32;
   // A merge mask keeps the old destination's masked elements, except in the masked blends, whose
-  // {k} selects between their sources (their destination is write-only: inst_form.cpp).
+  // {k} selects between their sources (InstForm::mask_selects).
   if (k.cls == OpClass::vec)
-    return !f.text.mnemonic.empty() && f.text.mnemonic[0] == 'v' &&
-           (!has_merge_mask(f) || f.text.mnemonic.rfind("blendm") != std::string::npos);
+    return !f.text.mnemonic.empty() && f.text.mnemonic[0] == 'v' && (!has_merge_mask(f) || f.mask_selects);
   return false;
 }
 

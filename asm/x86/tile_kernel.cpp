@@ -1,5 +1,7 @@
 #include "asm/x86/tile_kernel.hpp"
 
+#include "asm/x86/stream_emitter.hpp"
+
 #include <array>
 #include <cstdint>
 
@@ -97,8 +99,8 @@ Error emit_tile_kernel(ax::Assembler& e, const isa::MicroKernelShape& s, int row
   // Once per row: on a Sapphire Rapids-class VM loading the configuration and releasing the tiles
   // took about 70 ns a call, a quarter of a 128-step call's time.
   e.ldtilecfg(ax::ptr(config));
-  e.mov(lda.r32(), Imm(kTileRowBytes));  // 32-bit moves: see the scalar stores' in mem_kernels.cpp
-  e.mov(ldb.r32(), Imm(s.nr() * 4));
+  set_gp(*e.as<ax::Emitter>(), lda.id(), kTileRowBytes);  // never a folded constant (stream_emitter.cpp)
+  set_gp(*e.as<ax::Emitter>(), ldb.id(), uint64_t(s.nr() * 4));
   e.test(panels, panels);
   e.jz(finish);
   e.bind(panel);

@@ -13,6 +13,7 @@
 #include "matmul/cost_model.hpp"
 
 #include "asm/target.hpp"
+#include "matmul/column_split.hpp"
 #include "matmul/gemm.hpp"
 
 #include <algorithm>
@@ -305,9 +306,9 @@ Geometry geometry_of(const MachineModel& machine, const MatmulProblem& p, const 
   g.tiles_n = ceil_div(p.n, c.nr);
   g.tiles_m_t = ceil_div(g.tiles_m, c.thread_rows);
   // A row of threads splits the columns in whole vectors, among at most one thread per tile.
-  const int64_t lanes = std::max(1, c.nr / std::max(1, c.nv));
-  const int64_t col_threads = std::max<int64_t>(1, std::min<int64_t>(c.thread_cols, g.tiles_n));
-  g.vectors_t = ceil_div(ceil_div(p.n, lanes), col_threads);
+  const ColumnSplit split(p.n, c.nr, c.nv, c.thread_cols);
+  const int64_t lanes = split.lanes, col_threads = split.threads;
+  g.vectors_t = split.most_vectors();
   g.tiles_n_t = ceil_div(g.vectors_t, c.nv);
   g.edge_vectors = g.vectors_t % c.nv;
   g.started_threads = int(std::min<int64_t>(std::max(1, c.thread_rows), g.tiles_m) * col_threads *
@@ -520,13 +521,12 @@ double c_line_sharing_seconds(const MachineModel& machine, const MatmulProblem& 
                               const Geometry& g) {
   constexpr double kLineBytes = 64;
   const double gbps = machine.handoff_gbps > 0 ? machine.handoff_gbps : machine.l3_gbps;
-  const int64_t lanes = std::max(1, c.nr / std::max(1, c.nv)), vectors = ceil_div(problem.n, lanes);
-  const int64_t cols = std::min<int64_t>(c.thread_cols, vectors);  // the column threads gemm.cpp starts
-  if (cols <= 1 || gbps <= 0) return 0;
+  const ColumnSplit split(problem.n, c.nr, c.nv, c.thread_cols);
+  if (split.threads <= 1 || gbps <= 0) return 0;
   const bool rows_on_lines = std::fmod(double(problem.n) * g.dt.c_bytes, kLineBytes) == 0;
   int shared_cuts = 0;
-  for (int64_t tc = 1; tc < cols; ++tc) {
-    const int64_t cut = std::min(problem.n, vectors * tc / cols * lanes);  // gemm.cpp's col_range
+  for (int tc = 1; tc < split.threads; ++tc) {
+    const int64_t cut = split.cut(tc);
     if (cut < problem.n && (!rows_on_lines || std::fmod(double(cut) * g.dt.c_bytes, kLineBytes) != 0)) ++shared_cuts;
   }
   return g.rows * double(g.kblocks) * double(std::min(shared_cuts, 2)) * 2 * kLineBytes / (gbps * kGiga);

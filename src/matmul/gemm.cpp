@@ -15,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include "matmul/column_split.hpp"
 #include "matmul/packing.hpp"
 #include "matmul/reference.hpp"
 #include "matmul/spin_barrier.hpp"
@@ -102,7 +103,7 @@ StartedGrid started_grid(int64_t m, int64_t n, int64_t k, int64_t batch, const M
   StartedGrid s;
   if (m <= 0 || n <= 0 || k <= 0 || batch <= 0 || g.mr <= 0 || g.nr <= 0) return s;
   s.rows = int(std::min<int64_t>(std::max(1, g.thread_rows), ceil_div(m, g.mr)));
-  s.cols = int(std::min<int64_t>(std::max(1, g.thread_cols), ceil_div(n, g.nr)));
+  s.cols = ColumnSplit(n, g.nr, g.nv, g.thread_cols).threads;
   s.k_parts = int(std::min<int64_t>(std::max(1, g.k_threads), ceil_div(k, packed_k_group(element_bytes, widened))));
   s.groups = int(std::min<int64_t>(std::max(1, g.batch_threads), batch));
   return s;
@@ -267,16 +268,8 @@ Expected<bool> Gemm::run_batch(const GemmArgs& x, int64_t batch, const BatchStri
   const int grid = tr_count * tc_count;
   const int per_item = tk_count * grid;
   const int threads = groups * per_item;
-  // Columns are split between the threads of a row in whole vectors, not whole nr-wide panels: a
-  // thread's last panel may then be narrower, and its kernel computes only the vectors it holds. With
-  // panels, 513 columns in panels of 64 split 5 : 4 (320 and 193 columns); in vectors 16 : 17. The
-  // cut falls on a vector: where a vector fills a cache line and C's rows start on line boundaries,
-  // no two threads write one line of C.
-  const int64_t lanes = std::max(1, nr / std::max(1, g.nv)), col_vectors = ceil_div(x.n, lanes);
-  auto col_range = [&](int tc) {
-    return std::make_pair(std::min(x.n, col_vectors * tc / tc_count * lanes),
-                          std::min(x.n, col_vectors * (tc + 1) / tc_count * lanes));
-  };
+  const ColumnSplit split(x.n, nr, g.nv, tc_count);
+  auto col_range = [&](int tc) { return std::make_pair(split.cut(tc), split.cut(tc + 1)); };
 
   // Every kernel a thread may need, compiled before the threads start and then looked up without a
   // lock: [rows][cols]. The table is kept between calls, so a small product (a batch of 32^3 items)
@@ -329,7 +322,7 @@ Expected<bool> Gemm::run_batch(const GemmArgs& x, int64_t batch, const BatchStri
   ws.a.resize(size_t(threads));
   ws.b.resize(size_t(b_direct ? threads : column_groups));
   // K parts after the first write C into a buffer of their own: the thread's rows x columns.
-  const int64_t rows_max = ceil_div(row_panels, tr_count) * mr, cols_max = ceil_div(col_vectors, tc_count) * lanes;
+  const int64_t rows_max = ceil_div(row_panels, tr_count) * mr, cols_max = split.most_vectors() * split.lanes;
   if (tk_count > 1) {
     ws.partial.resize(size_t(threads));
     for (auto& buf : ws.partial)

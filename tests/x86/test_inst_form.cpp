@@ -145,10 +145,12 @@ TEST_CASE("resolve: a masked blend writes its destination without reading it, a 
     CHECK_FALSE(f->roles[0].read);
     CHECK(f->roles[0].write);
     CHECK(f->roles[1].read);
+    CHECK(f->mask_selects);
   }
   auto add = resolve_inst("vaddps zmm {k}, zmm, zmm");
   REQUIRE(add.ok());
   CHECK(add->roles[0].read);  // elements the mask leaves out keep the old destination
+  CHECK_FALSE(add->mask_selects);
 }
 
 TEST_CASE("resolve: unknown mnemonic suggests the nearest names", "[inst_form]") {

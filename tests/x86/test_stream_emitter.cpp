@@ -753,3 +753,21 @@ TEST_CASE("general registers are set up by moves a Golden Cove renamer does not 
     CHECK(movsxd == 1);
   }
 }
+
+TEST_CASE("set_gp leaves exactly the value asked for in the whole 64-bit register", "[emitter]") {
+  // Each way set_gp encodes a value (32-bit move, 32-bit move then movsxd, movabs), run: a wrong
+  // extension would leave the upper half zero or set where it must not be.
+  for (uint64_t value : {uint64_t(0), uint64_t(1), uint64_t(0x7fffffff), uint64_t(0x80000000), uint64_t(0xffffffff),
+                         uint64_t(-1), uint64_t(-16), uint64_t(int64_t(INT32_MIN)), uint64_t(int64_t(INT32_MIN) - 1),
+                         uint64_t(0x100000000ull), uint64_t(0x123456789abcdef0ull), uint64_t(0x8000000000000000ull)}) {
+    INFO("value 0x" << std::hex << value);
+    isa::HostCode code;
+    asmjit::x86::Assembler e(code.holder());
+    e.mov(asmjit::x86::rax, asmjit::Imm(int64_t(0x5a5a5a5a5a5a5a5all)));  // a value none of them is
+    x86::set_gp(*e.as<asmjit::x86::Emitter>(), asmjit::x86::Gp::kIdAx, value);
+    e.ret();
+    auto fn = code.finish();
+    REQUIRE(fn.ok());
+    CHECK(fn->as<uint64_t (*)()>()() == value);
+  }
+}
