@@ -170,6 +170,13 @@ TEST_CASE("cli: matmul --explain prints the candidates and the choice", "[main][
   REQUIRE(r.rc == 0);
   CHECK_THAT(r.out, Catch::Contains("chosen:"));
   CHECK_THAT(r.out, Catch::Contains("candidates"));
+  CHECK_THAT(r.out, !Catch::Contains("--config:"));
+  // With --config, the model's view of the configuration asked too.
+  Run asked = run_peakprobe("matmul --shape 64,64,64 --explain --baseline none --quiet --config mr=4,nv=1,mc=32,kc=64,nc=64");
+  REQUIRE(asked.rc == 0);
+  CHECK_THAT(asked.out, Catch::Contains("--config placement:"));
+  CHECK_THAT(asked.out, Catch::Contains("--config split:"));
+  CHECK_THAT(asked.out, Catch::Contains("--config: 4x"));
 }
 
 TEST_CASE("matmul: --explain with --json - keeps stdout one document and explains on stderr", "[main][hw]") {

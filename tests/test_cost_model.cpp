@@ -9,6 +9,8 @@
 #include <set>
 #include <sstream>
 
+#include <fmt/format.h>
+
 #include "cpu/cpu_info.hpp"
 #include "matmul/cost_model.hpp"
 #include "target_fixture.hpp"
@@ -537,15 +539,16 @@ TEST_CASE("a measured wait for C's lines favours deep kc, and one at the formula
   const MatmulProblem p = problem(2048, 2048, 2048);
   const MatmulConfig shallow = config(6, 4, 384, 128, 2048, 1, 1), deep = config(6, 4, 192, 512, 2048, 1, 1);
   const MachineModel plain = server();
+  const double step = formula_k_step(plain, MatmulDtype::f32, 6, 4);  // a measured step that changes nothing
   // Measured at or below what the port formula already charges: clamped, nothing added.
   MachineModel at_formula = plain;
-  at_formula.calls = {6, 4, 12.0, 1.0, 1.0, 1.0};
+  at_formula.calls = {6, 4, step, 1.0, 1.0, 1.0};
   CHECK(predict(at_formula, p, shallow).seconds == Approx(predict(plain, p, shallow).seconds));
   CHECK(predict(at_formula, p, deep).seconds == Approx(predict(plain, p, deep).seconds));
   // A call that waits 300 cycles for C from L3 (the C panel of 384 x 2048 is 3 MiB: over L2):
   // each kc block pays it once per tile, so the shallow kc pays four times what the deep one does.
   MachineModel waits = plain;
-  waits.calls = {6, 4, 12.0, 40.0, 90.0, 300.0};
+  waits.calls = {6, 4, step, 40.0, 90.0, 300.0};
   const double shallow_added = predict(waits, p, shallow).seconds - predict(plain, p, shallow).seconds;
   const double deep_added = predict(waits, p, deep).seconds - predict(plain, p, deep).seconds;
   CHECK(deep_added > 0);
@@ -563,24 +566,25 @@ TEST_CASE("a measured k step with B from L2 replaces the bandwidth price of re-r
   // kc 128: a 6 x 64 B micro-panel of 32 KiB, in L1's budget (36 KiB of 48); kc 512: 128 KiB, in L2.
   const MatmulConfig shallow = config(6, 4, 384, 128, 2048, 1, 1), deep = config(6, 4, 192, 512, 2048, 1, 1);
   const MachineModel plain = server();
+  const double step = formula_k_step(plain, MatmulDtype::f32, 6, 4);  // a measured step that changes nothing
   CHECK(predict(plain, p, deep).note.find("B panel over L1 budget, from L2") != std::string::npos);
   // Measured no slower from L2 than from L1: the deep blocking sheds the re-reads' bandwidth price,
   // and the shallow one, whose panels stay in L1, is priced as before.
   MachineModel level = plain;
-  level.calls = {6, 4, 12.0, 1.0, 1.0, 1.0, 12.0};
+  level.calls = {6, 4, step, 1.0, 1.0, 1.0, step};
   CHECK(predict(level, p, deep).seconds < predict(plain, p, deep).seconds);
   CHECK(predict(level, p, deep).memory_seconds < predict(plain, p, deep).memory_seconds);
   CHECK(predict(level, p, shallow).seconds == Approx(predict(plain, p, shallow).seconds));
   // Two cycles more a step from L2: the calls that re-read a panel (all but the first of each ic
   // block's column of tiles) pay them in the kernel's time, in proportion to the wait.
   MachineModel slow = level, slower = level;
-  slow.calls.step_cycles_b_l2 = 14.0;
-  slower.calls.step_cycles_b_l2 = 16.0;
+  slow.calls.step_cycles_b_l2 = step + 2;
+  slower.calls.step_cycles_b_l2 = step + 4;
   const double slow_added = predict(slow, p, deep).compute_seconds - predict(level, p, deep).compute_seconds;
   const double slower_added = predict(slower, p, deep).compute_seconds - predict(level, p, deep).compute_seconds;
   CHECK(slow_added > 0);
   CHECK(slower_added == Approx(2 * slow_added));
-  // At most what every call of the deep blocking would pay: 2 of 12 cycles a step, a sixth.
+  // At most what every call of the deep blocking would pay: 2 cycles of a step of 12 or more, a sixth.
   CHECK(slow_added < predict(level, p, deep).compute_seconds / 6);
   CHECK(predict(slow, p, shallow).seconds == Approx(predict(level, p, shallow).seconds));
   // The wait is per byte of B re-read: a block of two vectors reads half the bytes a step. 12 x 32
@@ -590,7 +594,8 @@ TEST_CASE("a measured k step with B from L2 replaces the bandwidth price of re-r
   CHECK(predict(plain, p, narrow).note.find("B panel over L1 budget, from L2") != std::string::npos);
   const double narrow_added = predict(slow, p, narrow).compute_seconds - predict(level, p, narrow).compute_seconds;
   CHECK(narrow_added == Approx(slow_added * (10240.0 * 32) / (10592.0 * 64)));
-  CHECK(explanation(slow, p).find("k step with the B micro-panel streaming from L2: 14.00 cycles") != std::string::npos);
+  CHECK(explanation(slow, p).find(fmt::format("k step with the B micro-panel streaming from L2: {:.2f} cycles", step + 2)) !=
+        std::string::npos);
   CHECK(explanation(plain, p).find("streaming from L2") == std::string::npos);
   // Calls measured but not the deep loop (a quarter of L2 could not hold its panel): the bandwidth
   // prices the re-reads, as with no figures at all (calls at or under the formula add nothing).
@@ -600,6 +605,52 @@ TEST_CASE("a measured k step with B from L2 replaces the bandwidth price of re-r
   CHECK(b_panel_l2_measured(level));
   CHECK(predict(no_deep, p, deep).seconds == Approx(predict(plain, p, deep).seconds));
   CHECK(explanation(no_deep, p).find("streaming from L2") == std::string::npos);
+}
+
+TEST_CASE("a measured k step sets how every block's ports overlap", "[cost_model]") {
+  // The calibrated block's step prices the others: measured at the formula, nothing moves; faster
+  // than the formula (as the Emerald Rapids VM's 6x64 block ran: 12.10 cycles, formula 12.96),
+  // every block's compute is cheaper, the calibrated one's step exactly the measured one; slower,
+  // dearer. Never below the FMA ports' own time.
+  const MatmulProblem p = problem(1024, 1024, 1024);
+  const MachineModel plain = server();
+  const double formula = formula_k_step(plain, MatmulDtype::f32, 6, 4), ideal = 6 * 4 / plain.fma_per_cycle;
+  REQUIRE(formula > ideal * 1.01);
+  auto with_step = [&](double step) {
+    MachineModel m = plain;
+    m.calls = {6, 4, step, 0.0, 0.0, 0.0};
+    return m;
+  };
+  const MatmulConfig measured_block = config(6, 4, 192, 256, 1024, 1, 1), other = config(9, 3, 198, 256, 1008, 1, 1);
+  for (const MatmulConfig& c : {measured_block, other}) {
+    INFO(c.mr << "x" << c.nv);
+    const double base = predict(plain, p, c).compute_seconds;
+    CHECK(predict(with_step(formula), p, c).compute_seconds == Approx(base));
+    CHECK(predict(with_step((formula + ideal) / 2), p, c).compute_seconds < base * 0.999);
+    CHECK(predict(with_step(formula * 1.05), p, c).compute_seconds > base * 1.001);
+    // At the ports' own time: a hard maximum, no block below its FMA time.
+    CHECK(predict(with_step(ideal), p, c).kernel_efficiency <= 1.0);
+  }
+  // The calibrated block's k loop is priced at the measured step: 1024 / 256 = 4 calls per tile.
+  const double step = (formula + ideal) / 2;
+  const double tiles = std::ceil(1024.0 / 6) * 1024 / 64, hz = plain.ghz * 1e9;
+  const double loop_seconds = tiles * 1024 * step / hz;
+  CHECK(predict(with_step(step), p, measured_block).compute_seconds >= loop_seconds * 0.999);
+  CHECK(predict(with_step(step), p, measured_block).compute_seconds < loop_seconds * 1.03);
+}
+
+TEST_CASE("an A block and a B block stay in L2 together up to three quarters of it", "[cost_model]") {
+  // server(): 2 MiB of L2. int8 B of kc 1024 x nc 1024 is 1 MiB; with a 48-row A block (48 KiB)
+  // the pair fills 52% of L2 and stays, at nc 1536 (1.5 MiB) 77% and the B block goes to L3.
+  const MatmulProblem p = problem(1024, 2048, 1024, 1, MatmulDtype::i8);
+  const MachineModel m = server();
+  MatmulConfig fits = config(6, 4, 48, 1024, 1024, 1, 1), over = config(6, 4, 48, 1024, 1536, 1, 1);
+  std::ostringstream fits_text, over_text;
+  write_config_explanation(fits_text, m, p, fits);
+  write_config_explanation(over_text, m, p, over);
+  CHECK(fits_text.str().find("B block 1 MiB in L2") != std::string::npos);
+  CHECK(over_text.str().find("B block 1.5 MiB in L3") != std::string::npos);
+  CHECK(over_text.str().find("--config: 6x64 block (mr 6, nv 4), mc 48, kc 1024, nc 1536") != std::string::npos);
 }
 
 TEST_CASE("B panels re-read from L2 are never priced faster than the L2 bandwidth delivers them", "[cost_model]") {

@@ -162,6 +162,7 @@ int run_matmul_command(GlobalOptions& g, const MatmulOptions& o) {
              kExitUsage;
     config = *c;
     source = "--config";
+    if (o.explain) write_config_explanation(explained, machine, problem, config);
   } else if (o.autotune) {
     auto at = autotune(machine, problem,
                        [&](const MatmulConfig& c) { return time_matmul_config(gemm, m, n, k, c, problem.batch); });
@@ -241,7 +242,8 @@ void add_matmul_command(CLI::App& app, GlobalOptions& g) {
   cmd->add_option("--rounds", o->rounds, rounds_option_help())->check(CLI::Range(1, 10))->capture_default_str();
   cmd->add_option("--isa", o->isa, isa_option_help())->type_name("LEVEL");
   cmd->add_option("--widen", o->widen, widen_option_help())->capture_default_str();
-  cmd->add_flag("--explain", o->explain, "Print the cost model's candidates, their predicted costs and its choice");
+  cmd->add_flag("--explain", o->explain, "Print the cost model's candidates, their predicted costs and its choice (with --config: also the model's "
+                 "placement, split and prediction for that configuration)");
   cmd->add_flag("--autotune", o->autotune,
                 "Measure a grid of tilings, use the fastest, and report how far the model's pick is from it");
   cmd->footer(

@@ -35,6 +35,11 @@ namespace {
 constexpr double kL1Fill = 0.75;
 constexpr double kL2Fill = 0.5;
 constexpr double kL3Fill = 0.5;
+// An A block and a B block that both stay in L2 (the B block serving every ic pass) may fill three
+// quarters of it: what streams past them is one pass's C rows, each touched once. Emerald Rapids
+// VM (2 MiB L2), int8 1024x2048x1024, 6x64 blocks, mc 48, kc 1024: B blocks of 0.5, 1, 1.5 and 2 MiB
+// ran 6.42, 6.27, 6.43 and 6.77 ms, where half of L2 priced the 1 MiB one from L3 at 7.8 ms.
+constexpr double kL2PairFill = 0.75;
 
 // FMA ports, load ports and the front end work in parallel, yet a block near one limit loses
 // throughput before it reaches it (L1 bank conflicts, dispatch interference). A p-norm of the
@@ -160,6 +165,7 @@ const char* level_name(Level l) {
 // Cache budgets seen by one thread of a given grid, and the bandwidths it gets.
 struct Budgets {
   double l1 = 0, l2 = 0;
+  double l2_pair = 0;     // an A block and a B block together (kL2PairFill)
   double l3_thread = 0;   // this thread's part of its L3 instance
   double l3_b_block = 0;  // room for one shared B block in an L3 instance
   // Part of the B blocks this thread reads that threads in other L3 instances packed, per thread of
@@ -189,6 +195,7 @@ Budgets budgets_for(const MachineModel& machine, const MatmulProblem& problem, i
   Budgets b;
   b.l1 = kL1Fill * double(machine.l1_bytes);
   b.l2 = l2_block_budget(machine);
+  b.l2_pair = kL2PairFill * double(machine.l2_bytes);
   const int per_l3 = std::max(1, std::min(machine.l3_shared_by, threads));
   b.l3_thread = l3_thread_budget(machine, threads);
   b.l3_b_block = kL3Fill * double(machine.l3_bytes) / double(ceil_div(per_l3, thread_rows));
@@ -357,22 +364,60 @@ KernelTiming tile_kernel_timing(const MachineModel& machine, int mr, int nv) {
   return t;
 }
 
-KernelTiming kernel_timing(const MachineModel& machine, int mr, int nv, const DtypeTraits& dt) {
+// What limits a k step of an mr x nv block, in cycles each: the FMA ports, the load ports, the front
+// end.
+struct PortCycles {
+  double fma = 0, loads = 0, issue = 0;
+  double with_softness(double p) const { return soft_max(fma, soft_max(loads, issue, p), p); }
+};
+
+PortCycles port_cycles(const MachineModel& machine, int mr, int nv, const DtypeTraits& dt) {
+  constexpr double kMinRate = 1e-3;  // a zero issue rate from a failed probe must not divide by zero
+  const double accumulators = double(mr) * nv;
+  PortCycles c;
+  c.fma = accumulators / std::max(machine.fma_per_cycle, kMinRate);
+  // Per k step: nv B vector loads and mr broadcasts feed mr*nv FMAs; all of them pass the front end.
+  c.loads = double(mr + nv) / std::max(machine.loads_per_cycle, kMinRate);
+  c.issue = (accumulators * dt.instructions + mr + nv + kLoopInstructions) / std::max(machine.issue_width, kMinRate);
+  return c;
+}
+
+// The port softness this core shows: the p at which the port formula gives the k step measured for
+// the calibrated block (MeasuredCalls::step_cycles), so that every block's step is priced as this
+// core overlaps its ports, not as kPortSoftness guesses. On the Emerald Rapids VM the 6x64 block's
+// step measured 12.10 cycles for int8 and 12.21 for f32 where kPortSoftness gave 12.96 and 13.05:
+// every candidate's compute was 7% high against its packing and its streams. A step no slower
+// than the largest port time: a hard maximum; one the latency bounds, or nothing measured: the
+// default.
+double port_softness(const MachineModel& machine, const DtypeTraits& dt) {
+  constexpr double kHardest = 64, kSoftest = 1;
+  const MeasuredCalls& m = machine.calls;
+  if (machine.tiles || m.mr <= 0 || m.nv <= 0 || m.step_cycles <= 0) return kPortSoftness;
+  const PortCycles c = port_cycles(machine, m.mr, m.nv, dt);
+  if (machine.fma_latency >= m.step_cycles) return kPortSoftness;  // the chains, not the ports, set it
+  if (m.step_cycles <= c.with_softness(kHardest)) return kHardest;
+  if (m.step_cycles >= c.with_softness(kSoftest)) return kSoftest;
+  double lo = kSoftest, hi = kHardest;  // with_softness falls as p grows
+  for (int i = 0; i < 48; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    (c.with_softness(mid) > m.step_cycles ? lo : hi) = mid;
+  }
+  return 0.5 * (lo + hi);
+}
+
+KernelTiming kernel_timing(const MachineModel& machine, int mr, int nv, const DtypeTraits& dt,
+                           double softness = kPortSoftness) {
   if (machine.tiles) return tile_kernel_timing(machine, mr, nv);
   constexpr double kMinRate = 1e-3;  // a zero issue rate from a failed probe must not divide by zero
   const double fma_rate = std::max(machine.fma_per_cycle, kMinRate);
   const double load_rate = std::max(machine.loads_per_cycle, kMinRate);
   const double store_rate = std::max(machine.stores_per_cycle, kMinRate);
   const double accumulators = double(mr) * nv;
+  const PortCycles ports = port_cycles(machine, mr, nv, dt);
   KernelTiming t;
-  t.ideal_step = accumulators / fma_rate;
-  // Per k step: nv B vector loads and mr broadcasts feed mr*nv FMAs; all of them pass the front end.
-  const double load_cycles = double(mr + nv) / load_rate;
-  const double issue_cycles =
-      (accumulators * dt.instructions + mr + nv + kLoopInstructions) / std::max(machine.issue_width, kMinRate);
-  const double ports = soft_max(t.ideal_step, soft_max(load_cycles, issue_cycles, kPortSoftness), kPortSoftness);
+  t.ideal_step = ports.fma;
   // Each accumulator is a dependency chain of one FMA per k step: a step takes at least the latency.
-  t.step = std::max(ports, machine.fma_latency);
+  t.step = std::max(ports.with_softness(softness), machine.fma_latency);
   // Per call the C tile is loaded, added to and stored: mr*nv loads, adds and stores. They go to
   // different ports and overlap one another, so the update lasts as long as its busiest port.
   const double c_update = std::max({accumulators / load_rate, accumulators / store_rate, accumulators / fma_rate});
@@ -400,6 +445,10 @@ double c_line_wait(const MachineModel& machine, const DtypeTraits& dt, Level lev
 }
 
 }  // namespace
+
+double formula_k_step(const MachineModel& machine, MatmulDtype dtype, int mr, int nv) {
+  return kernel_timing(machine, mr, nv, dtype_traits(dtype, machine.widened)).step;
+}
 
 bool b_panel_l2_measured(const MachineModel& machine) {
   const MeasuredCalls& m = machine.calls;
@@ -432,7 +481,7 @@ struct Placement {
 Placement place(const Geometry& g, const Budgets& b) {
   Placement pl;
   pl.a_block = g.a_block <= b.l2 ? Level::l2 : g.a_block <= b.l3_thread ? Level::l3 : Level::dram;
-  pl.b_block = g.a_block + g.b_block <= b.l2 ? Level::l2 : g.b_block <= b.l3_b_block ? Level::l3 : Level::dram;
+  pl.b_block = g.a_block + g.b_block <= b.l2_pair ? Level::l2 : g.b_block <= b.l3_b_block ? Level::l3 : Level::dram;
   // A B micro-panel that L1 cannot hold is re-read by every further call of its ic block, from the
   // half of L2 the A block leaves free if it fits there.
   pl.b_panel = g.b_panel <= b.l1 ? Level::l1 : g.b_panel <= b.l2 ? Level::l2 : pl.b_block;
@@ -643,7 +692,8 @@ CandidateCost evaluate(const MachineModel& machine, const MatmulProblem& problem
   const Geometry g = geometry_of(machine, part, c);
   const Budgets b = budgets_for(machine, problem, b_sharing_rows(c), c.threads);
   const Placement pl = place(g, b);
-  const KernelTiming kt = kernel_timing(machine, c.mr, c.nv, g.dt);
+  const double softness = port_softness(machine, g.dt);
+  const KernelTiming kt = kernel_timing(machine, c.mr, c.nv, g.dt, softness);
 
   constexpr double kMinGhz = 1e-3;  // a missing clock must not divide by zero
   const double hz = std::max(machine.ghz, kMinGhz) * kGiga;
@@ -661,7 +711,7 @@ CandidateCost evaluate(const MachineModel& machine, const MatmulProblem& problem
   double ideal = full_tiles * double(g.ksteps) * kt.ideal_step;
   if (g.edge_vectors > 0) {
     const int edge_nv = int(g.edge_vectors);
-    const KernelTiming edge = kernel_timing(machine, c.mr, edge_nv, g.dt);
+    const KernelTiming edge = kernel_timing(machine, c.mr, edge_nv, g.dt, softness);
     cycles += double(g.tiles_m_t) * tile_cycles(edge, edge_nv);
     ideal += double(g.tiles_m_t) * double(g.ksteps) * edge.ideal_step;
   }
@@ -1113,10 +1163,11 @@ void write_inputs(std::ostream& out, const MachineModel& machine, const MatmulPr
   const MeasuredCalls& m = machine.calls;
   const KernelTiming measured_formula = m.mr > 0 ? kernel_timing(machine, m.mr, m.nv, dt) : KernelTiming{};
   if (m.mr > 0 && !machine.tiles)
-    out << printf_text("  calls measured (%dx%d block): k step %.2f cycles (formula %.2f); beyond the k loop %.0f "
+    out << printf_text("  calls measured (%dx%d block): k step %.2f cycles (formula %.2f at port softness %.0f; "
+                       "every block's step priced at the softness that fits it, %.3g); beyond the k loop %.0f "
                        "cycles with C in L1, %.0f in L2, %.0f in L3 (formula %.0f)\n",
-                       m.mr, m.nv * lanes_of(machine), m.step_cycles, measured_formula.step, m.call_l1, m.call_l2,
-                       m.call_l3, measured_formula.call);
+                       m.mr, m.nv * lanes_of(machine), m.step_cycles, measured_formula.step, kPortSoftness,
+                       port_softness(machine, dt), m.call_l1, m.call_l2, m.call_l3, measured_formula.call);
   if (m.mr > 0 && machine.tiles)
     out << printf_text("  tile calls measured (%dx%d block): k step %.2f cycles in L1 (formula %.2f); a call of one "
                        "panel %.0f cycles beyond its k loop (formula %.0f for C, %.0f for the configuration)\n",
@@ -1172,18 +1223,20 @@ void write_table(std::ostream& out, const MatmulProblem& problem, const std::vec
   }
 }
 
-// Where the winner's blocks live, how its time splits, and the "chosen:" line last.
+// Where a configuration's blocks live, how its time splits, and the "LABEL:" line last.
 void write_choice(std::ostream& out, const MachineModel& machine, const MatmulProblem& problem,
-                  const CandidateCost& best) {
+                  const CandidateCost& best, const char* label = "chosen") {
   const MatmulConfig& c = best.config;
-  if (valid(problem)) out << "  chosen placement: " << placement_text(machine, problem, c) << "\n";
-  out << printf_text("  chosen split: compute %.4g ms, memory %.4g ms (overlapped), packing %.4g ms%s\n",
-                     best.compute_seconds * 1e3, best.memory_seconds * 1e3, best.pack_seconds * 1e3,
-                     best.team_seconds > 0 ? printf_text(", team %.4g ms", best.team_seconds * 1e3).c_str() : "");
-  out << printf_text("chosen: %dx%d block (mr %d, nv %d), mc %d, kc %d, nc %d, grid %s (%d %s): %.4g ms, %.1f %s "
+  if (valid(problem)) out << "  " << label << " placement: " << placement_text(machine, problem, c) << "\n";
+  out << printf_text("  %s split: compute %.4g ms (kernel %.1f%%), memory %.4g ms (overlapped), packing %.4g ms%s%s\n",
+                     label, best.compute_seconds * 1e3, best.kernel_efficiency * 100, best.memory_seconds * 1e3,
+                     best.pack_seconds * 1e3,
+                     best.team_seconds > 0 ? printf_text(", team %.4g ms", best.team_seconds * 1e3).c_str() : "",
+                     best.note.empty() ? "" : ("; " + best.note).c_str());
+  out << printf_text("%s: %dx%d block (mr %d, nv %d), mc %d, kc %d, nc %d, grid %s (%d %s)%s: %.4g ms, %.1f %s "
                      "predicted\n",
-                     c.mr, c.nr, c.mr, c.nv, c.mc, c.kc, c.nc, grid_text(c).c_str(), c.threads,
-                     c.threads == 1 ? "thread" : "threads", best.seconds * 1e3,
+                     label, c.mr, c.nr, c.mr, c.nv, c.mc, c.kc, c.nc, grid_text(c).c_str(), c.threads,
+                     c.threads == 1 ? "thread" : "threads", c.pack_a ? "" : ", A in place", best.seconds * 1e3,
                      best.seconds > 0 ? flops_of(problem) / best.seconds / kGiga : 0, rate_unit(problem.dtype));
 }
 
@@ -1198,6 +1251,11 @@ void write_explanation(std::ostream& out, const MachineModel& machine, const Mat
   }
   write_table(out, problem, ranked, std::min(ranked.size(), size_t(std::max(rows, 0))));
   write_choice(out, machine, problem, ranked.front());
+}
+
+void write_config_explanation(std::ostream& out, const MachineModel& machine, const MatmulProblem& problem,
+                              const MatmulConfig& config) {
+  write_choice(out, machine, problem, predict(machine, problem, config), "--config");
 }
 
 }  // namespace peakprobe

@@ -197,11 +197,18 @@ bool b_in_place_pays(const MachineModel& machine, const MatmulProblem& problem, 
 using ConfigKey = std::tuple<int, int, int, int, int, int, int, int, int, bool, bool>;
 ConfigKey config_key(const MatmulConfig& config);
 
+// The port formula's k step of an mr x nv block at the default port softness, in cycles: a
+// measured step (MeasuredCalls::step_cycles) equal to it leaves every block's price as it was.
+double formula_k_step(const MachineModel& machine, MatmulDtype dtype, int mr, int nv);
+
 // Predicted cost of one given configuration (for --config and for scoring autotune points).
 CandidateCost predict(const MachineModel& machine, const MatmulProblem& problem, const MatmulConfig& config);
 
 // `--explain`: the machine figures used, the top `rows` candidates with their factors, and the choice.
 void write_explanation(std::ostream& out, const MachineModel& machine, const MatmulProblem& problem,
                        const std::vector<CandidateCost>& ranked, int rows = 12);
+// `--explain --config`: the same placement, split and prediction for the configuration asked.
+void write_config_explanation(std::ostream& out, const MachineModel& machine, const MatmulProblem& problem,
+                              const MatmulConfig& config);
 
 }  // namespace peakprobe
