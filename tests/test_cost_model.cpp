@@ -628,15 +628,43 @@ TEST_CASE("a measured k step sets how every block's ports overlap", "[cost_model
     CHECK(predict(with_step(formula), p, c).compute_seconds == Approx(base));
     CHECK(predict(with_step((formula + ideal) / 2), p, c).compute_seconds < base * 0.999);
     CHECK(predict(with_step(formula * 1.05), p, c).compute_seconds > base * 1.001);
-    // At the ports' own time: a hard maximum, no block below its FMA time.
-    CHECK(predict(with_step(ideal), p, c).kernel_efficiency <= 1.0);
   }
-  // The calibrated block's k loop is priced at the measured step: 1024 / 256 = 4 calls per tile.
-  const double step = (formula + ideal) / 2;
+  // The calibrated block's k loop is priced at the measured step (1024 / 256 = 4 calls per tile),
+  // and at the ports' own time a hard maximum: its FMA time, not less.
   const double tiles = std::ceil(1024.0 / 6) * 1024 / 64, hz = plain.ghz * 1e9;
-  const double loop_seconds = tiles * 1024 * step / hz;
-  CHECK(predict(with_step(step), p, measured_block).compute_seconds >= loop_seconds * 0.999);
-  CHECK(predict(with_step(step), p, measured_block).compute_seconds < loop_seconds * 1.03);
+  for (double step : {(formula + ideal) / 2, ideal}) {
+    INFO("measured step " << step);
+    const double loop_seconds = tiles * 1024 * step / hz;
+    CHECK(predict(with_step(step), p, measured_block).compute_seconds >= loop_seconds * 0.999);
+    CHECK(predict(with_step(step), p, measured_block).compute_seconds < loop_seconds * 1.03);
+  }
+  // Nothing said about the ports: a step that is no number, and a block whose chains set its step
+  // (latency 40 cycles over ports of at most 12), keep the default.
+  const double base = predict(plain, p, other).compute_seconds;
+  CHECK(predict(with_step(std::nan("")), p, other).compute_seconds == Approx(base));
+  CHECK(predict(with_step(0), p, other).compute_seconds == Approx(base));
+  MachineModel chained = with_step(41), chained_plain = plain;
+  chained.fma_latency = chained_plain.fma_latency = 40;
+  CHECK(predict(chained, p, other).compute_seconds == Approx(predict(chained_plain, p, other).compute_seconds));
+  CHECK(explanation(chained, p).find("the default kept") != std::string::npos);
+  CHECK(explanation(with_step((formula + ideal) / 2), p).find("softness that fits it") != std::string::npos);
+}
+
+TEST_CASE("a B block kept in L2 leaves the C panel only the rest of L2", "[cost_model]") {
+  // server(): 2 MiB of L2. A 48 KiB A block and a 1.25 MiB B block (kc 1024 x nc 1280, int8) stay
+  // in L2 together; a C panel of 192 x 1280 words (960 KiB) fits the half of L2 beside the A block,
+  // but not beside both blocks: it goes to L3.
+  const MatmulProblem p = problem(192, 1280, 1024, 1, MatmulDtype::i8);
+  const MachineModel m = server();
+  std::ostringstream text;
+  write_config_explanation(text, m, p, config(6, 4, 48, 1024, 1280, 1, 1));
+  INFO(text.str());
+  CHECK(text.str().find("B block 1.25 MiB in L2, C panel 960 KiB in L3") != std::string::npos);
+  // With a B block of 512 KiB, a C panel of 768 KiB fits beside both.
+  std::ostringstream half;
+  write_config_explanation(half, m, p, config(6, 4, 48, 512, 1024, 1, 1));
+  INFO(half.str());
+  CHECK(half.str().find("B block 512 KiB in L2, C panel 768 KiB in L2") != std::string::npos);
 }
 
 TEST_CASE("an A block and a B block stay in L2 together up to three quarters of it", "[cost_model]") {

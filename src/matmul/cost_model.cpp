@@ -44,11 +44,12 @@ constexpr double kL2PairFill = 0.75;
 // FMA ports, load ports and the front end work in parallel, yet a block near one limit loses
 // throughput before it reaches it (L1 bank conflicts, dispatch interference). A p-norm of the
 // three times is that soft maximum: equal to the largest when the others are small, 19% above it
-// when two are equal.
+// when two are equal. This p is the default: where the calls were measured, the p that reproduces
+// the measured block's k step prices every block (port_softness).
 constexpr double kPortSoftness = 4.0;
 // Instructions per k step besides the FMAs and loads: the k loop's pointer increments and branch in
 // a loop of one step. (Kernels that run several steps an iteration pay less, about 0.75 a step at
-// four; where the calls were measured, their k step takes the formula's place.)
+// four; where the calls were measured, the fitted softness absorbs the difference.)
 constexpr double kLoopInstructions = 2.0;
 
 // Prefetchers and out-of-order execution hide most streaming behind the FMAs, not all of it: panel
@@ -166,6 +167,7 @@ const char* level_name(Level l) {
 struct Budgets {
   double l1 = 0, l2 = 0;
   double l2_pair = 0;     // an A block and a B block together (kL2PairFill)
+  double l2_whole = 0;    // the whole L2: never more than the blocks placed in it together
   double l3_thread = 0;   // this thread's part of its L3 instance
   double l3_b_block = 0;  // room for one shared B block in an L3 instance
   // Part of the B blocks this thread reads that threads in other L3 instances packed, per thread of
@@ -196,6 +198,7 @@ Budgets budgets_for(const MachineModel& machine, const MatmulProblem& problem, i
   b.l1 = kL1Fill * double(machine.l1_bytes);
   b.l2 = l2_block_budget(machine);
   b.l2_pair = kL2PairFill * double(machine.l2_bytes);
+  b.l2_whole = double(machine.l2_bytes);
   const int per_l3 = std::max(1, std::min(machine.l3_shared_by, threads));
   b.l3_thread = l3_thread_budget(machine, threads);
   b.l3_b_block = kL3Fill * double(machine.l3_bytes) / double(ceil_div(per_l3, thread_rows));
@@ -367,15 +370,16 @@ KernelTiming tile_kernel_timing(const MachineModel& machine, int mr, int nv) {
 // What limits a k step of an mr x nv block, in cycles each: the FMA ports, the load ports, the front
 // end.
 struct PortCycles {
-  double fma = 0, loads = 0, issue = 0;
-  double with_softness(double p) const { return soft_max(fma, soft_max(loads, issue, p), p); }
+  double fma_cycles = 0, loads = 0, issue = 0;
+  double with_softness(double p) const { return soft_max(fma_cycles, soft_max(loads, issue, p), p); }
+  double largest() const { return std::max({fma_cycles, loads, issue}); }
 };
 
 PortCycles port_cycles(const MachineModel& machine, int mr, int nv, const DtypeTraits& dt) {
   constexpr double kMinRate = 1e-3;  // a zero issue rate from a failed probe must not divide by zero
   const double accumulators = double(mr) * nv;
   PortCycles c;
-  c.fma = accumulators / std::max(machine.fma_per_cycle, kMinRate);
+  c.fma_cycles = accumulators / std::max(machine.fma_per_cycle, kMinRate);
   // Per k step: nv B vector loads and mr broadcasts feed mr*nv FMAs; all of them pass the front end.
   c.loads = double(mr + nv) / std::max(machine.loads_per_cycle, kMinRate);
   c.issue = (accumulators * dt.instructions + mr + nv + kLoopInstructions) / std::max(machine.issue_width, kMinRate);
@@ -387,18 +391,21 @@ PortCycles port_cycles(const MachineModel& machine, int mr, int nv, const DtypeT
 // core overlaps its ports, not as kPortSoftness guesses. On the Emerald Rapids VM the 6x64 block's
 // step measured 12.10 cycles for int8 and 12.21 for f32 where kPortSoftness gave 12.96 and 13.05:
 // every candidate's compute was 7% high against its packing and its streams. A step no slower
-// than the largest port time: a hard maximum; one the latency bounds, or nothing measured: the
-// default.
+// than the largest port time: a hard maximum. The default where nothing (or nothing finite) was
+// measured, and where the calibrated block's chains, not its ports, set its step: its largest port
+// time at or under the FMA latency says nothing of how ports overlap.
 double port_softness(const MachineModel& machine, const DtypeTraits& dt) {
   constexpr double kHardest = 64, kSoftest = 1;
+  constexpr int kHalvings = 30;  // p to within 1e-7
   const MeasuredCalls& m = machine.calls;
-  if (machine.tiles || m.mr <= 0 || m.nv <= 0 || m.step_cycles <= 0) return kPortSoftness;
+  if (machine.tiles || m.mr <= 0 || m.nv <= 0 || !std::isfinite(m.step_cycles) || m.step_cycles <= 0)
+    return kPortSoftness;
   const PortCycles c = port_cycles(machine, m.mr, m.nv, dt);
-  if (machine.fma_latency >= m.step_cycles) return kPortSoftness;  // the chains, not the ports, set it
+  if (c.largest() <= machine.fma_latency || m.step_cycles <= machine.fma_latency) return kPortSoftness;
   if (m.step_cycles <= c.with_softness(kHardest)) return kHardest;
   if (m.step_cycles >= c.with_softness(kSoftest)) return kSoftest;
   double lo = kSoftest, hi = kHardest;  // with_softness falls as p grows
-  for (int i = 0; i < 48; ++i) {
+  for (int i = 0; i < kHalvings; ++i) {
     const double mid = 0.5 * (lo + hi);
     (c.with_softness(mid) > m.step_cycles ? lo : hi) = mid;
   }
@@ -415,7 +422,7 @@ KernelTiming kernel_timing(const MachineModel& machine, int mr, int nv, const Dt
   const double accumulators = double(mr) * nv;
   const PortCycles ports = port_cycles(machine, mr, nv, dt);
   KernelTiming t;
-  t.ideal_step = ports.fma;
+  t.ideal_step = ports.fma_cycles;
   // Each accumulator is a dependency chain of one FMA per k step: a step takes at least the latency.
   t.step = std::max(ports.with_softness(softness), machine.fma_latency);
   // Per call the C tile is loaded, added to and stored: mr*nv loads, adds and stores. They go to
@@ -487,7 +494,10 @@ Placement place(const Geometry& g, const Budgets& b) {
   pl.b_panel = g.b_panel <= b.l1 ? Level::l1 : g.b_panel <= b.l2 ? Level::l2 : pl.b_block;
   pl.a_panel_in_l1 = g.a_panel <= b.l1;
   // Between two visits of a C tile (consecutive pc), the thread sweeps its whole C panel.
-  pl.c_panel = g.c_panel + g.a_block <= b.l2 ? Level::l2 : g.c_panel <= b.l3_thread ? Level::l3 : Level::dram;
+  // A B block kept in L2 leaves C only what the A and B blocks do not fill.
+  const bool c_fits_l2 = g.c_panel + g.a_block <= b.l2 &&
+                         (pl.b_block != Level::l2 || g.c_panel + g.a_block + g.b_block <= b.l2_whole);
+  pl.c_panel = c_fits_l2 ? Level::l2 : g.c_panel <= b.l3_thread ? Level::l3 : Level::dram;
   // A is re-packed for every jc: the thread's rows of A come back from wherever they fit.
   const double a_slice = g.rows * double(g.kpad) * g.dt.ab_bytes;
   pl.a_slice = a_slice <= b.l2 ? Level::l2 : a_slice <= b.l3_thread ? Level::l3 : Level::dram;
@@ -1162,12 +1172,15 @@ void write_inputs(std::ostream& out, const MachineModel& machine, const MatmulPr
                      rate_unit(problem.dtype), to_string(problem.dtype), flop_per_instruction, dt.kgroup);
   const MeasuredCalls& m = machine.calls;
   const KernelTiming measured_formula = m.mr > 0 ? kernel_timing(machine, m.mr, m.nv, dt) : KernelTiming{};
-  if (m.mr > 0 && !machine.tiles)
-    out << printf_text("  calls measured (%dx%d block): k step %.2f cycles (formula %.2f at port softness %.0f; "
-                       "every block's step priced at the softness that fits it, %.3g); beyond the k loop %.0f "
-                       "cycles with C in L1, %.0f in L2, %.0f in L3 (formula %.0f)\n",
+  if (m.mr > 0 && !machine.tiles) {
+    const double p = port_softness(machine, dt);
+    const std::string fitted = p == kPortSoftness ? std::string("the default kept: the step says nothing of the ports")
+                                                  : printf_text("every block's step priced at the softness that fits it, %.3g", p);
+    out << printf_text("  calls measured (%dx%d block): k step %.2f cycles (formula %.2f at port softness %.0f; %s); "
+                       "beyond the k loop %.0f cycles with C in L1, %.0f in L2, %.0f in L3 (formula %.0f)\n",
                        m.mr, m.nv * lanes_of(machine), m.step_cycles, measured_formula.step, kPortSoftness,
-                       port_softness(machine, dt), m.call_l1, m.call_l2, m.call_l3, measured_formula.call);
+                       fitted.c_str(), m.call_l1, m.call_l2, m.call_l3, measured_formula.call);
+  }
   if (m.mr > 0 && machine.tiles)
     out << printf_text("  tile calls measured (%dx%d block): k step %.2f cycles in L1 (formula %.2f); a call of one "
                        "panel %.0f cycles beyond its k loop (formula %.0f for C, %.0f for the configuration)\n",
