@@ -87,11 +87,11 @@ constexpr std::array<double, 3> kMcFills = {0.0, 0.5, 1.0};
 // What bounds nc: the B block in all or half of its L3 budget, or the thread's C panel (its rows x nc,
 // swept between two visits of a C tile) in its L3 share or in the L2 room the A block leaves. A smaller
 // nc keeps C close at the price of packing A once more per extra jc.
-enum class NcRule { b_block_full, b_block_half, c_panel_l3, c_panel_l2 };
-constexpr std::array<NcRule, 4> kNcRules = {NcRule::b_block_full, NcRule::b_block_half, NcRule::c_panel_l3,
-                                            NcRule::c_panel_l2};
+enum class NcRule { b_block_full, b_block_half, c_panel_l3, c_panel_l2, b_block_l2_pair };
+constexpr std::array<NcRule, 5> kNcRules = {NcRule::b_block_full, NcRule::b_block_half, NcRule::c_panel_l3,
+                                            NcRule::c_panel_l2, NcRule::b_block_l2_pair};
 // Register block x thread grid pairs kept after the first, coarse pass; the second pass tries every
-// kc / mc / nc on each, so the total stays within 32 x 9 x 3 x 4 = 3456 candidates (kc_targets: the
+// kc / mc / nc on each, so the total stays within 32 x 9 x 3 x 5 = 4320 candidates (kc_targets: the
 // targets and the L1-fitting kc).
 constexpr size_t kPairsKept = 32;
 static_assert(kPairsKept * (kKcTargets.size() + 1) * kMcFills.size() * kNcRules.size() <= kMaxRankedConfigs,
@@ -866,6 +866,11 @@ MatmulConfig with_blocks(const MachineModel& machine, const MatmulProblem& probl
     case NcRule::b_block_half: nc_max = fitting(0.5 * b.l3_b_block, kc_bytes, cols_tiles); break;
     case NcRule::c_panel_l3: nc_max = fitting(b.l3_thread, c_row, cols_tiles); break;
     case NcRule::c_panel_l2: nc_max = fitting(std::max(0.0, b.l2 - with_mc.a_block), c_row, cols_tiles); break;
+    // The B block that stays in L2 beside the A block (kL2PairFill): with a small mc, a B block
+    // serving every ic pass from L2.
+    case NcRule::b_block_l2_pair:
+      nc_max = fitting(std::max(0.0, b.l2_pair - with_mc.a_block), kc_bytes, cols_tiles);
+      break;
   }
   c.nc = int(balanced_block(cols_tiles, int64_t(nc_max), c.nr));
   c.pack_a = !a_in_place_pays(machine, problem, c.mr, c.nc / std::max(1, c.nr));

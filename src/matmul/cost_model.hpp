@@ -163,7 +163,7 @@ std::vector<std::tuple<int, int, int, int>> thread_splits_up_to(int threads, int
 // Every candidate on a grid (register blocks x kc x mc x nc x thread grids), cheapest first. A coarse
 // pass keeps the best register block x thread grid pairs, and the fine pass tries every kc, mc and nc
 // on those only, so at most this many candidates come out whatever the problem (a few ms of work).
-inline constexpr size_t kMaxRankedConfigs = 3456;
+inline constexpr size_t kMaxRankedConfigs = 4320;
 std::vector<CandidateCost> rank_configs(const MachineModel& machine, const MatmulProblem& problem);
 
 // The cheapest candidate (rank_configs().front()).
