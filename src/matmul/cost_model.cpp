@@ -498,9 +498,13 @@ Placement place(const Geometry& g, const Budgets& b) {
   const bool c_fits_l2 = g.c_panel + g.a_block <= b.l2 &&
                          (pl.b_block != Level::l2 || g.c_panel + g.a_block + g.b_block <= b.l2_whole);
   pl.c_panel = c_fits_l2 ? Level::l2 : g.c_panel <= b.l3_thread ? Level::l3 : Level::dram;
-  // A is re-packed for every jc: the thread's rows of A come back from wherever they fit.
+  // A is re-packed (or, in place, re-read) for every jc: the thread's rows of A come back from
+  // wherever they fit beside what one jc pass sweeps between two reads of them, its C panel and its
+  // B block. Emerald Rapids VM, int8 1024^3, A (1 MiB, half of L2) read in place with nc 128: 3.2 ms
+  // against 3.0 for a 1 MiB B block and A packed, where A priced from L2 made the first the model's.
   const double a_slice = g.rows * double(g.kpad) * g.dt.ab_bytes;
-  pl.a_slice = a_slice <= b.l2 ? Level::l2 : a_slice <= b.l3_thread ? Level::l3 : Level::dram;
+  const bool a_slice_l2 = a_slice <= b.l2 && a_slice + g.c_panel + g.b_block <= b.l2_pair;
+  pl.a_slice = a_slice_l2 ? Level::l2 : a_slice <= b.l3_thread ? Level::l3 : Level::dram;
   return pl;
 }
 
