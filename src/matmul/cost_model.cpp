@@ -85,8 +85,9 @@ constexpr std::array<int, 8> kKcTargets = {64, 96, 128, 192, 256, 384, 512, 1024
 // 32 ran 2.13 ms, mc 1024 2.37).
 constexpr std::array<double, 3> kMcFills = {0.0, 0.5, 1.0};
 // What bounds nc: the B block in all or half of its L3 budget, or the thread's C panel (its rows x nc,
-// swept between two visits of a C tile) in its L3 share or in the L2 room the A block leaves. A smaller
-// nc keeps C close at the price of packing A once more per extra jc.
+// swept between two visits of a C tile) in its L3 share or in the L2 room the A block leaves, or the
+// B block in what the A block leaves of three quarters of L2 (kL2PairFill). A smaller nc keeps C
+// close at the price of packing A once more per extra jc.
 enum class NcRule { b_block_full, b_block_half, c_panel_l3, c_panel_l2, b_block_l2_pair };
 constexpr std::array<NcRule, 5> kNcRules = {NcRule::b_block_full, NcRule::b_block_half, NcRule::c_panel_l3,
                                             NcRule::c_panel_l2, NcRule::b_block_l2_pair};
@@ -493,15 +494,19 @@ Placement place(const Geometry& g, const Budgets& b) {
   // half of L2 the A block leaves free if it fits there.
   pl.b_panel = g.b_panel <= b.l1 ? Level::l1 : g.b_panel <= b.l2 ? Level::l2 : pl.b_block;
   pl.a_panel_in_l1 = g.a_panel <= b.l1;
-  // Between two visits of a C tile (consecutive pc), the thread sweeps its whole C panel.
-  // A B block kept in L2 leaves C only what the A and B blocks do not fill.
+  // Between two visits of a C tile (consecutive pc), the thread sweeps its whole C panel; a B block
+  // kept in L2 leaves C only what the A and B blocks do not fill (a B block beyond L2 streams
+  // through it panel by panel).
   const bool c_fits_l2 = g.c_panel + g.a_block <= b.l2 &&
                          (pl.b_block != Level::l2 || g.c_panel + g.a_block + g.b_block <= b.l2_whole);
   pl.c_panel = c_fits_l2 ? Level::l2 : g.c_panel <= b.l3_thread ? Level::l3 : Level::dram;
   // A is re-packed (or, in place, re-read) for every jc: the thread's rows of A come back from
   // wherever they fit beside what one jc pass sweeps between two reads of them, its C panel and its
-  // B block. Emerald Rapids VM, int8 1024^3, A (1 MiB, half of L2) read in place with nc 128: 3.2 ms
-  // against 3.0 for a 1 MiB B block and A packed, where A priced from L2 made the first the model's.
+  // B block. Emerald Rapids VM, int8 1024^3, A (1 MiB, half of L2) read in place with nc 128: 3.2
+  // ms against 3.0 for a 1 MiB B block and A packed, where A priced from L2 made the first the
+  // model's. The B block counts whole even where it streams from L3, and in three quarters of L2,
+  // not all of it as for C: counting only its micro-panel, the first choice at int8 513^3 ran 7.0%
+  // and 7.2% slower than --autotune's best in two runs, against 1.2% and 1.9% so.
   const double a_slice = g.rows * double(g.kpad) * g.dt.ab_bytes;
   const bool a_slice_l2 = a_slice <= b.l2 && a_slice + g.c_panel + g.b_block <= b.l2_pair;
   pl.a_slice = a_slice_l2 ? Level::l2 : a_slice <= b.l3_thread ? Level::l3 : Level::dram;
