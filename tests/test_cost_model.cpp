@@ -651,6 +651,20 @@ TEST_CASE("a measured k step sets how every block's ports overlap", "[cost_model
   CHECK(explanation(with_step((formula + ideal) / 2), p).find("softness that fits it") != std::string::npos);
 }
 
+TEST_CASE("a K split wakes as many threads as it has parts of the whole K", "[cost_model]") {
+  // int8, K = 64: 16 k groups. Split 8 ways, each part holds 2 groups; all 8 parts start (gemm.cpp's
+  // started_grid counts the k groups of the whole K), and the team costs 8 threads' wake-up.
+  MachineModel m = server();
+  m.fork_join_seconds.assign(17, 0.0);
+  m.fork_join_seconds[2] = 1e-6;
+  const MatmulProblem p = problem(8, 64, 64, 8, MatmulDtype::i8);
+  MatmulConfig c = config(8, 1, 8, 64, 64, 1, 1);
+  c.k_threads = 8;
+  c.threads = 8;
+  CHECK(predict(m, p, c).team_seconds == Approx(fork_join_cost(m, 8)));
+  CHECK(fork_join_cost(m, 8) > fork_join_cost(m, 2));
+}
+
 TEST_CASE("a B block kept in L2 leaves the C panel only the rest of L2", "[cost_model]") {
   // server(): 2 MiB of L2. A 48 KiB A block and a 1.25 MiB B block (kc 1024 x nc 1280, int8) stay
   // in L2 together; a C panel of 192 x 1280 words (960 KiB) fits the half of L2 beside the A block,

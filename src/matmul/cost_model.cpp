@@ -708,7 +708,9 @@ CandidateCost evaluate(const MachineModel& machine, const MatmulProblem& problem
   MatmulProblem part = problem;
   const int kgroup = dtype_traits(machine, problem).kgroup;
   part.k = ceil_div(ceil_div(problem.k, kgroup), c.k_threads) * kgroup;
-  const Geometry g = geometry_of(machine, part, c);
+  Geometry g = geometry_of(machine, part, c);
+  // The K parts the GEMM starts are those of the whole K, not of one part's k groups.
+  if (c.k_threads > 1) g.started_threads = geometry_of(machine, problem, c).started_threads;
   const Budgets b = budgets_for(machine, problem, b_sharing_rows(c), c.threads);
   const Placement pl = place(g, b);
   const double softness = port_softness(machine, g.dt);
