@@ -332,7 +332,18 @@ double window_call_timing(isa::MicroKernelFn fn, int64_t steps, const uint32_t* 
   return seconds_since(t0) / kStepWindowCalls;
 }
 
-Expected<double> measure_step_seconds(Gemm& gemm, int mr, int nv, int cpu, bool a_in_place) {
+namespace {
+
+// The fastest window of each length and the clock around it (0 where none was read).
+struct StepWindows {
+  double short_s = 1e300, long_s = 1e300;
+  double short_ghz = 0, long_ghz = 0;
+};
+
+// The kernel alone's windows, in turn; `read_ghz` (nullable) reads the clock before the first window
+// and after every window, so that each window has the readings right before and after it.
+template <typename ReadGhz>
+Expected<StepWindows> time_step_windows(Gemm& gemm, int mr, int nv, int cpu, bool a_in_place, const ReadGhz& read_ghz) {
   const isa::MicroKernelShape shape = gemm.micro_kernel_shape(mr, nv, a_in_place);
   auto fn = gemm.tile_kernel(mr, nv, a_in_place);
   if (!fn) return make_error(fn.error());
@@ -350,14 +361,49 @@ Expected<double> measure_step_seconds(Gemm& gemm, int mr, int nv, int cpu, bool 
   AffinityGuard caller_affinity;
   if (cpu >= 0) pin_current_thread(cpu);
   else pin_to_first_core(gemm);
-  double short_best = 1e300, long_best = 1e300;
+  StepWindows w;
+  double before = read_ghz();
+  auto window = [&](int64_t steps, double& best, double& best_ghz) {
+    const double s = window_call_timing(*fn, steps, a.get(), lda_bytes, b.get(), *c);
+    const double after = read_ghz();
+    if (s < best) {
+      best = s;
+      // A reading that failed (0) leaves the other alone.
+      best_ghz = before > 0 && after > 0 ? 0.5 * (before + after) : std::max(before, after);
+    }
+    before = after;
+  };
   for (int round = 0; round < kStepWindows; ++round) {
-    short_best = std::min(short_best, window_call_timing(*fn, kShortSteps, a.get(), lda_bytes, b.get(), *c));
-    long_best = std::min(long_best, window_call_timing(*fn, kLongSteps, a.get(), lda_bytes, b.get(), *c));
+    window(kShortSteps, w.short_s, w.short_ghz);
+    window(kLongSteps, w.long_s, w.long_ghz);
   }
-  const double step = step_and_call(short_best, long_best).step;
+  return w;
+}
+
+}  // namespace
+
+Expected<double> measure_step_seconds(Gemm& gemm, int mr, int nv, int cpu, bool a_in_place) {
+  auto w = time_step_windows(gemm, mr, nv, cpu, a_in_place, [] { return 0.0; });
+  if (!w) return make_error(w.error());
+  const double step = step_and_call(w->short_s, w->long_s).step;
   if (!(step > 0)) return make_error("the kernel's long calls ran no longer than its short ones");
   return step;
+}
+
+Expected<StepAtClock> measure_step_at_clock(Gemm& gemm, ClockCalibrator& clock, int mr, int nv, int cpu,
+                                            bool a_in_place) {
+  // One round of the chain, the clock alone: about 50 us beside windows of 2-20 us.
+  auto w = time_step_windows(gemm, mr, nv, cpu, a_in_place, [&] { return clock.measure(1, true).ghz; });
+  if (!w) return make_error(w.error());
+  if (!(w->short_ghz > 0 && w->long_ghz > 0)) return make_error("the clock could not be read beside the kernel's windows");
+  // Each window in cycles at its own clock: the fastest window ran at a fast moment of a moving
+  // clock, and a clock read around all of them would take it for a faster loop.
+  const double step_cycles = step_and_call(w->short_s * w->short_ghz, w->long_s * w->long_ghz).step;
+  if (!(step_cycles > 0)) return make_error("the kernel's long calls ran no longer than its short ones");
+  StepAtClock r;
+  r.ghz = w->long_ghz;
+  r.seconds = step_cycles / r.ghz;
+  return r;
 }
 
 Expected<double> measure_handoff(Gemm& gemm) {

@@ -395,22 +395,32 @@ PortCycles port_cycles(const MachineModel& machine, int mr, int nv, const DtypeT
 // than the largest port time: a hard maximum. The default where nothing (or nothing finite) was
 // measured, and where the calibrated block's chains, not its ports, set its step: its largest port
 // time at or under the FMA latency says nothing of how ports overlap.
-double port_softness(const MachineModel& machine, const DtypeTraits& dt) {
+struct Softness {
+  double p = kPortSoftness;
+  bool fitted = false;  // p fits a measured step; otherwise the default
+};
+
+Softness port_softness(const MachineModel& machine, const DtypeTraits& dt) {
   constexpr double kHardest = 64, kSoftest = 1;
   constexpr int kHalvings = 30;  // p to within 1e-7
   const MeasuredCalls& m = machine.calls;
-  if (machine.tiles || m.mr <= 0 || m.nv <= 0 || !std::isfinite(m.step_cycles) || m.step_cycles <= 0)
-    return kPortSoftness;
+  if (machine.tiles || m.mr <= 0 || m.nv <= 0 || !std::isfinite(m.step_cycles) || m.step_cycles <= 0) return {};
   const PortCycles c = port_cycles(machine, m.mr, m.nv, dt);
-  if (c.largest() <= machine.fma_latency || m.step_cycles <= machine.fma_latency) return kPortSoftness;
-  if (m.step_cycles <= c.with_softness(kHardest)) return kHardest;
-  if (m.step_cycles >= c.with_softness(kSoftest)) return kSoftest;
+  if (c.largest() <= machine.fma_latency || m.step_cycles <= machine.fma_latency) return {};
+  if (m.step_cycles <= c.with_softness(kHardest)) return {kHardest, true};
+  if (m.step_cycles >= c.with_softness(kSoftest)) return {kSoftest, true};
   double lo = kSoftest, hi = kHardest;  // with_softness falls as p grows
   for (int i = 0; i < kHalvings; ++i) {
     const double mid = 0.5 * (lo + hi);
     (c.with_softness(mid) > m.step_cycles ? lo : hi) = mid;
   }
-  return 0.5 * (lo + hi);
+  return {0.5 * (lo + hi), true};
+}
+
+// The softness every candidate of one problem is priced at: it depends on the machine and the
+// dtype only, so a ranking fits it once rather than once per candidate.
+double softness_for(const MachineModel& machine, const MatmulProblem& problem) {
+  return port_softness(machine, dtype_traits(machine, problem)).p;
 }
 
 KernelTiming kernel_timing(const MachineModel& machine, int mr, int nv, const DtypeTraits& dt,
@@ -696,7 +706,8 @@ double k_sum_seconds(const MachineModel& machine, const Budgets& b, const Geomet
   return from_others + transfer_seconds(machine, b, 2 * slice, level) + 2 * barrier_seconds(machine, k_threads);
 }
 
-CandidateCost evaluate(const MachineModel& machine, const MatmulProblem& problem, const MatmulConfig& config) {
+CandidateCost evaluate(const MachineModel& machine, const MatmulProblem& problem, const MatmulConfig& config,
+                       double softness) {
   CandidateCost r;
   r.config = normalized(machine, problem, config);
   if (!valid(problem)) {
@@ -713,7 +724,6 @@ CandidateCost evaluate(const MachineModel& machine, const MatmulProblem& problem
   if (c.k_threads > 1) g.started_threads = geometry_of(machine, problem, c).started_threads;
   const Budgets b = budgets_for(machine, problem, b_sharing_rows(c), c.threads);
   const Placement pl = place(g, b);
-  const double softness = port_softness(machine, g.dt);
   const KernelTiming kt = kernel_timing(machine, c.mr, c.nv, g.dt, softness);
 
   constexpr double kMinGhz = 1e-3;  // a missing clock must not divide by zero
@@ -913,7 +923,8 @@ std::vector<int> kc_targets(const MachineModel& machine, const MatmulProblem& pr
 // First pass: every register block on every thread grid of every count (thread_counts), with the
 // deepest kc whose B micro-panel fits L1 (at most kCoarseKcMax) and full budgets; the cheapest pairs
 // go on to the second pass.
-std::vector<CandidateCost> coarse_pairs(const MachineModel& machine, const MatmulProblem& problem) {
+std::vector<CandidateCost> coarse_pairs(const MachineModel& machine, const MatmulProblem& problem,
+                                        double softness) {
   std::vector<CandidateCost> out;
   std::set<std::tuple<int, int, int, int, int, int>> seen;
   const int lanes = lanes_of(machine);
@@ -932,7 +943,8 @@ std::vector<CandidateCost> coarse_pairs(const MachineModel& machine, const Matmu
       c.threads = groups * parts * c.thread_rows * c.thread_cols;
       if (!seen.insert({mr, nv, c.thread_rows, c.thread_cols, groups, parts}).second) continue;
       const int kc = std::min(kCoarseKcMax, kc_fitting_l1(machine, problem, c));
-      out.push_back(evaluate(machine, problem, with_blocks(machine, problem, c, kc, 1.0, NcRule::b_block_full)));
+      out.push_back(
+          evaluate(machine, problem, with_blocks(machine, problem, c, kc, 1.0, NcRule::b_block_full), softness));
     }
   }
   std::sort(out.begin(), out.end(), cheaper);
@@ -1081,7 +1093,7 @@ double fork_join_cost(const MachineModel& machine, int threads) {
 }
 
 CandidateCost predict(const MachineModel& machine, const MatmulProblem& problem, const MatmulConfig& config) {
-  return evaluate(machine, problem, config);
+  return evaluate(machine, problem, config, softness_for(machine, problem));
 }
 
 std::vector<CandidateCost> rank_configs(const MachineModel& machine, const MatmulProblem& problem) {
@@ -1089,18 +1101,19 @@ std::vector<CandidateCost> rank_configs(const MachineModel& machine, const Matmu
     MatmulConfig c;
     c.mr = 1;
     c.nv = 1;
-    return {evaluate(machine, problem, c)};
+    return {evaluate(machine, problem, c, kPortSoftness)};
   }
   // Second pass: every kc / mc / nc on the pairs the first pass kept.
   std::vector<CandidateCost> out;
   std::set<ConfigKey> seen;
-  for (const CandidateCost& pair : coarse_pairs(machine, problem))
+  const double softness = softness_for(machine, problem);
+  for (const CandidateCost& pair : coarse_pairs(machine, problem, softness))
     for (int kc : kc_targets(machine, problem, pair.config))
       for (double mc_fill : kMcFills)
         for (NcRule nc_rule : kNcRules) {
           if (mc_fill == 0.0 && !machine.tiles) continue;
           const MatmulConfig c = with_blocks(machine, problem, pair.config, kc, mc_fill, nc_rule);
-          if (seen.insert(config_key(c)).second) out.push_back(evaluate(machine, problem, c));
+          if (seen.insert(config_key(c)).second) out.push_back(evaluate(machine, problem, c, softness));
         }
   std::sort(out.begin(), out.end(), cheaper);
   return out;
@@ -1189,9 +1202,9 @@ void write_inputs(std::ostream& out, const MachineModel& machine, const MatmulPr
   const MeasuredCalls& m = machine.calls;
   const KernelTiming measured_formula = m.mr > 0 ? kernel_timing(machine, m.mr, m.nv, dt) : KernelTiming{};
   if (m.mr > 0 && !machine.tiles) {
-    const double p = port_softness(machine, dt);
-    const std::string fitted = p == kPortSoftness ? std::string("the default kept: the step says nothing of the ports")
-                                                  : printf_text("every block's step priced at the softness that fits it, %.3g", p);
+    const Softness s = port_softness(machine, dt);
+    const std::string fitted = !s.fitted ? std::string("the default kept: the step says nothing of the ports")
+                                         : printf_text("every block's step priced at the softness that fits it, %.3g", s.p);
     out << printf_text("  calls measured (%dx%d block): k step %.2f cycles (formula %.2f at port softness %.0f; %s); "
                        "beyond the k loop %.0f cycles with C in L1, %.0f in L2, %.0f in L3 (formula %.0f)\n",
                        m.mr, m.nv * lanes_of(machine), m.step_cycles, measured_formula.step, kPortSoftness,

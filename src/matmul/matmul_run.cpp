@@ -397,7 +397,7 @@ Expected<MatmulResult> run_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulRe
   // is known right: the ceiling of the kernel's own instructions (MatmulResult::kernel_l1_gflops),
   // one core's times the threads the product started. Not where those threads share cores: one
   // core's loop times its threads is then no ceiling.
-  // The clock is read on that core right before and after it: the loop's rate is taken to the clock
+  // The clock is read on that core around each of its windows: the loop's rate is taken to the clock
   // of the product's fastest call once the rounds below have settled which call that is.
   std::optional<double> kernel_wall_gflops;
   double kernel_ghz = 0;
@@ -409,14 +409,19 @@ Expected<MatmulResult> run_matmul(const CpuInfo& cpu, Gemm& gemm, const MatmulRe
     if (place.pin_cpu >= 0) pin_current_thread(place.pin_cpu);
     // A first, untimed measurement loads the core again after the scalar scan of its interruptions
     // (10 ms): a core whose clock drops under wide vector work would read high right after it.
-    if (calibrator) (void)measure_step_seconds(gemm, rq.config.mr, rq.config.nv, place.pin_cpu, a_in_place);
-    const ClockSample before = calibrator ? calibrator->measure() : ClockSample{};
-    auto step = measure_step_seconds(gemm, rq.config.mr, rq.config.nv, place.pin_cpu, a_in_place);
-    const ClockSample after = before.ghz > 0 ? calibrator->measure() : ClockSample{};
+    auto step = [&]() -> Expected<StepAtClock> {
+      if (!calibrator) {
+        auto seconds = measure_step_seconds(gemm, rq.config.mr, rq.config.nv, place.pin_cpu, a_in_place);
+        if (!seconds) return make_error(seconds.error());
+        return StepAtClock{*seconds, 0.0};
+      }
+      (void)measure_step_seconds(gemm, rq.config.mr, rq.config.nv, place.pin_cpu, a_in_place);
+      return measure_step_at_clock(gemm, *calibrator, rq.config.mr, rq.config.nv, place.pin_cpu, a_in_place);
+    }();
     if (step.ok()) {
       const double ops = 2.0 * shape.mr * shape.nr() * shape.k_group();
-      kernel_wall_gflops = ops / *step / 1e9 * started;
-      if (after.ghz > 0) kernel_ghz = clock_reading(calibrator->source(), before, after).ghz;
+      kernel_wall_gflops = ops / step->seconds / 1e9 * started;
+      kernel_ghz = step->ghz;
     } else {
       spdlog::debug("matmul: the {}x{} kernel's k loop in L1 was not timed: {}", rq.config.mr, rq.config.nv,
                     step.error());
