@@ -304,6 +304,43 @@ TEST_CASE("matmul kernels: the widened path replaces the dot product only when i
   CHECK_FALSE(widened_roof_faster(native, widened));
 }
 
+TEST_CASE("matmul score: on several threads the k loop alone is taken to the roof's clock, where the ceiling stays",
+          "[matmul_common]") {
+  const MachineModel machine = two_core_machine();
+  MatmulRoof roof = fma_roof(400);
+  roof.threads = 2;
+  roof.clock.ghz = 3.9;
+  roof.team_clock_ghz = 3.8;
+  MatmulResult two = square_product(360);
+  two.threads = 2;
+  two.clock.ghz = 4.0;
+  // One core's loop times the two threads, taken by matmul_run to the product's 4.0 GHz: 404, more
+  // than the 400 the roof's pipes give at its 3.8 GHz. At the roof's clock: 404 x 3.8 / 4.0.
+  two.kernel_l1_gflops = 404;
+  two.kernel_l1_ghz = 3.9;
+  score_matmul(two, roof, machine);
+  CHECK(*two.ceiling_gflops == Approx(400));  // not scaled: several threads
+  CHECK(two.ceiling_clock_ghz == Approx(3.8));
+  CHECK(*two.kernel_l1_gflops == Approx(383.8));
+  // One thread: the ceiling is scaled to the product's clock, and the loop stays there.
+  MatmulRoof one_roof = fma_roof(200);
+  one_roof.clock.ghz = 3.8;
+  MatmulResult one = square_product(190);
+  one.clock.ghz = 4.0;
+  one.kernel_l1_gflops = 208;
+  one.kernel_l1_ghz = 3.9;
+  score_matmul(one, one_roof, machine);
+  CHECK(*one.ceiling_gflops == Approx(200 * 4.0 / 3.8));
+  CHECK(*one.kernel_l1_gflops == Approx(208));
+  // Several threads without the loop's own clock reading: nothing is scaled.
+  MatmulResult unknown = square_product(360);
+  unknown.threads = 2;
+  unknown.clock.ghz = 4.0;
+  unknown.kernel_l1_gflops = 404;
+  score_matmul(unknown, roof, machine);
+  CHECK(*unknown.kernel_l1_gflops == Approx(404));
+}
+
 TEST_CASE("matmul score: a roof that slows when run without pause is scaled by the share it keeps",
           "[matmul_common]") {
   const MachineModel machine = two_core_machine();

@@ -432,6 +432,10 @@ void score_matmul(MatmulResult& r, const MatmulRoof& roof, const MachineModel& m
       }
     }
   }
+  // Several threads: the ceiling stays at its roof's clock, and the loop alone (taken to the
+  // product's clock by matmul_run) is taken there too.
+  if (r.kernel_l1_gflops && loop_rate_at_roof_clock(r.threads, r.ceiling_clock_ghz, r.kernel_l1_ghz, r.clock.ghz))
+    r.kernel_l1_gflops = *r.kernel_l1_gflops * r.ceiling_clock_ghz / r.clock.ghz;
   const int bits = roof.vector_bits > 0 ? roof.vector_bits : machine.vector_bits;
   r.bound_by = fmt::format("compute {} {}", roof.widened_to.empty() ? to_string(r.dtype) : roof.widened_to,
                            roof.tiles ? isa::host_target().tiles_name() : std::to_string(bits));

@@ -41,6 +41,16 @@ inline bool loop_rate_as_ran(double ceiling_share, double loop_ghz, double produ
   return sustained_share_applies(ceiling_share) && loop_clock_slower(loop_ghz, product_ghz);
 }
 
+// Whether matmul's k loop alone stands at its ceiling's clock rather than at the product's: the
+// ceiling of several threads is not scaled to the product's clock (score_matmul) but stays at its
+// roof's, the mean of the team's own clocks in their run, and a loop taken to the caller's clock
+// would compare two clocks. On the Zen 5 VM, two threads: the loop read 103.5-104.3% of its own
+// instructions' stream (one core's rate times the threads at the caller's clock, the stream's at
+// the roof's), more than the pipes issue.
+inline bool loop_rate_at_roof_clock(int threads, double ceiling_clock_ghz, double loop_ghz, double product_ghz) {
+  return threads > 1 && ceiling_clock_ghz > 0 && loop_ghz > 0 && product_ghz > 0;
+}
+
 struct SustainedShare {
   double share = 0;      // the best run's rate over (per_cycle x the clock read right after it), at most 1; 0 unknown
   double measured = 0;   // the same before it is capped at 1 (above 1: the clock rose between run and reading)
