@@ -16,6 +16,10 @@ std::string b_direct_dtype_refusal(const MicroKernelShape& s) {
 }
 
 std::string a_direct_refusal(const MicroKernelShape& s, int max_rows) {
+  if (s.a_tail != 0 && (!s.a_direct || s.a_tail < 0 || s.a_tail >= s.k_group()))
+    return fmt::format("in-place A: a last k group of {} values needs A read in place and fewer values than a group "
+                       "holds ({})",
+                       s.a_tail, s.k_group());
   if (!s.a_direct) return "";
   if (s.widened) return "in-place A: widened elements are packed wider than A holds them";
   if (s.signed_a) return "in-place A: int8 A is packed shifted by 128 (signed_a)";

@@ -42,6 +42,11 @@ struct MicroKernelShape {
   // mask their last vector (Target::b_in_place_edges; else it would read past the row, and an edge
   // panel is packed ahead).
   bool b_direct = false;
+  // In-place A whose K ends inside a k group (bf16 K odd, int8 K not a multiple of 4): the k values
+  // of that last group each row holds (1 to k_group() - 1), 0 where K ends on a whole group. The
+  // kernel's last k step reads only those, zero-extended, so that it never reads past a row of A
+  // (the packed B panel holds zeros for the rest of the group). Only with a_direct.
+  int a_tail = 0;
   static constexpr int kTileRows = 16;
   static constexpr int kTileDepthSteps = 16;
   int lanes() const { return vec_bits / 32; }

@@ -114,6 +114,9 @@ class Target {
   // The tallest register block whose kernels read A in place (MicroKernelShape::a_direct), where
   // a_direct_refusal lets the dtype's A be read in place at all.
   virtual int a_in_place_rows() const = 0;
+  // Whether the kernels read A in place where K ends inside a k group (MicroKernelShape::a_tail);
+  // where not, such a K packs A.
+  virtual bool a_in_place_partial_groups() const { return false; }
   // Whether the in-place B kernels of `shape` (MicroKernelShape::b_direct) also come narrower than a
   // whole panel: their last vector's load masked to the columns B has, so that it never reads past a
   // row. Where they do not, an edge panel is packed ahead of its calls (b_direct_tile_refusal).

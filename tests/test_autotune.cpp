@@ -69,13 +69,18 @@ TEST_CASE("autotune: the model's best come with the operands it reads in place p
   CHECK(has(true, false));
   CHECK(has(false, true));
   // bf16 reads A in place too (its k pairs are words of A's rows), never B (only packing puts B's
-  // pairs together); nor A where K is not whole pairs, or where the dtype's A is always packed.
+  // pairs together); nor A where K is not whole pairs and the kernels read whole groups only, or
+  // where the dtype's A is always packed. Kernels that read a partial last group take odd K in place.
   const auto packs_a = [](const MatmulConfig& c) { return c.pack_a; };
   const auto bf16 = autotune_grid(laptop(), MatmulProblem{96, 128, 128, 1, MatmulDtype::bf16, 1});
   CHECK(std::all_of(bf16.begin(), bf16.end(), [](const MatmulConfig& c) { return c.pack_b; }));
   CHECK_FALSE(std::all_of(bf16.begin(), bf16.end(), packs_a));
-  const auto odd = autotune_grid(laptop(), MatmulProblem{96, 128, 127, 1, MatmulDtype::bf16, 1});
+  MachineModel whole_groups = laptop();
+  whole_groups.a_in_place_partial_groups = false;
+  const auto odd = autotune_grid(whole_groups, MatmulProblem{96, 128, 127, 1, MatmulDtype::bf16, 1});
   CHECK(std::all_of(odd.begin(), odd.end(), packs_a));
+  const auto odd_tail = autotune_grid(laptop(), MatmulProblem{96, 128, 127, 1, MatmulDtype::bf16, 1});
+  CHECK_FALSE(std::all_of(odd_tail.begin(), odd_tail.end(), packs_a));
   MachineModel always_packed = laptop();
   always_packed.a_in_place_rows = 0;
   const auto packed = autotune_grid(always_packed, MatmulProblem{96, 128, 128, 1, MatmulDtype::bf16, 1});

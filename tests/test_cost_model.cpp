@@ -786,7 +786,12 @@ TEST_CASE("the model reads in place an A that fits half of L2, or whose blocks s
   // in place (taller than their rows, or K not whole k groups) never.
   CHECK(a_in_place_pays(m, problem(256, 513, 512), 9, 1));
   CHECK_FALSE(a_in_place_pays(m, problem(256, 513, 512), 10, 1));
-  CHECK_FALSE(a_in_place_pays(m, problem(256, 513, 513, 1, MatmulDtype::bf16), 6, kAReusePanels));
+  // K 513 ends inside a bf16 pair: read in place where the kernels read a partial last group.
+  CHECK(a_in_place_pays(m, problem(256, 513, 513, 1, MatmulDtype::bf16), 6, kAReusePanels));
+  MachineModel whole_groups = m;
+  whole_groups.a_in_place_partial_groups = false;
+  CHECK_FALSE(a_in_place_pays(whole_groups, problem(256, 513, 513, 1, MatmulDtype::bf16), 6, kAReusePanels));
+  CHECK(a_in_place_pays(whole_groups, problem(256, 513, 512, 1, MatmulDtype::bf16), 6, kAReusePanels));
   // The model's own choices follow: every candidate whose nc spans kAReusePanels panels or more
   // reads A in place, every one narrower (with this A) packs it.
   for (const CandidateCost& c : rank_configs(m, p)) {

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <tuple>
 #include <vector>
@@ -155,6 +156,66 @@ TEST_CASE("gemm: f32 read in place (A, B or both) matches the reference at every
     }
 }
 
+// A read in place where K ends inside a k group (bf16 K odd, int8 K not a multiple of 4): the last
+// k step reads only the values the rows hold. Each row is followed by a gap value (lda = K + 1), a
+// NaN for bf16, which a whole-group read would multiply by the packed B's zero (NaN); the last row
+// ends where the mapping ends, so a read past it faults.
+TEST_CASE("gemm: A read in place whose K ends inside a k group reads nothing past its rows", "[gemm]") {
+  const isa::Target& t = isa::host_target();
+  if (!t.a_in_place_partial_groups()) PP_SKIP("this target's kernels read A in place in whole k groups only");
+  const size_t page = size_t(sysconf(_SC_PAGESIZE));
+  const int regs = gemm_vector_registers(gemm_vector_bits(cpu()));
+  int checked = 0;
+  for (MatmulDtype dt : {MatmulDtype::bf16, MatmulDtype::i8}) {
+    if (!gemm_unsupported(cpu(), dt).empty() || a_in_place_rows(cpu(), dt) == 0) continue;
+    Gemm gemm(cpu(), dt);
+    const int kg = gemm.micro_kernel_shape(1, 1, true).k_group(), es = element_bytes(dt);
+    const int mr = std::min(6, a_in_place_rows(cpu(), dt));
+    int nv = 4;
+    while (nv > 1 && !t.check_kernel_shape(gemm.micro_kernel_shape(mr, nv, true), regs).empty()) --nv;
+    for (int tail = 1; tail < kg; ++tail)
+      for (const int64_t k : {int64_t(tail), int64_t(5 * kg + tail), int64_t(37 * kg + tail)}) {
+        const int64_t m = 13, n = 70, lda = k + 1;
+        const size_t a_bytes = size_t(m * lda) * size_t(es), pages = (a_bytes + page - 1) / page;
+        void* map = mmap(nullptr, (pages + 1) * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        REQUIRE(map != MAP_FAILED);
+        auto* base = static_cast<uint8_t*>(map);
+        REQUIRE(mprotect(base + pages * page, page, PROT_NONE) == 0);
+        // The last row's gap value lies past the mapping: its last element touches the guard page.
+        uint8_t* a = base + pages * page - a_bytes + size_t(es);
+        std::mt19937 rng{uint32_t(k)};
+        for (int64_t i = 0; i < m; ++i)
+          for (int64_t j = 0; j <= k && (i + 1 < m || j < k); ++j) {
+            uint8_t* e = a + size_t(i * lda + j) * size_t(es);
+            if (dt == MatmulDtype::i8) *e = uint8_t(j == k ? 0xff : rng() & 0x3f);
+            else {
+              const uint16_t bits = j == k ? uint16_t(0x7fc0) : uint16_t(0x3f80 + (rng() & 0x3f));  // NaN, or 1.x
+              std::memcpy(e, &bits, 2);
+            }
+          }
+        std::vector<uint8_t> b(size_t(k * n) * size_t(es)), c(size_t(m * n) * 4);
+        for (auto& x : b) x = uint8_t(rng() & 0x3f);
+        for (auto [rows, cols, k_parts, kc] : {std::tuple{1, 1, 1, 0}, std::tuple{1, 1, 1, 4}, std::tuple{2, 1, 1, 4},
+                                               std::tuple{1, 2, 1, 0}, std::tuple{1, 1, 2, 4}}) {
+          MatmulConfig g = small_blocks(dt, mr, nv, rows, cols);
+          if (kc > 0) g.kc = kc * kg;  // several k blocks: only the last reads the partial group
+          g.k_threads = k_parts;
+          g.threads = rows * cols * k_parts;
+          g.pack_a = false;
+          INFO(to_string(dt) << " K " << k << " (a last group of " << tail << ") block " << mr << "x" << nv << " kc "
+                             << g.kc << " grid " << rows << "x" << cols << " K parts " << k_parts);
+          REQUIRE(check_config(cpu(), dt, g).empty());
+          REQUIRE(a_in_place_depth_refusal(cpu(), dt, g, k).empty());
+          REQUIRE(gemm.run(GemmArgs{m, n, k, a, lda, b.data(), n, c.data(), n}, g).ok());
+          CHECK(test::relative_error(dt, m, n, k, a, lda, b.data(), n, c.data(), n) <= limit(dt));
+          ++checked;
+        }
+        munmap(map, (pages + 1) * page);
+      }
+  }
+  if (checked == 0) PP_SKIP("no dtype with k groups reads A in place on this CPU");
+}
+
 // B read in place up to its very last element: an edge panel's kernels (Target::b_in_place_edges)
 // must not read past a row, or the last row of a B that ends where the mapping ends would fault.
 TEST_CASE("gemm: B read in place ends at an unreadable page and its edge panel reads nothing past it", "[gemm]") {
@@ -281,10 +342,11 @@ TEST_CASE("gemm: A read in place matches the reference for every dtype packed as
       MatmulConfig taller = small_blocks(dt, limit_rows + 1, 1, 1, 1, on);
       taller.pack_a = false;
       CHECK_FALSE(check_config(on, dt, taller).empty());
-      // K that is not whole k groups: refused with the reason before anything runs (the last group
-      // of a row would read past it).
+      // K that is not whole k groups, where the kernels read whole groups only: refused with the
+      // reason before anything runs (the last group of a row would read past it). Where they read
+      // a partial last group, the test below runs such K.
       const int kg = gemm.micro_kernel_shape(1, 1, true).k_group();
-      if (kg > 1) {
+      if (kg > 1 && !t.a_in_place_partial_groups()) {
         const int64_t k = 4 * kg + 1;
         CHECK_THAT(a_in_place_depth_refusal(on, dt, model, k), Catch::Contains("multiple of " + std::to_string(kg)));
         std::vector<uint8_t> a(size_t(8 * k * 4)), b(size_t(k * 64 * 4)), c(size_t(8 * 64 * 4));

@@ -273,6 +273,7 @@ std::string check_shape(const isa::MicroKernelShape& s, int vector_registers) {
   if (s.signed_a && s.dtype != MatmulDtype::i8) return "A shifted by 128 (signed_a) is for int8 only";
   if (s.widened) return "widened elements: every AArch64 kernel runs on the dtype's own dot product";
   if (std::string why = isa::a_direct_refusal(s, kAInPlaceRows); !why.empty()) return why;
+  if (s.a_tail != 0) return "in-place A ending inside a k group: the AArch64 kernels read whole groups (A is packed)";
   if (std::string why = isa::b_direct_dtype_refusal(s); !why.empty()) return why;
   if (s.mr < 1 || s.nv < 1 || s.nv > 4)
     return fmt::format("register block {}x{} vectors: rows must be >= 1 and vectors 1..4", s.mr, s.nv);

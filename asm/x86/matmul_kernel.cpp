@@ -144,8 +144,28 @@ Error emit_kernel(ax::Assembler& e, const MicroKernelShape& s, int rows, int col
     // vpxord is AVX-512F (vxorps on zmm would need DQ); the AVX2 kernels use VEX vxorps.
     e.emit(s.vec_bits == 512 ? ax::Inst::kIdVpxord : ax::Inst::kIdVxorps, v, v, v);
   }
-  // One k step, u steps past the pointers (their displacement: the pointers move once an iteration).
-  auto emit_step = [&](int u) {
+  // A's k group of row i at step u where the row ends inside it (s.a_tail values): those bytes
+  // zero-extended into eax (edi helps for three; both are free after the loop), then spread like a
+  // whole group. A whole dword would read past the row: past A itself on its last row.
+  auto broadcast_tail = [&](int i, int u) {
+    const ax::Mem m = a_row(i, u);
+    const int bytes = s.a_tail * (s.dtype == MatmulDtype::bf16 ? 2 : 1);
+    ax::Mem low = m, high = m;
+    low.setSize(bytes == 1 ? 1 : 2);
+    e.movzx(ax::eax, low);
+    if (bytes == 3) {
+      high.setSize(1);
+      high.addOffset(2);
+      e.movzx(ax::edi, high);
+      e.shl(ax::edi, 16);
+      e.or_(ax::eax, ax::edi);
+    }
+    e.vmovd(ax::xmm(bc), ax::eax);
+    e.emit(ax::Inst::kIdVpbroadcastd, vec(s.vec_bits, bc), ax::xmm(bc));
+  };
+  // One k step, u steps past the pointers (their displacement: the pointers move once an iteration);
+  // `tail`: A's last, partial k group (s.a_tail).
+  auto emit_step = [&](int u, bool tail = false) {
     const int b_step = u * 4 * s.nr();
     for (int j = 0; j < used; ++j) {
       if (b_masked && j == used - 1)
@@ -156,7 +176,8 @@ Error emit_kernel(ax::Assembler& e, const MicroKernelShape& s, int rows, int col
         e.emit(ax::Inst::kIdVmovups, ax::ptr(b_out, b_step + j * s.vec_bits / 8), vec(s.vec_bits, b0 + uint32_t(j)));
     }
     for (int i = 0; i < rows; ++i) {
-      e.emit(ax::Inst::kIdVpbroadcastd, vec(s.vec_bits, bc), a_row(i, u));
+      if (tail) broadcast_tail(i, u);
+      else e.emit(ax::Inst::kIdVpbroadcastd, vec(s.vec_bits, bc), a_row(i, u));
       const ax::Vec a_pair = vec(s.vec_bits, bc);
       auto acc = [&](int j) { return vec(s.vec_bits, uint32_t(i * used + j)); };
       auto b_vec = [&](int j) { return vec(s.vec_bits, b0 + uint32_t(j)); };
@@ -197,8 +218,12 @@ Error emit_kernel(ax::Assembler& e, const MicroKernelShape& s, int rows, int col
     }
   };
   Label done = e.newLabel(), store = e.newLabel(), out = e.newLabel();
+  // With a partial last k group the loops run the steps before it, and that step follows them.
+  const bool a_tail = s.a_direct && s.a_tail > 0;
+  const Label loops_done = a_tail ? e.newLabel() : done;
   e.test(steps, steps);
   e.jz(done);
+  if (a_tail) e.dec(steps);
   // kKernelUnroll k steps an iteration. Scalar adds can issue on the vector pipes' ports and take
   // an FMA's slot there: on the Sapphire Rapids-class VM the 6x64 block's k step took 14.1 cycles
   // (at the clock between calls) one step an iteration and 13.8 four steps an iteration, and 1024^3
@@ -219,7 +244,7 @@ Error emit_kernel(ax::Assembler& e, const MicroKernelShape& s, int rows, int col
     e.jnz(big);
     e.bind(tail);
     e.test(rest, rest);
-    e.jz(done);
+    e.jz(loops_done);
     e.bind(tail_loop);
     emit_step(0);
     advance(1);
@@ -227,12 +252,18 @@ Error emit_kernel(ax::Assembler& e, const MicroKernelShape& s, int rows, int col
     e.jnz(tail_loop);
   } else {
     Label loop = e.newLabel();
+    e.test(steps, steps);  // after a_tail's dec: no whole step before the last
+    e.jz(loops_done);
     e.align(AlignMode::kCode, 64);
     e.bind(loop);
     emit_step(0);
     advance(1);
     e.dec(steps);
     e.jnz(loop);
+  }
+  if (a_tail) {
+    e.bind(loops_done);
+    emit_step(0, true);
   }
   e.bind(done);
   e.test(accumulate, accumulate);

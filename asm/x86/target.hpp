@@ -22,6 +22,7 @@ class X86Target final : public isa::Target {
   std::optional<CpuInfo> gemm_widened_alternative(const CpuInfo& cpu, MatmulDtype dtype) const override;
   std::string tiles_name() const override { return "amx"; }
   int a_in_place_rows() const override;
+  bool a_in_place_partial_groups() const override { return true; }
   bool b_in_place_edges(const isa::MicroKernelShape& shape) const override;
   int vector_registers(int vector_bits) const override { return vector_bits == 512 ? 32 : 16; }
   int model_vector_bits(const CpuInfo& cpu) const override;

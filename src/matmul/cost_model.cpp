@@ -993,7 +993,8 @@ ConfigKey config_key(const MatmulConfig& c) {
 }
 
 bool a_in_place_possible(const MachineModel& machine, const MatmulProblem& problem, int mr) {
-  return mr >= 1 && mr <= machine.a_in_place_rows && problem.k % dtype_traits(machine, problem).kgroup == 0;
+  return mr >= 1 && mr <= machine.a_in_place_rows &&
+         (machine.a_in_place_partial_groups || problem.k % dtype_traits(machine, problem).kgroup == 0);
 }
 
 bool a_in_place_pays(const MachineModel& machine, const MatmulProblem& problem, int mr, int b_panels) {
@@ -1131,6 +1132,7 @@ MachineModel machine_model_from(const CpuInfo& cpu, double ghz, double fma_per_c
   m.widened = target.gemm_widened(cpu, dtype);
   m.tiles = target.gemm_tiles(cpu, dtype);
   m.a_in_place_rows = a_in_place_rows(cpu, dtype);
+  m.a_in_place_partial_groups = target.a_in_place_partial_groups();
   m.vector_bits = target.model_vector_bits(cpu);
   m.vector_registers = target.vector_registers(m.vector_bits);
   constexpr double kFallbackGhz = 3.0;

@@ -60,6 +60,9 @@ struct MachineModel {
   // The tallest register block whose kernels read the dtype's A in place (isa::Target::a_in_place_rows);
   // 0 where A is always packed (widened, shifted by 128, tile blocks).
   int a_in_place_rows = 6;
+  // Whether those kernels read A in place where K ends inside a k group (the last group's values
+  // alone, isa::Target::a_in_place_partial_groups); else such a K packs A.
+  bool a_in_place_partial_groups = true;
   double loads_per_cycle = 2.0;     // vector loads per cycle (load ports)
   double stores_per_cycle = 1.0;    // vector stores per cycle (one store port at full width)
   double issue_width = 4.0;         // instructions renamed per cycle (Skylake 4; Zen 4, Golden Cove 6)
@@ -170,8 +173,9 @@ std::vector<CandidateCost> rank_configs(const MachineModel& machine, const Matmu
 CandidateCost choose_config(const MachineModel& machine, const MatmulProblem& problem);
 
 // Whether the kernels can read A in place for this problem with an mr-row block: a block no taller
-// than machine.a_in_place_rows, and K whole k groups of the dtype (the last group of a row would
-// otherwise read past it; packing pads it with zeros).
+// than machine.a_in_place_rows, and K whole k groups of the dtype unless the kernels read a partial
+// last group (machine.a_in_place_partial_groups; otherwise the last group of a row would read past
+// it, where packing pads it with zeros).
 bool a_in_place_possible(const MachineModel& machine, const MatmulProblem& problem, int mr);
 // Whether the model reads an operand in place for this problem (an mr-row block; a grid of
 // thread_rows rows of threads): the kernels can, and the whole operand fits half of L2. A larger

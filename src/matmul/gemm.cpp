@@ -84,11 +84,12 @@ void add_part(uint32_t* c, int64_t ldc, const uint32_t* part, int64_t rows, int6
 // The micro-kernel shape of a register block on this CPU: one place decides how int8 A is packed
 // and whether the elements are widened.
 isa::MicroKernelShape kernel_shape(const CpuInfo& cpu, MatmulDtype dtype, int mr, int nv, bool a_direct,
-                                   bool b_direct = false) {
+                                   bool b_direct = false, int a_tail = 0) {
   const isa::Target& t = isa::host_target();
   isa::MicroKernelShape s{mr, nv, gemm_vector_bits(cpu), dtype, a_direct, t.gemm_signed_a(cpu, dtype),
                           t.gemm_widened(cpu, dtype), t.gemm_tiles(cpu, dtype)};
   s.b_direct = b_direct;
+  s.a_tail = a_tail;
   return s;
 }
 
@@ -165,7 +166,7 @@ int a_in_place_rows(const CpuInfo& cpu, MatmulDtype dtype) {
 }
 
 std::string a_in_place_depth_refusal(const CpuInfo& cpu, MatmulDtype dtype, const MatmulConfig& g, int64_t k) {
-  if (g.pack_a) return "";
+  if (g.pack_a || isa::host_target().a_in_place_partial_groups()) return "";
   const int kg = kernel_shape(cpu, dtype, std::max(1, g.mr), std::max(1, g.nv), true).k_group();
   if (k % kg == 0) return "";
   return fmt::format("pack_a=0 needs K a multiple of {} ({} reads A in k groups of {}; K is {}): the last group of "
@@ -219,9 +220,9 @@ isa::MicroKernelShape Gemm::micro_kernel_shape(int mr, int nv, bool a_direct, bo
   return kernel_shape(cpu_, dtype_, mr, nv, a_direct, b_direct);
 }
 
-isa::MicroKernels& Gemm::kernels_for(int mr, int nv, bool a_direct, bool b_direct) {
-  auto& slot = kernels_[{mr, nv, a_direct, b_direct}];
-  if (!slot) slot = isa::host_target().micro_kernels(kernel_shape(cpu_, dtype_, mr, nv, a_direct, b_direct));
+isa::MicroKernels& Gemm::kernels_for(int mr, int nv, bool a_direct, bool b_direct, int a_tail) {
+  auto& slot = kernels_[{mr, nv, a_direct, b_direct, a_tail}];
+  if (!slot) slot = isa::host_target().micro_kernels(kernel_shape(cpu_, dtype_, mr, nv, a_direct, b_direct, a_tail));
   return *slot;
 }
 
@@ -252,7 +253,10 @@ Expected<bool> Gemm::run_batch(const GemmArgs& x, int64_t batch, const BatchStri
   const int es = element_bytes(dtype_), mr = g.mr, nr = g.nr;
   // Every call of a small product comes here: the k group this Gemm packs with, not the target's
   // shape queries, decides whether there is a refusal to word.
-  if (!g.pack_a && x.k % packed_k_group(es, widened_) != 0)
+  // Read in place, A's rows may end inside their last k group: the kernels of the last k block then
+  // read only the values there (a_tail), where the target's kernels can.
+  const int a_tail = g.pack_a ? 0 : int(x.k % packed_k_group(es, widened_));
+  if (a_tail != 0 && !isa::host_target().a_in_place_partial_groups())
     return make_error(a_in_place_depth_refusal(cpu_, dtype_, g, x.k));
   if (x.k == 0) {
     for (int64_t item = 0; item < batch; ++item)
@@ -281,22 +285,30 @@ Expected<bool> Gemm::run_batch(const GemmArgs& x, int64_t batch, const BatchStri
   // (several rows of threads read B in place each on their own).
   const bool direct = !g.pack_a, b_direct = !g.pack_b;
   const bool edges_in_place = last_checked_->edges_in_place;
-  const auto table_of = [&](bool b_in_place) -> std::vector<isa::MicroKernelFn>& {
-    std::vector<isa::MicroKernelFn>& t = kernel_tables_[{mr, g.nv, direct, b_in_place}];
+  const auto table_of = [&](bool b_in_place, int tail) -> std::vector<isa::MicroKernelFn>& {
+    std::vector<isa::MicroKernelFn>& t = kernel_tables_[{mr, g.nv, direct, b_in_place, tail}];
     if (t.empty()) t.assign(size_t((mr + 1) * (nr + 1)), nullptr);
     return t;
   };
-  std::vector<isa::MicroKernelFn>& table = table_of(false);
-  std::vector<isa::MicroKernelFn>& table_in_place = b_direct ? table_of(true) : table;
-  const auto need_width = [&](int w, bool b_in_place) -> Expected<bool> {
-    std::vector<isa::MicroKernelFn>& t = b_in_place ? table_in_place : table;
+  std::vector<isa::MicroKernelFn>& table = table_of(false, 0);
+  std::vector<isa::MicroKernelFn>& table_in_place = b_direct ? table_of(true, 0) : table;
+  // The last k block's kernels where A's rows end inside a k group (B is packed then: f32 alone
+  // reads B in place, and its groups are whole).
+  std::vector<isa::MicroKernelFn>& table_tail = a_tail ? table_of(false, a_tail) : table;
+  const auto fill_width = [&](int w, bool b_in_place, int tail) -> Expected<bool> {
+    std::vector<isa::MicroKernelFn>& t = tail ? table_tail : b_in_place ? table_in_place : table;
     if (t[size_t(nr + 1 + w)]) return true;  // a width's kernels are fetched together
-    isa::MicroKernels& kernels = kernels_for(mr, g.nv, direct, b_in_place);
+    isa::MicroKernels& kernels = kernels_for(mr, g.nv, direct, b_in_place, tail);
     for (int r = mr; r >= 1; --r) {
       auto fn = kernels.get(r, w);
       if (!fn) return make_error(fn.error());
       t[size_t(r * (nr + 1) + w)] = *fn;
     }
+    return true;
+  };
+  const auto need_width = [&](int w, bool b_in_place) -> Expected<bool> {
+    if (auto ok = fill_width(w, b_in_place, 0); !ok) return ok;
+    if (a_tail && !b_in_place) return fill_width(w, false, a_tail);
     return true;
   };
   if (auto ok = need_width(nr, false); !ok) return ok;
@@ -397,6 +409,8 @@ Expected<bool> Gemm::run_batch(const GemmArgs& x, int64_t batch, const BatchStri
                    step_block);
           if (barrier) barrier->wait();
           const uint64_t accumulate = pc > k_begin;
+          // The block that holds the end of K, where A's rows end inside their last k group.
+          const bool last_group_partial = a_tail && pc + kc == x.k;
           for (int64_t ic = r0; ic < r1; ic += g.mc) {
             const int64_t mc = std::min<int64_t>(g.mc, r1 - ic);
             if (tiles_) pack_a_tile_blocks(a + (ic * x.lda + pc) * es, x.lda, mc, kc, es, mr, steps, step_block, ap);
@@ -439,8 +453,9 @@ Expected<bool> Gemm::run_batch(const GemmArgs& x, int64_t batch, const BatchStri
                                                                  uint64_t(ldc) * 4, accumulate, uint64_t(x.lda) * es,
                                                                  uint64_t(x.ldb) * uint64_t(es), bpanel, 1);
                 else
-                  table[size_t(rows * (nr + 1) + cols)](uint64_t(steps), apanel, bpanel, cp, uint64_t(ldc) * 4,
-                                                        accumulate, uint64_t(x.lda) * es, 0, nullptr, 1);
+                  (last_group_partial ? table_tail : table)[size_t(rows * (nr + 1) + cols)](
+                      uint64_t(steps), apanel, bpanel, cp, uint64_t(ldc) * 4, accumulate, uint64_t(x.lda) * es, 0,
+                      nullptr, 1);
               }
             }
           }

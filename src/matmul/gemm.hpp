@@ -108,7 +108,7 @@ class Gemm {
 
  private:
   struct Workspace;
-  isa::MicroKernels& kernels_for(int mr, int nv, bool a_direct, bool b_direct);
+  isa::MicroKernels& kernels_for(int mr, int nv, bool a_direct, bool b_direct, int a_tail = 0);
   CpuInfo cpu_;
   MatmulDtype dtype_;
   int vec_bits_;
@@ -127,7 +127,8 @@ class Gemm {
     bool edges_in_place = false;
   };
   std::optional<CheckedConfig> last_checked_;  // the last configuration check_config passed
-  using KernelKey = std::tuple<int, int, bool, bool>;  // mr, nv, A in place, B in place
+  // mr, nv, A in place, B in place, the k values of A's last partial k group read in place (a_tail)
+  using KernelKey = std::tuple<int, int, bool, bool, int>;
   std::map<KernelKey, std::unique_ptr<isa::MicroKernels>> kernels_;
   // Per kernel key: the kernel of each (rows, cols) tile, [rows * (nr + 1) + cols], filled as widths
   // are met.
