@@ -164,13 +164,19 @@ TEST_CASE("gemm: A read in place whose K ends inside a k group reads nothing pas
   const isa::Target& t = isa::host_target();
   if (!t.a_in_place_partial_groups()) PP_SKIP("this target's kernels read A in place in whole k groups only");
   const size_t page = size_t(sysconf(_SC_PAGESIZE));
-  const int regs = gemm_vector_registers(gemm_vector_bits(cpu()));
   int checked = 0;
+  // Every vector ISA level this CPU runs (the narrower kernels too), every dtype with k groups, the
+  // tallest block (every row pointer) and a short one.
+  for (const std::string& level : t.isa_levels())
   for (MatmulDtype dt : {MatmulDtype::bf16, MatmulDtype::i8}) {
-    if (!gemm_unsupported(cpu(), dt).empty() || a_in_place_rows(cpu(), dt) == 0) continue;
-    Gemm gemm(cpu(), dt);
+    const auto on_level = t.limit_isa(cpu(), level);
+    if (!on_level) continue;
+    const CpuInfo& on = *on_level;
+    if (!gemm_unsupported(on, dt).empty() || a_in_place_rows(on, dt) == 0) continue;
+    const int regs = gemm_vector_registers(gemm_vector_bits(on));
+    Gemm gemm(on, dt);
     const int kg = gemm.micro_kernel_shape(1, 1, true).k_group(), es = element_bytes(dt);
-    const int mr = std::min(6, a_in_place_rows(cpu(), dt));
+    for (const int mr : {a_in_place_rows(on, dt), 2}) {
     int nv = 4;
     while (nv > 1 && !t.check_kernel_shape(gemm.micro_kernel_shape(mr, nv, true), regs).empty()) --nv;
     for (int tail = 1; tail < kg; ++tail)
@@ -196,22 +202,25 @@ TEST_CASE("gemm: A read in place whose K ends inside a k group reads nothing pas
         std::vector<uint8_t> b(size_t(k * n) * size_t(es)), c(size_t(m * n) * 4);
         for (auto& x : b) x = uint8_t(rng() & 0x3f);
         for (auto [rows, cols, k_parts, kc] : {std::tuple{1, 1, 1, 0}, std::tuple{1, 1, 1, 4}, std::tuple{2, 1, 1, 4},
-                                               std::tuple{1, 2, 1, 0}, std::tuple{1, 1, 2, 4}}) {
-          MatmulConfig g = small_blocks(dt, mr, nv, rows, cols);
-          if (kc > 0) g.kc = kc * kg;  // several k blocks: only the last reads the partial group
+                                               std::tuple{1, 2, 1, 0}, std::tuple{1, 1, 2, 0}, std::tuple{1, 1, 2, 4}}) {
+          MatmulConfig g = small_blocks(dt, mr, nv, rows, cols, on);
+          // One k block (the unrolled loop, then the last group), or blocks of 4 k groups: only
+          // the last reads the partial group.
+          g.kc = int(kc > 0 ? kc * kg : (k + kg - 1) / kg * kg);
           g.k_threads = k_parts;
           g.threads = rows * cols * k_parts;
           g.pack_a = false;
-          INFO(to_string(dt) << " K " << k << " (a last group of " << tail << ") block " << mr << "x" << nv << " kc "
-                             << g.kc << " grid " << rows << "x" << cols << " K parts " << k_parts);
-          REQUIRE(check_config(cpu(), dt, g).empty());
-          REQUIRE(a_in_place_depth_refusal(cpu(), dt, g, k).empty());
+          INFO(level << " " << to_string(dt) << " K " << k << " (a last group of " << tail << ") block " << mr
+                     << "x" << nv << " kc " << g.kc << " grid " << rows << "x" << cols << " K parts " << k_parts);
+          REQUIRE(check_config(on, dt, g).empty());
+          REQUIRE(a_in_place_depth_refusal(on, dt, g, k).empty());
           REQUIRE(gemm.run(GemmArgs{m, n, k, a, lda, b.data(), n, c.data(), n}, g).ok());
           CHECK(test::relative_error(dt, m, n, k, a, lda, b.data(), n, c.data(), n) <= limit(dt));
           ++checked;
         }
         munmap(map, (pages + 1) * page);
       }
+    }
   }
   if (checked == 0) PP_SKIP("no dtype with k groups reads A in place on this CPU");
 }

@@ -314,7 +314,7 @@ TEST_CASE("matmul score: on several threads the k loop alone is taken to the roo
   roof.clock.ghz = 3.9;
   roof.team_clock_ghz = 3.8;
   MatmulResult two = square_product(360);
-  two.threads = 2;
+  two.threads = two.config.threads = 2;
   two.clock.ghz = 4.0;
   // One core's loop times the two threads, taken by matmul_run to the product's 4.0 GHz: 404, more
   // than the 400 the roof's pipes give at its 3.8 GHz. At the roof's clock: 404 x 3.8 / 4.0.
@@ -334,9 +334,18 @@ TEST_CASE("matmul score: on several threads the k loop alone is taken to the roo
   score_matmul(one, one_roof, machine);
   CHECK(*one.ceiling_gflops == Approx(200 * 4.0 / 3.8));
   CHECK(*one.kernel_l1_gflops == Approx(208));
+  // A one-thread plan under two threads (not set against their ceiling): it stays at its clock.
+  MatmulResult alone = square_product(190);
+  alone.threads = 2;
+  alone.config.threads = 1;
+  alone.clock.ghz = 4.0;
+  alone.kernel_l1_gflops = 202;
+  alone.kernel_l1_ghz = 3.9;
+  score_matmul(alone, roof, machine);
+  CHECK(*alone.kernel_l1_gflops == Approx(202));
   // Several threads without the loop's own clock reading: nothing is scaled.
   MatmulResult unknown = square_product(360);
-  unknown.threads = 2;
+  unknown.threads = unknown.config.threads = 2;
   unknown.clock.ghz = 4.0;
   unknown.kernel_l1_gflops = 404;
   score_matmul(unknown, roof, machine);

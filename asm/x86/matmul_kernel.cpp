@@ -164,8 +164,8 @@ Error emit_kernel(ax::Assembler& e, const MicroKernelShape& s, int rows, int col
     e.emit(ax::Inst::kIdVpbroadcastd, vec(s.vec_bits, bc), ax::xmm(bc));
   };
   // One k step, u steps past the pointers (their displacement: the pointers move once an iteration);
-  // `tail`: A's last, partial k group (s.a_tail).
-  auto emit_step = [&](int u, bool tail = false) {
+  // `last_group`: A's last, partial k group (s.a_tail).
+  auto emit_step = [&](int u, bool last_group = false) {
     const int b_step = u * 4 * s.nr();
     for (int j = 0; j < used; ++j) {
       if (b_masked && j == used - 1)
@@ -176,7 +176,7 @@ Error emit_kernel(ax::Assembler& e, const MicroKernelShape& s, int rows, int col
         e.emit(ax::Inst::kIdVmovups, ax::ptr(b_out, b_step + j * s.vec_bits / 8), vec(s.vec_bits, b0 + uint32_t(j)));
     }
     for (int i = 0; i < rows; ++i) {
-      if (tail) broadcast_tail(i, u);
+      if (last_group) broadcast_tail(i, u);
       else e.emit(ax::Inst::kIdVpbroadcastd, vec(s.vec_bits, bc), a_row(i, u));
       const ax::Vec a_pair = vec(s.vec_bits, bc);
       auto acc = [&](int j) { return vec(s.vec_bits, uint32_t(i * used + j)); };

@@ -434,7 +434,7 @@ void score_matmul(MatmulResult& r, const MatmulRoof& roof, const MachineModel& m
   }
   // Several threads: the ceiling stays at its roof's clock, and the loop alone (taken to the
   // product's clock by matmul_run) is taken there too.
-  if (r.kernel_l1_gflops && loop_rate_at_roof_clock(r.threads, r.ceiling_clock_ghz, r.kernel_l1_ghz, r.clock.ghz))
+  if (r.kernel_l1_gflops && loop_rate_at_roof_clock(r.config.threads, r.threads, r.ceiling_clock_ghz, r.kernel_l1_ghz, r.clock.ghz))
     r.kernel_l1_gflops = *r.kernel_l1_gflops * r.ceiling_clock_ghz / r.clock.ghz;
   const int bits = roof.vector_bits > 0 ? roof.vector_bits : machine.vector_bits;
   r.bound_by = fmt::format("compute {} {}", roof.widened_to.empty() ? to_string(r.dtype) : roof.widened_to,

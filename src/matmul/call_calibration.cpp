@@ -395,14 +395,20 @@ Expected<StepAtClock> measure_step_at_clock(Gemm& gemm, ClockCalibrator& clock, 
   // One round of the chain, the clock alone: about 50 us beside windows of 2-20 us.
   auto w = time_step_windows(gemm, mr, nv, cpu, a_in_place, [&] { return clock.measure(1, true).ghz; });
   if (!w) return make_error(w.error());
-  if (!(w->short_ghz > 0 && w->long_ghz > 0)) return make_error("the clock could not be read beside the kernel's windows");
+  // Without the clock around both fastest windows: the wall-time step, its clock unknown (0).
+  if (!(w->short_ghz > 0 && w->long_ghz > 0)) {
+    const double step = step_and_call(w->short_s, w->long_s).step;
+    if (!(step > 0)) return make_error("the kernel's long calls ran no longer than its short ones");
+    return StepAtClock{step, 0.0};
+  }
   // Each window in cycles at its own clock: the fastest window ran at a fast moment of a moving
-  // clock, and a clock read around all of them would take it for a faster loop.
-  const double step_cycles = step_and_call(w->short_s * w->short_ghz, w->long_s * w->long_ghz).step;
-  if (!(step_cycles > 0)) return make_error("the kernel's long calls ran no longer than its short ones");
+  // clock, and a clock read around all of them would take it for a faster loop. The fastest by
+  // seconds, not by cycles: the least of products of noisy readings would lean low.
+  const double step_gigacycles = step_and_call(w->short_s * w->short_ghz, w->long_s * w->long_ghz).step;
+  if (!(step_gigacycles > 0)) return make_error("the kernel's long calls ran no longer than its short ones");
   StepAtClock r;
   r.ghz = w->long_ghz;
-  r.seconds = step_cycles / r.ghz;
+  r.seconds = step_gigacycles / r.ghz;
   return r;
 }
 

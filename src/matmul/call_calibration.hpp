@@ -38,7 +38,7 @@ Expected<double> measure_step_seconds(Gemm& gemm, int mr, int nv, int cpu = -1, 
 // A k step of the kernel alone and the clock it ran at: seconds x ghz are its cycles.
 struct StepAtClock {
   double seconds = 0;  // wall seconds of a k step at `ghz`
-  double ghz = 0;      // the clock of the fastest long window (the mean of the readings around it)
+  double ghz = 0;      // the clock of the fastest long window (the mean of the readings around it); 0 unread
   double cycles() const { return seconds * ghz * 1e9; }
 };
 // measure_step_seconds with the clock read (`clock`, one round of its chain, the clock alone) before

@@ -47,8 +47,11 @@ inline bool loop_rate_as_ran(double ceiling_share, double loop_ghz, double produ
 // would compare two clocks. On the Zen 5 VM, two threads: the loop read 103.5-104.3% of its own
 // instructions' stream (one core's rate times the threads at the caller's clock, the stream's at
 // the roof's), more than the pipes issue.
-inline bool loop_rate_at_roof_clock(int threads, double ceiling_clock_ghz, double loop_ghz, double product_ghz) {
-  return threads > 1 && ceiling_clock_ghz > 0 && loop_ghz > 0 && product_ghz > 0;
+// Only where the plan runs as many threads as the ceiling counts: a one-thread plan under
+// --threads 2 is not set against that ceiling, and its loop stays at its product's clock.
+inline bool loop_rate_at_roof_clock(int plan_threads, int threads, double ceiling_clock_ghz, double loop_ghz,
+                                    double product_ghz) {
+  return plan_threads > 1 && plan_threads == threads && ceiling_clock_ghz > 0 && loop_ghz > 0 && product_ghz > 0;
 }
 
 struct SustainedShare {

@@ -530,7 +530,7 @@ void write_matmul_console(std::ostream& out, const MatmulResult& r) {
       if (r.config.threads > 1) line += " (one core's, times the threads)";
       if (kernel_l1_as_ran(r))
         line += fmt::format(" as it ran at {} GHz (the ceiling carries the core's sustained share)", fixed(r.kernel_l1_ghz, 2));
-      else if (loop_rate_at_roof_clock(r.threads, r.ceiling_clock_ghz, r.kernel_l1_ghz, r.clock.ghz))
+      else if (loop_rate_at_roof_clock(r.config.threads, r.threads, r.ceiling_clock_ghz, r.kernel_l1_ghz, r.clock.ghz))
         line += fmt::format(" at the roof's {} GHz (timed at {} GHz)", fixed(r.ceiling_clock_ghz, 2), fixed(r.kernel_l1_ghz, 2));
       else if (r.kernel_l1_ghz > 0 && r.clock.ghz > 0)
         line += fmt::format(" at the product's {} GHz (timed at {} GHz)", fixed(r.clock.ghz, 2), fixed(r.kernel_l1_ghz, 2));
